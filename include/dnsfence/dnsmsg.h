@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* dnsmsg: bounds-checked reading of DNS wire format and building of the
+ * messages dnsfence sends: local replies, upstream queries, and the
+ * rewritten upstream answer each client gets. */
+#ifndef DNSFENCE_DNSMSG_H
+#define DNSFENCE_DNSMSG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "dnsfence/netaddr.h"
+
+#define DNS_HEADER_LEN	 12
+#define DNS_MAX_NAME	 255
+#define DNS_MAX_LABEL	 63
+#define DNS_MAX_UDP	 65535
+#define DNS_EDNS_UDPSIZE 1232 /* what we advertise upstream and accept */
+
+enum dns_rcode {
+	DNS_RCODE_NOERROR = 0,
+	DNS_RCODE_FORMERR = 1,
+	DNS_RCODE_SERVFAIL = 2,
+	DNS_RCODE_NXDOMAIN = 3,
+	DNS_RCODE_NOTIMP = 4,
+	DNS_RCODE_REFUSED = 5,
+};
+
+enum dns_type {
+	DNS_TYPE_A = 1,
+	DNS_TYPE_NS = 2,
+	DNS_TYPE_CNAME = 5,
+	DNS_TYPE_SOA = 6,
+	DNS_TYPE_PTR = 12,
+	DNS_TYPE_MX = 15,
+	DNS_TYPE_TXT = 16,
+	DNS_TYPE_AAAA = 28,
+	DNS_TYPE_SRV = 33,
+	DNS_TYPE_OPT = 41,
+	DNS_TYPE_SVCB = 64,
+	DNS_TYPE_HTTPS = 65,
+	DNS_TYPE_IXFR = 251,
+	DNS_TYPE_AXFR = 252,
+	DNS_TYPE_ANY = 255,
+};
+
+/* RFC 8914 info-codes we use. */
+#define DNS_EDE_NONE	   0xffff
+#define DNS_EDE_OTHER	   0
+#define DNS_EDE_BLOCKED	   15
+#define DNS_EDE_PROHIBITED 18
+
+/* Flags word bits (host order). */
+#define DNS_FLAG_QR 0x8000
+#define DNS_FLAG_AA 0x0400
+#define DNS_FLAG_TC 0x0200
+#define DNS_FLAG_RD 0x0100
+#define DNS_FLAG_RA 0x0080
+#define DNS_FLAG_AD 0x0020
+#define DNS_FLAG_CD 0x0010
+#define DNS_OPCODE(flags) (((flags) >> 11) & 0xf)
+#define DNS_RCODE(flags)  ((flags) & 0xf)
+
+/* The one bounds-checked reader for untrusted bytes. Every read checks the
+ * remaining length and returns -EBADMSG instead of reading past the end. */
+struct dns_reader {
+	const uint8_t *buf;
+	size_t len;
+	size_t pos;
+};
+
+void dns_reader_init(struct dns_reader *r, const uint8_t *buf, size_t len);
+int dns_read_u8(struct dns_reader *r, uint8_t *v);
+int dns_read_u16(struct dns_reader *r, uint16_t *v);
+int dns_read_u32(struct dns_reader *r, uint32_t *v);
+int dns_read_bytes(struct dns_reader *r, const uint8_t **p, size_t n);
+int dns_skip(struct dns_reader *r, size_t n);
+/* Read a possibly compressed name at r->pos into out (uncompressed wire
+ * form, at most DNS_MAX_NAME bytes, root label included); r->pos moves past
+ * the name as it stands in the message. Pointers must point strictly
+ * backwards of the label they stand in; labels over 63 bytes, names over
+ * 255 bytes and the reserved label types 0x40/0x80 are -EBADMSG. */
+int dns_read_name(struct dns_reader *r, uint8_t *out, size_t *outlen);
+
+/* Names. */
+void dns_name_lower(uint8_t *wire, size_t len);
+/* Dotted text of a wire name ("www.example.com", "." for the root);
+ * bytes outside [A-Za-z0-9-_] and dots inside labels are escaped \DDD.
+ * buf of at least DNS_NAME_STRLEN. */
+#define DNS_NAME_STRLEN (DNS_MAX_NAME * 4 + 2)
+void dns_name_to_text(const uint8_t *wire, size_t len, char *buf, size_t cap);
+/* Wire form of a dotted name; -EINVAL for empty or oversize labels. */
+int dns_name_from_text(const char *text, uint8_t *out, size_t *outlen);
+const char *dns_type_name(uint16_t type, char *buf, size_t cap);
+
+/* A client's query. */
+struct dns_query {
+	uint16_t id;
+	uint16_t flags;
+	uint8_t name[DNS_MAX_NAME]; /* as the client wrote it (case kept) */
+	uint8_t lname[DNS_MAX_NAME]; /* lower case */
+	size_t name_len;
+	uint16_t qtype, qclass;
+	bool edns;	      /* the client sent an OPT record */
+	uint16_t edns_udp;    /* its UDP payload size, at least 512 */
+	bool edns_do;	      /* DO bit */
+	uint8_t edns_version; /* non-zero is answered with BADVERS */
+};
+
+enum dns_parse {
+	DNS_PARSE_OK = 0,
+	DNS_PARSE_DROP,	   /* shorter than a header, or QR set: no reply */
+	DNS_PARSE_FORMERR, /* has a header, but the rest does not parse */
+	DNS_PARSE_NOTIMP,  /* opcode other than QUERY */
+	DNS_PARSE_BADVERS, /* EDNS version > 0 */
+};
+
+/* Parse a query: one question, no answer/authority records, at most one
+ * OPT in the additional section. q->id and q->flags are filled in whenever
+ * a header was present, so that an error reply can be built. */
+enum dns_parse dnsmsg_parse_query(const uint8_t *buf, size_t len,
+				  struct dns_query *q);
+
+/* Reply with rcode to q, question echoed when q->name_len > 0. When the
+ * client sent EDNS, the reply carries an OPT (our UDP size) and, if
+ * ede_code != DNS_EDE_NONE, an Extended DNS Error with ede_text. RD and
+ * CD are copied, RA is set. Returns the length or -ENOSPC. */
+ssize_t dnsmsg_build_reply(const struct dns_query *q, enum dns_rcode rcode,
+			   uint16_t ede_code, const char *ede_text,
+			   uint8_t *out, size_t cap);
+/* FORMERR/NOTIMP for a message of which only the header is usable: ID and
+ * opcode copied, no question. buf must be at least DNS_HEADER_LEN. */
+ssize_t dnsmsg_build_header_error(const uint8_t *buf, size_t len,
+				  enum dns_rcode rcode, uint8_t *out,
+				  size_t cap);
+/* The query sent upstream: built afresh from (lname, qtype, qclass), with
+ * id, RD set, CD copied from the client, and our own OPT
+ * (DNS_EDNS_UDPSIZE, DO copied). Nothing else of the client's query. */
+ssize_t dnsmsg_build_upstream_query(const struct dns_query *q, uint16_t id,
+				    uint8_t *out, size_t cap);
+
+/* One resource record as the rewrite and snoop see it. Names are
+ * uncompressed wire form. */
+struct dns_rr {
+	int section; /* 1 answer, 2 authority, 3 additional */
+	const uint8_t *owner;
+	size_t owner_len;
+	uint16_t type, rclass;
+	uint32_t ttl;
+	const uint8_t *rdata; /* as in the message (may hold pointers) */
+	uint16_t rdlen;
+};
+
+/* Return false to leave the record out of the client's answer. */
+typedef bool (*dns_rr_keep_fn)(const struct dns_rr *rr, void *arg);
+
+/* The answer one client gets from an upstream answer: ID and question
+ * name (with the client's case) from q, RD/CD from the client, rcode and
+ * records from upstream, records for which keep() is false left out,
+ * counts fixed, names re-compressed. OPT: the upstream's is dropped; when
+ * the client sent EDNS, a fresh OPT (our size, DO as the client) is added.
+ * When the result exceeds max (the client's UDP size; 65535 for TCP),
+ * the reply is header + question (+ OPT) with TC set. keep may be NULL.
+ * Returns the length, -EBADMSG for a malformed answer, -ENOSPC. */
+ssize_t dnsmsg_rewrite_answer(const uint8_t *ans, size_t len,
+			      const struct dns_query *q, size_t max,
+			      dns_rr_keep_fn keep, void *arg, uint8_t *out,
+			      size_t cap);
+
+/* An address an answer hands out, with the TTL of its record. */
+struct dns_addr {
+	struct netaddr addr;
+	uint32_t ttl;
+};
+
+#define DNS_MAX_CNAME_CHAIN 16
+
+/* The addresses a client may connect to after this answer to qname: A
+ * and AAAA records of the answer section whose owner is qname or on its
+ * CNAME chain (at most DNS_MAX_CNAME_CHAIN links, loops stop), plus
+ * ipv4hint/ipv6hint of HTTPS/SVCB records on that chain. Authority and
+ * additional sections are ignored. Writes at most cap to out, *n the
+ * count found (may exceed cap: then -E2BIG). -EBADMSG if malformed. */
+int dnsmsg_snoop(const uint8_t *ans, size_t len, const uint8_t *qname,
+		 size_t qname_len, struct dns_addr *out, size_t cap, size_t *n);
+/* Call fn for every ipv4hint/ipv6hint address in SVCB/HTTPS rdata
+ * (uncompressed target name expected, as RFC 9460 requires). Stops and
+ * returns fn's non-zero value; -EBADMSG if the rdata is malformed. */
+int dnsmsg_svcb_hints(const uint8_t *rdata, size_t rdlen,
+		      int (*fn)(const struct netaddr *a, void *arg), void *arg);
+
+#endif

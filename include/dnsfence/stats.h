@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* stats: process-wide counters, logged on SIGUSR1. */
+#ifndef DNSFENCE_STATS_H
+#define DNSFENCE_STATS_H
+
+#include <stdint.h>
+
+enum stat_id {
+	STAT_QUERIES = 0,	 /* parsed queries, UDP and TCP */
+	STAT_DENIED,		 /* answered locally: not on the allowlist */
+	STAT_AUDIT_ALLOWED,	 /* denied by policy, forwarded in audit mode */
+	STAT_MALFORMED,		 /* FORMERR/NOTIMP/dropped garbage */
+	STAT_FORWARDED,		 /* upstream queries sent */
+	STAT_COALESCED,		 /* queries that joined one already in flight */
+	STAT_ANSWERS,		 /* upstream answers relayed to clients */
+	STAT_SERVFAIL,		 /* SERVFAIL sent to a client */
+	STAT_UPSTREAM_FAIL,	 /* upstream timeouts and errors */
+	STAT_BAD_ANSWER,	 /* malformed upstream answers */
+	STAT_TRUNCATED,		 /* UDP answers sent with TC */
+	STAT_ADDR_ADDED,	 /* addresses sent to the kernel and acked */
+	STAT_ADDR_SKIPPED,	 /* add skipped: entry already lives longer */
+	STAT_ADDR_INTERNAL,	 /* addresses dropped as internal (invariant 3) */
+	STAT_ADD_FAIL_NOSET,	 /* set missing */
+	STAT_ADD_FAIL_FULL,	 /* set full */
+	STAT_ADD_FAIL_OTHER,	 /* any other netlink failure */
+	STAT_TCP_REFUSED,	 /* TCP connections closed at the cap */
+	STAT__COUNT
+};
+
+void stats_inc(enum stat_id id);
+void stats_add(enum stat_id id, uint64_t n);
+uint64_t stats_get(enum stat_id id);
+const char *stats_name(enum stat_id id);
+void stats_reset(void);
+/* One log line with every counter. */
+void stats_log(void);
+
+#endif
