@@ -14,24 +14,35 @@ void policy_free(struct policy *p);
 
 /* Is this a valid allow entry: "example.com" or "*.example.com",
  * LDH-style labels of 1..63 bytes, 253 bytes at most, one trailing dot
- * allowed. On false, *why says what is wrong. */
+ * allowed. On false, *why says what is wrong. Labels are letters, digits,
+ * '-' and '_'; '*' only as the whole first label. *why points to static
+ * storage (for a bad character, thread-local storage valid until the
+ * next failing call in the same thread); why may be NULL. */
 bool policy_pattern_valid(const char *pattern, const char **why);
-/* Add one entry. 0, or -EINVAL with *why set. */
+/* Add one entry (a duplicate is ignored). 0, or -EINVAL with *why set;
+ * -ENOMEM or -ENOSPC if the list cannot grow. */
 int policy_add(struct policy *p, const char *pattern, const char **why);
 /* Add every host of a preset. 0 or -ENOENT for an unknown preset. */
 int policy_add_preset(struct policy *p, const char *preset);
 
 bool policy_preset_exists(const char *name);
-/* NULL-terminated lists; NULL for an unknown preset. */
+/* NULL-terminated lists of static strings; NULL for an unknown preset.
+ * Preset names are lower case and compared exactly. */
 const char *const *policy_preset_hosts(const char *name);
 const char *const *policy_preset_names(void);
 
 /* Does the policy allow this name? wire is an uncompressed wire-format
- * name (length-prefixed labels ending in the root label), any case. */
+ * name (length-prefixed labels ending in the root label), any case; len
+ * bounds the buffer, and bytes after the root label are ignored. A
+ * compression pointer, a name without its root label within len, a name
+ * over 255 bytes, and the root name itself all give false. Allocates
+ * nothing; safe to call from several threads on a policy no longer
+ * being added to. */
 bool policy_match(const struct policy *p, const uint8_t *wire, size_t len);
 /* The same for a dotted name ("Example.COM."); false if it is not a
  * valid name. */
 bool policy_match_text(const struct policy *p, const char *name);
+/* Number of distinct entries (exact and wildcard). */
 size_t policy_size(const struct policy *p);
 
 #endif
