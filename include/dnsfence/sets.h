@@ -19,26 +19,48 @@ struct sets;
 /* clamp(ttl, min, max), then at least 1 and at most the kernel maximum. */
 uint32_t sets_timeout(uint32_t ttl, uint32_t min, uint32_t max);
 
+/* The largest message sets_build_add writes. */
+#define SETS_ADD_MSG_MAX 128
+/* One netlink IPSET_CMD_ADD request for a (AF_INET or AF_INET6) into buf:
+ * NLM_F_REQUEST|NLM_F_ACK (no NLM_F_EXCL: a re-add refreshes), with
+ * IPSET_ATTR_TIMEOUT. Returns its length, -EINVAL for a bad set name or
+ * family, -ENOSPC when cap < SETS_ADD_MSG_MAX. Pure; exposed for tests. */
+int sets_build_add(void *buf, size_t cap, const char *setname,
+		   const struct netaddr *a, uint32_t timeout, uint32_t seq);
+/* The kernel's reason for an ipset netlink error (a positive errno or
+ * IPSET_ERR_* code), as ipset(8) words it. */
+const char *sets_strerror(int code);
+/* The sets_done_fn status for a netlink error code: -ENOENT (the set does
+ * not exist), -ENOSPC (hash is full) or -EIO. */
+int sets_status(int code);
+/* Set names: 1..31 bytes of [A-Za-z0-9_.-]. */
+bool sets_name_valid(const char *name);
+
 /* Create both sets (hash:ip, inet / inet6, with timeout, maxelem), or
  * accept existing ones of exactly that type and family with timeout
  * support. A set of the wrong kind is -EEXIST with err naming it. */
-int sets_create(const char *set4, const char *set6, uint32_t maxelem,
-		char *err, size_t errlen);
+int sets_create(const char *set4, const char *set6, uint32_t maxelem, char *err,
+		size_t errlen);
 /* Do both sets exist with the right type, family and timeout support?
  * 0, or -ENOENT / -EEXIST with err naming the set and the difference. */
 int sets_check(const char *set4, const char *set6, char *err, size_t errlen);
-int sets_destroy(const char *set4, const char *set6, char *err,
-		 size_t errlen);
+int sets_destroy(const char *set4, const char *set6, char *err, size_t errlen);
 
 struct sets_params {
 	const char *set4, *set6;
 	uint32_t ttl_min, ttl_max;
-	size_t map_max; /* bound of the never-shorten map */
+	/* Bound of the never-shorten map (see expiry.h); give at least the
+	 * sum of both sets' maxelem. 0: SETS_DEFAULT_MAP_MAX. */
+	size_t map_max;
 };
+
+#define SETS_DEFAULT_MAP_MAX (2 * 65536)
 
 /* Opens the netlink socket (needs CAP_NET_ADMIN for the adds). */
 struct sets *sets_open(struct event_base *base, const struct sets_params *p,
 		       char *err, size_t errlen);
+/* Drops adds still queued or in flight WITHOUT calling their done: the
+ * caller tears its queries down itself. Never call it from a done. */
 void sets_close(struct sets *s);
 
 /* status 0: every address is in its set; -ENOENT set missing, -ENOSPC set
@@ -48,7 +70,11 @@ typedef void (*sets_done_fn)(void *arg, int status);
 /* Put addrs (copied) into the sets with timeouts from their TTLs, skipping
  * those whose entry already outlives the new timeout. done is called once,
  * always later from the event loop, never from inside sets_add. Adds
- * queued in one loop iteration go out in one send. 0 or -ENOMEM. */
+ * queued in one loop iteration go out in one send. 0, -ENOMEM, or -EINVAL
+ * (an address neither AF_INET nor AF_INET6; nothing queued, no done).
+ * An add for an address whose longer add is still in flight carries that
+ * longer timeout, so the order the kernel applies them in cannot shorten
+ * the entry. */
 int sets_add(struct sets *s, const struct dns_addr *addrs, size_t n,
 	     sets_done_fn done, void *arg);
 

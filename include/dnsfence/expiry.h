@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* expiry: the never-shorten map of the sets module (invariant 4). For each
+ * address it remembers when its kernel set entry expires (acked adds) and
+ * the latest expiry of adds still in flight, in monotonic seconds.
+ *
+ * Bounded: at most `max` live entries. Expired entries are forgotten
+ * (lazily on lookup, and by a sweep when the map is full). When the map is
+ * full of live entries, a new address is NOT remembered (-ENOSPC) and
+ * nothing is evicted: the caller still sends that add to the kernel, only
+ * without the never-shorten guarantee for it. Every live acked entry
+ * mirrors a live kernel entry, so with max >= the set's maxelem the map
+ * can only be full when the set is full, and then the add fails anyway. */
+#ifndef DNSFENCE_EXPIRY_H
+#define DNSFENCE_EXPIRY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dnsfence/netaddr.h"
+
+struct expiry_map;
+
+/* A map for at most max entries (1 .. 2^28); NULL on bad max or ENOMEM. */
+struct expiry_map *expiry_new(size_t max);
+void expiry_free(struct expiry_map *m);
+
+/* acked: expiry of the entry the kernel has confirmed, inflight: the
+ * latest expiry of an add sent but not acked yet; 0 when unknown or
+ * already past at now. Either pointer may be NULL. */
+void expiry_get(struct expiry_map *m, const struct netaddr *a, uint64_t now,
+		uint64_t *acked, uint64_t *inflight);
+/* Raise the in-flight (or acked) expiry of a to at least expires; a
+ * smaller value never lowers it. 0, -EINVAL (unknown family or expires
+ * not after now), -ENOSPC (full of live entries: not remembered). */
+int expiry_note_inflight(struct expiry_map *m, const struct netaddr *a,
+			 uint64_t expires, uint64_t now);
+int expiry_note_acked(struct expiry_map *m, const struct netaddr *a,
+		      uint64_t expires, uint64_t now);
+/* Forget everything (the set was recreated and is empty). */
+void expiry_clear(struct expiry_map *m);
+/* Entries stored, expired ones not yet swept included. */
+size_t expiry_count(const struct expiry_map *m);
+
+#endif

@@ -1,0 +1,1010 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* sets: the kernel ipsets dnsfence fills (invariants 2 and 4).
+ *
+ * Setup (sets_create/check/destroy) goes through libipset, one fresh
+ * libipset handle per command with its output and errors captured, and
+ * may block. The hot path does not use libipset: sets_add() turns each
+ * address into one IPSET_CMD_ADD netlink request with NLM_F_ACK on a
+ * non-blocking NETLINK_NETFILTER socket driven by libevent.
+ *
+ * A sets_add() call is a batch. Its addresses are looked up in the
+ * never-shorten map (expiry.c) and the ones whose kernel entry already
+ * outlives the new timeout are skipped; the rest are queued, and a flush
+ * event made active for the end of this loop iteration writes every
+ * queued request of every batch into one buffer and one sendto(). Each
+ * request gets the next sequence number; a batch's requests get
+ * consecutive ones, so an ack's seq finds its batch and item. Acks are
+ * read with recvmmsg() when the socket is readable; a batch whose last
+ * ack arrived calls its done with 0 or its first error, and only an
+ * acked add raises the map. The kernel runs a request in sendto(), so
+ * every ack is queued on our socket by then: requests in flight are
+ * capped by the receive buffer, or acks would be dropped. If they are
+ * dropped anyway (ENOBUFS on recv) every batch in flight fails closed.
+ * sendto() EAGAIN waits for EV_WRITE, ENOBUFS for a short timer; nothing
+ * here blocks or sleeps. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <libmnl/libmnl.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <linux/netlink.h>
+#include <libipset/ipset.h>
+#include <libipset/linux_ip_set.h>
+#include <libipset/linux_ip_set_hash.h>
+
+#include "dnsfence/expiry.h"
+#include "dnsfence/log.h"
+#include "dnsfence/sets.h"
+#include "dnsfence/stats.h"
+
+#define SYS	       "sets"
+#define SEND_LIMIT     (64 * 1024) /* bytes of requests per sendto */
+#define RECV_VLEN      64	   /* acks per recvmmsg */
+#define RECV_ROUNDS    32	   /* recvmmsg calls per wake-up */
+#define RECV_MSGSIZE   512	   /* NETLINK_CAP_ACK: errors are small */
+#define RCVBUF_WANT    (8 << 20)
+#define ACK_TRUESIZE   1024 /* receive buffer an ack costs, rounded up */
+#define INFLIGHT_FLOOR 32
+#define INFLIGHT_CAP   8192
+
+enum fail_cause { FAIL_NOSET = 0, FAIL_FULL, FAIL_OTHER, FAIL__COUNT };
+
+struct item {
+	struct netaddr addr;
+	uint32_t timeout; /* what the request carries */
+	uint64_t expires; /* monotonic seconds: now + timeout */
+};
+
+struct batch {
+	TAILQ_ENTRY(batch) link;
+	sets_done_fn done;
+	void *arg;
+	uint32_t seq0; /* seq of items[0], once sent > 0 */
+	size_t n, sent, acked;
+	int status;
+	struct item items[];
+};
+TAILQ_HEAD(batch_list, batch);
+
+struct fail_log {
+	uint64_t count;	 /* failures of this cause */
+	uint64_t logged; /* count when last logged; 0 = quiet */
+};
+
+struct sets {
+	struct event_base *base;
+	struct mnl_socket *nl;
+	int fd;
+	uint32_t portid;
+	uint32_t seq;
+	uint32_t seq_floor; /* acks before this seq are stale */
+	char name[2][IPSET_MAXNAMELEN];
+	uint32_t ttl_min, ttl_max;
+	struct expiry_map *map;
+	struct batch_list queue; /* batches with requests, arrival order */
+	struct batch_list ready; /* batches with nothing to send */
+	struct batch *send_next; /* first batch with unsent requests */
+	size_t inflight;	 /* requests sent, not acked */
+	size_t inflight_max;
+	struct event *flush_ev, *read_ev, *write_ev, *retry_ev;
+	uint8_t *sendbuf;
+	uint8_t (*recvbuf)[RECV_MSGSIZE];
+	struct fail_log fails[2][FAIL__COUNT];
+};
+
+static uint64_t mono_now(void);
+static int fam_index(const struct netaddr *a);
+static void batch_finish(struct sets *s, struct batch *b);
+static void item_result(struct sets *s, struct batch *b, size_t i, int code);
+static void note_failure(struct sets *s, int fam, int code);
+static void note_success(struct sets *s, int fam);
+static void on_ack(struct sets *s, uint32_t seq, int code);
+static void fail_inflight(struct sets *s, int code);
+static void flush(struct sets *s);
+static size_t fill(struct sets *s, struct mnl_nlmsg_batch *nb);
+static void commit(struct sets *s, size_t count);
+static void read_acks(struct sets *s);
+static void parse_acks(struct sets *s, const uint8_t *buf, size_t len);
+static void flush_cb(evutil_socket_t fd, short what, void *arg);
+static void read_cb(evutil_socket_t fd, short what, void *arg);
+static int socket_setup(struct sets *s, char *err, size_t errlen);
+
+struct capture {
+	char *out; /* what libipset printed */
+	size_t len, cap;
+	bool oom, failed;
+	char msg[256]; /* the error it reported */
+};
+
+struct set_desc {
+	char type[32];
+	char family[8];
+	bool timeout;
+	unsigned long maxelem;
+};
+
+static int cap_out(struct ipset_session *session, void *p, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int cap_custom_err(struct ipset *ipset, void *p, int status,
+			  const char *msg, ...)
+    __attribute__((format(printf, 4, 5)));
+static int cap_std_err(struct ipset *ipset, void *p);
+static int ipset_run(const char *line, struct capture *c);
+static int set_exists(const char *name, bool *exists, char *err, size_t errlen);
+static int set_describe(const char *name, struct set_desc *d, char *err,
+			size_t errlen);
+static int check_one(const char *name, const char *family, struct set_desc *d,
+		     char *err, size_t errlen);
+static int create_one(const char *name, const char *family, uint32_t maxelem,
+		      char *err, size_t errlen);
+static int destroy_one(const char *name, char *err, size_t errlen);
+
+uint32_t sets_timeout(uint32_t ttl, uint32_t min, uint32_t max)
+{
+	uint32_t t = ttl;
+
+	if (t < min)
+		t = min;
+	if (t > max)
+		t = max;
+	if (t == 0)
+		t = 1; /* 0 would mean "never expires" to the kernel */
+	if (t > SETS_KERNEL_MAX_TIMEOUT)
+		t = SETS_KERNEL_MAX_TIMEOUT;
+	return t;
+}
+
+bool sets_name_valid(const char *name)
+{
+	size_t i;
+
+	for (i = 0; name[i] != '\0'; i++) {
+		char c = name[i];
+
+		if (i >= IPSET_MAXNAMELEN - 1)
+			return false;
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+		      c == '-'))
+			return false;
+	}
+	/* A leading '-' would read as an option to libipset's parser. */
+	return i > 0 && name[0] != '-';
+}
+
+int sets_build_add(void *buf, size_t cap, const char *setname,
+		   const struct netaddr *a, uint32_t timeout, uint32_t seq)
+{
+	struct nlmsghdr *nlh;
+	struct nfgenmsg *nfg;
+	struct nlattr *data, *ip;
+	bool v4 = a->family == AF_INET;
+
+	if (!sets_name_valid(setname) || (!v4 && a->family != AF_INET6))
+		return -EINVAL;
+	if (cap < SETS_ADD_MSG_MAX)
+		return -ENOSPC;
+	nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = (NFNL_SUBSYS_IPSET << 8) | IPSET_CMD_ADD;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	nlh->nlmsg_seq = seq;
+	nfg = mnl_nlmsg_put_extra_header(nlh, sizeof(*nfg));
+	nfg->nfgen_family = v4 ? NFPROTO_IPV4 : NFPROTO_IPV6;
+	nfg->version = NFNETLINK_V0;
+	nfg->res_id = htons(0);
+	mnl_attr_put_u8(nlh, IPSET_ATTR_PROTOCOL, IPSET_PROTOCOL);
+	mnl_attr_put_strz(nlh, IPSET_ATTR_SETNAME, setname);
+	data = mnl_attr_nest_start(nlh, IPSET_ATTR_DATA);
+	ip = mnl_attr_nest_start(nlh, IPSET_ATTR_IP);
+	mnl_attr_put(nlh,
+		     (v4 ? IPSET_ATTR_IPADDR_IPV4 : IPSET_ATTR_IPADDR_IPV6) |
+			 NLA_F_NET_BYTEORDER,
+		     v4 ? 4 : 16, a->bytes);
+	mnl_attr_nest_end(nlh, ip);
+	mnl_attr_put_u32(nlh, IPSET_ATTR_TIMEOUT | NLA_F_NET_BYTEORDER,
+			 htonl(timeout));
+	mnl_attr_nest_end(nlh, data);
+	return (int)nlh->nlmsg_len;
+}
+
+const char *sets_strerror(int code)
+{
+	switch (code) {
+	case ENOENT:
+		return "The set with the given name does not exist";
+	case EPERM:
+		return "Operation not permitted (CAP_NET_ADMIN is needed)";
+	case IPSET_ERR_HASH_FULL:
+		return "Hash is full, cannot add more elements";
+	case IPSET_ERR_HASH_ELEM:
+		return "Null-valued element, cannot be stored in a hash set";
+	case IPSET_ERR_PROTOCOL:
+		return "Kernel error received: ipset protocol error";
+	case IPSET_ERR_TIMEOUT:
+		return "Timeout cannot be used: set was created without "
+		       "timeout support";
+	case IPSET_ERR_INVALID_FAMILY:
+		return "The value of the family parameter is invalid";
+	case IPSET_ERR_IPADDR_IPV4:
+		return "An IPv4 address is expected";
+	case IPSET_ERR_IPADDR_IPV6:
+		return "An IPv6 address is expected";
+	case IPSET_ERR_EXIST:
+		return "Element cannot be added to the set: it's already added";
+	case IPSET_ERR_FIND_TYPE:
+		return "Kernel error received: set type not supported";
+	case IPSET_ERR_BUSY:
+		return "Set is busy";
+	}
+	if (code > 0 && code < IPSET_ERR_PRIVATE)
+		return strerror(code);
+	return "Kernel error received: unknown ipset error code";
+}
+
+int sets_status(int code)
+{
+	if (code == ENOENT)
+		return -ENOENT;
+	if (code == IPSET_ERR_HASH_FULL)
+		return -ENOSPC;
+	return -EIO;
+}
+
+static uint64_t mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec;
+}
+
+static int fam_index(const struct netaddr *a)
+{
+	return a->family == AF_INET ? 0 : 1;
+}
+
+/* ---- event loop side ---- */
+
+struct sets *sets_open(struct event_base *base, const struct sets_params *p,
+		       char *err, size_t errlen)
+{
+	struct sets *s = NULL;
+	size_t map_max = p->map_max ? p->map_max : SETS_DEFAULT_MAP_MAX;
+
+	if (!sets_name_valid(p->set4) || !sets_name_valid(p->set6)) {
+		snprintf(err, errlen, "sets: invalid set name \"%s\"",
+			 sets_name_valid(p->set4) ? p->set6 : p->set4);
+		goto fail;
+	}
+	s = calloc(1, sizeof(*s));
+	if (s == NULL)
+		goto nomem;
+	s->base = base;
+	s->fd = -1;
+	s->seq = mono_now() & 0xffffffu; /* not 0, unlike the kernel's own */
+	s->seq_floor = s->seq;
+	snprintf(s->name[0], sizeof(s->name[0]), "%s", p->set4);
+	snprintf(s->name[1], sizeof(s->name[1]), "%s", p->set6);
+	s->ttl_min = p->ttl_min;
+	s->ttl_max = p->ttl_max;
+	TAILQ_INIT(&s->queue);
+	TAILQ_INIT(&s->ready);
+	s->map = expiry_new(map_max);
+	s->sendbuf = malloc(SEND_LIMIT + SETS_ADD_MSG_MAX);
+	s->recvbuf = calloc(RECV_VLEN, sizeof(*s->recvbuf));
+	if (s->map == NULL || s->sendbuf == NULL || s->recvbuf == NULL)
+		goto nomem;
+	if (socket_setup(s, err, errlen) < 0)
+		goto fail;
+	s->flush_ev = event_new(base, -1, 0, flush_cb, s);
+	s->write_ev = event_new(base, s->fd, EV_WRITE, flush_cb, s);
+	s->retry_ev = event_new(base, -1, 0, flush_cb, s);
+	s->read_ev = event_new(base, s->fd, EV_READ | EV_PERSIST, read_cb, s);
+	if (s->flush_ev == NULL || s->write_ev == NULL || s->retry_ev == NULL ||
+	    s->read_ev == NULL || event_add(s->read_ev, NULL) < 0)
+		goto nomem;
+	return s;
+nomem:
+	snprintf(err, errlen, "sets: out of memory");
+fail:
+	sets_close(s);
+	return NULL;
+}
+
+static int socket_setup(struct sets *s, char *err, size_t errlen)
+{
+	int one = 1, rcvbuf = RCVBUF_WANT;
+	socklen_t len = sizeof(rcvbuf);
+
+	s->nl =
+	    mnl_socket_open2(NETLINK_NETFILTER, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (s->nl == NULL ||
+	    mnl_socket_bind(s->nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+		snprintf(err, errlen, "sets: netlink socket: %s",
+			 strerror(errno));
+		return -errno;
+	}
+	s->fd = mnl_socket_get_fd(s->nl);
+	s->portid = mnl_socket_get_portid(s->nl);
+	/* Errors then carry only the request's header: the seq is enough. */
+	(void)mnl_socket_setsockopt(s->nl, NETLINK_CAP_ACK, &one, sizeof(one));
+	if (setsockopt(s->fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf,
+		       sizeof(rcvbuf)) < 0)
+		(void)setsockopt(s->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf,
+				 sizeof(rcvbuf));
+	if (getsockopt(s->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &len) < 0)
+		rcvbuf = 0;
+	s->inflight_max = (size_t)rcvbuf / ACK_TRUESIZE;
+	if (s->inflight_max < INFLIGHT_FLOOR)
+		s->inflight_max = INFLIGHT_FLOOR;
+	if (s->inflight_max > INFLIGHT_CAP)
+		s->inflight_max = INFLIGHT_CAP;
+	log_debug(SYS, "netlink portid %u, rcvbuf %d, %zu requests in flight",
+		  s->portid, rcvbuf, s->inflight_max);
+	return 0;
+}
+
+void sets_close(struct sets *s)
+{
+	struct batch *b;
+
+	if (s == NULL)
+		return;
+	while ((b = TAILQ_FIRST(&s->queue)) != NULL) {
+		TAILQ_REMOVE(&s->queue, b, link);
+		free(b);
+	}
+	while ((b = TAILQ_FIRST(&s->ready)) != NULL) {
+		TAILQ_REMOVE(&s->ready, b, link);
+		free(b);
+	}
+	if (s->flush_ev != NULL)
+		event_free(s->flush_ev);
+	if (s->write_ev != NULL)
+		event_free(s->write_ev);
+	if (s->retry_ev != NULL)
+		event_free(s->retry_ev);
+	if (s->read_ev != NULL)
+		event_free(s->read_ev);
+	if (s->nl != NULL)
+		mnl_socket_close(s->nl);
+	expiry_free(s->map);
+	free(s->sendbuf);
+	free(s->recvbuf);
+	free(s);
+}
+
+int sets_add(struct sets *s, const struct dns_addr *addrs, size_t n,
+	     sets_done_fn done, void *arg)
+{
+	struct batch *b;
+	uint64_t now = mono_now();
+	size_t i, k = 0;
+
+	for (i = 0; i < n; i++)
+		if (addrs[i].addr.family != AF_INET &&
+		    addrs[i].addr.family != AF_INET6)
+			return -EINVAL;
+	if (n > (SIZE_MAX - sizeof(*b)) / sizeof(b->items[0]))
+		return -ENOMEM;
+	b = calloc(1, sizeof(*b) + n * sizeof(b->items[0]));
+	if (b == NULL)
+		return -ENOMEM;
+	b->done = done;
+	b->arg = arg;
+	for (i = 0; i < n; i++) {
+		const struct netaddr *a = &addrs[i].addr;
+		uint32_t t = sets_timeout(addrs[i].ttl, s->ttl_min, s->ttl_max);
+		uint64_t exp = now + t, acked, inflight;
+
+		expiry_get(s->map, a, now, &acked, &inflight);
+		if (acked >= exp) {
+			stats_inc(STAT_ADDR_SKIPPED);
+			continue;
+		}
+		/* A longer add in flight may land after this one. */
+		if (inflight > exp)
+			exp = inflight;
+		(void)expiry_note_inflight(s->map, a, exp, now);
+		b->items[k].addr = *a;
+		b->items[k].timeout = (uint32_t)(exp - now);
+		b->items[k].expires = exp;
+		k++;
+	}
+	b->n = k;
+	if (k == 0) {
+		TAILQ_INSERT_TAIL(&s->ready, b, link);
+	} else {
+		TAILQ_INSERT_TAIL(&s->queue, b, link);
+		if (s->send_next == NULL)
+			s->send_next = b;
+	}
+	event_active(s->flush_ev, EV_TIMEOUT, 0);
+	return 0;
+}
+
+static void flush_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct sets *s = arg;
+	struct batch_list done;
+	struct batch *b;
+
+	(void)fd;
+	(void)what;
+	/* Batches that skipped everything: done, from the loop. Those that
+	 * their done callbacks add wait for the next run. */
+	TAILQ_INIT(&done);
+	TAILQ_CONCAT(&done, &s->ready, link);
+	while ((b = TAILQ_FIRST(&done)) != NULL) {
+		TAILQ_REMOVE(&done, b, link);
+		b->done(b->arg, 0);
+		free(b);
+	}
+	flush(s);
+}
+
+/* Serialize queued requests from send_next on into nb, up to SEND_LIMIT
+ * bytes and the in-flight cap, without touching the batches (commit does
+ * that once the send went out). Returns the number of requests. */
+static size_t fill(struct sets *s, struct mnl_nlmsg_batch *nb)
+{
+	struct batch *b = s->send_next;
+	size_t i = b->sent, count = 0;
+	uint32_t seq = s->seq;
+
+	while (b != NULL && s->inflight + count < s->inflight_max &&
+	       mnl_nlmsg_batch_size(nb) + SETS_ADD_MSG_MAX <= SEND_LIMIT) {
+		const struct item *it = &b->items[i];
+		int len = sets_build_add(mnl_nlmsg_batch_current(nb),
+					 SETS_ADD_MSG_MAX,
+					 s->name[fam_index(&it->addr)],
+					 &it->addr, it->timeout, seq++);
+
+		if (len < 0) /* names and families were checked */
+			break;
+		mnl_nlmsg_batch_next(nb);
+		count++;
+		if (++i == b->n) {
+			b = TAILQ_NEXT(b, link);
+			i = 0;
+		}
+	}
+	return count;
+}
+
+/* count requests from send_next on went out: give them their seqs. */
+static void commit(struct sets *s, size_t count)
+{
+	while (count > 0) {
+		struct batch *b = s->send_next;
+		size_t k = b->n - b->sent;
+
+		if (k > count)
+			k = count;
+		if (b->sent == 0)
+			b->seq0 = s->seq;
+		b->sent += k;
+		s->seq += (uint32_t)k;
+		s->inflight += k;
+		count -= k;
+		if (b->sent == b->n)
+			s->send_next = TAILQ_NEXT(b, link);
+	}
+}
+
+static void flush(struct sets *s)
+{
+	struct mnl_nlmsg_batch *nb = NULL;
+	struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
+
+	while (s->send_next != NULL && s->inflight < s->inflight_max) {
+		uint32_t first = s->seq;
+		size_t count;
+		ssize_t r;
+
+		nb = mnl_nlmsg_batch_start(s->sendbuf, SEND_LIMIT);
+		if (nb == NULL)
+			break;
+		count = fill(s, nb);
+		if (count == 0)
+			goto out;
+		r = sendto(s->fd, mnl_nlmsg_batch_head(nb),
+			   mnl_nlmsg_batch_size(nb), 0,
+			   (struct sockaddr *)&kernel, sizeof(kernel));
+		if (r < 0 && errno == EAGAIN) {
+			event_add(s->write_ev, NULL);
+			goto out;
+		}
+		if (r < 0 && (errno == ENOBUFS || errno == ENOMEM)) {
+			struct timeval tv = {0, 10000};
+
+			event_add(s->retry_ev, &tv);
+			goto out;
+		}
+		commit(s, count);
+		if (r < 0) {
+			int code = errno;
+			size_t i;
+
+			log_err(SYS, "netlink sendto: %s", strerror(code));
+			for (i = 0; i < count; i++)
+				on_ack(s, first + (uint32_t)i, code);
+		}
+		mnl_nlmsg_batch_stop(nb);
+		nb = NULL;
+	}
+out:
+	if (nb != NULL)
+		mnl_nlmsg_batch_stop(nb);
+}
+
+static void read_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	read_acks(arg);
+}
+
+static void read_acks(struct sets *s)
+{
+	struct mmsghdr msgs[RECV_VLEN];
+	struct iovec iov[RECV_VLEN];
+	int round, i, r;
+
+	for (round = 0; round < RECV_ROUNDS; round++) {
+		memset(msgs, 0, sizeof(msgs));
+		for (i = 0; i < RECV_VLEN; i++) {
+			iov[i].iov_base = s->recvbuf[i];
+			iov[i].iov_len = RECV_MSGSIZE;
+			msgs[i].msg_hdr.msg_iov = &iov[i];
+			msgs[i].msg_hdr.msg_iovlen = 1;
+		}
+		r = recvmmsg(s->fd, msgs, RECV_VLEN, MSG_DONTWAIT, NULL);
+		if (r < 0) {
+			if (errno == ENOBUFS) {
+				log_err(SYS, "netlink acks lost (receive "
+					     "buffer overrun)");
+				fail_inflight(s, ENOBUFS);
+				continue;
+			}
+			if (errno != EAGAIN && errno != EINTR)
+				log_err(SYS, "netlink recv: %s",
+					strerror(errno));
+			break;
+		}
+		for (i = 0; i < r; i++)
+			parse_acks(s, s->recvbuf[i], msgs[i].msg_len);
+		if (r < RECV_VLEN)
+			break;
+	}
+	if (s->send_next != NULL && s->inflight < s->inflight_max)
+		event_active(s->flush_ev, EV_TIMEOUT, 0);
+}
+
+static void parse_acks(struct sets *s, const uint8_t *buf, size_t len)
+{
+	const struct nlmsghdr *nlh = (const struct nlmsghdr *)buf;
+	int left = (int)len;
+
+	while (mnl_nlmsg_ok(nlh, left)) {
+		const struct nlmsgerr *e;
+
+		if (nlh->nlmsg_type == NLMSG_ERROR &&
+		    mnl_nlmsg_get_payload_len(nlh) >= sizeof(*e)) {
+			e = mnl_nlmsg_get_payload(nlh);
+			on_ack(s, nlh->nlmsg_seq, -e->error);
+		}
+		nlh = mnl_nlmsg_next(nlh, &left);
+	}
+}
+
+/* The ack (code 0) or error for request seq. */
+static void on_ack(struct sets *s, uint32_t seq, int code)
+{
+	struct batch *b;
+
+	if ((int32_t)(seq - s->seq_floor) < 0)
+		return; /* already failed by fail_inflight */
+	TAILQ_FOREACH(b, &s->queue, link)
+	{
+		if (b->sent > 0 && seq - b->seq0 < b->sent) {
+			item_result(s, b, seq - b->seq0, code);
+			return;
+		}
+		if (b == s->send_next && b->sent == 0)
+			break;
+	}
+	log_debug(SYS, "netlink ack for unknown seq %u", seq);
+}
+
+static void item_result(struct sets *s, struct batch *b, size_t i, int code)
+{
+	const struct item *it = &b->items[i];
+	int fam = fam_index(&it->addr);
+
+	s->inflight--;
+	if (code == 0) {
+		stats_inc(STAT_ADDR_ADDED);
+		(void)expiry_note_acked(s->map, &it->addr, it->expires,
+					mono_now());
+		note_success(s, fam);
+	} else {
+		if (b->status == 0)
+			b->status = sets_status(code);
+		/* A recreated set is empty: the map's claims are void. */
+		if (code == ENOENT)
+			expiry_clear(s->map);
+		note_failure(s, fam, code);
+	}
+	if (++b->acked == b->n)
+		batch_finish(s, b);
+}
+
+static void batch_finish(struct sets *s, struct batch *b)
+{
+	if (s->send_next == b)
+		s->send_next = TAILQ_NEXT(b, link);
+	TAILQ_REMOVE(&s->queue, b, link);
+	b->done(b->arg, b->status);
+	free(b);
+}
+
+/* Acks were dropped: nothing tells which requests made it, so every batch
+ * with requests in flight fails (fail closed), unsent rest included. */
+static void fail_inflight(struct sets *s, int code)
+{
+	struct batch *b, *next;
+
+	s->seq_floor = s->seq;
+	for (b = TAILQ_FIRST(&s->queue); b != NULL; b = next) {
+		next = TAILQ_NEXT(b, link);
+		if (b->sent == 0)
+			break;
+		s->inflight -= b->sent - b->acked;
+		note_failure(s, fam_index(&b->items[0].addr), code);
+		if (b->status == 0)
+			b->status = sets_status(code);
+		b->n = b->acked = b->sent;
+		batch_finish(s, b);
+	}
+}
+
+static void note_failure(struct sets *s, int fam, int code)
+{
+	static const enum stat_id stat[FAIL__COUNT] = {
+	    [FAIL_NOSET] = STAT_ADD_FAIL_NOSET,
+	    [FAIL_FULL] = STAT_ADD_FAIL_FULL,
+	    [FAIL_OTHER] = STAT_ADD_FAIL_OTHER,
+	};
+	int st = sets_status(code);
+	enum fail_cause c = st == -ENOENT   ? FAIL_NOSET
+			    : st == -ENOSPC ? FAIL_FULL
+					    : FAIL_OTHER;
+	struct fail_log *f = &s->fails[fam][c];
+
+	stats_inc(stat[c]);
+	f->count++;
+	/* Once per cause until adds to that set succeed again. */
+	if (f->logged != 0)
+		return;
+	f->logged = f->count;
+	log_err(SYS,
+		"add to set %s failed: %s (error %d; %llu so far, "
+		"clients get SERVFAIL)",
+		s->name[fam], sets_strerror(code), code,
+		(unsigned long long)f->count);
+}
+
+static void note_success(struct sets *s, int fam)
+{
+	int c;
+
+	for (c = 0; c < FAIL__COUNT; c++) {
+		struct fail_log *f = &s->fails[fam][c];
+
+		if (f->logged == 0)
+			continue;
+		log_info(SYS,
+			 "adds to set %s succeed again after %llu "
+			 "failures (%s)",
+			 s->name[fam],
+			 (unsigned long long)(f->count - f->logged + 1),
+			 c == FAIL_NOSET  ? "set missing"
+			 : c == FAIL_FULL ? "set full"
+					  : "other");
+		f->logged = 0;
+	}
+}
+
+/* ---- setup: libipset, may block ---- */
+
+static int cap_out(struct ipset_session *session, void *p, const char *fmt, ...)
+{
+	struct capture *c = p;
+	va_list ap;
+	int n;
+
+	(void)session;
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -1;
+	if ((size_t)n >= c->cap - c->len || c->out == NULL) {
+		size_t ncap = c->cap ? c->cap : 4096;
+		char *o;
+
+		while (ncap - c->len <= (size_t)n) {
+			if (ncap > SIZE_MAX / 2) {
+				c->oom = true;
+				return -1;
+			}
+			ncap *= 2;
+		}
+		o = realloc(c->out, ncap);
+		if (o == NULL) {
+			c->oom = true;
+			return -1;
+		}
+		c->out = o;
+		c->cap = ncap;
+	}
+	va_start(ap, fmt);
+	vsnprintf(c->out + c->len, c->cap - c->len, fmt, ap);
+	va_end(ap);
+	c->len += (size_t)n;
+	return 0;
+}
+
+static int cap_custom_err(struct ipset *ipset, void *p, int status,
+			  const char *msg, ...)
+{
+	struct capture *c = p;
+	va_list ap;
+
+	(void)ipset;
+	(void)status;
+	c->failed = true;
+	va_start(ap, msg);
+	vsnprintf(c->msg, sizeof(c->msg), msg, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int cap_std_err(struct ipset *ipset, void *p)
+{
+	struct ipset_session *session = ipset_session(ipset);
+	struct capture *c = p;
+	size_t n;
+
+	if (ipset_session_report_type(session) == IPSET_ERROR) {
+		c->failed = true;
+		snprintf(c->msg, sizeof(c->msg), "%s",
+			 ipset_session_report_msg(session));
+		n = strlen(c->msg);
+		while (n > 0 && c->msg[n - 1] == '\n')
+			c->msg[--n] = '\0';
+	}
+	ipset_session_report_reset(session);
+	return c->failed ? -1 : 0;
+}
+
+/* One ipset(8) command line through a fresh libipset handle (a handle is
+ * not reusable after an error). -EIO with c->msg on failure. */
+static int ipset_run(const char *line, struct capture *c)
+{
+	static bool types_loaded;
+	struct ipset *ip = NULL;
+	char buf[256];
+	int r;
+
+	memset(c, 0, sizeof(*c));
+	if ((size_t)snprintf(buf, sizeof(buf), "%s", line) >= sizeof(buf))
+		return -EINVAL;
+	if (!types_loaded) {
+		ipset_load_types();
+		types_loaded = true;
+	}
+	ip = ipset_init();
+	if (ip == NULL)
+		return -ENOMEM;
+	ipset_custom_printf(ip, cap_custom_err, cap_std_err, cap_out, c);
+	r = ipset_parse_line(ip, buf);
+	ipset_fini(ip);
+	if (c->oom)
+		return -ENOMEM;
+	if (c->failed || r < 0) {
+		if (c->msg[0] == '\0')
+			snprintf(c->msg, sizeof(c->msg), "ipset %s failed",
+				 line);
+		return -EIO;
+	}
+	return 0;
+}
+
+static int set_exists(const char *name, bool *exists, char *err, size_t errlen)
+{
+	struct capture c;
+	size_t nlen = strlen(name);
+	const char *p;
+	int r;
+
+	*exists = false;
+	r = ipset_run("list -n", &c);
+	if (r < 0) {
+		snprintf(err, errlen, "listing ipsets: %s", c.msg);
+		goto out;
+	}
+	for (p = c.out; p != NULL && *p != '\0';) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+
+		if (len == nlen && memcmp(p, name, nlen) == 0)
+			*exists = true;
+		p = nl ? nl + 1 : NULL;
+	}
+out:
+	free(c.out);
+	return r;
+}
+
+/* Parse the "create NAME TYPE family F ... maxelem N timeout T ..." line. */
+static int set_describe(const char *name, struct set_desc *d, char *err,
+			size_t errlen)
+{
+	struct capture c;
+	char line[128], *save = NULL, *tok, *prev = NULL;
+	int r, i = 0;
+
+	memset(d, 0, sizeof(*d));
+	snprintf(line, sizeof(line), "list -t -o save %s", name);
+	r = ipset_run(line, &c);
+	if (r < 0) {
+		snprintf(err, errlen, "set %s: %s", name, c.msg);
+		goto out;
+	}
+	for (tok = strtok_r(c.out, " \n", &save); tok != NULL;
+	     prev = tok, tok = strtok_r(NULL, " \n", &save), i++) {
+		if (i == 2)
+			snprintf(d->type, sizeof(d->type), "%s", tok);
+		else if (i < 3)
+			continue;
+		else if (strcmp(prev, "family") == 0)
+			snprintf(d->family, sizeof(d->family), "%s", tok);
+		else if (strcmp(prev, "maxelem") == 0)
+			d->maxelem = strtoul(tok, NULL, 10);
+		else if (strcmp(tok, "timeout") == 0)
+			d->timeout = true;
+	}
+	if (d->type[0] == '\0') {
+		snprintf(err, errlen, "set %s: cannot read its header", name);
+		r = -EIO;
+	}
+out:
+	free(c.out);
+	return r;
+}
+
+static int check_one(const char *name, const char *family, struct set_desc *d,
+		     char *err, size_t errlen)
+{
+	bool exists;
+	int r;
+
+	if (!sets_name_valid(name)) {
+		snprintf(err, errlen, "invalid set name \"%s\"", name);
+		return -EINVAL;
+	}
+	r = set_exists(name, &exists, err, errlen);
+	if (r < 0)
+		return r;
+	if (!exists) {
+		snprintf(err, errlen, "set %s does not exist", name);
+		return -ENOENT;
+	}
+	r = set_describe(name, d, err, errlen);
+	if (r < 0)
+		return r;
+	if (strcmp(d->type, "hash:ip") != 0 || strcmp(d->family, family) != 0 ||
+	    !d->timeout) {
+		snprintf(err, errlen,
+			 "set %s exists as %s family %s%s; dnsfence needs "
+			 "hash:ip family %s with timeout support",
+			 name, d->type, d->family[0] ? d->family : "?",
+			 d->timeout ? " with timeout" : " without timeout",
+			 family);
+		return -EEXIST;
+	}
+	return 0;
+}
+
+static int create_one(const char *name, const char *family, uint32_t maxelem,
+		      char *err, size_t errlen)
+{
+	struct set_desc d;
+	struct capture c = {0};
+	char line[160];
+	int r;
+
+	r = check_one(name, family, &d, err, errlen);
+	if (r == 0 && maxelem > d.maxelem)
+		log_warn(SYS,
+			 "set %s keeps maxelem %lu (config asks %u): "
+			 "destroy it to resize",
+			 name, d.maxelem, maxelem);
+	if (r != -ENOENT)
+		return r;
+	snprintf(line, sizeof(line),
+		 "create %s hash:ip family %s timeout 60 maxelem %u", name,
+		 family, maxelem ? maxelem : 65536);
+	r = ipset_run(line, &c);
+	free(c.out);
+	if (r < 0) {
+		snprintf(err, errlen, "creating set %s: %s", name, c.msg);
+		return r;
+	}
+	log_info(SYS, "created set %s (hash:ip family %s, timeout, maxelem %u)",
+		 name, family, maxelem ? maxelem : 65536);
+	/* Someone may have raced us with another kind of set. */
+	return check_one(name, family, &d, err, errlen);
+}
+
+int sets_create(const char *set4, const char *set6, uint32_t maxelem, char *err,
+		size_t errlen)
+{
+	int r = create_one(set4, "inet", maxelem, err, errlen);
+
+	if (r == 0)
+		r = create_one(set6, "inet6", maxelem, err, errlen);
+	return r;
+}
+
+int sets_check(const char *set4, const char *set6, char *err, size_t errlen)
+{
+	struct set_desc d;
+	int r = check_one(set4, "inet", &d, err, errlen);
+
+	if (r == 0)
+		r = check_one(set6, "inet6", &d, err, errlen);
+	return r;
+}
+
+static int destroy_one(const char *name, char *err, size_t errlen)
+{
+	struct capture c = {0};
+	char line[64];
+	bool exists;
+	int r;
+
+	if (!sets_name_valid(name)) {
+		snprintf(err, errlen, "invalid set name \"%s\"", name);
+		return -EINVAL;
+	}
+	r = set_exists(name, &exists, err, errlen);
+	if (r < 0 || !exists)
+		return r;
+	snprintf(line, sizeof(line), "destroy %s", name);
+	r = ipset_run(line, &c);
+	free(c.out);
+	if (r < 0)
+		snprintf(err, errlen, "destroying set %s: %s", name, c.msg);
+	return r;
+}
+
+int sets_destroy(const char *set4, const char *set6, char *err, size_t errlen)
+{
+	int r = destroy_one(set4, err, errlen);
+
+	if (r == 0)
+		r = destroy_one(set6, err, errlen);
+	return r;
+}

@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Unit tests of the never-shorten map: longer then shorter, expiry, the
+ * bound, clear, and the table against a brute-force model.
+ *
+ * modules: expiry */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "dnsfence/expiry.h"
+
+static struct netaddr v4(uint32_t n);
+static uint64_t acked(struct expiry_map *m, uint32_t n, uint64_t now);
+static void longer_then_shorter_keeps_longer(void **state);
+static void inflight_and_acked_are_separate(void **state);
+static void expired_entries_are_forgotten(void **state);
+static void families_do_not_collide(void **state);
+static void full_map_refuses_new_until_something_expires(void **state);
+static void clear_forgets_everything(void **state);
+static void bad_sizes_are_refused(void **state);
+static void matches_model_under_churn(void **state);
+
+static struct netaddr v4(uint32_t n)
+{
+	struct netaddr a = {.family = AF_INET};
+
+	a.bytes[0] = 198;
+	a.bytes[1] = 18 + (uint8_t)(n >> 16 & 1);
+	a.bytes[2] = (uint8_t)(n >> 8);
+	a.bytes[3] = (uint8_t)n;
+	return a;
+}
+
+static uint64_t acked(struct expiry_map *m, uint32_t n, uint64_t now)
+{
+	struct netaddr a = v4(n);
+	uint64_t v;
+
+	expiry_get(m, &a, now, &v, NULL);
+	return v;
+}
+
+static void longer_then_shorter_keeps_longer(void **state)
+{
+	struct expiry_map *m = expiry_new(16);
+	struct netaddr a = v4(1);
+
+	(void)state;
+	assert_int_equal(expiry_note_acked(m, &a, 1000 + 3600, 1000), 0);
+	assert_int_equal(expiry_note_acked(m, &a, 1010 + 60, 1010), 0);
+	assert_int_equal(acked(m, 1, 1010), 4600);
+	assert_int_equal(expiry_note_acked(m, &a, 1020 + 7200, 1020), 0);
+	assert_int_equal(acked(m, 1, 1020), 8220);
+	expiry_free(m);
+}
+
+static void inflight_and_acked_are_separate(void **state)
+{
+	struct expiry_map *m = expiry_new(16);
+	struct netaddr a = v4(2);
+	uint64_t ack, fl;
+
+	(void)state;
+	assert_int_equal(expiry_note_inflight(m, &a, 500, 100), 0);
+	expiry_get(m, &a, 100, &ack, &fl);
+	assert_int_equal(ack, 0); /* not in the kernel until acked */
+	assert_int_equal(fl, 500);
+	assert_int_equal(expiry_note_acked(m, &a, 500, 101), 0);
+	expiry_get(m, &a, 101, &ack, &fl);
+	assert_int_equal(ack, 500);
+	expiry_free(m);
+}
+
+static void expired_entries_are_forgotten(void **state)
+{
+	struct expiry_map *m = expiry_new(16);
+	struct netaddr a = v4(3);
+
+	(void)state;
+	assert_int_equal(expiry_note_acked(m, &a, 160, 100), 0);
+	assert_int_equal(acked(m, 3, 159), 160);
+	assert_int_equal(acked(m, 3, 160), 0);
+	assert_int_equal(expiry_count(m), 0);
+	/* After expiry a shorter entry is accepted again. */
+	assert_int_equal(expiry_note_acked(m, &a, 170, 161), 0);
+	assert_int_equal(acked(m, 3, 161), 170);
+	assert_int_equal(expiry_note_acked(m, &a, 161, 161), -EINVAL);
+	expiry_free(m);
+}
+
+static void families_do_not_collide(void **state)
+{
+	struct expiry_map *m = expiry_new(16);
+	struct netaddr a = {.family = AF_INET, .bytes = {198, 18, 0, 1}};
+	struct netaddr b = {.family = AF_INET6, .bytes = {198, 18, 0, 1}};
+	struct netaddr junk = a;
+	uint64_t v;
+
+	(void)state;
+	junk.bytes[9] = 0xff; /* bytes past an IPv4 address are ignored */
+	assert_int_equal(expiry_note_acked(m, &a, 200, 100), 0);
+	expiry_get(m, &b, 100, &v, NULL);
+	assert_int_equal(v, 0);
+	expiry_get(m, &junk, 100, &v, NULL);
+	assert_int_equal(v, 200);
+	expiry_free(m);
+}
+
+static void full_map_refuses_new_until_something_expires(void **state)
+{
+	struct expiry_map *m = expiry_new(4);
+	struct netaddr a;
+	uint32_t i;
+
+	(void)state;
+	for (i = 0; i < 4; i++) {
+		a = v4(i);
+		assert_int_equal(
+		    expiry_note_acked(m, &a, 100 + 10 * (i + 1), 100), 0);
+	}
+	a = v4(9);
+	assert_int_equal(expiry_note_acked(m, &a, 500, 100), -ENOSPC);
+	/* Existing entries are still raised when full. */
+	a = v4(0);
+	assert_int_equal(expiry_note_acked(m, &a, 400, 100), 0);
+	/* At 125, v4(1) (120) has expired: the sweep makes room. */
+	a = v4(9);
+	assert_int_equal(expiry_note_acked(m, &a, 500, 125), 0);
+	assert_int_equal(acked(m, 9, 125), 500);
+	assert_int_equal(acked(m, 0, 125), 400);
+	assert_int_equal(acked(m, 1, 125), 0);
+	assert_true(expiry_count(m) <= 4);
+	expiry_free(m);
+}
+
+static void clear_forgets_everything(void **state)
+{
+	struct expiry_map *m = expiry_new(8);
+	struct netaddr a = v4(5);
+
+	(void)state;
+	assert_int_equal(expiry_note_acked(m, &a, 900, 100), 0);
+	expiry_clear(m);
+	assert_int_equal(expiry_count(m), 0);
+	assert_int_equal(acked(m, 5, 100), 0);
+	expiry_free(m);
+}
+
+static void bad_sizes_are_refused(void **state)
+{
+	(void)state;
+	assert_null(expiry_new(0));
+	assert_null(expiry_new((size_t)1 << 40));
+}
+
+/* Random inserts with expiries and time moving on, checked against a plain
+ * array: exercises probing and backward-shift deletion. */
+static void matches_model_under_churn(void **state)
+{
+	enum { KEYS = 3000, MAX = 2048, STEPS = 200000 };
+	static uint64_t model[KEYS];
+	struct expiry_map *m = expiry_new(MAX);
+	uint64_t now = 1000, live;
+	uint32_t rnd = 12345;
+	int step, k;
+
+	(void)state;
+	memset(model, 0, sizeof(model));
+	for (step = 0; step < STEPS; step++) {
+		struct netaddr a;
+		uint64_t exp, got;
+		int r;
+
+		rnd = rnd * 1103515245u + 12345u;
+		k = (int)((rnd >> 8) % KEYS);
+		a = v4((uint32_t)k);
+		if (step % 50 == 0)
+			now++;
+		exp = now + 1 + (rnd >> 20) % 40;
+		r = expiry_note_acked(m, &a, exp, now);
+		if (r == 0) {
+			if (model[k] <= now || exp > model[k])
+				model[k] = exp;
+		} else {
+			assert_int_equal(r, -ENOSPC);
+			assert_true(model[k] <= now);
+		}
+		got = acked(m, (uint32_t)k, now);
+		assert_int_equal(got, model[k] > now ? model[k] : 0);
+	}
+	live = 0;
+	for (k = 0; k < KEYS; k++) {
+		assert_int_equal(acked(m, (uint32_t)k, now),
+				 model[k] > now ? model[k] : 0);
+		live += model[k] > now;
+	}
+	assert_true(live <= MAX);
+	expiry_free(m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(longer_then_shorter_keeps_longer),
+	    cmocka_unit_test(inflight_and_acked_are_separate),
+	    cmocka_unit_test(expired_entries_are_forgotten),
+	    cmocka_unit_test(families_do_not_collide),
+	    cmocka_unit_test(full_map_refuses_new_until_something_expires),
+	    cmocka_unit_test(clear_forgets_everything),
+	    cmocka_unit_test(bad_sizes_are_refused),
+	    cmocka_unit_test(matches_model_under_churn),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
