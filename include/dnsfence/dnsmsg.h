@@ -52,15 +52,15 @@ enum dns_type {
 #define DNS_EDE_PROHIBITED 18
 
 /* Flags word bits (host order). */
-#define DNS_FLAG_QR 0x8000
-#define DNS_FLAG_AA 0x0400
-#define DNS_FLAG_TC 0x0200
-#define DNS_FLAG_RD 0x0100
-#define DNS_FLAG_RA 0x0080
-#define DNS_FLAG_AD 0x0020
-#define DNS_FLAG_CD 0x0010
+#define DNS_FLAG_QR	  0x8000
+#define DNS_FLAG_AA	  0x0400
+#define DNS_FLAG_TC	  0x0200
+#define DNS_FLAG_RD	  0x0100
+#define DNS_FLAG_RA	  0x0080
+#define DNS_FLAG_AD	  0x0020
+#define DNS_FLAG_CD	  0x0010
 #define DNS_OPCODE(flags) (((flags) >> 11) & 0xf)
-#define DNS_RCODE(flags)  ((flags) & 0xf)
+#define DNS_RCODE(flags)  ((flags)&0xf)
 
 /* The one bounds-checked reader for untrusted bytes. Every read checks the
  * remaining length and returns -EBADMSG instead of reading past the end. */
@@ -98,7 +98,7 @@ const char *dns_type_name(uint16_t type, char *buf, size_t cap);
 struct dns_query {
 	uint16_t id;
 	uint16_t flags;
-	uint8_t name[DNS_MAX_NAME]; /* as the client wrote it (case kept) */
+	uint8_t name[DNS_MAX_NAME];  /* as the client wrote it (case kept) */
 	uint8_t lname[DNS_MAX_NAME]; /* lower case */
 	size_t name_len;
 	uint16_t qtype, qclass;
@@ -129,6 +129,12 @@ enum dns_parse dnsmsg_parse_query(const uint8_t *buf, size_t len,
 ssize_t dnsmsg_build_reply(const struct dns_query *q, enum dns_rcode rcode,
 			   uint16_t ede_code, const char *ede_text,
 			   uint8_t *out, size_t cap);
+/* BADVERS (extended rcode 16) to a query whose EDNS version is above 0:
+ * header rcode 0, question echoed, and an OPT of version 0 carrying the
+ * upper rcode bits (1), our UDP size and the client's DO bit. Returns the
+ * length or -ENOSPC. */
+ssize_t dnsmsg_build_badvers(const struct dns_query *q, uint8_t *out,
+			     size_t cap);
 /* FORMERR/NOTIMP for a message of which only the header is usable: ID and
  * opcode copied, no question. buf must be at least DNS_HEADER_LEN. */
 ssize_t dnsmsg_build_header_error(const uint8_t *buf, size_t len,
@@ -151,6 +157,47 @@ struct dns_rr {
 	const uint8_t *rdata; /* as in the message (may hold pointers) */
 	uint16_t rdlen;
 };
+
+/* Read one resource record at r->pos into rr (section set to the value
+ * given); owner receives the uncompressed owner name (DNS_MAX_NAME bytes).
+ * rr->rdata points into r->buf. A and AAAA records of class IN must have
+ * 4 and 16 bytes of rdata. 0 or -EBADMSG. */
+int dns_read_rr(struct dns_reader *r, int section, struct dns_rr *rr,
+		uint8_t *owner);
+/* Case-insensitive (ASCII) equality of two uncompressed wire names. */
+bool dns_name_equal(const uint8_t *a, size_t alen, const uint8_t *b,
+		    size_t blen);
+
+/* Writer for the messages dnsfence builds. Errors are sticky: after the
+ * first write that does not fit, err is -ENOSPC and every later write is
+ * a no-op, so a builder checks once at the end. Names written with
+ * compress set may become pointers to names written earlier (matched
+ * case-insensitively); every name written is remembered as a target. */
+#define DNS_COMP_MAX 128
+struct dns_writer {
+	uint8_t *buf;
+	size_t cap;
+	size_t pos;
+	int err;
+	size_t ncomp;
+	struct {
+		uint16_t off; /* where a name suffix starts in buf */
+		uint16_t len; /* its uncompressed wire length */
+	} comp[DNS_COMP_MAX];
+};
+
+void dns_writer_init(struct dns_writer *w, uint8_t *buf, size_t cap);
+void dns_write_u8(struct dns_writer *w, uint8_t v);
+void dns_write_u16(struct dns_writer *w, uint16_t v);
+void dns_write_u32(struct dns_writer *w, uint32_t v);
+void dns_write_bytes(struct dns_writer *w, const void *p, size_t n);
+/* Overwrite two bytes already written at off (counts, rdlength). */
+void dns_write_u16_at(struct dns_writer *w, size_t off, uint16_t v);
+void dns_write_name(struct dns_writer *w, const uint8_t *name, size_t len,
+		    bool compress);
+/* Our OPT record: root owner, DNS_EDNS_UDPSIZE, the extended rcode's upper
+ * bits, version 0, DO as given; the caller writes rdlength and options. */
+void dns_write_opt_head(struct dns_writer *w, uint8_t ext_rcode, bool do_bit);
 
 /* Return false to leave the record out of the client's answer. */
 typedef bool (*dns_rr_keep_fn)(const struct dns_rr *rr, void *arg);

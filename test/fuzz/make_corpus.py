@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Write the seed inputs of test/fuzz/corpus/: well-formed and broken
+queries for fuzz_query, and upstream answers for fuzz_answer (whose first
+byte picks the client's query: 0 www.example.com A +EDNS, 1 example.com
+AAAA, 2 svc.example.com HTTPS +EDNS, 3 example.com MX; +4 lifts the size
+limit to 65535). Run from anywhere; it rewrites the seed_* files only, so
+inputs found by the fuzzer and added by hand stay."""
+import os
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def name(text, compress_to=None):
+    out = b""
+    for label in text.rstrip(".").split("."):
+        if label:
+            out += bytes([len(label)]) + label.encode()
+    if compress_to is not None:
+        return out + struct.pack(">H", 0xC000 | compress_to)
+    return out + b"\0"
+
+
+def header(ident, flags, qd, an, ns, ar):
+    return struct.pack(">HHHHHH", ident, flags, qd, an, ns, ar)
+
+
+def question(qname, qtype, qclass=1):
+    return name(qname) + struct.pack(">HH", qtype, qclass)
+
+
+def rr(owner, rtype, rdata, ttl=300, rclass=1):
+    if isinstance(owner, str):
+        owner = name(owner)
+    return owner + struct.pack(">HHIH", rtype, rclass, ttl, len(rdata)) + rdata
+
+
+def opt(udp=4096, version=0, do=True, options=b""):
+    ttl = (version << 16) | (0x8000 if do else 0)
+    return b"\0" + struct.pack(">HHIH", 41, udp, ttl, len(options)) + options
+
+
+def a(text):
+    return bytes(int(x) for x in text.split("."))
+
+
+QUERIES = {
+    "seed_a": header(1, 0x0100, 1, 0, 0, 0) + question("www.example.com", 1),
+    "seed_edns_cookie": header(2, 0x0110, 1, 0, 0, 1)
+    + question("WwW.ExAmple.com", 28)
+    + opt(options=struct.pack(">HH", 10, 8) + b"12345678"),
+    "seed_badvers": header(3, 0, 1, 0, 0, 1) + question("a.test", 1)
+    + opt(version=1),
+    "seed_notimp": header(4, 0x2800, 1, 0, 0, 0) + question("a.test", 6),
+    "seed_two_opt": header(5, 0, 1, 0, 0, 2) + question("a.test", 1)
+    + opt() + opt(),
+    "seed_ptr_loop": header(6, 0, 1, 0, 0, 0) + b"\xc0\x0c\0\1\0\1",
+    "seed_escapes": header(7, 0, 1, 0, 0, 0)
+    + b"\x05a.b\\ \x03\x00\xff*\0\0\1\0\1",
+    "seed_tsig_like": header(8, 0, 1, 0, 0, 1) + question("x.test", 65)
+    + rr("key.test", 250, b"\0" * 8, ttl=0, rclass=255),
+    "seed_long_name": header(9, 0, 1, 0, 0, 0)
+    + b"".join(bytes([63]) + b"a" * 63 for _ in range(3))
+    + bytes([61]) + b"b" * 61 + b"\0\0\1\0\1",
+    "seed_short": b"\x12\x34\x01",
+}
+
+QA = name("www.example.com")  # offset 12 in answers to query 0
+ANSWERS = {
+    "seed_a_plain": b"\0" + header(0x7777, 0x8180, 1, 2, 0, 1)
+    + question("www.example.com", 1)
+    + rr(b"\xc0\x0c", 1, a("198.18.0.1"))
+    + rr(b"\xc0\x0c", 1, a("10.0.0.1"))
+    + opt(),
+    "seed_cname_chain": b"\0" + header(0x7777, 0x8180, 1, 3, 1, 1)
+    + question("www.example.com", 1)
+    + rr(b"\xc0\x0c", 5, name("edge.cdn.test"))
+    + rr(name("edge.cdn.test"), 5, name("e1", 50))
+    + rr(name("e1.cdn.test"), 1, a("198.18.7.7"), ttl=20)
+    + rr(name("cdn.test"), 6, name("ns", 50) + name("host", 50)
+         + struct.pack(">IIIII", 1, 2, 3, 4, 5))
+    + rr(name("ns.cdn.test"), 1, a("127.0.0.1")),
+    "seed_aaaa": b"\1" + header(0x7777, 0x8180, 1, 2, 0, 0)
+    + question("example.com", 28)
+    + rr(b"\xc0\x0c", 28, bytes.fromhex("20010db8000000000000000000000001"))
+    + rr(b"\xc0\x0c", 28, bytes.fromhex("fe800000000000000000000000000001")),
+    "seed_https": b"\2" + header(0x7777, 0x8180, 1, 1, 0, 0)
+    + question("svc.example.com", 65)
+    + rr(b"\xc0\x0c", 65, b"\0\1\0" + b"\0\1\0\3\2h2"
+         + b"\0\4\0\x08" + a("198.18.2.1") + a("10.1.1.1")
+         + b"\0\6\0\x10" + bytes.fromhex("20010db8000000000000000000000002")),
+    "seed_mx_srv": b"\3" + header(0x7777, 0x8180, 1, 1, 0, 2)
+    + question("example.com", 15)
+    + rr(b"\xc0\x0c", 15, b"\0\x0a" + name("mail", 12))
+    + rr(name("_x._tcp", 12), 33, b"\0\1\0\1\1\xbb" + name("mail", 12))
+    + rr(name("mail", 12), 1, a("198.18.3.3")),
+    "seed_nxdomain": b"\5" + header(0x7777, 0x8183, 1, 0, 1, 0)
+    + question("example.com", 28)
+    + rr(b"\xc0\x0c", 6, name("ns", 12) + name("hostmaster", 12)
+         + struct.pack(">IIIII", 1, 2, 3, 4, 5)),
+    "seed_loop": b"\0" + header(0x7777, 0x8180, 1, 2, 0, 0)
+    + question("www.example.com", 1)
+    + rr(b"\xc0\x0c", 5, name("x.test"))
+    + rr(name("x.test"), 5, b"\xc0\x0c"),
+    "seed_bad_rdlen": b"\0" + header(0x7777, 0x8180, 1, 1, 0, 0)
+    + question("www.example.com", 1)
+    + rr(b"\xc0\x0c", 1, b"\1\2\3"),
+    "seed_wrong_question": b"\0" + header(0x7777, 0x8180, 1, 0, 0, 0)
+    + question("www.example.net", 1),
+    "seed_many": b"\0" + header(0x7777, 0x8180, 1, 60, 0, 0)
+    + question("www.example.com", 1)
+    + b"".join(rr(b"\xc0\x0c", 1, bytes([198, 18, 0, i])) for i in range(60)),
+}
+
+
+def write(subdir, seeds):
+    path = os.path.join(HERE, "corpus", subdir)
+    os.makedirs(path, exist_ok=True)
+    for old in os.listdir(path):
+        if old.startswith("seed_"):
+            os.unlink(os.path.join(path, old))
+    for fname, data in seeds.items():
+        with open(os.path.join(path, fname), "wb") as f:
+            f.write(data)
+
+
+if __name__ == "__main__":
+    write("fuzz_query", QUERIES)
+    write("fuzz_answer", ANSWERS)
