@@ -8,16 +8,14 @@
 
 struct event_base;
 struct server;
-struct policy;
-struct upstream;
-struct sets;
+struct resolver;
 
-/* Binds every listen address (UDP and TCP). sets may be NULL: then no
- * address is put into the kernel (tests of the resolver alone).
- * NULL with err set when a socket cannot be bound. */
+/* Binds every listen address (UDP and TCP) and hands each message to res.
+ * NULL with err set when no listener could be bound. */
 struct server *server_new(struct event_base *base, const struct config *cfg,
-			  const struct policy *pol, struct upstream *up,
-			  struct sets *sets, char *err, size_t errlen);
+			  struct resolver *res, char *err, size_t errlen);
+/* Closes the listeners and connections; queries still pending in res are
+ * dropped without a reply (resolver_shutdown). */
 void server_free(struct server *s);
 
 #endif

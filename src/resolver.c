@@ -1,0 +1,563 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* resolver: the life of one client query.
+ *
+ * A query that parses is checked against the policy. A denied name is
+ * answered here (deny_rcode, with an Extended DNS Error when the client
+ * speaks EDNS) and nothing about it leaves the machine (invariant 1). An
+ * allowed name joins the pending upstream question with the same key
+ * (name, type, class, DO, CD) or starts one: a query built afresh by
+ * dnsmsg with a random ID and our own EDNS (invariant 5).
+ *
+ * When the upstream answers, the answer is snooped once for the addresses
+ * it hands out; internal ones are dropped (invariant 3), the rest go to
+ * the kernel sets, and only when the kernel has acked them all does each
+ * waiting client get its rewritten copy (invariant 2). A failed add, a
+ * malformed answer or an upstream failure is SERVFAIL.
+ *
+ * Ownership: a struct pending owns its waiting rqueries and its copy of
+ * the answer; free_pending() releases all of it. An rquery is freed after
+ * its reply is sent or when its transport cancels it. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/queue.h>
+
+#include <event2/event.h>
+
+#include "dnsfence/dnsmsg.h"
+#include "dnsfence/log.h"
+#include "dnsfence/policy.h"
+#include "dnsfence/resolver.h"
+#include "dnsfence/sets.h"
+#include "dnsfence/stats.h"
+#include "dnsfence/upstream.h"
+
+#define PENDING_BUCKETS 4096 /* power of two */
+#define KEY_MAX		(DNS_MAX_NAME + 6)
+#define SNOOP_MAX	512
+
+struct pending;
+
+struct rquery {
+	TAILQ_ENTRY(rquery) link;
+	struct pending *p;
+	struct dns_query q;
+	struct sockaddr_storage peer;
+	socklen_t peerlen;
+	bool tcp;
+	resolver_reply_fn fn;
+	void *ctx;
+};
+
+TAILQ_HEAD(rquery_list, rquery);
+
+struct pending {
+	struct pending *hnext;
+	TAILQ_ENTRY(pending) all;
+	struct resolver *r;
+	bool in_table;
+	uint8_t key[KEY_MAX];
+	size_t keylen;
+	struct rquery_list waiters;
+	uint8_t *answer;
+	size_t answer_len;
+	uint8_t qname[DNS_MAX_NAME];
+	size_t qname_len;
+};
+
+struct resolver {
+	struct event_base *base;
+	const struct config *cfg;
+	const struct policy *pol;
+	struct upstream *up;
+	struct sets *sets;
+	struct pending *table[PENDING_BUCKETS];
+	TAILQ_HEAD(, pending) pendings;
+	uint8_t out[DNS_MAX_UDP + 1];
+};
+
+static void reply_now(struct resolver *r, const struct dns_query *q,
+		      const struct sockaddr *peer, socklen_t peerlen,
+		      enum dns_rcode rcode, uint16_t ede, const char *ede_text,
+		      resolver_reply_fn fn, void *ctx);
+static bool deny(struct resolver *r, const struct dns_query *q,
+		 const struct sockaddr *peer, socklen_t peerlen,
+		 resolver_reply_fn fn, void *ctx);
+static size_t make_key(const struct dns_query *q, uint8_t *key);
+static uint32_t key_hash(const uint8_t *key, size_t len);
+static struct pending *pending_find(struct resolver *r, const uint8_t *key,
+				    size_t len);
+static struct pending *pending_start(struct resolver *r,
+				     const struct dns_query *q,
+				     const uint8_t *key, size_t keylen);
+static void pending_unlink(struct pending *p);
+static void free_pending(struct pending *p);
+static void on_upstream(void *arg, int status, const uint8_t *answer,
+			size_t len);
+static void on_sets_done(void *arg, int status);
+static void finish_pending(struct pending *p, int status);
+static void answer_one(struct pending *p, struct rquery *rq);
+static void fail_one(struct resolver *r, struct rquery *rq);
+static bool keep_rr(const struct dns_rr *rr, void *arg);
+static int hint_admissible(const struct netaddr *a, void *arg);
+static bool admissible(const struct resolver *r, const struct netaddr *a);
+static size_t client_max(const struct rquery *rq);
+static void describe(const struct dns_query *q, const struct sockaddr *peer,
+		     char *name, size_t namecap, char *type, size_t typecap,
+		     char *client, size_t clientcap);
+
+struct resolver *resolver_new(struct event_base *base, const struct config *cfg,
+			      const struct policy *pol, struct upstream *up,
+			      struct sets *sets)
+{
+	struct resolver *r = calloc(1, sizeof(*r));
+
+	if (r == NULL)
+		return NULL;
+	r->base = base;
+	r->cfg = cfg;
+	r->pol = pol;
+	r->up = up;
+	r->sets = sets;
+	TAILQ_INIT(&r->pendings);
+	return r;
+}
+
+void resolver_shutdown(struct resolver *r)
+{
+	struct pending *p;
+	struct rquery *rq;
+
+	TAILQ_FOREACH(p, &r->pendings, all)
+	{
+		while ((rq = TAILQ_FIRST(&p->waiters)) != NULL) {
+			TAILQ_REMOVE(&p->waiters, rq, link);
+			free(rq);
+		}
+	}
+}
+
+/* Pending questions still waiting on c-ares or the kernel are the
+ * arguments of those callbacks: the caller frees the upstream and the sets
+ * first, which completes them, and only then the resolver. */
+void resolver_free(struct resolver *r)
+{
+	struct pending *p;
+
+	if (r == NULL)
+		return;
+	while ((p = TAILQ_FIRST(&r->pendings)) != NULL) {
+		pending_unlink(p);
+		free_pending(p);
+	}
+	free(r);
+}
+
+struct rquery *resolver_handle(struct resolver *r, const uint8_t *msg,
+			       size_t len, const struct sockaddr *peer,
+			       socklen_t peerlen, bool tcp,
+			       resolver_reply_fn fn, void *ctx)
+{
+	struct dns_query q;
+	enum dns_parse pr;
+	struct rquery *rq;
+	struct pending *p;
+	uint8_t key[KEY_MAX];
+	size_t keylen;
+	ssize_t n;
+
+	pr = dnsmsg_parse_query(msg, len, &q);
+	switch (pr) {
+	case DNS_PARSE_OK:
+		break;
+	case DNS_PARSE_DROP:
+		stats_inc(STAT_MALFORMED);
+		return NULL;
+	case DNS_PARSE_FORMERR:
+	case DNS_PARSE_NOTIMP:
+		stats_inc(STAT_MALFORMED);
+		n = dnsmsg_build_header_error(msg, len,
+					      pr == DNS_PARSE_NOTIMP
+						  ? DNS_RCODE_NOTIMP
+						  : DNS_RCODE_FORMERR,
+					      r->out, sizeof(r->out));
+		if (n > 0)
+			fn(ctx, NULL, peer, peerlen, r->out, (size_t)n);
+		return NULL;
+	case DNS_PARSE_BADVERS:
+		stats_inc(STAT_MALFORMED);
+		n = dnsmsg_build_badvers(&q, r->out, sizeof(r->out));
+		if (n > 0)
+			fn(ctx, NULL, peer, peerlen, r->out, (size_t)n);
+		return NULL;
+	}
+	stats_inc(STAT_QUERIES);
+
+	if (q.qtype == DNS_TYPE_AXFR || q.qtype == DNS_TYPE_IXFR) {
+		reply_now(r, &q, peer, peerlen, DNS_RCODE_NOTIMP, DNS_EDE_NONE,
+			  NULL, fn, ctx);
+		return NULL;
+	}
+	if (!policy_match(r->pol, q.name, q.name_len) &&
+	    deny(r, &q, peer, peerlen, fn, ctx))
+		return NULL;
+
+	rq = calloc(1, sizeof(*rq));
+	if (rq == NULL) {
+		reply_now(r, &q, peer, peerlen, DNS_RCODE_SERVFAIL,
+			  DNS_EDE_NONE, NULL, fn, ctx);
+		return NULL;
+	}
+	rq->q = q;
+	memcpy(&rq->peer, peer, peerlen);
+	rq->peerlen = peerlen;
+	rq->tcp = tcp;
+	rq->fn = fn;
+	rq->ctx = ctx;
+
+	keylen = make_key(&q, key);
+	p = pending_find(r, key, keylen);
+	if (p != NULL) {
+		stats_inc(STAT_COALESCED);
+	} else {
+		p = pending_start(r, &q, key, keylen);
+		if (p == NULL) {
+			free(rq);
+			reply_now(r, &q, peer, peerlen, DNS_RCODE_SERVFAIL,
+				  DNS_EDE_NONE, NULL, fn, ctx);
+			return NULL;
+		}
+	}
+	rq->p = p;
+	TAILQ_INSERT_TAIL(&p->waiters, rq, link);
+	return rq;
+}
+
+void resolver_cancel(struct rquery *rq)
+{
+	if (rq == NULL)
+		return;
+	TAILQ_REMOVE(&rq->p->waiters, rq, link);
+	free(rq);
+}
+
+/* Returns true when the query was answered locally; false in audit mode,
+ * where the name goes upstream after all. */
+static bool deny(struct resolver *r, const struct dns_query *q,
+		 const struct sockaddr *peer, socklen_t peerlen,
+		 resolver_reply_fn fn, void *ctx)
+{
+	char name[DNS_NAME_STRLEN], type[16], client[NETADDR_ENDPOINT_STRLEN];
+	char text[DNS_NAME_STRLEN + 64];
+
+	describe(q, peer, name, sizeof(name), type, sizeof(type), client,
+		 sizeof(client));
+	if (r->cfg->mode == CONFIG_MODE_AUDIT) {
+		stats_inc(STAT_AUDIT_ALLOWED);
+		log_warn("policy",
+			 "audit: would deny %s %s from %s (not on the "
+			 "allowlist); forwarding",
+			 name, type, client);
+		return false;
+	}
+	stats_inc(STAT_DENIED);
+	log_info("policy", "denied %s %s from %s: not on the allowlist", name,
+		 type, client);
+	snprintf(text, sizeof(text), "%s is not on the dnsfence allowlist",
+		 name);
+	reply_now(r, q, peer, peerlen,
+		  r->cfg->deny_rcode == CONFIG_DENY_REFUSED
+		      ? DNS_RCODE_REFUSED
+		      : DNS_RCODE_NXDOMAIN,
+		  DNS_EDE_BLOCKED, text, fn, ctx);
+	return true;
+}
+
+static void reply_now(struct resolver *r, const struct dns_query *q,
+		      const struct sockaddr *peer, socklen_t peerlen,
+		      enum dns_rcode rcode, uint16_t ede, const char *ede_text,
+		      resolver_reply_fn fn, void *ctx)
+{
+	ssize_t n =
+	    dnsmsg_build_reply(q, rcode, ede, ede_text, r->out, sizeof(r->out));
+
+	if (rcode == DNS_RCODE_SERVFAIL)
+		stats_inc(STAT_SERVFAIL);
+	if (n > 0)
+		fn(ctx, NULL, peer, peerlen, r->out, (size_t)n);
+}
+
+static void describe(const struct dns_query *q, const struct sockaddr *peer,
+		     char *name, size_t namecap, char *type, size_t typecap,
+		     char *client, size_t clientcap)
+{
+	dns_name_to_text(q->name, q->name_len, name, namecap);
+	dns_type_name(q->qtype, type, typecap);
+	netaddr_format_endpoint(peer, client, clientcap);
+}
+
+/* The key of an upstream question: lower-case name, type, class and the
+ * two bits that change what the upstream returns (DO, CD). */
+static size_t make_key(const struct dns_query *q, uint8_t *key)
+{
+	size_t n = q->name_len;
+
+	memcpy(key, q->lname, n);
+	key[n++] = (uint8_t)(q->qtype >> 8);
+	key[n++] = (uint8_t)q->qtype;
+	key[n++] = (uint8_t)(q->qclass >> 8);
+	key[n++] = (uint8_t)q->qclass;
+	key[n++] = q->edns_do ? 1 : 0;
+	key[n++] = (q->flags & DNS_FLAG_CD) ? 1 : 0;
+	return n;
+}
+
+static uint32_t key_hash(const uint8_t *key, size_t len)
+{
+	uint32_t h = 2166136261u;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ key[i]) * 16777619u;
+	return h;
+}
+
+static struct pending *pending_find(struct resolver *r, const uint8_t *key,
+				    size_t len)
+{
+	struct pending *p =
+	    r->table[key_hash(key, len) & (PENDING_BUCKETS - 1)];
+
+	for (; p != NULL; p = p->hnext) {
+		if (p->keylen == len && memcmp(p->key, key, len) == 0)
+			return p;
+	}
+	return NULL;
+}
+
+static struct pending *pending_start(struct resolver *r,
+				     const struct dns_query *q,
+				     const uint8_t *key, size_t keylen)
+{
+	uint8_t query[DNS_MAX_NAME + 64];
+	struct pending *p;
+	uint32_t b;
+	ssize_t n;
+
+	p = calloc(1, sizeof(*p));
+	if (p == NULL)
+		return NULL;
+	p->r = r;
+	memcpy(p->key, key, keylen);
+	p->keylen = keylen;
+	memcpy(p->qname, q->lname, q->name_len);
+	p->qname_len = q->name_len;
+	TAILQ_INIT(&p->waiters);
+
+	n = dnsmsg_build_upstream_query(q, upstream_new_id(r->up), query,
+					sizeof(query));
+	if (n < 0 ||
+	    upstream_send(r->up, query, (size_t)n, on_upstream, p) != 0) {
+		free(p);
+		return NULL;
+	}
+	stats_inc(STAT_FORWARDED);
+	b = key_hash(key, keylen) & (PENDING_BUCKETS - 1);
+	p->hnext = r->table[b];
+	r->table[b] = p;
+	p->in_table = true;
+	TAILQ_INSERT_TAIL(&r->pendings, p, all);
+	return p;
+}
+
+/* Once the upstream has answered, later identical queries start a new
+ * upstream question instead of joining one whose answer is decided. */
+static void pending_unlink(struct pending *p)
+{
+	struct pending **pp;
+
+	if (!p->in_table)
+		return;
+	pp = &p->r->table[key_hash(p->key, p->keylen) & (PENDING_BUCKETS - 1)];
+	while (*pp != p)
+		pp = &(*pp)->hnext;
+	*pp = p->hnext;
+	p->in_table = false;
+}
+
+static void free_pending(struct pending *p)
+{
+	struct rquery *rq;
+
+	while ((rq = TAILQ_FIRST(&p->waiters)) != NULL) {
+		TAILQ_REMOVE(&p->waiters, rq, link);
+		free(rq);
+	}
+	TAILQ_REMOVE(&p->r->pendings, p, all);
+	free(p->answer);
+	free(p);
+}
+
+static void on_upstream(void *arg, int status, const uint8_t *answer,
+			size_t len)
+{
+	struct pending *p = arg;
+	struct resolver *r = p->r;
+	struct dns_addr addrs[SNOOP_MAX], keep[SNOOP_MAX];
+	size_t n = 0, nkeep = 0;
+	char name[DNS_NAME_STRLEN], astr[NETADDR_STRLEN];
+	int rc;
+
+	pending_unlink(p);
+	if (status == -ECANCELED) {
+		free_pending(p);
+		return;
+	}
+	dns_name_to_text(p->qname, p->qname_len, name, sizeof(name));
+	if (status != 0) {
+		stats_inc(STAT_UPSTREAM_FAIL);
+		log_warn("upstream", "no answer for %s: %s", name,
+			 strerror(-status));
+		finish_pending(p, status);
+		return;
+	}
+	rc = dnsmsg_snoop(answer, len, p->qname, p->qname_len, addrs, SNOOP_MAX,
+			  &n);
+	if (rc != 0) {
+		stats_inc(STAT_BAD_ANSWER);
+		log_warn("upstream", "%s answer for %s, sending SERVFAIL",
+			 rc == -E2BIG ? "oversized" : "malformed", name);
+		finish_pending(p, rc);
+		return;
+	}
+	p->answer = malloc(len);
+	if (p->answer == NULL) {
+		finish_pending(p, -ENOMEM);
+		return;
+	}
+	memcpy(p->answer, answer, len);
+	p->answer_len = len;
+
+	for (size_t i = 0; i < n; i++) {
+		if (admissible(r, &addrs[i].addr)) {
+			keep[nkeep++] = addrs[i];
+			continue;
+		}
+		stats_inc(STAT_ADDR_INTERNAL);
+		netaddr_format(&addrs[i].addr, astr, sizeof(astr));
+		log_warn("snoop",
+			 "%s answered internal address %s: left out of the "
+			 "answer and the sets",
+			 name, astr);
+	}
+	if (r->sets == NULL || nkeep == 0) {
+		finish_pending(p, 0);
+		return;
+	}
+	rc = sets_add(r->sets, keep, nkeep, on_sets_done, p);
+	if (rc != 0)
+		finish_pending(p, rc);
+}
+
+static void on_sets_done(void *arg, int status)
+{
+	finish_pending(arg, status);
+}
+
+/* Answer (status 0) or fail every client waiting on p, then free it. */
+static void finish_pending(struct pending *p, int status)
+{
+	struct rquery *rq;
+
+	while ((rq = TAILQ_FIRST(&p->waiters)) != NULL) {
+		TAILQ_REMOVE(&p->waiters, rq, link);
+		if (status == 0)
+			answer_one(p, rq);
+		else
+			fail_one(p->r, rq);
+		free(rq);
+	}
+	free_pending(p);
+}
+
+static size_t client_max(const struct rquery *rq)
+{
+	size_t max;
+
+	if (rq->tcp)
+		return DNS_MAX_UDP;
+	if (!rq->q.edns)
+		return 512;
+	max = rq->q.edns_udp < 512 ? 512 : rq->q.edns_udp;
+	return max > DNS_EDNS_UDPSIZE ? DNS_EDNS_UDPSIZE : max;
+}
+
+static void answer_one(struct pending *p, struct rquery *rq)
+{
+	struct resolver *r = p->r;
+	ssize_t n;
+
+	n = dnsmsg_rewrite_answer(p->answer, p->answer_len, &rq->q,
+				  client_max(rq), keep_rr, r, r->out,
+				  sizeof(r->out));
+	if (n < 0) {
+		stats_inc(STAT_BAD_ANSWER);
+		fail_one(r, rq);
+		return;
+	}
+	stats_inc(STAT_ANSWERS);
+	if ((r->out[2] & (DNS_FLAG_TC >> 8)) != 0)
+		stats_inc(STAT_TRUNCATED);
+	rq->fn(rq->ctx, rq, (struct sockaddr *)&rq->peer, rq->peerlen, r->out,
+	       (size_t)n);
+}
+
+static void fail_one(struct resolver *r, struct rquery *rq)
+{
+	ssize_t n = dnsmsg_build_reply(&rq->q, DNS_RCODE_SERVFAIL, DNS_EDE_NONE,
+				       NULL, r->out, sizeof(r->out));
+
+	stats_inc(STAT_SERVFAIL);
+	if (n > 0)
+		rq->fn(rq->ctx, rq, (struct sockaddr *)&rq->peer, rq->peerlen,
+		       r->out, (size_t)n);
+}
+
+static bool admissible(const struct resolver *r, const struct netaddr *a)
+{
+	return netaddr_admissible(a, r->cfg->allow_cidrs,
+				  r->cfg->n_allow_cidrs);
+}
+
+static int hint_admissible(const struct netaddr *a, void *arg)
+{
+	return admissible(arg, a) ? 0 : 1;
+}
+
+/* Internal addresses leave the client's answer wherever they stand; an
+ * HTTPS/SVCB record with an internal hint is left out whole. */
+static bool keep_rr(const struct dns_rr *rr, void *arg)
+{
+	struct resolver *r = arg;
+	struct netaddr a;
+
+	switch (rr->type) {
+	case DNS_TYPE_A:
+		if (rr->rdlen != 4)
+			return false;
+		a.family = AF_INET;
+		memcpy(a.bytes, rr->rdata, 4);
+		return admissible(r, &a);
+	case DNS_TYPE_AAAA:
+		if (rr->rdlen != 16)
+			return false;
+		a.family = AF_INET6;
+		memcpy(a.bytes, rr->rdata, 16);
+		return admissible(r, &a);
+	case DNS_TYPE_SVCB:
+	case DNS_TYPE_HTTPS:
+		return dnsmsg_svcb_hints(rr->rdata, rr->rdlen, hint_admissible,
+					 r) == 0;
+	default:
+		return true;
+	}
+}

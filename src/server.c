@@ -1,0 +1,464 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* server: the UDP and TCP listeners.
+ *
+ * UDP: each wake-up reads at most UDP_BURST datagrams (work per wake-up is
+ * capped, as in memcached) and hands each to the resolver; replies go back
+ * with sendto, and a reply that cannot be sent at once is dropped (the
+ * client retries) rather than queued.
+ *
+ * TCP (RFC 7766): 2-byte length framing, several queries per connection,
+ * answers in completion order. Limits keep a hostile client from holding
+ * resources: a message size cap, a per-connection cap on queries in
+ * flight (reading pauses at the cap), an idle timeout, a deadline for a
+ * partly received message (slow senders are cut off), and a cap on
+ * connections. At the cap a new connection evicts the least recently
+ * active idle one, so held-open connections cannot lock out new clients;
+ * if none is idle the new one is closed. UDP is never starved by TCP. */
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+
+#include "dnsfence/dnsmsg.h"
+#include "dnsfence/log.h"
+#include "dnsfence/resolver.h"
+#include "dnsfence/server.h"
+#include "dnsfence/stats.h"
+
+#define UDP_BURST	 64
+#define TCP_MAX_CONNS	 512
+#define TCP_MAX_PENDING	 32
+#define TCP_MAX_MSG	 4096 /* a query; answers may be larger */
+#define TCP_MAX_OUTPUT	 (256 * 1024)
+#define TCP_IDLE_SECONDS 10
+#define TCP_MSG_SECONDS	 5
+#define LISTEN_BACKLOG	 256
+
+struct server;
+
+struct udp_listener {
+	struct server *s;
+	int fd;
+	struct event *ev;
+};
+
+struct tcp_conn {
+	TAILQ_ENTRY(tcp_conn) link; /* least recently active first */
+	struct server *s;
+	struct bufferevent *bev;
+	struct event *msg_timer;
+	struct event *resume; /* read what is buffered once below the cap */
+	struct sockaddr_storage peer;
+	socklen_t peerlen;
+	struct rquery *pending[TCP_MAX_PENDING];
+	size_t n_pending;
+};
+
+struct server {
+	struct event_base *base;
+	struct resolver *res;
+	struct udp_listener *udp;
+	size_t n_udp;
+	struct evconnlistener **tcp;
+	size_t n_tcp;
+	TAILQ_HEAD(, tcp_conn) conns;
+	size_t n_conns;
+	uint8_t buf[DNS_MAX_UDP + 1];
+};
+
+static int bind_socket(const struct config_endpoint *ep, int type, int *out);
+static int add_udp(struct server *s, const struct config_endpoint *ep);
+static int add_tcp(struct server *s, const struct config_endpoint *ep);
+static void on_udp(evutil_socket_t fd, short what, void *arg);
+static void udp_reply(void *ctx, struct rquery *q, const struct sockaddr *peer,
+		      socklen_t peerlen, const uint8_t *msg, size_t len);
+static void on_accept(struct evconnlistener *l, evutil_socket_t fd,
+		      struct sockaddr *sa, int salen, void *arg);
+static bool make_room(struct server *s);
+static void on_tcp_read(struct bufferevent *bev, void *arg);
+static void on_tcp_event(struct bufferevent *bev, short what, void *arg);
+static void on_msg_timeout(evutil_socket_t fd, short what, void *arg);
+static void on_resume(evutil_socket_t fd, short what, void *arg);
+static void on_resume(evutil_socket_t fd, short what, void *arg)
+{
+	struct tcp_conn *c = arg;
+
+	(void)fd;
+	(void)what;
+	on_tcp_read(c->bev, c);
+}
+
+static void tcp_reply(void *ctx, struct rquery *q, const struct sockaddr *peer,
+		      socklen_t peerlen, const uint8_t *msg, size_t len);
+static void tcp_close(struct tcp_conn *c);
+static void tcp_touch(struct tcp_conn *c);
+
+struct server *server_new(struct event_base *base, const struct config *cfg,
+			  struct resolver *res, char *err, size_t errlen)
+{
+	char where[NETADDR_ENDPOINT_STRLEN];
+	struct server *s;
+	int rc;
+
+	s = calloc(1, sizeof(*s));
+	if (s == NULL)
+		goto nomem;
+	s->base = base;
+	s->res = res;
+	TAILQ_INIT(&s->conns);
+	s->udp = calloc(cfg->n_listen, sizeof(*s->udp));
+	s->tcp = calloc(cfg->n_listen, sizeof(*s->tcp));
+	if (s->udp == NULL || s->tcp == NULL)
+		goto nomem;
+
+	for (size_t i = 0; i < cfg->n_listen; i++) {
+		const struct config_endpoint *ep = &cfg->listen[i];
+
+		netaddr_format_endpoint((const struct sockaddr *)&ep->sa, where,
+					sizeof(where));
+		rc = add_udp(s, ep);
+		if (rc == 0)
+			rc = add_tcp(s, ep);
+		if (rc == -EADDRNOTAVAIL && ep->sa.ss_family == AF_INET6) {
+			/* Containers often run with IPv6 disabled; then
+			 * [::1] cannot be bound and there is nothing to
+			 * serve on it (ip6tables still drops). */
+			log_warn("server",
+				 "cannot listen on %s: %s (IPv6 disabled?); "
+				 "skipping it",
+				 where, strerror(-rc));
+			continue;
+		}
+		if (rc != 0) {
+			snprintf(err, errlen,
+				 "listen[%zu]: cannot listen on %s: %s", i,
+				 where, strerror(-rc));
+			goto fail;
+		}
+		log_info("server", "listening on %s (udp, tcp)", where);
+	}
+	if (s->n_udp == 0) {
+		snprintf(err, errlen, "listen: no address could be bound");
+		goto fail;
+	}
+	return s;
+nomem:
+	snprintf(err, errlen, "out of memory");
+fail:
+	server_free(s);
+	return NULL;
+}
+
+void server_free(struct server *s)
+{
+	if (s == NULL)
+		return;
+	while (!TAILQ_EMPTY(&s->conns))
+		tcp_close(TAILQ_FIRST(&s->conns));
+	/* UDP queries still pending point at the listeners. */
+	resolver_shutdown(s->res);
+	for (size_t i = 0; i < s->n_udp; i++) {
+		event_free(s->udp[i].ev);
+		close(s->udp[i].fd);
+	}
+	for (size_t i = 0; i < s->n_tcp; i++)
+		evconnlistener_free(s->tcp[i]);
+	free(s->udp);
+	free(s->tcp);
+	free(s);
+}
+
+static int bind_socket(const struct config_endpoint *ep, int type, int *out)
+{
+	int one = 1, fd, rc = 0;
+
+	fd = socket(ep->sa.ss_family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (ep->sa.ss_family == AF_INET6 &&
+	    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) != 0)
+		goto fail;
+	if (type == SOCK_STREAM &&
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0)
+		goto fail;
+	if (type == SOCK_DGRAM) {
+		int rcvbuf = 1 << 20;
+
+		/* Best effort: a larger buffer absorbs bursts. */
+		(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf,
+				 sizeof(rcvbuf));
+	}
+	if (bind(fd, (const struct sockaddr *)&ep->sa, ep->len) != 0)
+		goto fail;
+	if (type == SOCK_STREAM && listen(fd, LISTEN_BACKLOG) != 0)
+		goto fail;
+	*out = fd;
+	return 0;
+fail:
+	rc = -errno;
+	close(fd);
+	return rc;
+}
+
+static int add_udp(struct server *s, const struct config_endpoint *ep)
+{
+	struct udp_listener *l = &s->udp[s->n_udp];
+	int rc;
+
+	rc = bind_socket(ep, SOCK_DGRAM, &l->fd);
+	if (rc != 0)
+		return rc;
+	l->s = s;
+	l->ev = event_new(s->base, l->fd, EV_READ | EV_PERSIST, on_udp, l);
+	if (l->ev == NULL || event_add(l->ev, NULL) != 0) {
+		if (l->ev != NULL)
+			event_free(l->ev);
+		close(l->fd);
+		return -ENOMEM;
+	}
+	s->n_udp++;
+	return 0;
+}
+
+static int add_tcp(struct server *s, const struct config_endpoint *ep)
+{
+	struct evconnlistener *l;
+	int fd, rc;
+
+	rc = bind_socket(ep, SOCK_STREAM, &fd);
+	if (rc != 0)
+		return rc;
+	/* backlog 0: the socket is already listening. */
+	l = evconnlistener_new(s->base, on_accept, s, LEV_OPT_CLOSE_ON_FREE, 0,
+			       fd);
+	if (l == NULL) {
+		close(fd);
+		return -ENOMEM;
+	}
+	s->tcp[s->n_tcp++] = l;
+	return 0;
+}
+
+static void on_udp(evutil_socket_t fd, short what, void *arg)
+{
+	struct udp_listener *l = arg;
+	struct server *s = l->s;
+
+	(void)what;
+	for (int i = 0; i < UDP_BURST; i++) {
+		struct sockaddr_storage peer;
+		socklen_t peerlen = sizeof(peer);
+		ssize_t n;
+
+		n = recvfrom(fd, s->buf, sizeof(s->buf), 0,
+			     (struct sockaddr *)&peer, &peerlen);
+		if (n < 0) {
+			if (errno != EAGAIN && errno != EINTR)
+				log_debug("server", "udp recvfrom: %s",
+					  strerror(errno));
+			return;
+		}
+		(void)resolver_handle(s->res, s->buf, (size_t)n,
+				      (struct sockaddr *)&peer, peerlen, false,
+				      udp_reply, l);
+	}
+}
+
+static void udp_reply(void *ctx, struct rquery *q, const struct sockaddr *peer,
+		      socklen_t peerlen, const uint8_t *msg, size_t len)
+{
+	struct udp_listener *l = ctx;
+
+	(void)q;
+	if (sendto(l->fd, msg, len, MSG_DONTWAIT, peer, peerlen) < 0)
+		log_debug("server", "udp sendto: %s", strerror(errno));
+}
+
+static void on_accept(struct evconnlistener *lis, evutil_socket_t fd,
+		      struct sockaddr *sa, int salen, void *arg)
+{
+	struct server *s = arg;
+	struct timeval idle = {TCP_IDLE_SECONDS, 0};
+	struct tcp_conn *c;
+
+	(void)lis;
+	if (!make_room(s)) {
+		stats_inc(STAT_TCP_REFUSED);
+		close(fd);
+		return;
+	}
+	c = calloc(1, sizeof(*c));
+	if (c == NULL) {
+		close(fd);
+		return;
+	}
+	c->s = s;
+	memcpy(&c->peer, sa, (size_t)salen);
+	c->peerlen = (socklen_t)salen;
+	c->bev = bufferevent_socket_new(s->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	c->msg_timer = evtimer_new(s->base, on_msg_timeout, c);
+	c->resume = event_new(s->base, -1, 0, on_resume, c);
+	if (c->bev == NULL || c->msg_timer == NULL || c->resume == NULL) {
+		if (c->bev != NULL)
+			bufferevent_free(c->bev);
+		else
+			close(fd);
+		if (c->msg_timer != NULL)
+			event_free(c->msg_timer);
+		if (c->resume != NULL)
+			event_free(c->resume);
+		free(c);
+		return;
+	}
+	bufferevent_setcb(c->bev, on_tcp_read, NULL, on_tcp_event, c);
+	bufferevent_set_timeouts(c->bev, &idle, &idle);
+	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+	TAILQ_INSERT_TAIL(&s->conns, c, link);
+	s->n_conns++;
+}
+
+/* At the cap, close the least recently active connection that has no
+ * query in flight. */
+static bool make_room(struct server *s)
+{
+	struct tcp_conn *c;
+
+	if (s->n_conns < TCP_MAX_CONNS)
+		return true;
+	TAILQ_FOREACH(c, &s->conns, link)
+	{
+		if (c->n_pending == 0) {
+			stats_inc(STAT_TCP_REFUSED);
+			tcp_close(c);
+			return true;
+		}
+	}
+	return false;
+}
+
+static void tcp_touch(struct tcp_conn *c)
+{
+	TAILQ_REMOVE(&c->s->conns, c, link);
+	TAILQ_INSERT_TAIL(&c->s->conns, c, link);
+}
+
+static void on_tcp_read(struct bufferevent *bev, void *arg)
+{
+	struct tcp_conn *c = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
+	uint8_t lenbuf[2];
+	size_t msglen;
+
+	tcp_touch(c);
+	while (c->n_pending < TCP_MAX_PENDING && evbuffer_get_length(in) >= 2) {
+		struct rquery *q;
+		uint8_t *msg;
+
+		evbuffer_copyout(in, lenbuf, 2);
+		msglen = (size_t)lenbuf[0] << 8 | lenbuf[1];
+		if (msglen == 0 || msglen > TCP_MAX_MSG) {
+			log_debug("server", "tcp message of %zu bytes: closing",
+				  msglen);
+			stats_inc(STAT_MALFORMED);
+			tcp_close(c);
+			return;
+		}
+		if (evbuffer_get_length(in) < 2 + msglen)
+			break;
+		evbuffer_drain(in, 2);
+		msg = evbuffer_pullup(in, (ssize_t)msglen);
+		q = resolver_handle(c->s->res, msg, msglen,
+				    (struct sockaddr *)&c->peer, c->peerlen,
+				    true, tcp_reply, c);
+		evbuffer_drain(in, msglen);
+		if (q != NULL)
+			c->pending[c->n_pending++] = q;
+	}
+	if (c->n_pending >= TCP_MAX_PENDING)
+		bufferevent_disable(bev, EV_READ);
+	/* A message started but not complete must finish in time. */
+	if (evbuffer_get_length(in) > 0) {
+		if (!evtimer_pending(c->msg_timer, NULL)) {
+			struct timeval tv = {TCP_MSG_SECONDS, 0};
+
+			evtimer_add(c->msg_timer, &tv);
+		}
+	} else {
+		evtimer_del(c->msg_timer);
+	}
+}
+
+static void on_tcp_event(struct bufferevent *bev, short what, void *arg)
+{
+	struct tcp_conn *c = arg;
+
+	if ((what & BEV_EVENT_TIMEOUT) && (what & BEV_EVENT_READING) &&
+	    c->n_pending > 0) {
+		/* Idle only because we are still answering. */
+		bufferevent_enable(bev, EV_READ);
+		return;
+	}
+	tcp_close(c);
+}
+
+static void on_msg_timeout(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	log_debug("server", "tcp message not complete in %d s: closing",
+		  TCP_MSG_SECONDS);
+	tcp_close(arg);
+}
+
+static void tcp_reply(void *ctx, struct rquery *q, const struct sockaddr *peer,
+		      socklen_t peerlen, const uint8_t *msg, size_t len)
+{
+	struct tcp_conn *c = ctx;
+	struct evbuffer *out = bufferevent_get_output(c->bev);
+	uint8_t lenbuf[2] = {(uint8_t)(len >> 8), (uint8_t)len};
+
+	(void)peer;
+	(void)peerlen;
+	if (q != NULL) {
+		for (size_t i = 0; i < c->n_pending; i++) {
+			if (c->pending[i] == q) {
+				c->pending[i] = c->pending[--c->n_pending];
+				break;
+			}
+		}
+		if (c->n_pending + 1 == TCP_MAX_PENDING) {
+			/* Not from here: we are inside the resolver. */
+			bufferevent_enable(c->bev, EV_READ);
+			event_active(c->resume, EV_TIMEOUT, 0);
+		}
+	}
+	if (evbuffer_get_length(out) > TCP_MAX_OUTPUT) {
+		/* The client does not read its answers. Closing here would
+		 * free c under the resolver's feet; stop reading instead and
+		 * let the write timeout close it. */
+		bufferevent_disable(c->bev, EV_READ);
+		return;
+	}
+	evbuffer_add(out, lenbuf, 2);
+	evbuffer_add(out, msg, len);
+}
+
+static void tcp_close(struct tcp_conn *c)
+{
+	for (size_t i = 0; i < c->n_pending; i++)
+		resolver_cancel(c->pending[i]);
+	TAILQ_REMOVE(&c->s->conns, c, link);
+	c->s->n_conns--;
+	event_free(c->msg_timer);
+	event_free(c->resume);
+	bufferevent_free(c->bev);
+	free(c);
+}
