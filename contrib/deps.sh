@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Install what dnsfence needs to build, test and demo on Debian 12.
+set -euo pipefail
+if [ "$(id -u)" -ne 0 ]; then
+	echo "deps.sh: run as root (it uses apt-get)" >&2
+	exit 2
+fi
+pkgs=(
+	# build
+	build-essential cmake pkg-config clang clang-format
+	libevent-dev libc-ares-dev libmnl-dev libipset-dev libcjson-dev
+	libcmocka-dev
+	# kernel tools the daemon's setup and the tests use
+	iproute2 ipset iptables conntrack
+	# real upstream servers and clients for the end-to-end tests
+	nsd unbound dnsutils knot-dnsutils curl python3 procps socat
+)
+missing=()
+for p in "${pkgs[@]}"; do
+	case "$p" in \#*) continue ;; esac
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+		missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	# Debian's postinst scripts must not start nsd/unbound on the host.
+	policy=/usr/sbin/policy-rc.d
+	created=""
+	if [ ! -e "$policy" ]; then
+		printf '#!/bin/sh\nexit 101\n' >"$policy"
+		chmod 755 "$policy"
+		created=1
+	fi
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	[ -z "$created" ] || rm -f "$policy"
+fi
