@@ -302,9 +302,12 @@ const char *dns_type_name(uint16_t type, char *buf, size_t cap)
 	    {DNS_TYPE_ANY, "ANY"},
 	};
 
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (names[i].type == type)
-			return names[i].name;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (names[i].type == type) {
+			snprintf(buf, cap, "%s", names[i].name);
+			return buf;
+		}
+	}
 	snprintf(buf, cap, "TYPE%u", type);
 	return buf;
 }

@@ -98,7 +98,7 @@ static void on_sets_done(void *arg, int status);
 static void finish_pending(struct pending *p, int status);
 static void answer_one(struct pending *p, struct rquery *rq);
 static void fail_one(struct resolver *r, struct rquery *rq);
-static bool keep_rr(const struct dns_rr *rr, void *arg);
+static bool keep_rr(struct dns_rr *rr, void *arg);
 static int hint_admissible(const struct netaddr *a, void *arg);
 static bool admissible(const struct resolver *r, const struct netaddr *a);
 static size_t client_max(const struct rquery *rq);
@@ -534,12 +534,16 @@ static int hint_admissible(const struct netaddr *a, void *arg)
 }
 
 /* Internal addresses leave the client's answer wherever they stand; an
- * HTTPS/SVCB record with an internal hint is left out whole. */
-static bool keep_rr(const struct dns_rr *rr, void *arg)
+ * HTTPS/SVCB record with an internal hint is left out whole. No TTL
+ * exceeds ttl.max: a client must not cache an address longer than its set
+ * entry can live. */
+static bool keep_rr(struct dns_rr *rr, void *arg)
 {
 	struct resolver *r = arg;
 	struct netaddr a;
 
+	if (rr->ttl > r->cfg->ttl_max)
+		rr->ttl = r->cfg->ttl_max;
 	switch (rr->type) {
 	case DNS_TYPE_A:
 		if (rr->rdlen != 4)

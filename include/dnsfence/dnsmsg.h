@@ -92,6 +92,7 @@ void dns_name_lower(uint8_t *wire, size_t len);
 void dns_name_to_text(const uint8_t *wire, size_t len, char *buf, size_t cap);
 /* Wire form of a dotted name; -EINVAL for empty or oversize labels. */
 int dns_name_from_text(const char *text, uint8_t *out, size_t *outlen);
+/* Writes "A", "AAAA", ... or "TYPE123" into buf and returns buf. */
 const char *dns_type_name(uint16_t type, char *buf, size_t cap);
 
 /* A client's query. */
@@ -200,7 +201,8 @@ void dns_write_name(struct dns_writer *w, const uint8_t *name, size_t len,
 void dns_write_opt_head(struct dns_writer *w, uint8_t ext_rcode, bool do_bit);
 
 /* Return false to leave the record out of the client's answer. */
-typedef bool (*dns_rr_keep_fn)(const struct dns_rr *rr, void *arg);
+/* It may also lower rr->ttl: the copy the client gets carries that TTL. */
+typedef bool (*dns_rr_keep_fn)(struct dns_rr *rr, void *arg);
 
 /* The answer one client gets from an upstream answer: ID and question
  * name (with the client's case) from q, RD/CD from the client, rcode and

@@ -18,7 +18,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static int hint_internal(const struct netaddr *a, void *arg);
-static bool keep_external(const struct dns_rr *rr, void *arg);
+static bool keep_external(struct dns_rr *rr, void *arg);
 static void setup_query(unsigned int sel, struct dns_query *q);
 static void check_rewrite(const uint8_t *msg, size_t len,
 			  const struct dns_query *q, size_t max);
@@ -48,7 +48,7 @@ static int hint_internal(const struct netaddr *a, void *arg)
 
 /* Drop A/AAAA records with an internal address and HTTPS/SVCB records with
  * an internal (or unreadable) hint, as the server's keep() would. */
-static bool keep_external(const struct dns_rr *rr, void *arg)
+static bool keep_external(struct dns_rr *rr, void *arg)
 {
 	struct netaddr a = {0};
 

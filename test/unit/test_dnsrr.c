@@ -30,7 +30,7 @@ static void msg_name_rr(struct msg *m, const char *owner, uint16_t type,
 static void msg_a(struct msg *m, const char *owner, const char *addr);
 static void query(struct dns_query *q, const char *name, uint16_t qtype,
 		  bool edns);
-static bool drop_10_8(const struct dns_rr *rr, void *arg);
+static bool drop_10_8(struct dns_rr *rr, void *arg);
 static size_t snoop(const struct msg *m, const char *qname,
 		    struct dns_addr *out, size_t cap, int want);
 static void check_addr(const struct dns_addr *a, const char *text);
@@ -123,7 +123,7 @@ static void query(struct dns_query *q, const char *name, uint16_t qtype,
 	q->edns_do = edns;
 }
 
-static bool drop_10_8(const struct dns_rr *rr, void *arg)
+static bool drop_10_8(struct dns_rr *rr, void *arg)
 {
 	(void)arg;
 	return !(rr->type == DNS_TYPE_A && rr->rdata[0] == 10);

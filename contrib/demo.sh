@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# A two-minute demo of dnsfence, as root on Debian 12: builds it if needed,
+# makes two throwaway network namespaces (an "upstream" host with nsd and
+# unbound, a "workload" where dnsfence is the resolver), shows an allowed
+# name resolving and a denied one refused without ever leaving, then
+# removes everything. Nothing outside those namespaces is touched.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "demo.sh: run as root (it creates network namespaces)" >&2
+	exit 1
+fi
+export DNSFENCE_BIN="${DNSFENCE_BIN:-$PWD/build/dnsfence}"
+if [ ! -x "$DNSFENCE_BIN" ] || ! command -v nsd unbound dig >/dev/null; then
+	[ -x contrib/deps.sh ] && contrib/deps.sh
+	cmake -S . -B build >/dev/null && cmake --build build --target dnsfence
+	DNSFENCE_BIN="$PWD/build/dnsfence"
+fi
+
+# shellcheck source=../test/e2e/lib.sh
+source test/e2e/lib.sh
+
+bold="" dim="" off=""
+if [ -t 1 ]; then
+	bold=$(tput bold 2>/dev/null || true)
+	dim=$(tput dim 2>/dev/null || true)
+	off=$(tput sgr0 2>/dev/null || true)
+fi
+say() { printf '\n%s== %s%s\n' "$bold" "$*" "$off"; }
+# run [-g REGEX] CMD...: print the command as typed in the workload, then
+# its output (only the lines matching REGEX, with -g).
+run() {
+	local rc=0 re=""
+	if [ "$1" = -g ]; then re=$2; shift 2; fi
+	printf '%sworkload# %s%s\n' "$bold" "$*" "$off"
+	wl "$@" >"$DF_TMP/demo.out" 2>&1 || rc=$?
+	grep -E -- "${re:-.}" "$DF_TMP/demo.out" | sed 's/^/    /' || true
+	[ "$rc" -eq 0 ] || printf '    %s(exit status %d: no address)%s\n' "$dim" "$rc" "$off"
+}
+
+say "Setting up: namespace $DF_UP (nsd + unbound with the test zones) and $DF_WL (the workload)"
+df_setup
+df_start_dnsfence allow='["www.allowed.test"]' log='{"level": "info"}'
+printf '%sdnsfence runs in %s as its resolver, with this config:%s\n' "$dim" "$DF_WL" "$off"
+sed 's/^/    /' "$DF_DNSFENCE_CONF"
+
+say "An allowed name resolves"
+run dig +noall +answer www.allowed.test A
+run dig +noall +answer www.allowed.test AAAA
+run getent ahosts www.allowed.test
+
+say "A name that is not on the allowlist gets NXDOMAIN, with an Extended DNS Error"
+run -g 'status:|EDE|ANSWER' dig secret-data.evil.test A
+run getent ahosts secret-data.evil.test
+printf '%sdnsfence logged:%s\n' "$dim" "$off"
+grep -aF 'secret-data' "$DF_DNSFENCE_LOG" | sed 's/^/    /' || true
+
+say "...and it never reached the upstream: unbound's query log"
+sed -n 's/.*info: \([^ ]* [^ ]* [A-Z]* IN\)$/    \1/p' "$DF_TMP/unbound.log" | grep -v ' ns.allowed.test' || true
+if grep -q 'evil\.test' "$DF_TMP/unbound.log"; then
+	echo "${bold}unexpected: evil.test reached the upstream${off}"
+	exit 1
+fi
+printf '    %s(no evil.test anywhere)%s\n' "$dim" "$off"
+
+say "Cleaning up (namespaces, daemons, temp files)"

@@ -1,0 +1,534 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# End-to-end harness: sourced by each test/e2e/test_*.sh (and contrib/demo.sh).
+#
+# It builds two network namespaces joined by a veth pair, only with
+# addresses from 198.18.0.0/15 and 2001:db8::/32:
+#
+#   df<pid>-up  198.18.0.1/24  2001:db8::1/64   nsd (test zones, port 5300)
+#                                               unbound (recursive, port 53,
+#                                               stubs to nsd, logs queries)
+#                                               target addresses on lo:
+#                                               198.18.1.x, 198.18.2.1-60,
+#                                               198.18.3.1, 2001:db8:1::x
+#   df<pid>-wl  198.18.0.2/24  2001:db8::2/64   dnsfence on 127.0.0.1:53 and
+#                                               [::1]:53; /etc/netns/<wl>/
+#                                               resolv.conf points at it
+#
+# Everything is removed by an EXIT trap, also when a test fails; on failure
+# the daemon's, unbound's and nsd's logs are printed. The host's own
+# namespace, firewall and /etc/resolv.conf are never touched.
+#
+# Background processes are started with "ip netns exec" directly, never
+# through a shell function, so that $! is the process itself (kill -STOP
+# reaches it).
+#
+# Environment: DNSFENCE_BIN (the built daemon), DNSFENCE_SRC (source tree),
+# DF_KEEP=1 keeps the temp dir for inspection, DF_VERBOSE=1 prints every dig.
+#
+# Exit codes of a test: 0 pass, 77 skip (not root), anything else fail.
+
+set -euo pipefail
+
+DF_E2E_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+DNSFENCE_SRC="${DNSFENCE_SRC:-$(cd "$DF_E2E_DIR/../.." && pwd)}"
+DNSFENCE_BIN="${DNSFENCE_BIN:-$DNSFENCE_SRC/build/dnsfence}"
+DF_TEST="$(basename "$0" .sh)"
+
+DF_UP="df$$-up"
+DF_WL="df$$-wl"
+DF_VETH_UP="df$$u"
+DF_VETH_WL="df$$w"
+DF_UP4=198.18.0.1
+DF_UP6=2001:db8::1
+DF_WL4=198.18.0.2
+DF_WL6=2001:db8::2
+
+DF_TMP=""
+DF_NETNS=()          # namespaces we created
+DF_PIDS=()           # every background process we started
+DF_NSD_PID=""
+DF_UNBOUND_PID=""
+DF_DNSFENCE_PID=""
+DF_DNSFENCE_LOG=""
+DF_DNSFENCE_CONF=""
+DF_MADE_ETC_NETNS=0
+DF_OUT=""            # output of the last df_dig
+DF_DIG_RC=0          # exit code of the last df_dig
+DF_DIG_CMD=""        # the last df_dig command line, for messages
+
+# Prefer the system python: the test runs as root, often without a pyenv.
+if [ -x /usr/bin/python3 ]; then DF_PY=/usr/bin/python3; else DF_PY=python3; fi
+
+# --- messages ---------------------------------------------------------------
+
+df_log() { printf '%s: %s\n' "$DF_TEST" "$*" >&2; }
+ok() { printf 'ok   %s\n' "$*"; }
+
+# fail MESSAGE: print what was expected and what was seen, then exit 1 (the
+# EXIT trap prints the logs and cleans up).
+fail() {
+	printf 'FAIL %s: %s\n' "$DF_TEST" "$*" >&2
+	if [ -n "$DF_DIG_CMD" ]; then
+		printf -- '--- last query: %s (exit %s)\n%s\n---\n' \
+			"$DF_DIG_CMD" "$DF_DIG_RC" "$DF_OUT" >&2
+	fi
+	exit 1
+}
+
+# --- set-up and clean-up ----------------------------------------------------
+
+df_require_root() {
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "SKIP $DF_TEST: needs root (network namespaces)" >&2
+		exit 77
+	fi
+	local t
+	for t in ip ss ipset nsd unbound dig getent timeout; do
+		command -v "$t" >/dev/null 2>&1 ||
+			{ echo "FAIL $DF_TEST: '$t' is not installed (see contrib/deps.sh)" >&2; exit 1; }
+	done
+}
+
+df_require_bin() {
+	[ -x "$DNSFENCE_BIN" ] ||
+		{ echo "FAIL $DF_TEST: DNSFENCE_BIN=$DNSFENCE_BIN is not an executable" >&2; exit 1; }
+}
+
+df_dump_logs() {
+	local f
+	if [ -n "$DF_DNSFENCE_LOG" ] && [ -f "$DF_DNSFENCE_LOG" ]; then
+		echo "--- dnsfence log ($DF_DNSFENCE_LOG, last 80 lines)" >&2
+		tail -n 80 "$DF_DNSFENCE_LOG" >&2 || true
+	fi
+	if [ -n "$DF_DNSFENCE_CONF" ] && [ -f "$DF_DNSFENCE_CONF" ]; then
+		echo "--- dnsfence config" >&2
+		cat "$DF_DNSFENCE_CONF" >&2 || true
+	fi
+	for f in unbound.log nsd.log; do
+		if [ -n "$DF_TMP" ] && [ -f "$DF_TMP/$f" ]; then
+			echo "--- $f (last 40 lines)" >&2
+			tail -n 40 "$DF_TMP/$f" >&2 || true
+		fi
+	done
+	echo "---" >&2
+}
+
+df_cleanup() {
+	local rc=$? pid ns
+	set +e
+	trap - EXIT INT TERM
+	if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ]; then
+		df_dump_logs
+	fi
+	for pid in "${DF_PIDS[@]}"; do
+		kill -TERM "$pid" 2>/dev/null
+	done
+	for pid in "${DF_PIDS[@]}"; do
+		df_wait_gone "$pid" 20 || kill -KILL "$pid" 2>/dev/null
+	done
+	for ns in "${DF_NETNS[@]}"; do
+		# Anything still running inside our own namespaces was started here.
+		for pid in $(ip netns pids "$ns" 2>/dev/null); do
+			kill -KILL "$pid" 2>/dev/null
+		done
+		ip netns del "$ns" 2>/dev/null
+		rm -rf "/etc/netns/$ns"
+	done
+	if [ "$DF_MADE_ETC_NETNS" -eq 1 ]; then
+		rmdir /etc/netns 2>/dev/null
+	fi
+	if [ -n "$DF_TMP" ]; then
+		if [ "${DF_KEEP:-0}" = 1 ]; then
+			echo "$DF_TEST: kept $DF_TMP" >&2
+		else
+			rm -rf "$DF_TMP"
+		fi
+	fi
+	exit "$rc"
+}
+
+# df_wait_gone PID TENTHS: wait up to TENTHS/10 s for PID to exit.
+df_wait_gone() {
+	local pid=$1 n=$2
+	while [ "$n" -gt 0 ]; do
+		kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return 0; }
+		sleep 0.1
+		n=$((n - 1))
+	done
+	return 1
+}
+
+# df_init_noroot: temp dir and the clean-up trap only (tests that run the
+# binary without namespaces, e.g. config validation).
+df_init_noroot() {
+	[ -n "$DF_TMP" ] && return 0
+	df_require_bin
+	DF_TMP="$(mktemp -d /tmp/dnsfence-e2e.XXXXXX)"
+	trap df_cleanup EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+}
+
+# df_init: root check, temp dir and the clean-up trap. Every test calls it
+# first (df_setup calls it too).
+df_init() {
+	[ -n "$DF_TMP" ] && return 0
+	df_require_root
+	df_require_bin
+	DF_TMP="$(mktemp -d /tmp/dnsfence-e2e.XXXXXX)"
+	trap df_cleanup EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+}
+
+up() { ip netns exec "$DF_UP" "$@"; }
+wl() { ip netns exec "$DF_WL" "$@"; }
+
+# df_setup_net: the two namespaces, the veth pair, addresses and routes.
+df_setup_net() {
+	df_init
+	local ns
+	for ns in "$DF_UP" "$DF_WL"; do
+		ip netns add "$ns"
+		DF_NETNS+=("$ns")
+		ip -n "$ns" link set lo up
+		# Addresses usable at once: no duplicate address detection.
+		ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.accept_dad=0
+		ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.accept_dad=0
+	done
+	ip link add "$DF_VETH_UP" netns "$DF_UP" type veth peer name "$DF_VETH_WL" netns "$DF_WL"
+	ip -n "$DF_UP" addr add "$DF_UP4/24" dev "$DF_VETH_UP"
+	ip -n "$DF_UP" addr add "$DF_UP6/64" dev "$DF_VETH_UP" nodad
+	ip -n "$DF_WL" addr add "$DF_WL4/24" dev "$DF_VETH_WL"
+	ip -n "$DF_WL" addr add "$DF_WL6/64" dev "$DF_VETH_WL" nodad
+	ip -n "$DF_UP" link set "$DF_VETH_UP" up
+	ip -n "$DF_WL" link set "$DF_VETH_WL" up
+	# The targets the zones point at live on the upstream's loopback.
+	{
+		local i
+		for i in 5 6 10 11 12 20 30; do echo "addr add 198.18.1.$i/32 dev lo"; done
+		for i in $(seq 1 60); do echo "addr add 198.18.2.$i/32 dev lo"; done
+		echo "addr add 198.18.3.1/32 dev lo"
+		for i in 10 20 30; do echo "addr add 2001:db8:1::$i/128 dev lo nodad"; done
+	} | ip -n "$DF_UP" -batch -
+	ip -n "$DF_WL" route add 198.18.0.0/15 via "$DF_UP4"
+	ip -n "$DF_WL" -6 route add 2001:db8::/32 via "$DF_UP6"
+	# The glibc resolver in the workload namespace asks dnsfence.
+	[ -d /etc/netns ] || { mkdir -p /etc/netns; DF_MADE_ETC_NETNS=1; }
+	mkdir -p "/etc/netns/$DF_WL"
+	printf 'nameserver 127.0.0.1\noptions timeout:2 attempts:2\n' >"/etc/netns/$DF_WL/resolv.conf"
+}
+
+# df_render TEMPLATE OUT: copy a zones/ template, filling @DIR@ and @ZONES@.
+df_render() {
+	sed -e "s|@DIR@|$DF_TMP|g" -e "s|@ZONES@|$DF_TMP/zones|g" "$1" >"$2"
+}
+
+# df_poll TENTHS CMD...: run CMD every 0.1 s until it succeeds, at most TENTHS
+# times. Returns CMD's last status.
+df_poll() {
+	local n=$1
+	shift
+	while :; do
+		"$@" >/dev/null 2>&1 && return 0
+		n=$((n - 1))
+		[ "$n" -gt 0 ] || return 1
+		sleep 0.1
+	done
+}
+
+df_start_nsd() {
+	mkdir -p "$DF_TMP/zones"
+	cp "$DF_E2E_DIR"/zones/*.zone "$DF_TMP/zones/"
+	df_render "$DF_E2E_DIR/zones/nsd.conf.in" "$DF_TMP/nsd.conf"
+	ip netns exec "$DF_UP" nsd -d -c "$DF_TMP/nsd.conf" >>"$DF_TMP/nsd.log" 2>&1 &
+	DF_NSD_PID=$!
+	DF_PIDS+=("$DF_NSD_PID")
+	df_poll 100 up dig +time=1 +tries=1 +norec -p 5300 @"$DF_UP4" allowed.test SOA ||
+		fail "nsd did not answer on $DF_UP4 port 5300 within 10 s"
+}
+
+df_unbound_ready() {
+	local out
+	out="$(up dig +time=1 +tries=1 @"$DF_UP4" ns.allowed.test A +short)" || return 1
+	[ "$out" = "$DF_UP4" ]
+}
+
+df_start_unbound() {
+	[ -f "$DF_TMP/unbound.conf" ] || {
+		: >"$DF_TMP/root.hints"
+		df_render "$DF_E2E_DIR/zones/unbound.conf.in" "$DF_TMP/unbound.conf"
+	}
+	ip netns exec "$DF_UP" unbound -d -c "$DF_TMP/unbound.conf" >>"$DF_TMP/unbound.stderr" 2>&1 &
+	DF_UNBOUND_PID=$!
+	DF_PIDS+=("$DF_UNBOUND_PID")
+	df_poll 100 df_unbound_ready ||
+		fail "unbound did not resolve ns.allowed.test on $DF_UP4:53 within 10 s ($(cat "$DF_TMP/unbound.stderr"))"
+}
+
+# df_stop_unbound: stop the upstream resolver (outage tests); its port then
+# answers with ICMP port unreachable.
+df_stop_unbound() {
+	[ -n "$DF_UNBOUND_PID" ] || return 0
+	kill -TERM "$DF_UNBOUND_PID" 2>/dev/null || true
+	df_wait_gone "$DF_UNBOUND_PID" 50 || { kill -KILL "$DF_UNBOUND_PID" 2>/dev/null || true; }
+	DF_UNBOUND_PID=""
+}
+
+# df_setup: namespaces, nsd and unbound, ready to answer.
+df_setup() {
+	df_setup_net
+	df_start_nsd
+	df_start_unbound
+}
+
+# df_start_listener PORT: a TCP server (python http.server) on every address
+# of the upstream namespace, IPv4 and IPv6, on PORT.
+df_start_listener() {
+	local port=$1
+	(cd "$DF_TMP" && exec ip netns exec "$DF_UP" "$DF_PY" -m http.server --bind :: "$port") \
+		>>"$DF_TMP/listener-$port.log" 2>&1 &
+	DF_PIDS+=("$!")
+	df_poll 50 df_tcp_listening "$DF_UP" "$port" || fail "listener on port $port did not start"
+}
+
+df_tcp_listening() {
+	ip netns exec "$1" ss -Htln "sport = :$2" | grep -q .
+}
+
+# df_tcp_connect ADDR PORT [SECONDS]: 0 if the workload can open a TCP
+# connection to ADDR:PORT.
+df_tcp_connect() {
+	wl timeout "${3:-3}" bash -c 'exec 3<>"/dev/tcp/$1/$2"' _ "$1" "$2" 2>/dev/null
+}
+
+# --- dnsfence -----------------------------------------------------------------
+
+# df_config [KEY=JSON]...: write a config to $DF_TMP/dnsfence.json: listen on
+# loopback, upstream unbound, debug log, plus each KEY=JSON (which replaces
+# a default).
+#   df_config allow='["www.allowed.test"]' deny_rcode='"refused"'
+df_config() {
+	DF_DNSFENCE_CONF="$DF_TMP/dnsfence.json"
+	"$DF_PY" - "$DF_DNSFENCE_CONF" "$@" <<'EOF'
+import json, sys
+conf = {"listen": ["127.0.0.1:53", "[::1]:53"], "upstreams": ["198.18.0.1"], "allow": [],
+        "log": {"level": "debug"}}
+for arg in sys.argv[2:]:
+    key, _, val = arg.partition("=")
+    try:
+        conf[key] = json.loads(val)
+    except ValueError as e:
+        sys.exit("df_config: %s: bad JSON %r: %s" % (key, val, e))
+with open(sys.argv[1], "w") as f:
+    json.dump(conf, f, indent=2)
+    f.write("\n")
+EOF
+}
+
+df_dnsfence_answers() {
+	kill -0 "$DF_DNSFENCE_PID" 2>/dev/null || return 2
+	wl dig +time=1 +tries=1 @127.0.0.1 ready.dnsfence.invalid A >/dev/null 2>&1
+}
+
+# df_create_sets: the config's kernel sets (hash:ip with timeout), in the
+# workload namespace, as "serve" expects them to exist already.
+df_create_sets() {
+	local names
+	names="$("$DF_PY" -c 'import json, sys
+s = json.load(open(sys.argv[1])).get("sets", {})
+print(s.get("ipv4", "dnsfence4"), s.get("ipv6", "dnsfence6"))' "$DF_DNSFENCE_CONF")"
+	wl ipset create -exist "${names% *}" hash:ip family inet timeout 60
+	wl ipset create -exist "${names#* }" hash:ip family inet6 timeout 60
+}
+
+# df_start_dnsfence [KEY=JSON]...: write the config (see df_config), create
+# its sets, and run "dnsfence -c CONFIG serve" in the workload namespace;
+# wait until it answers. DF_DNSFENCE_CMD replaces "serve" (then no sets are
+# created: "run" makes its own).
+df_start_dnsfence() {
+	df_require_bin
+	df_config "$@"
+	[ "${DF_DNSFENCE_CMD:-serve}" != serve ] || df_create_sets
+	DF_DNSFENCE_LOG="$DF_TMP/dnsfence.log"
+	ip netns exec "$DF_WL" env -u DNSFENCE_CONFIG -u DNSFENCE_MODE -u DNSFENCE_EXTRA_HOSTS \
+		"$DNSFENCE_BIN" -c "$DF_DNSFENCE_CONF" "${DF_DNSFENCE_CMD:-serve}" \
+		>>"$DF_DNSFENCE_LOG" 2>&1 &
+	DF_DNSFENCE_PID=$!
+	DF_PIDS+=("$DF_DNSFENCE_PID")
+	local n=50 rc
+	while :; do
+		rc=0
+		df_dnsfence_answers || rc=$?
+		[ "$rc" -eq 0 ] && return 0
+		if [ "$rc" -eq 2 ]; then
+			local st=0
+			wait "$DF_DNSFENCE_PID" || st=$?
+			fail "dnsfence exited (status $st) instead of serving"
+		fi
+		n=$((n - 1))
+		[ "$n" -gt 0 ] || fail "dnsfence did not answer on 127.0.0.1:53 within 5 s"
+		sleep 0.1
+	done
+}
+
+df_stop_dnsfence() {
+	[ -n "$DF_DNSFENCE_PID" ] || return 0
+	kill -TERM "$DF_DNSFENCE_PID" 2>/dev/null || true
+	df_wait_gone "$DF_DNSFENCE_PID" 50 || { kill -KILL "$DF_DNSFENCE_PID" 2>/dev/null || true; }
+	DF_DNSFENCE_PID=""
+}
+
+expect_dnsfence_running() {
+	kill -0 "$DF_DNSFENCE_PID" 2>/dev/null ||
+		fail "dnsfence (pid $DF_DNSFENCE_PID) is no longer running"
+}
+
+# --- queries and assertions ---------------------------------------------------
+
+# df_dig ARGS...: dig in the workload namespace (at @127.0.0.1 unless ARGS
+# name a server) with a short timeout. Sets DF_OUT, DF_DIG_RC, DF_DIG_CMD;
+# never fails by itself.
+df_dig() {
+	local a server="@127.0.0.1"
+	for a in "$@"; do
+		case "$a" in @*) server="" ;; esac
+	done
+	DF_DIG_CMD="dig${server:+ $server} $*"
+	DF_DIG_RC=0
+	DF_OUT="$(wl dig +time=3 +tries=1 $server "$@" 2>&1)" || DF_DIG_RC=$?
+	[ "${DF_VERBOSE:-0}" = 1 ] && printf '%s\n%s\n' "\$ $DF_DIG_CMD" "$DF_OUT" >&2
+	return 0
+}
+
+# The rcode of the last df_dig ("" if no reply).
+df_status() {
+	sed -n 's/.*status: \([A-Z]*\),.*/\1/p' <<<"$DF_OUT" | head -n 1
+}
+
+# The answer section of the last df_dig, one record a line.
+df_answer() {
+	awk '/^;; ANSWER SECTION:/ { on = 1; next } on && /^$/ { exit } on { print }' <<<"$DF_OUT"
+}
+
+expect_reply() {
+	[ "$DF_DIG_RC" -eq 0 ] || fail "expected a reply, dig exited $DF_DIG_RC"
+}
+
+# expect_rcode RCODE: the last reply's status is RCODE.
+expect_rcode() {
+	expect_reply
+	local got
+	got="$(df_status)"
+	[ "$got" = "$1" ] || fail "expected status $1, saw '${got:-none}'"
+}
+
+expect_answer_contains() {
+	df_answer | grep -qF -- "$1" || fail "expected the answer section to contain '$1'"
+}
+
+expect_answer_lacks() {
+	! df_answer | grep -qF -- "$1" || fail "expected the answer section NOT to contain '$1'"
+}
+
+expect_answer_empty() {
+	[ -z "$(df_answer)" ] || fail "expected an empty answer section"
+}
+
+# expect_answer_count TYPE N: N records of TYPE in the answer section.
+expect_answer_count() {
+	local n
+	n="$(df_answer | awk -v t="$1" '$4 == t' | wc -l)"
+	[ "$n" -eq "$2" ] || fail "expected $2 $1 records in the answer, saw $n"
+}
+
+expect_out_contains() {
+	grep -qF -- "$1" <<<"$DF_OUT" || fail "expected the reply to contain '$1'"
+}
+
+expect_out_lacks() {
+	! grep -qF -- "$1" <<<"$DF_OUT" || fail "expected the reply NOT to contain '$1'"
+}
+
+# expect_flag FLAG / expect_no_flag FLAG: a header flag (qr aa tc rd ra ...).
+df_flags() {
+	sed -n 's/^;; flags: \([a-z ]*\);.*/\1/p' <<<"$DF_OUT" | head -n 1
+}
+expect_flag() {
+	[[ " $(df_flags) " == *" $1 "* ]] || fail "expected flag '$1' in the header, saw '$(df_flags)'"
+}
+expect_no_flag() {
+	[[ " $(df_flags) " != *" $1 "* ]] || fail "expected no flag '$1' in the header, saw '$(df_flags)'"
+}
+
+# df_getent NAME: "getent ahosts NAME" through the workload's glibc resolver;
+# prints the distinct addresses, one a line. Sets DF_OUT.
+df_getent() {
+	DF_DIG_CMD="getent ahosts $1"
+	DF_DIG_RC=0
+	DF_OUT="$(wl getent ahosts "$1" 2>&1)" || DF_DIG_RC=$?
+	awk '{ print $1 }' <<<"$DF_OUT" | sort -u
+}
+
+# The unbound query log: did NAME reach the upstream? (log-queries lines
+# look like "info: 198.18.0.2 www.allowed.test. A IN").
+df_unbound_saw() {
+	grep -qiF -- " $1. " "$DF_TMP/unbound.log"
+}
+
+# df_now_ms: monotonic-enough wall clock in milliseconds.
+df_now_ms() { date +%s%3N; }
+
+# df_tcp_pipeline SERVER NAME/TYPE...: open ONE TCP connection to SERVER
+# port 53 from the workload, write every query in one go (pipelined), read
+# as many replies. Prints "NAME/TYPE RCODE ANCOUNT" per query, in query
+# order, matching replies by ID. Exits non-zero if a reply is missing.
+df_tcp_pipeline() {
+	local server=$1
+	shift
+	wl "$DF_PY" - "$server" "$@" <<'EOF'
+import random, socket, struct, sys
+TYPES = {"A": 1, "NS": 2, "CNAME": 5, "TXT": 16, "AAAA": 28, "HTTPS": 65}
+RCODES = {0: "NOERROR", 1: "FORMERR", 2: "SERVFAIL", 3: "NXDOMAIN", 4: "NOTIMP", 5: "REFUSED"}
+server, specs = sys.argv[1], sys.argv[2:]
+def query(qid, name, qtype):
+    q = struct.pack(">HHHHHH", qid, 0x0100, 1, 0, 0, 0)
+    for label in name.rstrip(".").split("."):
+        q += bytes([len(label)]) + label.encode()
+    return q + b"\0" + struct.pack(">HH", qtype, 1)
+ids = random.sample(range(1, 65536), len(specs))
+byid = {}
+wire = b""
+for qid, spec in zip(ids, specs):
+    name, _, t = spec.partition("/")
+    q = query(qid, name, TYPES[t or "A"])
+    wire += struct.pack(">H", len(q)) + q
+    byid[qid] = spec
+fam = socket.AF_INET6 if ":" in server else socket.AF_INET
+s = socket.socket(fam, socket.SOCK_STREAM)
+s.settimeout(8)
+s.connect((server, 53))
+s.sendall(wire)
+got = {}
+def readn(n):
+    b = b""
+    while len(b) < n:
+        c = s.recv(n - len(b))
+        if not c:
+            sys.exit("connection closed after %d of %d replies" % (len(got), len(specs)))
+        b += c
+    return b
+try:
+    while len(got) < len(specs):
+        (ln,) = struct.unpack(">H", readn(2))
+        msg = readn(ln)
+        qid, flags, qd, an = struct.unpack(">HHHH", msg[:8])
+        if qid not in byid or qid in got:
+            sys.exit("reply with unexpected id %d" % qid)
+        got[qid] = "%s %s %d" % (byid[qid], RCODES.get(flags & 15, str(flags & 15)), an)
+except socket.timeout:
+    sys.exit("timed out after %d of %d replies" % (len(got), len(specs)))
+for qid in ids:
+    print(got[qid])
+EOF
+}

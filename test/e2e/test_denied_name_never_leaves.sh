@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# A name that is not on the allowlist is answered by dnsfence itself
+# (NXDOMAIN, or REFUSED with deny_rcode "refused"; with an Extended DNS
+# Error 15 "Blocked" when the client speaks EDNS) and never reaches the
+# upstream: unbound's query log never shows it (invariant 1).
+source "$(dirname "$0")/lib.sh"
+df_setup
+df_start_dnsfence allow='["www.allowed.test"]'
+
+secret="leak-$$-secret.evil.test"
+
+# With EDNS (dig's default): NXDOMAIN + EDE 15 with a text about the allowlist.
+df_dig "$secret" A
+expect_rcode NXDOMAIN
+expect_answer_empty
+expect_out_contains "OPT PSEUDOSECTION"
+expect_out_contains "EDE: 15 (Blocked)"
+grep -i 'EDE: 15' <<<"$DF_OUT" | grep -qi allowlist ||
+	fail "expected the EDE text to say the name is not on the allowlist"
+expect_out_lacks 198.18.3.1
+ok "dig $secret (EDNS) -> NXDOMAIN, EDE 15 (Blocked) naming the allowlist"
+
+# Without EDNS: plain NXDOMAIN, no OPT record at all.
+df_dig "$secret" A +noedns
+expect_rcode NXDOMAIN
+expect_answer_empty
+expect_out_lacks "OPT PSEUDOSECTION"
+expect_out_lacks "EDE"
+ok "dig +noedns $secret -> NXDOMAIN without OPT"
+
+# Other types, other case, over TCP: all answered locally.
+df_dig "$secret" AAAA
+expect_rcode NXDOMAIN
+df_dig "$secret" TXT +tcp
+expect_rcode NXDOMAIN
+df_dig "LEAK-$$-Case.Evil.Test" A
+expect_rcode NXDOMAIN
+df_dig "leak-$$-dot.evil.test." HTTPS
+expect_rcode NXDOMAIN
+df_dig evil.test A
+expect_rcode NXDOMAIN
+ok "AAAA, TXT over TCP, mixed case, HTTPS and the apex of evil.test -> NXDOMAIN"
+
+# The name is matched exactly: the listed name is not a suffix match.
+df_dig "www.allowed.test.evil.test" A
+expect_rcode NXDOMAIN
+ok "www.allowed.test.evil.test -> NXDOMAIN"
+
+# deny_rcode "refused"
+df_stop_dnsfence
+df_start_dnsfence allow='["www.allowed.test"]' deny_rcode='"refused"'
+df_dig "leak-$$-refused.evil.test" A
+expect_rcode REFUSED
+expect_out_contains "EDE: 15 (Blocked)"
+df_dig "leak-$$-refused.evil.test" A +noedns
+expect_rcode REFUSED
+expect_out_lacks "OPT PSEUDOSECTION"
+ok "deny_rcode refused -> REFUSED (+EDE 15 with EDNS, no OPT without)"
+
+# An allowed name does reach unbound's log, so the grep below can fail.
+df_dig www.allowed.test A
+expect_rcode NOERROR
+expect_answer_contains 198.18.1.10
+df_poll 30 df_unbound_saw www.allowed.test ||
+	fail "expected www.allowed.test in unbound's query log ($DF_TMP/unbound.log)"
+ok "the allowed name www.allowed.test appears in unbound's query log"
+
+if grep -iE 'evil\.test|dnsfence\.invalid' "$DF_TMP/unbound.log" >&2; then
+	fail "a denied name reached the upstream (lines above, from unbound's query log)"
+fi
+ok "no denied name (evil.test, dnsfence.invalid) appears in unbound's query log"
