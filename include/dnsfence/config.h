@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/socket.h>
 
 #include "dnsfence/log.h"
@@ -14,7 +15,11 @@
 
 #define CONFIG_DEFAULT_PATH "/etc/dnsfence/dnsfence.json"
 
-enum config_mode { CONFIG_MODE_ENFORCE = 0, CONFIG_MODE_AUDIT, CONFIG_MODE_OFF };
+enum config_mode {
+	CONFIG_MODE_ENFORCE = 0,
+	CONFIG_MODE_AUDIT,
+	CONFIG_MODE_OFF
+};
 enum config_deny { CONFIG_DENY_NXDOMAIN = 0, CONFIG_DENY_REFUSED };
 
 struct config_endpoint {
@@ -55,7 +60,7 @@ struct config {
 /* Where the process environment would come from; tests fill it in.
  * NULL members mean "not set". */
 struct config_env {
-	const char *mode;        /* DNSFENCE_MODE */
+	const char *mode;	 /* DNSFENCE_MODE */
 	const char *extra_hosts; /* DNSFENCE_EXTRA_HOSTS */
 	const char *resolv_conf; /* path; NULL means /etc/resolv.conf */
 };
@@ -65,17 +70,23 @@ struct config_env {
 int config_parse(const char *text, size_t len, const struct config_env *env,
 		 struct config **out, char *err, size_t errlen);
 /* Read path (NULL: $DNSFENCE_CONFIG, else CONFIG_DEFAULT_PATH) and parse
- * it with the real environment. -ENOENT/-EIO/-EINVAL with err set. */
+ * it with the real environment (DNSFENCE_MODE, DNSFENCE_EXTRA_HOSTS).
+ * -ENOENT/-EIO/-EINVAL with err set and starting with the path:
+ * "/etc/dnsfence/dnsfence.json: ttl.min: expected an integer". */
 int config_load(const char *path, struct config **out, char *err,
 		size_t errlen);
 /* The normalized config as JSON that config_parse accepts again.
  * malloc'd; NULL on allocation failure. */
 char *config_to_json(const struct config *c);
 void config_free(struct config *c);
+/* Same normalized content (every field, lists in order). For reload
+ * decisions and tests. */
+bool config_equal(const struct config *a, const struct config *b);
 
 const char *config_mode_name(enum config_mode m);
 /* Text of the config schema (key, type, default, meaning) as Markdown,
- * from the same table the parser uses. */
-void config_print_reference(void *stream);
+ * from the same table the parser uses; docs/configuration.md is exactly
+ * this output. */
+void config_print_reference(FILE *stream);
 
 #endif

@@ -30,7 +30,8 @@ int netaddr_parse_cidr(const char *s, struct netcidr *out, const char **why);
 int netaddr_parse_endpoint(const char *s, bool port_required,
 			   uint16_t default_port, struct sockaddr_storage *out,
 			   socklen_t *outlen, const char **why);
-/* "1.2.3.4:53" / "[2001:db8::1]:53"; buf of at least NETADDR_ENDPOINT_STRLEN. */
+/* "1.2.3.4:53" / "[2001:db8::1]:53"; buf of at least NETADDR_ENDPOINT_STRLEN.
+ */
 #define NETADDR_ENDPOINT_STRLEN 56
 void netaddr_format_endpoint(const struct sockaddr *sa, char *buf, size_t len);
 #define NETADDR_STRLEN 46

@@ -126,6 +126,14 @@ df_cleanup() {
 	for pid in "${DF_PIDS[@]}"; do
 		df_wait_gone "$pid" 20 || kill -KILL "$pid" 2>/dev/null
 	done
+	# A sanitizer build reports into the daemon's log (also at exit, for
+	# leaks): any report fails the test.
+	if [ -n "${DF_DNSFENCE_LOG:-}" ] && [ -f "$DF_DNSFENCE_LOG" ] &&
+		grep -qE "ERROR: (Address|Leak)Sanitizer|runtime error:" "$DF_DNSFENCE_LOG"; then
+		echo "$DF_TEST: sanitizer report in the dnsfence log:" >&2
+		grep -A30 -E "ERROR: (Address|Leak)Sanitizer|runtime error:" "$DF_DNSFENCE_LOG" | head -60 >&2
+		[ "$rc" -ne 0 ] || rc=1
+	fi
 	for ns in "${DF_NETNS[@]}"; do
 		# Anything still running inside our own namespaces was started here.
 		for pid in $(ip netns pids "$ns" 2>/dev/null); do
@@ -240,6 +248,11 @@ df_poll() {
 df_start_nsd() {
 	mkdir -p "$DF_TMP/zones"
 	cp "$DF_E2E_DIR"/zones/*.zone "$DF_TMP/zones/"
+	# Records a test generated with df_zone_add.
+	local extra
+	for extra in "$DF_TMP"/zones.add/*.zone; do
+		if [ -f "$extra" ]; then cat "$extra" >>"$DF_TMP/zones/${extra##*/}"; fi
+	done
 	df_render "$DF_E2E_DIR/zones/nsd.conf.in" "$DF_TMP/nsd.conf"
 	ip netns exec "$DF_UP" nsd -d -c "$DF_TMP/nsd.conf" >>"$DF_TMP/nsd.log" 2>&1 &
 	DF_NSD_PID=$!
@@ -531,4 +544,188 @@ except socket.timeout:
 for qid in ids:
     print(got[qid])
 EOF
+}
+
+# --- kernel sets, seen from the workload ----------------------------------------
+
+# df_zone_add FILE: append the records read from stdin to this test's copy
+# of zones/FILE (e.g. allowed.test.zone). Call before df_setup.
+#   seq 1 3 | sed 's/.*/n-& IN A 198.18.4.&/' | df_zone_add allowed.test.zone
+df_zone_add() {
+	df_init
+	mkdir -p "$DF_TMP/zones.add"
+	cat >>"$DF_TMP/zones.add/$1"
+}
+
+# df_set_members SET: the members of SET in the workload, one a line.
+df_set_members() {
+	wl ipset list "$1" | awk 'on { print $1 } /^Members:/ { on = 1 }'
+}
+
+# df_set_timeout SET ADDR: the remaining timeout (seconds) of ADDR in SET in
+# the workload; empty if ADDR is not a member.
+df_set_timeout() {
+	wl ipset list "$1" | awk -v a="$2" 'on && $1 == a && $2 == "timeout" { print $3 } /^Members:/ { on = 1 }'
+}
+
+expect_in_set() {
+	wl ipset test "$1" "$2" >/dev/null 2>&1 || fail "expected $2 in set $1; members: $(df_set_members "$1" | tr '\n' ' ')"
+}
+
+expect_not_in_set() {
+	! wl ipset test "$1" "$2" >/dev/null 2>&1 || fail "expected $2 NOT in set $1"
+}
+
+# expect_set_timeout SET ADDR LOW HIGH: ADDR is in SET with a remaining
+# timeout in [LOW, HIGH].
+expect_set_timeout() {
+	local t
+	t="$(df_set_timeout "$1" "$2")"
+	[ -n "$t" ] || fail "expected $2 in set $1 (timeout $3..$4); members: $(df_set_members "$1" | tr '\n' ' ')"
+	[ "$t" -ge "$3" ] && [ "$t" -le "$4" ] ||
+		fail "expected $2 in set $1 with a timeout in $3..$4, saw $t"
+}
+
+# expect_log_contains TEXT: the dnsfence log has a line with TEXT (waits up
+# to 2 s: the log is written asynchronously to the reply).
+expect_log_contains() {
+	df_poll 20 grep -qF -- "$1" "$DF_DNSFENCE_LOG" ||
+		fail "expected the dnsfence log to contain '$1'"
+}
+
+# df_fence PORT [SET4 SET6]: in the WORKLOAD namespace only, reject (TCP
+# reset) every connection to PORT on the test network (198.18.0.0/15,
+# 2001:db8::/32) whose destination is not in the set. With this, a connect
+# made right after an answer proves the address was in the set before the
+# client had it.
+df_fence() {
+	local port=$1 s4=${2:-dnsfence4} s6=${3:-dnsfence6}
+	wl iptables -w -A OUTPUT -p tcp --dport "$port" -d 198.18.0.0/15 \
+		-m set ! --match-set "$s4" dst -j REJECT --reject-with tcp-reset
+	wl ip6tables -w -A OUTPUT -p tcp --dport "$port" -d 2001:db8::/32 \
+		-m set ! --match-set "$s6" dst -j REJECT --reject-with tcp-reset
+}
+
+# df_unfence: remove every workload OUTPUT rule (e.g. before destroying a set
+# the rules reference).
+df_unfence() {
+	wl iptables -w -F OUTPUT
+	wl ip6tables -w -F OUTPUT
+}
+
+# df_ask_connect [+tcp] NAME TYPE PORT: in the workload, ask 127.0.0.1 for
+# NAME/TYPE (UDP, EDNS 4096; TCP with +tcp) and, the moment the reply is
+# read, open a TCP connection to every address in it (A, AAAA, HTTPS/SVCB
+# ipv4hint/ipv6hint) on PORT. Prints "rcode RCODE", then "ADDR TTL ok" or
+# "ADDR TTL FAIL why" per address. Sets DF_OUT and DF_DIG_RC (non-zero if a
+# connect failed or no reply came).
+df_ask_connect() {
+	local tcp=0
+	if [ "$1" = +tcp ]; then tcp=1; shift; fi
+	DF_DIG_CMD="df_ask_connect $* (tcp=$tcp)"
+	DF_DIG_RC=0
+	DF_OUT="$(wl "$DF_PY" - "$tcp" "$@" <<'EOF'
+import random, socket, struct, sys
+TYPES = {"A": 1, "AAAA": 28, "SVCB": 64, "HTTPS": 65}
+RCODES = {0: "NOERROR", 1: "FORMERR", 2: "SERVFAIL", 3: "NXDOMAIN", 4: "NOTIMP", 5: "REFUSED"}
+tcp, name, qtype, port = sys.argv[1] == "1", sys.argv[2], TYPES[sys.argv[3]], int(sys.argv[4])
+qid = random.randrange(1, 65536)
+q = struct.pack(">HHHHHH", qid, 0x0100, 1, 0, 0, 1)
+for label in name.rstrip(".").split("."):
+    q += bytes([len(label)]) + label.encode()
+q += b"\0" + struct.pack(">HH", qtype, 1) + b"\0" + struct.pack(">HHIH", 41, 4096, 0, 0)
+if tcp:
+    s = socket.create_connection(("127.0.0.1", 53), timeout=8)
+    s.sendall(struct.pack(">H", len(q)) + q)
+    def readn(n):
+        b = b""
+        while len(b) < n:
+            c = s.recv(n - len(b))
+            if not c:
+                sys.exit("connection closed")
+            b += c
+        return b
+    msg = readn(struct.unpack(">H", readn(2))[0])
+else:
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.settimeout(8)
+    s.sendto(q, ("127.0.0.1", 53))
+    while True:
+        msg, _ = s.recvfrom(65535)
+        if msg[:2] == q[:2]:
+            break
+def skipname(m, o):
+    while True:
+        l = m[o]
+        if l == 0:
+            return o + 1
+        if l & 0xC0 == 0xC0:
+            return o + 2
+        o += 1 + l
+_, flags, qd, an = struct.unpack(">HHHH", msg[:8])
+o = 12
+for _ in range(qd):
+    o = skipname(msg, o) + 4
+addrs = []
+for _ in range(an):
+    o = skipname(msg, o)
+    t, c, ttl, rdlen = struct.unpack(">HHIH", msg[o:o + 10])
+    o += 10
+    rd = msg[o:o + rdlen]
+    o += rdlen
+    if t == 1 and rdlen == 4:
+        addrs.append((socket.inet_ntop(socket.AF_INET, rd), ttl))
+    elif t == 28 and rdlen == 16:
+        addrs.append((socket.inet_ntop(socket.AF_INET6, rd), ttl))
+    elif t in (64, 65):
+        p = skipname(rd, 2)
+        while p + 4 <= len(rd):
+            k, l = struct.unpack(">HH", rd[p:p + 4])
+            v = rd[p + 4:p + 4 + l]
+            p += 4 + l
+            if k == 4:
+                addrs += [(socket.inet_ntop(socket.AF_INET, v[i:i + 4]), ttl) for i in range(0, l, 4)]
+            elif k == 6:
+                addrs += [(socket.inet_ntop(socket.AF_INET6, v[i:i + 16]), ttl) for i in range(0, l, 16)]
+# Connect first, print afterwards: nothing between the reply and the SYNs.
+res = []
+for a, ttl in addrs:
+    c = socket.socket(socket.AF_INET6 if ":" in a else socket.AF_INET, socket.SOCK_STREAM)
+    c.settimeout(3)
+    try:
+        c.connect((a, port))
+        res.append("ok")
+    except OSError as e:
+        res.append("FAIL " + (e.strerror or str(e)))
+    finally:
+        c.close()
+print("rcode", RCODES.get(flags & 15, str(flags & 15)))
+for (a, ttl), r in zip(addrs, res):
+    print(a, ttl, r)
+sys.exit(1 if any(r != "ok" for r in res) else 0)
+EOF
+)" || DF_DIG_RC=$?
+	[ "${DF_VERBOSE:-0}" = 1 ] && printf '%s\n%s\n' "\$ $DF_DIG_CMD" "$DF_OUT" >&2
+	return 0
+}
+
+# expect_connected ADDR...: after df_ask_connect, each ADDR was in the reply
+# and the connection to it, made right after the reply, got through the fence.
+expect_connected() {
+	local a
+	for a in "$@"; do
+		awk -v a="$a" '$1 == a && $3 == "ok" { f = 1 } END { exit !f }' <<<"$DF_OUT" ||
+			fail "expected $a in the reply and connectable at once through the fence"
+	done
+}
+
+# df_asked_rcode / df_asked_addrs: the rcode and the addresses of the last
+# df_ask_connect.
+df_asked_rcode() { awk '$1 == "rcode" { print $2 }' <<<"$DF_OUT"; }
+df_asked_addrs() { awk '$1 != "rcode" { print $1 }' <<<"$DF_OUT"; }
+
+# expect_fenced ADDR PORT: the workload cannot connect to ADDR:PORT (the
+# fence's control: proves a connect through it CAN fail).
+expect_fenced() {
+	! df_tcp_connect "$1" "$2" || fail "the fence let a connection to $1 port $2 through (not in the set)"
 }

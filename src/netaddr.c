@@ -1,0 +1,382 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* netaddr: addresses, CIDRs and endpoints as the config writes them, and
+ * the ranges of invariant 3 that never enter a set.
+ *
+ * Parsing is strict on purpose: inet_pton() only (no inet_aton shorthand
+ * like "10.1" or octal "010.0.0.1"), no scope ids ("fe80::1%eth0" names an
+ * interface, which a set entry cannot hold), no whitespace, ports 1..65535
+ * in plain decimal. An IPv4-mapped IPv6 address (::ffff:a.b.c.d) is judged
+ * by the IPv4 address inside, both for "internal" and for allow_cidrs, so
+ * that a mapped answer cannot smuggle 127.0.0.1 past the check. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dnsfence/netaddr.h"
+
+struct range {
+	uint8_t bytes[16];
+	uint8_t prefix;
+};
+
+static bool prefix_match(const uint8_t *a, const uint8_t *net, unsigned prefix);
+static bool in_ranges(const struct netaddr *a, const struct range *r, size_t n);
+static bool is_mapped(const struct netaddr *a, struct netaddr *v4);
+static int parse_port(const char *s, uint16_t *port);
+static int parse_prefix(const char *s, unsigned max, unsigned *out);
+static void fill_sockaddr(const struct netaddr *a, uint16_t port,
+			  struct sockaddr_storage *out, socklen_t *outlen);
+
+#define MAX_ADDR_TEXT 64 /* longer input cannot be an address */
+
+static const struct range internal4[] = {
+    {{0, 0, 0, 0}, 8},	    {{10, 0, 0, 0}, 8},	    {{100, 64, 0, 0}, 10},
+    {{127, 0, 0, 0}, 8},    {{169, 254, 0, 0}, 16}, {{172, 16, 0, 0}, 12},
+    {{192, 168, 0, 0}, 16}, {{224, 0, 0, 0}, 4},    {{240, 0, 0, 0}, 4},
+};
+
+/* ::ffff:0:0/96 is handled apart: by the IPv4 address inside. */
+static const struct range internal6[] = {
+    {{0}, 128},		/* :: */
+    {{[15] = 1}, 128},	/* ::1 */
+    {{0xfc}, 7},	/* unique local */
+    {{0xfe, 0x80}, 10}, /* link local */
+    {{0xff}, 8},	/* multicast */
+};
+
+static bool prefix_match(const uint8_t *a, const uint8_t *net, unsigned prefix)
+{
+	unsigned full = prefix / 8, rest = prefix % 8;
+
+	if (memcmp(a, net, full) != 0)
+		return false;
+	if (rest == 0)
+		return true;
+	uint8_t mask = (uint8_t)(0xff << (8 - rest));
+	return (a[full] & mask) == (net[full] & mask);
+}
+
+static bool in_ranges(const struct netaddr *a, const struct range *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (prefix_match(a->bytes, r[i].bytes, r[i].prefix))
+			return true;
+	}
+	return false;
+}
+
+static bool is_mapped(const struct netaddr *a, struct netaddr *v4)
+{
+	static const uint8_t pfx[12] = {[10] = 0xff, [11] = 0xff};
+
+	if (a->family != AF_INET6 || memcmp(a->bytes, pfx, 12) != 0)
+		return false;
+	memset(v4, 0, sizeof(*v4));
+	v4->family = AF_INET;
+	memcpy(v4->bytes, a->bytes + 12, 4);
+	return true;
+}
+
+int netaddr_parse(const char *s, struct netaddr *out)
+{
+	struct netaddr a;
+
+	memset(&a, 0, sizeof(a));
+	if (s == NULL || strlen(s) >= MAX_ADDR_TEXT)
+		return -EINVAL;
+	if (strchr(s, ':') == NULL) {
+		if (inet_pton(AF_INET, s, a.bytes) != 1)
+			return -EINVAL;
+		a.family = AF_INET;
+	} else {
+		if (inet_pton(AF_INET6, s, a.bytes) != 1)
+			return -EINVAL;
+		a.family = AF_INET6;
+	}
+	*out = a;
+	return 0;
+}
+
+/* Plain decimal, 1..max digits worth; no sign, no blanks, no leading
+ * zeros beyond "0" itself. */
+static int parse_prefix(const char *s, unsigned max, unsigned *out)
+{
+	unsigned v = 0;
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 3 || (n > 1 && s[0] == '0'))
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -EINVAL;
+		v = v * 10 + (unsigned)(s[i] - '0');
+	}
+	if (v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int netaddr_parse_cidr(const char *s, struct netcidr *out, const char **why)
+{
+	char buf[MAX_ADDR_TEXT + 8];
+	struct netcidr c;
+	unsigned prefix;
+	const char *slash;
+	size_t alen;
+
+	memset(&c, 0, sizeof(c));
+	if (s == NULL || strlen(s) >= sizeof(buf)) {
+		*why = "not an address or CIDR";
+		return -EINVAL;
+	}
+	slash = strchr(s, '/');
+	alen = slash != NULL ? (size_t)(slash - s) : strlen(s);
+	memcpy(buf, s, alen);
+	buf[alen] = '\0';
+	if (netaddr_parse(buf, &c.addr) != 0) {
+		*why = "not an IPv4 or IPv6 address";
+		return -EINVAL;
+	}
+	unsigned max = c.addr.family == AF_INET ? 32 : 128;
+	if (slash == NULL) {
+		prefix = max;
+	} else if (parse_prefix(slash + 1, max, &prefix) != 0) {
+		*why = c.addr.family == AF_INET
+			   ? "prefix length must be 0..32"
+			   : "prefix length must be 0..128";
+		return -EINVAL;
+	}
+	c.prefix = (uint8_t)prefix;
+	for (unsigned bit = prefix; bit < max; bit++) {
+		if (c.addr.bytes[bit / 8] & (0x80 >> (bit % 8))) {
+			*why = "host bits set (the address must be the first "
+			       "of its network)";
+			return -EINVAL;
+		}
+	}
+	*out = c;
+	return 0;
+}
+
+static int parse_port(const char *s, uint16_t *port)
+{
+	unsigned long v = 0;
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 5)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -EINVAL;
+		v = v * 10 + (unsigned long)(s[i] - '0');
+	}
+	if (v == 0 || v > 65535)
+		return -EINVAL;
+	*port = (uint16_t)v;
+	return 0;
+}
+
+static void fill_sockaddr(const struct netaddr *a, uint16_t port,
+			  struct sockaddr_storage *out, socklen_t *outlen)
+{
+	memset(out, 0, sizeof(*out));
+	if (a->family == AF_INET) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)out;
+
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(port);
+		memcpy(&sin->sin_addr, a->bytes, 4);
+		*outlen = sizeof(*sin);
+	} else {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)out;
+
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(port);
+		memcpy(&sin6->sin6_addr, a->bytes, 16);
+		*outlen = sizeof(*sin6);
+	}
+}
+
+int netaddr_parse_endpoint(const char *s, bool port_required,
+			   uint16_t default_port, struct sockaddr_storage *out,
+			   socklen_t *outlen, const char **why)
+{
+	char host[MAX_ADDR_TEXT];
+	const char *port_s = NULL, *h = s;
+	size_t hlen;
+	struct netaddr a;
+	uint16_t port = default_port;
+
+	if (s == NULL || strlen(s) >= MAX_ADDR_TEXT + 8) {
+		*why = "not an address";
+		return -EINVAL;
+	}
+	if (strchr(s, '%') != NULL) {
+		*why = "scope ids (%...) are not supported";
+		return -EINVAL;
+	}
+	if (s[0] == '[') {
+		const char *close = strchr(s, ']');
+
+		if (close == NULL) {
+			*why = "missing ']'";
+			return -EINVAL;
+		}
+		h = s + 1;
+		hlen = (size_t)(close - h);
+		if (close[1] == ':')
+			port_s = close + 2;
+		else if (close[1] != '\0') {
+			*why = "expected ':PORT' after ']'";
+			return -EINVAL;
+		}
+	} else {
+		const char *colon = strchr(s, ':');
+
+		if (colon != NULL && strchr(colon + 1, ':') != NULL) {
+			/* Bare IPv6: no port possible. */
+			hlen = strlen(s);
+		} else if (colon != NULL) {
+			hlen = (size_t)(colon - s);
+			port_s = colon + 1;
+		} else {
+			hlen = strlen(s);
+		}
+	}
+	if (hlen >= sizeof(host)) {
+		*why = "not an address";
+		return -EINVAL;
+	}
+	memcpy(host, h, hlen);
+	host[hlen] = '\0';
+	if (netaddr_parse(host, &a) != 0) {
+		*why = "not an IPv4 or IPv6 address";
+		return -EINVAL;
+	}
+	if (s[0] == '[' && a.family != AF_INET6) {
+		*why = "brackets are for IPv6 addresses only";
+		return -EINVAL;
+	}
+	if (port_s == NULL && port_required) {
+		*why = a.family == AF_INET6 ? "a port is required: [ADDR]:PORT"
+					    : "a port is required: ADDR:PORT";
+		return -EINVAL;
+	}
+	if (port_s != NULL && parse_port(port_s, &port) != 0) {
+		*why = "port must be 1..65535";
+		return -EINVAL;
+	}
+	fill_sockaddr(&a, port, out, outlen);
+	return 0;
+}
+
+void netaddr_format(const struct netaddr *a, char *buf, size_t len)
+{
+	char tmp[INET6_ADDRSTRLEN];
+
+	if (inet_ntop(a->family == AF_INET ? AF_INET : AF_INET6, a->bytes, tmp,
+		      sizeof(tmp)) == NULL)
+		snprintf(tmp, sizeof(tmp), "?");
+	snprintf(buf, len, "%s", tmp);
+}
+
+void netaddr_format_cidr(const struct netcidr *c, char *buf, size_t len)
+{
+	char tmp[NETADDR_STRLEN];
+
+	netaddr_format(&c->addr, tmp, sizeof(tmp));
+	snprintf(buf, len, "%s/%u", tmp, (unsigned)c->prefix);
+}
+
+void netaddr_format_endpoint(const struct sockaddr *sa, char *buf, size_t len)
+{
+	struct netaddr a;
+	char tmp[NETADDR_STRLEN];
+	uint16_t port;
+
+	if (!netaddr_from_sockaddr(sa, &a)) {
+		snprintf(buf, len, "?");
+		return;
+	}
+	netaddr_format(&a, tmp, sizeof(tmp));
+	if (a.family == AF_INET) {
+		port = ntohs(((const struct sockaddr_in *)sa)->sin_port);
+		snprintf(buf, len, "%s:%u", tmp, (unsigned)port);
+	} else {
+		port = ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
+		snprintf(buf, len, "[%s]:%u", tmp, (unsigned)port);
+	}
+}
+
+bool netaddr_equal(const struct netaddr *a, const struct netaddr *b)
+{
+	size_t n = a->family == AF_INET ? 4 : 16;
+
+	return a->family == b->family && memcmp(a->bytes, b->bytes, n) == 0;
+}
+
+bool netaddr_from_sockaddr(const struct sockaddr *sa, struct netaddr *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)sa;
+
+		out->family = AF_INET;
+		memcpy(out->bytes, &sin->sin_addr, 4);
+		return true;
+	}
+	if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *sin6 =
+		    (const struct sockaddr_in6 *)sa;
+
+		out->family = AF_INET6;
+		memcpy(out->bytes, &sin6->sin6_addr, 16);
+		return true;
+	}
+	return false;
+}
+
+bool netaddr_cidr_contains(const struct netcidr *c, const struct netaddr *a)
+{
+	unsigned max = c->addr.family == AF_INET ? 32 : 128;
+
+	if (c->addr.family != a->family || c->prefix > max)
+		return false;
+	return prefix_match(a->bytes, c->addr.bytes, c->prefix);
+}
+
+bool netaddr_is_internal(const struct netaddr *a)
+{
+	struct netaddr v4;
+
+	if (a->family == AF_INET)
+		return in_ranges(a, internal4,
+				 sizeof(internal4) / sizeof(internal4[0]));
+	if (a->family != AF_INET6)
+		return true; /* not an address we know: never admit it */
+	if (is_mapped(a, &v4))
+		return netaddr_is_internal(&v4);
+	return in_ranges(a, internal6,
+			 sizeof(internal6) / sizeof(internal6[0]));
+}
+
+bool netaddr_admissible(const struct netaddr *a, const struct netcidr *allow,
+			size_t n_allow)
+{
+	struct netaddr v4;
+	bool mapped;
+
+	if (!netaddr_is_internal(a))
+		return true;
+	mapped = is_mapped(a, &v4);
+	for (size_t i = 0; i < n_allow; i++) {
+		if (netaddr_cidr_contains(&allow[i], a))
+			return true;
+		if (mapped && netaddr_cidr_contains(&allow[i], &v4))
+			return true;
+	}
+	return false;
+}
