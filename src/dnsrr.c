@@ -445,3 +445,33 @@ int dnsmsg_svcb_hints(const uint8_t *rdata, size_t rdlen,
 	}
 	return 0;
 }
+
+int dnsmsg_cache_ttl(const uint8_t *ans, size_t len, uint32_t *ttl)
+{
+	struct dns_reader r;
+	struct msg_head h;
+	uint32_t min = UINT32_MAX;
+	uint16_t rcode;
+
+	dns_reader_init(&r, ans, len);
+	if (read_head(&r, &h) < 0 || skip_questions(&r, h.qd) < 0)
+		return -EBADMSG;
+	rcode = DNS_RCODE(h.flags);
+	if ((h.flags & DNS_FLAG_TC) ||
+	    (rcode != DNS_RCODE_NOERROR && rcode != DNS_RCODE_NXDOMAIN))
+		return -ENOENT;
+	for (uint32_t i = 0; i < (uint32_t)h.an + h.ns; i++) {
+		struct dns_rr rr;
+		uint8_t owner[DNS_MAX_NAME];
+
+		if (dns_read_rr(&r, i < h.an ? 1 : 2, &rr, owner) < 0)
+			return -EBADMSG;
+		if (rr.type != DNS_TYPE_OPT && ttl_value(rr.ttl) < min)
+			min = ttl_value(rr.ttl);
+	}
+	/* Nothing says how long an empty answer stays true. */
+	if (min == UINT32_MAX || min == 0)
+		return -ENOENT;
+	*ttl = min;
+	return 0;
+}

@@ -14,6 +14,12 @@
  * waiting client get its rewritten copy (invariant 2). A failed add, a
  * malformed answer or an upstream failure is SERVFAIL.
  *
+ * Answers are cached for their smallest TTL (capped at ttl.max). A hit
+ * takes the same road from the kernel step on: its addresses are offered
+ * to the sets again (the never-shorten map makes that free when their
+ * entries already live long enough, and puts them back when the set was
+ * flushed), and the client's copy carries TTLs reduced by the entry's age.
+ *
  * Ownership: a struct pending owns its waiting rqueries and its copy of
  * the answer; free_pending() releases all of it. An rquery is freed after
  * its reply is sent or when its transport cancels it. */
@@ -21,9 +27,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/queue.h>
+#include <time.h>
 
 #include <event2/event.h>
 
+#include "dnsfence/cache.h"
 #include "dnsfence/dnsmsg.h"
 #include "dnsfence/log.h"
 #include "dnsfence/policy.h"
@@ -35,6 +43,8 @@
 #define PENDING_BUCKETS 4096 /* power of two */
 #define KEY_MAX		(DNS_MAX_NAME + 6)
 #define SNOOP_MAX	512
+#define CACHE_ENTRIES	10000
+#define CACHE_BYTES	(4u << 20)
 
 struct pending;
 
@@ -51,6 +61,11 @@ struct rquery {
 
 TAILQ_HEAD(rquery_list, rquery);
 
+struct keep_ctx {
+	struct resolver *r;
+	uint32_t age;
+};
+
 struct pending {
 	struct pending *hnext;
 	TAILQ_ENTRY(pending) all;
@@ -59,8 +74,10 @@ struct pending {
 	uint8_t key[KEY_MAX];
 	size_t keylen;
 	struct rquery_list waiters;
-	uint8_t *answer;
+	uint8_t *answer; /* owned, or hit->answer */
 	size_t answer_len;
+	const struct cache_entry *hit; /* a cache hit: its reference */
+	uint32_t age;		       /* seconds since the hit was stored */
 	uint8_t qname[DNS_MAX_NAME];
 	size_t qname_len;
 };
@@ -71,6 +88,7 @@ struct resolver {
 	const struct policy *pol;
 	struct upstream *up;
 	struct sets *sets;
+	struct cache *cache;
 	struct pending *table[PENDING_BUCKETS];
 	TAILQ_HEAD(, pending) pendings;
 	uint8_t out[DNS_MAX_UDP + 1];
@@ -97,6 +115,13 @@ static void on_upstream(void *arg, int status, const uint8_t *answer,
 static void on_sets_done(void *arg, int status);
 static void finish_pending(struct pending *p, int status);
 static void answer_one(struct pending *p, struct rquery *rq);
+static ssize_t render(struct resolver *r, const uint8_t *answer, size_t len,
+		      uint32_t age, const struct rquery *rq);
+static struct rquery *serve_hit(struct resolver *r, struct rquery *rq,
+				const struct cache_entry *hit, uint64_t now);
+static void cache_answer(struct pending *p, const uint8_t *answer, size_t len,
+			 const struct dns_addr *addrs, size_t n);
+static uint64_t now_ms(void);
 static void fail_one(struct resolver *r, struct rquery *rq);
 static bool keep_rr(struct dns_rr *rr, void *arg);
 static int hint_admissible(const struct netaddr *a, void *arg);
@@ -120,6 +145,11 @@ struct resolver *resolver_new(struct event_base *base, const struct config *cfg,
 	r->up = up;
 	r->sets = sets;
 	TAILQ_INIT(&r->pendings);
+	r->cache = cache_new(CACHE_ENTRIES, CACHE_BYTES);
+	if (r->cache == NULL) {
+		free(r);
+		return NULL;
+	}
 	return r;
 }
 
@@ -150,6 +180,7 @@ void resolver_free(struct resolver *r)
 		pending_unlink(p);
 		free_pending(p);
 	}
+	cache_free(r->cache);
 	free(r);
 }
 
@@ -160,8 +191,10 @@ struct rquery *resolver_handle(struct resolver *r, const uint8_t *msg,
 {
 	struct dns_query q;
 	enum dns_parse pr;
+	const struct cache_entry *hit;
 	struct rquery *rq;
 	struct pending *p;
+	uint64_t now;
 	uint8_t key[KEY_MAX];
 	size_t keylen;
 	ssize_t n;
@@ -216,6 +249,10 @@ struct rquery *resolver_handle(struct resolver *r, const uint8_t *msg,
 	rq->ctx = ctx;
 
 	keylen = make_key(&q, key);
+	now = now_ms();
+	hit = cache_get(r->cache, key, keylen, now);
+	if (hit != NULL)
+		return serve_hit(r, rq, hit, now);
 	p = pending_find(r, key, keylen);
 	if (p != NULL) {
 		stats_inc(STAT_COALESCED);
@@ -393,7 +430,10 @@ static void free_pending(struct pending *p)
 		free(rq);
 	}
 	TAILQ_REMOVE(&p->r->pendings, p, all);
-	free(p->answer);
+	if (p->hit != NULL)
+		cache_release(p->r->cache, p->hit);
+	else
+		free(p->answer);
 	free(p);
 }
 
@@ -449,6 +489,7 @@ static void on_upstream(void *arg, int status, const uint8_t *answer,
 			 "answer and the sets",
 			 name, astr);
 	}
+	cache_answer(p, answer, len, keep, nkeep);
 	if (r->sets == NULL || nkeep == 0) {
 		finish_pending(p, 0);
 		return;
@@ -491,24 +532,110 @@ static size_t client_max(const struct rquery *rq)
 	return max > DNS_EDNS_UDPSIZE ? DNS_EDNS_UDPSIZE : max;
 }
 
-static void answer_one(struct pending *p, struct rquery *rq)
+/* The client's copy of an answer, into r->out: TTLs reduced by age (a
+ * cache hit) and capped, internal addresses left out. */
+static ssize_t render(struct resolver *r, const uint8_t *answer, size_t len,
+		      uint32_t age, const struct rquery *rq)
 {
-	struct resolver *r = p->r;
+	struct keep_ctx kc = {.r = r, .age = age};
 	ssize_t n;
 
-	n = dnsmsg_rewrite_answer(p->answer, p->answer_len, &rq->q,
-				  client_max(rq), keep_rr, r, r->out,
-				  sizeof(r->out));
+	n = dnsmsg_rewrite_answer(answer, len, &rq->q, client_max(rq), keep_rr,
+				  &kc, r->out, sizeof(r->out));
 	if (n < 0) {
 		stats_inc(STAT_BAD_ANSWER);
-		fail_one(r, rq);
-		return;
+		return n;
 	}
 	stats_inc(STAT_ANSWERS);
 	if ((r->out[2] & (DNS_FLAG_TC >> 8)) != 0)
 		stats_inc(STAT_TRUNCATED);
-	rq->fn(rq->ctx, rq, (struct sockaddr *)&rq->peer, rq->peerlen, r->out,
-	       (size_t)n);
+	return n;
+}
+
+static void answer_one(struct pending *p, struct rquery *rq)
+{
+	ssize_t n = render(p->r, p->answer, p->answer_len, p->age, rq);
+
+	if (n < 0) {
+		fail_one(p->r, rq);
+		return;
+	}
+	rq->fn(rq->ctx, rq, (struct sockaddr *)&rq->peer, rq->peerlen,
+	       p->r->out, (size_t)n);
+}
+
+/* A cache hit still waits for the kernel when it hands out addresses;
+ * otherwise it is answered at once. Takes over rq and the hit. */
+static struct rquery *serve_hit(struct resolver *r, struct rquery *rq,
+				const struct cache_entry *hit, uint64_t now)
+{
+	struct dns_addr aged[SNOOP_MAX];
+	uint32_t age = (uint32_t)((now - hit->stored_ms) / 1000);
+	struct pending *p = NULL;
+	size_t n = hit->n_addrs;
+	ssize_t len;
+
+	if (r->sets != NULL && n > 0)
+		p = calloc(1, sizeof(*p));
+	if (p == NULL) {
+		if (r->sets == NULL || n == 0)
+			len = render(r, hit->answer, hit->len, age, rq);
+		else
+			len = -ENOMEM;
+		cache_release(r->cache, hit);
+		if (len < 0)
+			fail_one(r, rq);
+		else
+			rq->fn(rq->ctx, NULL, (struct sockaddr *)&rq->peer,
+			       rq->peerlen, r->out, (size_t)len);
+		free(rq);
+		return NULL;
+	}
+	p->r = r;
+	p->hit = hit;
+	p->answer = (uint8_t *)(uintptr_t)hit->answer;
+	p->answer_len = hit->len;
+	p->age = age;
+	TAILQ_INIT(&p->waiters);
+	TAILQ_INSERT_TAIL(&r->pendings, p, all);
+	rq->p = p;
+	TAILQ_INSERT_TAIL(&p->waiters, rq, link);
+	if (n > SNOOP_MAX)
+		n = SNOOP_MAX;
+	for (size_t i = 0; i < n; i++) {
+		aged[i] = hit->addrs[i];
+		aged[i].ttl = aged[i].ttl > age ? aged[i].ttl - age : 0;
+	}
+	if (sets_add(r->sets, aged, n, on_sets_done, p) != 0) {
+		/* Not queued: answer from here, as a failure. */
+		TAILQ_REMOVE(&p->waiters, rq, link);
+		free_pending(p);
+		fail_one(r, rq);
+		free(rq);
+		return NULL;
+	}
+	return rq;
+}
+
+static void cache_answer(struct pending *p, const uint8_t *answer, size_t len,
+			 const struct dns_addr *addrs, size_t n)
+{
+	uint32_t ttl;
+
+	if (dnsmsg_cache_ttl(answer, len, &ttl) != 0)
+		return;
+	if (ttl > p->r->cfg->ttl_max)
+		ttl = p->r->cfg->ttl_max;
+	(void)cache_put(p->r->cache, p->key, p->keylen, answer, len, addrs, n,
+			ttl, now_ms());
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 static void fail_one(struct resolver *r, struct rquery *rq)
@@ -539,9 +666,13 @@ static int hint_admissible(const struct netaddr *a, void *arg)
  * entry can live. */
 static bool keep_rr(struct dns_rr *rr, void *arg)
 {
-	struct resolver *r = arg;
+	const struct keep_ctx *kc = arg;
+	struct resolver *r = kc->r;
 	struct netaddr a;
 
+	if (rr->ttl > 0x7fffffffu) /* RFC 2181 section 8 */
+		rr->ttl = 0;
+	rr->ttl = rr->ttl > kc->age ? rr->ttl - kc->age : 0;
 	if (rr->ttl > r->cfg->ttl_max)
 		rr->ttl = r->cfg->ttl_max;
 	switch (rr->type) {

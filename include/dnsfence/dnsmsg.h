@@ -233,6 +233,11 @@ struct dns_addr {
  * count found (may exceed cap: then -E2BIG). -EBADMSG if malformed. */
 int dnsmsg_snoop(const uint8_t *ans, size_t len, const uint8_t *qname,
 		 size_t qname_len, struct dns_addr *out, size_t cap, size_t *n);
+/* How long an upstream answer may be served from a cache: the smallest
+ * TTL of its answer and authority records. -ENOENT when it must not be
+ * cached (TC set, an rcode other than NOERROR/NXDOMAIN, no records, a TTL
+ * of 0), -EBADMSG when malformed. */
+int dnsmsg_cache_ttl(const uint8_t *ans, size_t len, uint32_t *ttl);
 /* Call fn for every ipv4hint/ipv6hint address in SVCB/HTTPS rdata
  * (uncompressed target name expected, as RFC 9460 requires). Stops and
  * returns fn's non-zero value; -EBADMSG if the rdata is malformed. */
