@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* fwexec: the firewall module's hands. It runs iptables-save and
+ * iptables-restore (nft or legacy, IPv4 or IPv6) by absolute path with
+ * posix_spawn and an explicit argv and environment: no shell, no PATH
+ * lookup, no locale. stdin, stdout and stderr are anonymous memfds rather
+ * than pipes: the child can write any amount without the parent polling
+ * two pipes while feeding a third, so there is no deadlock to get wrong,
+ * and nothing touches the disk.
+ *
+ * Backend choice: iptables-nft and iptables-legacy program different
+ * kernel tables that both filter every packet, so rules split across the
+ * two cannot be verified by reading one of them. We use the backend that
+ * already holds rules in this namespace (ours from an earlier setup, or
+ * Docker's nat rules), else the one the `iptables` alternative points to,
+ * and refuse when both hold rules. */
+#include <errno.h>
+#include <limits.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "dnsfence/fwexec.h"
+#include "dnsfence/log.h"
+
+#define FWEXEC_MAX_OUTPUT (64u << 20)
+
+static const char *find_binary(const char *name, char *buf, size_t len);
+static int memfd_with(const char *name, const char *text);
+static int read_memfd(int fd, char **out);
+static int wait_child(pid_t pid, int *status);
+static int backend_has_rules(enum fwexec_backend b, bool *has);
+
+const char *fwexec_name(enum fwexec_backend b, int family, enum fwexec_tool t)
+{
+	static const char *const names[2][2][2] = {
+	    {{"iptables-nft-save", "iptables-nft-restore"},
+	     {"ip6tables-nft-save", "ip6tables-nft-restore"}},
+	    {{"iptables-legacy-save", "iptables-legacy-restore"},
+	     {"ip6tables-legacy-save", "ip6tables-legacy-restore"}},
+	};
+
+	return names[b == FWEXEC_LEGACY][family == AF_INET6]
+		    [t == FWEXEC_RESTORE];
+}
+
+const char *fwexec_backend_name(enum fwexec_backend b)
+{
+	return b == FWEXEC_LEGACY ? "iptables-legacy" : "iptables-nft";
+}
+
+/* The binaries live in /usr/sbin on merged-/usr systems and in /sbin on
+ * older ones; never anywhere PATH would lead. */
+static const char *find_binary(const char *name, char *buf, size_t len)
+{
+	static const char *const dirs[] = {"/usr/sbin/", "/sbin/"};
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(buf, len, "%s%s", dirs[i], name);
+		if (access(buf, X_OK) == 0)
+			return buf;
+	}
+	return NULL;
+}
+
+static int memfd_with(const char *name, const char *text)
+{
+	size_t len = text ? strlen(text) : 0, done = 0;
+	int fd = memfd_create(name, MFD_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	while (done < len) {
+		ssize_t n = write(fd, text + done, len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = -errno;
+
+			close(fd);
+			return e;
+		}
+		done += (size_t)n;
+	}
+	if (lseek(fd, 0, SEEK_SET) < 0) {
+		int e = -errno;
+
+		close(fd);
+		return e;
+	}
+	return fd;
+}
+
+static int read_memfd(int fd, char **out)
+{
+	struct stat st;
+	char *buf = NULL;
+	size_t len, done = 0;
+	int ret = 0;
+
+	if (fstat(fd, &st) < 0 || lseek(fd, 0, SEEK_SET) < 0)
+		return -errno;
+	if (st.st_size < 0 ||
+	    (unsigned long long)st.st_size > FWEXEC_MAX_OUTPUT)
+		return -EFBIG;
+	len = (size_t)st.st_size;
+	buf = malloc(len + 1);
+	if (!buf)
+		return -ENOMEM;
+	while (done < len) {
+		ssize_t n = read(fd, buf + done, len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = -errno;
+			goto out;
+		}
+		if (n == 0)
+			break;
+		done += (size_t)n;
+	}
+	buf[done] = '\0';
+	*out = buf;
+	buf = NULL;
+out:
+	free(buf);
+	return ret;
+}
+
+static int wait_child(pid_t pid, int *status)
+{
+	while (waitpid(pid, status, 0) < 0) {
+		if (errno != EINTR)
+			return -errno;
+	}
+	return 0;
+}
+
+int fwexec_run(const char *name, const char *const *args, const char *input,
+	       char **out, char **errout)
+{
+	static char *const envp[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin",
+				     "LC_ALL=C", NULL};
+	char path[PATH_MAX], *argv[16];
+	posix_spawn_file_actions_t fa;
+	bool fa_init = false;
+	int fd_in = -1, fd_out = -1, fd_err = -1, status = 0, ret, n = 0;
+	pid_t pid;
+
+	if (out)
+		*out = NULL;
+	if (errout)
+		*errout = NULL;
+	if (!find_binary(name, path, sizeof(path))) {
+		log_debug("firewall", "%s: not found in /usr/sbin or /sbin",
+			  name);
+		return -ENOENT;
+	}
+	argv[n++] = path;
+	for (; args && *args && n < 15; args++)
+		argv[n++] = (char *)*args;
+	argv[n] = NULL;
+
+	fd_in = memfd_with("fw-stdin", input);
+	if (fd_in < 0) {
+		ret = fd_in;
+		fd_in = -1;
+		goto out;
+	}
+	fd_out = memfd_create("fw-stdout", MFD_CLOEXEC);
+	fd_err = memfd_create("fw-stderr", MFD_CLOEXEC);
+	if (fd_out < 0 || fd_err < 0) {
+		ret = -errno;
+		goto out;
+	}
+	ret = -posix_spawn_file_actions_init(&fa);
+	if (ret)
+		goto out;
+	fa_init = true;
+	ret = -posix_spawn_file_actions_adddup2(&fa, fd_in, 0);
+	if (!ret)
+		ret = -posix_spawn_file_actions_adddup2(&fa, fd_out, 1);
+	if (!ret)
+		ret = -posix_spawn_file_actions_adddup2(&fa, fd_err, 2);
+	if (ret)
+		goto out;
+	ret = -posix_spawn(&pid, path, &fa, NULL, argv, envp);
+	if (ret) {
+		log_debug("firewall", "%s: cannot start: %s", path,
+			  strerror(-ret));
+		goto out;
+	}
+	ret = wait_child(pid, &status);
+	if (ret)
+		goto out;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		ret = -EPROTO;
+		if (errout && read_memfd(fd_err, errout) < 0)
+			*errout = NULL;
+		goto out;
+	}
+	if (out)
+		ret = read_memfd(fd_out, out);
+out:
+	if (fa_init)
+		posix_spawn_file_actions_destroy(&fa);
+	if (fd_in >= 0)
+		close(fd_in);
+	if (fd_out >= 0)
+		close(fd_out);
+	if (fd_err >= 0)
+		close(fd_err);
+	return ret;
+}
+
+bool fwexec_save_has_rules(const char *text)
+{
+	const char *p = text ? text : "";
+
+	while (*p) {
+		const char *eol = strchr(p, '\n');
+		size_t len = eol ? (size_t)(eol - p) : strlen(p);
+
+		if (len > 0 && p[0] == ':') {
+			/* ":NAME POLICY [p:b]": only built-in chains with
+			 * ACCEPT are "empty"; user chains print "-". */
+			const char *sp = memchr(p, ' ', len);
+
+			if (!sp || strncmp(sp + 1, "ACCEPT ", 7) != 0)
+				return true;
+		} else if (len > 0 && p[0] != '#' && p[0] != '*' &&
+			   !(len == 6 && strncmp(p, "COMMIT", 6) == 0)) {
+			return true;
+		}
+		p += len + (eol ? 1 : 0);
+	}
+	return false;
+}
+
+static int backend_has_rules(enum fwexec_backend b, bool *has)
+{
+	static const int families[] = {AF_INET, AF_INET6};
+	int ret = -ENOENT;
+
+	*has = false;
+	for (size_t i = 0; i < 2; i++) {
+		char *text = NULL;
+		int r = fwexec_run(fwexec_name(b, families[i], FWEXEC_SAVE),
+				   NULL, NULL, &text, NULL);
+
+		if (r == 0) {
+			ret = 0;
+			*has = *has || fwexec_save_has_rules(text);
+		}
+		free(text);
+	}
+	return ret;
+}
+
+int fwexec_backend(enum fwexec_backend *out, char *err, size_t errlen)
+{
+	char path[PATH_MAX], real[PATH_MAX];
+	bool nft = false, legacy = false;
+	int r_nft, r_legacy;
+
+	r_nft = backend_has_rules(FWEXEC_NFT, &nft);
+	r_legacy = backend_has_rules(FWEXEC_LEGACY, &legacy);
+	if (nft && legacy) {
+		snprintf(err, errlen,
+			 "both iptables backends hold rules in this network "
+			 "namespace (iptables-nft-save and "
+			 "iptables-legacy-save both list some): rules split "
+			 "across two backends cannot be verified; remove one "
+			 "backend's rules first");
+		return -EEXIST;
+	}
+	if (nft || legacy) {
+		*out = nft ? FWEXEC_NFT : FWEXEC_LEGACY;
+		return 0;
+	}
+	if (r_nft < 0 && r_legacy < 0) {
+		snprintf(err, errlen,
+			 "no working iptables-nft-save or iptables-legacy-save "
+			 "in /usr/sbin or /sbin");
+		return -ENOENT;
+	}
+	*out = FWEXEC_NFT;
+	if (r_nft < 0) {
+		*out = FWEXEC_LEGACY;
+	} else if (r_legacy == 0 &&
+		   find_binary("iptables", path, sizeof(path)) &&
+		   realpath(path, real) && strstr(real, "legacy")) {
+		*out = FWEXEC_LEGACY;
+	}
+	return 0;
+}

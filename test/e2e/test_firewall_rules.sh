@@ -1,0 +1,168 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The firewall module against the real kernel, in a network namespace of
+# its own, driven by test/bench/bench_fwtool (not the daemon): apply puts
+# in the rules and the DROP policy for both families; a second apply
+# changes nothing (one jump, no duplicate rule); check is clean, then
+# reports exactly a deleted rule and a flipped policy; a foreign OUTPUT
+# rule survives apply and remove; a blocked connection fails at once
+# (TCP reset) and is counted; remove leaves no chain, no jump, policy
+# ACCEPT; rules in both iptables backends make apply refuse; a namespace
+# with IPv6 disabled still gets the ip6tables DROP policy (invariant 6).
+# Needs root; exits 77 (skip) otherwise.
+set -euo pipefail
+
+[ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 77; }
+if [ -z "${BENCH_FWTOOL:-}" ]; then
+	BENCH_FWTOOL=$(dirname "${DNSFENCE_BIN:?DNSFENCE_BIN or BENCH_FWTOOL}")/test/bench_fwtool
+fi
+[ -x "$BENCH_FWTOOL" ] || { echo "FAIL: no bench_fwtool at $BENCH_FWTOOL"; exit 1; }
+
+ns=dffw$$
+ns6=dffw$$-no6
+tmp=$(mktemp -d)
+trap 'ip netns del "$ns" 2>/dev/null || true; ip netns del "$ns6" 2>/dev/null || true; rm -rf "$tmp"' EXIT
+ip netns add "$ns"
+in_ns() { ip netns exec "$ns" "$@"; }
+fail() { echo "FAIL: $*"; exit 1; }
+ok() { echo "ok   $*"; }
+UID_DNS=4242
+conf=$tmp/fw.json
+cat >"$conf" <<'JSON'
+{
+  "upstreams": ["198.18.0.1", "[2001:db8::1]:53"],
+  "ports": ["tcp/80", "tcp/443", "udp/443", "tcp/8000-8080"],
+  "allow_cidrs": ["198.18.5.0/24", "2001:db8:5::/48"]
+}
+JSON
+fw() { in_ns "$BENCH_FWTOOL" "$1" "$conf" "$UID_DNS"; }
+save4() { in_ns iptables-save -t filter 2>/dev/null | grep -v '^#'; }
+save6() { in_ns ip6tables-save -t filter 2>/dev/null | grep -v '^#'; }
+
+# The sets belong to the sets module; the rules only need them to exist.
+in_ns ip link set lo up
+in_ns ipset create dnsfence4 hash:ip family inet timeout 0
+in_ns ipset create dnsfence6 hash:ip family inet6 timeout 0
+# A veth pair inside the namespace so that 198.18.0.0/24 has a route:
+# blocked traffic then meets our reject, not "network unreachable".
+in_ns ip link add dfa0 type veth peer name dfb0
+in_ns ip addr add 198.18.0.2/24 dev dfa0
+in_ns ip link set dfa0 up
+in_ns ip link set dfb0 up
+
+# A foreign rule, put there before us: apply and remove leave it alone.
+foreign='-A OUTPUT -d 198.51.100.7/32 -p tcp -m tcp --dport 25 -j DROP'
+in_ns iptables -A OUTPUT -d 198.51.100.7/32 -p tcp --dport 25 -j DROP
+
+# 1. apply: policy, jump first, every rendered rule, both families.
+fw apply || fail "apply"
+for fam in 4 6; do
+	if [ $fam = 4 ]; then s=$(save4); else s=$(save6); fi
+	grep -qx ':OUTPUT DROP \[[0-9]*:[0-9]*\]' <<<"$s" || fail "ipv$fam policy: $s"
+	[ "$(grep '^-A OUTPUT ' <<<"$s" | head -1)" = '-A OUTPUT -j DNSFENCE-OUT' ] ||
+		fail "ipv$fam: jump not first: $s"
+	want=$(fw render | awk -v f=$fam '/^\*filter/{n++} n==(f==4?1:2) && /^-A DNSFENCE-OUT /')
+	got=$(grep '^-A DNSFENCE-OUT ' <<<"$s")
+	[ "$want" = "$got" ] || fail "ipv$fam rules differ:
+--- rendered
+$want
+--- kernel
+$got"
+done
+grep -qx -- "$foreign" <<<"$(save4)" || fail "foreign rule gone after apply"
+grep -q -- '--icmpv6-type 135' <<<"$(save6)" || fail "no neighbour solicitation rule"
+ok "apply installs policy DROP, one jump first, every rule (ipv4 and ipv6)"
+
+# 2. apply again: nothing duplicated.
+before4=$(save4); before6=$(save6)
+fw apply || fail "second apply"
+[ "$(save4)" = "$before4" ] || fail "second apply changed ipv4: $(save4)"
+[ "$(save6)" = "$before6" ] || fail "second apply changed ipv6: $(save6)"
+[ "$(save4 | grep -c '^-A OUTPUT -j DNSFENCE-OUT$')" = 1 ] || fail "jump duplicated"
+ok "a second apply changes nothing (one jump, no duplicate rule)"
+
+# 3. check is clean.
+out=$(fw check) || fail "check after apply: $out"
+[ -z "$out" ] || fail "check printed: $out"
+ok "check exits 0 after apply"
+
+# 4. blocked traffic is refused at once and counted; other DNS too.
+start=$(date +%s%N)
+if in_ns timeout 5 bash -c 'exec 3<>/dev/tcp/198.18.0.99/22' 2>/dev/null; then
+	fail "connection to 198.18.0.99:22 was allowed"
+fi
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+[ "$ms" -lt 2000 ] || fail "blocked connect took ${ms} ms (not a reset)"
+# counter of the rule ending in $1, from iptables-save -c ("[pkts:bytes] -A ...")
+counter() { in_ns iptables-save -c -t filter | grep -- "$1\$" | sed -n 's/^\[\([0-9]*\):.*/\1/p'; }
+cnt=$(counter '-A DNSFENCE-OUT -p tcp -j REJECT --reject-with tcp-reset')
+[ "${cnt:-0}" -ge 1 ] || fail "reject counter did not count: $(in_ns iptables-save -c -t filter)"
+if in_ns timeout 5 bash -c 'exec 3<>/dev/tcp/198.18.0.1/53' 2>/dev/null; then
+	fail "root reached the upstream's DNS port"
+fi
+dns=$(counter '-A DNSFENCE-OUT -p tcp -m conntrack --ctorigdstport 53 -j REJECT --reject-with tcp-reset')
+[ "${dns:-0}" -ge 1 ] || fail "DNS from another uid was not rejected by the DNS rule"
+ok "blocked connect refused in ${ms} ms and counted; DNS from another uid rejected"
+
+# 5. drift: a deleted rule is reported exactly; so is a flipped policy.
+in_ns iptables -D DNSFENCE-OUT -o lo -j ACCEPT
+set +e; out=$(fw check); rc=$?; set -e
+[ $rc = 1 ] || fail "check after delete: rc $rc: $out"
+[ "$out" = 'ipv4: rule missing: -A DNSFENCE-OUT -o lo -j ACCEPT' ] || fail "check said: $out"
+in_ns ip6tables -P OUTPUT ACCEPT
+set +e; out=$(fw check); rc=$?; set -e
+[ $rc = 1 ] || fail "check after policy flip: rc $rc"
+grep -qx 'ipv6: OUTPUT policy is ACCEPT, expected DROP' <<<"$out" || fail "policy not reported: $out"
+in_ns iptables -A OUTPUT -j DNSFENCE-OUT
+set +e; out=$(fw check); rc=$?; set -e
+grep -qx 'ipv4: jump from OUTPUT to DNSFENCE-OUT appears 2 times' <<<"$out" || fail "double jump not reported: $out"
+fw apply || fail "re-apply after drift"
+out=$(fw check) || fail "check after re-apply: $out"
+[ "$(save4 | grep -c '^-A OUTPUT -j DNSFENCE-OUT$')" = 1 ] || fail "re-apply left two jumps"
+ok "check reports a deleted rule, a flipped policy, a second jump; apply repairs them"
+
+# 6. remove: no chain, no jump, policy ACCEPT; the foreign rule stays.
+in_ns "$BENCH_FWTOOL" remove || fail "remove"
+for fam in 4 6; do
+	if [ $fam = 4 ]; then s=$(save4); else s=$(save6); fi
+	grep -q DNSFENCE <<<"$s" && fail "ipv$fam: left over after remove: $s"
+	grep -qx ':OUTPUT ACCEPT \[[0-9]*:[0-9]*\]' <<<"$s" || fail "ipv$fam policy after remove: $s"
+done
+grep -qx -- "$foreign" <<<"$(save4)" || fail "foreign rule gone after remove"
+in_ns "$BENCH_FWTOOL" remove || fail "second remove"
+ok "remove leaves no chain, no jump, policy ACCEPT, foreign rule in place"
+
+# 7. rules in both backends: apply refuses and says why.
+in_ns iptables-legacy -A OUTPUT -d 198.51.100.8/32 -j ACCEPT
+set +e; out=$(fw apply 2>&1); rc=$?; set -e
+[ $rc != 0 ] || fail "apply accepted rules in both backends"
+grep -q 'both iptables backends hold rules' <<<"$out" || fail "unclear refusal: $out"
+save4 | grep -q DNSFENCE && fail "apply installed rules despite refusing"
+ok "apply refuses when iptables-nft and iptables-legacy both hold rules"
+
+# 8. IPv6 disabled in the namespace: the ip6tables DROP policy and chain
+# are installed all the same.
+ip netns add "$ns6"
+ip netns exec "$ns6" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+ip netns exec "$ns6" sysctl -qw net.ipv6.conf.default.disable_ipv6=1
+ip netns exec "$ns6" ipset create dnsfence4 hash:ip family inet timeout 0
+ip netns exec "$ns6" ipset create dnsfence6 hash:ip family inet6 timeout 0
+ip netns exec "$ns6" "$BENCH_FWTOOL" apply "$conf" "$UID_DNS" || fail "apply without IPv6"
+s=$(ip netns exec "$ns6" ip6tables-save -t filter)
+grep -qx ':OUTPUT DROP \[[0-9]*:[0-9]*\]' <<<"$s" || fail "no ip6tables DROP without IPv6: $s"
+out=$(ip netns exec "$ns6" "$BENCH_FWTOOL" check "$conf" "$UID_DNS") || fail "check without IPv6: $out"
+ok "IPv6 disabled: ip6tables policy DROP and rules installed and checked"
+
+# 9. audit mode and a loopback upstream (Docker's 127.0.0.11) render in
+# the kernel's own form too: apply verifies, check is clean, and the
+# chain ends in a logging accept.
+audit=$tmp/audit.json
+cat >"$audit" <<'JSON'
+{"mode": "audit", "upstreams": ["127.0.0.11"], "listen": ["127.0.0.1:53", "0.0.0.0:5353"]}
+JSON
+ip netns exec "$ns6" "$BENCH_FWTOOL" apply "$audit" 0 || fail "audit apply"
+out=$(ip netns exec "$ns6" "$BENCH_FWTOOL" check "$audit" 0) || fail "audit check: $out"
+s=$(ip netns exec "$ns6" iptables-save -t filter | grep '^-A DNSFENCE-OUT' | tail -2)
+[ "$s" = '-A DNSFENCE-OUT -j NFLOG --nflog-prefix dnsfence-audit
+-A DNSFENCE-OUT -j ACCEPT' ] || fail "audit chain ends with: $s"
+ok "audit mode and a loopback upstream: applied, verified, ends in NFLOG + ACCEPT"
