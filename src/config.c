@@ -722,7 +722,7 @@ static int h_user(struct pctx *p, const struct key_spec *k, const cJSON *v)
 {
 	char buf[16];
 	const char *s = k->defs[0];
-	double d;
+	double d = 0;
 	int rc;
 
 	if (v != NULL && cJSON_IsNumber(v)) {

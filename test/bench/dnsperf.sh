@@ -1,0 +1,364 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# dnsperf against dnsfence and against dnsmasq (--server=/zone/upstream
+# --address=/#/ --ipset=/zone/set4,set6) on the same nsd upstream, in one
+# run, in a fresh network namespace on loopback. Three workloads: unique
+# names (forward + set insert), cached names (1,000 names, TTL 86400),
+# denied names. Prints qps for each daemon, the ratios dnsfence/dnsmasq,
+# dnsfence's peak RSS (VmHWM) and its live set entries. Root only. Not a
+# test: nothing here asserts a timing. See test/bench/README.md.
+#
+#   test/bench/dnsperf.sh [--duration S] [--names N] [--outstanding Q]
+#                         [--clients C] [--out FILE] [--profile DIR]
+#
+#   DNSFENCE_BIN   the daemon (default: build/dnsfence; built if missing)
+#   DNSMASQ_EXTRA  extra dnsmasq flags (e.g. --dns-forward-max=1000)
+#   BENCH_KEEP=1   keep the temp dir (zones, configs, logs, dnsperf output)
+#
+# --profile DIR: run only dnsfence, only the unique-names workload, under
+# `perf record -g` (or callgrind if perf cannot count), and write the
+# reports into DIR. Its qps is perturbed by the profiler: not a result.
+set -euo pipefail
+
+DURATION=10
+NAMES=130000         # unique names; 198.18.0.0/15 holds 131072 addresses
+CACHED=1000
+DENIED=100000
+OUTSTANDING=500
+CLIENTS=8
+OUT=""
+PROFILE=""
+
+usage() { sed -n '2,21s/^# \{0,1\}//p' "$0"; }
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--duration) DURATION=$2; shift 2 ;;
+	--names) NAMES=$2; shift 2 ;;
+	--outstanding) OUTSTANDING=$2; shift 2 ;;
+	--clients) CLIENTS=$2; shift 2 ;;
+	--out) OUT=$2; shift 2 ;;
+	--profile) PROFILE=$2; shift 2 ;;
+	-h | --help) usage; exit 0 ;;
+	*) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
+	esac
+done
+[ "$NAMES" -ge 1000 ] && [ "$NAMES" -le 131000 ] ||
+	{ echo "--names must be 1000..131000 (one IPv4 of 198.18.0.0/15 each)" >&2; exit 2; }
+
+[ "$(id -u)" = 0 ] || { echo "needs root (network namespaces, ipsets)" >&2; exit 77; }
+for t in ip ipset nsd dnsperf dnsmasq dig awk; do
+	command -v "$t" >/dev/null 2>&1 || { echo "'$t' is not installed" >&2; exit 2; }
+done
+
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(cd "$here/../.." && pwd)
+DNSFENCE_BIN=${DNSFENCE_BIN:-$src/build/dnsfence}
+if [ ! -x "$DNSFENCE_BIN" ]; then
+	echo "building $DNSFENCE_BIN (Release)" >&2
+	cmake -S "$src" -B "$src/build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+	cmake --build "$src/build" --target dnsfence -j"$(nproc)" >/dev/null
+	DNSFENCE_BIN=$src/build/dnsfence
+fi
+
+ns=dfbench$$
+tmp=$(mktemp -d /tmp/dfbench.XXXXXX)
+pids=()
+cleanup() {
+	local rc=$? p
+	set +e
+	trap - EXIT INT TERM
+	for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
+	sleep 0.2
+	for p in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+	ip netns del "$ns" 2>/dev/null
+	if [ "${BENCH_KEEP:-0}" = 1 ]; then echo "kept $tmp" >&2; else rm -rf "$tmp"; fi
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+in_ns() { ip netns exec "$ns" "$@"; }
+say() { printf '== %s\n' "$*" >&2; }
+
+ip netns add "$ns"
+ip -n "$ns" link set lo up
+
+# --- zones and query files --------------------------------------------------
+
+say "generating zones ($NAMES unique, $CACHED cached names) and query files"
+mkdir -p "$tmp/zones"
+soa() {
+	printf '$ORIGIN %s.\n$TTL %s\n' "$1" "$2"
+	printf '@ IN SOA ns.%s. hostmaster.%s. 1 3600 600 86400 1\n' "$1" "$1"
+	printf '@ IN NS ns.%s.\nns IN A 127.0.0.1\n' "$1"
+}
+# n<i>.uniq.bench.test: A 198.18.0.0 + i, AAAA 2001:db8::<i>, TTL 1.
+{
+	soa uniq.bench.test 1
+	awk -v n="$NAMES" 'BEGIN { for (i = 1; i <= n; i++)
+		printf "n%d IN A 198.%d.%d.%d\nn%d IN AAAA 2001:db8::%x:%x\n", i,
+			18 + int(i / 65536), int(i / 256) % 256, i % 256, i, int(i / 65536), i % 65536 }'
+} >"$tmp/zones/uniq.bench.test.zone"
+# c<i>.cached.bench.test: A 198.19.252.0 + i, AAAA 2001:db8:1::<i>, TTL 86400
+# (above every unique address: the sets see distinct entries).
+{
+	soa cached.bench.test 86400
+	awk -v n="$CACHED" 'BEGIN { for (i = 0; i < n; i++)
+		printf "c%d IN A 198.19.%d.%d\nc%d IN AAAA 2001:db8:1::%x\n", i,
+			252 + int(i / 256), i % 256, i, i }'
+} >"$tmp/zones/cached.bench.test.zone"
+
+# Unique: every name once, A then AAAA; dnsperf runs through it at most
+# once (-n 1), so no (name, type) is ever asked twice.
+awk -v n="$NAMES" 'BEGIN { for (i = 1; i <= n; i++)
+	printf "n%d.uniq.bench.test A\nn%d.uniq.bench.test AAAA\n", i, i }' >"$tmp/q-unique"
+awk -v n="$CACHED" 'BEGIN { for (i = 0; i < n; i++)
+	printf "c%d.cached.bench.test A\nc%d.cached.bench.test AAAA\n", i, i }' >"$tmp/q-cached"
+awk -v n="$DENIED" 'BEGIN { for (i = 0; i < n; i++)
+	printf "d%d.denied.bench.test A\n", i }' >"$tmp/q-denied"
+
+cat >"$tmp/nsd.conf" <<EOF
+server:
+  ip-address: 127.0.0.1@5300
+  port: 5300
+  username: ""
+  chroot: ""
+  zonesdir: "$tmp/zones"
+  database: ""
+  pidfile: "$tmp/nsd.pid"
+  logfile: "$tmp/nsd.log"
+  xfrdfile: "$tmp/xfrd.state"
+  xfrdir: "$tmp"
+  zonelistfile: "$tmp/zone.list"
+  cookie-secret-file: "$tmp/nsd_cookiesecrets.txt"
+  server-count: 1
+  verbosity: 1
+  hide-version: yes
+  # No response rate limiting: the cached workload asks the same 2,000
+  # questions over and over, and RRL would truncate (slip) them.
+  rrl-ratelimit: 0
+  rrl-whitelist-ratelimit: 0
+  # A burst of hundreds of upstream queries must not overflow nsd's
+  # socket (a drop costs a c-ares retry, 1.7 s with dnsfence's defaults).
+  receive-buffer-size: 8388608
+  send-buffer-size: 8388608
+remote-control:
+  control-enable: no
+zone:
+  name: uniq.bench.test
+  zonefile: uniq.bench.test.zone
+zone:
+  name: cached.bench.test
+  zonefile: cached.bench.test.zone
+EOF
+
+# poll TENTHS CMD...: run CMD every 0.1 s until it succeeds.
+poll() {
+	local n=$1
+	shift
+	until "$@" >/dev/null 2>&1; do
+		n=$((n - 1))
+		[ "$n" -gt 0 ] || return 1
+		sleep 0.1
+	done
+}
+
+say "starting nsd on 127.0.0.1:5300"
+ip netns exec "$ns" nsd -d -c "$tmp/nsd.conf" >>"$tmp/nsd.stderr" 2>&1 &
+pids+=("$!")
+poll 300 in_ns dig +time=1 +tries=1 +norec -p 5300 @127.0.0.1 "n$NAMES.uniq.bench.test" A +short ||
+	{ echo "nsd did not answer within 30 s" >&2; cat "$tmp/nsd.stderr" "$tmp/nsd.log" >&2; exit 1; }
+
+# --- the two daemons --------------------------------------------------------
+
+daemon_pid=""
+fresh_sets() { # SET4 SET6
+	in_ns ipset destroy "$1" 2>/dev/null || true
+	in_ns ipset destroy "$2" 2>/dev/null || true
+	in_ns ipset create "$1" hash:ip family inet timeout 60 maxelem 1048576
+	in_ns ipset create "$2" hash:ip family inet6 timeout 60 maxelem 1048576
+}
+answers() {
+	kill -0 "$daemon_pid" 2>/dev/null || return 2
+	in_ns dig +time=1 +tries=1 @127.0.0.1 c0.cached.bench.test A +short | grep -q .
+}
+wait_ready() { # NAME LOG
+	local n=100 rc
+	while :; do
+		rc=0
+		answers || rc=$?
+		[ "$rc" -eq 0 ] && return 0
+		if [ "$rc" -eq 2 ] || [ "$n" -le 0 ]; then
+			echo "$1 did not start serving; its log:" >&2
+			tail -n 30 "$2" >&2
+			exit 1
+		fi
+		n=$((n - 1))
+		sleep 0.1
+	done
+}
+stop_daemon() {
+	[ -n "$daemon_pid" ] || return 0
+	kill -TERM "$daemon_pid" 2>/dev/null || true
+	local n=50
+	while kill -0 "$daemon_pid" 2>/dev/null && [ $n -gt 0 ]; do sleep 0.1; n=$((n - 1)); done
+	kill -KILL "$daemon_pid" 2>/dev/null || true
+	wait "$daemon_pid" 2>/dev/null || true
+	daemon_pid=""
+}
+
+start_dnsfence() {
+	cat >"$tmp/dnsfence.json" <<EOF
+{
+  "listen": ["127.0.0.1:53"],
+  "upstreams": ["127.0.0.1:5300"],
+  "allow": ["*.uniq.bench.test", "*.cached.bench.test"],
+  "sets": {"ipv4": "dnsfence4", "ipv6": "dnsfence6", "maxelem": 1048576},
+  "log": {"level": "warning"}
+}
+EOF
+	fresh_sets dnsfence4 dnsfence6
+	ip netns exec "$ns" env -u DNSFENCE_CONFIG -u DNSFENCE_MODE -u DNSFENCE_EXTRA_HOSTS \
+		"$DNSFENCE_BIN" -c "$tmp/dnsfence.json" serve >>"$tmp/dnsfence.log" 2>&1 &
+	daemon_pid=$!
+	pids+=("$daemon_pid")
+	wait_ready dnsfence "$tmp/dnsfence.log"
+}
+
+start_dnsmasq() {
+	fresh_sets dnsmasq4 dnsmasq6
+	# shellcheck disable=SC2086
+	ip netns exec "$ns" dnsmasq -k --conf-file=/dev/null --pid-file= \
+		--log-facility="$tmp/dnsmasq.log" \
+		--no-resolv --no-hosts --listen-address=127.0.0.1 --port=53 --bind-interfaces \
+		--server=/uniq.bench.test/127.0.0.1#5300 --server=/cached.bench.test/127.0.0.1#5300 \
+		--address=/#/ --ipset=/uniq.bench.test/cached.bench.test/dnsmasq4,dnsmasq6 \
+		--cache-size=10000 -u root ${DNSMASQ_EXTRA:-} >>"$tmp/dnsmasq.stderr" 2>&1 &
+	daemon_pid=$!
+	pids+=("$daemon_pid")
+	wait_ready dnsmasq "$tmp/dnsmasq.stderr"
+}
+
+# UDP datagrams dropped on a full receive buffer in the namespace (any socket).
+udp_rcvbuf_errors() {
+	in_ns awk '$1 == "Udp:" && $2 ~ /^[0-9]/ { print $6 }' /proc/net/snmp
+}
+
+# perf_run TAG FILE [dnsperf args...]: one dnsperf run; prints its qps.
+perf_run() {
+	local tag=$1 file=$2 drops0 drops
+	shift 2
+	drops0=$(udp_rcvbuf_errors)
+	in_ns dnsperf -s 127.0.0.1 -p 53 -d "$file" -c "$CLIENTS" -T 1 \
+		-q "$OUTSTANDING" -t 2 "$@" >"$tmp/dnsperf-$tag.txt" 2>&1 || {
+		echo "dnsperf failed ($tag):" >&2
+		cat "$tmp/dnsperf-$tag.txt" >&2
+		exit 1
+	}
+	local qps sent lost codes
+	qps=$(awk '/Queries per second:/ { printf "%.0f", $4 }' "$tmp/dnsperf-$tag.txt")
+	sent=$(awk '/Queries sent:/ { print $3 }' "$tmp/dnsperf-$tag.txt")
+	lost=$(awk '/Queries lost:/ { print $3, $4 }' "$tmp/dnsperf-$tag.txt")
+	codes=$(sed -n 's/^ *Response codes: *//p' "$tmp/dnsperf-$tag.txt")
+	drops=$(($(udp_rcvbuf_errors) - drops0))
+	say "$tag: $qps qps ($sent sent, lost $lost; $codes; $drops UDP receive-buffer drops)"
+	echo "$qps"
+}
+
+declare -A QPS
+RSS_KB="" HWM_UNIQ_KB="" ENTRIES4="" ENTRIES6=""
+
+set_entries() { in_ns ipset list -t "$1" | sed -n 's/^Number of entries: //p'; }
+
+run_workloads() { # NAME
+	local d=$1
+	QPS[$d,unique]=$(perf_run "$d-unique" "$tmp/q-unique" -n 1 -l "$DURATION")
+	if [ "$d" = dnsfence ]; then
+		HWM_UNIQ_KB=$(awk '/^VmHWM:/ { print $2 }' "/proc/$daemon_pid/status")
+		ENTRIES4=$(set_entries dnsfence4)
+		ENTRIES6=$(set_entries dnsfence6)
+	else
+		say "dnsmasq sets: $(set_entries dnsmasq4) + $(set_entries dnsmasq6) entries"
+	fi
+	perf_run "$d-warm" "$tmp/q-cached" -n 1 >/dev/null
+	QPS[$d,cached]=$(perf_run "$d-cached" "$tmp/q-cached" -l "$DURATION")
+	QPS[$d,denied]=$(perf_run "$d-denied" "$tmp/q-denied" -l "$DURATION")
+	if [ "$d" = dnsfence ]; then
+		RSS_KB=$(awk '/^VmHWM:/ { print $2 }' "/proc/$daemon_pid/status")
+	fi
+}
+
+# --- profile mode -------------------------------------------------------------
+
+if [ -n "$PROFILE" ]; then
+	mkdir -p "$PROFILE"
+	PROFILE=$(cd "$PROFILE" && pwd)
+	start_dnsfence
+	if perf stat -e instructions true >/dev/null 2>&1; then
+		say "perf record -g on dnsfence (pid $daemon_pid) during the unique workload"
+		perf record -g -o "$PROFILE/perf.data" -p "$daemon_pid" >"$PROFILE/perf-record.log" 2>&1 &
+		perf_pid=$!
+		sleep 0.5
+		perf_run profile-unique "$tmp/q-unique" -n 1 -l "$DURATION" >/dev/null
+		kill -INT "$perf_pid"
+		wait "$perf_pid" || true
+		perf report -i "$PROFILE/perf.data" --no-children --percent-limit 0.5 --stdio \
+			--sort dso,symbol -g none >"$PROFILE/report-self.txt" 2>/dev/null
+		perf report -i "$PROFILE/perf.data" --children --percent-limit 2 --stdio \
+			--sort symbol -g none >"$PROFILE/report-children.txt" 2>/dev/null
+		perf report -i "$PROFILE/perf.data" --no-children --percent-limit 2 --stdio \
+			--sort dso -g none >"$PROFILE/report-dso.txt" 2>/dev/null
+		echo "reports in $PROFILE (report-self.txt, report-children.txt, report-dso.txt)"
+	else
+		stop_daemon
+		say "perf cannot count here; callgrind on a shorter run"
+		fresh_sets dnsfence4 dnsfence6
+		ip netns exec "$ns" valgrind --tool=callgrind --callgrind-out-file="$PROFILE/callgrind.out" \
+			"$DNSFENCE_BIN" -c "$tmp/dnsfence.json" serve >>"$tmp/dnsfence.log" 2>&1 &
+		daemon_pid=$!
+		pids+=("$daemon_pid")
+		sleep 3
+		wait_ready dnsfence "$tmp/dnsfence.log"
+		head -n 40000 "$tmp/q-unique" >"$tmp/q-unique-short"
+		perf_run profile-unique "$tmp/q-unique-short" -n 1 -l 60 >/dev/null
+		stop_daemon
+		callgrind_annotate "$PROFILE/callgrind.out" >"$PROFILE/callgrind-report.txt" 2>/dev/null
+		echo "report in $PROFILE/callgrind-report.txt"
+	fi
+	cp "$tmp/dnsperf-profile-unique.txt" "$PROFILE/"
+	exit 0
+fi
+
+# --- the comparison -----------------------------------------------------------
+
+say "dnsfence ($DNSFENCE_BIN)"
+start_dnsfence
+run_workloads dnsfence
+stop_daemon
+# Let the port go and the sets of the previous daemon age out of the way.
+say "dnsmasq ($(dnsmasq --version | head -n 1))"
+start_dnsmasq
+run_workloads dnsmasq
+stop_daemon
+
+table() {
+	printf '| workload | dnsfence qps | dnsmasq qps | dnsfence/dnsmasq |\n'
+	printf '|---|---|---|---|\n'
+	local w
+	for w in unique cached denied; do
+		awk -v w="$w" -v a="${QPS[dnsfence,$w]}" -v b="${QPS[dnsmasq,$w]}" \
+			'BEGIN { printf "| %s | %d | %d | %.2f |\n", w, a, b, (b > 0 ? a / b : 0) }'
+	done
+	printf '\n'
+	awk -v k="$RSS_KB" -v u="$HWM_UNIQ_KB" 'BEGIN {
+		printf "dnsfence peak RSS (VmHWM): %.1f MiB at the end (%.1f MiB after the unique workload)\n",
+			k / 1024, u / 1024 }'
+	printf 'dnsfence live set entries after the unique workload: %s (dnsfence4) + %s (dnsfence6)\n' \
+		"$ENTRIES4" "$ENTRIES6"
+	printf '(%s names, %s s per workload, dnsperf -c %s -T 1 -q %s; %s, nproc %s)\n' \
+		"$NAMES" "$DURATION" "$CLIENTS" "$OUTSTANDING" \
+		"$(dnsmasq --version | head -n 1 | awk '{ print $1, $2, $3 }')" "$(nproc)"
+}
+table
+if [ -n "$OUT" ]; then table >"$OUT"; fi
