@@ -383,6 +383,14 @@ void sets_close(struct sets *s)
 	free(s);
 }
 
+void sets_forget(struct sets *s)
+{
+	if (s == NULL)
+		return;
+	expiry_clear(s->map);
+	log_info(SYS, "forgot every set entry's expiry (sets recreated)");
+}
+
 int sets_add(struct sets *s, const struct dns_addr *addrs, size_t n,
 	     sets_done_fn done, void *arg)
 {
@@ -404,14 +412,20 @@ int sets_add(struct sets *s, const struct dns_addr *addrs, size_t n,
 	for (i = 0; i < n; i++) {
 		const struct netaddr *a = &addrs[i].addr;
 		uint32_t t = sets_timeout(addrs[i].ttl, s->ttl_min, s->ttl_max);
-		uint64_t exp = now + t, acked, inflight;
+		uint64_t exp = now + t, acked, inflight, acked_at;
 
-		expiry_get(s->map, a, now, &acked, &inflight);
-		if (acked >= exp) {
+		expiry_get(s->map, a, now, &acked, &inflight, &acked_at);
+		/* Skip only what the kernel confirmed within the last
+		 * second: a set flushed or recreated behind our back is
+		 * refilled by the next answer after that. */
+		if (acked >= exp && acked_at + SETS_FRESH_SECONDS > now) {
 			stats_inc(STAT_ADDR_SKIPPED);
 			continue;
 		}
-		/* A longer add in flight may land after this one. */
+		/* A re-add never shortens the entry, and a longer add in
+		 * flight may land after this one. */
+		if (acked > exp)
+			exp = acked;
 		if (inflight > exp)
 			exp = inflight;
 		(void)expiry_note_inflight(s->map, a, exp, now);

@@ -15,6 +15,12 @@ struct event_base;
 struct sets;
 
 #define SETS_KERNEL_MAX_TIMEOUT 2147483u
+/* An add is skipped when the entry already lives long enough and the
+ * kernel confirmed it less than this long ago; otherwise it is sent again
+ * with the longest expiry known (never shorter). This bounds how long an
+ * answer can hand out an address that someone removed from the set
+ * behind the daemon's back (ipset flush, destroy and create). */
+#define SETS_FRESH_SECONDS 1
 
 /* clamp(ttl, min, max), then at least 1 and at most the kernel maximum. */
 uint32_t sets_timeout(uint32_t ttl, uint32_t min, uint32_t max);
@@ -62,6 +68,10 @@ struct sets *sets_open(struct event_base *base, const struct sets_params *p,
 /* Drops adds still queued or in flight WITHOUT calling their done: the
  * caller tears its queries down itself. Never call it from a done. */
 void sets_close(struct sets *s);
+/* Forget the never-shorten map (see expiry.h): the sets were recreated
+ * (the guard restored them) and are empty, so no entry outlives anything.
+ * Adds in flight still complete normally. */
+void sets_forget(struct sets *s);
 
 /* status 0: every address is in its set; -ENOENT set missing, -ENOSPC set
  * full, -EIO other failure (logged once per cause). */

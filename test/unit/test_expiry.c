@@ -42,7 +42,7 @@ static uint64_t acked(struct expiry_map *m, uint32_t n, uint64_t now)
 	struct netaddr a = v4(n);
 	uint64_t v;
 
-	expiry_get(m, &a, now, &v, NULL);
+	expiry_get(m, &a, now, &v, NULL, NULL);
 	return v;
 }
 
@@ -68,11 +68,11 @@ static void inflight_and_acked_are_separate(void **state)
 
 	(void)state;
 	assert_int_equal(expiry_note_inflight(m, &a, 500, 100), 0);
-	expiry_get(m, &a, 100, &ack, &fl);
+	expiry_get(m, &a, 100, &ack, &fl, NULL);
 	assert_int_equal(ack, 0); /* not in the kernel until acked */
 	assert_int_equal(fl, 500);
 	assert_int_equal(expiry_note_acked(m, &a, 500, 101), 0);
-	expiry_get(m, &a, 101, &ack, &fl);
+	expiry_get(m, &a, 101, &ack, &fl, NULL);
 	assert_int_equal(ack, 500);
 	expiry_free(m);
 }
@@ -105,9 +105,9 @@ static void families_do_not_collide(void **state)
 	(void)state;
 	junk.bytes[9] = 0xff; /* bytes past an IPv4 address are ignored */
 	assert_int_equal(expiry_note_acked(m, &a, 200, 100), 0);
-	expiry_get(m, &b, 100, &v, NULL);
+	expiry_get(m, &b, 100, &v, NULL, NULL);
 	assert_int_equal(v, 0);
-	expiry_get(m, &junk, 100, &v, NULL);
+	expiry_get(m, &junk, 100, &v, NULL, NULL);
 	assert_int_equal(v, 200);
 	expiry_free(m);
 }
