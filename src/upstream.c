@@ -25,6 +25,8 @@
 #include "dnsfence/log.h"
 #include "dnsfence/upstream.h"
 
+#define UPSTREAM_RCVBUF (4 << 20)
+
 struct watch {
 	struct watch *next;
 	struct upstream *u;
@@ -43,6 +45,8 @@ struct upstream {
 	struct event_base *base;
 	ares_channel channel;
 	struct event *timer;
+	struct event *rearm; /* once per loop iteration, not per event */
+	bool rearm_queued;
 	struct watch *watches;
 	uint8_t ids_in_use[65536 / 8];
 	uint16_t rand_pool[256];
@@ -54,6 +58,8 @@ static void sock_state_cb(void *data, ares_socket_t fd, int readable,
 static void on_fd(evutil_socket_t fd, short what, void *arg);
 static void on_timer(evutil_socket_t fd, short what, void *arg);
 static void rearm_timer(struct upstream *u);
+static void queue_rearm(struct upstream *u);
+static void on_rearm(evutil_socket_t fd, short what, void *arg);
 static void on_answer(void *arg, int status, int timeouts, unsigned char *abuf,
 		      int alen);
 static int set_servers(struct upstream *u,
@@ -83,7 +89,8 @@ struct upstream *upstream_new(struct event_base *base,
 		goto nomem;
 	u->base = base;
 	u->timer = evtimer_new(base, on_timer, u);
-	if (u->timer == NULL)
+	u->rearm = event_new(base, -1, 0, on_rearm, u);
+	if (u->timer == NULL || u->rearm == NULL)
 		goto nomem;
 
 	/* Two rounds over every server, the second with doubled timeouts
@@ -98,8 +105,11 @@ struct upstream *upstream_new(struct event_base *base,
 	opts.tries = 2;
 	opts.sock_state_cb = sock_state_cb;
 	opts.sock_state_cb_data = u;
+	/* Bursts of answers must not overflow the default socket buffer:
+	 * a dropped answer costs the client a whole retry timeout. */
+	opts.socket_receive_buffer_size = UPSTREAM_RCVBUF;
 	optmask = ARES_OPT_FLAGS | ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES |
-		  ARES_OPT_SOCK_STATE_CB;
+		  ARES_OPT_SOCK_STATE_CB | ARES_OPT_SOCK_RCVBUF;
 	rc = ares_init_options(&u->channel, &opts, optmask);
 	if (rc != ARES_SUCCESS) {
 		snprintf(err, errlen, "c-ares init: %s", ares_strerror(rc));
@@ -168,6 +178,8 @@ void upstream_free(struct upstream *u)
 	}
 	if (u->timer != NULL)
 		event_free(u->timer);
+	if (u->rearm != NULL)
+		event_free(u->rearm);
 	free(u);
 	ares_library_cleanup();
 }
@@ -211,7 +223,7 @@ int upstream_send(struct upstream *u, const uint8_t *query, size_t len,
 	ctx->id = (uint16_t)(query[0] << 8 | query[1]);
 	u->ids_in_use[ctx->id >> 3] |= (uint8_t)(1u << (ctx->id & 7));
 	ares_send(u->channel, query, (int)len, on_answer, ctx);
-	rearm_timer(u);
+	queue_rearm(u);
 	return 0;
 }
 
@@ -296,7 +308,7 @@ static void on_fd(evutil_socket_t fd, short what, void *arg)
 	/* w may be freed inside ares_process_fd (socket closed). */
 	ares_process_fd(u->channel, (what & EV_READ) ? fd : ARES_SOCKET_BAD,
 			(what & EV_WRITE) ? fd : ARES_SOCKET_BAD);
-	rearm_timer(u);
+	queue_rearm(u);
 }
 
 static void on_timer(evutil_socket_t fd, short what, void *arg)
@@ -306,6 +318,26 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	ares_process_fd(u->channel, ARES_SOCKET_BAD, ARES_SOCKET_BAD);
+	rearm_timer(u);
+}
+
+/* ares_timeout() walks every query in flight: ask it once per loop
+ * iteration, after all the sends and reads of that iteration. */
+static void queue_rearm(struct upstream *u)
+{
+	if (u->rearm_queued)
+		return;
+	u->rearm_queued = true;
+	event_active(u->rearm, EV_TIMEOUT, 0);
+}
+
+static void on_rearm(evutil_socket_t fd, short what, void *arg)
+{
+	struct upstream *u = arg;
+
+	(void)fd;
+	(void)what;
+	u->rearm_queued = false;
 	rearm_timer(u);
 }
 
