@@ -1,25 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* main: command-line parsing and dispatch, and the serve loop's
- * assembly (config -> policy -> sets -> upstream -> resolver -> server).
- * Everything else lives in the modules. */
+/* main: command-line parsing and dispatch. Each command is a short
+ * sequence of module calls: setup (sets_create, fw_apply, then the same
+ * comparison `check` makes), serve (refuses unless that comparison finds
+ * the fence in place, then serve.c), run (both), check, teardown. */
 #include <errno.h>
 #include <getopt.h>
-#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-
-#include <event2/event.h>
+#include <sys/types.h>
 
 #include "dnsfence/config.h"
+#include "dnsfence/firewall.h"
+#include "dnsfence/guard.h"
 #include "dnsfence/log.h"
-#include "dnsfence/policy.h"
-#include "dnsfence/resolver.h"
-#include "dnsfence/server.h"
+#include "dnsfence/privs.h"
+#include "dnsfence/serve.h"
 #include "dnsfence/sets.h"
-#include "dnsfence/stats.h"
-#include "dnsfence/upstream.h"
 
 enum exit_code {
 	EXIT_OK = 0,
@@ -35,19 +33,32 @@ struct command {
 };
 
 static int cmd_validate(const char *config_path);
+static int cmd_setup(const char *config_path);
 static int cmd_serve(const char *config_path);
 static int cmd_run(const char *config_path);
+static int cmd_check(const char *config_path);
+static int cmd_teardown(const char *config_path);
 static int cmd_reference(const char *config_path);
 static int load_config(const char *path, struct config **out);
-static struct policy *build_policy(const struct config *cfg);
-static int serve(const struct config *cfg);
-static void on_signal(evutil_socket_t sig, short what, void *arg);
-static void raise_nofile(void);
+static int lookup_user(const struct config *cfg, uid_t *uid, gid_t *gid);
+static void report_log(void *arg, const char *line);
+static void report_stdout(void *arg, const char *line);
+static int setup(const struct config *cfg, uid_t uid);
+static int serve_fenced(const struct config *cfg, uid_t uid, gid_t gid,
+			bool verify);
 static void usage(FILE *out);
 
 static const struct command commands[] = {
-    {"run", cmd_run, "create the sets, then serve"},
-    {"serve", cmd_serve, "serve DNS; the sets must already exist"},
+    {"run", cmd_run, "setup, then serve (drops privileges after setup)"},
+    {"setup", cmd_setup, "create the sets, install and verify the rules"},
+    {"serve", cmd_serve,
+     "serve DNS only; the sets and rules must already be in place"},
+    {"check", cmd_check,
+     "compare the kernel with the config; exit 1 and list each "
+     "difference"},
+    {"teardown", cmd_teardown,
+     "remove the rules and the sets: the deliberate way to OPEN the "
+     "namespace"},
     {"validate", cmd_validate,
      "load and validate the config; print it normalized as JSON"},
     {"reference", cmd_reference,
@@ -163,22 +174,111 @@ static int cmd_reference(const char *config_path)
 	return EXIT_OK;
 }
 
+/* The configured user, resolved: uid/gid for the rules and the drop. */
+static int lookup_user(const struct config *cfg, uid_t *uid, gid_t *gid)
+{
+	char err[512];
+
+	if (privs_lookup(cfg->user, uid, gid, err, sizeof(err)) != 0) {
+		log_err("config", "%s", err);
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
+static void report_log(void *arg, const char *line)
+{
+	log_err((const char *)arg, "%s", line);
+}
+
+static void report_stdout(void *arg, const char *line)
+{
+	(void)arg;
+	printf("%s\n", line);
+}
+
+/* Create the sets, install the rules, read both back. */
+static int setup(const struct config *cfg, uid_t uid)
+{
+	char err[512];
+	int r;
+
+	if (cfg->mode == CONFIG_MODE_OFF) {
+		log_warn("setup",
+			 "mode is \"off\": installing NO rules and NO sets; "
+			 "the workload is NOT fenced");
+		return EXIT_OK;
+	}
+	if (sets_create(cfg->set4, cfg->set6, cfg->maxelem, err, sizeof(err)) !=
+	    0) {
+		log_err("setup", "sets: %s", err);
+		return EXIT_KERNEL;
+	}
+	if (fw_apply(cfg, uid, err, sizeof(err)) != 0) {
+		log_err("setup", "firewall: %s", err);
+		return EXIT_KERNEL;
+	}
+	r = guard_compare(cfg, uid, report_log, (void *)"setup", err,
+			  sizeof(err));
+	if (r != 0) {
+		log_err("setup", "verification failed%s%s", r < 0 ? ": " : "",
+			r < 0 ? err : " (differences above)");
+		return EXIT_KERNEL;
+	}
+	log_info("setup",
+		 "rules and sets in place (mode %s, upstream DNS "
+		 "for uid %u only)",
+		 config_mode_name(cfg->mode), (unsigned)uid);
+	return EXIT_OK;
+}
+
+/* Serve, after checking (verify) that the fence is in place. */
+static int serve_fenced(const struct config *cfg, uid_t uid, gid_t gid,
+			bool verify)
+{
+	char err[512];
+	int r;
+
+	if (verify && cfg->mode != CONFIG_MODE_OFF) {
+		r = guard_compare(cfg, uid, report_log, (void *)"serve", err,
+				  sizeof(err));
+		if (r != 0) {
+			log_err("serve",
+				"%s: refusing to serve an unfenced namespace; "
+				"run 'dnsfence setup' (or 'run') first",
+				r < 0 ? err : "the fence is not in place");
+			return EXIT_KERNEL;
+		}
+	}
+	return serve_run(cfg, uid, gid) == 0 ? EXIT_OK : EXIT_KERNEL;
+}
+
+static int cmd_setup(const char *config_path)
+{
+	struct config *cfg = NULL;
+	uid_t uid;
+	gid_t gid;
+	int rc = load_config(config_path, &cfg);
+
+	if (rc == EXIT_OK)
+		rc = lookup_user(cfg, &uid, &gid);
+	if (rc == EXIT_OK)
+		rc = setup(cfg, uid);
+	config_free(cfg);
+	return rc;
+}
+
 static int cmd_serve(const char *config_path)
 {
 	struct config *cfg = NULL;
-	char err[512];
+	uid_t uid;
+	gid_t gid;
 	int rc = load_config(config_path, &cfg);
 
-	if (rc != EXIT_OK)
-		return rc;
-	if (cfg->mode != CONFIG_MODE_OFF &&
-	    sets_check(cfg->set4, cfg->set6, err, sizeof(err)) != 0) {
-		log_err("sets", "%s; run 'dnsfence setup' (or 'run') first",
-			err);
-		config_free(cfg);
-		return EXIT_KERNEL;
-	}
-	rc = serve(cfg);
+	if (rc == EXIT_OK)
+		rc = lookup_user(cfg, &uid, &gid);
+	if (rc == EXIT_OK)
+		rc = serve_fenced(cfg, uid, gid, true);
 	config_free(cfg);
 	return rc;
 }
@@ -186,154 +286,70 @@ static int cmd_serve(const char *config_path)
 static int cmd_run(const char *config_path)
 {
 	struct config *cfg = NULL;
+	uid_t uid;
+	gid_t gid;
+	int rc = load_config(config_path, &cfg);
+
+	if (rc == EXIT_OK)
+		rc = lookup_user(cfg, &uid, &gid);
+	if (rc == EXIT_OK)
+		rc = setup(cfg, uid);
+	if (rc == EXIT_OK)
+		rc = serve_fenced(cfg, uid, gid, false);
+	config_free(cfg);
+	return rc;
+}
+
+static int cmd_check(const char *config_path)
+{
+	struct config *cfg = NULL;
+	char err[512];
+	uid_t uid;
+	gid_t gid;
+	int r, rc = load_config(config_path, &cfg);
+
+	if (rc == EXIT_OK)
+		rc = lookup_user(cfg, &uid, &gid);
+	if (rc != EXIT_OK)
+		goto out;
+	if (cfg->mode == CONFIG_MODE_OFF) {
+		log_warn("check", "mode is \"off\": no fence is expected, "
+				  "nothing to compare");
+		goto out;
+	}
+	r = guard_compare(cfg, uid, report_stdout, NULL, err, sizeof(err));
+	fflush(stdout);
+	if (r < 0) {
+		log_err("check", "%s", err);
+		rc = EXIT_KERNEL;
+	} else if (r > 0) {
+		rc = EXIT_DRIFT;
+	}
+out:
+	config_free(cfg);
+	return rc;
+}
+
+static int cmd_teardown(const char *config_path)
+{
+	struct config *cfg = NULL;
 	char err[512];
 	int rc = load_config(config_path, &cfg);
 
 	if (rc != EXIT_OK)
 		return rc;
-	if (cfg->mode != CONFIG_MODE_OFF &&
-	    sets_create(cfg->set4, cfg->set6, cfg->maxelem, err, sizeof(err)) !=
-		0) {
-		log_err("sets", "%s", err);
-		config_free(cfg);
-		return EXIT_KERNEL;
+	if (fw_remove(err, sizeof(err)) != 0) {
+		log_err("teardown", "firewall: %s", err);
+		rc = EXIT_KERNEL;
 	}
-	rc = serve(cfg);
+	if (sets_destroy(cfg->set4, cfg->set6, err, sizeof(err)) != 0) {
+		log_err("teardown", "sets: %s", err);
+		rc = EXIT_KERNEL;
+	}
+	if (rc == EXIT_OK)
+		log_warn("teardown",
+			 "rules and sets removed: outbound traffic is NO "
+			 "LONGER fenced");
 	config_free(cfg);
-	return rc;
-}
-
-static struct policy *build_policy(const struct config *cfg)
-{
-	struct policy *pol = policy_new();
-	const char *why = NULL;
-
-	if (pol == NULL)
-		return NULL;
-	for (size_t i = 0; i < cfg->n_allow; i++) {
-		if (policy_add(pol, cfg->allow[i], &why) != 0) {
-			log_err("config", "allow: %s: %s", cfg->allow[i], why);
-			goto fail;
-		}
-	}
-	for (size_t i = 0; i < cfg->n_ecosystems; i++) {
-		if (policy_add_preset(pol, cfg->ecosystems[i]) != 0) {
-			log_err("config", "ecosystems: %s: cannot load",
-				cfg->ecosystems[i]);
-			goto fail;
-		}
-	}
-	return pol;
-fail:
-	policy_free(pol);
-	return NULL;
-}
-
-static void on_signal(evutil_socket_t sig, short what, void *arg)
-{
-	struct event_base *base = arg;
-
-	(void)what;
-	if (sig == SIGUSR1) {
-		stats_log();
-		return;
-	}
-	log_info("main", "signal %d: shutting down", (int)sig);
-	event_base_loopbreak(base);
-}
-
-/* Each TCP client is a descriptor; the soft limit of 1024 is too low. */
-static void raise_nofile(void)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		(void)setrlimit(RLIMIT_NOFILE, &rl);
-	}
-}
-
-static int serve(const struct config *cfg)
-{
-	static const int signals[] = {SIGTERM, SIGINT, SIGUSR1};
-	struct event *sigev[sizeof(signals) / sizeof(signals[0])] = {NULL};
-	struct event_base *base = NULL;
-	struct policy *pol = NULL;
-	struct upstream *up = NULL;
-	struct sets *sets = NULL;
-	struct resolver *res = NULL;
-	struct server *srv = NULL;
-	char err[512];
-	int rc = EXIT_KERNEL;
-
-	signal(SIGPIPE, SIG_IGN);
-	raise_nofile();
-	if (cfg->mode == CONFIG_MODE_OFF)
-		log_warn("main",
-			 "mode is \"off\": NO FENCE. Every name is forwarded "
-			 "and nothing is put in the sets; the workload is "
-			 "not protected");
-	pol = build_policy(cfg);
-	base = event_base_new();
-	if (pol == NULL || base == NULL)
-		goto out;
-	up = upstream_new(base, cfg->upstreams, cfg->n_upstreams,
-			  cfg->upstream_timeout_ms, err, sizeof(err));
-	if (up == NULL) {
-		log_err("upstream", "%s", err);
-		goto out;
-	}
-	if (cfg->mode != CONFIG_MODE_OFF) {
-		struct sets_params sp = {
-		    .set4 = cfg->set4,
-		    .set6 = cfg->set6,
-		    .ttl_min = cfg->ttl_min,
-		    .ttl_max = cfg->ttl_max,
-		    .map_max = (size_t)cfg->maxelem * 2,
-		};
-
-		sets = sets_open(base, &sp, err, sizeof(err));
-		if (sets == NULL) {
-			log_err("sets", "%s", err);
-			goto out;
-		}
-	}
-	res = resolver_new(base, cfg, pol, up, sets);
-	if (res == NULL)
-		goto out;
-	srv = server_new(base, cfg, res, err, sizeof(err));
-	if (srv == NULL) {
-		log_err("server", "%s", err);
-		goto out;
-	}
-	for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++) {
-		sigev[i] = evsignal_new(base, signals[i], on_signal, base);
-		if (sigev[i] == NULL || evsignal_add(sigev[i], NULL) != 0)
-			goto out;
-	}
-	log_info("main",
-		 "dnsfence %s serving, mode %s, %zu allow entries, %zu "
-		 "upstream(s)",
-		 DNSFENCE_VERSION, config_mode_name(cfg->mode),
-		 policy_size(pol), cfg->n_upstreams);
-	if (event_base_dispatch(base) != 0)
-		goto out;
-	rc = EXIT_OK;
-out:
-	/* Order matters: the transports go first (their clients are
-	 * dropped), then c-ares and the kernel adds finish their pending
-	 * work, then the resolver that those callbacks point at. */
-	server_free(srv);
-	upstream_free(up);
-	sets_close(sets);
-	resolver_free(res);
-	for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++) {
-		if (sigev[i] != NULL)
-			event_free(sigev[i]);
-	}
-	policy_free(pol);
-	if (base != NULL)
-		event_base_free(base);
-	stats_log();
 	return rc;
 }

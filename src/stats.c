@@ -28,6 +28,8 @@ static const char *const names[STAT__COUNT] = {
     [STAT_ADD_FAIL_FULL] = "add_fail_full",
     [STAT_ADD_FAIL_OTHER] = "add_fail_other",
     [STAT_TCP_REFUSED] = "tcp_refused",
+    [STAT_GUARD_DRIFT] = "guard_drift",
+    [STAT_GUARD_RESTORED] = "guard_restored",
 };
 
 void stats_inc(enum stat_id id)

@@ -6,24 +6,26 @@
 #include <stdint.h>
 
 enum stat_id {
-	STAT_QUERIES = 0,	 /* parsed queries, UDP and TCP */
-	STAT_DENIED,		 /* answered locally: not on the allowlist */
-	STAT_AUDIT_ALLOWED,	 /* denied by policy, forwarded in audit mode */
-	STAT_MALFORMED,		 /* FORMERR/NOTIMP/dropped garbage */
-	STAT_FORWARDED,		 /* upstream queries sent */
-	STAT_COALESCED,		 /* queries that joined one already in flight */
-	STAT_ANSWERS,		 /* upstream answers relayed to clients */
-	STAT_SERVFAIL,		 /* SERVFAIL sent to a client */
-	STAT_UPSTREAM_FAIL,	 /* upstream timeouts and errors */
-	STAT_BAD_ANSWER,	 /* malformed upstream answers */
-	STAT_TRUNCATED,		 /* UDP answers sent with TC */
-	STAT_ADDR_ADDED,	 /* addresses sent to the kernel and acked */
-	STAT_ADDR_SKIPPED,	 /* add skipped: entry already lives longer */
-	STAT_ADDR_INTERNAL,	 /* addresses dropped as internal (invariant 3) */
-	STAT_ADD_FAIL_NOSET,	 /* set missing */
-	STAT_ADD_FAIL_FULL,	 /* set full */
-	STAT_ADD_FAIL_OTHER,	 /* any other netlink failure */
-	STAT_TCP_REFUSED,	 /* TCP connections closed at the cap */
+	STAT_QUERIES = 0,    /* parsed queries, UDP and TCP */
+	STAT_DENIED,	     /* answered locally: not on the allowlist */
+	STAT_AUDIT_ALLOWED,  /* denied by policy, forwarded in audit mode */
+	STAT_MALFORMED,	     /* FORMERR/NOTIMP/dropped garbage */
+	STAT_FORWARDED,	     /* upstream queries sent */
+	STAT_COALESCED,	     /* queries that joined one already in flight */
+	STAT_ANSWERS,	     /* upstream answers relayed to clients */
+	STAT_SERVFAIL,	     /* SERVFAIL sent to a client */
+	STAT_UPSTREAM_FAIL,  /* upstream timeouts and errors */
+	STAT_BAD_ANSWER,     /* malformed upstream answers */
+	STAT_TRUNCATED,	     /* UDP answers sent with TC */
+	STAT_ADDR_ADDED,     /* addresses sent to the kernel and acked */
+	STAT_ADDR_SKIPPED,   /* add skipped: entry already lives longer */
+	STAT_ADDR_INTERNAL,  /* addresses dropped as internal (invariant 3) */
+	STAT_ADD_FAIL_NOSET, /* set missing */
+	STAT_ADD_FAIL_FULL,  /* set full */
+	STAT_ADD_FAIL_OTHER, /* any other netlink failure */
+	STAT_TCP_REFUSED,    /* TCP connections closed at the cap */
+	STAT_GUARD_DRIFT,    /* guard checks that found drift */
+	STAT_GUARD_RESTORED, /* rules and sets written back by the guard */
 	STAT__COUNT
 };
 

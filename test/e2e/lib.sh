@@ -318,15 +318,15 @@ df_tcp_connect() {
 # --- dnsfence -----------------------------------------------------------------
 
 # df_config [KEY=JSON]...: write a config to $DF_TMP/dnsfence.json: listen on
-# loopback, upstream unbound, debug log, plus each KEY=JSON (which replaces
-# a default).
+# loopback, upstream unbound, ports tcp/80, 443 and 8080 (the tests'
+# listeners), debug log, plus each KEY=JSON (which replaces a default).
 #   df_config allow='["www.allowed.test"]' deny_rcode='"refused"'
 df_config() {
 	DF_DNSFENCE_CONF="$DF_TMP/dnsfence.json"
 	"$DF_PY" - "$DF_DNSFENCE_CONF" "$@" <<'EOF'
 import json, sys
 conf = {"listen": ["127.0.0.1:53", "[::1]:53"], "upstreams": ["198.18.0.1"], "allow": [],
-        "log": {"level": "debug"}}
+        "ports": ["tcp/80", "tcp/443", "tcp/8080"], "log": {"level": "debug"}}
 for arg in sys.argv[2:]:
     key, _, val = arg.partition("=")
     try:
@@ -355,14 +355,36 @@ print(s.get("ipv4", "dnsfence4"), s.get("ipv6", "dnsfence6"))' "$DF_DNSFENCE_CON
 	wl ipset create -exist "${names#* }" hash:ip family inet6 timeout 60
 }
 
-# df_start_dnsfence [KEY=JSON]...: write the config (see df_config), create
-# its sets, and run "dnsfence -c CONFIG serve" in the workload namespace;
-# wait until it answers. DF_DNSFENCE_CMD replaces "serve" (then no sets are
-# created: "run" makes its own).
+# df_dnsfence CMD: run "dnsfence -c $DF_DNSFENCE_CONF CMD" once in the
+# workload namespace (a clean environment, at most 60 s). Sets DF_CMD_OUT
+# (stdout), DF_CMD_ERR (stderr) and DF_CMD_RC; never fails by itself.
+df_dnsfence() {
+	DF_CMD_RC=0
+	DF_CMD_OUT="$(ip netns exec "$DF_WL" env -u DNSFENCE_CONFIG -u DNSFENCE_MODE \
+		-u DNSFENCE_EXTRA_HOSTS timeout 60 "$DNSFENCE_BIN" -c "$DF_DNSFENCE_CONF" "$@" \
+		2>"$DF_TMP/cmd.err")" || DF_CMD_RC=$?
+	DF_CMD_ERR="$(cat "$DF_TMP/cmd.err")"
+	[ "${DF_VERBOSE:-0}" = 1 ] &&
+		printf '$ dnsfence %s (exit %s)\n%s\n%s\n' "$*" "$DF_CMD_RC" "$DF_CMD_OUT" "$DF_CMD_ERR" >&2
+	return 0
+}
+
+# df_setup_fence: "dnsfence setup" for the current config (sets and rules);
+# fails the test unless it exits 0.
+df_setup_fence() {
+	df_dnsfence setup
+	[ "$DF_CMD_RC" -eq 0 ] ||
+		fail "dnsfence setup exited $DF_CMD_RC: $DF_CMD_ERR"
+}
+
+# df_start_dnsfence [KEY=JSON]...: write the config (see df_config), run
+# "dnsfence setup" (sets and firewall rules), then "dnsfence -c CONFIG serve"
+# in the workload namespace; wait until it answers. DF_DNSFENCE_CMD replaces
+# "serve" (then setup is not run first: "run" does its own).
 df_start_dnsfence() {
 	df_require_bin
 	df_config "$@"
-	[ "${DF_DNSFENCE_CMD:-serve}" != serve ] || df_create_sets
+	[ "${DF_DNSFENCE_CMD:-serve}" != serve ] || df_setup_fence
 	DF_DNSFENCE_LOG="$DF_TMP/dnsfence.log"
 	ip netns exec "$DF_WL" env -u DNSFENCE_CONFIG -u DNSFENCE_MODE -u DNSFENCE_EXTRA_HOSTS \
 		"$DNSFENCE_BIN" -c "$DF_DNSFENCE_CONF" "${DF_DNSFENCE_CMD:-serve}" \
@@ -549,9 +571,14 @@ EOF
 # --- kernel sets, seen from the workload ----------------------------------------
 
 # df_zone_add FILE: append the records read from stdin to this test's copy
-# of zones/FILE (e.g. allowed.test.zone). Call before df_setup.
-#   seq 1 3 | sed 's/.*/n-& IN A 198.18.4.&/' | df_zone_add allowed.test.zone
+# of zones/FILE (e.g. allowed.test.zone). Call before df_setup, and feed it
+# with a redirection, not a pipe (a pipe runs it in a subshell):
+#   df_zone_add allowed.test.zone < <(seq 1 3 | sed 's/.*/n-& IN A 198.18.4.&/')
 df_zone_add() {
+	if [ -z "$DF_TMP" ] && [ "$BASH_SUBSHELL" -gt 0 ]; then
+		echo "df_zone_add: called in a subshell (a pipe?) before df_init" >&2
+		exit 1
+	fi
 	df_init
 	mkdir -p "$DF_TMP/zones.add"
 	cat >>"$DF_TMP/zones.add/$1"
@@ -728,4 +755,56 @@ df_asked_addrs() { awk '$1 != "rcode" { print $1 }' <<<"$DF_OUT"; }
 # fence's control: proves a connect through it CAN fail).
 expect_fenced() {
 	! df_tcp_connect "$1" "$2" || fail "the fence let a connection to $1 port $2 through (not in the set)"
+}
+
+# --- the fence (firewall, privileges) ---------------------------------------
+
+# df_wl_as UID CMD...: run CMD in the workload namespace as UID (gid UID, no
+# supplementary groups, no capabilities): the workload, not the daemon.
+df_wl_as() {
+	local uid=$1
+	shift
+	ip netns exec "$DF_WL" setpriv --reuid "$uid" --regid "$uid" --clear-groups \
+		--inh-caps=-all --bounding-set=-all "$@"
+}
+
+# df_proc_field PID FIELD: a field of /proc/PID/status ("Uid", "CapEff").
+df_proc_field() {
+	sed -n "s/^$2:[[:space:]]*//p" "/proc/$1/status"
+}
+
+# df_wait_log TENTHS TEXT: wait until the dnsfence log contains TEXT.
+df_wait_log() {
+	df_poll "$1" grep -qF -- "$2" "$DF_DNSFENCE_LOG"
+}
+
+# df_connect_as UID ADDR PORT [SECONDS]: 0 if a workload process running as
+# UID (not root, not the daemon's uid) can open a TCP connection to
+# ADDR:PORT.
+df_connect_as() {
+	df_wl_as "$1" timeout "${4:-3}" bash -c 'exec 3<>"/dev/tcp/$1/$2"' _ "$2" "$3" 2>/dev/null
+}
+
+# df_remove_firewall: remove dnsfence's chain and jumps (both families),
+# keeping the sets and the OUTPUT policy, so a test can destroy a set under
+# a running daemon (the rules hold a reference to it). The guard puts them
+# back after guard_interval seconds: pass guard_interval=3600 to
+# df_start_dnsfence when the test needs them gone for longer.
+# df_open_fence: remove our rules and set OUTPUT's policy back to ACCEPT
+# (both families), so that a test can destroy the sets the rules hold while
+# the daemon keeps serving. Start the daemon with guard_interval=3600 first,
+# or the guard puts everything back.
+df_open_fence() {
+	df_remove_firewall
+	wl iptables -w -P OUTPUT ACCEPT
+	wl ip6tables -w -P OUTPUT ACCEPT
+}
+
+df_remove_firewall() {
+	local t
+	for t in iptables ip6tables; do
+		wl "$t" -w -D OUTPUT -j DNSFENCE-OUT 2>/dev/null || true
+		wl "$t" -w -F DNSFENCE-OUT 2>/dev/null || true
+		wl "$t" -w -X DNSFENCE-OUT 2>/dev/null || true
+	done
 }

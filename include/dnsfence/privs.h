@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* privs: dropping from root to the configured user while keeping only
+ * CAP_NET_ADMIN, or checking that an already unprivileged start (systemd
+ * User= with AmbientCapabilities=) holds what the daemon needs. */
+#ifndef DNSFENCE_PRIVS_H
+#define DNSFENCE_PRIVS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Resolve `user` ("dnsfence", "nobody", "1234"); "dnsfence" falls back to
+ * nobody when it does not exist. A numeric uid without a passwd entry
+ * gets gid = uid. -ENOENT with err naming the user when it does not
+ * exist; -EINVAL when it is root (the daemon never serves as root). */
+int privs_lookup(const char *user, uid_t *uid, gid_t *gid, char *err,
+		 size_t errlen);
+
+/* Become uid/gid (setgroups, setgid, setuid), keeping CAP_NET_ADMIN in the
+ * permitted, effective, inheritable and ambient sets (so an
+ * iptables-restore child of the guard has it too) and nothing else
+ * effective; CAP_NET_RAW, when held, stays permitted, inheritable and
+ * ambient (not effective) for those children (iptables' set match needs
+ * a raw socket). Sets no_new_privs. When started unprivileged (no uid is 0),
+ * checks that the process runs as uid and holds CAP_NET_ADMIN, then reduces it
+ * to that. Verifies the result (uid, capability sets, setuid(0) refused). 0, or
+ * -EPERM with err saying what failed or is missing; the caller must not
+ * go on serving. */
+int privs_drop(uid_t uid, gid_t gid, char *err, size_t errlen);
+
+/* Is the capability (CAP_*) in the effective set? */
+bool privs_have(int cap);
+
+#endif
