@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# A big answer over TCP (big.allowed.test: 60 A records, ~1 KB): all 60
+# addresses are in dnsfence4 before the client reads the answer (a connect
+# to each, made at once, passes a fence that only lets set members
+# through), and nothing else entered the set.
+source "$(dirname "$0")/lib.sh"
+df_setup
+df_start_listener 8080
+df_start_dnsfence allow='["big.allowed.test"]'
+df_fence 8080
+expect_fenced 198.18.2.1 8080
+expect_fenced 198.18.2.60 8080
+ok "fence: no connection to 198.18.2.x before it is in the set"
+
+df_ask_connect +tcp big.allowed.test A 8080
+[ "$(df_asked_rcode)" = NOERROR ] || fail "big.allowed.test A over TCP: expected NOERROR"
+n="$(df_asked_addrs | wc -l)"
+[ "$n" -eq 60 ] || fail "big.allowed.test over TCP: expected 60 addresses in the answer, saw $n"
+[ "$DF_DIG_RC" -eq 0 ] || fail "big.allowed.test: not every address was connectable at once: $(grep FAIL <<<"$DF_OUT" | tr '\n' ';')"
+ok "big.allowed.test over TCP: 60 addresses, each connectable right after the answer"
+
+members="$(df_set_members dnsfence4 | sort)"
+want="$(seq 1 60 | sed 's/^/198.18.2./' | sort)"
+[ "$members" = "$want" ] ||
+	fail "dnsfence4: expected exactly 198.18.2.1-60, saw diff: $(diff <(echo "$want") <(echo "$members") | tr '\n' ' ')"
+for i in 1 30 60; do
+	expect_set_timeout dnsfence4 "198.18.2.$i" 290 300
+done
+ok "dnsfence4 holds exactly 198.18.2.1-60, timeouts ~300"
+
+df_dig +tcp big.allowed.test A
+expect_rcode NOERROR
+expect_answer_count A 60
+ok "dig +tcp big.allowed.test -> 60 A"
+expect_dnsfence_running
