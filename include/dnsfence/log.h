@@ -14,7 +14,7 @@ void log_setup(enum log_level level, enum log_format format, bool use_syslog);
 bool log_enabled(enum log_level level);
 /* sys is a short subsystem tag ("server", "config", "sets"). */
 void log_msg(enum log_level level, const char *sys, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 int log_level_parse(const char *s, enum log_level *out);
 const char *log_level_name(enum log_level level);
 
