@@ -100,7 +100,6 @@ static bool is_listen_addr(const struct config *c,
 			   const struct sockaddr_storage *ss, bool with_port);
 static int upstreams_from_resolv(struct pctx *p, const char *path);
 static int extra_hosts(struct pctx *p, const char *list);
-static int parse_port_num(const char *s, size_t n, uint16_t *out);
 static int finish(struct pctx *p);
 static uint32_t choice_of(const struct pctx *p, const char *path);
 static int check_nul_escape(const char *text, size_t len, char *err,
@@ -648,23 +647,6 @@ static int item_ecosystem(struct pctx *p, const char *s, const char *path)
 	return fail(p, path, "unknown preset \"%s\" (known: %s)", val, known);
 }
 
-static int parse_port_num(const char *s, size_t n, uint16_t *out)
-{
-	unsigned long v = 0;
-
-	if (n == 0 || n > 5)
-		return -EINVAL;
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -EINVAL;
-		v = v * 10 + (unsigned long)(s[i] - '0');
-	}
-	if (v == 0 || v > 65535)
-		return -EINVAL;
-	*out = (uint16_t)v;
-	return 0;
-}
-
 static int item_port(struct pctx *p, const char *s, const char *path)
 {
 	struct config_port pt = {0};
@@ -682,10 +664,10 @@ static int item_port(struct pctx *p, const char *s, const char *path)
 			    "\"tcp/N-M\" (tcp or udp only)",
 			    val);
 	dash = strchr(num, '-');
-	if (parse_port_num(num, dash ? (size_t)(dash - num) : strlen(num),
-			   &pt.first) != 0 ||
+	if (netaddr_parse_port(num, dash ? (size_t)(dash - num) : strlen(num),
+			       &pt.first) != 0 ||
 	    (dash != NULL &&
-	     parse_port_num(dash + 1, strlen(dash + 1), &pt.last) != 0))
+	     netaddr_parse_port(dash + 1, strlen(dash + 1), &pt.last) != 0))
 		return fail(p, path, "\"%s\": ports are 1..65535", val);
 	if (dash == NULL)
 		pt.last = pt.first;

@@ -24,7 +24,6 @@ struct range {
 static bool prefix_match(const uint8_t *a, const uint8_t *net, unsigned prefix);
 static bool in_ranges(const struct netaddr *a, const struct range *r, size_t n);
 static bool is_mapped(const struct netaddr *a, struct netaddr *v4);
-static int parse_port(const char *s, uint16_t *port);
 static int parse_prefix(const char *s, unsigned max, unsigned *out);
 static void fill_sockaddr(const struct netaddr *a, uint16_t port,
 			  struct sockaddr_storage *out, socklen_t *outlen);
@@ -161,10 +160,9 @@ int netaddr_parse_cidr(const char *s, struct netcidr *out, const char **why)
 	return 0;
 }
 
-static int parse_port(const char *s, uint16_t *port)
+int netaddr_parse_port(const char *s, size_t n, uint16_t *port)
 {
 	unsigned long v = 0;
-	size_t n = strlen(s);
 
 	if (n == 0 || n > 5)
 		return -EINVAL;
@@ -265,7 +263,8 @@ int netaddr_parse_endpoint(const char *s, bool port_required,
 					    : "a port is required: ADDR:PORT";
 		return -EINVAL;
 	}
-	if (port_s != NULL && parse_port(port_s, &port) != 0) {
+	if (port_s != NULL &&
+	    netaddr_parse_port(port_s, strlen(port_s), &port) != 0) {
 		*why = "port must be 1..65535";
 		return -EINVAL;
 	}

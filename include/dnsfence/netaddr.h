@@ -24,6 +24,9 @@ int netaddr_parse(const char *s, struct netaddr *out);
 /* "198.18.0.0/15", "2001:db8::/32"; a bare address is a host route.
  * Host bits set is an error. 0 or -EINVAL with *why set. */
 int netaddr_parse_cidr(const char *s, struct netcidr *out, const char **why);
+/* A port number 1..65535 written in the n bytes at s: decimal digits
+ * only, no sign, no blanks. 0 or -EINVAL. */
+int netaddr_parse_port(const char *s, size_t n, uint16_t *port);
 /* "1.2.3.4:53", "[2001:db8::1]:53", and when port_required is false also
  * "1.2.3.4", "2001:db8::1", "[2001:db8::1]" (then the port is
  * default_port). 0 or -EINVAL with *why set. */
