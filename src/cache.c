@@ -171,7 +171,8 @@ int cache_put(struct cache *c, const uint8_t *key, size_t keylen,
 		return -ENOMEM;
 	memset(e, 0, sizeof(*e));
 	p = (uint8_t *)(e + 1);
-	memcpy(p, addrs, addr_bytes);
+	if (addr_bytes > 0)
+		memcpy(p, addrs, addr_bytes);
 	e->pub.addrs = (const struct dns_addr *)p;
 	e->pub.n_addrs = n_addrs;
 	p += addr_bytes;
