@@ -87,15 +87,6 @@ static void on_tcp_read(struct bufferevent *bev, void *arg);
 static void on_tcp_event(struct bufferevent *bev, short what, void *arg);
 static void on_msg_timeout(evutil_socket_t fd, short what, void *arg);
 static void on_resume(evutil_socket_t fd, short what, void *arg);
-static void on_resume(evutil_socket_t fd, short what, void *arg)
-{
-	struct tcp_conn *c = arg;
-
-	(void)fd;
-	(void)what;
-	on_tcp_read(c->bev, c);
-}
-
 static void tcp_reply(void *ctx, struct rquery *q, const struct sockaddr *peer,
 		      socklen_t peerlen, const uint8_t *msg, size_t len);
 static void tcp_close(struct tcp_conn *c);
@@ -356,6 +347,7 @@ static void on_tcp_read(struct bufferevent *bev, void *arg)
 	struct evbuffer *in = bufferevent_get_input(bev);
 	uint8_t lenbuf[2];
 	size_t msglen;
+	bool progress = false;
 
 	tcp_touch(c);
 	while (c->n_pending < TCP_MAX_PENDING && evbuffer_get_length(in) >= 2) {
@@ -379,20 +371,26 @@ static void on_tcp_read(struct bufferevent *bev, void *arg)
 				    (struct sockaddr *)&c->peer, c->peerlen,
 				    true, tcp_reply, c);
 		evbuffer_drain(in, msglen);
+		progress = true;
 		if (q != NULL)
 			c->pending[c->n_pending++] = q;
 	}
-	if (c->n_pending >= TCP_MAX_PENDING)
+	if (c->n_pending >= TCP_MAX_PENDING) {
+		/* Complete messages may wait in the buffer: that is our
+		 * doing, not a slow client, so no deadline runs. */
 		bufferevent_disable(bev, EV_READ);
-	/* A message started but not complete must finish in time. */
-	if (evbuffer_get_length(in) > 0) {
-		if (!evtimer_pending(c->msg_timer, NULL)) {
-			struct timeval tv = {TCP_MSG_SECONDS, 0};
-
-			evtimer_add(c->msg_timer, &tv);
-		}
-	} else {
 		evtimer_del(c->msg_timer);
+		return;
+	}
+	/* Each message must arrive whole within TCP_MSG_SECONDS of its
+	 * first byte: the clock restarts when one completes. */
+	if (evbuffer_get_length(in) == 0 || progress)
+		evtimer_del(c->msg_timer);
+	if (evbuffer_get_length(in) > 0 &&
+	    !evtimer_pending(c->msg_timer, NULL)) {
+		struct timeval tv = {TCP_MSG_SECONDS, 0};
+
+		evtimer_add(c->msg_timer, &tv);
 	}
 }
 
@@ -418,6 +416,15 @@ static void on_msg_timeout(evutil_socket_t fd, short what, void *arg)
 	tcp_close(arg);
 }
 
+static void on_resume(evutil_socket_t fd, short what, void *arg)
+{
+	struct tcp_conn *c = arg;
+
+	(void)fd;
+	(void)what;
+	on_tcp_read(c->bev, c);
+}
+
 static void tcp_reply(void *ctx, struct rquery *q, const struct sockaddr *peer,
 		      socklen_t peerlen, const uint8_t *msg, size_t len)
 {
@@ -427,18 +434,17 @@ static void tcp_reply(void *ctx, struct rquery *q, const struct sockaddr *peer,
 
 	(void)peer;
 	(void)peerlen;
-	if (q != NULL) {
-		for (size_t i = 0; i < c->n_pending; i++) {
-			if (c->pending[i] == q) {
-				c->pending[i] = c->pending[--c->n_pending];
-				break;
-			}
-		}
+	for (size_t i = 0; q != NULL && i < c->n_pending; i++) {
+		if (c->pending[i] != q)
+			continue;
+		c->pending[i] = c->pending[--c->n_pending];
 		if (c->n_pending + 1 == TCP_MAX_PENDING) {
-			/* Not from here: we are inside the resolver. */
+			/* Below the cap again: read what waits in the buffer,
+			 * but not from here (we are inside the resolver). */
 			bufferevent_enable(c->bev, EV_READ);
 			event_active(c->resume, EV_TIMEOUT, 0);
 		}
+		break;
 	}
 	if (evbuffer_get_length(out) > TCP_MAX_OUTPUT) {
 		/* The client does not read its answers. Closing here would
