@@ -61,9 +61,12 @@ struct rquery {
 
 TAILQ_HEAD(rquery_list, rquery);
 
+/* What the client's copy of an answer may carry. */
 struct keep_ctx {
 	struct resolver *r;
-	uint32_t age;
+	uint32_t age;		      /* seconds to take off every TTL */
+	const struct dns_addr *addrs; /* the addresses put into the sets */
+	size_t n_addrs;
 };
 
 struct pending {
@@ -76,6 +79,8 @@ struct pending {
 	struct rquery_list waiters;
 	uint8_t *answer; /* owned, or hit->answer */
 	size_t answer_len;
+	struct dns_addr *addrs; /* handed out: owned, or hit->addrs */
+	size_t n_addrs;
 	const struct cache_entry *hit; /* a cache hit: its reference */
 	uint32_t age;		       /* seconds since the hit was stored */
 	uint8_t qname[DNS_MAX_NAME];
@@ -116,7 +121,7 @@ static void on_sets_done(void *arg, int status);
 static void finish_pending(struct pending *p, int status);
 static void answer_one(struct pending *p, struct rquery *rq);
 static ssize_t render(struct resolver *r, const uint8_t *answer, size_t len,
-		      uint32_t age, const struct rquery *rq);
+		      const struct keep_ctx *kc, const struct rquery *rq);
 static struct rquery *serve_hit(struct resolver *r, struct rquery *rq,
 				const struct cache_entry *hit, uint64_t now);
 static void cache_answer(struct pending *p, const uint8_t *answer, size_t len,
@@ -124,7 +129,8 @@ static void cache_answer(struct pending *p, const uint8_t *answer, size_t len,
 static uint64_t now_ms(void);
 static void fail_one(struct resolver *r, struct rquery *rq);
 static bool keep_rr(struct dns_rr *rr, void *arg);
-static int hint_admissible(const struct netaddr *a, void *arg);
+static int hint_handed_out(const struct netaddr *a, void *arg);
+static bool handed_out(const struct keep_ctx *kc, const struct netaddr *a);
 static bool admissible(const struct resolver *r, const struct netaddr *a);
 static size_t client_max(const struct rquery *rq);
 static void describe(const struct dns_query *q, const struct sockaddr *peer,
@@ -430,10 +436,12 @@ static void free_pending(struct pending *p)
 		free(rq);
 	}
 	TAILQ_REMOVE(&p->r->pendings, p, all);
-	if (p->hit != NULL)
+	if (p->hit != NULL) {
 		cache_release(p->r->cache, p->hit);
-	else
+	} else {
 		free(p->answer);
+		free(p->addrs);
+	}
 	free(p);
 }
 
@@ -470,7 +478,8 @@ static void on_upstream(void *arg, int status, const uint8_t *answer,
 		return;
 	}
 	p->answer = malloc(len);
-	if (p->answer == NULL) {
+	p->addrs = malloc(n > 0 ? n * sizeof(*p->addrs) : 1);
+	if (p->answer == NULL || p->addrs == NULL) {
 		finish_pending(p, -ENOMEM);
 		return;
 	}
@@ -489,6 +498,8 @@ static void on_upstream(void *arg, int status, const uint8_t *answer,
 			 "answer and the sets",
 			 name, astr);
 	}
+	memcpy(p->addrs, keep, nkeep * sizeof(*keep));
+	p->n_addrs = nkeep;
 	cache_answer(p, answer, len, keep, nkeep);
 	if (r->sets == NULL || nkeep == 0) {
 		finish_pending(p, 0);
@@ -532,16 +543,16 @@ static size_t client_max(const struct rquery *rq)
 	return max > DNS_EDNS_UDPSIZE ? DNS_EDNS_UDPSIZE : max;
 }
 
-/* The client's copy of an answer, into r->out: TTLs reduced by age (a
- * cache hit) and capped, internal addresses left out. */
+/* The client's copy of an answer, into r->out: TTLs reduced by the age
+ * of a cache hit and capped, and no address but those in kc->addrs. */
 static ssize_t render(struct resolver *r, const uint8_t *answer, size_t len,
-		      uint32_t age, const struct rquery *rq)
+		      const struct keep_ctx *kc, const struct rquery *rq)
 {
-	struct keep_ctx kc = {.r = r, .age = age};
 	ssize_t n;
 
 	n = dnsmsg_rewrite_answer(answer, len, &rq->q, client_max(rq), keep_rr,
-				  &kc, r->out, sizeof(r->out));
+				  (void *)(uintptr_t)kc, r->out,
+				  sizeof(r->out));
 	if (n < 0) {
 		stats_inc(STAT_BAD_ANSWER);
 		return n;
@@ -554,7 +565,9 @@ static ssize_t render(struct resolver *r, const uint8_t *answer, size_t len,
 
 static void answer_one(struct pending *p, struct rquery *rq)
 {
-	ssize_t n = render(p->r, p->answer, p->answer_len, p->age, rq);
+	struct keep_ctx kc = {
+	    .r = p->r, .age = p->age, .addrs = p->addrs, .n_addrs = p->n_addrs};
+	ssize_t n = render(p->r, p->answer, p->answer_len, &kc, rq);
 
 	if (n < 0) {
 		fail_one(p->r, rq);
@@ -579,7 +592,13 @@ static struct rquery *serve_hit(struct resolver *r, struct rquery *rq,
 		p = calloc(1, sizeof(*p));
 	if (p == NULL) {
 		if (r->sets == NULL || n == 0)
-			len = render(r, hit->answer, hit->len, age, rq);
+			len =
+			    render(r, hit->answer, hit->len,
+				   &(struct keep_ctx){.r = r,
+						      .age = age,
+						      .addrs = hit->addrs,
+						      .n_addrs = hit->n_addrs},
+				   rq);
 		else
 			len = -ENOMEM;
 		cache_release(r->cache, hit);
@@ -595,6 +614,8 @@ static struct rquery *serve_hit(struct resolver *r, struct rquery *rq,
 	p->hit = hit;
 	p->answer = (uint8_t *)(uintptr_t)hit->answer;
 	p->answer_len = hit->len;
+	p->addrs = (struct dns_addr *)(uintptr_t)hit->addrs;
+	p->n_addrs = hit->n_addrs;
 	p->age = age;
 	TAILQ_INIT(&p->waiters);
 	TAILQ_INSERT_TAIL(&r->pendings, p, all);
@@ -655,15 +676,27 @@ static bool admissible(const struct resolver *r, const struct netaddr *a)
 				  r->cfg->n_allow_cidrs);
 }
 
-static int hint_admissible(const struct netaddr *a, void *arg)
+static bool handed_out(const struct keep_ctx *kc, const struct netaddr *a)
 {
-	return admissible(arg, a) ? 0 : 1;
+	for (size_t i = 0; i < kc->n_addrs; i++) {
+		if (netaddr_equal(&kc->addrs[i].addr, a))
+			return true;
+	}
+	return false;
 }
 
-/* Internal addresses leave the client's answer wherever they stand; an
- * HTTPS/SVCB record with an internal hint is left out whole. No TTL
- * exceeds ttl.max: a client must not cache an address longer than its set
- * entry can live. */
+static int hint_handed_out(const struct netaddr *a, void *arg)
+{
+	return handed_out(arg, a) ? 0 : 1;
+}
+
+/* The client gets no address that is not in the sets (invariant 2):
+ * address records and HTTPS/SVCB hints survive only when snooping put
+ * them there (on the CNAME chain, admissible), wherever else they stand:
+ * internal ones, other owners' and the additional section's are left out,
+ * and an HTTPS/SVCB record with such a hint goes whole. No TTL exceeds
+ * ttl.max: a client must not cache an address longer than its set entry
+ * can live. */
 static bool keep_rr(struct dns_rr *rr, void *arg)
 {
 	const struct keep_ctx *kc = arg;
@@ -681,17 +714,17 @@ static bool keep_rr(struct dns_rr *rr, void *arg)
 			return false;
 		a.family = AF_INET;
 		memcpy(a.bytes, rr->rdata, 4);
-		return admissible(r, &a);
+		return handed_out(kc, &a);
 	case DNS_TYPE_AAAA:
 		if (rr->rdlen != 16)
 			return false;
 		a.family = AF_INET6;
 		memcpy(a.bytes, rr->rdata, 16);
-		return admissible(r, &a);
+		return handed_out(kc, &a);
 	case DNS_TYPE_SVCB:
 	case DNS_TYPE_HTTPS:
-		return dnsmsg_svcb_hints(rr->rdata, rr->rdlen, hint_admissible,
-					 r) == 0;
+		return dnsmsg_svcb_hints(rr->rdata, rr->rdlen, hint_handed_out,
+					 (void *)(uintptr_t)kc) == 0;
 	default:
 		return true;
 	}
