@@ -155,7 +155,7 @@ bool privs_have(int cap)
 
 int privs_drop(uid_t uid, gid_t gid, char *err, size_t errlen)
 {
-	uid_t r, e, s;
+	uid_t r = 0, e = 0, s = 0;
 	int rc;
 
 	if (getresuid(&r, &e, &s) < 0) {
@@ -300,8 +300,8 @@ static void drop_bounding(void)
 
 static int verify(uid_t uid, gid_t gid, char *err, size_t errlen)
 {
-	uid_t r, e, s;
-	gid_t rg, eg, sg;
+	uid_t r = 0, e = 0, s = 0;
+	gid_t rg = 0, eg = 0, sg = 0;
 	struct capsets c = {0};
 	char have[256];
 
