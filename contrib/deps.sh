@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Install what dnsfence needs to build, test and demo on Debian 12.
+# --package: also what building and checking the Debian package needs
+# (debhelper, lintian, fakeroot; used by .ci/run's package step).
 set -euo pipefail
 if [ "$(id -u)" -ne 0 ]; then
 	echo "deps.sh: run as root (it uses apt-get)" >&2
@@ -15,7 +17,12 @@ pkgs=(
 	iproute2 ipset iptables conntrack
 	# real upstream servers and clients for the end-to-end tests
 	nsd unbound dnsutils knot-dnsutils curl python3 procps socat
+	# deployment checks: manifests (YAML), the systemd unit, man pages
+	python3-yaml systemd groff-base util-linux
 )
+if [ "${1:-}" = "--package" ]; then
+	pkgs+=(debhelper lintian fakeroot dpkg-dev)
+fi
 missing=()
 for p in "${pkgs[@]}"; do
 	case "$p" in \#*) continue ;; esac

@@ -2,7 +2,8 @@
 /* main: command-line parsing and dispatch. Each command is a short
  * sequence of module calls: setup (sets_create, fw_apply, then the same
  * comparison `check` makes), serve (refuses unless that comparison finds
- * the fence in place, then serve.c), run (both), check, teardown. */
+ * the fence in place, then serve.c), run (both), check, teardown, and
+ * probe (probe.c: one query to the running daemon, for readiness). */
 #include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
@@ -16,6 +17,7 @@
 #include "dnsfence/guard.h"
 #include "dnsfence/log.h"
 #include "dnsfence/privs.h"
+#include "dnsfence/probe.h"
 #include "dnsfence/serve.h"
 #include "dnsfence/sets.h"
 
@@ -28,17 +30,19 @@ enum exit_code {
 
 struct command {
 	const char *name;
-	int (*fn)(const char *config_path);
+	int (*fn)(const char *config_path, const char *arg);
+	const char *arg; /* an optional operand, e.g. "[NAME]"; NULL: none */
 	const char *help;
 };
 
-static int cmd_validate(const char *config_path);
-static int cmd_setup(const char *config_path);
-static int cmd_serve(const char *config_path);
-static int cmd_run(const char *config_path);
-static int cmd_check(const char *config_path);
-static int cmd_teardown(const char *config_path);
-static int cmd_reference(const char *config_path);
+static int cmd_validate(const char *config_path, const char *arg);
+static int cmd_setup(const char *config_path, const char *arg);
+static int cmd_serve(const char *config_path, const char *arg);
+static int cmd_run(const char *config_path, const char *arg);
+static int cmd_check(const char *config_path, const char *arg);
+static int cmd_teardown(const char *config_path, const char *arg);
+static int cmd_reference(const char *config_path, const char *arg);
+static int cmd_probe(const char *config_path, const char *arg);
 static int load_config(const char *path, struct config **out);
 static int lookup_user(const struct config *cfg, uid_t *uid, gid_t *gid);
 static void report_log(void *arg, const char *line);
@@ -49,34 +53,42 @@ static int serve_fenced(const struct config *cfg, uid_t uid, gid_t gid,
 static void usage(FILE *out);
 
 static const struct command commands[] = {
-    {"run", cmd_run, "setup, then serve (drops privileges after setup)"},
-    {"setup", cmd_setup, "create the sets, install and verify the rules"},
-    {"serve", cmd_serve,
+    {"run", cmd_run, NULL, "setup, then serve (drops privileges after setup)"},
+    {"setup", cmd_setup, NULL, "create the sets, install and verify the rules"},
+    {"serve", cmd_serve, NULL,
      "serve DNS only; the sets and rules must already be in place"},
-    {"check", cmd_check,
+    {"check", cmd_check, NULL,
      "compare the kernel with the config; exit 1 and list each "
      "difference"},
-    {"teardown", cmd_teardown,
+    {"teardown", cmd_teardown, NULL,
      "remove the rules and the sets: the deliberate way to OPEN the "
      "namespace"},
-    {"validate", cmd_validate,
+    {"validate", cmd_validate, NULL,
      "load and validate the config; print it normalized as JSON"},
-    {"reference", cmd_reference,
+    {"reference", cmd_reference, NULL,
      "print the configuration reference (docs/configuration.md)"},
+    {"probe", cmd_probe, "[NAME]",
+     "ask the daemon for NAME (default " PROBE_DEFAULT_NAME
+     "); exit 0 on any reply within 2 s, else 1"},
 };
 
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: dnsfence [-c FILE] COMMAND\n"
+		"usage: dnsfence [-c FILE] COMMAND [NAME]\n"
 		"\n"
 		"A DNS resolver that forwards only allowlisted names and puts "
 		"the\naddresses it hands out into kernel ipsets.\n"
 		"\n"
 		"commands:\n");
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(out, "  %-10s %s\n", commands[i].name,
-			commands[i].help);
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "%s%s%s", commands[i].name,
+			 commands[i].arg != NULL ? " " : "",
+			 commands[i].arg != NULL ? commands[i].arg : "");
+		fprintf(out, "  %-13s %s\n", name, commands[i].help);
+	}
 	fprintf(out,
 		"\n"
 		"options:\n"
@@ -85,8 +97,8 @@ static void usage(FILE *out)
 		"  -h, --help         this text\n"
 		"  -V, --version      print the version\n"
 		"\n"
-		"exit codes: 0 success, 1 check found drift, 2 bad usage or "
-		"config,\n3 the kernel refused something\n",
+		"exit codes: 0 success, 1 check found drift (probe: no reply), "
+		"2 bad usage\nor config, 3 the kernel refused something\n",
 		CONFIG_DEFAULT_PATH);
 }
 
@@ -117,16 +129,24 @@ int main(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (optind + 1 != argc) {
-		fprintf(stderr, "dnsfence: %s\n",
-			optind == argc ? "no command given"
-				       : "one command only");
+	if (optind == argc) {
+		fprintf(stderr, "dnsfence: no command given\n");
 		usage(stderr);
 		return EXIT_USAGE;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
-		if (strcmp(argv[optind], commands[i].name) == 0)
-			return commands[i].fn(config_path);
+		const struct command *c = &commands[i];
+
+		if (strcmp(argv[optind], c->name) != 0)
+			continue;
+		if (argc - optind > (c->arg != NULL ? 2 : 1)) {
+			fprintf(stderr, "dnsfence: %s: too many operands\n",
+				c->name);
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+		return c->fn(config_path,
+			     optind + 1 < argc ? argv[optind + 1] : NULL);
 	}
 	fprintf(stderr, "dnsfence: unknown command '%s'\n", argv[optind]);
 	usage(stderr);
@@ -146,8 +166,9 @@ static int load_config(const char *path, struct config **out)
 	return EXIT_OK;
 }
 
-static int cmd_validate(const char *config_path)
+static int cmd_validate(const char *config_path, const char *arg)
 {
+	(void)arg;
 	struct config *cfg = NULL;
 	char *json;
 	int rc = load_config(config_path, &cfg);
@@ -167,8 +188,9 @@ static int cmd_validate(const char *config_path)
 	return EXIT_OK;
 }
 
-static int cmd_reference(const char *config_path)
+static int cmd_reference(const char *config_path, const char *arg)
 {
+	(void)arg;
 	(void)config_path;
 	config_print_reference(stdout);
 	return EXIT_OK;
@@ -253,8 +275,9 @@ static int serve_fenced(const struct config *cfg, uid_t uid, gid_t gid,
 	return serve_run(cfg, uid, gid) == 0 ? EXIT_OK : EXIT_KERNEL;
 }
 
-static int cmd_setup(const char *config_path)
+static int cmd_setup(const char *config_path, const char *arg)
 {
+	(void)arg;
 	struct config *cfg = NULL;
 	uid_t uid;
 	gid_t gid;
@@ -268,8 +291,9 @@ static int cmd_setup(const char *config_path)
 	return rc;
 }
 
-static int cmd_serve(const char *config_path)
+static int cmd_serve(const char *config_path, const char *arg)
 {
+	(void)arg;
 	struct config *cfg = NULL;
 	uid_t uid;
 	gid_t gid;
@@ -283,8 +307,9 @@ static int cmd_serve(const char *config_path)
 	return rc;
 }
 
-static int cmd_run(const char *config_path)
+static int cmd_run(const char *config_path, const char *arg)
 {
+	(void)arg;
 	struct config *cfg = NULL;
 	uid_t uid;
 	gid_t gid;
@@ -300,8 +325,9 @@ static int cmd_run(const char *config_path)
 	return rc;
 }
 
-static int cmd_check(const char *config_path)
+static int cmd_check(const char *config_path, const char *arg)
 {
+	(void)arg;
 	struct config *cfg = NULL;
 	char err[512];
 	uid_t uid;
@@ -330,8 +356,9 @@ out:
 	return rc;
 }
 
-static int cmd_teardown(const char *config_path)
+static int cmd_teardown(const char *config_path, const char *arg)
 {
+	(void)arg;
 	struct config *cfg = NULL;
 	char err[512];
 	int rc = load_config(config_path, &cfg);
@@ -350,6 +377,29 @@ static int cmd_teardown(const char *config_path)
 		log_warn("teardown",
 			 "rules and sets removed: outbound traffic is NO "
 			 "LONGER fenced");
+	config_free(cfg);
+	return rc;
+}
+
+static int cmd_probe(const char *config_path, const char *arg)
+{
+	struct config *cfg = NULL;
+	const char *name = arg != NULL ? arg : PROBE_DEFAULT_NAME;
+	char err[512];
+	int rcode = 0, r, rc = load_config(config_path, &cfg);
+
+	if (rc != EXIT_OK)
+		return rc;
+	r = probe_run(cfg, name, PROBE_TIMEOUT_MS, &rcode, err, sizeof(err));
+	if (r == -EINVAL) {
+		log_err("probe", "%s", err);
+		rc = EXIT_USAGE;
+	} else if (r != 0) {
+		log_err("probe", "dnsfence is not answering: %s", err);
+		rc = EXIT_DRIFT;
+	} else {
+		log_debug("probe", "%s: rcode %d", name, rcode);
+	}
 	config_free(cfg);
 	return rc;
 }

@@ -53,6 +53,7 @@ static int drop_from_root(uid_t uid, gid_t gid, char *err, size_t errlen);
 static int check_unprivileged(uid_t uid, char *err, size_t errlen);
 static int keep_only_net_admin(char *err, size_t errlen);
 static int verify(uid_t uid, gid_t gid, char *err, size_t errlen);
+static void missing_add(char *buf, size_t len, const char *cap);
 
 /* Names of the capabilities, for messages ("holds cap_net_raw"). */
 static const char *const cap_names[] = {
@@ -398,4 +399,52 @@ static const char *caps_format(uint64_t mask, char *buf, size_t len)
 	if (off == 0)
 		snprintf(buf, len, "none");
 	return buf;
+}
+
+static void missing_add(char *buf, size_t len, const char *cap)
+{
+	size_t off = strlen(buf);
+
+	snprintf(buf + off, len - off, "%s%s", off > 0 ? ", " : "", cap);
+}
+
+int privs_preflight(uid_t uid, bool bind_low_port, char *err, size_t errlen)
+{
+	struct capsets c = {0};
+	char missing[256] = "", have[256];
+	bool root;
+	uid_t r = 0, e = 0, s = 0;
+
+	if (getresuid(&r, &e, &s) < 0 || caps_get(&c) < 0) {
+		snprintf(err, errlen, "getresuid/capget: %s", strerror(errno));
+		return -EPERM;
+	}
+	root = r == 0 || e == 0 || s == 0;
+	if (!root && r != uid) {
+		snprintf(err, errlen,
+			 "started as uid %u, but user is uid %u (the only uid "
+			 "the firewall lets reach the upstreams): start as "
+			 "root, or as uid %u",
+			 (unsigned)r, (unsigned)uid, (unsigned)uid);
+		return -EPERM;
+	}
+	if (!(c.perm & CAP_BIT(KEEP_CAP)))
+		missing_add(missing, sizeof(missing), "cap_net_admin");
+	if (bind_low_port && !(c.perm & CAP_BIT(CAP_NET_BIND_SERVICE)))
+		missing_add(missing, sizeof(missing), "cap_net_bind_service");
+	if (root && !(c.perm & CAP_BIT(CAP_SETUID)))
+		missing_add(missing, sizeof(missing), "cap_setuid");
+	if (root && !(c.perm & CAP_BIT(CAP_SETGID)))
+		missing_add(missing, sizeof(missing), "cap_setgid");
+	if (missing[0] != '\0') {
+		snprintf(err, errlen,
+			 "started as uid %u with permitted capabilities %s: "
+			 "missing %s%s",
+			 (unsigned)r, caps_format(c.perm, have, sizeof(have)),
+			 missing,
+			 root ? " (a root start drops to `user` itself)"
+			      : " (e.g. systemd AmbientCapabilities=)");
+		return -EPERM;
+	}
+	return 0;
 }

@@ -5,16 +5,24 @@
  * drops to `user` with CAP_NET_ADMIN only (privs.c), and only then does
  * the guard start and the loop serve: no query is ever answered by a
  * root process, and the upstream sockets c-ares opens on the first query
- * belong to `user`, the one uid the firewall lets reach the upstreams. */
+ * belong to `user`, the one uid the firewall lets reach the upstreams.
+ * Before binding, privs_preflight says which capabilities a reduced start
+ * (systemd User=, a Kubernetes sidecar) lacks, all at once; after the
+ * guard has started, READY=1 goes to systemd (notify.c), so a Type=notify
+ * unit is "active" only when queries are answered behind the fence. */
 #include <errno.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 
 #include <event2/event.h>
 
 #include "dnsfence/guard.h"
 #include "dnsfence/log.h"
+#include "dnsfence/notify.h"
 #include "dnsfence/policy.h"
 #include "dnsfence/privs.h"
 #include "dnsfence/resolver.h"
@@ -27,6 +35,8 @@
 static struct policy *build_policy(const struct config *cfg);
 static void on_signal(evutil_socket_t sig, short what, void *arg);
 static void raise_nofile(void);
+static bool binds_low_port(const struct config *cfg);
+static void notify_state(const char *state);
 static struct sets *open_sets(struct event_base *base,
 			      const struct config *cfg);
 
@@ -80,6 +90,43 @@ static void raise_nofile(void)
 	}
 }
 
+/* Does a listener need cap_net_bind_service (port below
+ * net.ipv4.ip_unprivileged_port_start, 1024 unless lowered)? */
+static bool binds_low_port(const struct config *cfg)
+{
+	FILE *f = fopen("/proc/sys/net/ipv4/ip_unprivileged_port_start", "re");
+	unsigned start = 1024;
+
+	if (f != NULL) {
+		if (fscanf(f, "%u", &start) != 1)
+			start = 1024;
+		fclose(f);
+	}
+	for (size_t i = 0; i < cfg->n_listen; i++) {
+		const struct sockaddr *sa =
+		    (const struct sockaddr *)&cfg->listen[i].sa;
+		in_port_t port =
+		    sa->sa_family == AF_INET
+			? ((const struct sockaddr_in *)sa)->sin_port
+			: ((const struct sockaddr_in6 *)sa)->sin6_port;
+
+		if (ntohs(port) < start)
+			return true;
+	}
+	return false;
+}
+
+/* systemd is told, when it is listening; a failure to tell it is worth a
+ * warning but never stops the daemon. */
+static void notify_state(const char *state)
+{
+	int r = notify_send(state);
+
+	if (r < 0)
+		log_warn("notify", "cannot notify $NOTIFY_SOCKET: %s",
+			 strerror(-r));
+}
+
 static struct sets *open_sets(struct event_base *base, const struct config *cfg)
 {
 	struct sets_params sp = {
@@ -109,6 +156,7 @@ int serve_run(const struct config *cfg, uid_t uid, gid_t gid)
 	struct server *srv = NULL;
 	struct guard *guard = NULL;
 	char err[512];
+	bool ready = false;
 	int rc = -EIO;
 
 	signal(SIGPIPE, SIG_IGN);
@@ -118,6 +166,11 @@ int serve_run(const struct config *cfg, uid_t uid, gid_t gid)
 			 "mode is \"off\": NO FENCE. Every name is forwarded "
 			 "and nothing is put in the sets; the workload is "
 			 "not protected");
+	if (privs_preflight(uid, binds_low_port(cfg), err, sizeof(err)) != 0) {
+		log_err("privs", "cannot serve: %s", err);
+		rc = -EPERM;
+		goto out;
+	}
 	pol = build_policy(cfg);
 	base = event_base_new();
 	if (pol == NULL || base == NULL)
@@ -164,10 +217,17 @@ int serve_run(const struct config *cfg, uid_t uid, gid_t gid)
 		 "upstream(s)",
 		 DNSFENCE_VERSION, config_mode_name(cfg->mode),
 		 policy_size(pol), cfg->n_upstreams);
+	snprintf(err, sizeof(err),
+		 "READY=1\nSTATUS=serving, mode %s, %zu allow entries",
+		 config_mode_name(cfg->mode), policy_size(pol));
+	notify_state(err);
+	ready = true;
 	if (event_base_dispatch(base) != 0 || guard_failed(guard))
 		goto out;
 	rc = 0;
 out:
+	if (ready)
+		notify_state("STOPPING=1\nSTATUS=shutting down");
 	/* Order matters: the guard's child goes first, then the transports
 	 * (their clients are dropped), then c-ares and the kernel adds
 	 * finish their pending work, then the resolver that those callbacks

@@ -28,6 +28,16 @@ int privs_lookup(const char *user, uid_t *uid, gid_t *gid, char *err,
  * go on serving. */
 int privs_drop(uid_t uid, gid_t gid, char *err, size_t errlen);
 
+/* Before anything is bound: does this process hold what serving needs?
+ * Started as root: cap_net_admin, cap_setuid, cap_setgid (the drop) and,
+ * when bind_low_port, cap_net_bind_service, all permitted. Started
+ * unprivileged: uid must be the configured uid, with cap_net_admin (and
+ * cap_net_bind_service when bind_low_port) permitted, e.g. through
+ * ambient capabilities. 0, or -EPERM with err listing every missing
+ * capability and what is held. (A missing cap_net_raw is warned about
+ * by privs_drop: the guard's read-back needs it, serving does not.) */
+int privs_preflight(uid_t uid, bool bind_low_port, char *err, size_t errlen);
+
 /* Is the capability (CAP_*) in the effective set? */
 bool privs_have(int cap);
 
