@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # A two-minute demo of dnsfence, as root on Debian 12: builds it if needed,
-# makes two throwaway network namespaces (an "upstream" host with nsd and
-# unbound, a "workload" where dnsfence is the resolver), shows an allowed
-# name resolving and a denied one refused without ever leaving, then
-# removes everything. Nothing outside those namespaces is touched.
+# makes two throwaway network namespaces (an "upstream" host with nsd,
+# unbound and a web server, a "workload" fenced by dnsfence), shows an
+# allowed name resolving and connecting, a denied one refused without ever
+# leaving, an address nobody answered refused, and the workload's own DNS
+# to the upstream blocked; then removes everything. Nothing outside those
+# namespaces is touched.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -39,17 +41,30 @@ run() {
 	grep -E -- "${re:-.}" "$DF_TMP/demo.out" | sed 's/^/    /' || true
 	[ "$rc" -eq 0 ] || printf '    %s(exit status %d: no address)%s\n' "$dim" "$rc" "$off"
 }
+# run_as CMD...: the same, as the workload's own unprivileged uid.
+run_as() {
+	local rc=0
+	printf '%sworkload$ %s%s\n' "$bold" "$*" "$off"
+	df_wl_as 4242 "$@" >"$DF_TMP/demo.out" 2>&1 || rc=$?
+	sed 's/^/    /' "$DF_TMP/demo.out"
+	[ "$rc" -eq 0 ] || printf '    %s(exit status %d)%s\n' "$dim" "$rc" "$off"
+}
 
 say "Setting up: namespace $DF_UP (nsd + unbound with the test zones) and $DF_WL (the workload)"
 df_setup
+df_start_listener 80
 df_start_dnsfence allow='["www.allowed.test"]' log='{"level": "info"}'
-printf '%sdnsfence runs in %s as its resolver, with this config:%s\n' "$dim" "$DF_WL" "$off"
+printf '%sdnsfence ran "setup" (ipsets, iptables and ip6tables rules) and serves in %s\nas its resolver, with this config:%s\n' "$dim" "$DF_WL" "$off"
 sed 's/^/    /' "$DF_DNSFENCE_CONF"
 
 say "An allowed name resolves"
 run dig +noall +answer www.allowed.test A
 run dig +noall +answer www.allowed.test AAAA
 run getent ahosts www.allowed.test
+
+say "...and connects: its address went into the kernel set before the answer"
+run ipset list dnsfence4
+run_as curl -sS -m 5 -o /dev/null -w 'HTTP %{http_code} from %{remote_ip}\n' http://www.allowed.test/
 
 say "A name that is not on the allowlist gets NXDOMAIN, with an Extended DNS Error"
 run -g 'status:|EDE|ANSWER' dig secret-data.evil.test A
@@ -64,5 +79,12 @@ if grep -q 'evil\.test' "$DF_TMP/unbound.log"; then
 	exit 1
 fi
 printf '    %s(no evil.test anywhere)%s\n' "$dim" "$off"
+
+say "An address nobody answered is refused at once (a.b.allowed.test's, never asked for)"
+run_as curl -sS -m 5 -o /dev/null http://198.18.1.11/
+
+say "The workload cannot go around dnsfence: its own DNS to the upstream is blocked"
+run_as dig +time=2 +tries=1 @198.18.0.1 www.allowed.test A
+run_as dig +time=2 +tries=1 +tcp @198.18.0.1 www.allowed.test A
 
 say "Cleaning up (namespaces, daemons, temp files)"
