@@ -43,8 +43,8 @@
 #define PENDING_BUCKETS 4096 /* power of two */
 #define KEY_MAX		(DNS_MAX_NAME + 6)
 #define SNOOP_MAX	512
-#define CACHE_ENTRIES	10000
-#define CACHE_BYTES	(4u << 20)
+#define CACHE_ENTRIES	4096
+#define CACHE_BYTES	(1u << 20)
 
 struct pending;
 
@@ -121,9 +121,16 @@ static void on_sets_done(void *arg, int status);
 static void finish_pending(struct pending *p, int status);
 static void answer_one(struct pending *p, struct rquery *rq);
 static ssize_t render(struct resolver *r, const uint8_t *answer, size_t len,
-		      const struct keep_ctx *kc, const struct rquery *rq);
-static struct rquery *serve_hit(struct resolver *r, struct rquery *rq,
-				const struct cache_entry *hit, uint64_t now);
+		      const struct keep_ctx *kc, const struct dns_query *q,
+		      bool tcp);
+static size_t aged_addrs(const struct cache_entry *hit, uint32_t age,
+			 struct dns_addr *out);
+static bool answer_hit_now(struct resolver *r, const struct dns_query *q,
+			   bool tcp, const struct cache_entry *hit,
+			   uint64_t now, const struct sockaddr *peer,
+			   socklen_t peerlen, resolver_reply_fn fn, void *ctx);
+static struct rquery *wait_hit(struct resolver *r, struct rquery *rq,
+			       const struct cache_entry *hit, uint64_t now);
 static void cache_answer(struct pending *p, const uint8_t *answer, size_t len,
 			 const struct dns_addr *addrs, size_t n);
 static uint64_t now_ms(void);
@@ -132,7 +139,7 @@ static bool keep_rr(struct dns_rr *rr, void *arg);
 static int hint_handed_out(const struct netaddr *a, void *arg);
 static bool handed_out(const struct keep_ctx *kc, const struct netaddr *a);
 static bool admissible(const struct resolver *r, const struct netaddr *a);
-static size_t client_max(const struct rquery *rq);
+static size_t client_max(const struct dns_query *q, bool tcp);
 static void describe(const struct dns_query *q, const struct sockaddr *peer,
 		     char *name, size_t namecap, char *type, size_t typecap,
 		     char *client, size_t clientcap);
@@ -241,8 +248,16 @@ struct rquery *resolver_handle(struct resolver *r, const uint8_t *msg,
 	    deny(r, &q, peer, peerlen, fn, ctx))
 		return NULL;
 
+	keylen = make_key(&q, key);
+	now = now_ms();
+	hit = cache_get(r->cache, key, keylen, now);
+	if (hit != NULL &&
+	    answer_hit_now(r, &q, tcp, hit, now, peer, peerlen, fn, ctx))
+		return NULL;
+
 	rq = calloc(1, sizeof(*rq));
 	if (rq == NULL) {
+		cache_release(r->cache, hit);
 		reply_now(r, &q, peer, peerlen, DNS_RCODE_SERVFAIL,
 			  DNS_EDE_NONE, NULL, fn, ctx);
 		return NULL;
@@ -253,12 +268,9 @@ struct rquery *resolver_handle(struct resolver *r, const uint8_t *msg,
 	rq->tcp = tcp;
 	rq->fn = fn;
 	rq->ctx = ctx;
-
-	keylen = make_key(&q, key);
-	now = now_ms();
-	hit = cache_get(r->cache, key, keylen, now);
 	if (hit != NULL)
-		return serve_hit(r, rq, hit, now);
+		return wait_hit(r, rq, hit, now);
+
 	p = pending_find(r, key, keylen);
 	if (p != NULL) {
 		stats_inc(STAT_COALESCED);
@@ -531,26 +543,27 @@ static void finish_pending(struct pending *p, int status)
 	free_pending(p);
 }
 
-static size_t client_max(const struct rquery *rq)
+static size_t client_max(const struct dns_query *q, bool tcp)
 {
 	size_t max;
 
-	if (rq->tcp)
+	if (tcp)
 		return DNS_MAX_UDP;
-	if (!rq->q.edns)
+	if (!q->edns)
 		return 512;
-	max = rq->q.edns_udp < 512 ? 512 : rq->q.edns_udp;
+	max = q->edns_udp < 512 ? 512 : q->edns_udp;
 	return max > DNS_EDNS_UDPSIZE ? DNS_EDNS_UDPSIZE : max;
 }
 
 /* The client's copy of an answer, into r->out: TTLs reduced by the age
  * of a cache hit and capped, and no address but those in kc->addrs. */
 static ssize_t render(struct resolver *r, const uint8_t *answer, size_t len,
-		      const struct keep_ctx *kc, const struct rquery *rq)
+		      const struct keep_ctx *kc, const struct dns_query *q,
+		      bool tcp)
 {
 	ssize_t n;
 
-	n = dnsmsg_rewrite_answer(answer, len, &rq->q, client_max(rq), keep_rr,
+	n = dnsmsg_rewrite_answer(answer, len, q, client_max(q, tcp), keep_rr,
 				  (void *)(uintptr_t)kc, r->out,
 				  sizeof(r->out));
 	if (n < 0) {
@@ -567,7 +580,8 @@ static void answer_one(struct pending *p, struct rquery *rq)
 {
 	struct keep_ctx kc = {
 	    .r = p->r, .age = p->age, .addrs = p->addrs, .n_addrs = p->n_addrs};
-	ssize_t n = render(p->r, p->answer, p->answer_len, &kc, rq);
+	ssize_t n =
+	    render(p->r, p->answer, p->answer_len, &kc, &rq->q, rq->tcp);
 
 	if (n < 0) {
 		fail_one(p->r, rq);
@@ -577,36 +591,62 @@ static void answer_one(struct pending *p, struct rquery *rq)
 	       p->r->out, (size_t)n);
 }
 
-/* A cache hit still waits for the kernel when it hands out addresses;
- * otherwise it is answered at once. Takes over rq and the hit. */
-static struct rquery *serve_hit(struct resolver *r, struct rquery *rq,
-				const struct cache_entry *hit, uint64_t now)
+/* The addresses of a hit, with TTLs reduced by its age; at most
+ * SNOOP_MAX (what on_upstream stored). */
+static size_t aged_addrs(const struct cache_entry *hit, uint32_t age,
+			 struct dns_addr *out)
+{
+	size_t n = hit->n_addrs < SNOOP_MAX ? hit->n_addrs : SNOOP_MAX;
+
+	for (size_t i = 0; i < n; i++) {
+		out[i] = hit->addrs[i];
+		out[i].ttl = out[i].ttl > age ? out[i].ttl - age : 0;
+	}
+	return n;
+}
+
+/* Answer a cache hit at once when the kernel has nothing to do for it:
+ * no addresses, no sets, or every entry confirmed recently and living
+ * long enough (the common case). Returns false, with the hit still held,
+ * when it must wait for the kernel. */
+static bool answer_hit_now(struct resolver *r, const struct dns_query *q,
+			   bool tcp, const struct cache_entry *hit,
+			   uint64_t now, const struct sockaddr *peer,
+			   socklen_t peerlen, resolver_reply_fn fn, void *ctx)
 {
 	struct dns_addr aged[SNOOP_MAX];
 	uint32_t age = (uint32_t)((now - hit->stored_ms) / 1000);
-	struct pending *p = NULL;
-	size_t n = hit->n_addrs;
+	struct keep_ctx kc = {
+	    .r = r, .age = age, .addrs = hit->addrs, .n_addrs = hit->n_addrs};
+	size_t n = aged_addrs(hit, age, aged);
 	ssize_t len;
 
-	if (r->sets != NULL && n > 0)
-		p = calloc(1, sizeof(*p));
+	if (r->sets != NULL && n > 0 && !sets_covered(r->sets, aged, n))
+		return false;
+	len = render(r, hit->answer, hit->len, &kc, q, tcp);
+	cache_release(r->cache, hit);
+	if (len < 0) {
+		reply_now(r, q, peer, peerlen, DNS_RCODE_SERVFAIL, DNS_EDE_NONE,
+			  NULL, fn, ctx);
+		return true;
+	}
+	fn(ctx, NULL, peer, peerlen, r->out, (size_t)len);
+	return true;
+}
+
+/* A hit whose addresses the kernel must (re)confirm first: it waits like
+ * an upstream answer does. Takes over rq and the hit. */
+static struct rquery *wait_hit(struct resolver *r, struct rquery *rq,
+			       const struct cache_entry *hit, uint64_t now)
+{
+	struct dns_addr aged[SNOOP_MAX];
+	uint32_t age = (uint32_t)((now - hit->stored_ms) / 1000);
+	struct pending *p = calloc(1, sizeof(*p));
+	size_t n = aged_addrs(hit, age, aged);
+
 	if (p == NULL) {
-		if (r->sets == NULL || n == 0)
-			len =
-			    render(r, hit->answer, hit->len,
-				   &(struct keep_ctx){.r = r,
-						      .age = age,
-						      .addrs = hit->addrs,
-						      .n_addrs = hit->n_addrs},
-				   rq);
-		else
-			len = -ENOMEM;
 		cache_release(r->cache, hit);
-		if (len < 0)
-			fail_one(r, rq);
-		else
-			rq->fn(rq->ctx, NULL, (struct sockaddr *)&rq->peer,
-			       rq->peerlen, r->out, (size_t)len);
+		fail_one(r, rq);
 		free(rq);
 		return NULL;
 	}
@@ -621,12 +661,6 @@ static struct rquery *serve_hit(struct resolver *r, struct rquery *rq,
 	TAILQ_INSERT_TAIL(&r->pendings, p, all);
 	rq->p = p;
 	TAILQ_INSERT_TAIL(&p->waiters, rq, link);
-	if (n > SNOOP_MAX)
-		n = SNOOP_MAX;
-	for (size_t i = 0; i < n; i++) {
-		aged[i] = hit->addrs[i];
-		aged[i].ttl = aged[i].ttl > age ? aged[i].ttl - age : 0;
-	}
 	if (sets_add(r->sets, aged, n, on_sets_done, p) != 0) {
 		/* Not queued: answer from here, as a failure. */
 		TAILQ_REMOVE(&p->waiters, rq, link);

@@ -101,6 +101,8 @@ struct sets {
 };
 
 static uint64_t mono_now(void);
+static bool covered(struct sets *s, const struct dns_addr *d, uint64_t now,
+		    uint64_t *exp);
 static int fam_index(const struct netaddr *a);
 static void batch_finish(struct sets *s, struct batch *b);
 static void item_result(struct sets *s, struct batch *b, size_t i, int code);
@@ -360,6 +362,40 @@ void sets_forget(struct sets *s)
 	log_info(SYS, "forgot every set entry's expiry (sets recreated)");
 }
 
+/* Does the kernel hold d's entry, confirmed within SETS_FRESH_SECONDS
+ * and living at least as long as d's TTL asks? Skip only that: a set
+ * flushed or recreated behind our back is refilled by the next answer
+ * after that. Otherwise *exp is the expiry to send: never shorter than
+ * the entry's, nor than a longer add still in flight (it may land after
+ * this one). */
+static bool covered(struct sets *s, const struct dns_addr *d, uint64_t now,
+		    uint64_t *exp)
+{
+	uint64_t acked, inflight, acked_at;
+
+	*exp = now + sets_timeout(d->ttl, s->ttl_min, s->ttl_max);
+	expiry_get(s->map, &d->addr, now, &acked, &inflight, &acked_at);
+	if (acked >= *exp && acked_at + SETS_FRESH_SECONDS > now)
+		return true;
+	if (acked > *exp)
+		*exp = acked;
+	if (inflight > *exp)
+		*exp = inflight;
+	return false;
+}
+
+bool sets_covered(struct sets *s, const struct dns_addr *addrs, size_t n)
+{
+	uint64_t now = mono_now(), exp;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!covered(s, &addrs[i], now, &exp))
+			return false;
+	}
+	stats_add(STAT_ADDR_SKIPPED, n);
+	return true;
+}
+
 int sets_add(struct sets *s, const struct dns_addr *addrs, size_t n,
 	     sets_done_fn done, void *arg)
 {
@@ -380,23 +416,12 @@ int sets_add(struct sets *s, const struct dns_addr *addrs, size_t n,
 	b->arg = arg;
 	for (i = 0; i < n; i++) {
 		const struct netaddr *a = &addrs[i].addr;
-		uint32_t t = sets_timeout(addrs[i].ttl, s->ttl_min, s->ttl_max);
-		uint64_t exp = now + t, acked, inflight, acked_at;
+		uint64_t exp;
 
-		expiry_get(s->map, a, now, &acked, &inflight, &acked_at);
-		/* Skip only what the kernel confirmed within the last
-		 * second: a set flushed or recreated behind our back is
-		 * refilled by the next answer after that. */
-		if (acked >= exp && acked_at + SETS_FRESH_SECONDS > now) {
+		if (covered(s, &addrs[i], now, &exp)) {
 			stats_inc(STAT_ADDR_SKIPPED);
 			continue;
 		}
-		/* A re-add never shortens the entry, and a longer add in
-		 * flight may land after this one. */
-		if (acked > exp)
-			exp = acked;
-		if (inflight > exp)
-			exp = inflight;
 		(void)expiry_note_inflight(s->map, a, exp, now);
 		b->items[k].addr = *a;
 		b->items[k].timeout = (uint32_t)(exp - now);

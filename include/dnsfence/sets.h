@@ -73,6 +73,11 @@ void sets_close(struct sets *s);
  * Adds in flight still complete normally. */
 void sets_forget(struct sets *s);
 
+/* Would sets_add skip every one of addrs (each entry confirmed by the
+ * kernel within SETS_FRESH_SECONDS and already living long enough)? Then
+ * the caller may answer at once; the skips are counted. */
+bool sets_covered(struct sets *s, const struct dns_addr *addrs, size_t n);
+
 /* status 0: every address is in its set; -ENOENT set missing, -ENOSPC set
  * full, -EIO other failure (logged once per cause). */
 typedef void (*sets_done_fn)(void *arg, int status);
