@@ -219,6 +219,15 @@ start_dnsfence() {
 }
 EOF
 	fresh_sets dnsfence4 dnsfence6
+	# serve refuses an unfenced namespace: install the fence first. Its
+	# rules stay for the dnsmasq run too, so both pay the same
+	# conntrack and filter cost per packet.
+	ip netns exec "$ns" env -u DNSFENCE_CONFIG -u DNSFENCE_MODE -u DNSFENCE_EXTRA_HOSTS \
+		"$DNSFENCE_BIN" -c "$tmp/dnsfence.json" setup >>"$tmp/dnsfence.log" 2>&1 || {
+		echo "dnsfence setup failed; its log:" >&2
+		tail -n 30 "$tmp/dnsfence.log" >&2
+		exit 1
+	}
 	ip netns exec "$ns" env -u DNSFENCE_CONFIG -u DNSFENCE_MODE -u DNSFENCE_EXTRA_HOSTS \
 		"$DNSFENCE_BIN" -c "$tmp/dnsfence.json" serve >>"$tmp/dnsfence.log" 2>&1 &
 	daemon_pid=$!
