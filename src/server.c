@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* server: the UDP and TCP listeners.
  *
- * UDP: each wake-up reads at most UDP_BURST datagrams (work per wake-up is
- * capped, as in memcached) and hands each to the resolver; replies go back
- * with sendto, and a reply that cannot be sent at once is dropped (the
- * client retries) rather than queued.
+ * UDP: each wake-up reads at most UDP_BURST datagrams with one recvmmsg
+ * (work per wake-up is capped, as in memcached) and hands each to the
+ * resolver; the replies it gives at once (denied names, cache hits) are
+ * gathered and go out with one sendmmsg, later ones with sendto. A reply
+ * that cannot be sent at once is dropped (the client retries) rather than
+ * queued.
  *
  * TCP (RFC 7766): 2-byte length framing, several queries per connection,
  * answers in completion order. Limits keep a hostile client from holding
@@ -34,6 +36,8 @@
 #include "dnsfence/stats.h"
 
 #define UDP_BURST	 64
+#define UDP_QUERY_MAX	 4096 /* a longer datagram is no query we answer */
+#define UDP_REPLY_SLOT	 1280 /* UDP replies are at most DNS_EDNS_UDPSIZE */
 #define TCP_MAX_CONNS	 512
 #define TCP_MAX_PENDING	 32
 #define TCP_MAX_MSG	 4096 /* a query; answers may be larger */
@@ -62,6 +66,20 @@ struct tcp_conn {
 	size_t n_pending;
 };
 
+/* One recvmmsg's worth of datagrams in, and the replies going out. */
+struct udp_burst {
+	struct mmsghdr in[UDP_BURST];
+	struct iovec in_iov[UDP_BURST];
+	struct sockaddr_storage in_peer[UDP_BURST];
+	uint8_t in_buf[UDP_BURST][UDP_QUERY_MAX];
+	struct mmsghdr out[UDP_BURST];
+	struct iovec out_iov[UDP_BURST];
+	struct sockaddr_storage out_peer[UDP_BURST];
+	uint8_t out_buf[UDP_BURST][UDP_REPLY_SLOT];
+	unsigned n_out;
+	struct udp_listener *active; /* replies to gather, NULL outside */
+};
+
 struct server {
 	struct event_base *base;
 	struct resolver *res;
@@ -71,7 +89,7 @@ struct server {
 	size_t n_tcp;
 	TAILQ_HEAD(, tcp_conn) conns;
 	size_t n_conns;
-	uint8_t buf[DNS_MAX_UDP + 1];
+	struct udp_burst *burst;
 };
 
 static int bind_socket(const struct config_endpoint *ep, int type, int *out);
@@ -80,6 +98,7 @@ static int add_tcp(struct server *s, const struct config_endpoint *ep);
 static void on_udp(evutil_socket_t fd, short what, void *arg);
 static void udp_reply(void *ctx, struct rquery *q, const struct sockaddr *peer,
 		      socklen_t peerlen, const uint8_t *msg, size_t len);
+static void udp_flush(struct udp_listener *l);
 static void on_accept(struct evconnlistener *l, evutil_socket_t fd,
 		      struct sockaddr *sa, int salen, void *arg);
 static bool make_room(struct server *s);
@@ -107,7 +126,8 @@ struct server *server_new(struct event_base *base, const struct config *cfg,
 	TAILQ_INIT(&s->conns);
 	s->udp = calloc(cfg->n_listen, sizeof(*s->udp));
 	s->tcp = calloc(cfg->n_listen, sizeof(*s->tcp));
-	if (s->udp == NULL || s->tcp == NULL)
+	s->burst = calloc(1, sizeof(*s->burst));
+	if (s->udp == NULL || s->tcp == NULL || s->burst == NULL)
 		goto nomem;
 
 	for (size_t i = 0; i < cfg->n_listen; i++) {
@@ -164,6 +184,7 @@ void server_free(struct server *s)
 		evconnlistener_free(s->tcp[i]);
 	free(s->udp);
 	free(s->tcp);
+	free(s->burst);
 	free(s);
 }
 
@@ -241,36 +262,89 @@ static int add_tcp(struct server *s, const struct config_endpoint *ep)
 static void on_udp(evutil_socket_t fd, short what, void *arg)
 {
 	struct udp_listener *l = arg;
-	struct server *s = l->s;
+	struct udp_burst *b = l->s->burst;
+	int n;
 
 	(void)what;
 	for (int i = 0; i < UDP_BURST; i++) {
-		struct sockaddr_storage peer;
-		socklen_t peerlen = sizeof(peer);
-		ssize_t n;
-
-		n = recvfrom(fd, s->buf, sizeof(s->buf), 0,
-			     (struct sockaddr *)&peer, &peerlen);
-		if (n < 0) {
-			if (errno != EAGAIN && errno != EINTR)
-				log_debug("server", "udp recvfrom: %s",
-					  strerror(errno));
-			return;
+		b->in_iov[i].iov_base = b->in_buf[i];
+		b->in_iov[i].iov_len = UDP_QUERY_MAX;
+		b->in[i].msg_hdr = (struct msghdr){
+		    .msg_name = &b->in_peer[i],
+		    .msg_namelen = sizeof(b->in_peer[i]),
+		    .msg_iov = &b->in_iov[i],
+		    .msg_iovlen = 1,
+		};
+	}
+	n = recvmmsg(fd, b->in, UDP_BURST, MSG_DONTWAIT, NULL);
+	if (n < 0) {
+		if (errno != EAGAIN && errno != EINTR)
+			log_debug("server", "udp recvmmsg: %s",
+				  strerror(errno));
+		return;
+	}
+	b->active = l;
+	for (int i = 0; i < n; i++) {
+		if (b->in[i].msg_hdr.msg_flags & MSG_TRUNC) {
+			stats_inc(STAT_MALFORMED);
+			continue;
 		}
-		(void)resolver_handle(s->res, s->buf, (size_t)n,
-				      (struct sockaddr *)&peer, peerlen, false,
+		(void)resolver_handle(l->s->res, b->in_buf[i], b->in[i].msg_len,
+				      (struct sockaddr *)&b->in_peer[i],
+				      b->in[i].msg_hdr.msg_namelen, false,
 				      udp_reply, l);
 	}
+	b->active = NULL;
+	udp_flush(l);
 }
 
+/* Inside on_udp, a reply joins the burst's sendmmsg; otherwise (an
+ * upstream answer, a kernel ack) it goes out alone. */
 static void udp_reply(void *ctx, struct rquery *q, const struct sockaddr *peer,
 		      socklen_t peerlen, const uint8_t *msg, size_t len)
 {
 	struct udp_listener *l = ctx;
+	struct udp_burst *b = l->s->burst;
 
 	(void)q;
+	if (b->active == l && b->n_out < UDP_BURST && len <= UDP_REPLY_SLOT &&
+	    peerlen <= sizeof(b->out_peer[0])) {
+		unsigned i = b->n_out++;
+
+		memcpy(b->out_buf[i], msg, len);
+		memcpy(&b->out_peer[i], peer, peerlen);
+		b->out_iov[i] = (struct iovec){b->out_buf[i], len};
+		b->out[i].msg_hdr = (struct msghdr){
+		    .msg_name = &b->out_peer[i],
+		    .msg_namelen = peerlen,
+		    .msg_iov = &b->out_iov[i],
+		    .msg_iovlen = 1,
+		};
+		return;
+	}
 	if (sendto(l->fd, msg, len, MSG_DONTWAIT, peer, peerlen) < 0)
 		log_debug("server", "udp sendto: %s", strerror(errno));
+}
+
+static void udp_flush(struct udp_listener *l)
+{
+	struct udp_burst *b = l->s->burst;
+	unsigned sent = 0;
+
+	while (sent < b->n_out) {
+		int n = sendmmsg(l->fd, b->out + sent, b->n_out - sent,
+				 MSG_DONTWAIT);
+
+		if (n <= 0) {
+			/* The socket buffer is full: the rest is dropped,
+			 * and those clients retry. */
+			log_debug("server", "udp sendmmsg: %s",
+				  n < 0 ? strerror(errno) : "nothing sent");
+			break;
+		}
+		sent += (unsigned)n;
+	}
+	b->n_out = 0;
 }
 
 static void on_accept(struct evconnlistener *lis, evutil_socket_t fd,
