@@ -45,6 +45,7 @@ static int cmd_reference(const char *config_path, const char *arg);
 static int cmd_probe(const char *config_path, const char *arg);
 static int load_config(const char *path, struct config **out);
 static int lookup_user(const struct config *cfg, uid_t *uid, gid_t *gid);
+static int fence(const char *config_path, bool do_setup, bool do_serve);
 static void report_log(void *arg, const char *line);
 static void report_stdout(void *arg, const char *line);
 static int setup(const struct config *cfg, uid_t uid);
@@ -275,9 +276,11 @@ static int serve_fenced(const struct config *cfg, uid_t uid, gid_t gid,
 	return serve_run(cfg, uid, gid) == 0 ? EXIT_OK : EXIT_KERNEL;
 }
 
-static int cmd_setup(const char *config_path, const char *arg)
+/* setup, serve and run: load the config, resolve the user, then install
+ * the fence and/or serve behind it (serve alone first checks that the
+ * fence is in place; run has just installed and verified it). */
+static int fence(const char *config_path, bool do_setup, bool do_serve)
 {
-	(void)arg;
 	struct config *cfg = NULL;
 	uid_t uid;
 	gid_t gid;
@@ -285,44 +288,30 @@ static int cmd_setup(const char *config_path, const char *arg)
 
 	if (rc == EXIT_OK)
 		rc = lookup_user(cfg, &uid, &gid);
-	if (rc == EXIT_OK)
+	if (rc == EXIT_OK && do_setup)
 		rc = setup(cfg, uid);
+	if (rc == EXIT_OK && do_serve)
+		rc = serve_fenced(cfg, uid, gid, !do_setup);
 	config_free(cfg);
 	return rc;
+}
+
+static int cmd_setup(const char *config_path, const char *arg)
+{
+	(void)arg;
+	return fence(config_path, true, false);
 }
 
 static int cmd_serve(const char *config_path, const char *arg)
 {
 	(void)arg;
-	struct config *cfg = NULL;
-	uid_t uid;
-	gid_t gid;
-	int rc = load_config(config_path, &cfg);
-
-	if (rc == EXIT_OK)
-		rc = lookup_user(cfg, &uid, &gid);
-	if (rc == EXIT_OK)
-		rc = serve_fenced(cfg, uid, gid, true);
-	config_free(cfg);
-	return rc;
+	return fence(config_path, false, true);
 }
 
 static int cmd_run(const char *config_path, const char *arg)
 {
 	(void)arg;
-	struct config *cfg = NULL;
-	uid_t uid;
-	gid_t gid;
-	int rc = load_config(config_path, &cfg);
-
-	if (rc == EXIT_OK)
-		rc = lookup_user(cfg, &uid, &gid);
-	if (rc == EXIT_OK)
-		rc = setup(cfg, uid);
-	if (rc == EXIT_OK)
-		rc = serve_fenced(cfg, uid, gid, false);
-	config_free(cfg);
-	return rc;
+	return fence(config_path, true, true);
 }
 
 static int cmd_check(const char *config_path, const char *arg)
