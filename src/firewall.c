@@ -178,14 +178,10 @@ static int render_dns(const struct config *cfg, int family, uid_t uid,
 	for (size_t i = 0; i < cfg->n_upstreams && !ret; i++) {
 		const struct sockaddr *sa =
 		    (const struct sockaddr *)&cfg->upstreams[i].sa;
-		unsigned port =
-		    ntohs(((const struct sockaddr_in *)sa)->sin_port);
+		unsigned port = netaddr_port(sa);
 
 		if (sa->sa_family != family || !netaddr_from_sockaddr(sa, &na))
 			continue;
-		if (family == AF_INET6)
-			port =
-			    ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
 		netaddr_format(&na, a, sizeof(a));
 		for (size_t p = 0; p < 2 && !ret; p++)
 			ret =
@@ -198,15 +194,11 @@ static int render_dns(const struct config *cfg, int family, uid_t uid,
 	for (size_t i = 0; i < cfg->n_listen && !ret; i++) {
 		const struct sockaddr *sa =
 		    (const struct sockaddr *)&cfg->listen[i].sa;
-		unsigned port =
-		    ntohs(((const struct sockaddr_in *)sa)->sin_port);
+		unsigned port = netaddr_port(sa);
 		static const uint8_t zero[16];
 
 		if (sa->sa_family != family || !netaddr_from_sockaddr(sa, &na))
 			continue;
-		if (family == AF_INET6)
-			port =
-			    ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
 		netaddr_format(&na, a, sizeof(a));
 		for (size_t p = 0; p < 2 && !ret; p++) {
 			if (memcmp(na.bytes, zero, family == AF_INET ? 4 : 16))

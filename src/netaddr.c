@@ -379,3 +379,10 @@ bool netaddr_admissible(const struct netaddr *a, const struct netcidr *allow,
 	}
 	return false;
 }
+
+uint16_t netaddr_port(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
+	return ntohs(((const struct sockaddr_in *)sa)->sin_port);
+}

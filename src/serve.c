@@ -103,14 +103,8 @@ static bool binds_low_port(const struct config *cfg)
 		fclose(f);
 	}
 	for (size_t i = 0; i < cfg->n_listen; i++) {
-		const struct sockaddr *sa =
-		    (const struct sockaddr *)&cfg->listen[i].sa;
-		in_port_t port =
-		    sa->sa_family == AF_INET
-			? ((const struct sockaddr_in *)sa)->sin_port
-			: ((const struct sockaddr_in6 *)sa)->sin6_port;
-
-		if (ntohs(port) < start)
+		if (netaddr_port((const struct sockaddr *)&cfg->listen[i].sa) <
+		    start)
 			return true;
 	}
 	return false;

@@ -42,6 +42,8 @@ void netaddr_format(const struct netaddr *a, char *buf, size_t len);
 void netaddr_format_cidr(const struct netcidr *c, char *buf, size_t len);
 bool netaddr_equal(const struct netaddr *a, const struct netaddr *b);
 bool netaddr_from_sockaddr(const struct sockaddr *sa, struct netaddr *out);
+/* The port of an AF_INET or AF_INET6 socket address, host order. */
+uint16_t netaddr_port(const struct sockaddr *sa);
 
 bool netaddr_cidr_contains(const struct netcidr *c, const struct netaddr *a);
 /* One of the ranges of invariant 3 (::ffff:0:0/96 judged by the IPv4
