@@ -8,6 +8,6 @@ cd "$(dirname "$0")/.."
 contrib/deps.sh
 build=${BUILD_DIR:-build}
 # shellcheck disable=SC2086
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo ${CMAKE_ARGS:-} >/dev/null
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDNSFENCE_WERROR=ON ${CMAKE_ARGS:-} >/dev/null
 cmake --build "$build" -j"$(nproc)"
 ctest --test-dir "$build" --output-on-failure

@@ -33,6 +33,7 @@ static struct config *cfg_of(const char *json);
 static void collect(void *arg, const char *line);
 static char *as_saved(const char *rendered, const char *policy, int jumps);
 static char *drop_line(char *text, const char *line);
+static char *insert_before(char *text, const char *mark, const char *add);
 
 static struct config *cfg_of(const char *json)
 {
@@ -85,6 +86,25 @@ static char *drop_line(char *text, const char *line)
 	assert_non_null(p);
 	memmove(p, p + n, strlen(p + n) + 1);
 	return text;
+}
+
+/* A new string: text with add inserted before the first mark; frees text.
+ * Every pointer is checked, so a hardened build sees no NULL path. */
+static char *insert_before(char *text, const char *mark, const char *add)
+{
+	const char *p = strstr(text, mark);
+	size_t head, addlen = strlen(add), len = strlen(text);
+	char *out;
+
+	assert_non_null(p);
+	head = (size_t)(p - text);
+	out = malloc(len + addlen + 1);
+	assert_non_null(out);
+	memcpy(out, text, head);
+	memcpy(out + head, add, addlen);
+	memcpy(out + head + addlen, text + head, len - head + 1);
+	free(text);
+	return out;
 }
 
 static void enforce_renders_canonical_lines(void **state)
@@ -323,21 +343,11 @@ static void compare_reports_each_kind_of_drift(void **state)
 	/* A foreign rule ahead of our jump could accept past the fence. */
 	rep.n = 0;
 	saved = as_saved(r, "DROP", 1);
-	{
-		char *p = strstr(saved, "-A OUTPUT -j DNSFENCE-OUT");
-		char *t = malloc(strlen(saved) + 128);
-
-		sprintf(t, "%.*s-A OUTPUT -d 198.51.100.1/32 -j ACCEPT\n%s",
-			(int)(p - saved), saved, p);
-		/* And one rule too many in our chain. */
-		p = strstr(t, "COMMIT");
-		const char *extra = "-A DNSFENCE-OUT -p icmp -j ACC\n";
-
-		memmove(p + strlen(extra), p, strlen(p) + 1);
-		memcpy(p, extra, strlen(extra));
-		free(saved);
-		saved = t;
-	}
+	saved = insert_before(saved, "-A OUTPUT -j DNSFENCE-OUT",
+			      "-A OUTPUT -d 198.51.100.1/32 -j ACCEPT\n");
+	/* And one rule too many in our chain. */
+	saved =
+	    insert_before(saved, "COMMIT", "-A DNSFENCE-OUT -p icmp -j ACC\n");
 	assert_int_equal(fw_compare(c, AF_INET6, UID, saved, collect, &rep), 2);
 	assert_string_equal(
 	    rep.lines[0], "ipv6: jump from OUTPUT to DNSFENCE-OUT is rule 2 of "
@@ -353,11 +363,10 @@ static void compare_reports_each_kind_of_drift(void **state)
 	saved = as_saved(r, "DROP", 1);
 	drop_line(saved, lo);
 	{
-		char *p = strstr(saved, "COMMIT");
+		char line[256];
 
-		memmove(p + strlen(lo) + 1, p, strlen(p) + 1);
-		memcpy(p, lo, strlen(lo));
-		p[strlen(lo)] = '\n';
+		snprintf(line, sizeof(line), "%s\n", lo);
+		saved = insert_before(saved, "COMMIT", line);
 	}
 	assert_int_equal(fw_compare(c, AF_INET6, UID, saved, collect, &rep), 1);
 	assert_non_null(strstr(rep.lines[0], "ipv6: rules of DNSFENCE-OUT out "
