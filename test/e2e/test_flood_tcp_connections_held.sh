@@ -95,6 +95,6 @@ ok "while held: a second new TCP connection answers allowed -> NOERROR, denied -
 kill -0 "$holder" 2>/dev/null || fail "the holder exited early ($(cat "$DF_TMP/held.log"))"
 expect_dnsfence_running
 kill -USR1 "$pid"
-df_wait_log 20 "tcp_refused=" || true
+df_wait_log 20 "tcp_refused=" || fail "no stats line after SIGUSR1"
 stats="$(grep -o 'tcp_refused=[0-9]*' "$DF_DNSFENCE_LOG" | tail -n 1)"
-ok "dnsfence (pid $pid) still running; ${stats:-no stats line}"
+ok "dnsfence (pid $pid) still running; $stats"

@@ -67,7 +67,11 @@ kill -CONT "$DF_UNBOUND_PID"
 
 grep -qF "shutting down" "$DF_DNSFENCE_LOG" || fail "expected a shutdown line in the log"
 ok "logged: $(grep -F 'shutting down' "$DF_DNSFENCE_LOG" | tail -n 1)"
-grep -qE "stats: .*queries=" "$DF_DNSFENCE_LOG" && ok "final stats logged"
+if grep -qE "stats: .*queries=" "$DF_DNSFENCE_LOG"; then
+	ok "final stats logged"
+else
+	fail "expected a final stats line in the log"
+fi
 
 df_dnsfence check
 [ "$DF_CMD_RC" -eq 0 ] ||

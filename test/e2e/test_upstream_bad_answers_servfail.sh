@@ -181,7 +181,7 @@ expect_rcode NOERROR
 expect_answer_contains 198.18.1.77
 expect_dnsfence_running
 kill -USR1 "$DF_DNSFENCE_PID"
-df_wait_log 20 "bad_answer=" || true
+df_wait_log 20 "bad_answer=" || fail "no stats line after SIGUSR1"
 ok "sets hold only the control's 198.18.1.77; daemon running; $(grep -o 'bad_answer=[0-9]*\|upstream_fail=[0-9]*' "$DF_DNSFENCE_LOG" | tail -n 2 | tr '\n' ' ')"
 
 # Addresses the snooper does not take (not on the question's CNAME chain,

@@ -113,6 +113,10 @@ static void test_match_is_label_aligned(void **state)
 	    {"exact.testx", false},
 	    {"exact.test.evil", false},
 	    {"a.allowed.testx", false},
+	    /* The same patterns do match on a label boundary. */
+	    {"x.allowed.test", true},
+	    {"evil.x.allowed.test", true},
+	    {"exact.test", true},
 	};
 	struct policy *p = policy_of(pats);
 
@@ -378,9 +382,10 @@ static void test_unknown_preset_is_enoent(void **state)
 static void test_preset_hosts_match_after_add(void **state)
 {
 	const char *const *names = policy_preset_names();
+	size_t checked = 0;
 
 	(void)state;
-	for (; *names; names++) {
+	for (; *names; names++, checked++) {
 		struct policy *p = policy_new();
 		const char *const *hosts = policy_preset_hosts(*names);
 
@@ -400,6 +405,7 @@ static void test_preset_hosts_match_after_add(void **state)
 		assert_false(policy_match_text(p, "evil.example"));
 		policy_free(p);
 	}
+	assert_true(checked > 0);
 	/* Spot checks of what a client needs. */
 	{
 		struct policy *p = policy_new();
