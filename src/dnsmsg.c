@@ -95,6 +95,15 @@ int dns_read_u32(struct dns_reader *r, uint32_t *v)
 	return 0;
 }
 
+int dns_read_header(struct dns_reader *r, struct dns_header *h)
+{
+	if (dns_read_u16(r, &h->id) < 0 || dns_read_u16(r, &h->flags) < 0 ||
+	    dns_read_u16(r, &h->qd) < 0 || dns_read_u16(r, &h->an) < 0 ||
+	    dns_read_u16(r, &h->ns) < 0 || dns_read_u16(r, &h->ar) < 0)
+		return -EBADMSG;
+	return 0;
+}
+
 int dns_read_name(struct dns_reader *r, uint8_t *out, size_t *outlen)
 {
 	size_t pos = r->pos, start = r->pos, end = 0, n = 0;
@@ -356,6 +365,16 @@ void dns_write_u32(struct dns_writer *w, uint32_t v)
 	dns_write_bytes(w, b, 4);
 }
 
+void dns_write_header(struct dns_writer *w, const struct dns_header *h)
+{
+	dns_write_u16(w, h->id);
+	dns_write_u16(w, h->flags);
+	dns_write_u16(w, h->qd);
+	dns_write_u16(w, h->an);
+	dns_write_u16(w, h->ns);
+	dns_write_u16(w, h->ar);
+}
+
 void dns_write_u16_at(struct dns_writer *w, size_t off, uint16_t v)
 {
 	if (w->err || off > w->pos || w->pos - off < 2)
@@ -480,25 +499,25 @@ enum dns_parse dnsmsg_parse_query(const uint8_t *buf, size_t len,
 				  struct dns_query *q)
 {
 	struct dns_reader r;
-	uint16_t qd, an, ns, ar;
+	struct dns_header h;
 	enum dns_parse ret;
 
 	memset(q, 0, sizeof(*q));
 	dns_reader_init(&r, buf, len);
-	if (dns_read_u16(&r, &q->id) < 0 || dns_read_u16(&r, &q->flags) < 0 ||
-	    dns_read_u16(&r, &qd) < 0 || dns_read_u16(&r, &an) < 0 ||
-	    dns_read_u16(&r, &ns) < 0 || dns_read_u16(&r, &ar) < 0)
+	if (dns_read_header(&r, &h) < 0)
 		return DNS_PARSE_DROP;
+	q->id = h.id;
+	q->flags = h.flags;
 	if (q->flags & DNS_FLAG_QR)
 		return DNS_PARSE_DROP;
 	if (DNS_OPCODE(q->flags) != 0)
 		return DNS_PARSE_NOTIMP;
-	if (qd != 1 || an != 0 || ns != 0)
+	if (h.qd != 1 || h.an != 0 || h.ns != 0)
 		return DNS_PARSE_FORMERR;
 	if (dns_read_name(&r, q->name, &q->name_len) < 0 ||
 	    dns_read_u16(&r, &q->qtype) < 0 || dns_read_u16(&r, &q->qclass) < 0)
 		goto formerr;
-	ret = parse_additional(&r, ar, q);
+	ret = parse_additional(&r, h.ar, q);
 	if (ret != DNS_PARSE_OK || r.pos != r.len)
 		goto formerr;
 	memcpy(q->lname, q->name, q->name_len);
@@ -516,16 +535,15 @@ formerr:
 static void write_reply_head(struct dns_writer *w, const struct dns_query *q,
 			     uint16_t rcode, uint16_t arcount)
 {
-	uint16_t flags = DNS_FLAG_QR | DNS_FLAG_RA |
-			 (q->flags & (DNS_FLAG_RD | DNS_FLAG_CD)) |
-			 (rcode & 0xf);
+	const struct dns_header h = {
+	    .id = q->id,
+	    .flags = DNS_FLAG_QR | DNS_FLAG_RA |
+		     (q->flags & (DNS_FLAG_RD | DNS_FLAG_CD)) | (rcode & 0xf),
+	    .qd = q->name_len > 0 ? 1 : 0,
+	    .ar = arcount,
+	};
 
-	dns_write_u16(w, q->id);
-	dns_write_u16(w, flags);
-	dns_write_u16(w, q->name_len > 0 ? 1 : 0);
-	dns_write_u16(w, 0);
-	dns_write_u16(w, 0);
-	dns_write_u16(w, arcount);
+	dns_write_header(w, &h);
 	if (q->name_len > 0) {
 		dns_write_name(w, q->name, q->name_len, false);
 		dns_write_u16(w, q->qtype);
@@ -588,34 +606,34 @@ ssize_t dnsmsg_build_header_error(const uint8_t *buf, size_t len,
 {
 	struct dns_reader r;
 	struct dns_writer w;
-	uint16_t id, flags;
+	struct dns_header h = {0};
 
 	dns_reader_init(&r, buf, len);
-	if (dns_read_u16(&r, &id) < 0 || dns_read_u16(&r, &flags) < 0)
+	if (dns_read_u16(&r, &h.id) < 0 || dns_read_u16(&r, &h.flags) < 0)
 		return -EINVAL;
+	/* Only ID, opcode and RD of the query survive; no counts. */
+	h.flags = DNS_FLAG_QR | (h.flags & 0x7800) | (h.flags & DNS_FLAG_RD) |
+		  (rcode & 0xf);
 	dns_writer_init(&w, out, cap);
-	dns_write_u16(&w, id);
-	dns_write_u16(&w, DNS_FLAG_QR | (flags & 0x7800) |
-			      (flags & DNS_FLAG_RD) | (rcode & 0xf));
-	for (int i = 0; i < 4; i++)
-		dns_write_u16(&w, 0);
+	dns_write_header(&w, &h);
 	return w.err ? w.err : (ssize_t)w.pos;
 }
 
 ssize_t dnsmsg_build_upstream_query(const struct dns_query *q, uint16_t id,
 				    uint8_t *out, size_t cap)
 {
+	const struct dns_header h = {
+	    .id = id,
+	    .flags = DNS_FLAG_RD | (q->flags & DNS_FLAG_CD),
+	    .qd = 1,
+	    .ar = 1,
+	};
 	struct dns_writer w;
 
 	if (q->name_len == 0)
 		return -EINVAL;
 	dns_writer_init(&w, out, cap);
-	dns_write_u16(&w, id);
-	dns_write_u16(&w, DNS_FLAG_RD | (q->flags & DNS_FLAG_CD));
-	dns_write_u16(&w, 1);
-	dns_write_u16(&w, 0);
-	dns_write_u16(&w, 0);
-	dns_write_u16(&w, 1);
+	dns_write_header(&w, &h);
 	dns_write_name(&w, q->lname, q->name_len, false);
 	dns_write_u16(&w, q->qtype);
 	dns_write_u16(&w, q->qclass);

@@ -19,12 +19,9 @@
 #include <string.h>
 
 #include "dnsfence/dnsmsg.h"
+#include "dnsfence/dnsrr.h"
 
 #define OPT_LEN 11 /* our OPT record, no options */
-
-struct msg_head {
-	uint16_t id, flags, qd, an, ns, ar;
-};
 
 struct chain {
 	uint8_t name[DNS_MAX_CNAME_CHAIN + 1][DNS_MAX_NAME];
@@ -38,14 +35,13 @@ struct snoop_ctx {
 	uint32_t ttl;
 };
 
-static int read_head(struct dns_reader *r, struct msg_head *h);
 static int copy_rdata(const struct dns_reader *msg, const struct dns_rr *rr,
 		      struct dns_writer *w);
 static void write_head(struct dns_writer *w, const struct dns_query *q,
 		       uint16_t up_flags, uint16_t extra_flags);
 static void write_question(struct dns_writer *w, const struct dns_query *q);
 static void write_opt(struct dns_writer *w, const struct dns_query *q);
-static int rewrite_records(struct dns_reader *r, const struct msg_head *h,
+static int rewrite_records(struct dns_reader *r, const struct dns_header *h,
 			   dns_rr_keep_fn keep, void *arg, struct dns_writer *w,
 			   uint16_t counts[3]);
 static ssize_t truncated_reply(const struct dns_query *q, uint16_t up_flags,
@@ -57,15 +53,6 @@ static int chain_follow(const struct dns_reader *r, size_t an_pos, uint16_t an,
 static void snoop_add(struct snoop_ctx *s, const struct netaddr *a);
 static int snoop_hint(const struct netaddr *a, void *arg);
 static uint32_t ttl_value(uint32_t ttl);
-
-static int read_head(struct dns_reader *r, struct msg_head *h)
-{
-	if (dns_read_u16(r, &h->id) < 0 || dns_read_u16(r, &h->flags) < 0 ||
-	    dns_read_u16(r, &h->qd) < 0 || dns_read_u16(r, &h->an) < 0 ||
-	    dns_read_u16(r, &h->ns) < 0 || dns_read_u16(r, &h->ar) < 0)
-		return -EBADMSG;
-	return 0;
-}
 
 /* Copy rr's rdata to w. Names in NS, CNAME, PTR, MX and SOA rdata are
  * decompressed and may be compressed again (RFC 3597 section 4); the SRV
@@ -131,18 +118,18 @@ static int copy_rdata(const struct dns_reader *msg, const struct dns_rr *rr,
 static void write_head(struct dns_writer *w, const struct dns_query *q,
 		       uint16_t up_flags, uint16_t extra_flags)
 {
-	uint16_t flags =
-	    DNS_FLAG_QR | extra_flags |
-	    (up_flags &
-	     (DNS_FLAG_AA | DNS_FLAG_TC | DNS_FLAG_RA | DNS_FLAG_AD)) |
-	    (q->flags & (DNS_FLAG_RD | DNS_FLAG_CD)) | DNS_RCODE(up_flags);
+	const struct dns_header h = {
+	    .id = q->id,
+	    .flags = DNS_FLAG_QR | extra_flags |
+		     (up_flags &
+		      (DNS_FLAG_AA | DNS_FLAG_TC | DNS_FLAG_RA | DNS_FLAG_AD)) |
+		     (q->flags & (DNS_FLAG_RD | DNS_FLAG_CD)) |
+		     DNS_RCODE(up_flags),
+	    .qd = 1,
+	    .ar = q->edns ? 1 : 0,
+	};
 
-	dns_write_u16(w, q->id);
-	dns_write_u16(w, flags);
-	dns_write_u16(w, 1);
-	dns_write_u16(w, 0);
-	dns_write_u16(w, 0);
-	dns_write_u16(w, q->edns ? 1 : 0);
+	dns_write_header(w, &h);
 }
 
 static void write_question(struct dns_writer *w, const struct dns_query *q)
@@ -162,7 +149,7 @@ static void write_opt(struct dns_writer *w, const struct dns_query *q)
 
 /* Reads every record of the three sections (so a malformed answer fails
  * even when the output has already overflowed), writes those kept. */
-static int rewrite_records(struct dns_reader *r, const struct msg_head *h,
+static int rewrite_records(struct dns_reader *r, const struct dns_header *h,
 			   dns_rr_keep_fn keep, void *arg, struct dns_writer *w,
 			   uint16_t counts[3])
 {
@@ -210,7 +197,7 @@ ssize_t dnsmsg_rewrite_answer(const uint8_t *ans, size_t len,
 {
 	struct dns_reader r;
 	struct dns_writer w;
-	struct msg_head h;
+	struct dns_header h;
 	uint8_t qname[DNS_MAX_NAME];
 	size_t qlen, limit = max < cap ? max : cap;
 	uint16_t qtype, qclass, counts[3] = {0, 0, 0};
@@ -218,7 +205,8 @@ ssize_t dnsmsg_rewrite_answer(const uint8_t *ans, size_t len,
 	int ret;
 
 	dns_reader_init(&r, ans, len);
-	if (read_head(&r, &h) < 0 || !(h.flags & DNS_FLAG_QR) || h.qd != 1)
+	if (dns_read_header(&r, &h) < 0 || !(h.flags & DNS_FLAG_QR) ||
+	    h.qd != 1)
 		return -EBADMSG;
 	if (dns_read_name(&r, qname, &qlen) < 0 ||
 	    dns_read_u16(&r, &qtype) < 0 || dns_read_u16(&r, &qclass) < 0)
@@ -334,7 +322,7 @@ int dnsmsg_snoop(const uint8_t *ans, size_t len, const uint8_t *qname,
 		 size_t qname_len, struct dns_addr *out, size_t cap, size_t *n)
 {
 	struct dns_reader r;
-	struct msg_head h;
+	struct dns_header h;
 	struct chain chain, *c = &chain;
 	struct snoop_ctx s = {.out = out, .cap = cap};
 	size_t an_pos;
@@ -344,7 +332,7 @@ int dnsmsg_snoop(const uint8_t *ans, size_t len, const uint8_t *qname,
 	if (qname_len == 0 || qname_len > DNS_MAX_NAME)
 		return -EINVAL;
 	dns_reader_init(&r, ans, len);
-	if (read_head(&r, &h) < 0 || skip_questions(&r, h.qd) < 0)
+	if (dns_read_header(&r, &h) < 0 || skip_questions(&r, h.qd) < 0)
 		goto out;
 	an_pos = r.pos;
 	/* Validate every record of every section first. */
@@ -449,12 +437,12 @@ int dnsmsg_svcb_hints(const uint8_t *rdata, size_t rdlen,
 int dnsmsg_cache_ttl(const uint8_t *ans, size_t len, uint32_t *ttl)
 {
 	struct dns_reader r;
-	struct msg_head h;
+	struct dns_header h;
 	uint32_t min = UINT32_MAX;
 	uint16_t rcode;
 
 	dns_reader_init(&r, ans, len);
-	if (read_head(&r, &h) < 0 || skip_questions(&r, h.qd) < 0)
+	if (dns_read_header(&r, &h) < 0 || skip_questions(&r, h.qd) < 0)
 		return -EBADMSG;
 	rcode = DNS_RCODE(h.flags);
 	if ((h.flags & DNS_FLAG_TC) ||

@@ -31,6 +31,7 @@
 #include "dnsfence/guard.h"
 #include "dnsfence/log.h"
 #include "dnsfence/sets.h"
+#include "dnsfence/setsadm.h"
 #include "dnsfence/stats.h"
 
 #define SYS		    "guard"
@@ -88,7 +89,7 @@ int guard_compare(const struct config *cfg, uid_t uid, guard_report_fn report,
 	}
 	if (r > 0)
 		drift |= GUARD_DRIFT_RULES;
-	r = sets_check(cfg->set4, cfg->set6, why, sizeof(why));
+	r = setsadm_check(cfg->set4, cfg->set6, why, sizeof(why));
 	if (r == -ENOENT || r == -EEXIST) {
 		char line[600];
 
@@ -241,8 +242,8 @@ static void child_main(struct guard *g, enum job job, int fd)
 		}
 		_exit(r);
 	}
-	r = sets_create(g->cfg->set4, g->cfg->set6, g->cfg->maxelem, err,
-			sizeof(err));
+	r = setsadm_create(g->cfg->set4, g->cfg->set6, g->cfg->maxelem, err,
+			   sizeof(err));
 	if (r == 0)
 		r = fw_apply(g->cfg, g->uid, err, sizeof(err));
 	if (r < 0) {

@@ -20,6 +20,7 @@
 #include "dnsfence/probe.h"
 #include "dnsfence/serve.h"
 #include "dnsfence/sets.h"
+#include "dnsfence/setsadm.h"
 
 enum exit_code {
 	EXIT_OK = 0,
@@ -232,7 +233,7 @@ static int setup(const struct config *cfg, uid_t uid)
 			 "the workload is NOT fenced");
 		return EXIT_OK;
 	}
-	if (sets_create(cfg->set4, cfg->set6, cfg->maxelem, err, sizeof(err)) !=
+	if (setsadm_create(cfg->set4, cfg->set6, cfg->maxelem, err, sizeof(err)) !=
 	    0) {
 		log_err("setup", "sets: %s", err);
 		return EXIT_KERNEL;
@@ -358,7 +359,7 @@ static int cmd_teardown(const char *config_path, const char *arg)
 		log_err("teardown", "firewall: %s", err);
 		rc = EXIT_KERNEL;
 	}
-	if (sets_destroy(cfg->set4, cfg->set6, err, sizeof(err)) != 0) {
+	if (setsadm_destroy(cfg->set4, cfg->set6, err, sizeof(err)) != 0) {
 		log_err("teardown", "sets: %s", err);
 		rc = EXIT_KERNEL;
 	}

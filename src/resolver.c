@@ -33,6 +33,7 @@
 
 #include "dnsfence/cache.h"
 #include "dnsfence/dnsmsg.h"
+#include "dnsfence/dnsrr.h"
 #include "dnsfence/log.h"
 #include "dnsfence/policy.h"
 #include "dnsfence/resolver.h"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* sets: the kernel ipsets dnsfence fills (invariants 2 and 4).
  *
- * Setup (sets_create/check/destroy) lives in setsadm.c. The hot path
+ * Setup (setsadm_create/check/destroy) lives in setsadm.c. The hot path
  * here does not use libipset: sets_add() turns each
  * address into one IPSET_CMD_ADD netlink request with NLM_F_ACK on a
  * non-blocking NETLINK_NETFILTER socket driven by libevent.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* setsadm: the setup half of the sets module (sets_create, sets_check,
- * sets_destroy in sets.h), through libipset: one fresh libipset handle
+/* setsadm: the setup half of the sets (setsadm_create, setsadm_check,
+ * setsadm_destroy), through libipset: one fresh libipset handle
  * per command, with its output and errors captured instead of printed.
  * These run at setup and in the guard's child, never in the event loop,
  * so they may block. An existing set is accepted only when its type,
@@ -16,6 +16,7 @@
 
 #include "dnsfence/log.h"
 #include "dnsfence/sets.h"
+#include "dnsfence/setsadm.h"
 
 #define SYS "sets"
 
@@ -153,6 +154,8 @@ static int ipset_run(const char *line, struct capture *c)
 	return 0;
 }
 
+/* Is there a set of that name? A name sets_name_valid() refuses is
+ * -EINVAL: it never reaches libipset's command parser. */
 static int set_exists(const char *name, bool *exists, char *err, size_t errlen)
 {
 	struct capture c;
@@ -161,6 +164,10 @@ static int set_exists(const char *name, bool *exists, char *err, size_t errlen)
 	int r;
 
 	*exists = false;
+	if (!sets_name_valid(name)) {
+		snprintf(err, errlen, "invalid set name \"%s\"", name);
+		return -EINVAL;
+	}
 	r = ipset_run("list -n", &c);
 	if (r < 0) {
 		snprintf(err, errlen, "listing ipsets: %s", c.msg);
@@ -222,10 +229,6 @@ static int check_one(const char *name, const char *family, struct set_desc *d,
 	bool exists;
 	int r;
 
-	if (!sets_name_valid(name)) {
-		snprintf(err, errlen, "invalid set name \"%s\"", name);
-		return -EINVAL;
-	}
 	r = set_exists(name, &exists, err, errlen);
 	if (r < 0)
 		return r;
@@ -280,8 +283,8 @@ static int create_one(const char *name, const char *family, uint32_t maxelem,
 	return check_one(name, family, &d, err, errlen);
 }
 
-int sets_create(const char *set4, const char *set6, uint32_t maxelem, char *err,
-		size_t errlen)
+int setsadm_create(const char *set4, const char *set6, uint32_t maxelem,
+		   char *err, size_t errlen)
 {
 	int r = create_one(set4, "inet", maxelem, err, errlen);
 
@@ -290,7 +293,7 @@ int sets_create(const char *set4, const char *set6, uint32_t maxelem, char *err,
 	return r;
 }
 
-int sets_check(const char *set4, const char *set6, char *err, size_t errlen)
+int setsadm_check(const char *set4, const char *set6, char *err, size_t errlen)
 {
 	struct set_desc d;
 	int r = check_one(set4, "inet", &d, err, errlen);
@@ -307,10 +310,6 @@ static int destroy_one(const char *name, char *err, size_t errlen)
 	bool exists;
 	int r;
 
-	if (!sets_name_valid(name)) {
-		snprintf(err, errlen, "invalid set name \"%s\"", name);
-		return -EINVAL;
-	}
 	r = set_exists(name, &exists, err, errlen);
 	if (r < 0 || !exists)
 		return r;
@@ -322,7 +321,8 @@ static int destroy_one(const char *name, char *err, size_t errlen)
 	return r;
 }
 
-int sets_destroy(const char *set4, const char *set6, char *err, size_t errlen)
+int setsadm_destroy(const char *set4, const char *set6, char *err,
+		    size_t errlen)
 {
 	int r = destroy_one(set4, err, errlen);
 

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dnsfence/dnsmsg.h"
+#include "dnsfence/dnsrr.h"
 
 struct cache;
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* dnsmsg: bounds-checked reading of DNS wire format and building of the
- * messages dnsfence sends: local replies, upstream queries, and the
- * rewritten upstream answer each client gets. */
+/* dnsmsg: bounds-checked reading of DNS wire format (the one reader),
+ * the writer, and the messages dnsfence builds from a client's query:
+ * local replies and upstream queries. What is done with an upstream
+ * answer (rewrite, snoop) is dnsrr.h. */
 #ifndef DNSFENCE_DNSMSG_H
 #define DNSFENCE_DNSMSG_H
 
@@ -62,6 +63,11 @@ enum dns_type {
 #define DNS_OPCODE(flags) (((flags) >> 11) & 0xf)
 #define DNS_RCODE(flags)  ((flags)&0xf)
 
+/* The fixed 12-byte header, host order. */
+struct dns_header {
+	uint16_t id, flags, qd, an, ns, ar;
+};
+
 /* The one bounds-checked reader for untrusted bytes. Every read checks the
  * remaining length and returns -EBADMSG instead of reading past the end. */
 struct dns_reader {
@@ -76,6 +82,8 @@ int dns_read_u16(struct dns_reader *r, uint16_t *v);
 int dns_read_u32(struct dns_reader *r, uint32_t *v);
 int dns_read_bytes(struct dns_reader *r, const uint8_t **p, size_t n);
 int dns_skip(struct dns_reader *r, size_t n);
+/* The 12-byte header at r->pos. 0 or -EBADMSG. */
+int dns_read_header(struct dns_reader *r, struct dns_header *h);
 /* Read a possibly compressed name at r->pos into out (uncompressed wire
  * form, at most DNS_MAX_NAME bytes, root label included); r->pos moves past
  * the name as it stands in the message. Pointers must point strictly
@@ -188,6 +196,9 @@ struct dns_writer {
 };
 
 void dns_writer_init(struct dns_writer *w, uint8_t *buf, size_t cap);
+/* The one writer of a message header (every message we build starts
+ * with it). */
+void dns_write_header(struct dns_writer *w, const struct dns_header *h);
 void dns_write_u8(struct dns_writer *w, uint8_t v);
 void dns_write_u16(struct dns_writer *w, uint16_t v);
 void dns_write_u32(struct dns_writer *w, uint32_t v);
@@ -199,49 +210,5 @@ void dns_write_name(struct dns_writer *w, const uint8_t *name, size_t len,
 /* Our OPT record: root owner, DNS_EDNS_UDPSIZE, the extended rcode's upper
  * bits, version 0, DO as given; the caller writes rdlength and options. */
 void dns_write_opt_head(struct dns_writer *w, uint8_t ext_rcode, bool do_bit);
-
-/* Return false to leave the record out of the client's answer. */
-/* It may also lower rr->ttl: the copy the client gets carries that TTL. */
-typedef bool (*dns_rr_keep_fn)(struct dns_rr *rr, void *arg);
-
-/* The answer one client gets from an upstream answer: ID and question
- * name (with the client's case) from q, RD/CD from the client, rcode and
- * records from upstream, records for which keep() is false left out,
- * counts fixed, names re-compressed. OPT: the upstream's is dropped; when
- * the client sent EDNS, a fresh OPT (our size, DO as the client) is added.
- * When the result exceeds max (the client's UDP size; 65535 for TCP),
- * the reply is header + question (+ OPT) with TC set. keep may be NULL.
- * Returns the length, -EBADMSG for a malformed answer, -ENOSPC. */
-ssize_t dnsmsg_rewrite_answer(const uint8_t *ans, size_t len,
-			      const struct dns_query *q, size_t max,
-			      dns_rr_keep_fn keep, void *arg, uint8_t *out,
-			      size_t cap);
-
-/* An address an answer hands out, with the TTL of its record. */
-struct dns_addr {
-	struct netaddr addr;
-	uint32_t ttl;
-};
-
-#define DNS_MAX_CNAME_CHAIN 16
-
-/* The addresses a client may connect to after this answer to qname: A
- * and AAAA records of the answer section whose owner is qname or on its
- * CNAME chain (at most DNS_MAX_CNAME_CHAIN links, loops stop), plus
- * ipv4hint/ipv6hint of HTTPS/SVCB records on that chain. Authority and
- * additional sections are ignored. Writes at most cap to out, *n the
- * count found (may exceed cap: then -E2BIG). -EBADMSG if malformed. */
-int dnsmsg_snoop(const uint8_t *ans, size_t len, const uint8_t *qname,
-		 size_t qname_len, struct dns_addr *out, size_t cap, size_t *n);
-/* How long an upstream answer may be served from a cache: the smallest
- * TTL of its answer and authority records. -ENOENT when it must not be
- * cached (TC set, an rcode other than NOERROR/NXDOMAIN, no records, a TTL
- * of 0), -EBADMSG when malformed. */
-int dnsmsg_cache_ttl(const uint8_t *ans, size_t len, uint32_t *ttl);
-/* Call fn for every ipv4hint/ipv6hint address in SVCB/HTTPS rdata
- * (uncompressed target name expected, as RFC 9460 requires). Stops and
- * returns fn's non-zero value; -EBADMSG if the rdata is malformed. */
-int dnsmsg_svcb_hints(const uint8_t *rdata, size_t rdlen,
-		      int (*fn)(const struct netaddr *a, void *arg), void *arg);
 
 #endif

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* sets: the kernel ipsets. Creation and inspection through libipset (at
- * setup, may block); the hot-path adds over libmnl netlink, batched,
- * acked, never blocking the event loop. */
+/* sets: the kernel ipsets on the hot path: adds over libmnl netlink,
+ * batched, acked, never blocking the event loop. Creating, checking and
+ * destroying the sets (blocking, libipset) is setsadm.h. */
 #ifndef DNSFENCE_SETS_H
 #define DNSFENCE_SETS_H
 
@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dnsfence/dnsmsg.h"
+#include "dnsfence/dnsrr.h"
 
 struct event_base;
 struct sets;
@@ -41,16 +41,6 @@ const char *sets_strerror(int code);
 int sets_status(int code);
 /* Set names: 1..31 bytes of [A-Za-z0-9_.-]. */
 bool sets_name_valid(const char *name);
-
-/* Create both sets (hash:ip, inet / inet6, with timeout, maxelem), or
- * accept existing ones of exactly that type and family with timeout
- * support. A set of the wrong kind is -EEXIST with err naming it. */
-int sets_create(const char *set4, const char *set6, uint32_t maxelem, char *err,
-		size_t errlen);
-/* Do both sets exist with the right type, family and timeout support?
- * 0, or -ENOENT / -EEXIST with err naming the set and the difference. */
-int sets_check(const char *set4, const char *set6, char *err, size_t errlen);
-int sets_destroy(const char *set4, const char *set6, char *err, size_t errlen);
 
 struct sets_params {
 	const char *set4, *set6;

@@ -31,6 +31,7 @@
 
 #include "dnsfence/log.h"
 #include "dnsfence/sets.h"
+#include "dnsfence/setsadm.h"
 #include "dnsfence/stats.h"
 
 #define V4_COUNT 131072u /* 198.18.0.0/15 */
@@ -194,8 +195,8 @@ static int run_bench(int argc, char **argv)
 		return 0;
 	}
 	p.map_max = b.n + 1;
-	if (create && sets_create(p.set4, p.set6, (uint32_t)b.n + 1024, err,
-				  sizeof(err)) < 0) {
+	if (create && setsadm_create(p.set4, p.set6, (uint32_t)b.n + 1024, err,
+				     sizeof(err)) < 0) {
 		log_err("bench", "%s", err);
 		return 1;
 	}
@@ -323,13 +324,13 @@ static int run_check(int argc, char **argv)
 	if (strcmp(argv[0], "add") == 0)
 		return check_add(argc - 1, argv + 1);
 	if (strcmp(argv[0], "create") == 0 && argc == 4)
-		r = sets_create(argv[1], argv[2],
-				(uint32_t)strtoul(argv[3], NULL, 10), err,
-				sizeof(err));
+		r = setsadm_create(argv[1], argv[2],
+				   (uint32_t)strtoul(argv[3], NULL, 10), err,
+				   sizeof(err));
 	else if (strcmp(argv[0], "check") == 0)
-		r = sets_check(argv[1], argv[2], err, sizeof(err));
+		r = setsadm_check(argv[1], argv[2], err, sizeof(err));
 	else if (strcmp(argv[0], "destroy") == 0)
-		r = sets_destroy(argv[1], argv[2], err, sizeof(err));
+		r = setsadm_destroy(argv[1], argv[2], err, sizeof(err));
 	else
 		return 2;
 	printf("%s: %d%s%s\n", argv[0], r, r ? " " : "", r ? err : "");

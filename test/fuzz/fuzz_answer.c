@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "dnsfence/dnsmsg.h"
+#include "dnsfence/dnsrr.h"
 #include "dnsfence/netaddr.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "dnsfence/dnsmsg.h"
+#include "dnsfence/dnsrr.h"
 
 struct msg {
 	uint8_t buf[4096];

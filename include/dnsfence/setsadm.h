@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* setsadm: creating, checking and destroying the kernel ipsets through
+ * libipset. Blocking: for setup, check, teardown and the guard's child,
+ * never the event loop (the adds are sets.h). */
+#ifndef DNSFENCE_SETSADM_H
+#define DNSFENCE_SETSADM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Create both sets (hash:ip, inet / inet6, with timeout, maxelem), or
+ * accept existing ones of exactly that type and family with timeout
+ * support. A set of the wrong kind is -EEXIST with err naming it. */
+int setsadm_create(const char *set4, const char *set6, uint32_t maxelem,
+		   char *err, size_t errlen);
+/* Do both sets exist with the right type, family and timeout support?
+ * 0, or -ENOENT / -EEXIST with err naming the set and the difference. */
+int setsadm_check(const char *set4, const char *set6, char *err, size_t errlen);
+int setsadm_destroy(const char *set4, const char *set6, char *err,
+		    size_t errlen);
+
+#endif
