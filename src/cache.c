@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/queue.h>
-#include <sys/random.h>
 
 #include "dnsfence/cache.h"
+#include "dnsfence/hash.h"
 
 struct centry {
 	struct cache_entry pub; /* first: cache_entry pointers are centry */
@@ -42,7 +42,6 @@ struct cache {
 	uint32_t seed;
 };
 
-static uint32_t key_hash(const struct cache *c, const uint8_t *key, size_t len);
 static struct centry **find_slot(struct cache *c, const uint8_t *key,
 				 size_t len, uint32_t h);
 static void unlink_entry(struct cache *c, struct centry *e);
@@ -69,9 +68,7 @@ struct cache *cache_new(size_t max_entries, size_t max_bytes)
 	c->max_entries = max_entries;
 	c->max_bytes = max_bytes;
 	TAILQ_INIT(&c->lru);
-	if (getrandom(&c->seed, sizeof(c->seed), GRND_NONBLOCK) !=
-	    sizeof(c->seed))
-		c->seed = (uint32_t)(uintptr_t)c;
+	(void)hash_seed(&c->seed, sizeof(c->seed)); /* weak is still usable */
 	return c;
 }
 
@@ -90,15 +87,6 @@ void cache_free(struct cache *c)
 size_t cache_count(const struct cache *c)
 {
 	return c->count;
-}
-
-static uint32_t key_hash(const struct cache *c, const uint8_t *key, size_t len)
-{
-	uint32_t h = 2166136261u ^ c->seed;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ key[i]) * 16777619u;
-	return h;
 }
 
 /* The link that points at key's entry, or the empty link at the chain's
@@ -157,7 +145,7 @@ int cache_put(struct cache *c, const uint8_t *key, size_t keylen,
 	if (size > c->max_bytes)
 		return -E2BIG;
 
-	h = key_hash(c, key, keylen);
+	h = hash_fnv1a(key, keylen, c->seed);
 	pp = find_slot(c, key, keylen, h);
 	if (*pp != NULL)
 		unlink_entry(c, *pp);
@@ -200,7 +188,7 @@ int cache_put(struct cache *c, const uint8_t *key, size_t keylen,
 const struct cache_entry *cache_get(struct cache *c, const uint8_t *key,
 				    size_t keylen, uint64_t now_ms)
 {
-	uint32_t h = key_hash(c, key, keylen);
+	uint32_t h = hash_fnv1a(key, keylen, c->seed);
 	struct centry *e = *find_slot(c, key, keylen, h);
 
 	if (e == NULL)

@@ -585,13 +585,12 @@ static int h_upstreams(struct pctx *p, const struct key_spec *k, const cJSON *v)
 
 static int item_name(struct pctx *p, const char *s, const char *path)
 {
-	const char *why = "invalid name";
-	char val[72], *norm;
+	char why[POLICY_WHY_MAX], val[72], *norm;
 	size_t n;
 	int rc;
 
 	show(s, val, sizeof(val));
-	if (!policy_pattern_valid(s, &why))
+	if (!policy_pattern_valid(s, why, sizeof(why)))
 		return fail(p, path, "\"%s\": %s", val, why);
 	if ((norm = strdup(s)) == NULL)
 		return -ENOMEM;

@@ -23,11 +23,10 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/socket.h>
-#include <time.h>
 
 #include "dnsfence/expiry.h"
+#include "dnsfence/hash.h"
 
 #define EXPIRY_MAX_ENTRIES (1u << 26)
 #define MIN_SLOTS	   64
@@ -263,13 +262,7 @@ struct expiry_map *expiry_new(size_t max)
 	}
 	m->max = max;
 	m->min_exp = UINT64_MAX;
-	if (getrandom(&m->seed, sizeof(m->seed), GRND_NONBLOCK) !=
-	    (ssize_t)sizeof(m->seed)) {
-		struct timespec ts;
-
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		m->seed = mix64((uint64_t)ts.tv_nsec ^ (uintptr_t)m);
-	}
+	(void)hash_seed(&m->seed, sizeof(m->seed)); /* weak is still usable */
 	return m;
 }
 

@@ -27,10 +27,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "dnsfence/hash.h"
 #include "dnsfence/log.h"
 #include "dnsfence/policy.h"
 
@@ -56,7 +55,8 @@ struct nameset {
 
 struct policy {
 	struct nameset exact;
-	struct nameset suffix; /* the parents of wildcard entries */
+	struct nameset suffix;	  /* the parents of wildcard entries */
+	char why[POLICY_WHY_MAX]; /* policy_add's reason, when not static */
 };
 
 struct preset {
@@ -67,8 +67,9 @@ struct preset {
 static void seed_init(void);
 static uint64_t name_hash(const uint8_t *key, size_t len);
 static int text_to_wire(const char *text, bool allow_wild, uint8_t *out,
-			size_t *out_len, bool *wild, const char **why);
-static const char *bad_char_reason(unsigned char c);
+			size_t *out_len, bool *wild, const char **why,
+			char *buf);
+static const char *bad_char_reason(unsigned char c, char *buf);
 static bool host_char_ok(unsigned char c);
 static unsigned char lower(unsigned char c);
 static bool set_lookup(const struct nameset *s, const uint8_t *key, size_t len);
@@ -215,25 +216,11 @@ static uint64_t seed_k0, seed_k1;
 static void seed_init(void)
 {
 	uint64_t k[2] = {0, 0};
-	size_t got = 0;
 
-	while (got < sizeof(k)) {
-		ssize_t n = getrandom((uint8_t *)k + got, sizeof(k) - got, 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	if (got < sizeof(k)) {
-		/* Correctness does not depend on the seed, only flooding
-		 * resistance; the entries come from the config anyway. */
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
+	/* Correctness does not depend on the seed, only flooding
+	 * resistance; the entries come from the config anyway. */
+	if (hash_seed(k, sizeof(k)) != 0)
 		log_warn("policy", "getrandom failed, weak hash seed");
-		k[0] ^= (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ULL;
-		k[1] ^= (uint64_t)ts.tv_sec ^ ((uint64_t)getpid() << 32);
-	}
 	seed_k0 = k[0];
 	seed_k1 = k[1];
 }
@@ -301,16 +288,13 @@ static bool host_char_ok(unsigned char c)
 	       (c >= '0' && c <= '9') || c == '-' || c == '_';
 }
 
-/* The reason lives in thread-local storage: it stays valid until the next
- * failing call in the same thread. */
-static const char *bad_char_reason(unsigned char c)
+/* The reason is written to the caller's buf (POLICY_WHY_MAX bytes). */
+static const char *bad_char_reason(unsigned char c, char *buf)
 {
-	static _Thread_local char buf[40];
-
 	if (c >= 0x20 && c < 0x7f)
-		snprintf(buf, sizeof(buf), "character '%c' not allowed", c);
+		snprintf(buf, POLICY_WHY_MAX, "character '%c' not allowed", c);
 	else
-		snprintf(buf, sizeof(buf), "character '\\x%02x' not allowed",
+		snprintf(buf, POLICY_WHY_MAX, "character '\\x%02x' not allowed",
 			 c);
 	return buf;
 }
@@ -318,9 +302,11 @@ static const char *bad_char_reason(unsigned char c)
 /* Convert a dotted name (one trailing dot allowed) to lower-cased wire
  * format in out (NAME_WIRE_MAX bytes). With allow_wild, a first label "*"
  * is taken off and *wild set; out then holds the parent. Returns 0, or
- * -EINVAL with *why set to a static reason. */
+ * -EINVAL with *why set to a static reason or to buf (POLICY_WHY_MAX
+ * bytes), which holds the reason that names a character. */
 static int text_to_wire(const char *text, bool allow_wild, uint8_t *out,
-			size_t *out_len, bool *wild, const char **why)
+			size_t *out_len, bool *wild, const char **why,
+			char *buf)
 {
 	size_t len = strlen(text), pos = 0, lab = 0, i = 0;
 
@@ -365,7 +351,7 @@ static int text_to_wire(const char *text, bool allow_wild, uint8_t *out,
 			return -EINVAL;
 		}
 		if (!host_char_ok(c)) {
-			*why = bad_char_reason(c);
+			*why = bad_char_reason(c, buf);
 			return -EINVAL;
 		}
 		if (pos - lab - 1 == LABEL_MAX) {
@@ -515,20 +501,20 @@ void policy_free(struct policy *p)
 	free(p);
 }
 
-bool policy_pattern_valid(const char *pattern, const char **why)
+bool policy_pattern_valid(const char *pattern, char *why, size_t whylen)
 {
 	uint8_t wire[NAME_WIRE_MAX];
-	const char *dummy;
+	char buf[POLICY_WHY_MAX];
+	const char *reason = "empty name";
 	size_t len;
 	bool wild;
 
-	if (!why)
-		why = &dummy;
-	if (!pattern) {
-		*why = "empty name";
-		return false;
-	}
-	return text_to_wire(pattern, true, wire, &len, &wild, why) == 0;
+	if (pattern != NULL &&
+	    text_to_wire(pattern, true, wire, &len, &wild, &reason, buf) == 0)
+		return true;
+	if (why != NULL && whylen > 0)
+		snprintf(why, whylen, "%s", reason);
+	return false;
 }
 
 int policy_add(struct policy *p, const char *pattern, const char **why)
@@ -545,7 +531,7 @@ int policy_add(struct policy *p, const char *pattern, const char **why)
 		*why = "empty name";
 		return -EINVAL;
 	}
-	ret = text_to_wire(pattern, true, wire, &len, &wild, why);
+	ret = text_to_wire(pattern, true, wire, &len, &wild, why, p->why);
 	if (ret < 0)
 		return ret;
 	ret = set_insert(wild ? &p->suffix : &p->exact, wire, len);
@@ -653,13 +639,14 @@ bool policy_match(const struct policy *p, const uint8_t *wire, size_t len)
 bool policy_match_text(const struct policy *p, const char *name)
 {
 	uint8_t wire[NAME_WIRE_MAX];
+	char buf[POLICY_WHY_MAX];
 	const char *why;
 	size_t len;
 	bool wild;
 
 	if (!p || !name)
 		return false;
-	if (text_to_wire(name, false, wire, &len, &wild, &why) < 0)
+	if (text_to_wire(name, false, wire, &len, &wild, &why, buf) < 0)
 		return false;
 	return policy_match(p, wire, len);
 }

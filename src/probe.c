@@ -20,26 +20,18 @@
 #include <unistd.h>
 
 #include "dnsfence/dnsmsg.h"
+#include "dnsfence/monotime.h"
 #include "dnsfence/netaddr.h"
 #include "dnsfence/probe.h"
 
 #define PROBE_CLASS_IN 1
 
-static int64_t now_ms(void);
 static void probe_target(const struct config *cfg, struct sockaddr_storage *ss,
 			 socklen_t *len);
 static size_t build_query(uint16_t id, const uint8_t *qname, size_t qlen,
 			  uint8_t *buf, size_t cap);
 static int match_reply(const uint8_t *buf, size_t len, uint16_t id,
 		       const uint8_t *qname, size_t qlen, int *rcode);
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* The first listener; 0.0.0.0 / :: are reached on loopback. */
 static void probe_target(const struct config *cfg, struct sockaddr_storage *ss,
@@ -128,7 +120,7 @@ int probe_run(const struct config *cfg, const char *name, int timeout_ms,
 		return -EINVAL;
 	}
 	if (getrandom(&id, sizeof(id), 0) != (ssize_t)sizeof(id))
-		id = (uint16_t)(now_ms() ^ getpid());
+		id = (uint16_t)((int64_t)monotime_ms() ^ getpid());
 	len = build_query(id, qname, qlen, query, sizeof(query));
 	fd = socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || len == 0) {
@@ -144,9 +136,9 @@ int probe_run(const struct config *cfg, const char *name, int timeout_ms,
 		snprintf(err, errlen, "%s: %s", where, strerror(errno));
 		goto out;
 	}
-	deadline = now_ms() + timeout_ms;
+	deadline = (int64_t)monotime_ms() + timeout_ms;
 	for (;;) {
-		int64_t left = deadline - now_ms();
+		int64_t left = deadline - (int64_t)monotime_ms();
 		struct pollfd pfd = {.fd = fd, .events = POLLIN};
 		ssize_t n;
 		int m;

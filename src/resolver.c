@@ -34,7 +34,9 @@
 #include "dnsfence/cache.h"
 #include "dnsfence/dnsmsg.h"
 #include "dnsfence/dnsrr.h"
+#include "dnsfence/hash.h"
 #include "dnsfence/log.h"
+#include "dnsfence/monotime.h"
 #include "dnsfence/policy.h"
 #include "dnsfence/resolver.h"
 #include "dnsfence/sets.h"
@@ -108,7 +110,6 @@ static bool deny(struct resolver *r, const struct dns_query *q,
 		 const struct sockaddr *peer, socklen_t peerlen,
 		 resolver_reply_fn fn, void *ctx);
 static size_t make_key(const struct dns_query *q, uint8_t *key);
-static uint32_t key_hash(const uint8_t *key, size_t len);
 static struct pending *pending_find(struct resolver *r, const uint8_t *key,
 				    size_t len);
 static struct pending *pending_start(struct resolver *r,
@@ -134,7 +135,6 @@ static struct rquery *wait_hit(struct resolver *r, struct rquery *rq,
 			       const struct cache_entry *hit, uint64_t now);
 static void cache_answer(struct pending *p, const uint8_t *answer, size_t len,
 			 const struct dns_addr *addrs, size_t n);
-static uint64_t now_ms(void);
 static void fail_one(struct resolver *r, struct rquery *rq);
 static bool keep_rr(struct dns_rr *rr, void *arg);
 static int hint_handed_out(const struct netaddr *a, void *arg);
@@ -250,7 +250,7 @@ struct rquery *resolver_handle(struct resolver *r, const uint8_t *msg,
 		return NULL;
 
 	keylen = make_key(&q, key);
-	now = now_ms();
+	now = monotime_ms();
 	hit = cache_get(r->cache, key, keylen, now);
 	if (hit != NULL &&
 	    answer_hit_now(r, &q, tcp, hit, now, peer, peerlen, fn, ctx))
@@ -368,20 +368,11 @@ static size_t make_key(const struct dns_query *q, uint8_t *key)
 	return n;
 }
 
-static uint32_t key_hash(const uint8_t *key, size_t len)
-{
-	uint32_t h = 2166136261u;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ key[i]) * 16777619u;
-	return h;
-}
-
 static struct pending *pending_find(struct resolver *r, const uint8_t *key,
 				    size_t len)
 {
 	struct pending *p =
-	    r->table[key_hash(key, len) & (PENDING_BUCKETS - 1)];
+	    r->table[hash_fnv1a(key, len, 0) & (PENDING_BUCKETS - 1)];
 
 	for (; p != NULL; p = p->hnext) {
 		if (p->keylen == len && memcmp(p->key, key, len) == 0)
@@ -417,7 +408,7 @@ static struct pending *pending_start(struct resolver *r,
 		return NULL;
 	}
 	stats_inc(STAT_FORWARDED);
-	b = key_hash(key, keylen) & (PENDING_BUCKETS - 1);
+	b = hash_fnv1a(key, keylen, 0) & (PENDING_BUCKETS - 1);
 	p->hnext = r->table[b];
 	r->table[b] = p;
 	p->in_table = true;
@@ -433,7 +424,8 @@ static void pending_unlink(struct pending *p)
 
 	if (!p->in_table)
 		return;
-	pp = &p->r->table[key_hash(p->key, p->keylen) & (PENDING_BUCKETS - 1)];
+	pp = &p->r->table[hash_fnv1a(p->key, p->keylen, 0) &
+			  (PENDING_BUCKETS - 1)];
 	while (*pp != p)
 		pp = &(*pp)->hnext;
 	*pp = p->hnext;
@@ -683,15 +675,7 @@ static void cache_answer(struct pending *p, const uint8_t *answer, size_t len,
 	if (ttl > p->r->cfg->ttl_max)
 		ttl = p->r->cfg->ttl_max;
 	(void)cache_put(p->r->cache, p->key, p->keylen, answer, len, addrs, n,
-			ttl, now_ms());
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+			ttl, monotime_ms());
 }
 
 static void fail_one(struct resolver *r, struct rquery *rq)

@@ -42,6 +42,7 @@
 
 #include "dnsfence/expiry.h"
 #include "dnsfence/log.h"
+#include "dnsfence/monotime.h"
 #include "dnsfence/sets.h"
 #include "dnsfence/stats.h"
 
@@ -100,7 +101,6 @@ struct sets {
 	struct fail_log fails[2][FAIL__COUNT];
 };
 
-static uint64_t mono_now(void);
 static bool covered(struct sets *s, const struct dns_addr *d, uint64_t now,
 		    uint64_t *exp);
 static int fam_index(const struct netaddr *a);
@@ -230,14 +230,6 @@ int sets_status(int code)
 	return -EIO;
 }
 
-static uint64_t mono_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec;
-}
-
 static int fam_index(const struct netaddr *a)
 {
 	return a->family == AF_INET ? 0 : 1;
@@ -261,7 +253,7 @@ struct sets *sets_open(struct event_base *base, const struct sets_params *p,
 		goto nomem;
 	s->base = base;
 	s->fd = -1;
-	s->seq = mono_now() & 0xffffffu; /* not 0, unlike the kernel's own */
+	s->seq = monotime_s() & 0xffffffu; /* not 0, unlike the kernel's own */
 	s->seq_floor = s->seq;
 	snprintf(s->name[0], sizeof(s->name[0]), "%s", p->set4);
 	snprintf(s->name[1], sizeof(s->name[1]), "%s", p->set6);
@@ -386,7 +378,7 @@ static bool covered(struct sets *s, const struct dns_addr *d, uint64_t now,
 
 bool sets_covered(struct sets *s, const struct dns_addr *addrs, size_t n)
 {
-	uint64_t now = mono_now(), exp;
+	uint64_t now = monotime_s(), exp;
 
 	for (size_t i = 0; i < n; i++) {
 		if (!covered(s, &addrs[i], now, &exp))
@@ -400,7 +392,7 @@ int sets_add(struct sets *s, const struct dns_addr *addrs, size_t n,
 	     sets_done_fn done, void *arg)
 {
 	struct batch *b;
-	uint64_t now = mono_now();
+	uint64_t now = monotime_s();
 	size_t i, k = 0;
 
 	for (i = 0; i < n; i++)
@@ -643,7 +635,7 @@ static void item_result(struct sets *s, struct batch *b, size_t i, int code)
 	if (code == 0) {
 		stats_inc(STAT_ADDR_ADDED);
 		(void)expiry_note_acked(s->map, &it->addr, it->expires,
-					mono_now());
+					monotime_s());
 		note_success(s, fam);
 	} else {
 		if (b->status == 0)

@@ -12,15 +12,18 @@ struct policy;
 struct policy *policy_new(void);
 void policy_free(struct policy *p);
 
+/* Room for any reason policy_pattern_valid or policy_add gives. */
+#define POLICY_WHY_MAX 48
+
 /* Is this a valid allow entry: "example.com" or "*.example.com",
  * LDH-style labels of 1..63 bytes, 253 bytes at most, one trailing dot
- * allowed. On false, *why says what is wrong. Labels are letters, digits,
- * '-' and '_'; '*' only as the whole first label. *why points to static
- * storage (for a bad character, thread-local storage valid until the
- * next failing call in the same thread); why may be NULL. */
-bool policy_pattern_valid(const char *pattern, const char **why);
+ * allowed. Labels are letters, digits, '-' and '_'; '*' only as the whole
+ * first label. On false, the reason is written to why (whylen bytes,
+ * POLICY_WHY_MAX is enough); why may be NULL. */
+bool policy_pattern_valid(const char *pattern, char *why, size_t whylen);
 /* Add one entry (a duplicate is ignored). 0, or -EINVAL with *why set;
- * -ENOMEM or -ENOSPC if the list cannot grow. */
+ * -ENOMEM or -ENOSPC if the list cannot grow. *why points to static text
+ * or into p, valid until the next policy_add on p or policy_free(p). */
 int policy_add(struct policy *p, const char *pattern, const char **why);
 /* Add every host of a preset. 0 or -ENOENT for an unknown preset. */
 int policy_add_preset(struct policy *p, const char *preset);

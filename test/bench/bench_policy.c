@@ -3,7 +3,7 @@
  * wildcard), then time 1,000,000 lookups of wire names, a mix of hits and
  * misses at several depths ("bench_policy N" loads N entries instead).
  * Not a test: it asserts nothing about time.
- * modules: policy log */
+ * modules: policy hash monotime log */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  * message or give a config whose config_to_json parses again to an equal
  * config. The resolv.conf default comes from a fixed file written once,
  * so that the result does not depend on the host. */
-/* modules: config netaddr policy log */
+/* modules: config netaddr policy log hash monotime */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

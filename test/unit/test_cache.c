@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Unit tests of the answer cache: hits, expiry, replacement, LRU eviction
  * by count and by bytes, and references that outlive eviction. */
-/* modules: cache */
+/* modules: cache hash monotime */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

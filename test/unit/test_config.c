@@ -3,7 +3,7 @@
  * defaults are those of DESIGN.md, env overrides apply, the resolv.conf
  * default skips our own addresses, and config_to_json round-trips. No
  * test reads a file outside the temporary ones it writes. */
-/* modules: config netaddr policy log */
+/* modules: config netaddr policy log hash monotime */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <setjmp.h>

@@ -2,7 +2,7 @@
 /* Unit tests of the never-shorten map: longer then shorter, expiry, the
  * bound, clear, and the table against a brute-force model.
  *
- * modules: expiry */
+ * modules: expiry hash monotime */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

@@ -4,7 +4,7 @@
  * family, port ranges and the 15-slot multiport limit, IPv4/IPv6/loopback
  * upstreams, and fw_compare finding each kind of drift; plus the
  * "does this backend hold rules" test of fwexec.
- * modules: firewall fwexec config netaddr policy log */
+ * modules: firewall fwexec config netaddr policy log hash monotime */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

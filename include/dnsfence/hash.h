@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* hash: the one FNV-1a and the one source of hash seeds. */
+#ifndef DNSFENCE_HASH_H
+#define DNSFENCE_HASH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* 32-bit FNV-1a of key, its offset basis xor'ed with seed (0: plain). */
+uint32_t hash_fnv1a(const void *key, size_t len, uint32_t seed);
+
+/* Fill out with random bytes for a hash seed (getrandom, retried on
+ * EINTR). When the kernel cannot give them, out gets a weak seed from
+ * the monotonic clock, the pid and out's address, and the return is
+ * -EAGAIN so the caller may say so; otherwise 0. Correctness never
+ * depends on the seed, only resistance to flooding one bucket. */
+int hash_seed(void *out, size_t len);
+
+#endif

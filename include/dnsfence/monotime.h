@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* monotime: the one reading of CLOCK_MONOTONIC (never the wall clock:
+ * timeouts and ages must not jump when the date is set). */
+#ifndef DNSFENCE_MONOTIME_H
+#define DNSFENCE_MONOTIME_H
+
+#include <stdint.h>
+
+uint64_t monotime_ns(void);
+uint64_t monotime_ms(void);
+uint64_t monotime_s(void);
+
+#endif
