@@ -29,10 +29,11 @@
 
 #include "dnsfence/config.h"
 #include "dnsfence/policy.h"
+#include "dnsfence/resolvconf.h"
+#include "dnsfence/sets.h"
 
 #define RESOLV_CONF_DEFAULT "/etc/resolv.conf"
 #define PATH_LEN	    96
-#define SET_NAME_MAX	    31
 #define USER_NAME_MAX	    255
 #define UID_MAX_VALUE	    4294967294.0 /* (uid_t)-1 means "no change" */
 
@@ -97,7 +98,7 @@ static int item_cidr(struct pctx *p, const char *s, const char *path);
 static int add_endpoint(struct config_endpoint **arr, size_t *n,
 			const struct sockaddr_storage *ss, socklen_t len);
 static bool is_listen_addr(const struct config *c,
-			   const struct sockaddr_storage *ss, bool with_port);
+			   const struct sockaddr_storage *ss);
 static int upstreams_from_resolv(struct pctx *p, const char *path);
 static int extra_hosts(struct pctx *p, const char *list);
 static int finish(struct pctx *p);
@@ -110,9 +111,6 @@ static bool endpoint_eq(const struct config_endpoint *a,
 			const struct config_endpoint *b);
 static void print_cell_default(FILE *f, const struct key_spec *k);
 static void print_cell_type(FILE *f, const struct key_spec *k);
-static cJSON *json_strings(char *const *s, size_t n);
-static cJSON *json_endpoints(const struct config_endpoint *e, size_t n);
-static char *indent_two(char *s);
 
 static const char *const mode_names[] = {"enforce", "audit", "off", NULL};
 static const char *const deny_names[] = {"nxdomain", "refused", NULL};
@@ -444,16 +442,10 @@ static int h_string(struct pctx *p, const struct key_spec *k, const cJSON *v)
 		return fail(p, k->path, "expected a string");
 	if (v != NULL)
 		s = v->valuestring;
-	size_t n = strlen(s);
-	if (n == 0 || n > SET_NAME_MAX)
-		return fail(p, k->path, "set names have 1..%d characters",
-			    SET_NAME_MAX);
-	if (strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-		      "0123456789_.-") != n ||
-	    s[0] == '-')
+	if (!sets_name_valid(s))
 		return fail(p, k->path,
-			    "set names use A-Z a-z 0-9 _ . - and do "
-			    "not start with '-'");
+			    "set names have 1..31 characters of A-Z a-z 0-9 "
+			    "_ . - and do not start with '-'");
 	return (*field = strdup(s)) != NULL ? 0 : -ENOMEM;
 }
 
@@ -468,17 +460,13 @@ static int add_endpoint(struct config_endpoint **arr, size_t *n,
 }
 
 static bool is_listen_addr(const struct config *c,
-			   const struct sockaddr_storage *ss, bool with_port)
+			   const struct sockaddr_storage *ss)
 {
-	struct netaddr a, b;
 	struct config_endpoint e = {.sa = *ss};
 
-	netaddr_from_sockaddr((const struct sockaddr *)ss, &a);
 	for (size_t i = 0; i < c->n_listen; i++) {
-		netaddr_from_sockaddr((struct sockaddr *)&c->listen[i].sa, &b);
 		e.len = c->listen[i].len;
-		if (with_port ? endpoint_eq(&e, &c->listen[i])
-			      : netaddr_equal(&a, &b))
+		if (endpoint_eq(&e, &c->listen[i]))
 			return true;
 	}
 	return false;
@@ -494,7 +482,7 @@ static int item_listen(struct pctx *p, const char *s, const char *path)
 	show(s, val, sizeof(val));
 	if (netaddr_parse_endpoint(s, true, 0, &ss, &len, &why) != 0)
 		return fail(p, path, "\"%s\": %s", val, why);
-	if (is_listen_addr(p->c, &ss, true))
+	if (is_listen_addr(p->c, &ss))
 		return fail(p, path, "\"%s\" is listed twice", val);
 	return add_endpoint(&p->c->listen, &p->c->n_listen, &ss, len);
 }
@@ -510,7 +498,7 @@ static int item_upstream(struct pctx *p, const char *s, const char *path)
 	show(s, val, sizeof(val));
 	if (netaddr_parse_endpoint(s, false, 53, &ss, &len, &why) != 0)
 		return fail(p, path, "\"%s\": %s", val, why);
-	if (is_listen_addr(p->c, &ss, true))
+	if (is_listen_addr(p->c, &ss))
 		return fail(p, path,
 			    "\"%s\" is one of our listen addresses (a "
 			    "forwarding loop)",
@@ -524,52 +512,24 @@ static int item_upstream(struct pctx *p, const char *s, const char *path)
 	return add_endpoint(&p->c->upstreams, &p->c->n_upstreams, &ss, len);
 }
 
-/* nameserver lines only; an address with %scope or junk is skipped, as
- * are our own listen addresses (we are usually the nameserver there). */
+/* The default upstreams: the nameservers of resolv.conf but our own. */
 static int upstreams_from_resolv(struct pctx *p, const char *path)
 {
-	FILE *f = fopen(path, "re");
-	char line[512], *save = NULL;
-	struct sockaddr_storage ss;
-	socklen_t len;
-	const char *why;
-	struct netaddr a;
-	int rc = 0;
+	int r = resolvconf_read(path, p->c->listen, p->c->n_listen,
+				&p->c->upstreams, &p->c->n_upstreams);
 
-	if (f == NULL)
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
 		return fail(p, "upstreams",
 			    "not set, and %s cannot be read: %s", path,
-			    strerror(errno));
-	while (fgets(line, sizeof(line), f) != NULL) {
-		char *kw = strtok_r(line, " \t\r\n", &save);
-		char *addr = strtok_r(NULL, " \t\r\n", &save);
-
-		if (kw == NULL || addr == NULL || strcmp(kw, "nameserver") != 0)
-			continue;
-		/* resolv.conf holds bare addresses; "%scope" does not parse */
-		if (netaddr_parse(addr, &a) != 0 ||
-		    netaddr_parse_endpoint(addr, false, 53, &ss, &len, &why) !=
-			0)
-			continue;
-		if (is_listen_addr(p->c, &ss, false))
-			continue;
-		struct config_endpoint e = {.sa = ss, .len = len};
-		bool dup = false;
-		for (size_t i = 0; i < p->c->n_upstreams; i++)
-			dup = dup || endpoint_eq(&e, &p->c->upstreams[i]);
-		if (!dup &&
-		    (rc = add_endpoint(&p->c->upstreams, &p->c->n_upstreams,
-				       &ss, len)) != 0)
-			goto out;
-	}
+			    strerror(-r));
 	if (p->c->n_upstreams == 0)
-		rc = fail(p, "upstreams",
-			  "not set, and %s names no nameserver but our own "
-			  "listen addresses",
-			  path);
-out:
-	fclose(f);
-	return rc;
+		return fail(p, "upstreams",
+			    "not set, and %s names no nameserver but our own "
+			    "listen addresses",
+			    path);
+	return 0;
 }
 
 static int h_upstreams(struct pctx *p, const struct key_spec *k, const cJSON *v)
@@ -961,140 +921,21 @@ const char *config_mode_name(enum config_mode m)
 	return (unsigned)m < 3 ? mode_names[m] : "unknown";
 }
 
+const char *config_deny_name(enum config_deny d)
+{
+	return (unsigned)d < 2 ? deny_names[d] : "unknown";
+}
+
+const char *config_log_format_name(enum log_format f)
+{
+	return format_names[f == LOG_FORMAT_JSON];
+}
+
 /* Endpoints are built from zeroed storage, so bytes compare. */
 static bool endpoint_eq(const struct config_endpoint *a,
 			const struct config_endpoint *b)
 {
 	return a->len == b->len && memcmp(&a->sa, &b->sa, a->len) == 0;
-}
-
-/* The normalized JSON holds every field, so it is the comparison. */
-bool config_equal(const struct config *a, const struct config *b)
-{
-	char *ta = config_to_json(a), *tb = config_to_json(b);
-	bool eq = ta != NULL && tb != NULL && strcmp(ta, tb) == 0;
-
-	free(ta);
-	free(tb);
-	return eq;
-}
-
-static cJSON *json_strings(char *const *s, size_t n)
-{
-	cJSON *arr = cJSON_CreateArray();
-
-	for (size_t i = 0; arr != NULL && i < n; i++) {
-		if (!cJSON_AddItemToArray(arr, cJSON_CreateString(s[i]))) {
-			cJSON_Delete(arr);
-			return NULL;
-		}
-	}
-	return arr;
-}
-
-static cJSON *json_endpoints(const struct config_endpoint *e, size_t n)
-{
-	cJSON *arr = cJSON_CreateArray();
-	char buf[NETADDR_ENDPOINT_STRLEN];
-
-	for (size_t i = 0; arr != NULL && i < n; i++) {
-		netaddr_format_endpoint((const struct sockaddr *)&e[i].sa, buf,
-					sizeof(buf));
-		if (!cJSON_AddItemToArray(arr, cJSON_CreateString(buf))) {
-			cJSON_Delete(arr);
-			return NULL;
-		}
-	}
-	return arr;
-}
-
-/* cJSON indents with tabs: make it two spaces, and ":\t" a ": ". Raw tabs
- * occur only as layout, since cJSON escapes them inside strings. */
-static char *indent_two(char *s)
-{
-	size_t tabs = 0, o = 0;
-	char *out;
-
-	for (const char *c = s; *c != '\0'; c++)
-		tabs += *c == '\t';
-	if ((out = malloc(strlen(s) + tabs + 1)) == NULL)
-		goto out;
-	for (const char *c = s; *c != '\0'; c++) {
-		if (*c != '\t')
-			out[o++] = *c;
-		else if (c > s && c[-1] == ':')
-			out[o++] = ' ';
-		else {
-			out[o++] = ' ';
-			out[o++] = ' ';
-		}
-	}
-	out[o] = '\0';
-out:
-	free(s);
-	return out;
-}
-
-char *config_to_json(const struct config *c)
-{
-	cJSON *root = cJSON_CreateObject(), *sets, *ttl, *log, *ports, *cidrs;
-	char buf[NETADDR_ENDPOINT_STRLEN], *text = NULL;
-	bool ok = root != NULL;
-
-	ok = ok && cJSON_AddItemToObject(
-		       root, "listen", json_endpoints(c->listen, c->n_listen));
-	ok = ok && cJSON_AddItemToObject(
-		       root, "upstreams",
-		       json_endpoints(c->upstreams, c->n_upstreams));
-	ok = ok && cJSON_AddItemToObject(root, "allow",
-					 json_strings(c->allow, c->n_allow));
-	ok = ok && cJSON_AddItemToObject(
-		       root, "ecosystems",
-		       json_strings(c->ecosystems, c->n_ecosystems));
-	ok = ok && cJSON_AddStringToObject(root, "deny_rcode",
-					   deny_names[c->deny_rcode]);
-	ok = ok && (sets = cJSON_AddObjectToObject(root, "sets")) != NULL;
-	ok = ok && cJSON_AddStringToObject(sets, "ipv4", c->set4);
-	ok = ok && cJSON_AddStringToObject(sets, "ipv6", c->set6);
-	ok = ok && cJSON_AddNumberToObject(sets, "maxelem", c->maxelem);
-	ok = ok && (ttl = cJSON_AddObjectToObject(root, "ttl")) != NULL;
-	ok = ok && cJSON_AddNumberToObject(ttl, "min", c->ttl_min);
-	ok = ok && cJSON_AddNumberToObject(ttl, "max", c->ttl_max);
-	ok = ok && (ports = cJSON_AddArrayToObject(root, "ports")) != NULL;
-	for (size_t i = 0; ok && i < c->n_ports; i++) {
-		const struct config_port *pt = &c->ports[i];
-		const char *proto = pt->proto == IPPROTO_UDP ? "udp" : "tcp";
-
-		if (pt->first == pt->last)
-			snprintf(buf, sizeof(buf), "%s/%u", proto, pt->first);
-		else
-			snprintf(buf, sizeof(buf), "%s/%u-%u", proto, pt->first,
-				 pt->last);
-		ok = cJSON_AddItemToArray(ports, cJSON_CreateString(buf));
-	}
-	ok =
-	    ok && (cidrs = cJSON_AddArrayToObject(root, "allow_cidrs")) != NULL;
-	for (size_t i = 0; ok && i < c->n_allow_cidrs; i++) {
-		netaddr_format_cidr(&c->allow_cidrs[i], buf, sizeof(buf));
-		ok = cJSON_AddItemToArray(cidrs, cJSON_CreateString(buf));
-	}
-	ok = ok && cJSON_AddStringToObject(root, "user", c->user);
-	ok = ok &&
-	     cJSON_AddStringToObject(root, "mode", config_mode_name(c->mode));
-	ok = ok && cJSON_AddNumberToObject(root, "upstream_timeout",
-					   c->upstream_timeout_ms / 1000);
-	ok = ok &&
-	     cJSON_AddNumberToObject(root, "guard_interval", c->guard_interval);
-	ok = ok && (log = cJSON_AddObjectToObject(root, "log")) != NULL;
-	ok = ok && cJSON_AddStringToObject(log, "level",
-					   log_level_name(c->log_level));
-	ok = ok &&
-	     cJSON_AddStringToObject(
-		 log, "format", format_names[c->log_format == LOG_FORMAT_JSON]);
-	if (ok && (text = cJSON_Print(root)) != NULL)
-		text = indent_two(text);
-	cJSON_Delete(root);
-	return text;
 }
 
 static void print_cell_type(FILE *f, const struct key_spec *k)

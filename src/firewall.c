@@ -32,6 +32,7 @@
 #include "dnsfence/fwexec.h"
 #include "dnsfence/log.h"
 #include "dnsfence/netaddr.h"
+#include "dnsfence/sets.h"
 
 #define RULE_MAX      512
 #define MULTIPORT_MAX 15 /* xt_multiport slots; a range takes two */
@@ -63,7 +64,6 @@ static void strv_free(struct strv *s);
 static int strv_push(struct strv *s, const char *line);
 static int rule_add(struct strv *s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-static bool safe_token(const char *s);
 static const char *fam_name(int family);
 static int render_dns(const struct config *cfg, int family, uid_t uid,
 		      struct strv *r);
@@ -137,22 +137,6 @@ static int rule_add(struct strv *s, const char *fmt, ...)
 			return 0;
 	}
 	return strv_push(s, line);
-}
-
-/* Set names go into iptables-restore text: no blanks, quotes, newlines. */
-static bool safe_token(const char *s)
-{
-	if (!s || !*s || strlen(s) > 31)
-		return false;
-	for (; *s; s++) {
-		char c = *s;
-
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      (c >= '0' && c <= '9') || c == '_' || c == '-' ||
-		      c == '.' || c == ':'))
-			return false;
-	}
-	return true;
 }
 
 static const char *fam_name(int family)
@@ -308,7 +292,7 @@ static int render_rules(const struct config *cfg, int family, uid_t uid,
 
 	if (family != AF_INET && family != AF_INET6)
 		return -EAFNOSUPPORT;
-	if (!safe_token(set))
+	if (!sets_name_valid(set))
 		return -EINVAL;
 	if (cfg->mode == CONFIG_MODE_OFF)
 		return 0;

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "dnsfence/config.h"
+#include "dnsfence/configjson.h"
 #include "dnsfence/firewall.h"
 #include "dnsfence/guard.h"
 #include "dnsfence/log.h"

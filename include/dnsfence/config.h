@@ -75,15 +75,11 @@ int config_parse(const char *text, size_t len, const struct config_env *env,
  * "/etc/dnsfence/dnsfence.json: ttl.min: expected an integer". */
 int config_load(const char *path, struct config **out, char *err,
 		size_t errlen);
-/* The normalized config as JSON that config_parse accepts again.
- * malloc'd; NULL on allocation failure. */
-char *config_to_json(const struct config *c);
 void config_free(struct config *c);
-/* Same normalized content (every field, lists in order). For reload
- * decisions and tests. */
-bool config_equal(const struct config *a, const struct config *b);
 
 const char *config_mode_name(enum config_mode m);
+const char *config_deny_name(enum config_deny d);
+const char *config_log_format_name(enum log_format f);
 /* Text of the config schema (key, type, default, meaning) as Markdown,
  * from the same table the parser uses; docs/configuration.md is exactly
  * this output. */

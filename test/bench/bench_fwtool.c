@@ -10,7 +10,8 @@
  *                                    or 3
  *   bench_fwtool remove              exit 0, or 3 with the error
  *
- * modules: firewall fwexec config netaddr policy log hash monotime */
+ * modules: firewall fwexec config resolvconf netaddr policy sets expiry stats
+ * log hash monotime */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

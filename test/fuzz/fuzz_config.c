@@ -3,7 +3,8 @@
  * message or give a config whose config_to_json parses again to an equal
  * config. The resolv.conf default comes from a fixed file written once,
  * so that the result does not depend on the host. */
-/* modules: config netaddr policy log hash monotime */
+/* modules: config configjson resolvconf netaddr policy sets expiry stats log
+ * hash monotime */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "dnsfence/config.h"
+#include "dnsfence/configjson.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -3,7 +3,8 @@
  * defaults are those of DESIGN.md, env overrides apply, the resolv.conf
  * default skips our own addresses, and config_to_json round-trips. No
  * test reads a file outside the temporary ones it writes. */
-/* modules: config netaddr policy log hash monotime */
+/* modules: config configjson resolvconf netaddr policy sets expiry stats log
+ * hash monotime */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <setjmp.h>
@@ -18,6 +19,7 @@
 #include <cmocka.h>
 
 #include "dnsfence/config.h"
+#include "dnsfence/configjson.h"
 
 static char resolv_path[64];  /* a resolv.conf naming 198.18.0.53 */
 static char empty_resolv[64]; /* one naming only our own addresses */
@@ -311,6 +313,9 @@ static void test_sets_user_mode_and_choices(void **state)
 	expect_err(json, NULL, "sets.ipv4: ");
 	expect_err("{\"sets\": {\"ipv4\": \"a b\"}}", NULL, "sets.ipv4: ");
 	expect_err("{\"sets\": {\"ipv6\": \"-x\"}}", NULL, "sets.ipv6: ");
+	expect_err("{\"sets\": {\"ipv6\": \"a:b\"}}", NULL, "sets.ipv6: ");
+	snprintf(json, sizeof(json), "{\"sets\": {\"ipv4\": \"%0*d\"}}", 31, 0);
+	config_free(parse_ok(json, NULL)); /* 31 characters: the longest */
 	expect_err("{\"sets\": {\"ipv6\": 6}}", NULL,
 		   "sets.ipv6: expected a string");
 	expect_err("{\"sets\": {\"ipv4\": \"same\", \"ipv6\": \"same\"}}", NULL,

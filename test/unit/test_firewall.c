@@ -4,7 +4,8 @@
  * family, port ranges and the 15-slot multiport limit, IPv4/IPv6/loopback
  * upstreams, and fw_compare finding each kind of drift; plus the
  * "does this backend hold rules" test of fwexec.
- * modules: firewall fwexec config netaddr policy log hash monotime */
+ * modules: firewall fwexec config resolvconf netaddr policy sets expiry stats
+ * log hash monotime */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -391,6 +392,9 @@ static void bad_family_or_set_name_renders_nothing(void **state)
 	(void)state;
 	assert_null(fw_render(c, AF_UNIX, UID));
 	c->set4 = (char *)"evil\n-A OUTPUT -j ACCEPT";
+	assert_null(fw_render(c, AF_INET, UID));
+	/* The one set-name rule (sets_name_valid), as config.c applies it. */
+	c->set4 = (char *)"a:b";
 	assert_null(fw_render(c, AF_INET, UID));
 	c->set4 = saved_name;
 	config_free(c);

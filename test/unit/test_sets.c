@@ -206,6 +206,7 @@ static void set_names_are_checked(void **state)
 	assert_false(sets_name_valid("a b"));
 	assert_false(sets_name_valid("a;b"));
 	assert_false(sets_name_valid("-exist"));
+	assert_false(sets_name_valid("a:b"));
 }
 
 int main(void)
