@@ -4,12 +4,13 @@
  * Reading the rules back means running iptables-save, and writing them
  * means iptables-restore and libipset: all blocking. The event loop must
  * never wait on them, so every guard_interval seconds the guard forks a
- * child that runs guard_compare (the very code `dnsfence check` runs),
- * writes one line per difference to a pipe and exits with the drift bits.
+ * child that runs drift_compare (drift.c, the very code `dnsfence check`
+ * runs), writes one line per difference to a pipe and exits with the
+ * drift bits.
  * The parent reads the pipe with a libevent event and reaps the child on
  * SIGCHLD; the job is over when both the pipe is closed and the child is
  * reaped. On drift it logs each difference, counts it, and forks a second
- * child that runs sets_create + fw_apply (what `setup` does). If that
+ * child that runs setsadm_create + fw_apply (what `setup` does). If that
  * fails, the daemon stops (exit 3) so that its supervisor restarts it and
  * runs setup again: serving with a fence known to be broken is not an
  * option. A child that hangs is killed after GUARD_CHILD_TIMEOUT.
@@ -27,6 +28,7 @@
 
 #include <event2/event.h>
 
+#include "dnsfence/drift.h"
 #include "dnsfence/firewall.h"
 #include "dnsfence/guard.h"
 #include "dnsfence/log.h"
@@ -38,7 +40,7 @@
 #define GUARD_CHILD_TIMEOUT 60	 /* seconds */
 #define GUARD_OUT_MAX	    8192 /* child output kept per job */
 /* Check child exit status when the state could not be read (above every
- * GUARD_DRIFT_* combination). */
+ * DRIFT_* combination). */
 #define CHILD_UNREADABLE 64
 
 enum job { JOB_NONE = 0, JOB_CHECK, JOB_RESTORE };
@@ -74,34 +76,6 @@ static void restore_done(struct guard *g, int code);
 static void log_lines(struct guard *g, enum log_level level,
 		      const char *prefix);
 static void schedule(struct guard *g);
-
-int guard_compare(const struct config *cfg, uid_t uid, guard_report_fn report,
-		  void *arg, char *err, size_t errlen)
-{
-	char why[512];
-	int drift = 0, r;
-
-	r = fw_check(cfg, uid, report, arg);
-	if (r < 0) {
-		snprintf(err, errlen, "cannot read the firewall rules: %s",
-			 strerror(-r));
-		return r;
-	}
-	if (r > 0)
-		drift |= GUARD_DRIFT_RULES;
-	r = setsadm_check(cfg->set4, cfg->set6, why, sizeof(why));
-	if (r == -ENOENT || r == -EEXIST) {
-		char line[600];
-
-		snprintf(line, sizeof(line), "sets: %s", why);
-		report(arg, line);
-		drift |= GUARD_DRIFT_SETS;
-	} else if (r < 0) {
-		snprintf(err, errlen, "cannot read the sets: %s", why);
-		return r;
-	}
-	return drift;
-}
 
 struct guard *guard_new(struct event_base *base, const struct config *cfg,
 			uid_t uid, struct sets *sets)
@@ -234,7 +208,7 @@ static void child_main(struct guard *g, enum job job, int fd)
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		signal(sigs[i], SIG_DFL);
 	if (job == JOB_CHECK) {
-		r = guard_compare(g->cfg, g->uid, report_line, &fd, err,
+		r = drift_compare(g->cfg, g->uid, report_line, &fd, err,
 				  sizeof(err));
 		if (r < 0) {
 			report_line(&fd, err);
@@ -380,7 +354,7 @@ static void check_done(struct guard *g, int code)
 		schedule(g);
 		return;
 	}
-	if (code < 0 || code > (GUARD_DRIFT_RULES | GUARD_DRIFT_SETS)) {
+	if (code < 0 || code > (DRIFT_RULES | DRIFT_SETS)) {
 		log_lines(g, LOGL_ERR, "cannot verify the fence: ");
 		schedule(g);
 		return;
@@ -390,13 +364,13 @@ static void check_done(struct guard *g, int code)
 	log_warn(SYS,
 		 "the kernel's %s no longer match the config: writing them "
 		 "back",
-		 code == GUARD_DRIFT_RULES  ? "firewall rules"
-		 : code == GUARD_DRIFT_SETS ? "sets"
-					    : "firewall rules and sets");
+		 code == DRIFT_RULES  ? "firewall rules"
+		 : code == DRIFT_SETS ? "sets"
+				      : "firewall rules and sets");
 	g->drift = code;
 	/* A set that is missing now is empty once recreated: what the map
 	 * says about its entries is void. */
-	if (code & GUARD_DRIFT_SETS)
+	if (code & DRIFT_SETS)
 		sets_forget(g->sets);
 	if (spawn(g, JOB_RESTORE) < 0)
 		restore_done(g, -1);
@@ -408,7 +382,7 @@ static void restore_done(struct guard *g, int code)
 		stats_inc(STAT_GUARD_RESTORED);
 		/* Adds made between the check and the recreation were
 		 * remembered against the old, missing sets. */
-		if (g->drift & GUARD_DRIFT_SETS)
+		if (g->drift & DRIFT_SETS)
 			sets_forget(g->sets);
 		log_warn(SYS, "restored the firewall rules and sets");
 		schedule(g);

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* main: command-line parsing and dispatch. Each command is a short
- * sequence of module calls: setup (sets_create, fw_apply, then the same
- * comparison `check` makes), serve (refuses unless that comparison finds
- * the fence in place, then serve.c), run (both), check, teardown, and
- * probe (probe.c: one query to the running daemon, for readiness). */
+/* main: command-line parsing and dispatch. A command loads the config
+ * (and resolves the user), calls one function of another module
+ * (fence.c for setup, serve, run, check and teardown; probe.c for probe;
+ * config.c and configjson.c for reference and validate), and turns its
+ * result into the exit code. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
@@ -14,13 +14,10 @@
 
 #include "dnsfence/config.h"
 #include "dnsfence/configjson.h"
-#include "dnsfence/firewall.h"
-#include "dnsfence/guard.h"
+#include "dnsfence/fence.h"
 #include "dnsfence/log.h"
 #include "dnsfence/privs.h"
 #include "dnsfence/probe.h"
-#include "dnsfence/serve.h"
-#include "dnsfence/sets.h"
 #include "dnsfence/setsadm.h"
 
 enum exit_code {
@@ -48,11 +45,6 @@ static int cmd_probe(const char *config_path, const char *arg);
 static int load_config(const char *path, struct config **out);
 static int lookup_user(const struct config *cfg, uid_t *uid, gid_t *gid);
 static int fence(const char *config_path, bool do_setup, bool do_serve);
-static void report_log(void *arg, const char *line);
-static void report_stdout(void *arg, const char *line);
-static int setup(const struct config *cfg, uid_t uid);
-static int serve_fenced(const struct config *cfg, uid_t uid, gid_t gid,
-			bool verify);
 static void usage(FILE *out);
 
 static const struct command commands[] = {
@@ -211,76 +203,7 @@ static int lookup_user(const struct config *cfg, uid_t *uid, gid_t *gid)
 	return EXIT_OK;
 }
 
-static void report_log(void *arg, const char *line)
-{
-	log_err((const char *)arg, "%s", line);
-}
-
-static void report_stdout(void *arg, const char *line)
-{
-	(void)arg;
-	printf("%s\n", line);
-}
-
-/* Create the sets, install the rules, read both back. */
-static int setup(const struct config *cfg, uid_t uid)
-{
-	char err[512];
-	int r;
-
-	if (cfg->mode == CONFIG_MODE_OFF) {
-		log_warn("setup",
-			 "mode is \"off\": installing NO rules and NO sets; "
-			 "the workload is NOT fenced");
-		return EXIT_OK;
-	}
-	if (setsadm_create(cfg->set4, cfg->set6, cfg->maxelem, err, sizeof(err)) !=
-	    0) {
-		log_err("setup", "sets: %s", err);
-		return EXIT_KERNEL;
-	}
-	if (fw_apply(cfg, uid, err, sizeof(err)) != 0) {
-		log_err("setup", "firewall: %s", err);
-		return EXIT_KERNEL;
-	}
-	r = guard_compare(cfg, uid, report_log, (void *)"setup", err,
-			  sizeof(err));
-	if (r != 0) {
-		log_err("setup", "verification failed%s%s", r < 0 ? ": " : "",
-			r < 0 ? err : " (differences above)");
-		return EXIT_KERNEL;
-	}
-	log_info("setup",
-		 "rules and sets in place (mode %s, upstream DNS "
-		 "for uid %u only)",
-		 config_mode_name(cfg->mode), (unsigned)uid);
-	return EXIT_OK;
-}
-
-/* Serve, after checking (verify) that the fence is in place. */
-static int serve_fenced(const struct config *cfg, uid_t uid, gid_t gid,
-			bool verify)
-{
-	char err[512];
-	int r;
-
-	if (verify && cfg->mode != CONFIG_MODE_OFF) {
-		r = guard_compare(cfg, uid, report_log, (void *)"serve", err,
-				  sizeof(err));
-		if (r != 0) {
-			log_err("serve",
-				"%s: refusing to serve an unfenced namespace; "
-				"run 'dnsfence setup' (or 'run') first",
-				r < 0 ? err : "the fence is not in place");
-			return EXIT_KERNEL;
-		}
-	}
-	return serve_run(cfg, uid, gid) == 0 ? EXIT_OK : EXIT_KERNEL;
-}
-
-/* setup, serve and run: load the config, resolve the user, then install
- * the fence and/or serve behind it (serve alone first checks that the
- * fence is in place; run has just installed and verified it). */
+/* setup, serve and run: load the config, resolve the user, fence_run. */
 static int fence(const char *config_path, bool do_setup, bool do_serve)
 {
 	struct config *cfg = NULL;
@@ -290,10 +213,8 @@ static int fence(const char *config_path, bool do_setup, bool do_serve)
 
 	if (rc == EXIT_OK)
 		rc = lookup_user(cfg, &uid, &gid);
-	if (rc == EXIT_OK && do_setup)
-		rc = setup(cfg, uid);
-	if (rc == EXIT_OK && do_serve)
-		rc = serve_fenced(cfg, uid, gid, !do_setup);
+	if (rc == EXIT_OK && fence_run(cfg, uid, gid, do_setup, do_serve) != 0)
+		rc = EXIT_KERNEL;
 	config_free(cfg);
 	return rc;
 }
@@ -320,29 +241,16 @@ static int cmd_check(const char *config_path, const char *arg)
 {
 	(void)arg;
 	struct config *cfg = NULL;
-	char err[512];
 	uid_t uid;
 	gid_t gid;
 	int r, rc = load_config(config_path, &cfg);
 
 	if (rc == EXIT_OK)
 		rc = lookup_user(cfg, &uid, &gid);
-	if (rc != EXIT_OK)
-		goto out;
-	if (cfg->mode == CONFIG_MODE_OFF) {
-		log_warn("check", "mode is \"off\": no fence is expected, "
-				  "nothing to compare");
-		goto out;
+	if (rc == EXIT_OK) {
+		r = fence_check(cfg, uid);
+		rc = r < 0 ? EXIT_KERNEL : r > 0 ? EXIT_DRIFT : EXIT_OK;
 	}
-	r = guard_compare(cfg, uid, report_stdout, NULL, err, sizeof(err));
-	fflush(stdout);
-	if (r < 0) {
-		log_err("check", "%s", err);
-		rc = EXIT_KERNEL;
-	} else if (r > 0) {
-		rc = EXIT_DRIFT;
-	}
-out:
 	config_free(cfg);
 	return rc;
 }
@@ -351,23 +259,10 @@ static int cmd_teardown(const char *config_path, const char *arg)
 {
 	(void)arg;
 	struct config *cfg = NULL;
-	char err[512];
 	int rc = load_config(config_path, &cfg);
 
-	if (rc != EXIT_OK)
-		return rc;
-	if (fw_remove(err, sizeof(err)) != 0) {
-		log_err("teardown", "firewall: %s", err);
+	if (rc == EXIT_OK && fence_teardown(cfg) != 0)
 		rc = EXIT_KERNEL;
-	}
-	if (setsadm_destroy(cfg->set4, cfg->set6, err, sizeof(err)) != 0) {
-		log_err("teardown", "sets: %s", err);
-		rc = EXIT_KERNEL;
-	}
-	if (rc == EXIT_OK)
-		log_warn("teardown",
-			 "rules and sets removed: outbound traffic is NO "
-			 "LONGER fenced");
 	config_free(cfg);
 	return rc;
 }

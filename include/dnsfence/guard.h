@@ -1,13 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* guard: the comparison of the kernel's rules and sets with the config
- * (shared by `check`, `setup`'s verification, `serve`'s refusal and the
- * guard), and the guard itself: while serving, it re-checks them every
- * guard_interval seconds in a forked child and writes them back on drift. */
+/* guard: while serving, re-checks the kernel's rules and sets every
+ * guard_interval seconds in a forked child (drift.h) and writes them back
+ * in another child on drift. */
 #ifndef DNSFENCE_GUARD_H
 #define DNSFENCE_GUARD_H
 
 #include <stdbool.h>
-#include <stddef.h>
 #include <sys/types.h>
 
 #include "dnsfence/config.h"
@@ -15,21 +13,6 @@
 struct event_base;
 struct guard;
 struct sets;
-
-/* guard_compare result bits: what differs. */
-#define GUARD_DRIFT_RULES 1
-#define GUARD_DRIFT_SETS  2
-
-typedef void (*guard_report_fn)(void *arg, const char *line);
-
-/* Compare the kernel with the config (fw_check, then sets_check): 0 when
- * everything is in place; GUARD_DRIFT_* bits when something differs, with
- * report() called once per difference ("ipv4: rule missing: ...",
- * "sets: set dnsfence4 does not exist"); -errno with err set when the
- * state cannot be read. Blocks (runs iptables-save); never call it from
- * the event loop, the guard forks for it. */
-int guard_compare(const struct config *cfg, uid_t uid, guard_report_fn report,
-		  void *arg, char *err, size_t errlen);
 
 /* Start guarding (cfg, sets must outlive the guard; sets may be NULL).
  * After a sets restore, the sets' never-shorten map is forgotten. When a
