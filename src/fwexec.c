@@ -76,19 +76,16 @@ static int memfd_with(const char *name, const char *text)
 	if (fd < 0)
 		return -errno;
 	while (done < len) {
-		ssize_t n = write(fd, text + done, len - done);
+		ssize_t n;
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int e = -errno;
-
-			close(fd);
-			return e;
-		}
+		do
+			n = write(fd, text + done, len - done);
+		while (n < 0 && errno == EINTR);
+		if (n < 0)
+			break;
 		done += (size_t)n;
 	}
-	if (lseek(fd, 0, SEEK_SET) < 0) {
+	if (done < len || lseek(fd, 0, SEEK_SET) < 0) {
 		int e = -errno;
 
 		close(fd);

@@ -70,6 +70,7 @@ static int spawn(struct guard *g, enum job job);
 static void child_main(struct guard *g, enum job job, int fd)
     __attribute__((noreturn));
 static void try_reap(struct guard *g);
+static void finish_if_done(struct guard *g);
 static void job_done(struct guard *g);
 static void check_done(struct guard *g, int code);
 static void restore_done(struct guard *g, int code);
@@ -80,15 +81,12 @@ static void schedule(struct guard *g);
 struct guard *guard_new(struct event_base *base, const struct config *cfg,
 			uid_t uid, struct sets *sets)
 {
-	struct guard *g = calloc(1, sizeof(*g));
+	struct guard *g = malloc(sizeof(*g));
 
 	if (g == NULL)
 		return NULL;
-	g->base = base;
-	g->cfg = cfg;
-	g->uid = uid;
-	g->sets = sets;
-	g->fd = -1;
+	*g = (struct guard){
+	    .base = base, .cfg = cfg, .sets = sets, .uid = uid, .fd = -1};
 	g->tick_ev = evtimer_new(base, on_tick, g);
 	g->kill_ev = evtimer_new(base, on_kill, g);
 	g->chld_ev = evsignal_new(base, SIGCHLD, on_sigchld, g);
@@ -107,6 +105,8 @@ void guard_free(struct guard *g)
 {
 	if (g == NULL)
 		return;
+	struct event *evs[] = {g->pipe_ev, g->tick_ev, g->kill_ev, g->chld_ev};
+
 	if (g->pid > 0 && !g->reaped) {
 		(void)kill(g->pid, SIGKILL);
 		while (waitpid(g->pid, NULL, 0) < 0 && errno == EINTR)
@@ -114,14 +114,10 @@ void guard_free(struct guard *g)
 	}
 	if (g->fd >= 0)
 		close(g->fd);
-	if (g->pipe_ev != NULL)
-		event_free(g->pipe_ev);
-	if (g->tick_ev != NULL)
-		event_free(g->tick_ev);
-	if (g->kill_ev != NULL)
-		event_free(g->kill_ev);
-	if (g->chld_ev != NULL)
-		event_free(g->chld_ev);
+	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++) {
+		if (evs[i] != NULL)
+			event_free(evs[i]);
+	}
 	free(g);
 }
 
@@ -190,9 +186,7 @@ static int spawn(struct guard *g, enum job job)
 	}
 	(void)evtimer_add(g->kill_ev, &tv);
 	/* The child may already be gone, its SIGCHLD delivered. */
-	try_reap(g);
-	if (g->eof && g->reaped)
-		job_done(g);
+	finish_if_done(g);
 	return 0;
 }
 
@@ -271,9 +265,7 @@ static void on_pipe(evutil_socket_t fd, short what, void *arg)
 	close(g->fd);
 	g->fd = -1;
 	g->eof = true;
-	try_reap(g);
-	if (g->reaped)
-		job_done(g);
+	finish_if_done(g);
 }
 
 static void on_sigchld(evutil_socket_t sig, short what, void *arg)
@@ -282,11 +274,8 @@ static void on_sigchld(evutil_socket_t sig, short what, void *arg)
 
 	(void)sig;
 	(void)what;
-	if (g->job == JOB_NONE || g->reaped)
-		return;
-	try_reap(g);
-	if (g->reaped && g->eof)
-		job_done(g);
+	if (g->job != JOB_NONE)
+		finish_if_done(g);
 }
 
 static void on_kill(evutil_socket_t fd, short what, void *arg)
@@ -318,6 +307,15 @@ static void try_reap(struct guard *g)
 			g->wstatus = W_EXITCODE(CHILD_UNREADABLE, 0);
 		g->reaped = true;
 	}
+}
+
+/* The job is over when the child is reaped and its pipe is at EOF,
+ * whichever comes last. */
+static void finish_if_done(struct guard *g)
+{
+	try_reap(g);
+	if (g->reaped && g->eof)
+		job_done(g);
 }
 
 static void job_done(struct guard *g)
