@@ -14,7 +14,7 @@ df_start_dnsfence allow='["www.allowed.test"]'
 
 res="$DF_TMP/slow.out"
 ip netns exec "$DF_WL" timeout 30 "$DF_PY" - >"$res" 2>&1 <<'PY' &
-import socket, struct, threading, time
+import socket, struct, sys, threading, time
 
 def closed_within(s, secs):
     """Wait up to secs for the server to close s; True if it did."""
@@ -25,6 +25,16 @@ def closed_within(s, secs):
         return False
     except OSError:
         return True
+
+lock = threading.Lock()
+
+def report(label, state, t0, sent):
+    # One write per line: print(a, b, ...) from several threads can
+    # interleave its pieces ("prefix-then-1Bpshalf-prefix closed ...").
+    line = "%s %s %.2f %d\n" % (label, state, time.monotonic() - t0, sent)
+    with lock:
+        sys.stdout.write(line)
+        sys.stdout.flush()
 
 def trickle(label, first, then):
     s = socket.create_connection(("127.0.0.1", 53), timeout=3)
@@ -41,9 +51,9 @@ def trickle(label, first, then):
             except OSError:
                 break
     else:
-        print(label, "open", "%.2f" % (time.monotonic() - t0), sent, flush=True)
+        report(label, "open", t0, sent)
         return
-    print(label, "closed", "%.2f" % (time.monotonic() - t0), sent, flush=True)
+    report(label, "closed", t0, sent)
 
 jobs = [threading.Thread(target=trickle, args=a) for a in [
     ("prefix-then-1Bps", struct.pack(">H", 40), True),
