@@ -51,6 +51,9 @@ int sets_create(const char *set4, const char *set6, uint32_t maxelem, char *err,
  * 0, or -ENOENT / -EEXIST with err naming the set and the difference. */
 int sets_check(const char *set4, const char *set6, char *err, size_t errlen);
 int sets_destroy(const char *set4, const char *set6, char *err, size_t errlen);
+/* Entries in set name now, as the kernel counts them (expired ones not
+ * yet garbage-collected included). 0, -EINVAL or -EIO. Blocks briefly. */
+int sets_count(const char *name, uint64_t *n);
 
 struct sets_params {
 	const char *set4, *set6;
