@@ -111,13 +111,21 @@ static int pick_wildcards(const struct suggest_name *in, size_t n,
 
 	if (parents == NULL)
 		return -ENOMEM;
+	/* Distinct children: the eligible names, sorted, duplicates out. */
 	for (size_t i = 0; i < n; i++) {
-		const char *par = in[i].count >= min_count
-				      ? collapsible_parent(psl(), in[i].name)
-				      : NULL;
-		if (par != NULL)
-			parents[np++] = par;
+		if (in[i].count >= min_count &&
+		    collapsible_parent(psl(), in[i].name) != NULL)
+			parents[np++] = in[i].name;
 	}
+	qsort(parents, np, sizeof(*parents), cmp_str);
+	for (size_t i = 0, k = 0; i < np; i++) {
+		if (k == 0 || strcmp(parents[k - 1], parents[i]) != 0)
+			parents[k++] = parents[i];
+		if (i + 1 == np)
+			np = k;
+	}
+	for (size_t i = 0; i < np; i++)
+		parents[i] = collapsible_parent(psl(), parents[i]);
 	qsort(parents, np, sizeof(*parents), cmp_str);
 	for (size_t i = 0; i < np && rc == 0; i += run) {
 		for (run = 1;
