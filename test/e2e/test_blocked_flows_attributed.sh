@@ -3,7 +3,7 @@
 # Every kind of blocked flow produces exactly one attributed log line with
 # the sender's uid and the reason (enforce mode, NFLOG rules before the
 # rejects, nflog.c + attrib.c):
-#   - a connect to an address dnsfence never answered;
+#   - a connect to an address dnsfence never answered (IPv4 and IPv6);
 #   - a connect to an answered address on a port not in `ports`;
 #   - a connect to an answered address whose set entry expired (ttl5's
 #     record has TTL 5, ttl.min is 1, and the test waits until the kernel
@@ -52,6 +52,10 @@ for _ in 1 2; do
 	if df_connect_as "$U" 198.18.1.11 80; then fail "198.18.1.11:80 was reachable"; fi
 done
 expect_one_line "blocked tcp 198\.18\.0\.2:[0-9]+ -> 198\.18\.1\.11:80 from uid $U: address was never answered by dnsfence$"
+
+# ... and over IPv6 (2001:db8:1::30 is only an HTTPS hint, never asked).
+if df_connect_as "$U" 2001:db8:1::30 80; then fail "[2001:db8:1::30]:80 was reachable"; fi
+expect_one_line "blocked tcp \[2001:db8::2\]:[0-9]+ -> \[2001:db8:1::30\]:80 from uid $U: address was never answered by dnsfence$"
 
 # 2. Answered, wrong port.
 for _ in 1 2; do
