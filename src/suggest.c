@@ -176,7 +176,8 @@ int suggest_collapse(const struct suggest_name *in, size_t n,
 		suggest_free_list(v, nv);
 		return rc;
 	}
-	qsort(v, nv, sizeof(*v), cmp_str);
+	if (nv > 0)
+		qsort(v, nv, sizeof(*v), cmp_str);
 	for (size_t i = 0; i < nv; i++) { /* unique */
 		if (k > 0 && strcmp(v[k - 1], v[i]) == 0)
 			free(v[i]);

@@ -2,7 +2,8 @@
 /* Unit tests of suggest's collapsing: exact names by default, `*.parent`
  * for SUGGEST_SIBLINGS siblings under one registrable domain, never a
  * public suffix or a wildcard over one (co.uk, github.io), deeper names
- * covered by a chosen wildcard, --min-count, and sorted unique output.
+ * covered by a chosen wildcard, --min-count, sorted unique output, and
+ * an empty input or result.
  *
  * modules: suggest log */
 #include <setjmp.h>
@@ -25,6 +26,7 @@ static void public_suffix_itself_is_left_out(void **state);
 static void wildcard_covers_deeper_names_and_narrower_wildcards(void **state);
 static void min_count_filters_before_collapsing(void **state);
 static void duplicates_are_merged(void **state);
+static void nothing_left_is_an_empty_list(void **state);
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -115,6 +117,15 @@ static void min_count_filters_before_collapsing(void **state)
 	expect(in, N(in), 2, want, N(want));
 }
 
+static void nothing_left_is_an_empty_list(void **state)
+{
+	static const struct suggest_name in[] = {{"a.example.com", 1}};
+
+	(void)state;
+	expect(in, N(in), 5, NULL, 0);
+	expect(NULL, 0, 1, NULL, 0);
+}
+
 static void duplicates_are_merged(void **state)
 {
 	static const struct suggest_name in[] = {
@@ -136,6 +147,7 @@ int main(void)
 		wildcard_covers_deeper_names_and_narrower_wildcards),
 	    cmocka_unit_test(min_count_filters_before_collapsing),
 	    cmocka_unit_test(duplicates_are_merged),
+	    cmocka_unit_test(nothing_left_is_an_empty_list),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
