@@ -116,6 +116,7 @@ static void print_cell_type(FILE *f, const struct key_spec *k);
 static cJSON *json_strings(char *const *s, size_t n);
 static cJSON *json_endpoints(const struct config_endpoint *e, size_t n);
 static char *indent_two(char *s);
+static bool json_observe(cJSON *root, const struct config *c);
 
 static const char *const mode_names[] = {"enforce", "audit", "off", NULL};
 static const char *const deny_names[] = {"nxdomain", "refused", NULL};
@@ -1097,6 +1098,21 @@ out:
 	return out;
 }
 
+/* "metrics" (null when off) and "state_dir". */
+static bool json_observe(cJSON *root, const struct config *c)
+{
+	char buf[NETADDR_ENDPOINT_STRLEN];
+
+	if (!c->metrics_on)
+		return cJSON_AddNullToObject(root, "metrics") != NULL &&
+		       cJSON_AddStringToObject(root, "state_dir",
+					       c->state_dir) != NULL;
+	netaddr_format_endpoint((const struct sockaddr *)&c->metrics.sa, buf,
+				sizeof(buf));
+	return cJSON_AddStringToObject(root, "metrics", buf) != NULL &&
+	       cJSON_AddStringToObject(root, "state_dir", c->state_dir) != NULL;
+}
+
 char *config_to_json(const struct config *c)
 {
 	cJSON *root = cJSON_CreateObject(), *sets, *ttl, *log, *ports, *cidrs;
@@ -1153,14 +1169,7 @@ char *config_to_json(const struct config *c)
 	ok = ok &&
 	     cJSON_AddStringToObject(
 		 log, "format", format_names[c->log_format == LOG_FORMAT_JSON]);
-	if (c->metrics_on) {
-		netaddr_format_endpoint((const struct sockaddr *)&c->metrics.sa,
-					buf, sizeof(buf));
-		ok = ok && cJSON_AddStringToObject(root, "metrics", buf);
-	} else {
-		ok = ok && cJSON_AddNullToObject(root, "metrics");
-	}
-	ok = ok && cJSON_AddStringToObject(root, "state_dir", c->state_dir);
+	ok = ok && json_observe(root, c);
 	if (ok && (text = cJSON_Print(root)) != NULL)
 		text = indent_two(text);
 	cJSON_Delete(root);
