@@ -211,22 +211,21 @@ static void render_counters(struct evbuffer *b)
 static void render_latency(struct evbuffer *b)
 {
 	static const char *const n = "dnsfence_upstream_latency_seconds";
-	uint64_t cum[STATS_LATENCY_BUCKETS], count, sum_ms;
+	uint64_t cum[STATS_LATENCY_BUCKETS], count, sum_us;
 
-	stats_latency(cum, &count, &sum_ms);
+	stats_latency(cum, &count, &sum_us);
 	evbuffer_add_printf(b,
 			    "# HELP %s Upstream round trips, sent to answered "
 			    "or failed.\n# TYPE %s histogram\n",
 			    n, n);
 	for (size_t i = 0; i < STATS_LATENCY_BUCKETS - 1; i++)
 		evbuffer_add_printf(b, "%s_bucket{le=\"%g\"} %" PRIu64 "\n", n,
-				    stats_latency_bounds_ms[i] / 1000.0,
-				    cum[i]);
+				    stats_latency_bounds_us[i] / 1e6, cum[i]);
 	evbuffer_add_printf(b,
-			    "%s_bucket{le=\"+Inf\"} %" PRIu64 "\n%s_sum %.3f\n"
+			    "%s_bucket{le=\"+Inf\"} %" PRIu64 "\n%s_sum %.6f\n"
 			    "%s_count %" PRIu64 "\n",
 			    n, cum[STATS_LATENCY_BUCKETS - 1], n,
-			    (double)sum_ms / 1000.0, n, count);
+			    (double)sum_us / 1e6, n, count);
 }
 
 static void render_gauges(struct evbuffer *b, long long set4, long long set6)

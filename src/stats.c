@@ -40,10 +40,10 @@ static const char *const names[STAT__COUNT] = {
     [STAT_NFLOG_LOST] = "nflog_lost",
 };
 
-const uint32_t stats_latency_bounds_ms[STATS_LATENCY_BUCKETS - 1] = {
-    1, 5, 10, 25, 50, 100, 250, 1000, 5000};
+const uint32_t stats_latency_bounds_us[STATS_LATENCY_BUCKETS - 1] = {
+    1000, 5000, 10000, 25000, 50000, 100000, 250000, 1000000, 5000000};
 static uint64_t latency[STATS_LATENCY_BUCKETS];
-static uint64_t latency_sum_ms;
+static uint64_t latency_sum_us;
 static uint64_t upstream_inflight;
 
 void stats_inc(enum stat_id id)
@@ -70,7 +70,7 @@ void stats_reset(void)
 {
 	memset(counters, 0, sizeof(counters));
 	memset(latency, 0, sizeof(latency));
-	latency_sum_ms = 0;
+	latency_sum_us = 0;
 	upstream_inflight = 0;
 }
 
@@ -90,18 +90,18 @@ void stats_log(void)
 	log_info("stats", "%s", line);
 }
 
-void stats_upstream_latency(uint64_t ms)
+void stats_upstream_latency(uint64_t us)
 {
 	size_t i = 0;
 
-	while (i < STATS_LATENCY_BUCKETS - 1 && ms > stats_latency_bounds_ms[i])
+	while (i < STATS_LATENCY_BUCKETS - 1 && us > stats_latency_bounds_us[i])
 		i++;
 	latency[i]++;
-	latency_sum_ms += ms;
+	latency_sum_us += us;
 }
 
 void stats_latency(uint64_t cum[STATS_LATENCY_BUCKETS], uint64_t *count,
-		   uint64_t *sum_ms)
+		   uint64_t *sum_us)
 {
 	uint64_t run = 0;
 
@@ -110,7 +110,7 @@ void stats_latency(uint64_t cum[STATS_LATENCY_BUCKETS], uint64_t *count,
 		cum[i] = run;
 	}
 	*count = run;
-	*sum_ms = latency_sum_ms;
+	*sum_us = latency_sum_us;
 }
 
 void stats_upstream_inflight(int delta)

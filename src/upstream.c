@@ -41,7 +41,7 @@ struct send_ctx {
 	upstream_cb cb;
 	void *arg;
 	uint16_t id;
-	uint64_t sent_ms; /* monotonic, for the latency histogram */
+	uint64_t sent_us; /* monotonic, for the latency histogram */
 };
 
 struct upstream {
@@ -59,7 +59,7 @@ struct upstream {
 static void sock_state_cb(void *data, ares_socket_t fd, int readable,
 			  int writable);
 static void on_fd(evutil_socket_t fd, short what, void *arg);
-static uint64_t mono_ms(void);
+static uint64_t mono_us(void);
 static void on_timer(evutil_socket_t fd, short what, void *arg);
 static void rearm_timer(struct upstream *u);
 static void queue_rearm(struct upstream *u);
@@ -225,7 +225,7 @@ int upstream_send(struct upstream *u, const uint8_t *query, size_t len,
 	ctx->cb = cb;
 	ctx->arg = arg;
 	ctx->id = (uint16_t)(query[0] << 8 | query[1]);
-	ctx->sent_ms = mono_ms();
+	ctx->sent_us = mono_us();
 	stats_upstream_inflight(1);
 	u->ids_in_use[ctx->id >> 3] |= (uint8_t)(1u << (ctx->id & 7));
 	ares_send(u->channel, query, (int)len, on_answer, ctx);
@@ -259,7 +259,7 @@ static void on_answer(void *arg, int status, int timeouts, unsigned char *abuf,
 	ctx->u->ids_in_use[ctx->id >> 3] &= (uint8_t) ~(1u << (ctx->id & 7));
 	stats_upstream_inflight(-1);
 	if (status != ARES_EDESTRUCTION && status != ARES_ECANCELLED)
-		stats_upstream_latency(mono_ms() - ctx->sent_ms);
+		stats_upstream_latency(mono_us() - ctx->sent_us);
 	if (status == ARES_SUCCESS && abuf != NULL && alen >= 12)
 		ctx->cb(ctx->arg, 0, abuf, (size_t)alen);
 	else
@@ -362,10 +362,10 @@ static void rearm_timer(struct upstream *u)
 	evtimer_add(u->timer, next);
 }
 
-static uint64_t mono_ms(void)
+static uint64_t mono_us(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }

@@ -45,14 +45,15 @@ void stats_reset(void);
 /* One log line with every counter. */
 void stats_log(void);
 
-/* Upstream round trips (send to answer or failure), for the metrics
- * histogram: buckets of STATS_LATENCY_BOUNDS_MS (the last is +Inf). */
+/* Upstream round trips (send to answer or failure) in microseconds, for
+ * the metrics histogram: buckets bounded by stats_latency_bounds_us (the
+ * last is +Inf). */
 #define STATS_LATENCY_BUCKETS 10
-extern const uint32_t stats_latency_bounds_ms[STATS_LATENCY_BUCKETS - 1];
-void stats_upstream_latency(uint64_t ms);
-/* Cumulative count per bucket (Prometheus `le`), count and sum in ms. */
+extern const uint32_t stats_latency_bounds_us[STATS_LATENCY_BUCKETS - 1];
+void stats_upstream_latency(uint64_t us);
+/* Cumulative count per bucket (Prometheus `le`), count and sum in us. */
 void stats_latency(uint64_t cum[STATS_LATENCY_BUCKETS], uint64_t *count,
-		   uint64_t *sum_ms);
+		   uint64_t *sum_us);
 /* Upstream queries sent and not yet answered or failed. */
 void stats_upstream_inflight(int delta);
 uint64_t stats_upstream_inflight_now(void);
