@@ -12,11 +12,13 @@ pkgs=(
 	# build
 	build-essential cmake pkg-config clang clang-format
 	libevent-dev libc-ares-dev libmnl-dev libipset-dev libcjson-dev
-	libcmocka-dev
+	libcmocka-dev libpsl-dev publicsuffix
 	# kernel tools the daemon's setup and the tests use
 	iproute2 ipset iptables conntrack
 	# real upstream servers and clients for the end-to-end tests
 	nsd unbound dnsutils knot-dnsutils curl python3 procps socat
+	# the metrics test parses the exposition format with it
+	python3-prometheus-client
 	# deployment checks: manifests (YAML), the systemd unit, man pages
 	python3-yaml systemd groff-base util-linux
 )

@@ -89,6 +89,9 @@ static int h_choice(struct pctx *p, const struct key_spec *k, const cJSON *v);
 static int h_upstreams(struct pctx *p, const struct key_spec *k,
 		       const cJSON *v);
 static int h_user(struct pctx *p, const struct key_spec *k, const cJSON *v);
+static int h_metrics(struct pctx *p, const struct key_spec *k, const cJSON *v);
+static int h_state_dir(struct pctx *p, const struct key_spec *k,
+		       const cJSON *v);
 static int item_listen(struct pctx *p, const char *s, const char *path);
 static int item_upstream(struct pctx *p, const char *s, const char *path);
 static int item_name(struct pctx *p, const char *s, const char *path);
@@ -122,6 +125,7 @@ static const char *const ports_defs[] = {"tcp/80", "tcp/443", NULL};
 static const char *const set4_defs[] = {"dnsfence4", NULL};
 static const char *const set6_defs[] = {"dnsfence6", NULL};
 static const char *const user_defs[] = {"dnsfence", NULL};
+static const char *const state_dir_defs[] = {CONFIG_DEFAULT_STATE_DIR, NULL};
 
 #define OFF(f) offsetof(struct config, f)
 
@@ -193,6 +197,16 @@ static const struct key_spec specs[] = {
      .meaning = "least severe level logged"},
     {"log.format", K_CHOICE, h_choice, .choices = format_names,
      .meaning = "text lines, or one JSON object per line"},
+    {"metrics", K_STRING, h_metrics,
+     .type = "\"addr:port\" / \"[v6]:port\" or null", .def_doc = "`null` (off)",
+     .meaning = "serve Prometheus metrics over HTTP at `/metrics` "
+		"(docs/metrics.md); anything that can reach the address "
+		"can read them, so keep it on loopback"},
+    {"state_dir", K_STRING, h_state_dir, .defs = state_dir_defs,
+     .type = "absolute path",
+     .meaning = "where the daemon keeps `suggest.json`, the names and "
+		"blocked flows `dnsfence suggest` reads; created (mode "
+		"0750, owned by `user`) when missing"},
 };
 
 #define N_SPECS (sizeof(specs) / sizeof(specs[0]))
@@ -690,6 +704,52 @@ static int h_user(struct pctx *p, const struct key_spec *k, const cJSON *v)
 	return (p->c->user = strdup(s)) != NULL ? 0 : -ENOMEM;
 }
 
+static int h_metrics(struct pctx *p, const struct key_spec *k, const cJSON *v)
+{
+	const char *why = "";
+	char val[72];
+
+	if (v == NULL || cJSON_IsNull(v))
+		return 0;
+	if (!cJSON_IsString(v))
+		return fail(p, k->path, "expected \"addr:port\" or null");
+	show(v->valuestring, val, sizeof(val));
+	if (netaddr_parse_endpoint(v->valuestring, true, 0, &p->c->metrics.sa,
+				   &p->c->metrics.len, &why) != 0)
+		return fail(p, k->path, "\"%s\": %s", val, why);
+	if (is_listen_addr(p->c, &p->c->metrics.sa))
+		return fail(p, k->path, "\"%s\" is also a `listen` endpoint",
+			    val);
+	p->c->metrics_on = true;
+	return 0;
+}
+
+/* An absolute path without control characters; one trailing '/' goes. */
+static int h_state_dir(struct pctx *p, const struct key_spec *k, const cJSON *v)
+{
+	const char *s = k->defs[0];
+	size_t n;
+
+	if (v != NULL && !cJSON_IsString(v))
+		return fail(p, k->path, "expected a string");
+	if (v != NULL)
+		s = v->valuestring;
+	n = strlen(s);
+	if (n < 2 || n > 200 || s[0] != '/')
+		return fail(p, k->path,
+			    "expected an absolute path of 2..200 "
+			    "bytes, not the root");
+	for (size_t i = 0; i < n; i++) {
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			return fail(p, k->path, "control characters in path");
+	}
+	if ((p->c->state_dir = strdup(s)) == NULL)
+		return -ENOMEM;
+	if (p->c->state_dir[n - 1] == '/')
+		p->c->state_dir[n - 1] = '\0';
+	return 0;
+}
+
 static uint32_t choice_of(const struct pctx *p, const char *path)
 {
 	for (size_t i = 0; i < N_SPECS; i++) {
@@ -913,6 +973,7 @@ void config_free(struct config *c)
 	free(c->set4);
 	free(c->set6);
 	free(c->user);
+	free(c->state_dir);
 	free(c);
 }
 

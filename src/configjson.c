@@ -19,6 +19,7 @@
 static cJSON *json_strings(char *const *s, size_t n);
 static cJSON *json_endpoints(const struct config_endpoint *e, size_t n);
 static char *indent_two(char *s);
+static bool json_observe(cJSON *root, const struct config *c);
 
 /* The normalized JSON holds every field, so it is the comparison. */
 bool config_equal(const struct config *a, const struct config *b)
@@ -142,8 +143,24 @@ char *config_to_json(const struct config *c)
 					   log_level_name(c->log_level));
 	ok = ok && cJSON_AddStringToObject(
 		       log, "format", config_log_format_name(c->log_format));
+	ok = ok && json_observe(root, c);
 	if (ok && (text = cJSON_Print(root)) != NULL)
 		text = indent_two(text);
 	cJSON_Delete(root);
 	return text;
+}
+
+/* "metrics" (null when off) and "state_dir". */
+static bool json_observe(cJSON *root, const struct config *c)
+{
+	char buf[NETADDR_ENDPOINT_STRLEN];
+
+	if (!c->metrics_on)
+		return cJSON_AddNullToObject(root, "metrics") != NULL &&
+		       cJSON_AddStringToObject(root, "state_dir",
+					       c->state_dir) != NULL;
+	netaddr_format_endpoint((const struct sockaddr *)&c->metrics.sa, buf,
+				sizeof(buf));
+	return cJSON_AddStringToObject(root, "metrics", buf) != NULL &&
+	       cJSON_AddStringToObject(root, "state_dir", c->state_dir) != NULL;
 }

@@ -37,8 +37,13 @@
 #define RULE_MAX      512
 #define MULTIPORT_MAX 15 /* xt_multiport slots; a range takes two */
 #define AUDIT_PREFIX  "dnsfence-audit"
-#define JUMP_LINE     "-A OUTPUT -j " FW_CHAIN
-#define CHAIN_RULE    "-A " FW_CHAIN " "
+/* Enforce mode: what the rejects drop is also copied to NFLOG for the
+ * daemon's attribution (nflog.c), at most this often per rule, so that
+ * a flood costs the daemon a bounded amount of work. */
+#define BLOCK_NFLOG                                                            \
+	"-m limit --limit 10/sec --limit-burst 20 -j NFLOG --nflog-prefix "
+#define JUMP_LINE  "-A OUTPUT -j " FW_CHAIN
+#define CHAIN_RULE "-A " FW_CHAIN " "
 
 struct strv {
 	char **v;
@@ -215,12 +220,19 @@ static int render_dns(const struct config *cfg, int family, uid_t uid,
 					       "--ctorigdstport 53 -j ACCEPT",
 					       protos[p]);
 		} else {
-			ret =
-			    rule_add(r,
-				     CHAIN_RULE "-p %s -m conntrack "
-						"--ctorigdstport 53 -j REJECT "
-						"--reject-with %s",
-				     protos[p], p ? "tcp-reset" : icmp);
+			ret = rule_add(r,
+				       CHAIN_RULE
+				       "-p %s -m conntrack "
+				       "--ctorigdstport 53 " BLOCK_NFLOG
+				       "dnsfence-dns",
+				       protos[p]);
+			if (!ret)
+				ret = rule_add(
+				    r,
+				    CHAIN_RULE "-p %s -m conntrack "
+					       "--ctorigdstport 53 -j REJECT "
+					       "--reject-with %s",
+				    protos[p], p ? "tcp-reset" : icmp);
 		}
 	}
 	return ret;
@@ -327,8 +339,10 @@ static int render_rules(const struct config *cfg, int family, uid_t uid,
 		if (!ret)
 			ret = rule_add(r, CHAIN_RULE "-j ACCEPT");
 	} else {
-		ret = rule_add(r, CHAIN_RULE "-p tcp -j REJECT --reject-with "
-					     "tcp-reset");
+		ret = rule_add(r, CHAIN_RULE BLOCK_NFLOG "dnsfence-block");
+		if (!ret)
+			ret = rule_add(r, CHAIN_RULE "-p tcp -j REJECT "
+						     "--reject-with tcp-reset");
 		if (!ret)
 			ret = rule_add(
 			    r, CHAIN_RULE "-j REJECT --reject-with %s",

@@ -19,6 +19,7 @@
 #include "dnsfence/privs.h"
 #include "dnsfence/probe.h"
 #include "dnsfence/setsadm.h"
+#include "dnsfence/suggest.h"
 
 enum exit_code {
 	EXIT_OK = 0,
@@ -34,6 +35,11 @@ struct command {
 	const char *help;
 };
 
+/* The command's own argv (argv[0] its name), for a command whose operand
+ * is options ("[--...") that it parses itself. */
+static int cmd_argc;
+static char **cmd_argv;
+
 static int cmd_validate(const char *config_path, const char *arg);
 static int cmd_setup(const char *config_path, const char *arg);
 static int cmd_serve(const char *config_path, const char *arg);
@@ -42,6 +48,7 @@ static int cmd_check(const char *config_path, const char *arg);
 static int cmd_teardown(const char *config_path, const char *arg);
 static int cmd_reference(const char *config_path, const char *arg);
 static int cmd_probe(const char *config_path, const char *arg);
+static int cmd_suggest(const char *config_path, const char *arg);
 static int load_config(const char *path, struct config **out);
 static int lookup_user(const struct config *cfg, uid_t *uid, gid_t *gid);
 static int fence(const char *config_path, bool do_setup, bool do_serve);
@@ -65,6 +72,9 @@ static const struct command commands[] = {
     {"probe", cmd_probe, "[NAME]",
      "ask the daemon for NAME (default " PROBE_DEFAULT_NAME
      "); exit 0 on any reply within 2 s, else 1"},
+    {"suggest", cmd_suggest, "[--min-count N]",
+     "print an allow list learned from what the fence denied (audit mode: "
+     "would deny), as JSON"},
 };
 
 static void usage(FILE *out)
@@ -77,7 +87,7 @@ static void usage(FILE *out)
 		"\n"
 		"commands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
-		char name[32];
+		char name[40];
 
 		snprintf(name, sizeof(name), "%s%s%s", commands[i].name,
 			 commands[i].arg != NULL ? " " : "",
@@ -134,7 +144,11 @@ int main(int argc, char **argv)
 
 		if (strcmp(argv[optind], c->name) != 0)
 			continue;
-		if (argc - optind > (c->arg != NULL ? 2 : 1)) {
+		cmd_argc = argc - optind;
+		cmd_argv = argv + optind;
+		if (argc - optind > (c->arg == NULL		     ? 1
+				     : strncmp(c->arg, "[-", 2) == 0 ? 3
+								     : 2)) {
 			fprintf(stderr, "dnsfence: %s: too many operands\n",
 				c->name);
 			usage(stderr);
@@ -285,6 +299,48 @@ static int cmd_probe(const char *config_path, const char *arg)
 		rc = EXIT_DRIFT;
 	} else {
 		log_debug("probe", "%s: rcode %d", name, rcode);
+	}
+	config_free(cfg);
+	return rc;
+}
+
+/* suggest [--min-count N]: names seen fewer than N times are left out. */
+static int cmd_suggest(const char *config_path, const char *arg)
+{
+	static const struct option longopts[] = {
+	    {"min-count", required_argument, NULL, 'm'},
+	    {NULL, 0, NULL, 0},
+	};
+	struct config *cfg = NULL;
+	unsigned long long min = 1;
+	char err[512], *end = NULL;
+	int opt, r, rc;
+
+	(void)arg;
+	optind = 1;
+	while ((opt = getopt_long(cmd_argc, cmd_argv, "+", longopts, NULL)) !=
+	       -1) {
+		errno = 0;
+		if (opt != 'm' || (min = strtoull(optarg, &end, 10)) == 0 ||
+		    errno != 0 || *end != '\0' || optarg[0] == '-') {
+			fprintf(stderr, "dnsfence: suggest: usage: suggest "
+					"[--min-count N] (N >= 1)\n");
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != cmd_argc) {
+		fprintf(stderr, "dnsfence: suggest: too many operands\n");
+		return EXIT_USAGE;
+	}
+	rc = load_config(config_path, &cfg);
+	if (rc != EXIT_OK)
+		return rc;
+	r = suggest_run(cfg, min, stdout, err, sizeof(err));
+	if (r != 0) {
+		log_err("suggest", "%s%s", err,
+			r == -ENOENT ? " (has the daemon run with this config?)"
+				     : "");
+		rc = r == -EINVAL ? EXIT_USAGE : EXIT_KERNEL;
 	}
 	config_free(cfg);
 	return rc;

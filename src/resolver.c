@@ -35,9 +35,11 @@
 #include "dnsfence/dnsmsg.h"
 #include "dnsfence/dnsrr.h"
 #include "dnsfence/hash.h"
+#include "dnsfence/learn.h"
 #include "dnsfence/log.h"
 #include "dnsfence/monotime.h"
 #include "dnsfence/policy.h"
+#include "dnsfence/recent.h"
 #include "dnsfence/resolver.h"
 #include "dnsfence/sets.h"
 #include "dnsfence/stats.h"
@@ -252,6 +254,7 @@ struct rquery *resolver_handle(struct resolver *r, const uint8_t *msg,
 	keylen = make_key(&q, key);
 	now = monotime_ms();
 	hit = cache_get(r->cache, key, keylen, now);
+	stats_add(STAT_CACHE_HIT, hit != NULL);
 	if (hit != NULL &&
 	    answer_hit_now(r, &q, tcp, hit, now, peer, peerlen, fn, ctx))
 		return NULL;
@@ -308,6 +311,7 @@ static bool deny(struct resolver *r, const struct dns_query *q,
 
 	describe(q, peer, name, sizeof(name), type, sizeof(type), client,
 		 sizeof(client));
+	learn_name(name);
 	if (r->cfg->mode == CONFIG_MODE_AUDIT) {
 		stats_inc(STAT_AUDIT_ALLOWED);
 		log_warn("policy",
@@ -506,6 +510,7 @@ static void on_upstream(void *arg, int status, const uint8_t *answer,
 	memcpy(p->addrs, keep, nkeep * sizeof(*keep));
 	p->n_addrs = nkeep;
 	cache_answer(p, answer, len, keep, nkeep);
+	recent_note(p->qname, p->qname_len, keep, nkeep);
 	if (r->sets == NULL || nkeep == 0) {
 		finish_pending(p, 0);
 		return;

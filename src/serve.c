@@ -23,6 +23,7 @@
 #include "dnsfence/guard.h"
 #include "dnsfence/log.h"
 #include "dnsfence/notify.h"
+#include "dnsfence/observe.h"
 #include "dnsfence/policy.h"
 #include "dnsfence/privs.h"
 #include "dnsfence/resolver.h"
@@ -149,6 +150,7 @@ int serve_run(const struct config *cfg, uid_t uid, gid_t gid)
 	struct resolver *res = NULL;
 	struct server *srv = NULL;
 	struct guard *guard = NULL;
+	struct observe *obs = NULL;
 	char err[512];
 	bool ready = false;
 	int rc = -EIO;
@@ -186,6 +188,8 @@ int serve_run(const struct config *cfg, uid_t uid, gid_t gid)
 		log_err("server", "%s", err);
 		goto out;
 	}
+	if ((obs = observe_open(base, cfg, uid, gid)) == NULL)
+		goto out;
 	for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++) {
 		sigev[i] = evsignal_new(base, signals[i], on_signal, base);
 		if (sigev[i] == NULL || evsignal_add(sigev[i], NULL) != 0)
@@ -227,6 +231,7 @@ out:
 	 * finish their pending work, then the resolver that those callbacks
 	 * point at. */
 	guard_free(guard);
+	observe_close(obs);
 	server_free(srv);
 	upstream_free(up);
 	sets_close(sets);

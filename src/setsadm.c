@@ -330,3 +330,30 @@ int setsadm_destroy(const char *set4, const char *set6, char *err,
 		r = destroy_one(set6, err, errlen);
 	return r;
 }
+
+/* "Number of entries: N" of `ipset list -t NAME`. A netlink round trip
+ * (header only, no members): the metrics endpoint calls it at most once
+ * a second. */
+int setsadm_count(const char *name, uint64_t *n)
+{
+	struct capture c;
+	char line[64];
+	const char *p;
+	int r;
+
+	*n = 0;
+	if (!sets_name_valid(name))
+		return -EINVAL;
+	snprintf(line, sizeof(line), "list -t %s", name);
+	r = ipset_run(line, &c);
+	if (r == 0) {
+		p = c.out != NULL ? strstr(c.out, "Number of entries: ") : NULL;
+		if (p != NULL)
+			*n = strtoull(p + strlen("Number of entries: "), NULL,
+				      10);
+		else
+			r = -EIO;
+	}
+	free(c.out);
+	return r;
+}

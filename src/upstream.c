@@ -17,12 +17,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <time.h>
 
 #include <ares.h>
 #include <event2/event.h>
 #include <netinet/in.h>
 
 #include "dnsfence/log.h"
+#include "dnsfence/stats.h"
 #include "dnsfence/upstream.h"
 
 #define UPSTREAM_RCVBUF (4 << 20)
@@ -39,6 +41,7 @@ struct send_ctx {
 	upstream_cb cb;
 	void *arg;
 	uint16_t id;
+	uint64_t sent_us; /* monotonic, for the latency histogram */
 };
 
 struct upstream {
@@ -56,6 +59,7 @@ struct upstream {
 static void sock_state_cb(void *data, ares_socket_t fd, int readable,
 			  int writable);
 static void on_fd(evutil_socket_t fd, short what, void *arg);
+static uint64_t mono_us(void);
 static void on_timer(evutil_socket_t fd, short what, void *arg);
 static void rearm_timer(struct upstream *u);
 static void queue_rearm(struct upstream *u);
@@ -221,6 +225,8 @@ int upstream_send(struct upstream *u, const uint8_t *query, size_t len,
 	ctx->cb = cb;
 	ctx->arg = arg;
 	ctx->id = (uint16_t)(query[0] << 8 | query[1]);
+	ctx->sent_us = mono_us();
+	stats_upstream_inflight(1);
 	u->ids_in_use[ctx->id >> 3] |= (uint8_t)(1u << (ctx->id & 7));
 	ares_send(u->channel, query, (int)len, on_answer, ctx);
 	queue_rearm(u);
@@ -251,6 +257,9 @@ static void on_answer(void *arg, int status, int timeouts, unsigned char *abuf,
 
 	(void)timeouts;
 	ctx->u->ids_in_use[ctx->id >> 3] &= (uint8_t) ~(1u << (ctx->id & 7));
+	stats_upstream_inflight(-1);
+	if (status != ARES_EDESTRUCTION && status != ARES_ECANCELLED)
+		stats_upstream_latency(mono_us() - ctx->sent_us);
 	if (status == ARES_SUCCESS && abuf != NULL && alen >= 12)
 		ctx->cb(ctx->arg, 0, abuf, (size_t)alen);
 	else
@@ -351,4 +360,12 @@ static void rearm_timer(struct upstream *u)
 		return;
 	}
 	evtimer_add(u->timer, next);
+}
+
+static uint64_t mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }

@@ -13,7 +13,8 @@
 #include "dnsfence/log.h"
 #include "dnsfence/netaddr.h"
 
-#define CONFIG_DEFAULT_PATH "/etc/dnsfence/dnsfence.json"
+#define CONFIG_DEFAULT_PATH	 "/etc/dnsfence/dnsfence.json"
+#define CONFIG_DEFAULT_STATE_DIR "/run/dnsfence"
 
 enum config_mode {
 	CONFIG_MODE_ENFORCE = 0,
@@ -55,6 +56,9 @@ struct config {
 	uint32_t guard_interval;      /* seconds, default 5 */
 	enum log_level log_level;     /* "log": {"level": "info"} */
 	enum log_format log_format;   /* "log": {"format": "text"} */
+	bool metrics_on;	      /* "metrics": "addr:port"; null: off */
+	struct config_endpoint metrics;
+	char *state_dir; /* "state_dir", default CONFIG_DEFAULT_STATE_DIR */
 };
 
 /* Where the process environment would come from; tests fill it in.

@@ -18,5 +18,9 @@ int setsadm_create(const char *set4, const char *set6, uint32_t maxelem,
 int setsadm_check(const char *set4, const char *set6, char *err, size_t errlen);
 int setsadm_destroy(const char *set4, const char *set6, char *err,
 		    size_t errlen);
+/* Entries in set name now, as the kernel counts them (expired ones not
+ * yet garbage-collected included). 0, -EINVAL or -EIO. Blocks briefly:
+ * the metrics endpoint calls it at most once a second. */
+int setsadm_count(const char *name, uint64_t *n);
 
 #endif

@@ -6,26 +6,34 @@
 #include <stdint.h>
 
 enum stat_id {
-	STAT_QUERIES = 0,    /* parsed queries, UDP and TCP */
-	STAT_DENIED,	     /* answered locally: not on the allowlist */
-	STAT_AUDIT_ALLOWED,  /* denied by policy, forwarded in audit mode */
-	STAT_MALFORMED,	     /* FORMERR/NOTIMP/dropped garbage */
-	STAT_FORWARDED,	     /* upstream queries sent */
-	STAT_COALESCED,	     /* queries that joined one already in flight */
-	STAT_ANSWERS,	     /* upstream answers relayed to clients */
-	STAT_SERVFAIL,	     /* SERVFAIL sent to a client */
-	STAT_UPSTREAM_FAIL,  /* upstream timeouts and errors */
-	STAT_BAD_ANSWER,     /* malformed upstream answers */
-	STAT_TRUNCATED,	     /* UDP answers sent with TC */
-	STAT_ADDR_ADDED,     /* addresses sent to the kernel and acked */
-	STAT_ADDR_SKIPPED,   /* add skipped: entry already lives longer */
-	STAT_ADDR_INTERNAL,  /* addresses dropped as internal (invariant 3) */
-	STAT_ADD_FAIL_NOSET, /* set missing */
-	STAT_ADD_FAIL_FULL,  /* set full */
-	STAT_ADD_FAIL_OTHER, /* any other netlink failure */
-	STAT_TCP_REFUSED,    /* TCP connections closed at the cap */
-	STAT_GUARD_DRIFT,    /* guard checks that found drift */
-	STAT_GUARD_RESTORED, /* rules and sets written back by the guard */
+	STAT_QUERIES = 0,     /* parsed queries, UDP and TCP */
+	STAT_DENIED,	      /* answered locally: not on the allowlist */
+	STAT_AUDIT_ALLOWED,   /* denied by policy, forwarded in audit mode */
+	STAT_MALFORMED,	      /* FORMERR/NOTIMP/dropped garbage */
+	STAT_FORWARDED,	      /* upstream queries sent */
+	STAT_COALESCED,	      /* queries that joined one already in flight */
+	STAT_ANSWERS,	      /* upstream answers relayed to clients */
+	STAT_SERVFAIL,	      /* SERVFAIL sent to a client */
+	STAT_UPSTREAM_FAIL,   /* upstream timeouts and errors */
+	STAT_BAD_ANSWER,      /* malformed upstream answers */
+	STAT_TRUNCATED,	      /* UDP answers sent with TC */
+	STAT_ADDR_ADDED,      /* addresses sent to the kernel and acked */
+	STAT_ADDR_SKIPPED,    /* add skipped: entry already lives longer */
+	STAT_ADDR_INTERNAL,   /* addresses dropped as internal (invariant 3) */
+	STAT_ADD_FAIL_NOSET,  /* set missing */
+	STAT_ADD_FAIL_FULL,   /* set full */
+	STAT_ADD_FAIL_OTHER,  /* any other netlink failure */
+	STAT_TCP_REFUSED,     /* TCP connections closed at the cap */
+	STAT_GUARD_DRIFT,     /* guard checks that found drift */
+	STAT_GUARD_RESTORED,  /* rules and sets written back by the guard */
+	STAT_CACHE_HIT,	      /* queries answered from the answer cache */
+	STAT_BLOCKED_NEVER,   /* blocked flows: address never answered */
+	STAT_BLOCKED_EXPIRED, /* blocked flows: address's entry expired */
+	STAT_BLOCKED_PORT,    /* blocked flows: port not in `ports` */
+	STAT_BLOCKED_DNS,     /* blocked flows: DNS around dnsfence */
+	STAT_BLOCKED_NOTSET,  /* blocked flows: answered, live, not in set */
+	STAT_BLOCKED_PROTO,   /* blocked flows: neither TCP nor UDP */
+	STAT_NFLOG_LOST,      /* NFLOG messages the kernel dropped (ENOBUFS) */
 	STAT__COUNT
 };
 
@@ -36,5 +44,18 @@ const char *stats_name(enum stat_id id);
 void stats_reset(void);
 /* One log line with every counter. */
 void stats_log(void);
+
+/* Upstream round trips (send to answer or failure) in microseconds, for
+ * the metrics histogram: buckets bounded by stats_latency_bounds_us (the
+ * last is +Inf). */
+#define STATS_LATENCY_BUCKETS 10
+extern const uint32_t stats_latency_bounds_us[STATS_LATENCY_BUCKETS - 1];
+void stats_upstream_latency(uint64_t us);
+/* Cumulative count per bucket (Prometheus `le`), count and sum in us. */
+void stats_latency(uint64_t cum[STATS_LATENCY_BUCKETS], uint64_t *count,
+		   uint64_t *sum_us);
+/* Upstream queries sent and not yet answered or failed. */
+void stats_upstream_inflight(int delta);
+uint64_t stats_upstream_inflight_now(void);
 
 #endif

@@ -4,7 +4,7 @@
 queries for fuzz_query, and upstream answers for fuzz_answer (whose first
 byte picks the client's query: 0 www.example.com A +EDNS, 1 example.com
 AAAA, 2 svc.example.com HTTPS +EDNS, 3 example.com MX; +4 lifts the size
-limit to 65535). Run from anywhere; it rewrites the seed_* files only, so
+limit to 65535), and NFLOG datagrams for fuzz_nflog. Run from anywhere; it rewrites the seed_* files only, so
 inputs found by the fuzzer and added by hand stay."""
 import os
 import struct
@@ -114,6 +114,54 @@ ANSWERS = {
 }
 
 
+# NFLOG datagrams for fuzz_nflog, as nfnetlink_log sends them (netlink and
+# attribute headers in host order, little-endian here; the IP packet in
+# network order).
+def nla(atype, value):
+    out = struct.pack("<HH", 4 + len(value), atype) + value
+    return out + b"\0" * (-len(out) % 4)
+
+
+def nflog_msg(family, attrs, mtype=(4 << 8) | 0):
+    body = struct.pack("<BBH", family, 0, 0) + b"".join(attrs)
+    msg = struct.pack("<IHHII", 16 + len(body), mtype, 0, 0, 0) + body
+    return msg + b"\0" * (-len(msg) % 4)
+
+
+def ipv4_tcp(src, dst, sport, dport, proto=6):
+    hdr = struct.pack(">BBHHHBBH4s4s", 0x45, 0, 40, 1, 0, 64, proto, 0,
+                      bytes(src), bytes(dst))
+    return hdr + struct.pack(">HHIIBBHHH", sport, dport, 1, 0, 0x50, 2, 64240, 0, 0)
+
+
+def ipv6_udp(dport):
+    hdr = struct.pack(">IHBB16s16s", 0x60000000, 8, 17, 64,
+                      bytes.fromhex("20010db8000000000000000000000002"),
+                      bytes.fromhex("20010db8000000000000000000000001"))
+    return hdr + struct.pack(">HHHH", 40000, dport, 8, 0)
+
+
+NFLOG = {
+    "seed_tcp_block": nflog_msg(2, [nla(10, b"dnsfence-block\0"),
+                                    nla(11, struct.pack(">I", 12345)),
+                                    nla(14, struct.pack(">I", 12345)),
+                                    nla(9, ipv4_tcp([198, 18, 0, 2], [198, 18, 1, 11], 40000, 80))]),
+    "seed_udp6_dns": nflog_msg(10, [nla(10, b"dnsfence-dns\0"),
+                                    nla(11, struct.pack(">I", 0)),
+                                    nla(9, ipv6_udp(53))]),
+    "seed_icmp_audit": nflog_msg(2, [nla(10, b"dnsfence-audit\0"),
+                                     nla(9, ipv4_tcp([198, 18, 0, 2], [198, 18, 3, 1], 0, 0, proto=1))]),
+    "seed_two_msgs": nflog_msg(2, [nla(10, b"dnsfence-block\0"),
+                                   nla(9, ipv4_tcp([198, 18, 0, 2], [198, 18, 1, 10], 1, 22))])
+    + nflog_msg(2, [nla(10, b"other-tool\0")]),
+    "seed_cut_payload": nflog_msg(2, [nla(10, b"dnsfence-block\0"),
+                                      nla(9, ipv4_tcp([198, 18, 0, 2], [198, 18, 1, 10], 1, 22)[:22])]),
+    "seed_bad_nla_len": nflog_msg(2, [struct.pack("<HH", 200, 9) + b"\0" * 8]),
+    "seed_prefix_unterminated": nflog_msg(2, [nla(10, b"x" * 60)]),
+    "seed_error_msg": struct.pack("<IHHII", 36, 2, 0, 1, 0) + struct.pack("<i", -16) + b"\0" * 16,
+}
+
+
 def write(subdir, seeds):
     path = os.path.join(HERE, "corpus", subdir)
     os.makedirs(path, exist_ok=True)
@@ -128,3 +176,4 @@ def write(subdir, seeds):
 if __name__ == "__main__":
     write("fuzz_query", QUERIES)
     write("fuzz_answer", ANSWERS)
+    write("fuzz_nflog", NFLOG)

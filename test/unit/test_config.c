@@ -191,6 +191,17 @@ static void test_json_syntax_errors_give_line_and_column(void **state)
 	expect_err("{\n  \"mode\": \"off\",\n  oops\n}", NULL,
 		   "line 3, column ");
 	expect_err("{} {}", NULL, "line 1, column 4: parse error");
+	expect_err("{\"metrics\": \"localhost:9253\"}", NULL,
+		   "metrics: \"localhost:9253\": ");
+	expect_err("{\"metrics\": \"127.0.0.1\"}", NULL, "metrics: ");
+	expect_err("{\"metrics\": 9253}", NULL,
+		   "metrics: expected \"addr:port\" or null");
+	expect_err("{\"metrics\": \"127.0.0.1:53\"}", NULL,
+		   "metrics: \"127.0.0.1:53\" is also a `listen` endpoint");
+	expect_err("{\"state_dir\": \"run/x\"}", NULL,
+		   "state_dir: expected an absolute path");
+	expect_err("{\"state_dir\": \"/\"}", NULL,
+		   "state_dir: expected an absolute path");
 	expect_err("{\"allow\": [\"a.com\\u0000evil\"]}", NULL,
 		   "line 1, column 18: parse error");
 	expect_err("[]", NULL, "top level: expected a JSON object");
@@ -478,6 +489,9 @@ static void test_round_trip(void **state)
 		   " \"log\": {\"level\": \"error\", \"format\": \"json\"}}",
 		   &env);
 	round_trip("{\"user\": \"q\\\"uo\\\\te\"}", NULL);
+	round_trip("{\"metrics\": \"[::1]:9253\", \"state_dir\": \"/tmp/s/\"}",
+		   NULL);
+	round_trip("{\"metrics\": null}", NULL);
 }
 
 static void test_to_json_prints_every_key(void **state)
@@ -500,6 +514,8 @@ static void test_to_json_prints_every_key(void **state)
 	    "\"user\"",
 	    "\"mode\"",
 	    "\"upstream_timeout\"",
+	    "\"metrics\"",
+	    "\"state_dir\"",
 	    "\"guard_interval\"",
 	    "\"log\"",
 	    "\"level\"",

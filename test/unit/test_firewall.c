@@ -128,13 +128,18 @@ static void enforce_renders_canonical_lines(void **state)
 	    "198.18.0.1 --ctorigdstport 53 -j ACCEPT\n" C
 	    "-d 127.0.0.1/32 -p udp -m udp --dport 53 -j ACCEPT\n" C
 	    "-d 127.0.0.1/32 -p tcp -m tcp --dport 53 -j ACCEPT\n" C
+	    "-p udp -m conntrack --ctorigdstport 53 -m limit --limit 10/sec "
+	    "--limit-burst 20 -j NFLOG --nflog-prefix dnsfence-dns\n" C
 	    "-p udp -m conntrack --ctorigdstport 53 -j REJECT --reject-with "
 	    "icmp-admin-prohibited\n" C
+	    "-p tcp -m conntrack --ctorigdstport 53 -m limit --limit 10/sec "
+	    "--limit-burst 20 -j NFLOG --nflog-prefix dnsfence-dns\n" C
 	    "-p tcp -m conntrack --ctorigdstport 53 -j REJECT --reject-with "
 	    "tcp-reset\n" C "-o lo -j ACCEPT\n" C
 	    "-p tcp -m set --match-set dnsfence4 dst -m multiport --dports "
 	    "80,443 -j ACCEPT\n" C
-	    "-p tcp -j REJECT --reject-with tcp-reset\n" C
+	    "-m limit --limit 10/sec --limit-burst 20 -j NFLOG --nflog-prefix "
+	    "dnsfence-block\n" C "-p tcp -j REJECT --reject-with tcp-reset\n" C
 	    "-j REJECT --reject-with icmp-admin-prohibited\n"
 	    "COMMIT\n");
 	assert_string_equal(
@@ -157,13 +162,18 @@ static void enforce_renders_canonical_lines(void **state)
 	    "2001:db8::1 --ctorigdstport 5300 -j ACCEPT\n" C
 	    "-d ::1/128 -p udp -m udp --dport 53 -j ACCEPT\n" C
 	    "-d ::1/128 -p tcp -m tcp --dport 53 -j ACCEPT\n" C
+	    "-p udp -m conntrack --ctorigdstport 53 -m limit --limit 10/sec "
+	    "--limit-burst 20 -j NFLOG --nflog-prefix dnsfence-dns\n" C
 	    "-p udp -m conntrack --ctorigdstport 53 -j REJECT --reject-with "
 	    "icmp6-adm-prohibited\n" C
+	    "-p tcp -m conntrack --ctorigdstport 53 -m limit --limit 10/sec "
+	    "--limit-burst 20 -j NFLOG --nflog-prefix dnsfence-dns\n" C
 	    "-p tcp -m conntrack --ctorigdstport 53 -j REJECT --reject-with "
 	    "tcp-reset\n" C "-o lo -j ACCEPT\n" C
 	    "-p tcp -m set --match-set dnsfence6 dst -m multiport --dports "
 	    "80,443 -j ACCEPT\n" C
-	    "-p tcp -j REJECT --reject-with tcp-reset\n" C
+	    "-m limit --limit 10/sec --limit-burst 20 -j NFLOG --nflog-prefix "
+	    "dnsfence-block\n" C "-p tcp -j REJECT --reject-with tcp-reset\n" C
 	    "-j REJECT --reject-with icmp6-adm-prohibited\n"
 	    "COMMIT\n");
 	free(v4);
@@ -218,7 +228,9 @@ static void cidrs_go_to_their_family_with_port_ranges(void **state)
 		  "--dports 443 -j ACCEPT\n" C
 		  "-d 198.18.5.0/24 -p udp -m multiport --dports 443 -j "
 		  "ACCEPT\n" C "-d 198.19.0.7/32 -p udp -m multiport --dports "
-		  "443 -j ACCEPT\n" C "-p tcp -j REJECT"));
+		  "443 -j ACCEPT\n" C "-m limit --limit 10/sec --limit-burst "
+		  "20 -j NFLOG --nflog-prefix dnsfence-block\n" C
+		  "-p tcp -j REJECT"));
 	assert_null(strstr(v4, "2001:db8"));
 	assert_non_null(strstr(v6, C "-d 2001:db8:5::/48 -p tcp -m multiport "
 				     "--dports 443,8000:8080 -j ACCEPT\n"));
@@ -269,6 +281,9 @@ static void loopback_upstream_matches_original_destination(void **state)
 		  "-p udp -m addrtype --dst-type LOCAL -m udp --dport 5353 -j "
 		  "ACCEPT\n" C "-p tcp -m addrtype --dst-type LOCAL -m tcp "
 		  "--dport 5353 -j ACCEPT\n" C
+		  "-p udp -m conntrack --ctorigdstport 53 -m limit --limit "
+		  "10/sec --limit-burst 20 -j NFLOG --nflog-prefix "
+		  "dnsfence-dns\n" C
 		  "-p udp -m conntrack --ctorigdstport 53 -j REJECT"));
 	assert_true(strstr(v4, "--ctorigdstport 53 -j REJECT") <
 		    strstr(v4, "-o lo -j ACCEPT"));

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The `metrics` endpoint answers GET /metrics in the Prometheus text format
+# (checked with prometheus_client's own parser) and its counters move with
+# the traffic: queries, results (allowed, denied, cache_hit), upstream
+# latency, set adds and entries, blocked flows. As the workload (an
+# unprivileged uid on loopback) it cannot do more than read: other paths
+# are 404, POST is refused, and 60 idle connections hold at most
+# METRICS_MAX_CONNS (8) descriptors of the daemon while DNS is answered as
+# usual; once they are gone a scrape is answered again. (They can delay
+# scrapes while they last: docs/metrics.md says so.)
+source "$(dirname "$0")/lib.sh"
+
+U=12345
+df_setup
+df_start_dnsfence allow='["www.allowed.test"]' metrics='"127.0.0.1:9253"'
+expect_log_contains "Prometheus metrics on http://127.0.0.1:9253/metrics"
+
+# scrape OUT: GET /metrics as the workload uid, parsed; OUT is "name{labels} value" lines.
+scrape() {
+	df_wl_as "$U" curl -sf --max-time 10 http://127.0.0.1:9253/metrics >"$DF_TMP/$1.txt" ||
+		fail "scrape $1 failed"
+	"$DF_PY" - "$DF_TMP/$1.txt" >"$DF_TMP/$1.parsed" <<'PYEOF' || fail "scrape $1 is not valid exposition format"
+import sys
+from prometheus_client.parser import text_string_to_metric_families
+text = open(sys.argv[1]).read()
+n = 0
+for fam in text_string_to_metric_families(text):
+    for s in fam.samples:
+        labels = ",".join('%s="%s"' % kv for kv in sorted(s.labels.items()))
+        print("%s{%s} %g" % (s.name, labels, s.value))
+        n += 1
+if n < 30:
+    sys.exit("only %d samples" % n)
+PYEOF
+}
+# val FILE METRIC{LABELS}: a sample's value from a parsed scrape.
+val() {
+	awk -v k="$2" '$1 == k { print $2; f = 1 } END { if (!f) print "missing" }' "$DF_TMP/$1.parsed"
+}
+expect_grew() {
+	local a b
+	a="$(val before "$1")"
+	b="$(val after "$1")"
+	[ "$a" != missing ] && [ "$b" != missing ] || fail "$1 missing from a scrape"
+	"$DF_PY" -c "import sys; sys.exit(0 if float('$b') >= float('$a') + $2 else 1)" ||
+		fail "$1 went from $a to $b, expected +$2 or more"
+	ok "$1: $a -> $b"
+}
+
+scrape before
+ok "GET /metrics parses ($(wc -l <"$DF_TMP/before.parsed") samples)"
+
+df_dig www.allowed.test A
+expect_rcode NOERROR
+df_dig www.allowed.test A
+expect_rcode NOERROR
+df_dig www.evil.test A
+expect_rcode NXDOMAIN
+if df_connect_as "$U" 198.18.1.11 80; then fail "198.18.1.11:80 was reachable"; fi
+df_poll 30 grep -q "198.18.1.11:80 from uid $U" "$DF_DNSFENCE_LOG" || fail "blocked connect not attributed"
+sleep 1.1 # the set sizes are cached for a second
+scrape after
+
+expect_grew 'dnsfence_queries_total{}' 3
+expect_grew 'dnsfence_query_results_total{result="allowed"}' 2
+expect_grew 'dnsfence_query_results_total{result="denied"}' 1
+expect_grew 'dnsfence_query_results_total{result="cache_hit"}' 1
+expect_grew 'dnsfence_upstream_queries_total{}' 1
+expect_grew 'dnsfence_upstream_latency_seconds_count{}' 1
+expect_grew 'dnsfence_upstream_latency_seconds_bucket{le="+Inf"}' 1
+expect_grew 'dnsfence_set_adds_total{}' 1
+expect_grew 'dnsfence_set_entries{family="ipv4"}' 1
+expect_grew 'dnsfence_blocked_flows_total{reason="never_answered"}' 1
+[ "$(val after 'dnsfence_upstream_queries_in_flight{}')" = 0 ] || fail "queries still in flight"
+grep -q "evil\|allowed.test\|198.18" "$DF_TMP/after.txt" && fail "the metrics name a name or an address"
+ok "no name or address in the metrics"
+
+# What else the workload can do: nothing.
+code="$(df_wl_as "$U" curl -s -o /dev/null -w '%{http_code}' --max-time 5 http://127.0.0.1:9253/other)"
+[ "$code" = 404 ] || fail "GET /other answered $code, expected 404"
+code="$(df_wl_as "$U" curl -s -o /dev/null -w '%{http_code}' --max-time 5 -X POST -d x http://127.0.0.1:9253/metrics)"
+[ "$code" = 405 ] || [ "$code" = 413 ] || fail "POST answered $code, expected 405"
+ok "other paths 404, POST $code"
+
+# Idle connections: the daemon holds a bounded number, for a bounded time.
+fds_before="$(ls /proc/"$DF_DNSFENCE_PID"/fd | wc -l)"
+df_wl_as "$U" "$DF_PY" - <<'PYEOF' &
+import socket, time
+socks = []
+for _ in range(60):
+    s = socket.socket()
+    s.setblocking(False)
+    s.connect_ex(("127.0.0.1", 9253))
+    socks.append(s)
+time.sleep(4)
+PYEOF
+idle_pid=$!
+DF_PIDS+=("$idle_pid")
+sleep 2
+fds_during="$(ls /proc/"$DF_DNSFENCE_PID"/fd | wc -l)"
+[ $((fds_during - fds_before)) -le 8 ] ||
+	fail "60 idle connections took $((fds_during - fds_before)) descriptors (cap 8)"
+ok "60 idle connections hold $((fds_during - fds_before)) descriptors of the daemon (cap 8)"
+df_dig www.allowed.test A
+expect_rcode NOERROR
+ok "DNS is answered meanwhile"
+wait "$idle_pid" 2>/dev/null || true
+t0=$(date +%s)
+scrape late
+ok "a scrape after they closed is answered after $(($(date +%s) - t0)) s"
+expect_dnsfence_running

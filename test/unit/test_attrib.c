@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Unit tests of attrib_explain: each reason, in the order the daemon
+ * decides them, with the words the log line carries.
+ *
+ * modules: attrib learn recent sets expiry dnsmsg dnsrr netaddr log stats hash
+ * monotime */
+#include <netinet/in.h>
+#include <stdio.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "dnsfence/attrib.h"
+
+#define WALL 1700000000 /* 2023-11-14 22:13:20 UTC */
+
+static struct config *cfg_of(const char *cidr);
+static struct nflog_pkt tcp_to(const char *prefix, const char *dst,
+			       uint16_t port);
+static void never_answered(void **state);
+static void answered_wrong_port(void **state);
+static void answered_expired(void **state);
+static void answered_live_but_rejected(void **state);
+static void dns_around_the_resolver(void **state);
+static void audit_port_53_is_dns(void **state);
+static void other_protocols(void **state);
+static void allow_cidrs_wrong_port(void **state);
+
+/* The keys attrib_explain reads: ports (80, 443) and allow_cidrs. */
+static struct config *cfg_of(const char *cidr)
+{
+	static struct config_port ports[] = {{IPPROTO_TCP, 80, 80},
+					     {IPPROTO_TCP, 443, 443}};
+	static struct netcidr cidrs[1];
+	static struct config c;
+	const char *why = "";
+
+	memset(&c, 0, sizeof(c));
+	c.ports = ports;
+	c.n_ports = 2;
+	if (cidr != NULL) {
+		assert_int_equal(netaddr_parse_cidr(cidr, &cidrs[0], &why), 0);
+		c.allow_cidrs = cidrs;
+		c.n_allow_cidrs = 1;
+	}
+	return &c;
+}
+
+static struct nflog_pkt tcp_to(const char *prefix, const char *dst,
+			       uint16_t port)
+{
+	struct nflog_pkt p = {.has_addrs = true,
+			      .proto = IPPROTO_TCP,
+			      .has_ports = true,
+			      .sport = 40000,
+			      .dport = port};
+
+	snprintf(p.prefix, sizeof(p.prefix), "%s", prefix);
+	assert_int_equal(netaddr_parse("198.18.0.2", &p.src), 0);
+	assert_int_equal(netaddr_parse(dst, &p.dst), 0);
+	return p;
+}
+
+static void never_answered(void **state)
+{
+	struct config *c = cfg_of(NULL);
+	struct nflog_pkt p = tcp_to("dnsfence-block", "198.18.1.11", 80);
+	char t[ATTRIB_TEXT_MAX];
+
+	(void)state;
+	assert_int_equal(attrib_explain(c, &p, NULL, 0, WALL, t, sizeof(t)),
+			 ATTRIB_NEVER);
+	assert_string_equal(t, "address was never answered by dnsfence");
+}
+
+static void answered_wrong_port(void **state)
+{
+	struct config *c = cfg_of(NULL);
+	struct nflog_pkt p = tcp_to("dnsfence-block", "198.18.1.10", 22);
+	struct recent_info k = {"api.example.com", 10000, 310000};
+	char t[ATTRIB_TEXT_MAX];
+
+	(void)state;
+	assert_int_equal(attrib_explain(c, &p, &k, 70000, WALL, t, sizeof(t)),
+			 ATTRIB_PORT);
+	assert_string_equal(t, "port tcp/22 is not in `ports` (address "
+			       "answered for api.example.com at 22:12:20)");
+}
+
+static void answered_expired(void **state)
+{
+	struct config *c = cfg_of(NULL);
+	struct nflog_pkt p = tcp_to("dnsfence-block", "198.18.1.10", 443);
+	struct recent_info k = {"api.example.com", 10000, 310000};
+	char t[ATTRIB_TEXT_MAX];
+
+	(void)state;
+	/* now is 400 s after the answer, 100 s after the expiry. */
+	assert_int_equal(attrib_explain(c, &p, &k, 410000, WALL, t, sizeof(t)),
+			 ATTRIB_EXPIRED);
+	assert_string_equal(t, "answered for api.example.com at 22:06:40, "
+			       "entry expired at 22:11:40");
+	/* Expired wins over the port: the address is no longer allowed. */
+	p.dport = 22;
+	assert_int_equal(attrib_explain(c, &p, &k, 410000, WALL, t, sizeof(t)),
+			 ATTRIB_EXPIRED);
+}
+
+static void answered_live_but_rejected(void **state)
+{
+	struct config *c = cfg_of(NULL);
+	struct nflog_pkt p = tcp_to("dnsfence-block", "198.18.1.10", 443);
+	struct recent_info k = {"api.example.com", 10000, 310000};
+	char t[ATTRIB_TEXT_MAX];
+
+	(void)state;
+	assert_int_equal(attrib_explain(c, &p, &k, 20000, WALL, t, sizeof(t)),
+			 ATTRIB_NOTSET);
+	assert_non_null(strstr(t, "but not in the set"));
+}
+
+static void dns_around_the_resolver(void **state)
+{
+	struct config *c = cfg_of(NULL);
+	struct nflog_pkt p = tcp_to("dnsfence-dns", "8.8.8.8", 53);
+	char t[ATTRIB_TEXT_MAX];
+
+	(void)state;
+	p.proto = IPPROTO_UDP;
+	assert_int_equal(attrib_explain(c, &p, NULL, 0, WALL, t, sizeof(t)),
+			 ATTRIB_DNS);
+	assert_string_equal(t, "DNS to 8.8.8.8 bypassing dnsfence");
+}
+
+static void audit_port_53_is_dns(void **state)
+{
+	struct config *c = cfg_of(NULL);
+	struct nflog_pkt p = tcp_to("dnsfence-audit", "198.18.0.9", 53);
+	char t[ATTRIB_TEXT_MAX];
+
+	(void)state;
+	assert_int_equal(attrib_explain(c, &p, NULL, 0, WALL, t, sizeof(t)),
+			 ATTRIB_DNS);
+	p.dport = 80;
+	assert_int_equal(attrib_explain(c, &p, NULL, 0, WALL, t, sizeof(t)),
+			 ATTRIB_NEVER);
+}
+
+static void other_protocols(void **state)
+{
+	struct config *c = cfg_of(NULL);
+	struct nflog_pkt p = tcp_to("dnsfence-block", "198.18.1.10", 0);
+	struct recent_info k = {"api.example.com", 10000, 310000};
+	char t[ATTRIB_TEXT_MAX];
+
+	(void)state;
+	p.proto = IPPROTO_ICMP;
+	p.has_ports = false;
+	assert_int_equal(attrib_explain(c, &p, &k, 20000, WALL, t, sizeof(t)),
+			 ATTRIB_PROTO);
+	assert_string_equal(t, "icmp is never allowed (only `ports`)");
+}
+
+static void allow_cidrs_wrong_port(void **state)
+{
+	struct config *c = cfg_of("198.18.5.0/24");
+	struct nflog_pkt p = tcp_to("dnsfence-block", "198.18.5.7", 25);
+	char t[ATTRIB_TEXT_MAX];
+
+	(void)state;
+	assert_int_equal(attrib_explain(c, &p, NULL, 0, WALL, t, sizeof(t)),
+			 ATTRIB_PORT);
+	assert_string_equal(
+	    t, "port tcp/25 is not in `ports` (address in allow_cidrs)");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(never_answered),
+	    cmocka_unit_test(answered_wrong_port),
+	    cmocka_unit_test(answered_expired),
+	    cmocka_unit_test(answered_live_but_rejected),
+	    cmocka_unit_test(dns_around_the_resolver),
+	    cmocka_unit_test(audit_port_53_is_dns),
+	    cmocka_unit_test(other_protocols),
+	    cmocka_unit_test(allow_cidrs_wrong_port),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
