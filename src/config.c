@@ -182,6 +182,15 @@ static const struct key_spec specs[] = {
 		"DNS to the upstreams. A name has no blanks, control "
 		"characters or ':'; a uid is 0..4294967294 and is printed "
 		"back as a string"},
+    {"mark", K_INT, h_int, 1, 2147483647, 0x64000000, 1, OFF(mark),
+     .meaning = "socket mark (SO_MARK) of the daemon's sockets to the "
+		"upstreams. The fence lets traffic to an upstream address "
+		"leave only when a packet's whole mark equals this value, "
+		"which only a holder of CAP_NET_ADMIN can set. The default, "
+		"0x64000000 (1677721600), keeps clear of the bits kube-proxy "
+		"(0x4000, 0x8000), Cilium (0x0f00), Istio (0x539) and the "
+		"AWS VPC CNI (0x80) use; change it if another program in the "
+		"namespace marks packets with it"},
     {"mode", K_CHOICE, h_choice, .choices = mode_names,
      .meaning = "audit: allow and log what enforce would block; off: "
 		"install no rules"},
@@ -1086,6 +1095,7 @@ char *config_to_json(const struct config *c)
 					   c->upstream_timeout_ms / 1000);
 	ok = ok &&
 	     cJSON_AddNumberToObject(root, "guard_interval", c->guard_interval);
+	ok = ok && cJSON_AddNumberToObject(root, "mark", c->mark);
 	ok = ok && (log = cJSON_AddObjectToObject(root, "log")) != NULL;
 	ok = ok && cJSON_AddStringToObject(log, "level",
 					   log_level_name(c->log_level));

@@ -18,6 +18,7 @@
 #include "dnsfence/log.h"
 #include "dnsfence/privs.h"
 #include "dnsfence/probe.h"
+#include "dnsfence/provenance.h"
 #include "dnsfence/serve.h"
 #include "dnsfence/sets.h"
 
@@ -237,6 +238,10 @@ static int setup(const struct config *cfg, uid_t uid)
 		log_err("setup", "sets: %s", err);
 		return EXIT_KERNEL;
 	}
+	if (provenance_reconcile(cfg, err, sizeof(err)) != 0) {
+		log_err("setup", "sets: %s", err);
+		return EXIT_KERNEL;
+	}
 	if (fw_apply(cfg, uid, err, sizeof(err)) != 0) {
 		log_err("setup", "firewall: %s", err);
 		return EXIT_KERNEL;
@@ -249,9 +254,9 @@ static int setup(const struct config *cfg, uid_t uid)
 		return EXIT_KERNEL;
 	}
 	log_info("setup",
-		 "rules and sets in place (mode %s, upstream DNS "
-		 "for uid %u only)",
-		 config_mode_name(cfg->mode), (unsigned)uid);
+		 "rules and sets in place (mode %s, upstream traffic "
+		 "for socket mark %#x only)",
+		 config_mode_name(cfg->mode), (unsigned)cfg->mark);
 	return EXIT_OK;
 }
 

@@ -136,6 +136,12 @@ int privs_lookup(const char *user, uid_t *uid, gid_t *gid, char *err,
 		*uid = pw->pw_uid;
 		*gid = pw->pw_gid;
 	}
+	if (*uid == 65534 || (pw != NULL && strcmp(pw->pw_name, "nobody") == 0))
+		log_warn(SYS,
+			 "user: the daemon runs as nobody (uid %u), a uid "
+			 "other programs share; give dnsfence a user of its "
+			 "own (docs/security.md)",
+			 (unsigned)*uid);
 	if (*uid == 0) {
 		snprintf(err, errlen,
 			 "user: \"%s\" is uid 0; dnsfence never serves as root",

@@ -51,6 +51,8 @@ int sets_create(const char *set4, const char *set6, uint32_t maxelem, char *err,
  * 0, or -ENOENT / -EEXIST with err naming the set and the difference. */
 int sets_check(const char *set4, const char *set6, char *err, size_t errlen);
 int sets_destroy(const char *set4, const char *set6, char *err, size_t errlen);
+/* Remove every entry of both sets (a missing set is no error). */
+int sets_flush(const char *set4, const char *set6, char *err, size_t errlen);
 
 struct sets_params {
 	const char *set4, *set6;

@@ -10,7 +10,7 @@
  *                                    or 3
  *   bench_fwtool remove              exit 0, or 3 with the error
  *
- * modules: firewall fwexec config netaddr policy log */
+ * modules: firewall fwrules provenance setsadm sets expiry stats fwexec config netaddr policy log */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

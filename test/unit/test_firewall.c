@@ -4,7 +4,8 @@
  * family, port ranges and the 15-slot multiport limit, IPv4/IPv6/loopback
  * upstreams, and fw_compare finding each kind of drift; plus the
  * "does this backend hold rules" test of fwexec.
- * modules: firewall fwexec config netaddr policy log */
+ * modules: firewall fwrules provenance setsadm sets expiry stats fwexec config
+ * netaddr policy log */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,6 +21,7 @@
 #include "dnsfence/config.h"
 #include "dnsfence/firewall.h"
 #include "dnsfence/fwexec.h"
+#include "dnsfence/provenance.h"
 
 #define UID 4242u
 #define C   "-A DNSFENCE-OUT "
@@ -93,20 +95,24 @@ static void enforce_renders_canonical_lines(void **state)
 				  "\"[2001:db8::1]:5300\"]}");
 	char *v4 = fw_render(c, AF_INET, UID),
 	     *v6 = fw_render(c, AF_INET6, UID);
+	char fp[PROVENANCE_HEXLEN], want[4096];
 
 	(void)state;
-	assert_string_equal(
-	    v4,
+	assert_int_equal(provenance_fingerprint(c, fp), 0);
+	snprintf(
+	    want, sizeof(want),
 	    "*filter\n"
 	    ":OUTPUT DROP\n"
 	    ":DNSFENCE-OUT - [0:0]\n" C
-	    "-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n" C
-	    "-p udp -m owner --uid-owner 4242 -m conntrack --ctorigdst "
-	    "198.18.0.1 --ctorigdstport 53 -j ACCEPT\n" C
-	    "-p tcp -m owner --uid-owner 4242 -m conntrack --ctorigdst "
-	    "198.18.0.1 --ctorigdstport 53 -j ACCEPT\n" C
 	    "-d 127.0.0.1/32 -p udp -m udp --dport 53 -j ACCEPT\n" C
 	    "-d 127.0.0.1/32 -p tcp -m tcp --dport 53 -j ACCEPT\n" C
+	    "-m conntrack --ctorigdst 198.18.0.1 -m mark --mark 0x64000000 "
+	    "-j ACCEPT\n" C
+	    "-p tcp -m conntrack --ctorigdst 198.18.0.1 -j REJECT "
+	    "--reject-with tcp-reset\n" C
+	    "-m conntrack --ctorigdst 198.18.0.1 -j REJECT --reject-with "
+	    "icmp-admin-prohibited\n" C
+	    "-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n" C
 	    "-p udp -m conntrack --ctorigdstport 53 -j REJECT --reject-with "
 	    "icmp-admin-prohibited\n" C
 	    "-p tcp -m conntrack --ctorigdstport 53 -j REJECT --reject-with "
@@ -114,28 +120,38 @@ static void enforce_renders_canonical_lines(void **state)
 	    "-p tcp -m set --match-set dnsfence4 dst -m multiport --dports "
 	    "80,443 -j ACCEPT\n" C
 	    "-p tcp -j REJECT --reject-with tcp-reset\n" C
-	    "-j REJECT --reject-with icmp-admin-prohibited\n"
-	    "COMMIT\n");
-	assert_string_equal(
-	    v6,
+	    "-m comment --comment \"dnsfence policy %s\" -j REJECT "
+	    "--reject-with icmp-admin-prohibited\n"
+	    "COMMIT\n",
+	    fp);
+	assert_string_equal(v4, want);
+	snprintf(
+	    want, sizeof(want),
 	    "*filter\n"
 	    ":OUTPUT DROP\n"
 	    ":DNSFENCE-OUT - [0:0]\n" C
-	    "-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n" C
-	    "-p ipv6-icmp -m icmp6 --icmpv6-type 133 -m hl --hl-eq 255 -j "
-	    "ACCEPT\n" C
-	    "-p ipv6-icmp -m icmp6 --icmpv6-type 135 -m hl --hl-eq 255 -j "
-	    "ACCEPT\n" C
-	    "-p ipv6-icmp -m icmp6 --icmpv6-type 136 -m hl --hl-eq 255 -j "
-	    "ACCEPT\n" C
-	    "-p ipv6-icmp -m icmp6 --icmpv6-type 143 -m hl --hl-eq 1 -j "
-	    "ACCEPT\n" C
-	    "-p udp -m owner --uid-owner 4242 -m conntrack --ctorigdst "
-	    "2001:db8::1 --ctorigdstport 5300 -j ACCEPT\n" C
-	    "-p tcp -m owner --uid-owner 4242 -m conntrack --ctorigdst "
-	    "2001:db8::1 --ctorigdstport 5300 -j ACCEPT\n" C
 	    "-d ::1/128 -p udp -m udp --dport 53 -j ACCEPT\n" C
 	    "-d ::1/128 -p tcp -m tcp --dport 53 -j ACCEPT\n" C
+	    "-m conntrack --ctorigdst 2001:db8::1 -m mark --mark 0x64000000 "
+	    "-j ACCEPT\n" C
+	    "-p tcp -m conntrack --ctorigdst 2001:db8::1 -j REJECT "
+	    "--reject-with tcp-reset\n" C
+	    "-m conntrack --ctorigdst 2001:db8::1 -j REJECT --reject-with "
+	    "icmp6-adm-prohibited\n" C
+	    "-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n" C
+	    "-d ff02::2/128 -p ipv6-icmp -m icmp6 --icmpv6-type 133 -m hl "
+	    "--hl-eq 255 -j ACCEPT\n" C
+	    "-d ff02::1:ff00:0/104 -p ipv6-icmp -m icmp6 --icmpv6-type 135 "
+	    "-m hl --hl-eq 255 -j ACCEPT\n" C
+	    "-p ipv6-icmp -m icmp6 --icmpv6-type 135 -m addrtype --dst-type "
+	    "UNICAST -m hl --hl-eq 255 -j ACCEPT\n" C
+	    "-p ipv6-icmp -m icmp6 --icmpv6-type 136 -m hl --hl-eq 255 -j "
+	    "ACCEPT\n" C
+	    "-d ff02::16/128 -p ipv6-icmp -m icmp6 --icmpv6-type 143 -m hl "
+	    "--hl-eq 1 -m u32 --u32 \"0x4&0xffff=0x1&&0x4>>0x10=0x24&&"
+	    "0x28>>0x10=0x3a00&&0x34&0xffff=0x1&&0x38&0xffffff=0x0&&"
+	    "0x3c=0xff020000&&0x40=0x0&&0x44=0x1&&0x48>>0x18=0xff\" -j "
+	    "ACCEPT\n" C
 	    "-p udp -m conntrack --ctorigdstport 53 -j REJECT --reject-with "
 	    "icmp6-adm-prohibited\n" C
 	    "-p tcp -m conntrack --ctorigdstport 53 -j REJECT --reject-with "
@@ -143,8 +159,11 @@ static void enforce_renders_canonical_lines(void **state)
 	    "-p tcp -m set --match-set dnsfence6 dst -m multiport --dports "
 	    "80,443 -j ACCEPT\n" C
 	    "-p tcp -j REJECT --reject-with tcp-reset\n" C
-	    "-j REJECT --reject-with icmp6-adm-prohibited\n"
-	    "COMMIT\n");
+	    "-m comment --comment \"dnsfence policy %s\" -j REJECT "
+	    "--reject-with icmp6-adm-prohibited\n"
+	    "COMMIT\n",
+	    fp);
+	assert_string_equal(v6, want);
 	free(v4);
 	free(v6);
 	config_free(c);
@@ -167,7 +186,13 @@ static void audit_logs_and_accepts_instead_of_rejecting(void **state)
 			 "-o lo -j ACCEPT\n"));
 	assert_non_null(strstr(v4, "dports 80,443 -j ACCEPT\n" C
 				   "-j NFLOG --nflog-prefix dnsfence-audit\n" C
-				   "-j ACCEPT\nCOMMIT\n"));
+				   "-m comment --comment \"dnsfence policy "));
+	assert_non_null(strstr(v4, "\" -j ACCEPT\nCOMMIT\n"));
+	/* Traffic to the upstream without the mark: logged, let through. */
+	assert_non_null(strstr(v4, C "-m conntrack --ctorigdst 198.18.0.1 -j "
+				     "NFLOG --nflog-prefix dnsfence-audit\n" C
+				     "-m conntrack --ctorigdst 198.18.0.1 -j "
+				     "ACCEPT\n"));
 	assert_null(strstr(v4, "REJECT"));
 	/* The policy is DROP in audit too: the chain's last rule accepts. */
 	assert_non_null(strstr(v4, ":OUTPUT DROP\n"));
@@ -236,19 +261,25 @@ static void loopback_upstream_matches_original_destination(void **state)
 	char *v4 = fw_render(c, AF_INET, 0);
 
 	(void)state;
-	/* Docker DNATs 127.0.0.11:53 to another port: only the conntrack
-	 * original tuple still says :53. Before the loopback accept. */
+	/* Docker DNATs 127.0.0.11:53 to another port: the original
+	 * destination still says 127.0.0.11, whatever the port. Our own
+	 * listeners first, then the upstream, answered by the local
+	 * resolver in the reply direction; all before the loopback accept. */
 	assert_non_null(strstr(
-	    v4, C "-p udp -m owner --uid-owner 0 -m conntrack --ctorigdst "
-		  "127.0.0.11 --ctorigdstport 53 -j ACCEPT\n" C
-		  "-p tcp -m owner --uid-owner 0 -m conntrack --ctorigdst "
-		  "127.0.0.11 --ctorigdstport 53 -j ACCEPT\n" C
-		  "-d 127.0.0.1/32 -p udp -m udp --dport 53 -j ACCEPT\n" C
+	    v4, C "-d 127.0.0.1/32 -p udp -m udp --dport 53 -j ACCEPT\n" C
 		  "-d 127.0.0.1/32 -p tcp -m tcp --dport 53 -j ACCEPT\n" C
 		  "-p udp -m addrtype --dst-type LOCAL -m udp --dport 5353 -j "
 		  "ACCEPT\n" C "-p tcp -m addrtype --dst-type LOCAL -m tcp "
 		  "--dport 5353 -j ACCEPT\n" C
-		  "-p udp -m conntrack --ctorigdstport 53 -j REJECT"));
+		  "-m conntrack --ctorigdst 127.0.0.11 -m mark --mark "
+		  "0x64000000 -j ACCEPT\n" C
+		  "-m conntrack --ctorigdst 127.0.0.11 --ctdir REPLY -j "
+		  "ACCEPT\n" C
+		  "-p tcp -m conntrack --ctorigdst 127.0.0.11 -j REJECT "
+		  "--reject-with tcp-reset\n" C
+		  "-m conntrack --ctorigdst 127.0.0.11 -j REJECT "
+		  "--reject-with icmp-admin-prohibited\n" C
+		  "-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n"));
 	assert_true(strstr(v4, "--ctorigdstport 53 -j REJECT") <
 		    strstr(v4, "-o lo -j ACCEPT"));
 	free(v4);
