@@ -10,7 +10,10 @@
  *                                    or 3
  *   bench_fwtool remove              exit 0, or 3 with the error
  *
- * modules: firewall fwrules provenance setsadm sets expiry stats fwexec config netaddr policy log */
+ * (CMake reads the module list below as one line.) */
+// clang-format off
+/* modules: firewall fwrules provenance setsadm sets expiry stats fwexec config netaddr policy log */
+// clang-format on
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

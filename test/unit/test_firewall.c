@@ -3,9 +3,11 @@
  * exact iptables-save lines for enforce and audit, allow_cidrs split by
  * family, port ranges and the 15-slot multiport limit, IPv4/IPv6/loopback
  * upstreams, and fw_compare finding each kind of drift; plus the
- * "does this backend hold rules" test of fwexec.
- * modules: firewall fwrules provenance setsadm sets expiry stats fwexec config
- * netaddr policy log */
+ * "does this backend hold rules" test of fwexec. (CMake reads the
+ * module list below as one line.) */
+// clang-format off
+/* modules: firewall fwrules provenance setsadm sets expiry stats fwexec config netaddr policy log */
+// clang-format on
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
