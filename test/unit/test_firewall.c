@@ -442,6 +442,73 @@ static void save_text_with_rules_is_told_apart(void **state)
 			    "iptables-nft-save");
 }
 
+/* The fingerprint ignores order and repeats, and changes with each part
+ * of the policy; compare names a chain installed for another policy. */
+#define U "\"upstreams\": [\"198.18.0.1\"], "
+static void policy_fingerprint_and_its_drift(void **state)
+{
+	static const char *const other[] = {
+	    "{\"mode\": \"audit\", " U "\"allow\": [\"a.test\", \"b.test\"]}",
+	    "{" U "\"allow\": [\"a.test\"]}",
+	    "{" U
+	    "\"allow\": [\"a.test\", \"b.test\"], \"ecosystems\": [\"npm\"]}",
+	    "{" U "\"allow\": [\"a.test\", \"b.test\"], \"allow_cidrs\": "
+	    "[\"198.18.5.0/24\"]}",
+	    "{\"allow\": [\"a.test\", \"b.test\"], \"upstreams\": "
+	    "[\"198.18.0.9\"]}",
+	};
+	struct config *c = cfg_of("{" U "\"allow\": [\"a.test\", \"b.test\"]}");
+	struct config *same = cfg_of(
+	    "{" U
+	    "\"allow\": [\"b.test\", \"a.test\", \"A.test.\"], \"ports\": "
+	    "[\"tcp/8443\"]}");
+	char fp[PROVENANCE_HEXLEN], fp2[PROVENANCE_HEXLEN];
+	struct reports rep = {0};
+	char *r, *saved;
+
+	(void)state;
+	assert_int_equal(provenance_fingerprint(c, fp), 0);
+	assert_int_equal(strlen(fp), 16);
+	assert_int_equal(provenance_fingerprint(same, fp2), 0);
+	assert_string_equal(fp, fp2);
+	for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++) {
+		struct config *o = cfg_of(other[i]);
+
+		assert_int_equal(provenance_fingerprint(o, fp2), 0);
+		if (strcmp(fp, fp2) == 0)
+			fail_msg("same fingerprint for %s", other[i]);
+		config_free(o);
+	}
+	/* Rules installed for "same" differ from c's only in the ports rule
+	 * (missing, and the other unexpected): no policy difference. */
+	r = fw_render(same, AF_INET, UID);
+	saved = as_saved(r, "DROP", 1);
+	assert_int_equal(fw_compare(c, AF_INET, UID, saved, collect, &rep), 2);
+	assert_non_null(strstr(rep.lines[0], "rule missing: " C "-p tcp -m "
+					     "set --match-set dnsfence4"));
+	free(r);
+	free(saved);
+	memset(&rep, 0, sizeof(rep));
+	r = fw_render(c, AF_INET, UID);
+	saved = as_saved(r, "DROP", 1);
+	assert_int_equal(fw_compare(same, AF_INET, UID, saved, NULL, NULL),
+			 2); /* the ports rule and its replacement */
+	free(r);
+	free(saved);
+	c->mode = CONFIG_MODE_AUDIT;
+	r = fw_render(c, AF_INET, UID);
+	saved = as_saved(r, "DROP", 1);
+	c->mode = CONFIG_MODE_ENFORCE;
+	assert_true(fw_compare(c, AF_INET, UID, saved, collect, &rep) > 1);
+	assert_non_null(strstr(rep.lines[0], "ipv4: sets dnsfence4 and "
+					     "dnsfence6 may hold entries of "
+					     "another policy"));
+	free(r);
+	free(saved);
+	config_free(c);
+	config_free(same);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -454,6 +521,7 @@ int main(void)
 	    cmocka_unit_test(compare_reports_each_kind_of_drift),
 	    cmocka_unit_test(bad_family_or_set_name_renders_nothing),
 	    cmocka_unit_test(save_text_with_rules_is_told_apart),
+	    cmocka_unit_test(policy_fingerprint_and_its_drift),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
