@@ -16,7 +16,7 @@ pkgs=(
 	# kernel tools the daemon's setup and the tests use
 	iproute2 ipset iptables conntrack
 	# real upstream servers and clients for the end-to-end tests
-	nsd unbound dnsutils knot-dnsutils curl python3 procps socat
+	nsd unbound dnsutils knot-dnsutils curl python3 procps socat tcpdump
 	# deployment checks: manifests (YAML), the systemd unit, man pages
 	python3-yaml systemd groff-base util-linux
 )

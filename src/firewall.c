@@ -78,6 +78,7 @@ static int apply_family(const struct config *cfg, int family,
 			enum fwexec_backend b, char *err, size_t errlen);
 static int remove_family(enum fwexec_backend b, int family, char *err,
 			 size_t errlen);
+static void prefer_mldv1(void);
 
 static const int families[] = {AF_INET, AF_INET6};
 
@@ -493,6 +494,30 @@ out:
 	return ret;
 }
 
+/* MLDv1 reports name one group each, as their destination, so the rules
+ * can let out exactly the solicited-node ones (an MLDv2 report lists many
+ * groups, and no rule can read them all). The setting is per network
+ * namespace. Where /proc/sys is read-only (a container), the v2 rules
+ * still pass reports of one or two solicited-node groups; say so. */
+static void prefer_mldv1(void)
+{
+	static const char path[] = "/proc/sys/net/ipv6/conf/all/"
+				   "force_mld_version";
+	FILE *f = fopen(path, "w");
+	bool ok = f != NULL && fputs("1\n", f) >= 0;
+
+	if (f != NULL && fclose(f) != 0)
+		ok = false;
+	if (ok || errno == ENOENT) /* ENOENT: no IPv6 here */
+		return;
+	log_warn("firewall",
+		 "cannot set %s to 1 (%s): MLDv2 reports announcing more than "
+		 "two groups stay in, which may hide this namespace from "
+		 "snooping bridges; set net.ipv6.conf.all.force_mld_version=1 "
+		 "(docs/firewall.md)",
+		 path, strerror(errno));
+}
+
 int fw_apply(const struct config *cfg, uid_t uid, char *err, size_t errlen)
 {
 	(void)uid;
@@ -532,6 +557,7 @@ int fw_apply(const struct config *cfg, uid_t uid, char *err, size_t errlen)
 		if (ret < 0)
 			return ret;
 	}
+	prefer_mldv1();
 	log_info("firewall", "%s rules installed (%s)",
 		 config_mode_name(cfg->mode), fwexec_backend_name(b));
 	return 0;

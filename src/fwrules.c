@@ -41,18 +41,26 @@
 #define C	      FW_CHAIN_RULE
 #define ICMP6	      "-p ipv6-icmp -m icmp6 --icmpv6-type "
 
-/* One MLDv2 report (type 143, to ff02::16, hop limit 1, the 8-byte
- * hop-by-hop header with the router alert first) holding exactly one
- * record with no sources and no aux data, for a group in
- * ff02::1:ff00:0/104. u32 offsets count from the IPv6 header: next header
- * 0 and hop limit 1 at 4, payload length 36 (8 + 8 + one 20-byte record),
- * the hop-by-hop header's next header 58 and length 0 at 40, one record
- * at 52, the record header at 56, the group at 60..75. The kernel writes
- * nothing else the workload could choose into such a report. */
-#define MLD_U32                                                                \
-	"\"0x4&0xffff=0x1&&0x4>>0x10=0x24&&0x28>>0x10=0x3a00&&"                \
-	"0x34&0xffff=0x1&&0x38&0xffffff=0x0&&0x3c=0xff020000&&0x40=0x0&&"      \
-	"0x44=0x1&&0x48>>0x18=0xff\""
+/* An MLDv2 report (type 143 to ff02::16, hop limit 1) is let out only
+ * when it announces one or two groups, each in ff02::1:ff00:0/104 (the
+ * solicited-node groups ND uses). u32 offsets count from the IPv6 header:
+ * the hop-by-hop header (router alert) at 40 with next header 58 and
+ * length 0, the ICMPv6 header at 48, the record count at 54, records of
+ * 20 bytes from 56, each with its group at +4..+19. A payload length of
+ * exactly 16 + 20 per record means no record has sources or aux data.
+ * xt_u32 takes at most 10 tests: the two-record rule leaves out the
+ * hop-by-hop check (only the kernel writes MLD reports, and it always
+ * puts that header first; a program would need CAP_NET_RAW to write its
+ * own). A longer report, or one naming any other group, stays in. */
+#define MLD_GROUP(g, h, i, j)                                                  \
+	"&&0x" g "=0xff020000&&0x" h "=0x0&&0x" i "=0x1&&0x" j ">>0x18=0xff"
+#define MLD_ONE                                                                \
+	"\"0x4>>0x10=0x24&&0x28>>0x10=0x3a00&&0x34&0xffff=0x1" MLD_GROUP(      \
+	    "3c", "40", "44", "48") "\""
+#define MLD_TWO                                                                \
+	"\"0x4>>0x10=0x38&&0x34&0xffff=0x2" MLD_GROUP("3c", "40", "44", "48")  \
+	    MLD_GROUP("50", "54", "58", "5c") "\""
+#define MLD_RULE C "-d ff02::16/128 " ICMP6 "143 -m hl --hl-eq 1 -m u32 --u32 "
 
 static int rule_add(struct fw_rules *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -260,8 +268,11 @@ static int render_upstreams(const struct config *cfg, int family,
 /* What neighbour discovery needs (RFC 4861 packets carry hop limit 255):
  * router solicitations to all-routers, neighbour solicitations to a
  * solicited-node group or to a unicast neighbour (NUD), advertisements;
- * and an MLDv2 report only when it is one record for a solicited-node
- * group (MLD_U32), so no group a workload joins is announced. */
+ * and MLD reports for solicited-node groups only, so no group a
+ * workload joins is announced: an MLDv1 report (setup makes the kernel
+ * send those, see prefer_mldv1 in firewall.c) names its one group as its
+ * destination; an MLDv2 report passes when it names one or two groups,
+ * all solicited-node (MLD_ONE, MLD_TWO). */
 static int render_icmp6(struct fw_rules *r)
 {
 	static const char *const nd[] = {
@@ -270,8 +281,9 @@ static int render_icmp6(struct fw_rules *r)
 	    C ICMP6 "135 -m addrtype --dst-type UNICAST -m hl --hl-eq 255 "
 		    "-j ACCEPT",
 	    C ICMP6 "136 -m hl --hl-eq 255 -j ACCEPT",
-	    C "-d ff02::16/128 " ICMP6
-	      "143 -m hl --hl-eq 1 -m u32 --u32 " MLD_U32 " -j ACCEPT",
+	    C "-d ff02::1:ff00:0/104 " ICMP6 "131 -m hl --hl-eq 1 -j ACCEPT",
+	    MLD_RULE MLD_ONE " -j ACCEPT",
+	    MLD_RULE MLD_TWO " -j ACCEPT",
 	};
 	int ret;
 
