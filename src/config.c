@@ -116,6 +116,7 @@ static char *indent_two(char *s);
 
 static const char *const mode_names[] = {"enforce", "audit", "off", NULL};
 static const char *const deny_names[] = {"nxdomain", "refused", NULL};
+static const char *const inbound_names[] = {"allow", "deny", NULL};
 static const char *const level_names[] = {"error", "warning", "info", "debug",
 					  NULL};
 static const char *const format_names[] = {"text", "json", NULL};
@@ -191,6 +192,12 @@ static const struct key_spec specs[] = {
 		"(0x4000, 0x8000), Cilium (0x0f00), Istio (0x539) and the "
 		"AWS VPC CNI (0x80) use; change it if another program in the "
 		"namespace marks packets with it"},
+    {"inbound", K_CHOICE, h_choice, .choices = inbound_names,
+     .meaning = "allow: a connection a peer opens into this namespace gets "
+		"its replies (the ESTABLISHED accept works both ways); deny: "
+		"only connections the namespace opened itself get packets "
+		"out, so no server in it can answer a peer outside (health "
+		"probes and services included). See docs/security.md"},
     {"mode", K_CHOICE, h_choice, .choices = mode_names,
      .meaning = "audit: allow and log what enforce would block; off: "
 		"install no rules"},
@@ -779,6 +786,7 @@ static int finish(struct pctx *p)
 				 : CONFIG_MODE_ENFORCE;
 	p->c->deny_rcode = choice_of(p, "deny_rcode") ? CONFIG_DENY_REFUSED
 						      : CONFIG_DENY_NXDOMAIN;
+	p->c->inbound_deny = choice_of(p, "inbound") == 1;
 	p->c->log_level = level == 0   ? LOGL_ERR
 			  : level == 1 ? LOGL_WARN
 			  : level == 2 ? LOGL_INFO
@@ -1096,6 +1104,8 @@ char *config_to_json(const struct config *c)
 	ok = ok &&
 	     cJSON_AddNumberToObject(root, "guard_interval", c->guard_interval);
 	ok = ok && cJSON_AddNumberToObject(root, "mark", c->mark);
+	ok = ok && cJSON_AddStringToObject(root, "inbound",
+					   inbound_names[c->inbound_deny]);
 	ok = ok && (log = cJSON_AddObjectToObject(root, "log")) != NULL;
 	ok = ok && cJSON_AddStringToObject(log, "level",
 					   log_level_name(c->log_level));

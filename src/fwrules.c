@@ -16,7 +16,8 @@
  *      address: accepted only with the daemon's socket mark (and, for a
  *      loopback upstream, the resolver's replies to us), else rejected,
  *      on every packet, before rule 3 (invariant 5);
- *   3. RELATED,ESTABLISHED;
+ *   3. RELATED,ESTABLISHED (with inbound "deny", only in the original
+ *      direction, connections this namespace opened, and on loopback);
  *   4. IPv6 only: what neighbour discovery needs, no more (invariant 6);
  *   5. every other DNS (original port 53) rejected, before rule 6;
  *   6. loopback;
@@ -429,9 +430,13 @@ int fw_rules_render(const struct config *cfg, int family, struct fw_rules *r)
 	if (!ret)
 		ret = render_upstreams(cfg, family, r);
 	if (!ret)
-		ret =
-		    rule_add(r, C "-m conntrack --ctstate RELATED,ESTABLISHED "
-				  "-j ACCEPT");
+		ret = rule_add(r,
+			       C "-m conntrack --ctstate RELATED,ESTABLISHED "
+				 "%s-j ACCEPT",
+			       cfg->inbound_deny ? "--ctdir ORIGINAL " : "");
+	if (!ret && cfg->inbound_deny) /* our listeners' (local) answers */
+		ret = rule_add(r, C "-o lo -m conntrack --ctstate "
+				    "RELATED,ESTABLISHED -j ACCEPT");
 	if (!ret && family == AF_INET6)
 		ret = render_icmp6(r);
 	if (!ret)

@@ -54,8 +54,9 @@ struct config {
 	uint32_t upstream_timeout_ms; /* "upstream_timeout" in s, default 5 */
 	uint32_t guard_interval;      /* seconds, default 5 */
 	uint32_t mark;		      /* SO_MARK of the upstream sockets */
-	enum log_level log_level;     /* "log": {"level": "info"} */
-	enum log_format log_format;   /* "log": {"format": "text"} */
+	bool inbound_deny;	    /* "inbound": "deny": no replies to peers */
+	enum log_level log_level;   /* "log": {"level": "info"} */
+	enum log_format log_format; /* "log": {"format": "text"} */
 };
 
 /* Where the process environment would come from; tests fill it in.

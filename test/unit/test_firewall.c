@@ -515,6 +515,29 @@ static void policy_fingerprint_and_its_drift(void **state)
 	config_free(same);
 }
 
+/* inbound "deny": the ESTABLISHED accept only for connections opened
+ * here, plus loopback (our listeners' answers). */
+static void inbound_deny_accepts_original_direction_only(void **state)
+{
+	struct config *c = cfg_of("{\"upstreams\": [\"198.18.0.1\"], "
+				  "\"inbound\": \"deny\"}");
+	struct config *d = cfg_of("{\"upstreams\": [\"198.18.0.1\"]}");
+	char *v4 = fw_render(c, AF_INET, UID),
+	     *v4d = fw_render(d, AF_INET, UID);
+
+	(void)state;
+	assert_non_null(strstr(v4,
+			       C "-m conntrack --ctstate RELATED,"
+				 "ESTABLISHED --ctdir ORIGINAL -j ACCEPT\n" C
+				 "-o lo -m conntrack --ctstate RELATED,"
+				 "ESTABLISHED -j ACCEPT\n"));
+	assert_null(strstr(v4d, "--ctdir"));
+	free(v4);
+	free(v4d);
+	config_free(c);
+	config_free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -528,6 +551,7 @@ int main(void)
 	    cmocka_unit_test(bad_family_or_set_name_renders_nothing),
 	    cmocka_unit_test(save_text_with_rules_is_told_apart),
 	    cmocka_unit_test(policy_fingerprint_and_its_drift),
+	    cmocka_unit_test(inbound_deny_accepts_original_direction_only),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
