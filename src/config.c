@@ -179,8 +179,9 @@ static const struct key_spec specs[] = {
 		"bits must be zero"},
     {"user", K_STRING, h_user, .defs = user_defs, .type = "name or uid",
      .def_doc = "`\"dnsfence\"`, falling back to `nobody`",
-     .meaning = "the daemon's uid after setup, and the only uid allowed "
-		"DNS to the upstreams. A name has no blanks, control "
+     .meaning = "the daemon's uid after setup; give it a user of its own "
+		"(a warning names nobody; uid 0 is refused). The rules trust "
+		"the socket `mark`, not the uid. A name has no blanks, control "
 		"characters or ':'; a uid is 0..4294967294 and is printed "
 		"back as a string"},
     {"mark", K_INT, h_int, 1, 2147483647, 0x64000000, 1, OFF(mark),
