@@ -124,7 +124,7 @@ static int parse_saved(const char *text, struct saved *sv)
 	int out_rules = 0, ret = 0;
 
 	memset(sv, 0, sizeof(*sv));
-	while (*p && !ret) {
+	while (*p) {
 		const char *eol = strchr(p, '\n');
 		size_t len = eol ? (size_t)(eol - p) : strlen(p);
 		char line[FW_RULE_MAX * 2];
@@ -147,11 +147,16 @@ static int parse_saved(const char *text, struct saved *sv)
 			sv->chain = true;
 		} else if (strncmp(line, "-A OUTPUT ", 10) == 0) {
 			out_rules++;
-			if (strcmp(line, JUMP_LINE) == 0 && !sv->jumps++)
+			if (strcmp(line, JUMP_LINE) != 0)
+				continue;
+			if (sv->jumps == 0)
 				sv->jump_pos = out_rules;
+			sv->jumps++;
 		} else if (strncmp(line, FW_CHAIN_RULE,
 				   strlen(FW_CHAIN_RULE)) == 0) {
 			ret = fw_rules_push(&sv->rules, line);
+			if (ret)
+				break;
 		}
 	}
 	if (ret)
@@ -233,10 +238,7 @@ static int compare_policy(const struct config *cfg, int family,
 
 	if (ret)
 		return ret;
-	for (size_t i = 0; i < sv->rules.n; i++) {
-		if (fw_rules_policy_of(sv->rules.v[i], have, sizeof(have)))
-			break;
-	}
+	fw_rules_find_policy(&sv->rules, have, sizeof(have));
 	if (strcmp(have, want) == 0)
 		return 0;
 	say(report, arg,
@@ -368,10 +370,8 @@ static int stored_policy(enum fwexec_backend b, int family, char *hex,
 	hex[0] = '\0';
 	if (!ret)
 		ret = parse_saved(saved, &sv);
-	for (size_t i = 0; !ret && i < sv.rules.n; i++) {
-		if (fw_rules_policy_of(sv.rules.v[i], hex, len))
-			break;
-	}
+	if (!ret)
+		fw_rules_find_policy(&sv.rules, hex, len);
 	fw_rules_free(&sv.rules);
 	free(saved);
 	return ret;

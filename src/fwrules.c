@@ -82,6 +82,10 @@ static int render_ports(const struct config *cfg, int family, const char *set,
 			struct fw_rules *r);
 static int render_last(const struct config *cfg, int family,
 		       struct fw_rules *r);
+static int log_then_accept(struct fw_rules *r, const char *match);
+static int render_cidrs(const struct config *cfg, int family, const char *pn,
+			const char *list, struct fw_rules *r);
+static bool policy_of(const char *line, char *hex, size_t len);
 
 void fw_rules_free(struct fw_rules *r)
 {
@@ -226,15 +230,11 @@ static int render_upstream(const struct config *cfg, const struct netaddr *a,
 	if (ret)
 		return ret;
 	if (cfg->mode == CONFIG_MODE_AUDIT) {
-		ret = rule_add(r,
-			       C "-m conntrack --ctorigdst %s -j NFLOG "
-				 "--nflog-prefix " AUDIT_PREFIX,
-			       s);
-		return ret ? ret
-			   : rule_add(r,
-				      C "-m conntrack --ctorigdst %s -j "
-					"ACCEPT",
-				      s);
+		char match[NETADDR_STRLEN + 32];
+
+		snprintf(match, sizeof(match), "-m conntrack --ctorigdst %s ",
+			 s);
+		return log_then_accept(r, match);
 	}
 	ret = rule_add(r,
 		       C "-p tcp -m conntrack --ctorigdst %s -j REJECT "
@@ -302,31 +302,31 @@ static int render_icmp6(struct fw_rules *r)
 static int render_dns(const struct config *cfg, int family, struct fw_rules *r)
 {
 	static const char *const protos[] = {"udp", "tcp"};
-	bool audit = cfg->mode == CONFIG_MODE_AUDIT;
-	int ret = 0;
+	char match[64];
+	int ret;
 
 	for (size_t p = 0; p < 2; p++) {
-		if (audit)
-			ret = rule_add(
-			    r,
-			    C "-p %s -m conntrack --ctorigdstport "
-			      "53 -j NFLOG --nflog-prefix " AUDIT_PREFIX,
-			    protos[p]);
-		if (!ret && audit)
-			ret = rule_add(r,
-				       C "-p %s -m conntrack --ctorigdstport "
-					 "53 -j ACCEPT",
-				       protos[p]);
-		if (!ret && !audit)
-			ret = rule_add(r,
-				       C "-p %s -m conntrack --ctorigdstport "
-					 "53 -j REJECT --reject-with %s",
-				       protos[p],
-				       p ? "tcp-reset" : reject_with(family));
+		snprintf(match, sizeof(match),
+			 "-p %s -m conntrack --ctorigdstport 53 ", protos[p]);
+		if (cfg->mode == CONFIG_MODE_AUDIT)
+			ret = log_then_accept(r, match);
+		else
+			ret =
+			    rule_add(r, C "%s-j REJECT --reject-with %s", match,
+				     p ? "tcp-reset" : reject_with(family));
 		if (ret)
 			return ret;
 	}
 	return 0;
+}
+
+/* In audit mode what enforce would reject is logged, then let through. */
+static int log_then_accept(struct fw_rules *r, const char *match)
+{
+	int ret =
+	    rule_add(r, C "%s-j NFLOG --nflog-prefix " AUDIT_PREFIX, match);
+
+	return ret ? ret : rule_add(r, C "%s-j ACCEPT", match);
 }
 
 /* The multiport list of proto's ports from cfg->ports[*i] on, at most 15
@@ -361,7 +361,7 @@ static int render_ports(const struct config *cfg, int family, const char *set,
 			struct fw_rules *r)
 {
 	static const uint8_t protos[] = {IPPROTO_TCP, IPPROTO_UDP};
-	char list[16 * 12], c[NETADDR_STRLEN + 8];
+	char list[16 * 12];
 	int ret;
 
 	for (size_t p = 0; p < 2; p++) {
@@ -373,20 +373,32 @@ static int render_ports(const struct config *cfg, int family, const char *set,
 				       C "-p %s -m set --match-set %s dst -m "
 					 "multiport --dports %s -j ACCEPT",
 				       pn, set, list);
-			for (size_t k = 0; !ret && k < cfg->n_allow_cidrs;
-			     k++) {
-				if (cfg->allow_cidrs[k].addr.family != family)
-					continue;
-				netaddr_format_cidr(&cfg->allow_cidrs[k], c,
-						    sizeof(c));
-				ret = rule_add(r,
-					       C "-d %s -p %s -m multiport "
-						 "--dports %s -j ACCEPT",
-					       c, pn, list);
-			}
+			if (!ret)
+				ret = render_cidrs(cfg, family, pn, list, r);
 			if (ret)
 				return ret;
 		}
+	}
+	return 0;
+}
+
+/* Each allow_cidrs entry of this family on the same ports. */
+static int render_cidrs(const struct config *cfg, int family, const char *pn,
+			const char *list, struct fw_rules *r)
+{
+	char c[NETADDR_STRLEN + 8];
+	int ret;
+
+	for (size_t k = 0; k < cfg->n_allow_cidrs; k++) {
+		if (cfg->allow_cidrs[k].addr.family != family)
+			continue;
+		netaddr_format_cidr(&cfg->allow_cidrs[k], c, sizeof(c));
+		ret = rule_add(r,
+			       C "-d %s -p %s -m multiport --dports %s -j "
+				 "ACCEPT",
+			       c, pn, list);
+		if (ret)
+			return ret;
 	}
 	return 0;
 }
@@ -450,7 +462,7 @@ int fw_rules_render(const struct config *cfg, int family, struct fw_rules *r)
 	return ret;
 }
 
-bool fw_rules_policy_of(const char *line, char *hex, size_t len)
+static bool policy_of(const char *line, char *hex, size_t len)
 {
 	const char *p = strstr(line, FW_POLICY_TAG);
 	size_t n;
@@ -464,4 +476,14 @@ bool fw_rules_policy_of(const char *line, char *hex, size_t len)
 	memcpy(hex, p, n);
 	hex[n] = '\0';
 	return true;
+}
+
+bool fw_rules_find_policy(const struct fw_rules *r, char *hex, size_t len)
+{
+	hex[0] = '\0';
+	for (size_t i = 0; i < r->n; i++) {
+		if (policy_of(r->v[i], hex, len))
+			return true;
+	}
+	return false;
 }

@@ -5,6 +5,7 @@
 #ifndef DNSFENCE_FWRULES_H
 #define DNSFENCE_FWRULES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "dnsfence/config.h"
@@ -27,8 +28,8 @@ int fw_rules_push(struct fw_rules *r, const char *line);
  * order; none in mode off. 0, -EAFNOSUPPORT, -EINVAL (a set name unfit
  * for the restore text), -E2BIG, -ENOMEM. */
 int fw_rules_render(const struct config *cfg, int family, struct fw_rules *r);
-/* The policy fingerprint a rule line carries, copied into hex (at least
- * 17 bytes); false when the line carries none. */
-bool fw_rules_policy_of(const char *line, char *hex, size_t len);
+/* The policy fingerprint the first rule carrying one holds, copied into
+ * hex (at least 17 bytes); false, and hex "", when none does. */
+bool fw_rules_find_policy(const struct fw_rules *r, char *hex, size_t len);
 
 #endif
