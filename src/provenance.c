@@ -51,14 +51,16 @@ static void fnv(uint64_t *h, const char *s)
 
 static int hash_sorted(uint64_t *h, const char *tag, char **v, size_t n)
 {
-	char **copy = n ? calloc(n, sizeof(*copy)) : NULL;
+	char **copy;
 
-	if (n && !copy)
-		return -ENOMEM;
-	if (n)
-		memcpy(copy, v, n * sizeof(*copy));
-	qsort(copy, n, sizeof(*copy), cmp_str);
 	fnv(h, tag);
+	if (n == 0)
+		return 0;
+	copy = calloc(n, sizeof(*copy));
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, v, n * sizeof(*copy));
+	qsort(copy, n, sizeof(*copy), cmp_str);
 	for (size_t i = 0; i < n; i++) {
 		if (i == 0 || strcmp(copy[i], copy[i - 1]) != 0)
 			fnv(h, copy[i]);
