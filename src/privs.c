@@ -229,8 +229,7 @@ static int check_unprivileged(uid_t uid, char *err, size_t errlen)
 
 	if (getuid() != uid) {
 		snprintf(err, errlen,
-			 "started as uid %u, but user is uid %u (the only uid "
-			 "the firewall lets reach the upstreams): start as "
+			 "started as uid %u, but user is uid %u: start as "
 			 "root, or as uid %u",
 			 (unsigned)getuid(), (unsigned)uid, (unsigned)uid);
 		return -EPERM;
@@ -428,8 +427,7 @@ int privs_preflight(uid_t uid, bool bind_low_port, char *err, size_t errlen)
 	root = r == 0 || e == 0 || s == 0;
 	if (!root && r != uid) {
 		snprintf(err, errlen,
-			 "started as uid %u, but user is uid %u (the only uid "
-			 "the firewall lets reach the upstreams): start as "
+			 "started as uid %u, but user is uid %u: start as "
 			 "root, or as uid %u",
 			 (unsigned)r, (unsigned)uid, (unsigned)uid);
 		return -EPERM;
