@@ -458,10 +458,10 @@ static void policy_fingerprint_and_its_drift(void **state)
 	    "{" U "\"allow\": [\"a.test\"]}",
 	    "{" U
 	    "\"allow\": [\"a.test\", \"b.test\"], \"ecosystems\": [\"npm\"]}",
-	    "{" U "\"allow\": [\"a.test\", \"b.test\"], \"allow_cidrs\": "
-	    "[\"198.18.5.0/24\"]}",
-	    "{\"allow\": [\"a.test\", \"b.test\"], \"upstreams\": "
-	    "[\"198.18.0.9\"]}",
+	    ("{" U "\"allow\": [\"a.test\", \"b.test\"], \"allow_cidrs\": "
+	     "[\"198.18.5.0/24\"]}"),
+	    ("{\"allow\": [\"a.test\", \"b.test\"], \"upstreams\": "
+	     "[\"198.18.0.9\"]}"),
 	};
 	struct config *c = cfg_of("{" U "\"allow\": [\"a.test\", \"b.test\"]}");
 	struct config *same = cfg_of(
