@@ -16,7 +16,7 @@ pkgs=(
 	# kernel tools the daemon's setup and the tests use
 	iproute2 ipset iptables conntrack
 	# real upstream servers and clients for the end-to-end tests
-	nsd unbound dnsutils knot-dnsutils curl python3 procps socat
+	nsd unbound dnsutils knot-dnsutils curl python3 procps socat tcpdump
 	# the metrics test parses the exposition format with it
 	python3-prometheus-client
 	# deployment checks: manifests (YAML), the systemd unit, man pages

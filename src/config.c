@@ -117,6 +117,7 @@ static void print_cell_type(FILE *f, const struct key_spec *k);
 
 static const char *const mode_names[] = {"enforce", "audit", "off", NULL};
 static const char *const deny_names[] = {"nxdomain", "refused", NULL};
+static const char *const inbound_names[] = {"allow", "deny", NULL};
 static const char *const level_names[] = {"error", "warning", "info", "debug",
 					  NULL};
 static const char *const format_names[] = {"text", "json", NULL};
@@ -180,10 +181,26 @@ static const struct key_spec specs[] = {
 		"bits must be zero"},
     {"user", K_STRING, h_user, .defs = user_defs, .type = "name or uid",
      .def_doc = "`\"dnsfence\"`, falling back to `nobody`",
-     .meaning = "the daemon's uid after setup, and the only uid allowed "
-		"DNS to the upstreams. A name has no blanks, control "
+     .meaning = "the daemon's uid after setup; give it a user of its own "
+		"(a warning names nobody; uid 0 is refused). The rules trust "
+		"the socket `mark`, not the uid. A name has no blanks, control "
 		"characters or ':'; a uid is 0..4294967294 and is printed "
 		"back as a string"},
+    {"mark", K_INT, h_int, 1, 2147483647, 0x64000000, 1, OFF(mark),
+     .meaning = "socket mark (SO_MARK) of the daemon's sockets to the "
+		"upstreams. The fence lets traffic to an upstream address "
+		"leave only when a packet's whole mark equals this value, "
+		"which only a holder of CAP_NET_ADMIN can set. The default, "
+		"0x64000000 (1677721600), keeps clear of the bits kube-proxy "
+		"(0x4000, 0x8000), Cilium (0x0f00), Istio (0x539) and the "
+		"AWS VPC CNI (0x80) use; change it if another program in the "
+		"namespace marks packets with it"},
+    {"inbound", K_CHOICE, h_choice, .choices = inbound_names,
+     .meaning = "allow: a connection a peer opens into this namespace gets "
+		"its replies (the ESTABLISHED accept works both ways); deny: "
+		"only connections the namespace opened itself get packets "
+		"out, so no server in it can answer a peer outside (health "
+		"probes and services included). See docs/security.md"},
     {"mode", K_CHOICE, h_choice, .choices = mode_names,
      .meaning = "audit: allow and log what enforce would block; off: "
 		"install no rules"},
@@ -789,6 +806,7 @@ static int finish(struct pctx *p)
 				 : CONFIG_MODE_ENFORCE;
 	p->c->deny_rcode = choice_of(p, "deny_rcode") ? CONFIG_DENY_REFUSED
 						      : CONFIG_DENY_NXDOMAIN;
+	p->c->inbound_deny = choice_of(p, "inbound") == 1;
 	p->c->log_level = level == 0   ? LOGL_ERR
 			  : level == 1 ? LOGL_WARN
 			  : level == 2 ? LOGL_INFO

@@ -138,6 +138,9 @@ char *config_to_json(const struct config *c)
 					   c->upstream_timeout_ms / 1000);
 	ok = ok &&
 	     cJSON_AddNumberToObject(root, "guard_interval", c->guard_interval);
+	ok = ok && cJSON_AddNumberToObject(root, "mark", c->mark);
+	ok = ok && cJSON_AddStringToObject(root, "inbound",
+					   c->inbound_deny ? "deny" : "allow");
 	ok = ok && (log = cJSON_AddObjectToObject(root, "log")) != NULL;
 	ok = ok && cJSON_AddStringToObject(log, "level",
 					   log_level_name(c->log_level));

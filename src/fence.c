@@ -13,6 +13,7 @@
 #include "dnsfence/fence.h"
 #include "dnsfence/firewall.h"
 #include "dnsfence/log.h"
+#include "dnsfence/provenance.h"
 #include "dnsfence/serve.h"
 #include "dnsfence/setsadm.h"
 
@@ -50,6 +51,10 @@ static int setup(const struct config *cfg, uid_t uid)
 		log_err("setup", "sets: %s", err);
 		return -EIO;
 	}
+	if (provenance_reconcile(cfg, err, sizeof(err)) != 0) {
+		log_err("setup", "sets: %s", err);
+		return -EIO;
+	}
 	if (fw_apply(cfg, uid, err, sizeof(err)) != 0) {
 		log_err("setup", "firewall: %s", err);
 		return -EIO;
@@ -62,9 +67,9 @@ static int setup(const struct config *cfg, uid_t uid)
 		return -EIO;
 	}
 	log_info("setup",
-		 "rules and sets in place (mode %s, upstream DNS "
-		 "for uid %u only)",
-		 config_mode_name(cfg->mode), (unsigned)uid);
+		 "rules and sets in place (mode %s, upstream traffic "
+		 "for socket mark %#x only)",
+		 config_mode_name(cfg->mode), (unsigned)cfg->mark);
 	return 0;
 }
 

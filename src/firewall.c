@@ -1,13 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* firewall: the egress fence as iptables/ip6tables rules.
+/* firewall: applies, verifies and removes the egress fence.
  *
- * The rules are rendered as text exactly as `iptables-save -t filter`
- * prints them (match order, "-m udp" after "-p udp", "/32" on -d but not
- * on --ctorigdst, the default --reject-with spelled out), so that one
- * renderer serves three purposes: the iptables-restore input of
- * fw_apply, the expected lines of fw_check, and the unit tests. The
- * canonical forms were found by applying and saving with iptables 1.8.9
- * (nft and legacy print the same) and are listed in docs/firewall.md.
+ * The rules themselves come from fwrules.c, written exactly as
+ * `iptables-save -t filter` prints them, so that the same lines are the
+ * iptables-restore input of fw_apply and the expected lines of fw_check.
  *
  * Everything we own is the chain DNSFENCE-OUT, one jump to it as the
  * first rule of OUTPUT, and OUTPUT's policy (DROP). In an iptables-restore
@@ -19,7 +15,9 @@
  * touched; since our chain ends in a reject, its verdict is final.
  *
  * fw_apply verifies by running the same comparison as fw_check, so a
- * rule the kernel silently did not take fails setup (invariant 7). */
+ * rule the kernel silently did not take fails setup (invariant 7). The
+ * last rule carries the policy fingerprint, so a config whose policy
+ * differs from the installed one is drift, reported as such. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -30,33 +28,21 @@
 
 #include "dnsfence/firewall.h"
 #include "dnsfence/fwexec.h"
+#include "dnsfence/fwrules.h"
 #include "dnsfence/log.h"
-#include "dnsfence/netaddr.h"
-#include "dnsfence/sets.h"
+#include "dnsfence/provenance.h"
 
-#define RULE_MAX      512
-#define MULTIPORT_MAX 15 /* xt_multiport slots; a range takes two */
-#define AUDIT_PREFIX  "dnsfence-audit"
-/* Enforce mode: what the rejects drop is also copied to NFLOG for the
- * daemon's attribution (nflog.c), at most this often per rule, so that
- * a flood costs the daemon a bounded amount of work. */
-#define BLOCK_NFLOG                                                            \
-	"-m limit --limit 10/sec --limit-burst 20 -j NFLOG --nflog-prefix "
-#define JUMP_LINE  "-A OUTPUT -j " FW_CHAIN
-#define CHAIN_RULE "-A " FW_CHAIN " "
+#define JUMP_LINE "-A OUTPUT -j " FW_CHAIN
 
-struct strv {
-	char **v;
-	size_t n, cap;
-};
+typedef void (*report_fn)(void *, const char *);
 
 /* What one family's `iptables-save -t filter` says about our pieces. */
 struct saved {
-	char policy[16];   /* OUTPUT's policy; "" when not listed */
-	bool chain;	   /* ":DNSFENCE-OUT" is declared */
-	int jumps;	   /* exact "-A OUTPUT -j DNSFENCE-OUT" lines */
-	int jump_pos;	   /* 1-based position of the first one in OUTPUT */
-	struct strv rules; /* "-A DNSFENCE-OUT ..." lines, in order */
+	char policy[16];       /* OUTPUT's policy; "" when not listed */
+	bool chain;	       /* ":DNSFENCE-OUT" is declared */
+	int jumps;	       /* exact "-A OUTPUT -j DNSFENCE-OUT" lines */
+	int jump_pos;	       /* 1-based position of the first one in OUTPUT */
+	struct fw_rules rules; /* "-A DNSFENCE-OUT ..." lines, in order */
 };
 
 struct first_diff {
@@ -65,300 +51,50 @@ struct first_diff {
 	int n;
 };
 
-static void strv_free(struct strv *s);
-static int strv_push(struct strv *s, const char *line);
-static int rule_add(struct strv *s, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
 static const char *fam_name(int family);
-static int render_dns(const struct config *cfg, int family, uid_t uid,
-		      struct strv *r);
-static int render_ports(const struct config *cfg, int family, const char *set,
-			struct strv *r);
-static int render_rules(const struct config *cfg, int family, uid_t uid,
-			struct strv *r);
 static int parse_saved(const char *text, struct saved *sv);
-static void say(void (*report)(void *, const char *), void *arg,
-		const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int compare(const struct config *cfg, int family, uid_t uid,
-		   const char *saved, void (*report)(void *, const char *),
-		   void *arg);
+static void say(report_fn report, void *arg, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int compare_off(int family, const struct saved *sv, report_fn report,
+		       void *arg);
+static int compare_frame(int family, const struct saved *sv, report_fn report,
+			 void *arg);
+static int compare_policy(const struct config *cfg, int family,
+			  const struct saved *sv, report_fn report, void *arg);
+static int compare_rules(int family, const struct fw_rules *want,
+			 const struct saved *sv, report_fn report, void *arg);
+static int compare(const struct config *cfg, int family, const char *saved,
+		   report_fn report, void *arg);
 static void keep_first(void *arg, const char *line);
 static int save_family(enum fwexec_backend b, int family, char **text,
 		       char *err, size_t errlen);
+static int stored_policy(enum fwexec_backend b, int family, char *hex,
+			 size_t len, char *err, size_t errlen);
 static void restore_error(int family, enum fwexec_backend b, const char *input,
 			  const char *stderr_text, char *err, size_t errlen);
 static int restore_family(enum fwexec_backend b, int family, const char *input,
 			  char *err, size_t errlen);
-static int apply_family(const struct config *cfg, int family, uid_t uid,
+static int apply_family(const struct config *cfg, int family,
 			enum fwexec_backend b, char *err, size_t errlen);
 static int remove_family(enum fwexec_backend b, int family, char *err,
 			 size_t errlen);
+static void prefer_mldv1(void);
 
 static const int families[] = {AF_INET, AF_INET6};
-
-static void strv_free(struct strv *s)
-{
-	for (size_t i = 0; i < s->n; i++)
-		free(s->v[i]);
-	free(s->v);
-	memset(s, 0, sizeof(*s));
-}
-
-static int strv_push(struct strv *s, const char *line)
-{
-	char *dup;
-
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 32;
-		char **v = reallocarray(s->v, cap, sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		s->v = v;
-		s->cap = cap;
-	}
-	dup = strdup(line);
-	if (!dup)
-		return -ENOMEM;
-	s->v[s->n++] = dup;
-	return 0;
-}
-
-/* Append one rule; a rule equal to an earlier one (a listen address or
- * upstream given twice) is dropped, as the kernel would match it once. */
-static int rule_add(struct strv *s, const char *fmt, ...)
-{
-	char line[RULE_MAX];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof(line))
-		return -E2BIG;
-	for (size_t i = 0; i < s->n; i++) {
-		if (strcmp(s->v[i], line) == 0)
-			return 0;
-	}
-	return strv_push(s, line);
-}
 
 static const char *fam_name(int family)
 {
 	return family == AF_INET6 ? "ipv6" : "ipv4";
 }
 
-/* Upstream DNS for our uid only, matched on the conntrack original
- * destination (Docker DNATs 127.0.0.11:53 to another port); our own
- * listeners for anyone; every other DNS refused before the loopback
- * accept (audit: logged, then let through). */
-static int render_dns(const struct config *cfg, int family, uid_t uid,
-		      struct strv *r)
-{
-	static const char *const protos[] = {"udp", "tcp"};
-	const char *host = family == AF_INET ? "/32" : "/128";
-	const char *icmp = family == AF_INET ? "icmp-admin-prohibited"
-					     : "icmp6-adm-prohibited";
-	char a[NETADDR_STRLEN];
-	struct netaddr na;
-	int ret = 0;
-
-	for (size_t i = 0; i < cfg->n_upstreams && !ret; i++) {
-		const struct sockaddr *sa =
-		    (const struct sockaddr *)&cfg->upstreams[i].sa;
-		unsigned port = netaddr_port(sa);
-
-		if (sa->sa_family != family || !netaddr_from_sockaddr(sa, &na))
-			continue;
-		netaddr_format(&na, a, sizeof(a));
-		for (size_t p = 0; p < 2 && !ret; p++)
-			ret =
-			    rule_add(r,
-				     CHAIN_RULE "-p %s -m owner --uid-owner %u "
-						"-m conntrack --ctorigdst %s "
-						"--ctorigdstport %u -j ACCEPT",
-				     protos[p], (unsigned)uid, a, port);
-	}
-	for (size_t i = 0; i < cfg->n_listen && !ret; i++) {
-		const struct sockaddr *sa =
-		    (const struct sockaddr *)&cfg->listen[i].sa;
-		unsigned port = netaddr_port(sa);
-		static const uint8_t zero[16];
-
-		if (sa->sa_family != family || !netaddr_from_sockaddr(sa, &na))
-			continue;
-		netaddr_format(&na, a, sizeof(a));
-		for (size_t p = 0; p < 2 && !ret; p++) {
-			if (memcmp(na.bytes, zero, family == AF_INET ? 4 : 16))
-				ret = rule_add(
-				    r,
-				    CHAIN_RULE "-d %s%s -p %s -m %s "
-					       "--dport %u -j ACCEPT",
-				    a, host, protos[p], protos[p], port);
-			else /* wildcard listener: any local address */
-				ret =
-				    rule_add(r,
-					     CHAIN_RULE
-					     "-p %s -m addrtype --dst-type "
-					     "LOCAL -m %s --dport %u -j ACCEPT",
-					     protos[p], protos[p], port);
-		}
-	}
-	for (size_t p = 0; p < 2 && !ret; p++) {
-		if (cfg->mode == CONFIG_MODE_AUDIT) {
-			ret =
-			    rule_add(r,
-				     CHAIN_RULE "-p %s -m conntrack "
-						"--ctorigdstport 53 -j NFLOG "
-						"--nflog-prefix " AUDIT_PREFIX,
-				     protos[p]);
-			if (!ret)
-				ret = rule_add(r,
-					       CHAIN_RULE
-					       "-p %s -m conntrack "
-					       "--ctorigdstport 53 -j ACCEPT",
-					       protos[p]);
-		} else {
-			ret = rule_add(r,
-				       CHAIN_RULE
-				       "-p %s -m conntrack "
-				       "--ctorigdstport 53 " BLOCK_NFLOG
-				       "dnsfence-dns",
-				       protos[p]);
-			if (!ret)
-				ret = rule_add(
-				    r,
-				    CHAIN_RULE "-p %s -m conntrack "
-					       "--ctorigdstport 53 -j REJECT "
-					       "--reject-with %s",
-				    protos[p], p ? "tcp-reset" : icmp);
-		}
-	}
-	return ret;
-}
-
-/* Set members and allow_cidrs on the configured ports, one rule per
- * protocol and per run of at most 15 multiport slots. */
-static int render_ports(const struct config *cfg, int family, const char *set,
-			struct strv *r)
-{
-	static const uint8_t protos[] = {IPPROTO_TCP, IPPROTO_UDP};
-	char list[16 * 12], c[NETADDR_STRLEN + 8];
-	size_t i = 0;
-	int ret = 0;
-
-	for (size_t p = 0; p < 2 && !ret; p++) {
-		const char *pn = protos[p] == IPPROTO_TCP ? "tcp" : "udp";
-
-		for (i = 0; i < cfg->n_ports && !ret;) {
-			size_t len = 0;
-			int slots = 0;
-
-			list[0] = '\0';
-			for (; i < cfg->n_ports; i++) {
-				const struct config_port *cp = &cfg->ports[i];
-				int w = cp->first == cp->last ? 1 : 2;
-
-				if (cp->proto != protos[p])
-					continue;
-				if (slots + w > MULTIPORT_MAX)
-					break;
-				len += (size_t)snprintf(
-				    list + len, sizeof(list) - len,
-				    cp->first == cp->last ? "%s%u" : "%s%u:%u",
-				    len ? "," : "", (unsigned)cp->first,
-				    (unsigned)cp->last);
-				slots += w;
-			}
-			if (!slots)
-				break;
-			ret =
-			    rule_add(r,
-				     CHAIN_RULE "-p %s -m set --match-set %s "
-						"dst -m multiport --dports %s "
-						"-j ACCEPT",
-				     pn, set, list);
-			for (size_t k = 0; k < cfg->n_allow_cidrs && !ret;
-			     k++) {
-				if (cfg->allow_cidrs[k].addr.family != family)
-					continue;
-				netaddr_format_cidr(&cfg->allow_cidrs[k], c,
-						    sizeof(c));
-				ret = rule_add(r,
-					       CHAIN_RULE
-					       "-d %s -p %s -m multiport "
-					       "--dports %s -j ACCEPT",
-					       c, pn, list);
-			}
-		}
-	}
-	return ret;
-}
-
-static int render_rules(const struct config *cfg, int family, uid_t uid,
-			struct strv *r)
-{
-	const char *set = family == AF_INET ? cfg->set4 : cfg->set6;
-	int ret;
-
-	if (family != AF_INET && family != AF_INET6)
-		return -EAFNOSUPPORT;
-	if (!sets_name_valid(set))
-		return -EINVAL;
-	if (cfg->mode == CONFIG_MODE_OFF)
-		return 0;
-	ret = rule_add(r, CHAIN_RULE "-m conntrack --ctstate "
-				     "RELATED,ESTABLISHED -j ACCEPT");
-	/* Neighbour discovery (and the MLD reports that keep solicited-node
-	 * groups alive on snooping bridges), link-local only: RFC 4861
-	 * packets carry hop limit 255, MLD hop limit 1. */
-	if (!ret && family == AF_INET6) {
-		static const struct {
-			int type, hl;
-		} nd[] = {{133, 255}, {135, 255}, {136, 255}, {143, 1}};
-
-		for (size_t i = 0; i < 4 && !ret; i++)
-			ret = rule_add(r,
-				       CHAIN_RULE "-p ipv6-icmp -m icmp6 "
-						  "--icmpv6-type %d -m hl "
-						  "--hl-eq %d -j ACCEPT",
-				       nd[i].type, nd[i].hl);
-	}
-	if (!ret)
-		ret = render_dns(cfg, family, uid, r);
-	if (!ret)
-		ret = rule_add(r, CHAIN_RULE "-o lo -j ACCEPT");
-	if (!ret)
-		ret = render_ports(cfg, family, set, r);
-	if (ret)
-		return ret;
-	if (cfg->mode == CONFIG_MODE_AUDIT) {
-		ret = rule_add(r, CHAIN_RULE
-			       "-j NFLOG --nflog-prefix " AUDIT_PREFIX);
-		if (!ret)
-			ret = rule_add(r, CHAIN_RULE "-j ACCEPT");
-	} else {
-		ret = rule_add(r, CHAIN_RULE BLOCK_NFLOG "dnsfence-block");
-		if (!ret)
-			ret = rule_add(r, CHAIN_RULE "-p tcp -j REJECT "
-						     "--reject-with tcp-reset");
-		if (!ret)
-			ret = rule_add(
-			    r, CHAIN_RULE "-j REJECT --reject-with %s",
-			    family == AF_INET ? "icmp-admin-prohibited"
-					      : "icmp6-adm-prohibited");
-	}
-	return ret;
-}
-
 char *fw_render(const struct config *cfg, int family, uid_t uid)
 {
-	struct strv r = {0};
+	struct fw_rules r = {0};
 	size_t len = 0, cap;
 	char *out = NULL;
 
-	if (render_rules(cfg, family, uid, &r) < 0)
+	(void)uid;
+	if (fw_rules_render(cfg, family, &r) < 0)
 		goto out;
 	if (cfg->mode == CONFIG_MODE_OFF) {
 		out = strdup("# dnsfence: mode off installs no rules\n");
@@ -376,7 +112,7 @@ char *fw_render(const struct config *cfg, int family, uid_t uid)
 		len += (size_t)snprintf(out + len, cap - len, "%s\n", r.v[i]);
 	snprintf(out + len, cap - len, "COMMIT\n");
 out:
-	strv_free(&r);
+	fw_rules_free(&r);
 	return out;
 }
 
@@ -388,10 +124,10 @@ static int parse_saved(const char *text, struct saved *sv)
 	int out_rules = 0, ret = 0;
 
 	memset(sv, 0, sizeof(*sv));
-	while (*p && !ret) {
+	while (*p) {
 		const char *eol = strchr(p, '\n');
 		size_t len = eol ? (size_t)(eol - p) : strlen(p);
-		char line[RULE_MAX * 2];
+		char line[FW_RULE_MAX * 2];
 
 		while (len && (p[len - 1] == ' ' || p[len - 1] == '\r'))
 			len--;
@@ -411,21 +147,26 @@ static int parse_saved(const char *text, struct saved *sv)
 			sv->chain = true;
 		} else if (strncmp(line, "-A OUTPUT ", 10) == 0) {
 			out_rules++;
-			if (strcmp(line, JUMP_LINE) == 0 && !sv->jumps++)
+			if (strcmp(line, JUMP_LINE) != 0)
+				continue;
+			if (sv->jumps == 0)
 				sv->jump_pos = out_rules;
-		} else if (strncmp(line, CHAIN_RULE, strlen(CHAIN_RULE)) == 0) {
-			ret = strv_push(&sv->rules, line);
+			sv->jumps++;
+		} else if (strncmp(line, FW_CHAIN_RULE,
+				   strlen(FW_CHAIN_RULE)) == 0) {
+			ret = fw_rules_push(&sv->rules, line);
+			if (ret)
+				break;
 		}
 	}
 	if (ret)
-		strv_free(&sv->rules);
+		fw_rules_free(&sv->rules);
 	return ret;
 }
 
-static void say(void (*report)(void *, const char *), void *arg,
-		const char *fmt, ...)
+static void say(report_fn report, void *arg, const char *fmt, ...)
 {
-	char line[RULE_MAX + 128];
+	char line[FW_RULE_MAX + 128];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -435,89 +176,154 @@ static void say(void (*report)(void *, const char *), void *arg,
 		report(arg, line);
 }
 
-static int compare(const struct config *cfg, int family, uid_t uid,
-		   const char *saved, void (*report)(void *, const char *),
-		   void *arg)
+/* Mode off expects neither our chain nor the jump. */
+static int compare_off(int family, const struct saved *sv, report_fn report,
+		       void *arg)
+{
+	int diffs = 0;
+
+	if (sv->chain) {
+		diffs++;
+		say(report, arg, "%s: mode is off but chain %s exists",
+		    fam_name(family), FW_CHAIN);
+	}
+	if (sv->jumps) {
+		diffs++;
+		say(report, arg, "%s: mode is off but OUTPUT jumps to %s",
+		    fam_name(family), FW_CHAIN);
+	}
+	return diffs;
+}
+
+/* OUTPUT's policy, the one jump first in OUTPUT, our chain declared. */
+static int compare_frame(int family, const struct saved *sv, report_fn report,
+			 void *arg)
 {
 	const char *fam = fam_name(family);
-	struct strv want = {0};
-	struct saved sv;
-	bool *used = NULL;
-	int ret, diffs = 0, missing = 0;
+	int diffs = 1;
 
-	ret = parse_saved(saved, &sv);
-	if (ret)
-		return ret;
-	ret = render_rules(cfg, family, uid, &want);
-	if (ret)
-		goto out;
-	if (cfg->mode == CONFIG_MODE_OFF) {
-		if (sv.chain && ++diffs)
-			say(report, arg, "%s: mode is off but chain %s exists",
-			    fam, FW_CHAIN);
-		if (sv.jumps && ++diffs)
-			say(report, arg,
-			    "%s: mode is off but OUTPUT jumps to %s", fam,
-			    FW_CHAIN);
-		goto out;
-	}
-	if (strcmp(sv.policy, "DROP") != 0 && ++diffs)
+	if (strcmp(sv->policy, "DROP") != 0)
 		say(report, arg, "%s: OUTPUT policy is %s, expected DROP", fam,
-		    sv.policy[0] ? sv.policy : "ACCEPT (no filter table)");
-	if (sv.jumps == 0 && ++diffs)
+		    sv->policy[0] ? sv->policy : "ACCEPT (no filter table)");
+	else
+		diffs = 0;
+	diffs++;
+	if (sv->jumps == 0)
 		say(report, arg, "%s: jump from OUTPUT to %s missing", fam,
 		    FW_CHAIN);
-	else if (sv.jumps > 1 && ++diffs)
+	else if (sv->jumps > 1)
 		say(report, arg, "%s: jump from OUTPUT to %s appears %d times",
-		    fam, FW_CHAIN, sv.jumps);
-	else if (sv.jump_pos != 1 && ++diffs)
+		    fam, FW_CHAIN, sv->jumps);
+	else if (sv->jump_pos != 1)
 		say(report, arg,
 		    "%s: jump from OUTPUT to %s is rule %d of OUTPUT, expected "
 		    "1 (rules before it bypass the fence)",
-		    fam, FW_CHAIN, sv.jump_pos);
-	if (!sv.chain) {
+		    fam, FW_CHAIN, sv->jump_pos);
+	else
+		diffs--;
+	if (!sv->chain) {
 		diffs++;
 		say(report, arg, "%s: chain %s missing", fam, FW_CHAIN);
-		goto out;
 	}
-	used = calloc(sv.rules.n + 1, sizeof(*used));
-	if (!used) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	for (size_t i = 0; i < want.n; i++) {
-		size_t j = 0;
+	return diffs;
+}
 
-		while (j < sv.rules.n &&
-		       (used[j] || strcmp(sv.rules.v[j], want.v[i]) != 0))
-			j++;
-		if (j < sv.rules.n) {
+/* The sets hold what the policy recorded in the rules let in: another
+ * fingerprint means entries of another policy (invariant 9). */
+static int compare_policy(const struct config *cfg, int family,
+			  const struct saved *sv, report_fn report, void *arg)
+{
+	char want[PROVENANCE_HEXLEN], have[PROVENANCE_HEXLEN] = "";
+	int ret = provenance_fingerprint(cfg, want);
+
+	if (ret)
+		return ret;
+	fw_rules_find_policy(&sv->rules, have, sizeof(have));
+	if (strcmp(have, want) == 0)
+		return 0;
+	say(report, arg,
+	    "%s: sets %s and %s may hold entries of another policy (rules "
+	    "installed for policy %s, this config is %s); run 'dnsfence "
+	    "setup' to flush them",
+	    fam_name(family), cfg->set4, cfg->set6, have[0] ? have : "none",
+	    want);
+	return 1;
+}
+
+/* Each wanted rule present once, nothing else, and in order. */
+static int compare_rules(int family, const struct fw_rules *want,
+			 const struct saved *sv, report_fn report, void *arg)
+{
+	const char *fam = fam_name(family);
+	bool *used = calloc(sv->rules.n + 1, sizeof(*used));
+	int missing = 0;
+	size_t j;
+
+	if (!used)
+		return -ENOMEM;
+	for (size_t i = 0; i < want->n; i++) {
+		for (j = 0; j < sv->rules.n; j++) {
+			if (!used[j] && strcmp(sv->rules.v[j], want->v[i]) == 0)
+				break;
+		}
+		if (j < sv->rules.n) {
 			used[j] = true;
 			continue;
 		}
 		missing++;
-		say(report, arg, "%s: rule missing: %s", fam, want.v[i]);
+		say(report, arg, "%s: rule missing: %s", fam, want->v[i]);
 	}
-	for (size_t j = 0; j < sv.rules.n; j++) {
-		if (!used[j] && ++missing)
-			say(report, arg, "%s: unexpected rule in %s: %s", fam,
-			    FW_CHAIN, sv.rules.v[j]);
+	for (j = 0; j < sv->rules.n; j++) {
+		if (used[j])
+			continue;
+		missing++;
+		say(report, arg, "%s: unexpected rule in %s: %s", fam, FW_CHAIN,
+		    sv->rules.v[j]);
 	}
-	diffs += missing;
-	for (size_t i = 0; !missing && i < want.n; i++) {
-		if (strcmp(sv.rules.v[i], want.v[i]) != 0) {
-			diffs++;
-			say(report, arg,
-			    "%s: rules of %s out of order: rule %zu is %s, "
-			    "expected %s",
-			    fam, FW_CHAIN, i + 1, sv.rules.v[i], want.v[i]);
-			break;
-		}
+	free(used);
+	for (size_t i = 0; missing == 0 && i < want->n; i++) {
+		if (strcmp(sv->rules.v[i], want->v[i]) == 0)
+			continue;
+		say(report, arg,
+		    "%s: rules of %s out of order: rule %zu is %s, expected %s",
+		    fam, FW_CHAIN, i + 1, sv->rules.v[i], want->v[i]);
+		return 1;
+	}
+	return missing;
+}
+
+static int compare(const struct config *cfg, int family, const char *saved,
+		   report_fn report, void *arg)
+{
+	struct fw_rules want = {0};
+	struct saved sv;
+	int ret, diffs = 0;
+
+	ret = parse_saved(saved, &sv);
+	if (ret)
+		return ret;
+	ret = fw_rules_render(cfg, family, &want);
+	if (ret)
+		goto out;
+	if (cfg->mode == CONFIG_MODE_OFF) {
+		diffs = compare_off(family, &sv, report, arg);
+		goto out;
+	}
+	diffs = compare_frame(family, &sv, report, arg);
+	if (!sv.chain)
+		goto out;
+	ret = compare_policy(cfg, family, &sv, report, arg);
+	if (ret >= 0) {
+		diffs += ret;
+		ret = compare_rules(family, &want, &sv, report, arg);
+	}
+	if (ret >= 0) {
+		diffs += ret;
+		ret = 0;
 	}
 out:
-	free(used);
-	strv_free(&want);
-	strv_free(&sv.rules);
+	fw_rules_free(&want);
+	fw_rules_free(&sv.rules);
 	return ret ? ret : diffs;
 }
 
@@ -525,7 +331,8 @@ int fw_compare(const struct config *cfg, int family, uid_t uid,
 	       const char *saved, void (*report)(void *arg, const char *line),
 	       void *arg)
 {
-	return compare(cfg, family, uid, saved, report, arg);
+	(void)uid;
+	return compare(cfg, family, saved, report, arg);
 }
 
 static void keep_first(void *arg, const char *line)
@@ -552,6 +359,41 @@ static int save_family(enum fwexec_backend b, int family, char **text,
 	return ret;
 }
 
+/* The fingerprint on our chain's rules for one family ("" if none). */
+static int stored_policy(enum fwexec_backend b, int family, char *hex,
+			 size_t len, char *err, size_t errlen)
+{
+	struct saved sv = {0};
+	char *saved = NULL;
+	int ret = save_family(b, family, &saved, err, errlen);
+
+	hex[0] = '\0';
+	if (!ret)
+		ret = parse_saved(saved, &sv);
+	if (!ret)
+		fw_rules_find_policy(&sv.rules, hex, len);
+	fw_rules_free(&sv.rules);
+	free(saved);
+	return ret;
+}
+
+int fw_stored_policy(char *hex, size_t len, char *err, size_t errlen)
+{
+	char v6[PROVENANCE_HEXLEN];
+	enum fwexec_backend b;
+	int ret = fwexec_backend(&b, err, errlen);
+
+	hex[0] = '\0';
+	if (ret)
+		return ret;
+	ret = stored_policy(b, AF_INET, hex, len, err, errlen);
+	if (!ret)
+		ret = stored_policy(b, AF_INET6, v6, sizeof(v6), err, errlen);
+	if (!ret && strcmp(hex, v6) != 0)
+		hex[0] = '\0'; /* the families disagree: no one policy */
+	return ret;
+}
+
 /* "ipv4: iptables-nft-restore rejected line 7 (-A ...): <its message>".
  * iptables-restore reports "Error occurred at line: N" on stderr. */
 static void restore_error(int family, enum fwexec_backend b, const char *input,
@@ -559,7 +401,7 @@ static void restore_error(int family, enum fwexec_backend b, const char *input,
 {
 	const char *msg = stderr_text ? stderr_text : "";
 	const char *at = strstr(msg, "line: ");
-	char first[256] = "", text[RULE_MAX] = "";
+	char first[256] = "", text[FW_RULE_MAX] = "";
 	unsigned long lineno = at ? strtoul(at + 6, NULL, 10) : 0;
 
 	while (*msg == '\n')
@@ -606,7 +448,7 @@ static int restore_family(enum fwexec_backend b, int family, const char *input,
 /* Our chain (flushed and refilled by its ":" line), OUTPUT's policy, and
  * the jump: left alone when it is already there once and first; otherwise
  * every copy is deleted and one inserted first, in the same transaction. */
-static int apply_family(const struct config *cfg, int family, uid_t uid,
+static int apply_family(const struct config *cfg, int family,
 			enum fwexec_backend b, char *err, size_t errlen)
 {
 	char *saved = NULL, *rules = NULL, *input = NULL;
@@ -620,7 +462,7 @@ static int apply_family(const struct config *cfg, int family, uid_t uid,
 	ret = parse_saved(saved, &sv);
 	if (ret)
 		goto out;
-	rules = fw_render(cfg, family, uid);
+	rules = fw_render(cfg, family, 0);
 	if (!rules) {
 		ret = -EINVAL;
 		snprintf(err, errlen, "%s: cannot render the rules",
@@ -645,17 +487,42 @@ static int apply_family(const struct config *cfg, int family, uid_t uid,
 	snprintf(input + len, cap - len, "COMMIT\n");
 	ret = restore_family(b, family, input, err, errlen);
 out:
-	strv_free(&sv.rules);
+	fw_rules_free(&sv.rules);
 	free(saved);
 	free(rules);
 	free(input);
 	return ret;
 }
 
+/* MLDv1 reports name one group each, as their destination, so the rules
+ * can let out exactly the solicited-node ones (an MLDv2 report lists many
+ * groups, and no rule can read them all). The setting is per network
+ * namespace. Where /proc/sys is read-only (a container), the v2 rules
+ * still pass reports of one or two solicited-node groups; say so. */
+static void prefer_mldv1(void)
+{
+	static const char path[] = "/proc/sys/net/ipv6/conf/all/"
+				   "force_mld_version";
+	FILE *f = fopen(path, "w");
+	bool ok = f != NULL && fputs("1\n", f) >= 0;
+
+	if (f != NULL && fclose(f) != 0)
+		ok = false;
+	if (ok || errno == ENOENT) /* ENOENT: no IPv6 here */
+		return;
+	log_warn("firewall",
+		 "cannot set %s to 1 (%s): MLDv2 reports announcing more than "
+		 "two groups stay in, which may hide this namespace from "
+		 "snooping bridges; set net.ipv6.conf.all.force_mld_version=1 "
+		 "(docs/firewall.md)",
+		 path, strerror(errno));
+}
+
 int fw_apply(const struct config *cfg, uid_t uid, char *err, size_t errlen)
 {
+	(void)uid;
 	enum fwexec_backend b;
-	char diff[RULE_MAX + 128];
+	char diff[FW_RULE_MAX + 128];
 	int ret;
 
 	if (cfg->mode == CONFIG_MODE_OFF) {
@@ -667,7 +534,7 @@ int fw_apply(const struct config *cfg, uid_t uid, char *err, size_t errlen)
 		return ret;
 	log_debug("firewall", "using %s", fwexec_backend_name(b));
 	for (size_t i = 0; i < 2; i++) {
-		ret = apply_family(cfg, families[i], uid, b, err, errlen);
+		ret = apply_family(cfg, families[i], b, err, errlen);
 		if (ret)
 			return ret;
 	}
@@ -677,8 +544,7 @@ int fw_apply(const struct config *cfg, uid_t uid, char *err, size_t errlen)
 
 		ret = save_family(b, families[i], &saved, err, errlen);
 		if (!ret)
-			ret = compare(cfg, families[i], uid, saved, keep_first,
-				      &fd);
+			ret = compare(cfg, families[i], saved, keep_first, &fd);
 		free(saved);
 		if (ret > 0) {
 			snprintf(err, errlen,
@@ -691,6 +557,7 @@ int fw_apply(const struct config *cfg, uid_t uid, char *err, size_t errlen)
 		if (ret < 0)
 			return ret;
 	}
+	prefer_mldv1();
 	log_info("firewall", "%s rules installed (%s)",
 		 config_mode_name(cfg->mode), fwexec_backend_name(b));
 	return 0;
@@ -699,6 +566,7 @@ int fw_apply(const struct config *cfg, uid_t uid, char *err, size_t errlen)
 int fw_check(const struct config *cfg, uid_t uid,
 	     void (*report)(void *arg, const char *line), void *arg)
 {
+	(void)uid;
 	enum fwexec_backend b;
 	char err[512];
 	int ret, diffs = 0;
@@ -717,8 +585,7 @@ int fw_check(const struct config *cfg, uid_t uid,
 
 		ret = save_family(b, families[i], &saved, err, sizeof(err));
 		if (!ret)
-			ret =
-			    compare(cfg, families[i], uid, saved, report, arg);
+			ret = compare(cfg, families[i], saved, report, arg);
 		free(saved);
 		if (ret < 0) {
 			log_err("firewall", "%s", err);
@@ -754,7 +621,7 @@ static int remove_family(enum fwexec_backend b, int family, char *err,
 	snprintf(input + len, sizeof(input) - len, "COMMIT\n");
 	ret = restore_family(b, family, input, err, errlen);
 out:
-	strv_free(&sv.rules);
+	fw_rules_free(&sv.rules);
 	free(saved);
 	return ret;
 }

@@ -21,6 +21,15 @@ uint32_t hash_fnv1a(const void *key, size_t len, uint32_t seed)
 	return h;
 }
 
+uint64_t hash_fnv1a64(uint64_t h, const void *key, size_t len)
+{
+	const uint8_t *k = key;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ k[i]) * 0x100000001b3ull;
+	return h;
+}
+
 int hash_seed(void *out, size_t len)
 {
 	uint8_t *p = out;

@@ -5,9 +5,16 @@
  * Parsing is strict on purpose: inet_pton() only (no inet_aton shorthand
  * like "10.1" or octal "010.0.0.1"), no scope ids ("fe80::1%eth0" names an
  * interface, which a set entry cannot hold), no whitespace, ports 1..65535
- * in plain decimal. An IPv4-mapped IPv6 address (::ffff:a.b.c.d) is judged
- * by the IPv4 address inside, both for "internal" and for allow_cidrs, so
- * that a mapped answer cannot smuggle 127.0.0.1 past the check. */
+ * in plain decimal. An IPv6 address that carries an IPv4 address (mapped
+ * ::ffff:0:0/96, compatible ::/96, NAT64 64:ff9b::/96 and 64:ff9b:1::/48,
+ * 6to4 2002::/16) is judged by the IPv4 address inside, both for
+ * "internal" and for allow_cidrs, so that no such form smuggles
+ * 169.254.169.254 or 127.0.0.1 past the check; a NAT64 form of a public
+ * IPv4 address stays ordinary (DNS64 clusters depend on it). In
+ * 64:ff9b:1::/48 the operator picks the prefix length (RFC 6052: /48, /56,
+ * /64 or /96), so every layout the address fits (u octet and suffix zero;
+ * /96 unless its IPv4 would be 0.0.0.0) is tried, and one internal
+ * reading is enough; an address there that fits none is internal. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -21,14 +28,21 @@ struct range {
 	uint8_t prefix;
 };
 
+static bool covered(const struct netaddr *a, const struct netcidr *allow,
+		    size_t n_allow);
 static bool prefix_match(const uint8_t *a, const uint8_t *net, unsigned prefix);
 static bool in_ranges(const struct netaddr *a, const struct range *r, size_t n);
-static bool is_mapped(const struct netaddr *a, struct netaddr *v4);
+static void take_v4(const struct netaddr *a, const uint8_t pos[4],
+		    struct netaddr *v4);
+static size_t nat64_local(const struct netaddr *a, struct netaddr *v4,
+			  size_t max);
 static int parse_prefix(const char *s, unsigned max, unsigned *out);
 static void fill_sockaddr(const struct netaddr *a, uint16_t port,
 			  struct sockaddr_storage *out, socklen_t *outlen);
 
 #define MAX_ADDR_TEXT 64 /* longer input cannot be an address */
+
+static const uint8_t nat64_local_pfx[6] = {0, 0x64, 0xff, 0x9b, 0, 1};
 
 static const struct range internal4[] = {
     {{0, 0, 0, 0}, 8},	    {{10, 0, 0, 0}, 8},	    {{100, 64, 0, 0}, 10},
@@ -36,7 +50,9 @@ static const struct range internal4[] = {
     {{192, 168, 0, 0}, 16}, {{224, 0, 0, 0}, 4},    {{240, 0, 0, 0}, 4},
 };
 
-/* ::ffff:0:0/96 is handled apart: by the IPv4 address inside. */
+/* The forms that carry an IPv4 address (netaddr_embedded_v4) are judged
+ * apart, by the IPv4 address inside: ::/96 holds :: and ::1 (0.0.0.0 and
+ * 0.0.0.1, in 0.0.0.0/8), listed here for the record. */
 static const struct range internal6[] = {
     {{0}, 128},		/* :: */
     {{[15] = 1}, 128},	/* ::1 */
@@ -66,16 +82,69 @@ static bool in_ranges(const struct netaddr *a, const struct range *r, size_t n)
 	return false;
 }
 
-static bool is_mapped(const struct netaddr *a, struct netaddr *v4)
+static void take_v4(const struct netaddr *a, const uint8_t pos[4],
+		    struct netaddr *v4)
 {
-	static const uint8_t pfx[12] = {[10] = 0xff, [11] = 0xff};
-
-	if (a->family != AF_INET6 || memcmp(a->bytes, pfx, 12) != 0)
-		return false;
 	memset(v4, 0, sizeof(*v4));
 	v4->family = AF_INET;
-	memcpy(v4->bytes, a->bytes + 12, 4);
-	return true;
+	for (size_t i = 0; i < 4; i++)
+		v4->bytes[i] = a->bytes[pos[i]];
+}
+
+/* 64:ff9b:1::/48 under each RFC 6052 layout it fits. */
+static size_t nat64_local(const struct netaddr *a, struct netaddr *v4,
+			  size_t max)
+{
+	static const struct {
+		uint8_t pos[4];
+		uint8_t suffix; /* first byte that must be zero, to 16 */
+	} layout[] = {
+	    {{6, 7, 9, 10}, 11},   /* /48 */
+	    {{7, 9, 10, 11}, 12},  /* /56 */
+	    {{9, 10, 11, 12}, 13}, /* /64 */
+	};
+	static const uint8_t pos96[4] = {12, 13, 14, 15};
+	size_t n = 0;
+
+	for (size_t i = 0; i < 3 && n < max; i++) {
+		bool fits = a->bytes[8] == 0;
+
+		for (size_t k = layout[i].suffix; k < 16; k++)
+			fits = fits && a->bytes[k] == 0;
+		if (fits)
+			take_v4(a, layout[i].pos, &v4[n++]);
+	}
+	/* 0.0.0.0 is never what a /96 NAT64 address means: zero low 32
+	 * bits are a shorter layout's suffix, not an address. */
+	if (n < max && memcmp(a->bytes + 12, "\0\0\0\0", 4) != 0)
+		take_v4(a, pos96, &v4[n++]);
+	return n;
+}
+
+size_t netaddr_embedded_v4(const struct netaddr *a, struct netaddr *v4,
+			   size_t max)
+{
+	static const uint8_t mapped[12] = {[10] = 0xff, [11] = 0xff};
+	static const uint8_t compat[12] = {0};
+	static const uint8_t nat64[12] = {0, 0x64, 0xff, 0x9b};
+	static const uint8_t pos96[4] = {12, 13, 14, 15};
+	static const uint8_t pos6to4[4] = {2, 3, 4, 5};
+
+	if (a->family != AF_INET6 || max == 0)
+		return 0;
+	if (memcmp(a->bytes, mapped, 12) == 0 ||
+	    memcmp(a->bytes, compat, 12) == 0 ||
+	    memcmp(a->bytes, nat64, 12) == 0) {
+		take_v4(a, pos96, v4);
+		return 1;
+	}
+	if (a->bytes[0] == 0x20 && a->bytes[1] == 0x02) {
+		take_v4(a, pos6to4, v4);
+		return 1;
+	}
+	if (memcmp(a->bytes, nat64_local_pfx, 6) == 0)
+		return nat64_local(a, v4, max);
+	return 0;
 }
 
 int netaddr_parse(const char *s, struct netaddr *out)
@@ -349,32 +418,63 @@ bool netaddr_cidr_contains(const struct netcidr *c, const struct netaddr *a)
 
 bool netaddr_is_internal(const struct netaddr *a)
 {
-	struct netaddr v4;
+	struct netaddr v4[NETADDR_EMBED_MAX];
+	size_t n;
 
 	if (a->family == AF_INET)
 		return in_ranges(a, internal4,
 				 sizeof(internal4) / sizeof(internal4[0]));
 	if (a->family != AF_INET6)
 		return true; /* not an address we know: never admit it */
-	if (is_mapped(a, &v4))
-		return netaddr_is_internal(&v4);
-	return in_ranges(a, internal6,
-			 sizeof(internal6) / sizeof(internal6[0]));
+	n = netaddr_embedded_v4(a, v4, NETADDR_EMBED_MAX);
+	if (n == 0 && memcmp(a->bytes, nat64_local_pfx, 6) == 0)
+		return true; /* in 64:ff9b:1::/48 but fits no NAT64 layout */
+	for (size_t i = 0; i < n; i++) {
+		if (netaddr_is_internal(&v4[i]))
+			return true;
+	}
+	return n == 0 && in_ranges(a, internal6,
+				   sizeof(internal6) / sizeof(internal6[0]));
 }
 
-bool netaddr_admissible(const struct netaddr *a, const struct netcidr *allow,
-			size_t n_allow)
+static bool covered(const struct netaddr *a, const struct netcidr *allow,
+		    size_t n_allow)
 {
-	struct netaddr v4;
-	bool mapped;
-
-	if (!netaddr_is_internal(a))
-		return true;
-	mapped = is_mapped(a, &v4);
 	for (size_t i = 0; i < n_allow; i++) {
 		if (netaddr_cidr_contains(&allow[i], a))
 			return true;
-		if (mapped && netaddr_cidr_contains(&allow[i], &v4))
+	}
+	return false;
+}
+
+/* Internal, yet admitted when allow_cidrs covers the address itself, or
+ * every internal IPv4 address it may carry. */
+bool netaddr_admissible(const struct netaddr *a, const struct netcidr *allow,
+			size_t n_allow)
+{
+	struct netaddr v4[NETADDR_EMBED_MAX];
+	size_t n;
+
+	if (!netaddr_is_internal(a) || covered(a, allow, n_allow))
+		return true;
+	n = netaddr_embedded_v4(a, v4, NETADDR_EMBED_MAX);
+	for (size_t i = 0; i < n; i++) {
+		if (netaddr_is_internal(&v4[i]) &&
+		    !covered(&v4[i], allow, n_allow))
+			return false;
+	}
+	return n > 0;
+}
+
+bool netaddr_reaches(const struct netaddr *a, const struct netaddr *target)
+{
+	struct netaddr v4[NETADDR_EMBED_MAX];
+	size_t n = netaddr_embedded_v4(a, v4, NETADDR_EMBED_MAX);
+
+	if (netaddr_equal(a, target))
+		return true;
+	for (size_t i = 0; i < n; i++) {
+		if (netaddr_equal(&v4[i], target))
 			return true;
 	}
 	return false;

@@ -136,6 +136,12 @@ int privs_lookup(const char *user, uid_t *uid, gid_t *gid, char *err,
 		*uid = pw->pw_uid;
 		*gid = pw->pw_gid;
 	}
+	if (*uid == 65534 || (pw != NULL && strcmp(pw->pw_name, "nobody") == 0))
+		log_warn(SYS,
+			 "user: the daemon runs as nobody (uid %u), a uid "
+			 "other programs share; give dnsfence a user of its "
+			 "own (docs/security.md)",
+			 (unsigned)*uid);
 	if (*uid == 0) {
 		snprintf(err, errlen,
 			 "user: \"%s\" is uid 0; dnsfence never serves as root",
@@ -223,8 +229,7 @@ static int check_unprivileged(uid_t uid, char *err, size_t errlen)
 
 	if (getuid() != uid) {
 		snprintf(err, errlen,
-			 "started as uid %u, but user is uid %u (the only uid "
-			 "the firewall lets reach the upstreams): start as "
+			 "started as uid %u, but user is uid %u: start as "
 			 "root, or as uid %u",
 			 (unsigned)getuid(), (unsigned)uid, (unsigned)uid);
 		return -EPERM;
@@ -422,8 +427,7 @@ int privs_preflight(uid_t uid, bool bind_low_port, char *err, size_t errlen)
 	root = r == 0 || e == 0 || s == 0;
 	if (!root && r != uid) {
 		snprintf(err, errlen,
-			 "started as uid %u, but user is uid %u (the only uid "
-			 "the firewall lets reach the upstreams): start as "
+			 "started as uid %u, but user is uid %u: start as "
 			 "root, or as uid %u",
 			 (unsigned)r, (unsigned)uid, (unsigned)uid);
 		return -EPERM;

@@ -141,6 +141,7 @@ static void fail_one(struct resolver *r, struct rquery *rq);
 static bool keep_rr(struct dns_rr *rr, void *arg);
 static int hint_handed_out(const struct netaddr *a, void *arg);
 static bool handed_out(const struct keep_ctx *kc, const struct netaddr *a);
+static bool is_upstream(const struct resolver *r, const struct netaddr *a);
 static bool admissible(const struct resolver *r, const struct netaddr *a);
 static size_t client_max(const struct dns_query *q, bool tcp);
 static void describe(const struct dns_query *q, const struct sockaddr *peer,
@@ -503,9 +504,12 @@ static void on_upstream(void *arg, int status, const uint8_t *answer,
 		stats_inc(STAT_ADDR_INTERNAL);
 		netaddr_format(&addrs[i].addr, astr, sizeof(astr));
 		log_warn("snoop",
-			 "%s answered internal address %s: left out of the "
+			 "%s answered %s address %s: left out of the "
 			 "answer and the sets",
-			 name, astr);
+			 name,
+			 is_upstream(r, &addrs[i].addr) ? "an upstream's"
+							: "internal",
+			 astr);
 	}
 	memcpy(p->addrs, keep, nkeep * sizeof(*keep));
 	p->n_addrs = nkeep;
@@ -694,10 +698,26 @@ static void fail_one(struct resolver *r, struct rquery *rq)
 		       r->out, (size_t)n);
 }
 
+/* The upstreams' addresses never enter a set (invariant 5): a name
+ * answering one would open the allowed ports on the resolver itself. */
+static bool is_upstream(const struct resolver *r, const struct netaddr *a)
+{
+	struct netaddr u;
+
+	for (size_t i = 0; i < r->cfg->n_upstreams; i++) {
+		if (netaddr_from_sockaddr(
+			(const struct sockaddr *)&r->cfg->upstreams[i].sa,
+			&u) &&
+		    netaddr_reaches(a, &u))
+			return true;
+	}
+	return false;
+}
+
 static bool admissible(const struct resolver *r, const struct netaddr *a)
 {
-	return netaddr_admissible(a, r->cfg->allow_cidrs,
-				  r->cfg->n_allow_cidrs);
+	return !is_upstream(r, a) && netaddr_admissible(a, r->cfg->allow_cidrs,
+							r->cfg->n_allow_cidrs);
 }
 
 static bool handed_out(const struct keep_ctx *kc, const struct netaddr *a)

@@ -177,6 +177,8 @@ int serve_run(const struct config *cfg, uid_t uid, gid_t gid)
 		log_err("upstream", "%s", err);
 		goto out;
 	}
+	if (cfg->mode != CONFIG_MODE_OFF)
+		upstream_set_mark(up, cfg->mark);
 	if (cfg->mode != CONFIG_MODE_OFF &&
 	    (sets = open_sets(base, cfg)) == NULL)
 		goto out;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* setsadm: the setup half of the sets (setsadm_create, setsadm_check,
- * setsadm_destroy), through libipset: one fresh libipset handle
- * per command, with its output and errors captured instead of printed.
+ * setsadm_flush, setsadm_destroy), through libipset: one fresh libipset
+ * handle per command, with its output and errors captured instead of printed.
  * These run at setup and in the guard's child, never in the event loop,
  * so they may block. An existing set is accepted only when its type,
  * family and timeout support are exactly ours. */
@@ -49,6 +49,7 @@ static int check_one(const char *name, const char *family, struct set_desc *d,
 static int create_one(const char *name, const char *family, uint32_t maxelem,
 		      char *err, size_t errlen);
 static int destroy_one(const char *name, char *err, size_t errlen);
+static int flush_one(const char *name, char *err, size_t errlen);
 
 static int cap_out(struct ipset_session *session, void *p, const char *fmt, ...)
 {
@@ -355,5 +356,36 @@ int setsadm_count(const char *name, uint64_t *n)
 			r = -EIO;
 	}
 	free(c.out);
+	return r;
+}
+
+static int flush_one(const char *name, char *err, size_t errlen)
+{
+	struct capture c = {0};
+	char line[64];
+	bool exists;
+	int r;
+
+	if (!sets_name_valid(name)) {
+		snprintf(err, errlen, "invalid set name \"%s\"", name);
+		return -EINVAL;
+	}
+	r = set_exists(name, &exists, err, errlen);
+	if (r < 0 || !exists)
+		return r;
+	snprintf(line, sizeof(line), "flush %s", name);
+	r = ipset_run(line, &c);
+	free(c.out);
+	if (r < 0)
+		snprintf(err, errlen, "flushing set %s: %s", name, c.msg);
+	return r;
+}
+
+int setsadm_flush(const char *set4, const char *set6, char *err, size_t errlen)
+{
+	int r = flush_one(set4, err, errlen);
+
+	if (r == 0)
+		r = flush_one(set6, err, errlen);
 	return r;
 }

@@ -11,13 +11,20 @@
  * caller builds each upstream query with an ID from upstream_new_id(): a
  * random ID not used by any query in flight. The client's own ID never
  * travels upstream (invariant 5). c-ares matches a reply to its query by
- * ID, source address and question. */
+ * ID, source address and question.
+ *
+ * Every socket c-ares opens carries the socket mark given to
+ * upstream_set_mark (SO_MARK, set from c-ares' configure callback, which
+ * runs before connect(), so even a TCP SYN is marked). The firewall accepts
+ * traffic to an upstream only with that mark (invariant 5); a socket we
+ * could not mark is closed at once and its query fails, loudly. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
+#include <sys/socket.h>
 
 #include <ares.h>
 #include <event2/event.h>
@@ -54,6 +61,7 @@ struct upstream {
 	uint8_t ids_in_use[65536 / 8];
 	uint16_t rand_pool[256];
 	size_t rand_left;
+	uint32_t mark;
 };
 
 static void sock_state_cb(void *data, ares_socket_t fd, int readable,
@@ -69,6 +77,7 @@ static void on_answer(void *arg, int status, int timeouts, unsigned char *abuf,
 static int set_servers(struct upstream *u,
 		       const struct config_endpoint *servers, size_t n);
 static int status_to_errno(int status);
+static int mark_socket(ares_socket_t fd, int type, void *data);
 
 struct upstream *upstream_new(struct event_base *base,
 			      const struct config_endpoint *servers, size_t n,
@@ -130,6 +139,27 @@ nomem:
 fail:
 	upstream_free(u);
 	return NULL;
+}
+
+/* c-ares closes the socket and fails the query when this returns < 0. */
+static int mark_socket(ares_socket_t fd, int type, void *data)
+{
+	const struct upstream *u = data;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_MARK, &u->mark, sizeof(u->mark)) == 0)
+		return 0;
+	log_err("upstream",
+		"cannot set socket mark %#x on a %s socket to the upstreams: "
+		"%s; the fence would reject its queries, failing them",
+		(unsigned)u->mark, type == SOCK_STREAM ? "TCP" : "UDP",
+		strerror(errno));
+	return -1;
+}
+
+void upstream_set_mark(struct upstream *u, uint32_t mark)
+{
+	u->mark = mark;
+	ares_set_socket_configure_callback(u->channel, mark_socket, u);
 }
 
 static int set_servers(struct upstream *u,

@@ -55,7 +55,8 @@ if only_us "$RESOLV" && [ -s "$STATE/resolv.conf.orig" ]; then
 fi
 
 # The workload's identity, checked before anything starts: not root, and
-# not the daemon's uid (the only uid the fence lets send DNS upstream).
+# not the daemon's uid (which could signal the daemon; the fence trusts
+# only the daemon's socket mark for DNS upstream).
 if [ "$#" -gt 0 ]; then
 	uid=${WORKLOAD%%:*}
 	gid=${WORKLOAD#*:}

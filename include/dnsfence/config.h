@@ -54,9 +54,11 @@ struct config {
 	enum config_mode mode;
 	uint32_t upstream_timeout_ms; /* "upstream_timeout" in s, default 5 */
 	uint32_t guard_interval;      /* seconds, default 5 */
-	enum log_level log_level;     /* "log": {"level": "info"} */
-	enum log_format log_format;   /* "log": {"format": "text"} */
-	bool metrics_on;	      /* "metrics": "addr:port"; null: off */
+	uint32_t mark;		      /* SO_MARK of the upstream sockets */
+	bool inbound_deny;	    /* "inbound": "deny": no replies to peers */
+	enum log_level log_level;   /* "log": {"level": "info"} */
+	enum log_format log_format; /* "log": {"format": "text"} */
+	bool metrics_on;	    /* "metrics": "addr:port"; null: off */
 	struct config_endpoint metrics;
 	char *state_dir; /* "state_dir", default CONFIG_DEFAULT_STATE_DIR */
 };

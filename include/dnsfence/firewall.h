@@ -12,15 +12,15 @@
 
 #include "dnsfence/config.h"
 
-#define FW_CHAIN "DNSFENCE-OUT"
+#include "dnsfence/fwrules.h"
 
 /* The iptables-restore input for one family (AF_INET or AF_INET6), rules
  * written exactly as iptables-save prints them, so that what the kernel
- * holds can be compared line by line. uid is the daemon's uid (the only
- * one allowed DNS to the upstreams). malloc'd text, or NULL (bad family,
- * set name unfit for the restore text, allocation). fw_apply adds the
- * jump from OUTPUT before COMMIT when it is not in place; in mode off the
- * text is a comment only. */
+ * holds can be compared line by line. uid is unused since the socket
+ * mark (cfg->mark) identifies the daemon; kept for the callers. malloc'd text,
+ * or NULL (bad family, set name unfit for the restore text, allocation).
+ * fw_apply adds the jump from OUTPUT before COMMIT when it is not in place; in
+ * mode off the text is a comment only. */
 char *fw_render(const struct config *cfg, int family, uid_t uid);
 
 /* Install both families (enforce and audit; nothing for off), then
@@ -45,6 +45,11 @@ int fw_check(const struct config *cfg, uid_t uid,
 int fw_compare(const struct config *cfg, int family, uid_t uid,
 	       const char *saved, void (*report)(void *arg, const char *line),
 	       void *arg);
+
+/* The policy fingerprint the installed rules carry (see provenance.h),
+ * into hex (at least PROVENANCE_HEXLEN bytes): "" when there are no rules,
+ * none carries one, or the two families disagree. 0 or -errno (err). */
+int fw_stored_policy(char *hex, size_t len, char *err, size_t errlen);
 
 /* Remove our jump and chain from both families and set OUTPUT's policy
  * back to ACCEPT, on the backend holding rules (both when both do).

@@ -9,6 +9,11 @@
 /* 32-bit FNV-1a of key, its offset basis xor'ed with seed (0: plain). */
 uint32_t hash_fnv1a(const void *key, size_t len, uint32_t seed);
 
+/* 64-bit FNV-1a of key continued from h (start with HASH_FNV64_BASIS), so
+ * that a fingerprint can be hashed piece by piece. */
+#define HASH_FNV64_BASIS 0xcbf29ce484222325ull
+uint64_t hash_fnv1a64(uint64_t h, const void *key, size_t len);
+
 /* Fill out with random bytes for a hash seed (getrandom, retried on
  * EINTR). When the kernel cannot give them, out gets a weak seed from
  * the monotonic clock, the pid and out's address, and the return is

@@ -46,9 +46,19 @@ bool netaddr_from_sockaddr(const struct sockaddr *sa, struct netaddr *out);
 uint16_t netaddr_port(const struct sockaddr *sa);
 
 bool netaddr_cidr_contains(const struct netcidr *c, const struct netaddr *a);
-/* One of the ranges of invariant 3 (::ffff:0:0/96 judged by the IPv4
- * address inside). The documentation ranges are ordinary. */
+/* The IPv4 addresses an IPv6 address may carry: ::ffff:0:0/96, ::/96,
+ * 64:ff9b::/96, 2002::/16 one each; 64:ff9b:1::/48 one per RFC 6052
+ * layout it fits (at most NETADDR_EMBED_MAX). 0 for any other address. */
+#define NETADDR_EMBED_MAX 4
+size_t netaddr_embedded_v4(const struct netaddr *a, struct netaddr *v4,
+			   size_t max);
+/* One of the ranges of invariant 3 (an IPv6 form that carries an IPv4
+ * address judged by the IPv4 inside: internal when any reading is). The
+ * documentation ranges are ordinary. */
 bool netaddr_is_internal(const struct netaddr *a);
+/* Does a lead to target: the same address, or an IPv6 form carrying it
+ * (NAT64, 6to4, mapped, compatible: see netaddr_embedded_v4)? */
+bool netaddr_reaches(const struct netaddr *a, const struct netaddr *target);
 /* May this address enter a set: not internal, or covered by allow_cidrs. */
 bool netaddr_admissible(const struct netaddr *a, const struct netcidr *allow,
 			size_t n_allow);

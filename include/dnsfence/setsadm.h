@@ -18,6 +18,8 @@ int setsadm_create(const char *set4, const char *set6, uint32_t maxelem,
 int setsadm_check(const char *set4, const char *set6, char *err, size_t errlen);
 int setsadm_destroy(const char *set4, const char *set6, char *err,
 		    size_t errlen);
+/* Remove every entry of both sets (a missing set is no error). */
+int setsadm_flush(const char *set4, const char *set6, char *err, size_t errlen);
 /* Entries in set name now, as the kernel counts them (expired ones not
  * yet garbage-collected included). 0, -EINVAL or -EIO. Blocks briefly:
  * the metrics endpoint calls it at most once a second. */

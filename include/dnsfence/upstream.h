@@ -24,6 +24,10 @@ struct upstream *upstream_new(struct event_base *base,
 			      uint32_t timeout_ms, char *err, size_t errlen);
 int upstream_send(struct upstream *u, const uint8_t *query, size_t len,
 		  upstream_cb cb, void *arg);
+/* Mark every socket opened from now on with SO_MARK = mark (needs
+ * CAP_NET_ADMIN); a socket that cannot be marked is closed and its query
+ * fails with an error logged. */
+void upstream_set_mark(struct upstream *u, uint32_t mark);
 /* A query ID not in use by any query in flight. */
 uint16_t upstream_new_id(struct upstream *u);
 void upstream_free(struct upstream *u);

@@ -100,9 +100,14 @@ cnt=$(counter '-A DNSFENCE-OUT -p tcp -j REJECT --reject-with tcp-reset')
 if in_ns timeout 5 bash -c 'exec 3<>/dev/tcp/198.18.0.1/53' 2>/dev/null; then
 	fail "root reached the upstream's DNS port"
 fi
+up=$(counter '-A DNSFENCE-OUT -p tcp -m conntrack --ctorigdst 198.18.0.1 -j REJECT --reject-with tcp-reset')
+[ "${up:-0}" -ge 1 ] || fail "unmarked traffic to the upstream was not rejected by the upstream rule"
+if in_ns timeout 5 bash -c 'exec 3<>/dev/tcp/198.18.0.99/53' 2>/dev/null; then
+	fail "root reached another resolver's DNS port"
+fi
 dns=$(counter '-A DNSFENCE-OUT -p tcp -m conntrack --ctorigdstport 53 -j REJECT --reject-with tcp-reset')
-[ "${dns:-0}" -ge 1 ] || fail "DNS from another uid was not rejected by the DNS rule"
-ok "blocked connect refused in ${ms} ms and counted; DNS from another uid rejected"
+[ "${dns:-0}" -ge 1 ] || fail "DNS to another resolver was not rejected by the DNS rule"
+ok "blocked connect refused in ${ms} ms and counted; unmarked traffic to the upstream and other DNS rejected"
 
 # 5. drift: a deleted rule is reported exactly; so is a flipped policy.
 in_ns iptables -D DNSFENCE-OUT -o lo -j ACCEPT
@@ -163,6 +168,7 @@ JSON
 ip netns exec "$ns6" "$BENCH_FWTOOL" apply "$audit" 0 || fail "audit apply"
 out=$(ip netns exec "$ns6" "$BENCH_FWTOOL" check "$audit" 0) || fail "audit check: $out"
 s=$(ip netns exec "$ns6" iptables-save -t filter | grep '^-A DNSFENCE-OUT' | tail -2)
-[ "$s" = '-A DNSFENCE-OUT -j NFLOG --nflog-prefix dnsfence-audit
--A DNSFENCE-OUT -j ACCEPT' ] || fail "audit chain ends with: $s"
+grep -qx -- '-A DNSFENCE-OUT -j NFLOG --nflog-prefix dnsfence-audit' <<<"$(head -1 <<<"$s")" &&
+	grep -qx -- '-A DNSFENCE-OUT -m comment --comment "dnsfence policy [0-9a-f]\{16\}" -j ACCEPT' <<<"$(tail -1 <<<"$s")" ||
+	fail "audit chain ends with: $s"
 ok "audit mode and a loopback upstream: applied, verified, ends in NFLOG + ACCEPT"

@@ -4,8 +4,8 @@
  * family, port ranges and the 15-slot multiport limit, IPv4/IPv6/loopback
  * upstreams, and fw_compare finding each kind of drift; plus the
  * "does this backend hold rules" test of fwexec.
- * modules: firewall fwexec config resolvconf netaddr policy sets expiry stats
- * log hash monotime */
+ * modules: firewall fwrules provenance setsadm fwexec config configjson
+ * resolvconf netaddr policy sets expiry stats log hash monotime */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,6 +21,7 @@
 #include "dnsfence/config.h"
 #include "dnsfence/firewall.h"
 #include "dnsfence/fwexec.h"
+#include "dnsfence/provenance.h"
 
 #define UID 4242u
 #define C   "-A DNSFENCE-OUT "
@@ -114,20 +115,26 @@ static void enforce_renders_canonical_lines(void **state)
 				  "\"[2001:db8::1]:5300\"]}");
 	char *v4 = fw_render(c, AF_INET, UID),
 	     *v6 = fw_render(c, AF_INET6, UID);
+	char fp[PROVENANCE_HEXLEN], want[4096];
 
 	(void)state;
-	assert_string_equal(
-	    v4,
+	assert_int_equal(provenance_fingerprint(c, fp), 0);
+	snprintf(
+	    want, sizeof(want),
 	    "*filter\n"
 	    ":OUTPUT DROP\n"
 	    ":DNSFENCE-OUT - [0:0]\n" C
-	    "-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n" C
-	    "-p udp -m owner --uid-owner 4242 -m conntrack --ctorigdst "
-	    "198.18.0.1 --ctorigdstport 53 -j ACCEPT\n" C
-	    "-p tcp -m owner --uid-owner 4242 -m conntrack --ctorigdst "
-	    "198.18.0.1 --ctorigdstport 53 -j ACCEPT\n" C
 	    "-d 127.0.0.1/32 -p udp -m udp --dport 53 -j ACCEPT\n" C
 	    "-d 127.0.0.1/32 -p tcp -m tcp --dport 53 -j ACCEPT\n" C
+	    "-m conntrack --ctorigdst 198.18.0.1 -m mark --mark 0x64000000 "
+	    "-j ACCEPT\n" C
+	    "-m conntrack --ctorigdst 198.18.0.1 -m limit --limit 10/sec "
+	    "--limit-burst 20 -j NFLOG --nflog-prefix dnsfence-dns\n" C
+	    "-p tcp -m conntrack --ctorigdst 198.18.0.1 -j REJECT "
+	    "--reject-with tcp-reset\n" C
+	    "-m conntrack --ctorigdst 198.18.0.1 -j REJECT --reject-with "
+	    "icmp-admin-prohibited\n" C
+	    "-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n" C
 	    "-p udp -m conntrack --ctorigdstport 53 -m limit --limit 10/sec "
 	    "--limit-burst 20 -j NFLOG --nflog-prefix dnsfence-dns\n" C
 	    "-p udp -m conntrack --ctorigdstport 53 -j REJECT --reject-with "
@@ -140,28 +147,46 @@ static void enforce_renders_canonical_lines(void **state)
 	    "80,443 -j ACCEPT\n" C
 	    "-m limit --limit 10/sec --limit-burst 20 -j NFLOG --nflog-prefix "
 	    "dnsfence-block\n" C "-p tcp -j REJECT --reject-with tcp-reset\n" C
-	    "-j REJECT --reject-with icmp-admin-prohibited\n"
-	    "COMMIT\n");
-	assert_string_equal(
-	    v6,
+	    "-m comment --comment \"dnsfence policy %s\" -j REJECT "
+	    "--reject-with icmp-admin-prohibited\n"
+	    "COMMIT\n",
+	    fp);
+	assert_string_equal(v4, want);
+	snprintf(
+	    want, sizeof(want),
 	    "*filter\n"
 	    ":OUTPUT DROP\n"
 	    ":DNSFENCE-OUT - [0:0]\n" C
-	    "-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n" C
-	    "-p ipv6-icmp -m icmp6 --icmpv6-type 133 -m hl --hl-eq 255 -j "
-	    "ACCEPT\n" C
-	    "-p ipv6-icmp -m icmp6 --icmpv6-type 135 -m hl --hl-eq 255 -j "
-	    "ACCEPT\n" C
-	    "-p ipv6-icmp -m icmp6 --icmpv6-type 136 -m hl --hl-eq 255 -j "
-	    "ACCEPT\n" C
-	    "-p ipv6-icmp -m icmp6 --icmpv6-type 143 -m hl --hl-eq 1 -j "
-	    "ACCEPT\n" C
-	    "-p udp -m owner --uid-owner 4242 -m conntrack --ctorigdst "
-	    "2001:db8::1 --ctorigdstport 5300 -j ACCEPT\n" C
-	    "-p tcp -m owner --uid-owner 4242 -m conntrack --ctorigdst "
-	    "2001:db8::1 --ctorigdstport 5300 -j ACCEPT\n" C
 	    "-d ::1/128 -p udp -m udp --dport 53 -j ACCEPT\n" C
 	    "-d ::1/128 -p tcp -m tcp --dport 53 -j ACCEPT\n" C
+	    "-m conntrack --ctorigdst 2001:db8::1 -m mark --mark 0x64000000 "
+	    "-j ACCEPT\n" C
+	    "-m conntrack --ctorigdst 2001:db8::1 -m limit --limit 10/sec "
+	    "--limit-burst 20 -j NFLOG --nflog-prefix dnsfence-dns\n" C
+	    "-p tcp -m conntrack --ctorigdst 2001:db8::1 -j REJECT "
+	    "--reject-with tcp-reset\n" C
+	    "-m conntrack --ctorigdst 2001:db8::1 -j REJECT --reject-with "
+	    "icmp6-adm-prohibited\n" C
+	    "-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n" C
+	    "-d ff02::2/128 -p ipv6-icmp -m icmp6 --icmpv6-type 133 -m hl "
+	    "--hl-eq 255 -j ACCEPT\n" C
+	    "-d ff02::1:ff00:0/104 -p ipv6-icmp -m icmp6 --icmpv6-type 135 "
+	    "-m hl --hl-eq 255 -j ACCEPT\n" C
+	    "-p ipv6-icmp -m icmp6 --icmpv6-type 135 -m addrtype --dst-type "
+	    "UNICAST -m hl --hl-eq 255 -j ACCEPT\n" C
+	    "-p ipv6-icmp -m icmp6 --icmpv6-type 136 -m hl --hl-eq 255 -j "
+	    "ACCEPT\n" C
+	    "-d ff02::1:ff00:0/104 -p ipv6-icmp -m icmp6 --icmpv6-type 131 "
+	    "-m hl --hl-eq 1 -j ACCEPT\n" C
+	    "-d ff02::16/128 -p ipv6-icmp -m icmp6 --icmpv6-type 143 -m hl "
+	    "--hl-eq 1 -m u32 --u32 \"0x4>>0x10=0x24&&0x28>>0x10=0x3a00&&"
+	    "0x34&0xffff=0x1&&0x3c=0xff020000&&0x40=0x0&&0x44=0x1&&"
+	    "0x48>>0x18=0xff\" -j ACCEPT\n" C
+	    "-d ff02::16/128 -p ipv6-icmp -m icmp6 --icmpv6-type 143 -m hl "
+	    "--hl-eq 1 -m u32 --u32 \"0x4>>0x10=0x38&&0x34&0xffff=0x2&&"
+	    "0x3c=0xff020000&&0x40=0x0&&0x44=0x1&&0x48>>0x18=0xff&&"
+	    "0x50=0xff020000&&0x54=0x0&&0x58=0x1&&0x5c>>0x18=0xff\" -j "
+	    "ACCEPT\n" C
 	    "-p udp -m conntrack --ctorigdstport 53 -m limit --limit 10/sec "
 	    "--limit-burst 20 -j NFLOG --nflog-prefix dnsfence-dns\n" C
 	    "-p udp -m conntrack --ctorigdstport 53 -j REJECT --reject-with "
@@ -174,8 +199,11 @@ static void enforce_renders_canonical_lines(void **state)
 	    "80,443 -j ACCEPT\n" C
 	    "-m limit --limit 10/sec --limit-burst 20 -j NFLOG --nflog-prefix "
 	    "dnsfence-block\n" C "-p tcp -j REJECT --reject-with tcp-reset\n" C
-	    "-j REJECT --reject-with icmp6-adm-prohibited\n"
-	    "COMMIT\n");
+	    "-m comment --comment \"dnsfence policy %s\" -j REJECT "
+	    "--reject-with icmp6-adm-prohibited\n"
+	    "COMMIT\n",
+	    fp);
+	assert_string_equal(v6, want);
 	free(v4);
 	free(v6);
 	config_free(c);
@@ -198,7 +226,13 @@ static void audit_logs_and_accepts_instead_of_rejecting(void **state)
 			 "-o lo -j ACCEPT\n"));
 	assert_non_null(strstr(v4, "dports 80,443 -j ACCEPT\n" C
 				   "-j NFLOG --nflog-prefix dnsfence-audit\n" C
-				   "-j ACCEPT\nCOMMIT\n"));
+				   "-m comment --comment \"dnsfence policy "));
+	assert_non_null(strstr(v4, "\" -j ACCEPT\nCOMMIT\n"));
+	/* Traffic to the upstream without the mark: logged, let through. */
+	assert_non_null(strstr(v4, C "-m conntrack --ctorigdst 198.18.0.1 -j "
+				     "NFLOG --nflog-prefix dnsfence-audit\n" C
+				     "-m conntrack --ctorigdst 198.18.0.1 -j "
+				     "ACCEPT\n"));
 	assert_null(strstr(v4, "REJECT"));
 	/* The policy is DROP in audit too: the chain's last rule accepts. */
 	assert_non_null(strstr(v4, ":OUTPUT DROP\n"));
@@ -269,22 +303,28 @@ static void loopback_upstream_matches_original_destination(void **state)
 	char *v4 = fw_render(c, AF_INET, 0);
 
 	(void)state;
-	/* Docker DNATs 127.0.0.11:53 to another port: only the conntrack
-	 * original tuple still says :53. Before the loopback accept. */
+	/* Docker DNATs 127.0.0.11:53 to another port: the original
+	 * destination still says 127.0.0.11, whatever the port. Our own
+	 * listeners first, then the upstream, answered by the local
+	 * resolver in the reply direction; all before the loopback accept. */
 	assert_non_null(strstr(
-	    v4, C "-p udp -m owner --uid-owner 0 -m conntrack --ctorigdst "
-		  "127.0.0.11 --ctorigdstport 53 -j ACCEPT\n" C
-		  "-p tcp -m owner --uid-owner 0 -m conntrack --ctorigdst "
-		  "127.0.0.11 --ctorigdstport 53 -j ACCEPT\n" C
-		  "-d 127.0.0.1/32 -p udp -m udp --dport 53 -j ACCEPT\n" C
+	    v4, C "-d 127.0.0.1/32 -p udp -m udp --dport 53 -j ACCEPT\n" C
 		  "-d 127.0.0.1/32 -p tcp -m tcp --dport 53 -j ACCEPT\n" C
 		  "-p udp -m addrtype --dst-type LOCAL -m udp --dport 5353 -j "
 		  "ACCEPT\n" C "-p tcp -m addrtype --dst-type LOCAL -m tcp "
 		  "--dport 5353 -j ACCEPT\n" C
-		  "-p udp -m conntrack --ctorigdstport 53 -m limit --limit "
+		  "-m conntrack --ctorigdst 127.0.0.11 -m mark --mark "
+		  "0x64000000 -j ACCEPT\n" C
+		  "-m conntrack --ctorigdst 127.0.0.11 --ctdir REPLY -j "
+		  "ACCEPT\n" C
+		  "-m conntrack --ctorigdst 127.0.0.11 -m limit --limit "
 		  "10/sec --limit-burst 20 -j NFLOG --nflog-prefix "
 		  "dnsfence-dns\n" C
-		  "-p udp -m conntrack --ctorigdstport 53 -j REJECT"));
+		  "-p tcp -m conntrack --ctorigdst 127.0.0.11 -j REJECT "
+		  "--reject-with tcp-reset\n" C
+		  "-m conntrack --ctorigdst 127.0.0.11 -j REJECT "
+		  "--reject-with icmp-admin-prohibited\n" C
+		  "-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n"));
 	assert_true(strstr(v4, "--ctorigdstport 53 -j REJECT") <
 		    strstr(v4, "-o lo -j ACCEPT"));
 	free(v4);
@@ -437,6 +477,96 @@ static void save_text_with_rules_is_told_apart(void **state)
 			    "iptables-nft-save");
 }
 
+/* The fingerprint ignores order and repeats, and changes with each part
+ * of the policy; compare names a chain installed for another policy. */
+#define U "\"upstreams\": [\"198.18.0.1\"], "
+static void policy_fingerprint_and_its_drift(void **state)
+{
+	static const char *const other[] = {
+	    "{\"mode\": \"audit\", " U "\"allow\": [\"a.test\", \"b.test\"]}",
+	    "{" U "\"allow\": [\"a.test\"]}",
+	    "{" U
+	    "\"allow\": [\"a.test\", \"b.test\"], \"ecosystems\": [\"npm\"]}",
+	    ("{" U "\"allow\": [\"a.test\", \"b.test\"], \"allow_cidrs\": "
+	     "[\"198.18.5.0/24\"]}"),
+	    ("{\"allow\": [\"a.test\", \"b.test\"], \"upstreams\": "
+	     "[\"198.18.0.9\"]}"),
+	};
+	struct config *c = cfg_of("{" U "\"allow\": [\"a.test\", \"b.test\"]}");
+	struct config *same = cfg_of(
+	    "{" U
+	    "\"allow\": [\"b.test\", \"a.test\", \"A.test.\"], \"ports\": "
+	    "[\"tcp/8443\"]}");
+	char fp[PROVENANCE_HEXLEN], fp2[PROVENANCE_HEXLEN];
+	struct reports rep = {0};
+	char *r, *saved;
+
+	(void)state;
+	assert_int_equal(provenance_fingerprint(c, fp), 0);
+	assert_int_equal(strlen(fp), 16);
+	assert_int_equal(provenance_fingerprint(same, fp2), 0);
+	assert_string_equal(fp, fp2);
+	for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++) {
+		struct config *o = cfg_of(other[i]);
+
+		assert_int_equal(provenance_fingerprint(o, fp2), 0);
+		if (strcmp(fp, fp2) == 0)
+			fail_msg("same fingerprint for %s", other[i]);
+		config_free(o);
+	}
+	/* Rules installed for "same" differ from c's only in the ports rule
+	 * (missing, and the other unexpected): no policy difference. */
+	r = fw_render(same, AF_INET, UID);
+	saved = as_saved(r, "DROP", 1);
+	assert_int_equal(fw_compare(c, AF_INET, UID, saved, collect, &rep), 2);
+	assert_non_null(strstr(rep.lines[0], "rule missing: " C "-p tcp -m "
+					     "set --match-set dnsfence4"));
+	free(r);
+	free(saved);
+	memset(&rep, 0, sizeof(rep));
+	r = fw_render(c, AF_INET, UID);
+	saved = as_saved(r, "DROP", 1);
+	assert_int_equal(fw_compare(same, AF_INET, UID, saved, NULL, NULL),
+			 2); /* the ports rule and its replacement */
+	free(r);
+	free(saved);
+	c->mode = CONFIG_MODE_AUDIT;
+	r = fw_render(c, AF_INET, UID);
+	saved = as_saved(r, "DROP", 1);
+	c->mode = CONFIG_MODE_ENFORCE;
+	assert_true(fw_compare(c, AF_INET, UID, saved, collect, &rep) > 1);
+	assert_non_null(strstr(rep.lines[0], "ipv4: sets dnsfence4 and "
+					     "dnsfence6 may hold entries of "
+					     "another policy"));
+	free(r);
+	free(saved);
+	config_free(c);
+	config_free(same);
+}
+
+/* inbound "deny": the ESTABLISHED accept only for connections opened
+ * here, plus loopback (our listeners' answers). */
+static void inbound_deny_accepts_original_direction_only(void **state)
+{
+	struct config *c = cfg_of("{\"upstreams\": [\"198.18.0.1\"], "
+				  "\"inbound\": \"deny\"}");
+	struct config *d = cfg_of("{\"upstreams\": [\"198.18.0.1\"]}");
+	char *v4 = fw_render(c, AF_INET, UID),
+	     *v4d = fw_render(d, AF_INET, UID);
+
+	(void)state;
+	assert_non_null(strstr(v4,
+			       C "-m conntrack --ctstate RELATED,"
+				 "ESTABLISHED --ctdir ORIGINAL -j ACCEPT\n" C
+				 "-o lo -m conntrack --ctstate RELATED,"
+				 "ESTABLISHED -j ACCEPT\n"));
+	assert_null(strstr(v4d, "--ctdir"));
+	free(v4);
+	free(v4d);
+	config_free(c);
+	config_free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -449,6 +579,8 @@ int main(void)
 	    cmocka_unit_test(compare_reports_each_kind_of_drift),
 	    cmocka_unit_test(bad_family_or_set_name_renders_nothing),
 	    cmocka_unit_test(save_text_with_rules_is_told_apart),
+	    cmocka_unit_test(policy_fingerprint_and_its_drift),
+	    cmocka_unit_test(inbound_deny_accepts_original_direction_only),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

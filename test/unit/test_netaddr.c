@@ -300,8 +300,9 @@ static const struct {
     {"192.168.0.0", "192.168.255.255", "192.167.255.255", "192.169.0.0"},
     {"224.0.0.0", "239.255.255.255", "223.255.255.255", NULL},
     {"240.0.0.0", "255.255.255.255", NULL, NULL},
-    {"::", "::", NULL, "::0.0.0.2"},
-    {"::1", "::1", NULL, "::2"},
+    /* ::/96 by the IPv4 inside: :: and ::1 fall in 0.0.0.0/8 */
+    {"::", "::0.255.255.255", NULL, "::1.0.0.0"},
+    {"::1", "::1", NULL, NULL},
     {"fc00::", "fdff:ffff:ffff:ffff:ffff:ffff:ffff:ffff",
      "fbff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "fe00::"},
     {"fe80::", "febf:ffff:ffff:ffff:ffff:ffff:ffff:ffff",
@@ -362,6 +363,56 @@ static void test_mapped_ipv6_judged_by_ipv4_inside(void **state)
 		if (netaddr_is_internal(&a))
 			fail_msg("%s internal", ordinary[i]);
 	}
+}
+
+/* NAT64 (64:ff9b::/96, and 64:ff9b:1::/48 in each RFC 6052 layout), 6to4
+ * and IPv4-compatible forms by the IPv4 inside; public ones stay ordinary. */
+static void test_embedded_ipv4_judged_by_ipv4_inside(void **state)
+{
+	static const char *const internal[] = {
+	    "64:ff9b::a9fe:a9fe", /* NAT64 of 169.254.169.254 */
+	    "64:ff9b::7f00:1",	  /* 127.0.0.1 */
+	    "64:ff9b::a01:203",	  /* 10.1.2.3 */
+	    "2002:a9fe:a9fe::1",  /* 6to4 */
+	    "2002:c0a8:101:1::1", /* 192.168.1.1 */
+	    "::a9fe:a9fe",	  /* IPv4-compatible */
+	    "::169.254.169.254",  /* the same */
+	    "::10.0.0.1",
+	    "64:ff9b:1::a9fe:a9fe",	  /* local-use NAT64, /96 layout */
+	    "64:ff9b:1:a9fe:a9:fe00::",	  /* /48 layout */
+	    "64:ff9b:1:ffa9:fe:a9fe::",	  /* /56 layout */
+	    "64:ff9b:1:0:a9:fea9:fe00:0", /* /64 layout */
+	    "64:ff9b:1:1:ff00:1:2:3",	  /* fits no layout (u octet) */
+	};
+	static const char *const ordinary[] = {
+	    "64:ff9b::c612:10a", /* NAT64 of 198.18.1.10: DNS64 works */
+	    "64:ff9b::101:101",	      "64:ff9b:1::c612:10a",
+	    "64:ff9b:1:c612:1:a00::", /* /48 layout of 198.18.1.10 */
+	    "2002:c612:10a::1",	      "::198.18.1.10",
+	    "64:ff9a::a9fe:a9fe", /* outside the NAT64 prefix */
+	    "2003:a9fe:a9fe::1",
+	};
+	struct netcidr allow[] = {cidr("169.254.0.0/16")};
+	struct netaddr a, v4[NETADDR_EMBED_MAX];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(internal) / sizeof(internal[0]); i++) {
+		a = addr(internal[i]);
+		if (!netaddr_is_internal(&a))
+			fail_msg("%s not internal", internal[i]);
+	}
+	for (size_t i = 0; i < sizeof(ordinary) / sizeof(ordinary[0]); i++) {
+		a = addr(ordinary[i]);
+		if (netaddr_is_internal(&a))
+			fail_msg("%s internal", ordinary[i]);
+	}
+	a = addr("64:ff9b::a9fe:a9fe");
+	assert_int_equal(netaddr_embedded_v4(&a, v4, NETADDR_EMBED_MAX), 1);
+	assert_memory_equal(v4[0].bytes, "\xa9\xfe\xa9\xfe", 4);
+	/* allow_cidrs covering the IPv4 inside admits the IPv6 form. */
+	assert_true(netaddr_admissible(&a, allow, 1));
+	a = addr("2002:a00:1::1");
+	assert_false(netaddr_admissible(&a, allow, 1));
 }
 
 static void test_documentation_ranges_are_ordinary(void **state)
@@ -432,6 +483,7 @@ int main(void)
 	    cmocka_unit_test(test_cidr_contains_edges),
 	    cmocka_unit_test(test_internal_ranges_at_their_edges),
 	    cmocka_unit_test(test_mapped_ipv6_judged_by_ipv4_inside),
+	    cmocka_unit_test(test_embedded_ipv4_judged_by_ipv4_inside),
 	    cmocka_unit_test(test_documentation_ranges_are_ordinary),
 	    cmocka_unit_test(test_admissible_with_allow_cidrs),
 	};

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* provenance: which policy filled the sets. A fingerprint of everything
+ * that decides what may enter them, kept with the rules, so that setup
+ * can flush entries another policy put there (invariant 9). */
+#ifndef DNSFENCE_PROVENANCE_H
+#define DNSFENCE_PROVENANCE_H
+
+#include <stddef.h>
+
+#include "dnsfence/config.h"
+
+#define PROVENANCE_HEXLEN 17 /* 16 hex digits and the NUL */
+
+/* The fingerprint of cfg's policy as 16 lower-case hex digits: mode,
+ * allow (EXTRA_HOSTS included), ecosystems, allow_cidrs, the upstream
+ * addresses and the program version (which fixes the presets and the
+ * internal ranges). Order and duplicates do not count. 0 or -ENOMEM. */
+int provenance_fingerprint(const struct config *cfg,
+			   char hex[PROVENANCE_HEXLEN]);
+
+/* Before installing the rules: when the fingerprint the installed rules
+ * carry differs from cfg's, or none is there, empty both sets, since
+ * their entries may come from names cfg no longer allows. Same policy:
+ * nothing is touched, entries survive. 0, or -errno with err set. */
+int provenance_reconcile(const struct config *cfg, char *err, size_t errlen);
+
+#endif
