@@ -94,6 +94,8 @@ static int item_name(struct pctx *p, const char *s, const char *path);
 static int item_ecosystem(struct pctx *p, const char *s, const char *path);
 static int item_port(struct pctx *p, const char *s, const char *path);
 static int item_cidr(struct pctx *p, const char *s, const char *path);
+static int item_interface(struct pctx *p, const char *s, const char *path);
+static int check_scope(struct pctx *p);
 static int add_endpoint(struct config_endpoint **arr, size_t *n,
 			const struct sockaddr_storage *ss, socklen_t len);
 static bool is_listen_addr(const struct config *c,
@@ -125,6 +127,7 @@ static const char *const ports_defs[] = {"tcp/80", "tcp/443", NULL};
 static const char *const set4_defs[] = {"dnsfence4", NULL};
 static const char *const set6_defs[] = {"dnsfence6", NULL};
 static const char *const user_defs[] = {"dnsfence", NULL};
+static const char *const scope_names[] = {"output", "forward", NULL};
 
 #define OFF(f) offsetof(struct config, f)
 
@@ -212,6 +215,23 @@ static const struct key_spec specs[] = {
      .meaning = "least severe level logged"},
     {"log.format", K_CHOICE, h_choice, .choices = format_names,
      .meaning = "text lines, or one JSON object per line"},
+    {"scope", K_CHOICE, h_choice, .choices = scope_names,
+     .meaning = "output: fence this network namespace's own egress (the "
+		"OUTPUT chain). forward: run on the host and fence what "
+		"comes in on `interfaces` (a container bridge or veth): "
+		"forwarded traffic (FORWARD, or Docker's DOCKER-USER) and "
+		"traffic to the host itself (INPUT, where only DNS to our "
+		"`listen` addresses passes); the host's own OUTPUT is left "
+		"alone. `listen` must then name addresses on the host side "
+		"of those interfaces, not loopback or a wildcard. See "
+		"docs/firewall.md"},
+    {"interfaces", K_LIST, h_list, .item = item_interface,
+     .type = "array of interface names",
+     .meaning = "scope forward only, and required there: the bridge or "
+		"veth names fenced traffic comes in on, 1..15 of `A-Z a-z "
+		"0-9 _ . -`, not starting with `-`; a trailing `+` matches "
+		"every name with that prefix (`veth+`). `lo`, and a "
+		"wildcard that matches it or every name, are refused"},
 };
 
 #define N_SPECS (sizeof(specs) / sizeof(specs[0]))
@@ -715,6 +735,96 @@ static int item_cidr(struct pctx *p, const char *s, const char *path)
 	return push(&p->c->allow_cidrs, &p->c->n_allow_cidrs, sizeof(c), &c);
 }
 
+/* Interface names as the kernel and iptables take them (IFNAMSIZ, no '/',
+ * ':' or blanks), narrowed to what is safe on an iptables-restore line. */
+static int item_interface(struct pctx *p, const char *s, const char *path)
+{
+	size_t n = strlen(s), body = n;
+	char val[72];
+
+	show(s, val, sizeof(val));
+	if (n > 0 && s[n - 1] == '+')
+		body = n - 1;
+	if (n == 0 || n > 15)
+		return fail(p, path,
+			    "\"%s\": interface names have 1..15 "
+			    "characters",
+			    val);
+	if (strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+		      "0123456789_.-") != body ||
+	    s[0] == '-' || strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
+		return fail(p, path,
+			    "\"%s\": interface names use A-Z a-z 0-9 _ . - "
+			    "(a '+' only at the end) and do not start with "
+			    "'-'",
+			    val);
+	if (body == 0)
+		return fail(p, path,
+			    "\"+\" would match every interface, the "
+			    "host's uplink and loopback included");
+	if (strcmp(s, "lo") == 0 || (body < n && strncmp("lo", s, body) == 0))
+		return fail(p, path,
+			    "\"%s\" matches loopback: fencing it "
+			    "would cut the host off from itself",
+			    val);
+	return add_string(&p->c->interfaces, &p->c->n_interfaces, s);
+}
+
+/* Forward scope needs interfaces and listen addresses the containers can
+ * reach on the host: loopback is not routable from another namespace, and
+ * a wildcard would answer on the host's other interfaces too. */
+static int check_scope(struct pctx *p)
+{
+	static const uint8_t zero[16];
+	char path[PATH_LEN], val[NETADDR_ENDPOINT_STRLEN];
+	struct netaddr a;
+
+	p->c->scope =
+	    choice_of(p, "scope") ? CONFIG_SCOPE_FORWARD : CONFIG_SCOPE_OUTPUT;
+	if (p->c->scope == CONFIG_SCOPE_OUTPUT) {
+		if (p->c->n_interfaces > 0)
+			return fail(p, "interfaces",
+				    "only used with \"scope\": \"forward\" "
+				    "(the output scope fences this namespace "
+				    "on every interface)");
+		return 0;
+	}
+	if (p->c->n_interfaces == 0)
+		return fail(p, "interfaces",
+			    "required with \"scope\": \"forward\": name "
+			    "the bridge or veth the fenced traffic comes in "
+			    "on (e.g. [\"br-fenced\"])");
+	for (size_t i = 0; i < p->c->n_listen; i++) {
+		const struct sockaddr *sa =
+		    (const struct sockaddr *)&p->c->listen[i].sa;
+		size_t len = sa->sa_family == AF_INET ? 4 : 16;
+		bool loop;
+
+		netaddr_from_sockaddr(sa, &a);
+		netaddr_format_endpoint(sa, val, sizeof(val));
+		snprintf(path, sizeof(path), "listen[%zu]", i);
+		loop = a.family == AF_INET
+			   ? a.bytes[0] == 127
+			   : memcmp(a.bytes, zero, 15) == 0 && a.bytes[15] == 1;
+		if (loop)
+			return fail(p, path,
+				    "\"%s\" is loopback, which the fenced "
+				    "interfaces cannot reach: in forward scope "
+				    "listen on the host side of them (the "
+				    "bridge's gateway, e.g. \"172.30.0.1:53\"; "
+				    "listen defaults to loopback)",
+				    val);
+		if (memcmp(a.bytes, zero, len) == 0)
+			return fail(p, path,
+				    "\"%s\" is a wildcard: in forward scope "
+				    "name the address on the host side of the "
+				    "fenced interfaces (a wildcard answers on "
+				    "every host interface)",
+				    val);
+	}
+	return 0;
+}
+
 /* A name is kept as written (privs resolves it); a uid becomes its
  * decimal text, so the struct has one representation. */
 static int h_user(struct pctx *p, const struct key_spec *k, const cJSON *v)
@@ -799,7 +909,7 @@ static int finish(struct pctx *p)
 			    p->c->ttl_min, p->c->ttl_max);
 	if (strcmp(p->c->set4, p->c->set6) == 0)
 		return fail(p, "sets.ipv6", "same name as sets.ipv4");
-	return 0;
+	return check_scope(p);
 }
 
 static void err_at(const char *text, size_t off, const char *what, char *err,
@@ -972,12 +1082,20 @@ void config_free(struct config *c)
 	free(c->set4);
 	free(c->set6);
 	free(c->user);
+	for (size_t i = 0; i < c->n_interfaces; i++)
+		free(c->interfaces[i]);
+	free(c->interfaces);
 	free(c);
 }
 
 const char *config_mode_name(enum config_mode m)
 {
 	return (unsigned)m < 3 ? mode_names[m] : "unknown";
+}
+
+const char *config_scope_name(enum config_scope s)
+{
+	return (unsigned)s < 2 ? scope_names[s] : "unknown";
 }
 
 /* Endpoints are built from zeroed storage, so bytes compare. */
@@ -1113,6 +1231,11 @@ char *config_to_json(const struct config *c)
 	ok = ok &&
 	     cJSON_AddStringToObject(
 		 log, "format", format_names[c->log_format == LOG_FORMAT_JSON]);
+	ok = ok && cJSON_AddStringToObject(root, "scope",
+					   config_scope_name(c->scope));
+	ok = ok && cJSON_AddItemToObject(
+		       root, "interfaces",
+		       json_strings(c->interfaces, c->n_interfaces));
 	if (ok && (text = cJSON_Print(root)) != NULL)
 		text = indent_two(text);
 	cJSON_Delete(root);

@@ -14,6 +14,7 @@
 
 #include "dnsfence/config.h"
 #include "dnsfence/firewall.h"
+#include "dnsfence/fwforward.h"
 #include "dnsfence/guard.h"
 #include "dnsfence/log.h"
 #include "dnsfence/privs.h"
@@ -359,7 +360,9 @@ static int cmd_teardown(const char *config_path, const char *arg)
 
 	if (rc != EXIT_OK)
 		return rc;
-	if (fw_remove(err, sizeof(err)) != 0) {
+	if ((cfg->scope == CONFIG_SCOPE_FORWARD
+		 ? fwfwd_remove(err, sizeof(err))
+		 : fw_remove(err, sizeof(err))) != 0) {
 		log_err("teardown", "firewall: %s", err);
 		rc = EXIT_KERNEL;
 	}

@@ -21,6 +21,9 @@ enum config_mode {
 	CONFIG_MODE_OFF
 };
 enum config_deny { CONFIG_DENY_NXDOMAIN = 0, CONFIG_DENY_REFUSED };
+/* output: fence this namespace's own egress (OUTPUT). forward: fence, from
+ * the host, what comes in on `interfaces` (FORWARD and INPUT; fwforward.c). */
+enum config_scope { CONFIG_SCOPE_OUTPUT = 0, CONFIG_SCOPE_FORWARD };
 
 struct config_endpoint {
 	struct sockaddr_storage sa;
@@ -57,6 +60,9 @@ struct config {
 	bool inbound_deny;	    /* "inbound": "deny": no replies to peers */
 	enum log_level log_level;   /* "log": {"level": "info"} */
 	enum log_format log_format; /* "log": {"format": "text"} */
+	enum config_scope scope;    /* "scope", default output */
+	char **interfaces; /* forward scope: names, a trailing '+' wildcard */
+	size_t n_interfaces;
 };
 
 /* Where the process environment would come from; tests fill it in.
@@ -86,6 +92,7 @@ void config_free(struct config *c);
 bool config_equal(const struct config *a, const struct config *b);
 
 const char *config_mode_name(enum config_mode m);
+const char *config_scope_name(enum config_scope s);
 /* Text of the config schema (key, type, default, meaning) as Markdown,
  * from the same table the parser uses; docs/configuration.md is exactly
  * this output. */
