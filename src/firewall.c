@@ -96,7 +96,7 @@ char *fw_render(const struct config *cfg, int family, uid_t uid)
 
 	(void)uid;
 	if (cfg->scope == CONFIG_SCOPE_FORWARD)
-		return fwfwd_restore_text(cfg, family);
+		return fwfwd_rules_text(cfg, family);
 	if (fw_rules_render(cfg, family, &r) < 0)
 		goto out;
 	if (cfg->mode == CONFIG_MODE_OFF) {

@@ -13,22 +13,9 @@
 #include <stddef.h>
 
 #include "dnsfence/config.h"
-#include "dnsfence/fwrules.h"
-
-#define FWFWD_CHAIN    "DNSFENCE-FWD"
-#define FWFWD_IN_CHAIN "DNSFENCE-IN"
+#include "dnsfence/fwfwdrules.h"
 
 typedef void (*fwfwd_report_fn)(void *arg, const char *line);
-
-/* The "-A DNSFENCE-FWD ..." and "-A DNSFENCE-IN ..." lines for family
- * (AF_INET or AF_INET6), in order, exactly as iptables-save prints them;
- * none in mode off. 0, -EAFNOSUPPORT, -E2BIG, -ENOMEM. */
-int fwfwd_render(const struct config *cfg, int family, struct fw_rules *fwd,
-		 struct fw_rules *in);
-
-/* The iptables-restore input that fills both chains for family, without
- * the jumps (fwfwd_apply adds those). malloc'd, or NULL. */
-char *fwfwd_restore_text(const struct config *cfg, int family);
 
 /* Compare the text of `iptables-save -t filter` (saved) with cfg: the two
  * chains, their one jump each (first in DOCKER-USER or FORWARD, first in

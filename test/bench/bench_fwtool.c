@@ -12,7 +12,7 @@
  *
  * (CMake reads the module list below as one line.) */
 // clang-format off
-/* modules: firewall fwforward fwrules provenance setsadm sets expiry stats fwexec config netaddr policy log */
+/* modules: firewall fwforward fwfwdrules fwrules provenance setsadm sets expiry stats fwexec config netaddr policy log */
 // clang-format on
 #include <errno.h>
 #include <stdio.h>

@@ -249,6 +249,22 @@ expect_all_blocked "nft, dnsfence stopped (fail closed)"
 gw_dig www.allowed.test A
 [ -z "$(df_status)" ] || fail "an answer came from $GW4 with dnsfence stopped"
 in_place || fail "check after stopping the daemon: $DF_CMD_OUT"
+# Invariant 9 in this scope: the fingerprint lives on DNSFENCE-FWD. The
+# same policy keeps the set entries; another one flushes them.
+expect_in_set dnsfence4 198.18.1.10
+df_setup_fence
+expect_in_set dnsfence4 198.18.1.10
+cp "$DF_DNSFENCE_CONF" "$DF_TMP/forward.json"
+df_config scope='"forward"' interfaces="[\"$BR\"]" \
+	listen="[\"$GW4:53\", \"[$GW6]:53\"]" allow='["other.allowed.test"]' guard_interval=2
+df_setup_fence
+expect_not_in_set dnsfence4 198.18.1.10
+expect_not_in_set dnsfence6 2001:db8:1::10
+cp "$DF_TMP/forward.json" "$DF_DNSFENCE_CONF"
+! in_place || fail "check found no drift with the other policy's rules in place"
+grep -qF "may hold entries of another policy" <<<"$DF_CMD_OUT" || fail "check did not name the policy change: $DF_CMD_OUT"
+df_setup_fence
+ok "nft: same policy keeps the set entries; another allowlist flushes them; check names the change"
 df_dnsfence teardown
 [ "$DF_CMD_RC" -eq 0 ] || fail "teardown exited $DF_CMD_RC: $DF_CMD_ERR"
 [ "$(host iptables-nft -S FORWARD)" = "$(printf '%s\n' '-P FORWARD ACCEPT' '-A FORWARD -s 198.18.99.0/24 -j DROP')" ] ||

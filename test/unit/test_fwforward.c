@@ -7,7 +7,7 @@
  * kind of drift; firewall.c dispatching to it. (CMake reads the module
  * list below as one line.) */
 // clang-format off
-/* modules: fwforward firewall fwrules provenance setsadm sets expiry stats fwexec config netaddr policy log */
+/* modules: fwforward fwfwdrules firewall fwrules provenance setsadm sets expiry stats fwexec config netaddr policy log */
 // clang-format on
 #include <errno.h>
 #include <setjmp.h>
@@ -95,7 +95,7 @@ static bool reported(const struct reports *r, const char *text)
  * hooks (jump and Docker lines, '|'-separated), then our rules. */
 static char *saved_of(const struct config *c, int family, const char *hooks)
 {
-	char *rules = fwfwd_restore_text(c, family);
+	char *rules = fwfwd_rules_text(c, family);
 	const char *body = strstr(rules, "-A ");
 	size_t cap = strlen(rules) + strlen(hooks) + 512, len;
 	char *out = malloc(cap);
@@ -189,8 +189,8 @@ static void config_keys_named_in_errors(void **state)
 static void enforce_renders_both_chains(void **state)
 {
 	struct config *c = cfg_of("{" BASE "}");
-	char *v4 = fwfwd_restore_text(c, AF_INET);
-	char *v6 = fwfwd_restore_text(c, AF_INET6);
+	char *v4 = fwfwd_rules_text(c, AF_INET);
+	char *v6 = fwfwd_rules_text(c, AF_INET6);
 	char fp[PROVENANCE_HEXLEN], want[4096];
 
 	(void)state;
@@ -248,7 +248,7 @@ static void audit_never_rejects_and_returns(void **state)
 {
 	struct config *c = cfg_of("{" BASE ", \"mode\": \"audit\", "
 				  "\"allow_cidrs\": [\"198.18.5.0/24\"]}");
-	char *v4 = fwfwd_restore_text(c, AF_INET);
+	char *v4 = fwfwd_rules_text(c, AF_INET);
 	char fp[PROVENANCE_HEXLEN], last[256];
 
 	(void)state;
@@ -282,7 +282,7 @@ static void each_interface_its_block(void **state)
 	size_t half;
 
 	(void)state;
-	assert_int_equal(fwfwd_render(c, AF_INET, &fwd, &in), 0);
+	assert_int_equal(fwfwd_rules_render(c, AF_INET, &fwd, &in), 0);
 	assert_int_equal(fwd.n % 2, 0);
 	half = fwd.n / 2;
 	for (size_t i = 0; i < fwd.n; i++)
@@ -296,7 +296,7 @@ static void each_interface_its_block(void **state)
 	fw_rules_free(&in);
 	config_free(c);
 	c = cfg_of("{" BASE ", \"mode\": \"off\"}");
-	assert_int_equal(fwfwd_render(c, AF_INET, &fwd, &in), 0);
+	assert_int_equal(fwfwd_rules_render(c, AF_INET, &fwd, &in), 0);
 	assert_int_equal(fwd.n + in.n, 0);
 	config_free(c);
 }
@@ -406,7 +406,7 @@ static void compare_reports_each_kind_of_drift(void **state)
 static void firewall_dispatches_by_scope(void **state)
 {
 	struct config *c = cfg_of("{" BASE "}");
-	char *a = fw_render(c, AF_INET, 0), *b = fwfwd_restore_text(c, AF_INET);
+	char *a = fw_render(c, AF_INET, 0), *b = fwfwd_rules_text(c, AF_INET);
 	char *s = saved_of(
 	    c, AF_INET, "-A INPUT -j DNSFENCE-IN|-A FORWARD -j DNSFENCE-FWD");
 
