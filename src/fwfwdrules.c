@@ -29,6 +29,7 @@
 static int add(struct fw_rules *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 static const char *icmp_reject(int family);
+static const char *inbound_dir(const struct config *cfg);
 static int render_upstreams(const struct config *cfg, int family,
 			    const char *ifn, struct fw_rules *r);
 static int render_dns(const struct config *cfg, int family, const char *ifn,
@@ -63,6 +64,14 @@ static const char *icmp_reject(int family)
 {
 	return family == AF_INET ? "icmp-admin-prohibited"
 				 : "icmp6-adm-prohibited";
+}
+
+/* "inbound": "deny": the established accepts only carry the direction of
+ * connections the containers opened, so none of them answers a peer that
+ * connected to it (a published port, the host's health probe). */
+static const char *inbound_dir(const struct config *cfg)
+{
+	return cfg->inbound_deny ? "--ctdir ORIGINAL " : "";
 }
 
 /* The upstreams on any port and in any state, before the established
@@ -182,8 +191,8 @@ static int render_fwd(const struct config *cfg, int family, const char *ifn,
 	if (!ret)
 		ret = add(r,
 			  F "-i %s -m conntrack --ctstate RELATED,ESTABLISHED "
-			    "-j RETURN",
-			  ifn);
+			    "%s-j RETURN",
+			  ifn, inbound_dir(cfg));
 	for (size_t k = 0; !ret && k < cfg->n_interfaces; k++)
 		ret =
 		    add(r, F "-i %s -o %s -j RETURN", ifn, cfg->interfaces[k]);
@@ -219,9 +228,9 @@ static int render_in(const struct config *cfg, int family, const char *ifn,
 	int ret;
 
 	ret = add(r,
-		  IN "-i %s -m conntrack --ctstate RELATED,ESTABLISHED -j "
+		  IN "-i %s -m conntrack --ctstate RELATED,ESTABLISHED %s-j "
 		     "ACCEPT",
-		  ifn);
+		  ifn, inbound_dir(cfg));
 	if (!ret && family == AF_INET6)
 		ret = add(r, IN "-i %s " ND "135 -m hl --hl-eq 255 -j ACCEPT",
 			  ifn);

@@ -273,6 +273,23 @@ static void audit_never_rejects_and_returns(void **state)
 	config_free(c);
 }
 
+static void inbound_deny_keeps_only_own_connections(void **state)
+{
+	struct config *c = cfg_of("{" BASE ", \"inbound\": \"deny\"}");
+	char *v4 = fwfwd_rules_text(c, AF_INET);
+
+	(void)state;
+	assert_non_null(strstr(v4,
+			       F "-m conntrack --ctstate RELATED,"
+				 "ESTABLISHED --ctdir ORIGINAL -j RETURN\n"));
+	assert_non_null(strstr(v4, IN "-i br-fenced -m conntrack --ctstate "
+				      "RELATED,ESTABLISHED --ctdir ORIGINAL "
+				      "-j ACCEPT\n"));
+	assert_null(strstr(v4, "ESTABLISHED -j"));
+	free(v4);
+	config_free(c);
+}
+
 static void each_interface_its_block(void **state)
 {
 	struct config *c =
@@ -425,6 +442,7 @@ int main(void)
 	    cmocka_unit_test(config_keys_named_in_errors),
 	    cmocka_unit_test(enforce_renders_both_chains),
 	    cmocka_unit_test(audit_never_rejects_and_returns),
+	    cmocka_unit_test(inbound_deny_keeps_only_own_connections),
 	    cmocka_unit_test(each_interface_its_block),
 	    cmocka_unit_test(jump_goes_where_docker_sends_first),
 	    cmocka_unit_test(compare_reports_each_kind_of_drift),
