@@ -238,6 +238,15 @@ ok "nft: jump first in FORWARD and INPUT, the host's rule kept, no policy and no
 dump_rules nft iptables-nft
 expect_allowed_works "nft"
 expect_all_blocked "nft, fenced"
+# A peer connecting in (a published port): the container's answers are
+# replies (ESTABLISHED), which the fence lets through ("inbound": "allow").
+(cd "$DF_TMP" && exec ip netns exec "$CT" "$DF_PY" -m http.server --bind :: 9090) \
+	>>"$DF_TMP/ct-listener.log" 2>&1 &
+DF_PIDS+=("$!")
+df_poll 50 df_tcp_listening "$CT" 9090 || fail "the container's service did not start"
+up timeout 3 bash -c 'exec 3<>"/dev/tcp/$1/9090"' _ "$CT4" ||
+	fail "the upstream cannot connect to the container's service (replies blocked)"
+ok "nft: a peer's connection into the container is answered (inbound allow)"
 container_breaks_out
 expect_all_blocked "nft, after the container flushed, marked and re-routed"
 expect_allowed_works "nft, after the container flushed"
