@@ -253,6 +253,33 @@ expect_allowed_works "nft, after the container flushed"
 guard_drill iptables-nft
 expect_all_blocked "nft, after the drill"
 
+# Docker starts after dnsfence: it makes DOCKER-USER, jumps to it first
+# from FORWARD and puts its bridge accept above our FORWARD jump. The next
+# guard check moves our jump into DOCKER-USER, first, in one transaction.
+host iptables-nft -w -N DOCKER-USER
+host iptables-nft -w -A DOCKER-USER -j RETURN
+host iptables-nft -w -I FORWARD 1 -i "$BR" ! -o "$BR" -j ACCEPT
+host iptables-nft -w -I FORWARD 1 -j DOCKER-USER
+df_dnsfence check
+[ "$DF_CMD_RC" -eq 1 ] && grep -qF "ipv4: jump from DOCKER-USER to DNSFENCE-FWD missing" <<<"$DF_CMD_OUT" ||
+	fail "check did not ask for the jump in DOCKER-USER: $DF_CMD_OUT"
+t0=$(df_now_ms)
+df_poll 40 in_place || fail "the jump was not moved into DOCKER-USER within 4 s: $DF_CMD_OUT"
+dt=$(($(df_now_ms) - t0))
+[ "$(host iptables-nft -S DOCKER-USER | sed -n 2,3p | tr '\n' '|')" = "-A DOCKER-USER -j DNSFENCE-FWD|-A DOCKER-USER -j RETURN|" ] ||
+	fail "the jump is not first in DOCKER-USER: $(host iptables-nft -S DOCKER-USER)"
+! host iptables-nft -S FORWARD | grep -q DNSFENCE || fail "a jump from FORWARD is left: $(host iptables-nft -S FORWARD)"
+host iptables-nft -S FORWARD | grep -qF -- "-A FORWARD -i $BR ! -o $BR -j ACCEPT" || fail "Docker's accept was touched"
+expect_all_blocked "nft, Docker started after dnsfence, jump moved into DOCKER-USER after $dt ms"
+# Docker gone again: the jump returns to FORWARD.
+host iptables-nft -w -D FORWARD -j DOCKER-USER
+host iptables-nft -w -D FORWARD -i "$BR" ! -o "$BR" -j ACCEPT
+df_poll 40 in_place || fail "the jump did not return to FORWARD: $DF_CMD_OUT"
+[ "$(host iptables-nft -S FORWARD | sed -n 2p)" = "-A FORWARD -j DNSFENCE-FWD" ] || fail "the jump is not first in FORWARD again"
+host iptables-nft -w -F DOCKER-USER
+host iptables-nft -w -X DOCKER-USER
+ok "nft: without DOCKER-USER first in FORWARD, the jump is back first in FORWARD"
+
 df_stop_dnsfence
 expect_all_blocked "nft, dnsfence stopped (fail closed)"
 gw_dig www.allowed.test A
