@@ -96,6 +96,8 @@ static int item_port(struct pctx *p, const char *s, const char *path);
 static int item_cidr(struct pctx *p, const char *s, const char *path);
 static int item_interface(struct pctx *p, const char *s, const char *path);
 static int check_scope(struct pctx *p);
+static bool is_loopback_addr(const struct netaddr *a);
+static int item_host_allow(struct pctx *p, const char *s, const char *path);
 static int add_endpoint(struct config_endpoint **arr, size_t *n,
 			const struct sockaddr_storage *ss, socklen_t len);
 static bool is_listen_addr(const struct config *c,
@@ -232,6 +234,13 @@ static const struct key_spec specs[] = {
 		"0-9 _ . -`, not starting with `-`; a trailing `+` matches "
 		"every name with that prefix (`veth+`). `lo`, and a "
 		"wildcard that matches it or every name, are refused"},
+    {"host_allow", K_LIST, h_list, .item = item_host_allow,
+     .type = "array of \"tcp/addr:port\" / \"udp/[v6]:port\"",
+     .meaning = "scope forward only: services of the host itself that the "
+		"fenced interfaces may reach besides dnsfence's DNS (a "
+		"proxy on the gateway address, say). One address each, not "
+		"loopback or a wildcard; everything else on the host stays "
+		"out of reach"},
 };
 
 #define N_SPECS (sizeof(specs) / sizeof(specs[0]))
@@ -770,6 +779,50 @@ static int item_interface(struct pctx *p, const char *s, const char *path)
 	return add_string(&p->c->interfaces, &p->c->n_interfaces, s);
 }
 
+static bool is_loopback_addr(const struct netaddr *a)
+{
+	static const uint8_t one[16] = {[15] = 1};
+
+	return a->family == AF_INET ? a->bytes[0] == 127
+				    : memcmp(a->bytes, one, 16) == 0;
+}
+
+/* One host service, kept as normalized text ("tcp/[fd00::1]:3128"), which
+ * fwfwdrules.c reads again for the INPUT rule. */
+static int item_host_allow(struct pctx *p, const char *s, const char *path)
+{
+	static const uint8_t zero[16];
+	char val[72], ep[NETADDR_ENDPOINT_STRLEN],
+	    norm[NETADDR_ENDPOINT_STRLEN + 8];
+	struct sockaddr_storage ss;
+	const char *why = "";
+	struct netaddr a;
+	socklen_t len;
+
+	show(s, val, sizeof(val));
+	if (strncmp(s, "tcp/", 4) != 0 && strncmp(s, "udp/", 4) != 0)
+		return fail(p, path,
+			    "\"%s\": expected \"tcp/addr:port\" or "
+			    "\"udp/[v6]:port\"",
+			    val);
+	if (netaddr_parse_endpoint(s + 4, true, 0, &ss, &len, &why) != 0)
+		return fail(p, path, "\"%s\": %s", val, why);
+	netaddr_from_sockaddr((const struct sockaddr *)&ss, &a);
+	if (memcmp(a.bytes, zero, a.family == AF_INET ? 4 : 16) == 0)
+		return fail(p, path,
+			    "\"%s\": a wildcard would open every address "
+			    "of the host",
+			    val);
+	if (is_loopback_addr(&a))
+		return fail(p, path,
+			    "\"%s\": loopback is not reachable from the "
+			    "fenced interfaces",
+			    val);
+	netaddr_format_endpoint((const struct sockaddr *)&ss, ep, sizeof(ep));
+	snprintf(norm, sizeof(norm), "%.4s%s", s, ep);
+	return add_string(&p->c->host_allow, &p->c->n_host_allow, norm);
+}
+
 /* Forward scope needs interfaces and listen addresses the containers can
  * reach on the host: loopback is not routable from another namespace, and
  * a wildcard would answer on the host's other interfaces too. */
@@ -787,6 +840,9 @@ static int check_scope(struct pctx *p)
 				    "only used with \"scope\": \"forward\" "
 				    "(the output scope fences this namespace "
 				    "on every interface)");
+		if (p->c->n_host_allow > 0)
+			return fail(p, "host_allow",
+				    "only used with \"scope\": \"forward\"");
 		return 0;
 	}
 	if (p->c->n_interfaces == 0)
@@ -798,15 +854,11 @@ static int check_scope(struct pctx *p)
 		const struct sockaddr *sa =
 		    (const struct sockaddr *)&p->c->listen[i].sa;
 		size_t len = sa->sa_family == AF_INET ? 4 : 16;
-		bool loop;
 
 		netaddr_from_sockaddr(sa, &a);
 		netaddr_format_endpoint(sa, val, sizeof(val));
 		snprintf(path, sizeof(path), "listen[%zu]", i);
-		loop = a.family == AF_INET
-			   ? a.bytes[0] == 127
-			   : memcmp(a.bytes, zero, 15) == 0 && a.bytes[15] == 1;
-		if (loop)
+		if (is_loopback_addr(&a))
 			return fail(p, path,
 				    "\"%s\" is loopback, which the fenced "
 				    "interfaces cannot reach: in forward scope "
@@ -1085,6 +1137,9 @@ void config_free(struct config *c)
 	for (size_t i = 0; i < c->n_interfaces; i++)
 		free(c->interfaces[i]);
 	free(c->interfaces);
+	for (size_t i = 0; i < c->n_host_allow; i++)
+		free(c->host_allow[i]);
+	free(c->host_allow);
 	free(c);
 }
 
@@ -1236,6 +1291,9 @@ char *config_to_json(const struct config *c)
 	ok = ok && cJSON_AddItemToObject(
 		       root, "interfaces",
 		       json_strings(c->interfaces, c->n_interfaces));
+	ok = ok && cJSON_AddItemToObject(
+		       root, "host_allow",
+		       json_strings(c->host_allow, c->n_host_allow));
 	if (ok && (text = cJSON_Print(root)) != NULL)
 		text = indent_two(text);
 	cJSON_Delete(root);

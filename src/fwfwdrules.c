@@ -30,6 +30,8 @@ static int add(struct fw_rules *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 static const char *icmp_reject(int family);
 static const char *inbound_dir(const struct config *cfg);
+static int render_host_allow(const char *spec, int family, const char *ifn,
+			     struct fw_rules *r);
 static int render_upstreams(const struct config *cfg, int family,
 			    const char *ifn, struct fw_rules *r);
 static int render_dns(const struct config *cfg, int family, const char *ifn,
@@ -217,6 +219,29 @@ static int render_fwd(const struct config *cfg, int family, const char *ifn,
 	return ret;
 }
 
+/* One host_allow entry, "tcp/addr:port" as config.c normalized it. */
+static int render_host_allow(const char *spec, int family, const char *ifn,
+			     struct fw_rules *r)
+{
+	char proto[4], a[NETADDR_STRLEN];
+	struct sockaddr_storage ss;
+	const char *why = NULL;
+	struct netaddr na;
+	socklen_t len;
+
+	snprintf(proto, sizeof(proto), "%.3s", spec);
+	if (strlen(spec) < 5 ||
+	    netaddr_parse_endpoint(spec + 4, true, 0, &ss, &len, &why) != 0 ||
+	    !netaddr_from_sockaddr((const struct sockaddr *)&ss, &na))
+		return -EINVAL;
+	if (na.family != family)
+		return 0;
+	netaddr_format(&na, a, sizeof(a));
+	return add(r, IN "-d %s%s -i %s -p %s -m %s --dport %u -j ACCEPT", a,
+		   family == AF_INET ? "/32" : "/128", ifn, proto, proto,
+		   netaddr_port((const struct sockaddr *)&ss));
+}
+
 /* DNSFENCE-IN for traffic from ifn to any address of the host. */
 static int render_in(const struct config *cfg, int family, const char *ifn,
 		     struct fw_rules *r)
@@ -251,6 +276,8 @@ static int render_in(const struct config *cfg, int family, const char *ifn,
 				  a, host, ifn, protos[p], protos[p],
 				  netaddr_port(sa));
 	}
+	for (size_t i = 0; !ret && i < cfg->n_host_allow; i++)
+		ret = render_host_allow(cfg->host_allow[i], family, ifn, r);
 	if (!ret && cfg->mode == CONFIG_MODE_AUDIT)
 		return add(r, IN "-i %s -j NFLOG --nflog-prefix " AUDIT, ifn);
 	if (!ret)

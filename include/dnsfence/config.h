@@ -63,6 +63,8 @@ struct config {
 	enum config_scope scope;    /* "scope", default output */
 	char **interfaces; /* forward scope: names, a trailing '+' wildcard */
 	size_t n_interfaces;
+	char **host_allow; /* forward scope: "tcp/addr:port", normalized */
+	size_t n_host_allow;
 };
 
 /* Where the process environment would come from; tests fill it in.

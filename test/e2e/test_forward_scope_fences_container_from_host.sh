@@ -118,7 +118,7 @@ expect_all_blocked() {
 		! direct_dns "@$a" || fail "$1: the container queried the upstream $a over UDP"
 		! direct_dns "@$a" +tcp || fail "$1: the container queried the upstream $a over TCP"
 	done
-	ok "$1: ${#BLOCKED[@]} targets rejected (unresolved, upstream, host x${#HOST_ADDRS[@]}, metadata), upstream DNS blocked"
+	ok "$1: ${#BLOCKED[@]} targets rejected (unresolved, upstream, host, metadata), upstream DNS blocked"
 }
 
 expect_allowed_works() {
@@ -135,9 +135,11 @@ expect_allowed_works() {
 	ok "$1: allowed name resolves through $GW4 and connects (v4, v6); denied name NXDOMAIN, never upstream"
 }
 
+FWD_EXTRA=() # more KEY=JSON for df_config
 start_forward_dnsfence() {
 	df_config scope='"forward"' interfaces="[\"$BR\"]" \
-		listen="[\"$GW4:53\", \"[$GW6]:53\"]" allow='["www.allowed.test"]' guard_interval=2
+		listen="[\"$GW4:53\", \"[$GW6]:53\"]" allow='["www.allowed.test"]' guard_interval=2 \
+		"${FWD_EXTRA[@]}"
 	df_setup_fence
 	DF_DNSFENCE_LOG="$DF_TMP/dnsfence-$1.log"
 	ip netns exec "$DF_WL" env -u DNSFENCE_CONFIG -u DNSFENCE_MODE -u DNSFENCE_EXTRA_HOSTS \
@@ -318,6 +320,10 @@ host iptables-legacy -w -N DOCKER-USER
 host iptables-legacy -w -A DOCKER-USER -j RETURN
 host iptables-legacy -w -I FORWARD 1 -j DOCKER-USER
 gateway_down
+# One host service opened on purpose (host_allow): that address and port
+# only; the same service on the host's other addresses stays out of reach.
+FWD_EXTRA=(host_allow='["tcp/198.18.65.1:8080"]')
+BLOCKED=(198.18.2.5 2001:db8:1::20 "$DF_UP4" "$DF_UP6" "$META" "$DF_WL4" "$GW4" "$DF_WL6" "$GW6")
 df_dnsfence teardown # nothing to remove: must not fail
 [ "$DF_CMD_RC" -eq 0 ] || fail "teardown without rules exited $DF_CMD_RC: $DF_CMD_ERR"
 start_forward_dnsfence legacy
@@ -332,6 +338,8 @@ host iptables-legacy-save -t filter | grep -q -- "-A DNSFENCE-FWD" || fail "the 
 [ "$(host iptables-legacy -S FORWARD | sed -n '2,$p')" = "-A FORWARD -j DOCKER-USER" ] ||
 	fail "FORWARD was changed on a Docker host: $(host iptables-legacy -S FORWARD)"
 ok "legacy: jump first in DOCKER-USER, FORWARD and Docker's RETURN untouched"
+reach 198.18.65.1 8080 || fail "host_allow: the container cannot reach 198.18.65.1 port 8080"
+ok "legacy: host_allow opens 198.18.65.1 port 8080 to the container"
 dump_rules legacy iptables-legacy
 expect_allowed_works "legacy"
 container_breaks_out

@@ -290,6 +290,51 @@ static void inbound_deny_keeps_only_own_connections(void **state)
 	config_free(c);
 }
 
+/* Forward scope without upstreams: parse_err adds one. */
+#define FWD                                                                    \
+	"\"scope\": \"forward\", \"interfaces\": [\"br0\"], \"listen\": "      \
+	"[\"172.30.0.1:53\"]"
+
+static void host_allow_opens_one_service(void **state)
+{
+	static const struct {
+		const char *json, *want;
+	} bad[] = {
+	    {"\"host_allow\": [\"tcp/172.30.0.1:3128\"]",
+	     "host_allow: only used with"},
+	    {FWD ", \"host_allow\": [\"tcp/0.0.0.0:22\"]",
+	     "host_allow[0]: \"tcp/0.0.0.0:22\": a wildcard"},
+	    {FWD ", \"host_allow\": [\"udp/127.0.0.1:9\"]",
+	     "host_allow[0]: \"udp/127.0.0.1:9\": loopback"},
+	    {FWD ", \"host_allow\": [\"sctp/172.30.0.1:9\"]",
+	     "host_allow[0]: \"sctp/172.30.0.1:9\": expected"},
+	};
+	struct config *c = cfg_of("{" BASE ", \"host_allow\": "
+				  "[\"tcp/172.30.0.1:3128\", "
+				  "\"udp/[fd00:30::1]:123\"]}");
+	char *v4 = fwfwd_rules_text(c, AF_INET);
+	char *v6 = fwfwd_rules_text(c, AF_INET6);
+	char err[512];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		assert_int_equal(parse_err(bad[i].json, err, sizeof(err)),
+				 -EINVAL);
+		if (!strstr(err, bad[i].want))
+			fail_msg("%s: got \"%s\"", bad[i].json, err);
+	}
+	assert_non_null(strstr(v4, IN "-d 172.30.0.1/32 -i br-fenced -p tcp "
+				      "-m tcp --dport 3128 -j ACCEPT\n" IN
+				      "-i br-fenced -p tcp -j REJECT"));
+	assert_null(strstr(v4, "--dport 123"));
+	assert_non_null(strstr(v6, IN "-d fd00:30::1/128 -i br-fenced -p udp "
+				      "-m udp --dport 123 -j ACCEPT\n"));
+	free(v4);
+	free(v6);
+	config_free(c);
+}
+
 static void each_interface_its_block(void **state)
 {
 	struct config *c =
@@ -443,6 +488,7 @@ int main(void)
 	    cmocka_unit_test(enforce_renders_both_chains),
 	    cmocka_unit_test(audit_never_rejects_and_returns),
 	    cmocka_unit_test(inbound_deny_keeps_only_own_connections),
+	    cmocka_unit_test(host_allow_opens_one_service),
 	    cmocka_unit_test(each_interface_its_block),
 	    cmocka_unit_test(jump_goes_where_docker_sends_first),
 	    cmocka_unit_test(compare_reports_each_kind_of_drift),
