@@ -98,6 +98,10 @@ static int item_name(struct pctx *p, const char *s, const char *path);
 static int item_ecosystem(struct pctx *p, const char *s, const char *path);
 static int item_port(struct pctx *p, const char *s, const char *path);
 static int item_cidr(struct pctx *p, const char *s, const char *path);
+static int item_interface(struct pctx *p, const char *s, const char *path);
+static int check_scope(struct pctx *p);
+static bool is_loopback_addr(const struct netaddr *a);
+static int item_host_allow(struct pctx *p, const char *s, const char *path);
 static int add_endpoint(struct config_endpoint **arr, size_t *n,
 			const struct sockaddr_storage *ss, socklen_t len);
 static bool is_listen_addr(const struct config *c,
@@ -127,6 +131,7 @@ static const char *const set4_defs[] = {"dnsfence4", NULL};
 static const char *const set6_defs[] = {"dnsfence6", NULL};
 static const char *const user_defs[] = {"dnsfence", NULL};
 static const char *const state_dir_defs[] = {CONFIG_DEFAULT_STATE_DIR, NULL};
+static const char *const scope_names[] = {"output", "forward", NULL};
 
 #define OFF(f) offsetof(struct config, f)
 
@@ -224,6 +229,30 @@ static const struct key_spec specs[] = {
      .meaning = "where the daemon keeps `suggest.json`, the names and "
 		"blocked flows `dnsfence suggest` reads; created (mode "
 		"0750, owned by `user`) when missing"},
+    {"scope", K_CHOICE, h_choice, .choices = scope_names,
+     .meaning = "output: fence this network namespace's own egress (the "
+		"OUTPUT chain). forward: run on the host and fence what "
+		"comes in on `interfaces` (a container bridge or veth): "
+		"forwarded traffic (FORWARD, or Docker's DOCKER-USER) and "
+		"traffic to the host itself (INPUT, where only DNS to our "
+		"`listen` addresses passes); the host's own OUTPUT is left "
+		"alone. `listen` must then name addresses on the host side "
+		"of those interfaces, not loopback or a wildcard. See "
+		"docs/firewall.md"},
+    {"interfaces", K_LIST, h_list, .item = item_interface,
+     .type = "array of interface names",
+     .meaning = "scope forward only, and required there: the bridge or "
+		"veth names fenced traffic comes in on, 1..15 of `A-Z a-z "
+		"0-9 _ . -`, not starting with `-`; a trailing `+` matches "
+		"every name with that prefix (`veth+`). `lo`, and a "
+		"wildcard that matches it or every name, are refused"},
+    {"host_allow", K_LIST, h_list, .item = item_host_allow,
+     .type = "array of \"tcp/addr:port\" / \"udp/[v6]:port\"",
+     .meaning = "scope forward only: services of the host itself that the "
+		"fenced interfaces may reach besides dnsfence's DNS (a "
+		"proxy on the gateway address, say). One address each, not "
+		"loopback or a wildcard; everything else on the host stays "
+		"out of reach"},
 };
 
 #define N_SPECS (sizeof(specs) / sizeof(specs[0]))
@@ -688,6 +717,139 @@ static int item_cidr(struct pctx *p, const char *s, const char *path)
 	return push(&p->c->allow_cidrs, &p->c->n_allow_cidrs, sizeof(c), &c);
 }
 
+/* Interface names as the kernel and iptables take them (IFNAMSIZ, no '/',
+ * ':' or blanks), narrowed to what is safe on an iptables-restore line. */
+static int item_interface(struct pctx *p, const char *s, const char *path)
+{
+	size_t n = strlen(s), body = n;
+	char val[72];
+
+	show(s, val, sizeof(val));
+	if (n > 0 && s[n - 1] == '+')
+		body = n - 1;
+	if (n == 0 || n > 15)
+		return fail(p, path,
+			    "\"%s\": interface names have 1..15 "
+			    "characters",
+			    val);
+	if (strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+		      "0123456789_.-") != body ||
+	    s[0] == '-' || strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
+		return fail(p, path,
+			    "\"%s\": interface names use A-Z a-z 0-9 _ . - "
+			    "(a '+' only at the end) and do not start with "
+			    "'-'",
+			    val);
+	if (body == 0)
+		return fail(p, path,
+			    "\"+\" would match every interface, the "
+			    "host's uplink and loopback included");
+	if (strcmp(s, "lo") == 0 || (body < n && strncmp("lo", s, body) == 0))
+		return fail(p, path,
+			    "\"%s\" matches loopback: fencing it "
+			    "would cut the host off from itself",
+			    val);
+	return add_string(&p->c->interfaces, &p->c->n_interfaces, s);
+}
+
+static bool is_loopback_addr(const struct netaddr *a)
+{
+	static const uint8_t one[16] = {[15] = 1};
+
+	return a->family == AF_INET ? a->bytes[0] == 127
+				    : memcmp(a->bytes, one, 16) == 0;
+}
+
+/* One host service, kept as normalized text ("tcp/[fd00::1]:3128"), which
+ * fwfwdrules.c reads again for the INPUT rule. */
+static int item_host_allow(struct pctx *p, const char *s, const char *path)
+{
+	static const uint8_t zero[16];
+	char val[72], ep[NETADDR_ENDPOINT_STRLEN],
+	    norm[NETADDR_ENDPOINT_STRLEN + 8];
+	struct sockaddr_storage ss;
+	const char *why = "";
+	struct netaddr a;
+	socklen_t len;
+
+	show(s, val, sizeof(val));
+	if (strncmp(s, "tcp/", 4) != 0 && strncmp(s, "udp/", 4) != 0)
+		return fail(p, path,
+			    "\"%s\": expected \"tcp/addr:port\" or "
+			    "\"udp/[v6]:port\"",
+			    val);
+	if (netaddr_parse_endpoint(s + 4, true, 0, &ss, &len, &why) != 0)
+		return fail(p, path, "\"%s\": %s", val, why);
+	netaddr_from_sockaddr((const struct sockaddr *)&ss, &a);
+	if (memcmp(a.bytes, zero, a.family == AF_INET ? 4 : 16) == 0)
+		return fail(p, path,
+			    "\"%s\": a wildcard would open every address "
+			    "of the host",
+			    val);
+	if (is_loopback_addr(&a))
+		return fail(p, path,
+			    "\"%s\": loopback is not reachable from the "
+			    "fenced interfaces",
+			    val);
+	netaddr_format_endpoint((const struct sockaddr *)&ss, ep, sizeof(ep));
+	snprintf(norm, sizeof(norm), "%.4s%s", s, ep);
+	return add_string(&p->c->host_allow, &p->c->n_host_allow, norm);
+}
+
+/* Forward scope needs interfaces and listen addresses the containers can
+ * reach on the host: loopback is not routable from another namespace, and
+ * a wildcard would answer on the host's other interfaces too. */
+static int check_scope(struct pctx *p)
+{
+	static const uint8_t zero[16];
+	char path[PATH_LEN], val[NETADDR_ENDPOINT_STRLEN];
+	struct netaddr a;
+
+	p->c->scope =
+	    choice_of(p, "scope") ? CONFIG_SCOPE_FORWARD : CONFIG_SCOPE_OUTPUT;
+	if (p->c->scope == CONFIG_SCOPE_OUTPUT) {
+		if (p->c->n_interfaces > 0)
+			return fail(p, "interfaces",
+				    "only used with \"scope\": \"forward\" "
+				    "(the output scope fences this namespace "
+				    "on every interface)");
+		if (p->c->n_host_allow > 0)
+			return fail(p, "host_allow",
+				    "only used with \"scope\": \"forward\"");
+		return 0;
+	}
+	if (p->c->n_interfaces == 0)
+		return fail(p, "interfaces",
+			    "required with \"scope\": \"forward\": name "
+			    "the bridge or veth the fenced traffic comes in "
+			    "on (e.g. [\"br-fenced\"])");
+	for (size_t i = 0; i < p->c->n_listen; i++) {
+		const struct sockaddr *sa =
+		    (const struct sockaddr *)&p->c->listen[i].sa;
+		size_t len = sa->sa_family == AF_INET ? 4 : 16;
+
+		netaddr_from_sockaddr(sa, &a);
+		netaddr_format_endpoint(sa, val, sizeof(val));
+		snprintf(path, sizeof(path), "listen[%zu]", i);
+		if (is_loopback_addr(&a))
+			return fail(p, path,
+				    "\"%s\" is loopback, which the fenced "
+				    "interfaces cannot reach: in forward scope "
+				    "listen on the host side of them (the "
+				    "bridge's gateway, e.g. \"172.30.0.1:53\"; "
+				    "listen defaults to loopback)",
+				    val);
+		if (memcmp(a.bytes, zero, len) == 0)
+			return fail(p, path,
+				    "\"%s\" is a wildcard: in forward scope "
+				    "name the address on the host side of the "
+				    "fenced interfaces (a wildcard answers on "
+				    "every host interface)",
+				    val);
+	}
+	return 0;
+}
+
 /* A name is kept as written (privs resolves it); a uid becomes its
  * decimal text, so the struct has one representation. */
 static int h_user(struct pctx *p, const struct key_spec *k, const cJSON *v)
@@ -818,7 +980,7 @@ static int finish(struct pctx *p)
 			    p->c->ttl_min, p->c->ttl_max);
 	if (strcmp(p->c->set4, p->c->set6) == 0)
 		return fail(p, "sets.ipv6", "same name as sets.ipv4");
-	return 0;
+	return check_scope(p);
 }
 
 static void err_at(const char *text, size_t off, const char *what, char *err,
@@ -992,6 +1154,12 @@ void config_free(struct config *c)
 	free(c->set6);
 	free(c->user);
 	free(c->state_dir);
+	for (size_t i = 0; i < c->n_interfaces; i++)
+		free(c->interfaces[i]);
+	free(c->interfaces);
+	for (size_t i = 0; i < c->n_host_allow; i++)
+		free(c->host_allow[i]);
+	free(c->host_allow);
 	free(c);
 }
 
@@ -1008,6 +1176,11 @@ const char *config_deny_name(enum config_deny d)
 const char *config_log_format_name(enum log_format f)
 {
 	return format_names[f == LOG_FORMAT_JSON];
+}
+
+const char *config_scope_name(enum config_scope s)
+{
+	return (unsigned)s < 2 ? scope_names[s] : "unknown";
 }
 
 /* Endpoints are built from zeroed storage, so bytes compare. */

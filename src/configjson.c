@@ -147,6 +147,14 @@ char *config_to_json(const struct config *c)
 	ok = ok && cJSON_AddStringToObject(
 		       log, "format", config_log_format_name(c->log_format));
 	ok = ok && json_observe(root, c);
+	ok = ok && cJSON_AddStringToObject(root, "scope",
+					   config_scope_name(c->scope));
+	ok = ok && cJSON_AddItemToObject(
+		       root, "interfaces",
+		       json_strings(c->interfaces, c->n_interfaces));
+	ok = ok && cJSON_AddItemToObject(
+		       root, "host_allow",
+		       json_strings(c->host_allow, c->n_host_allow));
 	if (ok && (text = cJSON_Print(root)) != NULL)
 		text = indent_two(text);
 	cJSON_Delete(root);

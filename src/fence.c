@@ -12,6 +12,7 @@
 #include "dnsfence/drift.h"
 #include "dnsfence/fence.h"
 #include "dnsfence/firewall.h"
+#include "dnsfence/fwforward.h"
 #include "dnsfence/log.h"
 #include "dnsfence/provenance.h"
 #include "dnsfence/serve.h"
@@ -130,7 +131,9 @@ int fence_teardown(const struct config *cfg)
 	char err[512];
 	int r = 0;
 
-	if (fw_remove(err, sizeof(err)) != 0) {
+	if ((cfg->scope == CONFIG_SCOPE_FORWARD
+		 ? fwfwd_remove(err, sizeof(err))
+		 : fw_remove(err, sizeof(err))) != 0) {
 		log_err("teardown", "firewall: %s", err);
 		r = -EIO;
 	}

@@ -28,6 +28,7 @@
 
 #include "dnsfence/firewall.h"
 #include "dnsfence/fwexec.h"
+#include "dnsfence/fwforward.h"
 #include "dnsfence/fwrules.h"
 #include "dnsfence/log.h"
 #include "dnsfence/provenance.h"
@@ -94,6 +95,8 @@ char *fw_render(const struct config *cfg, int family, uid_t uid)
 	char *out = NULL;
 
 	(void)uid;
+	if (cfg->scope == CONFIG_SCOPE_FORWARD)
+		return fwfwd_rules_text(cfg, family);
 	if (fw_rules_render(cfg, family, &r) < 0)
 		goto out;
 	if (cfg->mode == CONFIG_MODE_OFF) {
@@ -332,6 +335,8 @@ int fw_compare(const struct config *cfg, int family, uid_t uid,
 	       void *arg)
 {
 	(void)uid;
+	if (cfg->scope == CONFIG_SCOPE_FORWARD)
+		return fwfwd_compare(cfg, family, saved, report, arg);
 	return compare(cfg, family, saved, report, arg);
 }
 
@@ -525,6 +530,8 @@ int fw_apply(const struct config *cfg, uid_t uid, char *err, size_t errlen)
 	char diff[FW_RULE_MAX + 128];
 	int ret;
 
+	if (cfg->scope == CONFIG_SCOPE_FORWARD)
+		return fwfwd_apply(cfg, err, errlen);
 	if (cfg->mode == CONFIG_MODE_OFF) {
 		log_warn("firewall", "mode off: no firewall rules installed");
 		return 0;
@@ -571,6 +578,8 @@ int fw_check(const struct config *cfg, uid_t uid,
 	char err[512];
 	int ret, diffs = 0;
 
+	if (cfg->scope == CONFIG_SCOPE_FORWARD)
+		return fwfwd_check(cfg, report, arg);
 	ret = fwexec_backend(&b, err, sizeof(err));
 	if (ret == -EEXIST) {
 		say(report, arg, "%s", err);

@@ -241,16 +241,25 @@ bool fwexec_save_has_rules(const char *text)
 	return false;
 }
 
+/* A save of every table lists /proc/net/ip_tables_names first, which
+ * only root may read: the guard's children (the daemon's uid with
+ * CAP_NET_ADMIN) then fail with iptables-legacy and would wrongly pick
+ * nft. The filter table, where our rules and Docker's DOCKER-USER live,
+ * can be read without that list. */
 static int backend_has_rules(enum fwexec_backend b, bool *has)
 {
+	static const char *const filter[] = {"-t", "filter", NULL};
 	static const int families[] = {AF_INET, AF_INET6};
 	int ret = -ENOENT;
 
 	*has = false;
 	for (size_t i = 0; i < 2; i++) {
+		const char *name = fwexec_name(b, families[i], FWEXEC_SAVE);
 		char *text = NULL;
-		int r = fwexec_run(fwexec_name(b, families[i], FWEXEC_SAVE),
-				   NULL, NULL, &text, NULL);
+		int r = fwexec_run(name, NULL, NULL, &text, NULL);
+
+		if (r == -EPROTO)
+			r = fwexec_run(name, filter, NULL, &text, NULL);
 
 		if (r == 0) {
 			ret = 0;

@@ -360,6 +360,12 @@ static int port_list(const struct config *cfg, uint8_t proto, size_t *i,
 	return slots;
 }
 
+int fw_rules_port_list(const struct config *cfg, uint8_t proto, size_t *i,
+		       char *list, size_t cap)
+{
+	return port_list(cfg, proto, i, list, cap);
+}
+
 /* Set members and allow_cidrs on the configured ports, one rule per
  * protocol and per run of at most 15 multiport slots. */
 static int render_ports(const struct config *cfg, int family, const char *set,

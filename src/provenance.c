@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "dnsfence/firewall.h"
+#include "dnsfence/fwforward.h"
 #include "dnsfence/hash.h"
 #include "dnsfence/log.h"
 #include "dnsfence/netaddr.h"
@@ -151,7 +152,9 @@ int provenance_reconcile(const struct config *cfg, char *err, size_t errlen)
 		snprintf(err, errlen, "policy fingerprint: %s", strerror(-ret));
 		return ret;
 	}
-	ret = fw_stored_policy(have, sizeof(have), err, errlen);
+	ret = cfg->scope == CONFIG_SCOPE_FORWARD
+		  ? fwfwd_stored_policy(have, sizeof(have), err, errlen)
+		  : fw_stored_policy(have, sizeof(have), err, errlen);
 	if (ret)
 		return ret;
 	if (strcmp(have, want) == 0) {

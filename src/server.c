@@ -90,9 +90,11 @@ struct server {
 	TAILQ_HEAD(, tcp_conn) conns;
 	size_t n_conns;
 	struct udp_burst *burst;
+	bool freebind; /* forward scope: the bridge may come later */
 };
 
-static int bind_socket(const struct config_endpoint *ep, int type, int *out);
+static int bind_socket(const struct config_endpoint *ep, int type,
+		       bool freebind, int *out);
 static int add_udp(struct server *s, const struct config_endpoint *ep);
 static int add_tcp(struct server *s, const struct config_endpoint *ep);
 static void on_udp(evutil_socket_t fd, short what, void *arg);
@@ -123,6 +125,7 @@ struct server *server_new(struct event_base *base, const struct config *cfg,
 		goto nomem;
 	s->base = base;
 	s->res = res;
+	s->freebind = cfg->scope == CONFIG_SCOPE_FORWARD;
 	TAILQ_INIT(&s->conns);
 	s->udp = calloc(cfg->n_listen, sizeof(*s->udp));
 	s->tcp = calloc(cfg->n_listen, sizeof(*s->tcp));
@@ -188,7 +191,11 @@ void server_free(struct server *s)
 	free(s);
 }
 
-static int bind_socket(const struct config_endpoint *ep, int type, int *out)
+/* freebind: bind an address no interface holds yet. In forward scope the
+ * gateway address appears when Docker creates the bridge, which happens
+ * after dnsfence is up (fence first); the socket then receives on it. */
+static int bind_socket(const struct config_endpoint *ep, int type,
+		       bool freebind, int *out)
 {
 	int one = 1, fd, rc = 0;
 
@@ -200,6 +207,12 @@ static int bind_socket(const struct config_endpoint *ep, int type, int *out)
 		goto fail;
 	if (type == SOCK_STREAM &&
 	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0)
+		goto fail;
+	if (freebind && ep->sa.ss_family == AF_INET6 &&
+	    setsockopt(fd, IPPROTO_IPV6, IPV6_FREEBIND, &one, sizeof(one)) != 0)
+		goto fail;
+	if (freebind && ep->sa.ss_family == AF_INET &&
+	    setsockopt(fd, IPPROTO_IP, IP_FREEBIND, &one, sizeof(one)) != 0)
 		goto fail;
 	if (type == SOCK_DGRAM) {
 		int rcvbuf = 1 << 20;
@@ -225,7 +238,7 @@ static int add_udp(struct server *s, const struct config_endpoint *ep)
 	struct udp_listener *l = &s->udp[s->n_udp];
 	int rc;
 
-	rc = bind_socket(ep, SOCK_DGRAM, &l->fd);
+	rc = bind_socket(ep, SOCK_DGRAM, s->freebind, &l->fd);
 	if (rc != 0)
 		return rc;
 	l->s = s;
@@ -245,7 +258,7 @@ static int add_tcp(struct server *s, const struct config_endpoint *ep)
 	struct evconnlistener *l;
 	int fd, rc;
 
-	rc = bind_socket(ep, SOCK_STREAM, &fd);
+	rc = bind_socket(ep, SOCK_STREAM, s->freebind, &fd);
 	if (rc != 0)
 		return rc;
 	/* backlog 0: the socket is already listening. */

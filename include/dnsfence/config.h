@@ -22,6 +22,9 @@ enum config_mode {
 	CONFIG_MODE_OFF
 };
 enum config_deny { CONFIG_DENY_NXDOMAIN = 0, CONFIG_DENY_REFUSED };
+/* output: fence this namespace's own egress (OUTPUT). forward: fence, from
+ * the host, what comes in on `interfaces` (FORWARD and INPUT; fwforward.c). */
+enum config_scope { CONFIG_SCOPE_OUTPUT = 0, CONFIG_SCOPE_FORWARD };
 
 struct config_endpoint {
 	struct sockaddr_storage sa;
@@ -61,6 +64,11 @@ struct config {
 	bool metrics_on;	    /* "metrics": "addr:port"; null: off */
 	struct config_endpoint metrics;
 	char *state_dir; /* "state_dir", default CONFIG_DEFAULT_STATE_DIR */
+	enum config_scope scope; /* "scope", default output */
+	char **interfaces; /* forward scope: names, a trailing '+' wildcard */
+	size_t n_interfaces;
+	char **host_allow; /* forward scope: "tcp/addr:port", normalized */
+	size_t n_host_allow;
 };
 
 /* Where the process environment would come from; tests fill it in.
@@ -86,6 +94,7 @@ void config_free(struct config *c);
 const char *config_mode_name(enum config_mode m);
 const char *config_deny_name(enum config_deny d);
 const char *config_log_format_name(enum log_format f);
+const char *config_scope_name(enum config_scope s);
 /* Text of the config schema (key, type, default, meaning) as Markdown,
  * from the same table the parser uses; docs/configuration.md is exactly
  * this output. */

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "dnsfence/config.h"
 
@@ -31,5 +32,11 @@ int fw_rules_render(const struct config *cfg, int family, struct fw_rules *r);
 /* The policy fingerprint the first rule carrying one holds, copied into
  * hex (at least 17 bytes); false, and hex "", when none does. */
 bool fw_rules_find_policy(const struct fw_rules *r, char *hex, size_t len);
+/* The multiport list ("80,443,8000:8080") of proto's (IPPROTO_TCP/UDP)
+ * ports from cfg->ports[*i] on, at most 15 xt_multiport slots (a range
+ * takes two); *i moves past what was taken. Returns the slots used, 0 when
+ * nothing is left. list needs 16 * 12 bytes. For fwforward.c. */
+int fw_rules_port_list(const struct config *cfg, uint8_t proto, size_t *i,
+		       char *list, size_t cap);
 
 #endif

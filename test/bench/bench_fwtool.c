@@ -10,8 +10,9 @@
  *                                    or 3
  *   bench_fwtool remove              exit 0, or 3 with the error
  *
- * modules: firewall fwrules provenance setsadm fwexec config configjson
- * resolvconf netaddr policy sets expiry stats log hash monotime */
+ * modules: firewall fwforward fwfwdrules fwrules provenance setsadm fwexec
+ * config configjson resolvconf netaddr policy sets expiry stats log hash
+ * monotime */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
