@@ -185,8 +185,25 @@ static const struct key_spec specs[] = {
     {"mode", K_CHOICE, h_choice, .choices = mode_names,
      .meaning = "audit: allow and log what enforce would block; off: "
 		"install no rules"},
-    {"upstream_timeout", K_INT, h_int, 1, 60, 5, 1000, OFF(upstream_timeout_ms),
-     .meaning = "seconds before an upstream query fails (SERVFAIL)"},
+    {"upstream_timeout", K_INT, h_int, 1, 60, 3, 1000, OFF(upstream_timeout_ms),
+     .meaning = "seconds before an upstream query fails (SERVFAIL), c-ares' "
+		"retries included. Below the 5 s a stub resolver (glibc, "
+		"musl, Go) waits before its first retry, so the client gets "
+		"the failure instead of asking again"},
+    {"max_inflight", K_INT, h_int, 16, 60000, 2048, 1, OFF(max_inflight),
+     .meaning = "upstream questions in flight at most; a query beyond it "
+		"gets SERVFAIL at once (Extended DNS Error 0 \"too many "
+		"queries in flight\"). One client address may hold 3/4 of "
+		"them. Denied names and cache hits are answered whatever the "
+		"count"},
+    {"failure_ttl", K_INT, h_int, 1, 300, 5, 1, OFF(failure_ttl),
+     .meaning = "seconds an upstream failure (timeout, unreachable, "
+		"SERVFAIL, REFUSED, malformed answer) is remembered for its "
+		"question: repeats get SERVFAIL at once (RFC 9520)"},
+    {"serve_stale", K_INT, h_int, 0, 604800, 86400, 1, OFF(serve_stale),
+     .meaning = "seconds past its TTL an answer may still be served when "
+		"the upstream fails (RFC 8767), with a TTL of 30 s and its "
+		"addresses put back in the sets first; 0 turns it off"},
     {"guard_interval", K_INT, h_int, 1, 3600, 5, 1, OFF(guard_interval),
      .meaning = "seconds between checks that the rules and sets are "
 		"still in place"},
@@ -1084,6 +1101,10 @@ char *config_to_json(const struct config *c)
 	     cJSON_AddStringToObject(root, "mode", config_mode_name(c->mode));
 	ok = ok && cJSON_AddNumberToObject(root, "upstream_timeout",
 					   c->upstream_timeout_ms / 1000);
+	ok = ok &&
+	     cJSON_AddNumberToObject(root, "max_inflight", c->max_inflight);
+	ok = ok && cJSON_AddNumberToObject(root, "failure_ttl", c->failure_ttl);
+	ok = ok && cJSON_AddNumberToObject(root, "serve_stale", c->serve_stale);
 	ok = ok &&
 	     cJSON_AddNumberToObject(root, "guard_interval", c->guard_interval);
 	ok = ok && (log = cJSON_AddObjectToObject(root, "log")) != NULL;

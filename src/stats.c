@@ -30,6 +30,10 @@ static const char *const names[STAT__COUNT] = {
     [STAT_TCP_REFUSED] = "tcp_refused",
     [STAT_GUARD_DRIFT] = "guard_drift",
     [STAT_GUARD_RESTORED] = "guard_restored",
+    [STAT_OVER_CAP] = "over_cap",
+    [STAT_FAIL_CACHED] = "fail_cached",
+    [STAT_STALE] = "stale",
+    [STAT_NOT_IN] = "not_in",
 };
 
 void stats_inc(enum stat_id id)
@@ -70,5 +74,8 @@ void stats_log(void)
 			break;
 		off += (size_t)n;
 	}
+	if (off < sizeof(line))
+		snprintf(line + off, sizeof(line) - off, " log_suppressed=%llu",
+			 (unsigned long long)log_suppressed_total());
 	log_info("stats", "%s", line);
 }

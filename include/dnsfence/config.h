@@ -51,7 +51,10 @@ struct config {
 	size_t n_allow_cidrs;
 	char *user;
 	enum config_mode mode;
-	uint32_t upstream_timeout_ms; /* "upstream_timeout" in s, default 5 */
+	uint32_t upstream_timeout_ms; /* "upstream_timeout" in s, default 3 */
+	uint32_t max_inflight;	      /* upstream questions, default 2048 */
+	uint32_t failure_ttl;	      /* seconds, default 5 */
+	uint32_t serve_stale;	      /* seconds past the TTL, 0 off */
 	uint32_t guard_interval;      /* seconds, default 5 */
 	enum log_level log_level;     /* "log": {"level": "info"} */
 	enum log_format log_format;   /* "log": {"format": "text"} */

@@ -44,6 +44,8 @@ struct rquery *resolver_handle(struct resolver *r, const uint8_t *msg,
  * away). Pending upstream questions and kernel adds finish on their own:
  * free the upstream and the sets after this and before resolver_free. */
 void resolver_shutdown(struct resolver *r);
+/* Upstream questions in flight (what max_inflight caps). */
+uint32_t resolver_inflight(const struct resolver *r);
 /* The client is gone: fn will not be called for q, and q is freed. */
 void resolver_cancel(struct rquery *q);
 

@@ -26,6 +26,10 @@ enum stat_id {
 	STAT_TCP_REFUSED,    /* TCP connections closed at the cap */
 	STAT_GUARD_DRIFT,    /* guard checks that found drift */
 	STAT_GUARD_RESTORED, /* rules and sets written back by the guard */
+	STAT_OVER_CAP,	     /* SERVFAIL: upstream questions at the cap */
+	STAT_FAIL_CACHED,    /* SERVFAIL from the failure cache */
+	STAT_STALE,	     /* expired answers served (upstream failed) */
+	STAT_NOT_IN,	     /* queries of a class other than IN refused */
 	STAT__COUNT
 };
 
