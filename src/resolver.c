@@ -140,15 +140,22 @@ static void finish_pending(struct pending *p, int status);
 static void answer_one(struct pending *p, struct rquery *rq);
 static bool answer_hit_now(struct resolver *r, const struct dns_query *q,
 			   const struct client *c,
-			   const struct cache_entry *hit, uint64_t now);
+			   const struct cache_entry *hit, uint32_t age);
+static void answer_hit(struct resolver *r, const struct dns_query *q,
+		       const struct client *c, const struct cache_entry *hit,
+		       uint32_t age, uint32_t ttl_max);
 static struct rquery *wait_hit(struct resolver *r, struct rquery *rq,
-			       const struct cache_entry *hit, uint64_t now);
+			       const struct cache_entry *hit, uint32_t age,
+			       uint32_t ttl_max);
+static void hold_hit(struct pending *p, const struct cache_entry *hit,
+		     uint32_t age, uint32_t ttl_max);
+static const struct cache_entry *stale_entry(struct resolver *r,
+					     const uint8_t *key, size_t keylen);
 static void cache_answer(struct pending *p, const uint8_t *answer, size_t len);
 static void remember_failure(struct pending *p);
 static bool failed_recently(struct resolver *r, const uint8_t *key,
 			    size_t keylen, uint64_t now);
 static uint64_t now_ms(void);
-static const char *failure_text(int rc);
 
 struct resolver *resolver_new(struct event_base *base, const struct config *cfg,
 			      const struct policy *pol, struct upstream *up,
@@ -271,12 +278,22 @@ static struct rquery *lookup(struct resolver *r, const struct dns_query *q,
 	struct rquery *rq;
 	int rc = 0;
 
-	if (hit != NULL && answer_hit_now(r, q, c, hit, now))
-		return NULL;
-	if (hit == NULL && failed_recently(r, key, keylen, now)) {
-		stats_inc(STAT_FAIL_CACHED);
-		local_reply(q, c, NULL, DNS_RCODE_SERVFAIL, DNS_EDE_NONE, NULL);
-		return NULL;
+	uint32_t age = 0, ttl_max = r->cfg->ttl_max;
+
+	if (hit != NULL) {
+		age = (uint32_t)((now - hit->stored_ms) / 1000);
+		if (answer_hit_now(r, q, c, hit, age))
+			return NULL;
+	} else if (failed_recently(r, key, keylen, now)) {
+		/* Failed a moment ago: a stale answer, or SERVFAIL. */
+		hit = stale_entry(r, key, keylen);
+		if (hit == NULL) {
+			stats_inc(STAT_FAIL_CACHED);
+			local_reply(q, c, NULL, DNS_RCODE_SERVFAIL,
+				    DNS_EDE_NONE, NULL);
+			return NULL;
+		}
+		ttl_max = STALE_TTL;
 	}
 	rq = rquery_new(q, c);
 	if (rq == NULL) {
@@ -285,7 +302,7 @@ static struct rquery *lookup(struct resolver *r, const struct dns_query *q,
 		return NULL;
 	}
 	if (hit != NULL)
-		return wait_hit(r, rq, hit, now);
+		return wait_hit(r, rq, hit, age, ttl_max);
 	rc = start_question(r, q, c, key, keylen, &p);
 	if (rc != 0) {
 		free(rq);
@@ -538,29 +555,6 @@ static size_t drop_internal(struct pending *p, const struct dns_addr *addrs,
 	return nkeep;
 }
 
-static const char *failure_text(int rc)
-{
-	switch (rc) {
-	case -ETIMEDOUT:
-		return "timed out";
-	case -ECONNREFUSED:
-		return "unreachable (no route, port closed or packets "
-		       "rejected)";
-	case -EREMOTEIO:
-		return "upstream answered SERVFAIL";
-	case -EACCES:
-		return "upstream answered REFUSED";
-	case -EOPNOTSUPP:
-		return "upstream answered NOTIMP";
-	case -EBADMSG:
-		return "malformed answer";
-	case -E2BIG:
-		return "oversized answer";
-	default:
-		return strerror(-rc);
-	}
-}
-
 /* The question failed: remember it, and serve a stale answer if there
  * is one, else SERVFAIL. */
 static void upstream_failed(struct pending *p, int rc)
@@ -571,7 +565,8 @@ static void upstream_failed(struct pending *p, int rc)
 	dns_name_to_text(p->qname, p->qname_len, name, sizeof(name));
 	dns_type_name(p->qtype, type, sizeof(type));
 	log_limited(LOG_CLASS_UPSTREAM, LOGL_WARN, "upstream",
-		    "no answer for %s %s: %s", name, type, failure_text(rc));
+		    "no answer for %s %s: %s", name, type,
+		    upstream_strerror(rc));
 	if (rc != -ENOMEM)
 		remember_failure(p);
 	if (!serve_stale(p))
@@ -583,30 +578,46 @@ static void upstream_failed(struct pending *p, int rc)
  * the sets. False when there is none (p is untouched). */
 static bool serve_stale(struct pending *p)
 {
-	struct resolver *r = p->r;
 	struct dns_addr aged[SNOOP_MAX];
-	const struct cache_entry *e;
+	const struct cache_entry *e = stale_entry(p->r, p->key, p->keylen);
 	size_t n;
 
-	if (r->cfg->serve_stale == 0)
-		return false;
-	e = cache_get_stale(r->cache, p->key, p->keylen, now_ms());
 	if (e == NULL)
 		return false;
 	free(p->answer);
 	free(p->addrs);
-	p->hit = e;
-	p->answer = (uint8_t *)(uintptr_t)e->answer;
-	p->answer_len = e->len;
-	p->addrs = (struct dns_addr *)(uintptr_t)e->addrs;
-	p->n_addrs = e->n_addrs;
-	p->age = 0;
-	p->ttl_max = STALE_TTL;
-	stats_inc(STAT_STALE);
+	hold_hit(p, e, 0, STALE_TTL);
 	n = reply_aged_addrs(e->addrs, e->n_addrs, 0, STALE_TTL, aged,
 			     SNOOP_MAX);
 	put_in_sets(p, aged, n);
 	return true;
+}
+
+/* An expired answer for key within serve_stale (counted), or NULL. */
+static const struct cache_entry *stale_entry(struct resolver *r,
+					     const uint8_t *key, size_t keylen)
+{
+	const struct cache_entry *e;
+
+	if (r->cfg->serve_stale == 0)
+		return NULL;
+	e = cache_get_stale(r->cache, key, keylen, now_ms());
+	if (e != NULL)
+		stats_inc(STAT_STALE);
+	return e;
+}
+
+/* p answers from hit (a reference p now owns). */
+static void hold_hit(struct pending *p, const struct cache_entry *hit,
+		     uint32_t age, uint32_t ttl_max)
+{
+	p->hit = hit;
+	p->answer = (uint8_t *)(uintptr_t)hit->answer;
+	p->answer_len = hit->len;
+	p->addrs = (struct dns_addr *)(uintptr_t)hit->addrs;
+	p->n_addrs = hit->n_addrs;
+	p->age = age;
+	p->ttl_max = ttl_max;
 }
 
 /* The kernel step: p's waiters are answered when the sets have addrs. */
@@ -671,45 +682,58 @@ static void answer_one(struct pending *p, struct rquery *rq)
  * false, with the hit still held, when it must wait for the kernel. */
 static bool answer_hit_now(struct resolver *r, const struct dns_query *q,
 			   const struct client *c,
-			   const struct cache_entry *hit, uint64_t now)
+			   const struct cache_entry *hit, uint32_t age)
+{
+	struct dns_addr aged[SNOOP_MAX];
+	size_t n = reply_aged_addrs(hit->addrs, hit->n_addrs, age, UINT32_MAX,
+				    aged, SNOOP_MAX);
+
+	if (r->sets != NULL && n > 0 && !sets_covered(r->sets, aged, n))
+		return false;
+	answer_hit(r, q, c, hit, age, r->cfg->ttl_max);
+	return true;
+}
+
+/* Send the client's copy of hit, and release it. */
+static void answer_hit(struct resolver *r, const struct dns_query *q,
+		       const struct client *c, const struct cache_entry *hit,
+		       uint32_t age, uint32_t ttl_max)
 {
 	uint8_t out[DNS_MAX_UDP + 1];
-	struct dns_addr aged[SNOOP_MAX];
-	uint32_t age = (uint32_t)((now - hit->stored_ms) / 1000);
 	struct reply_view v = {.answer = hit->answer,
 			       .len = hit->len,
 			       .addrs = hit->addrs,
 			       .n_addrs = hit->n_addrs,
 			       .age = age,
-			       .ttl_max = r->cfg->ttl_max};
-	size_t n = reply_aged_addrs(hit->addrs, hit->n_addrs, age, UINT32_MAX,
-				    aged, SNOOP_MAX);
-	ssize_t len;
+			       .ttl_max = ttl_max};
+	ssize_t len = reply_render(&v, q, c->tcp, out, sizeof(out));
 
-	if (r->sets != NULL && n > 0 && !sets_covered(r->sets, aged, n))
-		return false;
-	len = reply_render(&v, q, c->tcp, out, sizeof(out));
 	cache_release(r->cache, hit);
 	if (len < 0)
 		local_reply(q, c, NULL, DNS_RCODE_SERVFAIL, DNS_EDE_NONE, NULL);
 	else
 		local_send(c, NULL, out, (size_t)len);
-	return true;
 }
 
 /* A hit whose addresses the kernel must (re)confirm first: it waits like
- * an upstream answer does. Takes over rq and the hit. */
+ * an upstream answer does. Takes over rq and the hit; NULL when the reply
+ * was sent at once (no sets, or a failure to queue the adds). */
 static struct rquery *wait_hit(struct resolver *r, struct rquery *rq,
-			       const struct cache_entry *hit, uint64_t now)
+			       const struct cache_entry *hit, uint32_t age,
+			       uint32_t ttl_max)
 {
 	struct dns_addr aged[SNOOP_MAX];
-	uint32_t age = (uint32_t)((now - hit->stored_ms) / 1000);
-	struct pending *p = pending_new(r, (const uint8_t *)"", 0);
-	size_t n = reply_aged_addrs(hit->addrs, hit->n_addrs, age, UINT32_MAX,
+	size_t n = reply_aged_addrs(hit->addrs, hit->n_addrs, age, ttl_max,
 				    aged, SNOOP_MAX);
+	struct pending *p = NULL;
 
+	if (r->sets == NULL) {
+		answer_hit(r, &rq->q, &rq->c, hit, age, ttl_max);
+		free(rq);
+		return NULL;
+	}
+	p = pending_new(r, (const uint8_t *)"", 0);
 	if (p == NULL || sets_add(r->sets, aged, n, on_sets_done, p) != 0) {
-		/* Not queued: answer from here, as a failure. */
 		if (p != NULL)
 			free_pending(p);
 		cache_release(r->cache, hit);
@@ -718,12 +742,7 @@ static struct rquery *wait_hit(struct resolver *r, struct rquery *rq,
 		free(rq);
 		return NULL;
 	}
-	p->hit = hit;
-	p->answer = (uint8_t *)(uintptr_t)hit->answer;
-	p->answer_len = hit->len;
-	p->addrs = (struct dns_addr *)(uintptr_t)hit->addrs;
-	p->n_addrs = hit->n_addrs;
-	p->age = age;
+	hold_hit(p, hit, age, ttl_max);
 	rq->p = p;
 	TAILQ_INSERT_TAIL(&p->waiters, rq, link);
 	return rq;

@@ -471,3 +471,26 @@ static void rearm_timer(struct upstream *u)
 	}
 	evtimer_add(u->timer, next);
 }
+
+const char *upstream_strerror(int status)
+{
+	switch (status) {
+	case -ETIMEDOUT:
+		return "timed out";
+	case -ECONNREFUSED:
+		return "unreachable (no route, port closed or packets "
+		       "rejected)";
+	case -EREMOTEIO:
+		return "upstream answered SERVFAIL";
+	case -EACCES:
+		return "upstream answered REFUSED";
+	case -EOPNOTSUPP:
+		return "upstream answered NOTIMP";
+	case -EBADMSG:
+		return "malformed answer";
+	case -E2BIG:
+		return "oversized answer";
+	default:
+		return strerror(-status);
+	}
+}

@@ -33,5 +33,8 @@ int upstream_send(struct upstream *u, const uint8_t *query, size_t len,
  * -EAGAIN when all 65,536 are taken. */
 int upstream_new_id(struct upstream *u, uint16_t *id);
 void upstream_free(struct upstream *u);
+/* What a status given to upstream_cb (or a snoop error) means, for log
+ * lines: "timed out", "upstream answered SERVFAIL", ... */
+const char *upstream_strerror(int status);
 
 #endif
