@@ -279,8 +279,8 @@ static void on_udp(evutil_socket_t fd, short what, void *arg)
 	n = recvmmsg(fd, b->in, UDP_BURST, MSG_DONTWAIT, NULL);
 	if (n < 0) {
 		if (errno != EAGAIN && errno != EINTR)
-			log_debug("server", "udp recvmmsg: %s",
-				  strerror(errno));
+			log_limited(LOG_CLASS_CLIENT, LOGL_DEBUG, "server",
+				    "udp recvmmsg: %s", strerror(errno));
 		return;
 	}
 	b->active = l;
@@ -323,7 +323,8 @@ static void udp_reply(void *ctx, struct rquery *q, const struct sockaddr *peer,
 		return;
 	}
 	if (sendto(l->fd, msg, len, MSG_DONTWAIT, peer, peerlen) < 0)
-		log_debug("server", "udp sendto: %s", strerror(errno));
+		log_limited(LOG_CLASS_CLIENT, LOGL_DEBUG, "server",
+			    "udp sendto: %s", strerror(errno));
 }
 
 static void udp_flush(struct udp_listener *l)
@@ -338,8 +339,9 @@ static void udp_flush(struct udp_listener *l)
 		if (n <= 0) {
 			/* The socket buffer is full: the rest is dropped,
 			 * and those clients retry. */
-			log_debug("server", "udp sendmmsg: %s",
-				  n < 0 ? strerror(errno) : "nothing sent");
+			log_limited(LOG_CLASS_CLIENT, LOGL_DEBUG, "server",
+				    "udp sendmmsg: %s",
+				    n < 0 ? strerror(errno) : "nothing sent");
 			break;
 		}
 		sent += (unsigned)n;
@@ -431,8 +433,9 @@ static void on_tcp_read(struct bufferevent *bev, void *arg)
 		evbuffer_copyout(in, lenbuf, 2);
 		msglen = (size_t)lenbuf[0] << 8 | lenbuf[1];
 		if (msglen == 0 || msglen > TCP_MAX_MSG) {
-			log_debug("server", "tcp message of %zu bytes: closing",
-				  msglen);
+			log_limited(LOG_CLASS_CLIENT, LOGL_DEBUG, "server",
+				    "tcp message of %zu bytes: closing",
+				    msglen);
 			stats_inc(STAT_MALFORMED);
 			tcp_close(c);
 			return;
@@ -485,8 +488,9 @@ static void on_msg_timeout(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
-	log_debug("server", "tcp message not complete in %d s: closing",
-		  TCP_MSG_SECONDS);
+	log_limited(LOG_CLASS_CLIENT, LOGL_DEBUG, "server",
+		    "tcp message not complete in %d s: closing",
+		    TCP_MSG_SECONDS);
 	tcp_close(arg);
 }
 

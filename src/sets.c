@@ -543,7 +543,8 @@ static void flush(struct sets *s)
 			int code = errno;
 			size_t i;
 
-			log_err(SYS, "netlink sendto: %s", strerror(code));
+			log_limited(LOG_CLASS_SETS, LOGL_ERR, SYS,
+				    "netlink sendto: %s", strerror(code));
 			for (i = 0; i < count; i++)
 				on_ack(s, first + (uint32_t)i, code);
 		}
@@ -579,14 +580,16 @@ static void read_acks(struct sets *s)
 		r = recvmmsg(s->fd, msgs, RECV_VLEN, MSG_DONTWAIT, NULL);
 		if (r < 0) {
 			if (errno == ENOBUFS) {
-				log_err(SYS, "netlink acks lost (receive "
-					     "buffer overrun)");
+				log_limited(LOG_CLASS_SETS, LOGL_ERR, SYS,
+					    "netlink acks lost (receive "
+					    "buffer overrun)");
 				fail_inflight(s, ENOBUFS);
 				continue;
 			}
 			if (errno != EAGAIN && errno != EINTR)
-				log_err(SYS, "netlink recv: %s",
-					strerror(errno));
+				log_limited(LOG_CLASS_SETS, LOGL_ERR, SYS,
+					    "netlink recv: %s",
+					    strerror(errno));
 			break;
 		}
 		for (i = 0; i < r; i++)
@@ -631,7 +634,8 @@ static void on_ack(struct sets *s, uint32_t seq, int code)
 		if (b == s->send_next && b->sent == 0)
 			break;
 	}
-	log_debug(SYS, "netlink ack for unknown seq %u", seq);
+	log_limited(LOG_CLASS_SETS, LOGL_DEBUG, SYS,
+		    "netlink ack for unknown seq %u", seq);
 }
 
 static void item_result(struct sets *s, struct batch *b, size_t i, int code)
@@ -705,11 +709,11 @@ static void note_failure(struct sets *s, int fam, int code)
 	if (f->logged != 0)
 		return;
 	f->logged = f->count;
-	log_err(SYS,
-		"add to set %s failed: %s (error %d; %llu so far, "
-		"clients get SERVFAIL)",
-		s->name[fam], sets_strerror(code), code,
-		(unsigned long long)f->count);
+	log_limited(LOG_CLASS_SETS, LOGL_ERR, SYS,
+		    "add to set %s failed: %s (error %d; %llu so far, "
+		    "clients get SERVFAIL)",
+		    s->name[fam], sets_strerror(code), code,
+		    (unsigned long long)f->count);
 }
 
 static void note_success(struct sets *s, int fam)
@@ -721,14 +725,14 @@ static void note_success(struct sets *s, int fam)
 
 		if (f->logged == 0)
 			continue;
-		log_info(SYS,
-			 "adds to set %s succeed again after %llu "
-			 "failures (%s)",
-			 s->name[fam],
-			 (unsigned long long)(f->count - f->logged + 1),
-			 c == FAIL_NOSET  ? "set missing"
-			 : c == FAIL_FULL ? "set full"
-					  : "other");
+		log_limited(LOG_CLASS_SETS, LOGL_INFO, SYS,
+			    "adds to set %s succeed again after %llu "
+			    "failures (%s)",
+			    s->name[fam],
+			    (unsigned long long)(f->count - f->logged + 1),
+			    c == FAIL_NOSET  ? "set missing"
+			    : c == FAIL_FULL ? "set full"
+					     : "other");
 		f->logged = 0;
 	}
 }
