@@ -149,9 +149,11 @@ static const struct key_spec specs[] = {
 		"go, maven, rubygems, nuget, github, debian, ubuntu, "
 		"alpine, ..."},
     {"deny_rcode", K_CHOICE, h_choice, .choices = deny_names,
-     .meaning = "answer to a name not allowed (musl stops walking the "
-		"search list on REFUSED, which breaks Kubernetes-style "
-		"search domains)"},
+     .meaning = "answer to a name not allowed. With `\"refused\"`, "
+		"musl (Alpine) waits its whole timeout (5 s) on each denied "
+		"name and stops walking the search list at the first "
+		"REFUSED, which breaks Kubernetes-style search domains; "
+		"`validate` warns about it"},
     {"sets", K_GROUP, NULL, .type = "object",
      .meaning = "the kernel ipsets (hash:ip with timeout)"},
     {"sets.ipv4", K_STRING, h_string, .off = OFF(set4), .defs = set4_defs,

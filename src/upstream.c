@@ -126,7 +126,12 @@ struct upstream *upstream_new(struct event_base *base,
 	if (per_try < 100)
 		per_try = 100;
 	memset(&opts, 0, sizeof(opts));
-	opts.flags = ARES_FLAG_NOSEARCH | ARES_FLAG_NOALIASES;
+	/* NOCHECKRESP: a SERVFAIL or REFUSED answer comes to us as it is,
+	 * so the log can name the rcode (c-ares 1.18 reports REFUSED as
+	 * "Connection refused"). The price: c-ares no longer tries the next
+	 * upstream on those rcodes (it still does on timeouts and errors). */
+	opts.flags =
+	    ARES_FLAG_NOSEARCH | ARES_FLAG_NOALIASES | ARES_FLAG_NOCHECKRESP;
 	opts.timeout = (int)per_try;
 	opts.tries = 2;
 	opts.sock_state_cb = sock_state_cb;

@@ -18,7 +18,7 @@ df_zone_add allowed.test.zone < <(
 	for i in $(seq 1 200); do echo "s$i IN A 198.18.7.$i"; done
 )
 df_setup
-df_start_dnsfence allow='["*.allowed.test", "*.refused.test"]' \
+df_start_dnsfence allow='["*.allowed.test", "*.unknown.test"]' \
 	log='{"level": "info"}' sets='{"ipv4": "dnsfence4", "ipv6": "dnsfence6", "maxelem": 8}'
 pid="$DF_DNSFENCE_PID"
 
@@ -47,7 +47,7 @@ def make(kind, i):
     if kind == "allowed":
         return q("u%d-%s.wild.allowed.test" % (i, tag))
     if kind == "refused":
-        return q("r%d-%s.refused.test" % (i, tag))
+        return q("r%d-%s.unknown.test" % (i, tag))
     if kind == "internal":
         return q("private.allowed.test")
     if kind == "garbage":
