@@ -24,6 +24,7 @@
 
 #include "dnsfence/config.h"
 #include "dnsfence/dnsmsg.h"
+#include "dnsfence/local.h"
 #include "dnsfence/log.h"
 #include "dnsfence/policy.h"
 #include "dnsfence/resolver.h"
@@ -500,6 +501,37 @@ static void answer_waits_for_the_ack(void **state)
 	fix_free(f);
 }
 
+static bool suffix(const struct policy *pol, const char *name)
+{
+	struct dns_query q;
+	size_t n;
+
+	memset(&q, 0, sizeof(q));
+	assert_int_equal(dns_name_from_text(name, q.lname, &n), 0);
+	q.name_len = n;
+	return local_search_suffix(pol, &q);
+}
+
+/* A search-list expansion of an allowed name is told apart from a name
+ * that is simply not allowed (it is logged at debug only). */
+static void search_list_expansions_are_recognised(void **state)
+{
+	struct policy *pol = policy_new();
+	const char *why;
+
+	(void)state;
+	assert_int_equal(policy_add(pol, "*.allowed.test", &why), 0);
+	assert_int_equal(policy_add(pol, "example.com", &why), 0);
+	assert_true(suffix(pol, "www.allowed.test.default.svc.cluster.local"));
+	assert_true(suffix(pol, "example.com.svc.cluster.local"));
+	assert_true(suffix(pol, "a.b.allowed.test.corp"));
+	assert_false(suffix(pol, "www.evil.test"));
+	assert_false(suffix(pol, "allowed.test.corp"));
+	assert_false(suffix(pol, "www.example.com.corp"));
+	assert_false(suffix(pol, "example.com"));
+	policy_free(pol);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -515,6 +547,7 @@ int main(void)
 	    cmocka_unit_test(stale_answer_when_upstream_fails),
 	    cmocka_unit_test(stale_off_is_servfail),
 	    cmocka_unit_test(answer_waits_for_the_ack),
+	    cmocka_unit_test(search_list_expansions_are_recognised),
 	};
 
 	log_setup(LOGL_ERR, LOG_FORMAT_TEXT, false);
