@@ -131,7 +131,8 @@ static const struct key_spec specs[] = {
     {"listen", K_LIST, h_list, 1, .item = item_listen, .defs = listen_defs,
      .type = "array of \"addr:port\" / \"[v6]:port\"",
      .meaning = "UDP and TCP listeners; a port is required, each entry "
-		"once"},
+		"once. On a wildcard address (`0.0.0.0`, `::`) each UDP reply "
+		"leaves from the address its query was sent to"},
     {"upstreams", K_LIST, h_upstreams, 1, .item = item_upstream,
      .type = "array of \"addr[:port]\" / \"[v6][:port]\"",
      .def_doc = "the `nameserver` lines of /etc/resolv.conf at start "

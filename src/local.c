@@ -12,6 +12,7 @@
  * with ndots:5) is logged at debug: it is noise, not an attempt.
  *
  * Every reply is built in a buffer of the function that sends it. */
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -27,12 +28,17 @@ static bool denied(const struct config *cfg, const struct policy *pol,
 		   const struct dns_query *q, const struct sockaddr *peer);
 
 void local_client_init(struct client *c, const struct sockaddr *peer,
-		       socklen_t peerlen, bool tcp, resolver_reply_fn fn,
-		       void *ctx)
+		       socklen_t peerlen, const struct sockaddr *local,
+		       bool tcp, resolver_reply_fn fn, void *ctx)
 {
 	if (peerlen > sizeof(c->peer))
 		peerlen = sizeof(c->peer);
 	memcpy(&c->peer, peer, peerlen);
+	memset(&c->local, 0, sizeof(c->local));
+	if (local != NULL && local->sa_family == AF_INET)
+		memcpy(&c->local, local, sizeof(struct sockaddr_in));
+	else if (local != NULL && local->sa_family == AF_INET6)
+		memcpy(&c->local, local, sizeof(struct sockaddr_in6));
 	c->peerlen = peerlen;
 	c->tcp = tcp;
 	c->fn = fn;
@@ -42,8 +48,10 @@ void local_client_init(struct client *c, const struct sockaddr *peer,
 void local_send(const struct client *c, struct rquery *rq, const uint8_t *msg,
 		size_t len)
 {
-	c->fn(c->ctx, rq, (const struct sockaddr *)&c->peer, c->peerlen, msg,
-	      len);
+	const struct sockaddr *local = (const struct sockaddr *)&c->local;
+
+	c->fn(c->ctx, rq, (const struct sockaddr *)&c->peer, c->peerlen,
+	      local->sa_family != 0 ? local : NULL, msg, len);
 }
 
 void local_reply(const struct dns_query *q, const struct client *c,

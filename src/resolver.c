@@ -225,14 +225,14 @@ uint32_t resolver_inflight(const struct resolver *r)
 
 struct rquery *resolver_handle(struct resolver *r, const uint8_t *msg,
 			       size_t len, const struct sockaddr *peer,
-			       socklen_t peerlen, bool tcp,
-			       resolver_reply_fn fn, void *ctx)
+			       socklen_t peerlen, const struct sockaddr *local,
+			       bool tcp, resolver_reply_fn fn, void *ctx)
 {
 	struct dns_query q;
 	struct client c;
 	enum dns_parse pr;
 
-	local_client_init(&c, peer, peerlen, tcp, fn, ctx);
+	local_client_init(&c, peer, peerlen, local, tcp, fn, ctx);
 	pr = dnsmsg_parse_query(msg, len, &q);
 	if (pr != DNS_PARSE_OK) {
 		local_parse_error(pr, msg, len, &q, &c);

@@ -21,14 +21,15 @@ struct policy;
 struct client {
 	struct sockaddr_storage peer;
 	socklen_t peerlen;
+	struct sockaddr_storage local; /* ss_family 0: none */
 	bool tcp;
 	resolver_reply_fn fn;
 	void *ctx;
 };
 
 void local_client_init(struct client *c, const struct sockaddr *peer,
-		       socklen_t peerlen, bool tcp, resolver_reply_fn fn,
-		       void *ctx);
+		       socklen_t peerlen, const struct sockaddr *local,
+		       bool tcp, resolver_reply_fn fn, void *ctx);
 /* Hand msg to c's transport; rq is the pending query it completes, or
  * NULL for an immediate reply. */
 void local_send(const struct client *c, struct rquery *rq, const uint8_t *msg,

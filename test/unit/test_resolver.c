@@ -170,6 +170,7 @@ static void sets_ack(int status)
 struct reply {
 	int n;
 	bool pending; /* the reply completed a returned rquery */
+	bool local;   /* it carried the local address given */
 	uint8_t rcode;
 	uint16_t ancount;
 	uint8_t msg[4096];
@@ -179,11 +180,13 @@ struct reply {
 static struct reply got;
 
 static void on_reply(void *ctx, struct rquery *q, const struct sockaddr *peer,
-		     socklen_t peerlen, const uint8_t *msg, size_t len)
+		     socklen_t peerlen, const struct sockaddr *local,
+		     const uint8_t *msg, size_t len)
 {
 	(void)ctx;
 	(void)peer;
 	(void)peerlen;
+	got.local = local != NULL;
 	got.n++;
 	got.pending = q != NULL;
 	got.rcode = msg[3] & 15;
@@ -191,6 +194,9 @@ static void on_reply(void *ctx, struct rquery *q, const struct sockaddr *peer,
 	got.len = len < sizeof(got.msg) ? len : sizeof(got.msg);
 	memcpy(got.msg, msg, got.len);
 }
+
+/* The local address queries are given with (a wildcard listener's). */
+static const struct sockaddr *ask_local;
 
 static struct sockaddr_in client(const char *addr)
 {
@@ -215,7 +221,7 @@ static struct rquery *ask_from(struct resolver *r, const char *who,
 	q[15 + nlen] = (uint8_t)qclass;
 	memset(&got, 0, sizeof(got));
 	return resolver_handle(r, q, 16 + nlen, (struct sockaddr *)&sin,
-			       sizeof(sin), false, on_reply, NULL);
+			       sizeof(sin), ask_local, false, on_reply, NULL);
 }
 
 static struct rquery *ask(struct resolver *r, const char *name)
@@ -501,6 +507,27 @@ static void answer_waits_for_the_ack(void **state)
 	fix_free(f);
 }
 
+/* The address a query was sent to comes back with its reply, immediate
+ * or later, so the transport can answer from it. */
+static void local_address_comes_back_with_the_reply(void **state)
+{
+	struct fix *f = fix_new(false, 2048);
+	struct sockaddr_in local = client("198.18.9.9");
+
+	(void)state;
+	ask_local = (const struct sockaddr *)&local;
+	assert_null(ask(f->r, "www.evil.test"));
+	assert_true(got.local);
+	assert_non_null(ask(f->r, "www.allowed.test"));
+	up_complete(0, 0, 0, "198.18.1.10", 300);
+	assert_int_equal(got.n, 1);
+	assert_true(got.local);
+	ask_local = NULL;
+	assert_null(ask(f->r, "www.evil.test"));
+	assert_false(got.local);
+	fix_free(f);
+}
+
 static bool suffix(const struct policy *pol, const char *name)
 {
 	struct dns_query q;
@@ -548,6 +575,7 @@ int main(void)
 	    cmocka_unit_test(stale_off_is_servfail),
 	    cmocka_unit_test(answer_waits_for_the_ack),
 	    cmocka_unit_test(search_list_expansions_are_recognised),
+	    cmocka_unit_test(local_address_comes_back_with_the_reply),
 	};
 
 	log_setup(LOGL_ERR, LOG_FORMAT_TEXT, false);
