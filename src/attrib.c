@@ -27,8 +27,10 @@
 #include <time.h>
 
 #include "dnsfence/attrib.h"
+#include "dnsfence/hash.h"
 #include "dnsfence/learn.h"
 #include "dnsfence/log.h"
+#include "dnsfence/monotime.h"
 #include "dnsfence/stats.h"
 
 #define SYS	     "blocked"
@@ -230,12 +232,8 @@ static bool dedup(struct attrib *a, const struct netaddr *dst,
 		  enum attrib_reason r, uint64_t now)
 {
 	size_t n = dst->family == AF_INET ? 4 : 16;
-	uint32_t h = 2166136261u ^ (uint32_t)r;
-	struct slot *s;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ dst->bytes[i]) * 16777619u;
-	s = &a->slots[h % ATTRIB_DEDUP_SLOTS];
+	uint32_t h = hash_fnv1a(dst->bytes, n, (uint32_t)r);
+	struct slot *s = &a->slots[h % ATTRIB_DEDUP_SLOTS];
 	if (s->reason == r && netaddr_equal(&s->dst, dst) &&
 	    now - s->logged_ms < ATTRIB_DEDUP_MS)
 		return true;
@@ -306,7 +304,7 @@ void attrib_packet(void *arg, const struct nflog_pkt *pkt)
 	struct attrib *a = arg;
 	struct recent_info info;
 	char text[ATTRIB_TEXT_MAX];
-	uint64_t now = recent_now_ms();
+	uint64_t now = monotime_ms();
 	bool known;
 	enum attrib_reason r;
 

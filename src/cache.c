@@ -10,7 +10,11 @@
  * A hit hands out a reference: the resolver still has to wait for the
  * kernel to refresh the set entries before it answers (invariant 2), and
  * the entry may be evicted in the meantime. An evicted entry that is still
- * referenced is unlinked at once and freed on its last release. */
+ * referenced is unlinked at once and freed on its last release.
+ *
+ * With cache_set_stale(), an expired entry stays (until the LRU evicts it
+ * or the stale window ends) for cache_get_stale(): the resolver serves it
+ * when the upstream fails (RFC 8767). cache_get never returns it. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -40,12 +44,15 @@ struct cache {
 	size_t count, max_entries;
 	size_t bytes, max_bytes;
 	uint32_t seed;
+	uint64_t stale_ms; /* an expired entry is kept this long */
 };
 
 static struct centry **find_slot(struct cache *c, const uint8_t *key,
 				 size_t len, uint32_t h);
 static void unlink_entry(struct cache *c, struct centry *e);
 static void put_ref(struct centry *e);
+static struct centry *lookup(struct cache *c, const uint8_t *key, size_t keylen,
+			     uint64_t now_ms);
 
 struct cache *cache_new(size_t max_entries, size_t max_bytes)
 {
@@ -185,20 +192,49 @@ int cache_put(struct cache *c, const uint8_t *key, size_t keylen,
 	return 0;
 }
 
-const struct cache_entry *cache_get(struct cache *c, const uint8_t *key,
-				    size_t keylen, uint64_t now_ms)
+void cache_set_stale(struct cache *c, uint32_t seconds)
+{
+	c->stale_ms = (uint64_t)seconds * 1000;
+}
+
+/* key's entry, or NULL; one past its stale window is dropped. */
+static struct centry *lookup(struct cache *c, const uint8_t *key, size_t keylen,
+			     uint64_t now_ms)
 {
 	uint32_t h = hash_fnv1a(key, keylen, c->seed);
 	struct centry *e = *find_slot(c, key, keylen, h);
 
 	if (e == NULL)
 		return NULL;
-	if (now_ms >= e->pub.stored_ms + (uint64_t)e->pub.ttl * 1000) {
+	if (now_ms >=
+	    e->pub.stored_ms + (uint64_t)e->pub.ttl * 1000 + c->stale_ms) {
 		unlink_entry(c, e);
 		return NULL;
 	}
+	return e;
+}
+
+const struct cache_entry *cache_get(struct cache *c, const uint8_t *key,
+				    size_t keylen, uint64_t now_ms)
+{
+	struct centry *e = lookup(c, key, keylen, now_ms);
+
+	if (e == NULL ||
+	    now_ms >= e->pub.stored_ms + (uint64_t)e->pub.ttl * 1000)
+		return NULL;
 	TAILQ_REMOVE(&c->lru, e, lru);
 	TAILQ_INSERT_HEAD(&c->lru, e, lru);
+	e->refs++;
+	return &e->pub;
+}
+
+const struct cache_entry *cache_get_stale(struct cache *c, const uint8_t *key,
+					  size_t keylen, uint64_t now_ms)
+{
+	struct centry *e = lookup(c, key, keylen, now_ms);
+
+	if (e == NULL)
+		return NULL;
 	e->refs++;
 	return &e->pub;
 }

@@ -139,7 +139,8 @@ static const struct key_spec specs[] = {
     {"listen", K_LIST, h_list, 1, .item = item_listen, .defs = listen_defs,
      .type = "array of \"addr:port\" / \"[v6]:port\"",
      .meaning = "UDP and TCP listeners; a port is required, each entry "
-		"once"},
+		"once. On a wildcard address (`0.0.0.0`, `::`) each UDP reply "
+		"leaves from the address its query was sent to"},
     {"upstreams", K_LIST, h_upstreams, 1, .item = item_upstream,
      .type = "array of \"addr[:port]\" / \"[v6][:port]\"",
      .def_doc = "the `nameserver` lines of /etc/resolv.conf at start "
@@ -157,9 +158,11 @@ static const struct key_spec specs[] = {
 		"go, maven, rubygems, nuget, github, debian, ubuntu, "
 		"alpine, ..."},
     {"deny_rcode", K_CHOICE, h_choice, .choices = deny_names,
-     .meaning = "answer to a name not allowed (musl stops walking the "
-		"search list on REFUSED, which breaks Kubernetes-style "
-		"search domains)"},
+     .meaning = "answer to a name not allowed. With `\"refused\"`, "
+		"musl (Alpine) waits its whole timeout (5 s) on each denied "
+		"name and stops walking the search list at the first "
+		"REFUSED, which breaks Kubernetes-style search domains; "
+		"`validate` warns about it"},
     {"sets", K_GROUP, NULL, .type = "object",
      .meaning = "the kernel ipsets (hash:ip with timeout)"},
     {"sets.ipv4", K_STRING, h_string, .off = OFF(set4), .defs = set4_defs,
@@ -209,8 +212,25 @@ static const struct key_spec specs[] = {
     {"mode", K_CHOICE, h_choice, .choices = mode_names,
      .meaning = "audit: allow and log what enforce would block; off: "
 		"install no rules"},
-    {"upstream_timeout", K_INT, h_int, 1, 60, 5, 1000, OFF(upstream_timeout_ms),
-     .meaning = "seconds before an upstream query fails (SERVFAIL)"},
+    {"upstream_timeout", K_INT, h_int, 1, 60, 3, 1000, OFF(upstream_timeout_ms),
+     .meaning = "seconds before an upstream query fails (SERVFAIL), c-ares' "
+		"retries included. Below the 5 s a stub resolver (glibc, "
+		"musl, Go) waits before its first retry, so the client gets "
+		"the failure instead of asking again"},
+    {"max_inflight", K_INT, h_int, 16, 60000, 2048, 1, OFF(max_inflight),
+     .meaning = "upstream questions in flight at most; a query beyond it "
+		"gets SERVFAIL at once (Extended DNS Error 0 \"too many "
+		"queries in flight\"). One client address may hold 3/4 of "
+		"them. Denied names and cache hits are answered whatever the "
+		"count"},
+    {"failure_ttl", K_INT, h_int, 1, 300, 5, 1, OFF(failure_ttl),
+     .meaning = "seconds an upstream failure (timeout, unreachable, "
+		"SERVFAIL, REFUSED, malformed answer) is remembered for its "
+		"question: repeats get SERVFAIL at once (RFC 9520)"},
+    {"serve_stale", K_INT, h_int, 0, 604800, 86400, 1, OFF(serve_stale),
+     .meaning = "seconds past its TTL an answer may still be served when "
+		"the upstream fails (RFC 8767), with a TTL of 30 s and its "
+		"addresses put back in the sets first; 0 turns it off"},
     {"guard_interval", K_INT, h_int, 1, 3600, 5, 1, OFF(guard_interval),
      .meaning = "seconds between checks that the rules and sets are "
 		"still in place"},

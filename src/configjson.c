@@ -137,6 +137,10 @@ char *config_to_json(const struct config *c)
 	ok = ok && cJSON_AddNumberToObject(root, "upstream_timeout",
 					   c->upstream_timeout_ms / 1000);
 	ok = ok &&
+	     cJSON_AddNumberToObject(root, "max_inflight", c->max_inflight);
+	ok = ok && cJSON_AddNumberToObject(root, "failure_ttl", c->failure_ttl);
+	ok = ok && cJSON_AddNumberToObject(root, "serve_stale", c->serve_stale);
+	ok = ok &&
 	     cJSON_AddNumberToObject(root, "guard_interval", c->guard_interval);
 	ok = ok && cJSON_AddNumberToObject(root, "mark", c->mark);
 	ok = ok && cJSON_AddStringToObject(root, "inbound",

@@ -20,9 +20,10 @@
 
 #include "dnsfence/dnsmsg.h"
 
-#define DNS_MAX_HOPS 64
-#define DNS_EDE_OPT  15 /* RFC 8914 option code */
-#define DNS_BADVERS  16
+#define DNS_MAX_HOPS   64
+#define DNS_EDE_OPT    15 /* RFC 8914 option code */
+#define DNS_OPT_COOKIE 10 /* RFC 7873 option code */
+#define DNS_BADVERS    16
 
 static uint8_t ascii_lower(uint8_t c);
 static bool name_at_equal(const struct dns_writer *w, uint16_t off,
@@ -456,7 +457,9 @@ void dns_write_opt_head(struct dns_writer *w, uint8_t ext_rcode, bool do_bit)
 /* ---- queries ---- */
 
 /* OPT: root owner, class = UDP size, TTL = ext-rcode, version, DO; its
- * options must be well-formed TLVs. */
+ * options must be well-formed TLVs, and a COOKIE option a client cookie
+ * (8 bytes) with or without a server cookie (8 to 32 bytes): any other
+ * length is FORMERR (RFC 7873 section 5.2.2). */
 static int parse_opt(const struct dns_rr *rr, size_t owner_len,
 		     struct dns_query *q)
 {
@@ -470,6 +473,9 @@ static int parse_opt(const struct dns_rr *rr, size_t owner_len,
 
 		if (dns_read_u16(&o, &code) < 0 ||
 		    dns_read_u16(&o, &olen) < 0 || dns_skip(&o, olen) < 0)
+			return -EBADMSG;
+		if (code == DNS_OPT_COOKIE && olen != 8 &&
+		    (olen < 16 || olen > 40))
 			return -EBADMSG;
 	}
 	q->edns = true;

@@ -24,6 +24,7 @@
 #include <event2/event.h>
 #include <netinet/in.h>
 
+#include "dnsfence/hash.h"
 #include "dnsfence/learn.h"
 #include "dnsfence/log.h"
 #include "dnsfence/recent.h"
@@ -148,11 +149,7 @@ size_t learn_names(const struct learn *l)
 
 static uint32_t name_hash(const char *s)
 {
-	uint32_t h = 2166136261u;
-
-	for (; *s != '\0'; s++)
-		h = (h ^ (uint8_t)*s) * 16777619u;
-	return h;
+	return hash_fnv1a(s, strlen(s), 0);
 }
 
 void learn_name(const char *name)

@@ -6,7 +6,12 @@
  * and JSON lines like
  *   {"ts":"2026-11-30T04:06:28Z","level":"info","sys":"server","msg":"..."}
  * The message is escaped for JSON, so a hostile query name cannot forge a
- * field or a line. */
+ * field or a line.
+ *
+ * Lines a flood can repeat (denied names, upstream failures, set adds)
+ * go through log_limited(): one token bucket per message class, and the
+ * count of what was left out is written before the class's next line, so
+ * the log volume is bounded whatever the traffic. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,6 +22,11 @@
 #include "dnsfence/log.h"
 
 static void json_escape(const char *in, char *out, size_t cap);
+static void vlog_msg(enum log_level level, const char *sys, const char *fmt,
+		     va_list ap) __attribute__((format(printf, 3, 0)));
+static uint64_t mono_ms(void);
+static void report_suppressed(enum log_class cls, enum log_level level,
+			      const char *sys);
 
 static enum log_level cur_level = LOGL_INFO;
 static enum log_format cur_format = LOG_FORMAT_TEXT;
@@ -24,6 +34,21 @@ static bool cur_syslog;
 
 static const char *const level_names[] = {"error", "warning", "info", "debug"};
 static const int syslog_prio[] = {LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG};
+static const char *const class_names[LOG_CLASS__COUNT] = {
+    [LOG_CLASS_DENIED] = "denied names",
+    [LOG_CLASS_AUDIT] = "audit",
+    [LOG_CLASS_UPSTREAM] = "upstream failures",
+    [LOG_CLASS_INTERNAL] = "internal addresses",
+    [LOG_CLASS_OVERLOAD] = "queries over the in-flight cap",
+    [LOG_CLASS_SETS] = "set adds",
+    [LOG_CLASS_CLIENT] = "client errors",
+};
+static struct log_bucket buckets[LOG_CLASS__COUNT];
+static uint64_t suppressed_total;
+static struct {
+	enum log_level level;
+	const char *sys;
+} last_of[LOG_CLASS__COUNT];
 
 void log_setup(enum log_level level, enum log_format format, bool use_syslog)
 {
@@ -86,17 +111,102 @@ static void json_escape(const char *in, char *out, size_t cap)
 
 void log_msg(enum log_level level, const char *sys, const char *fmt, ...)
 {
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog_msg(level, sys, fmt, ap);
+	va_end(ap);
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+bool log_bucket_take(struct log_bucket *b, uint64_t now_ms)
+{
+	uint64_t add;
+
+	if (!b->primed) {
+		b->primed = true;
+		b->tokens = LOG_BURST;
+		b->last_ms = now_ms;
+	}
+	add = now_ms > b->last_ms ? (now_ms - b->last_ms) * LOG_RATE / 1000 : 0;
+	if (add > 0) {
+		b->tokens = add >= LOG_BURST - b->tokens
+				? LOG_BURST
+				: b->tokens + (uint32_t)add;
+		b->last_ms += add * 1000 / LOG_RATE;
+	}
+	if (b->tokens == LOG_BURST)
+		b->last_ms = now_ms;
+	if (b->tokens == 0) {
+		b->suppressed++;
+		return false;
+	}
+	b->tokens--;
+	return true;
+}
+
+static void report_suppressed(enum log_class cls, enum log_level level,
+			      const char *sys)
+{
+	struct log_bucket *b = &buckets[cls];
+
+	if (b->suppressed == 0)
+		return;
+	log_msg(level, sys, "%llu similar messages suppressed (%s)",
+		(unsigned long long)b->suppressed, class_names[cls]);
+	b->suppressed = 0;
+}
+
+void log_limited(enum log_class cls, enum log_level level, const char *sys,
+		 const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!log_enabled(level) || (unsigned)cls >= LOG_CLASS__COUNT)
+		return;
+	last_of[cls].level = level;
+	last_of[cls].sys = sys;
+	if (!log_bucket_take(&buckets[cls], mono_ms())) {
+		suppressed_total++;
+		return;
+	}
+	report_suppressed(cls, level, sys);
+	va_start(ap, fmt);
+	vlog_msg(level, sys, fmt, ap);
+	va_end(ap);
+}
+
+uint64_t log_suppressed_total(void)
+{
+	return suppressed_total;
+}
+
+void log_flush_suppressed(void)
+{
+	for (int c = 0; c < LOG_CLASS__COUNT; c++)
+		report_suppressed((enum log_class)c, last_of[c].level,
+				  last_of[c].sys != NULL ? last_of[c].sys
+							 : "log");
+}
+
+static void vlog_msg(enum log_level level, const char *sys, const char *fmt,
+		     va_list ap)
+{
 	char msg[1024], esc[sizeof(msg) * 6 + 1], ts[32];
 	struct timespec now;
 	struct tm tm;
-	va_list ap;
 	int saved = errno;
 
 	if (!log_enabled(level))
 		return;
-	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
 
 	if (cur_syslog) {
 		syslog(syslog_prio[level], "%s: %s", sys, msg);

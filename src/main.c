@@ -184,6 +184,13 @@ static int cmd_validate(const char *config_path, const char *arg)
 
 	if (rc != EXIT_OK)
 		return rc;
+	if (cfg->deny_rcode == CONFIG_DENY_REFUSED)
+		log_warn("config",
+			 "deny_rcode: \"refused\": musl waits for its timeout "
+			 "(5 s) on every denied name and stops walking the "
+			 "search list at the first REFUSED, which breaks "
+			 "Kubernetes-style search domains; \"nxdomain\" has "
+			 "neither problem");
 	json = config_to_json(cfg);
 	if (json == NULL) {
 		config_free(cfg);

@@ -35,6 +35,7 @@
 #include "dnsfence/learn.h"
 #include "dnsfence/log.h"
 #include "dnsfence/metrics.h"
+#include "dnsfence/monotime.h"
 #include "dnsfence/recent.h"
 #include "dnsfence/setsadm.h"
 #include "dnsfence/stats.h"
@@ -170,7 +171,6 @@ static struct bufferevent *on_new_conn(struct event_base *base, void *arg);
 static void on_sweep(evutil_socket_t fd, short what, void *arg);
 static void sweep(struct metrics *m);
 static void refresh_sets(struct metrics *m);
-static uint64_t now_ms(void);
 
 /* A zeroed row is F_QUERIES with no label: only STAT_QUERIES is that. */
 static bool mapped(int id)
@@ -264,17 +264,9 @@ int metrics_render(struct evbuffer *buf, long long set4, long long set6)
 	return 0;
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static void refresh_sets(struct metrics *m)
 {
-	uint64_t n, now = now_ms();
+	uint64_t n, now = monotime_ms();
 
 	if (m->sets_ms != 0 && now - m->sets_ms < METRICS_SETS_CACHE_MS)
 		return;
@@ -333,7 +325,7 @@ static struct bufferevent *on_new_conn(struct event_base *base, void *arg)
 			continue;
 		bufferevent_incref(bev);
 		m->conns[i].bev = bev;
-		m->conns[i].born_ms = now_ms();
+		m->conns[i].born_ms = monotime_ms();
 	}
 	if (free_slots <= 1 && !m->paused) {
 		evconnlistener_disable(
@@ -347,7 +339,7 @@ static struct bufferevent *on_new_conn(struct event_base *base, void *arg)
  * their lifetime, and resume accepting when a slot is free. */
 static void sweep(struct metrics *m)
 {
-	uint64_t now = now_ms();
+	uint64_t now = monotime_ms();
 	bool any_free = false;
 
 	for (size_t i = 0; i < METRICS_MAX_CONNS; i++) {

@@ -15,6 +15,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "dnsfence/hash.h"
+#include "dnsfence/monotime.h"
 #include "dnsfence/recent.h"
 #include "dnsfence/sets.h"
 
@@ -83,11 +85,7 @@ void recent_free(struct recent *r)
 static uint32_t addr_hash(const struct netaddr *a)
 {
 	size_t n = a->family == AF_INET ? 4 : 16;
-	uint32_t h = 2166136261u ^ a->family;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ a->bytes[i]) * 16777619u;
-	return h;
+	return hash_fnv1a(a->bytes, n, a->family);
 }
 
 static uint32_t find(const struct recent *r, const struct netaddr *a)
@@ -229,15 +227,7 @@ void recent_note(const uint8_t *qname, size_t qname_len,
 	if (global == NULL || n == 0)
 		return;
 	dns_name_to_text(qname, qname_len, name, sizeof(name));
-	now = recent_now_ms();
+	now = monotime_ms();
 	for (size_t i = 0; i < n; i++)
 		recent_put(global, name, &addrs[i].addr, addrs[i].ttl, now);
-}
-
-uint64_t recent_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }

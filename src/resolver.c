@@ -1,28 +1,40 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* resolver: the life of one client query.
  *
- * A query that parses is checked against the policy. A denied name is
- * answered here (deny_rcode, with an Extended DNS Error when the client
- * speaks EDNS) and nothing about it leaves the machine (invariant 1). An
- * allowed name joins the pending upstream question with the same key
- * (name, type, class, DO, CD) or starts one: a query built afresh by
- * dnsmsg with a random ID and our own EDNS (invariant 5).
+ * A query that parses is checked against the policy. A denied name, a
+ * class other than IN, a zone transfer are answered here (with an
+ * Extended DNS Error when the client speaks EDNS) and nothing about them
+ * leaves the machine (invariant 1). An allowed name is answered from the
+ * cache, or gets SERVFAIL at once when its upstream question failed in
+ * the last failure_ttl seconds (RFC 9520), or joins the pending upstream
+ * question with the same key (name, type, class, DO, CD), or starts one:
+ * a query built afresh by dnsmsg with a random ID and our own EDNS
+ * (invariant 5). Starting one takes a slot of the in-flight cap
+ * (quota.c); at the cap, or at the client's share of it, the query gets
+ * SERVFAIL at once instead of waiting: a drop would only bring the stub
+ * resolver's retry five seconds later, on top of the flood.
  *
  * When the upstream answers, the answer is snooped once for the addresses
  * it hands out; internal ones are dropped (invariant 3), the rest go to
  * the kernel sets, and only when the kernel has acked them all does each
- * waiting client get its rewritten copy (invariant 2). A failed add, a
- * malformed answer or an upstream failure is SERVFAIL.
+ * waiting client get its rewritten copy (reply.c, invariant 2). A failed
+ * add is SERVFAIL. A failed upstream question (timeout, unreachable,
+ * SERVFAIL, REFUSED, malformed answer) is remembered, and an expired
+ * cached answer, when there is one within serve_stale, is served instead
+ * (RFC 8767) with a 30 s TTL, its addresses put back in the sets first.
  *
  * Answers are cached for their smallest TTL (capped at ttl.max). A hit
  * takes the same road from the kernel step on: its addresses are offered
  * to the sets again (the never-shorten map makes that free when their
- * entries already live long enough, and puts them back when the set was
- * flushed), and the client's copy carries TTLs reduced by the entry's age.
+ * entries already live long enough), and the client's copy carries TTLs
+ * reduced by the entry's age.
  *
- * Ownership: a struct pending owns its waiting rqueries and its copy of
- * the answer; free_pending() releases all of it. An rquery is freed after
- * its reply is sent or when its transport cancels it. */
+ * Ownership: a struct pending owns its waiting rqueries, its quota slot
+ * and either its copy of the answer or one cache reference (p->hit);
+ * free_pending() releases all of it. A pending is linked (table, list)
+ * before its question is sent. An rquery is freed after its reply is
+ * sent or when its transport cancels it. Every reply is built in a buffer
+ * of the function that sends it: callbacks never share a scratch buffer. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,11 +47,13 @@
 #include "dnsfence/dnsmsg.h"
 #include "dnsfence/dnsrr.h"
 #include "dnsfence/hash.h"
-#include "dnsfence/learn.h"
+#include "dnsfence/local.h"
 #include "dnsfence/log.h"
 #include "dnsfence/monotime.h"
 #include "dnsfence/policy.h"
+#include "dnsfence/quota.h"
 #include "dnsfence/recent.h"
+#include "dnsfence/reply.h"
 #include "dnsfence/resolver.h"
 #include "dnsfence/sets.h"
 #include "dnsfence/stats.h"
@@ -50,6 +64,9 @@
 #define SNOOP_MAX	512
 #define CACHE_ENTRIES	4096
 #define CACHE_BYTES	(1u << 20)
+#define FAIL_ENTRIES	4096
+#define FAIL_BYTES	(1u << 20)
+#define STALE_TTL	30 /* RFC 8767 section 4 */
 
 struct pending;
 
@@ -57,28 +74,18 @@ struct rquery {
 	TAILQ_ENTRY(rquery) link;
 	struct pending *p;
 	struct dns_query q;
-	struct sockaddr_storage peer;
-	socklen_t peerlen;
-	bool tcp;
-	resolver_reply_fn fn;
-	void *ctx;
+	struct client c;
 };
 
 TAILQ_HEAD(rquery_list, rquery);
-
-/* What the client's copy of an answer may carry. */
-struct keep_ctx {
-	struct resolver *r;
-	uint32_t age;		      /* seconds to take off every TTL */
-	const struct dns_addr *addrs; /* the addresses put into the sets */
-	size_t n_addrs;
-};
 
 struct pending {
 	struct pending *hnext;
 	TAILQ_ENTRY(pending) all;
 	struct resolver *r;
-	bool in_table;
+	bool in_table; /* joinable: its upstream question is open */
+	bool counted;  /* holds quota slot */
+	uint32_t slot;
 	uint8_t key[KEY_MAX];
 	size_t keylen;
 	struct rquery_list waiters;
@@ -86,10 +93,12 @@ struct pending {
 	size_t answer_len;
 	struct dns_addr *addrs; /* handed out: owned, or hit->addrs */
 	size_t n_addrs;
-	const struct cache_entry *hit; /* a cache hit: its reference */
+	const struct cache_entry *hit; /* a cache reference, or NULL */
 	uint32_t age;		       /* seconds since the hit was stored */
+	uint32_t ttl_max;	       /* cap on the client's TTLs */
 	uint8_t qname[DNS_MAX_NAME];
 	size_t qname_len;
+	uint16_t qtype;
 };
 
 struct resolver {
@@ -99,60 +108,64 @@ struct resolver {
 	struct upstream *up;
 	struct sets *sets;
 	struct cache *cache;
+	struct cache *fails; /* questions that failed upstream, recently */
+	struct quota *quota;
 	struct pending *table[PENDING_BUCKETS];
 	TAILQ_HEAD(, pending) pendings;
-	uint8_t out[DNS_MAX_UDP + 1];
 };
 
-static void reply_now(struct resolver *r, const struct dns_query *q,
-		      const struct sockaddr *peer, socklen_t peerlen,
-		      enum dns_rcode rcode, uint16_t ede, const char *ede_text,
-		      resolver_reply_fn fn, void *ctx);
-static bool deny(struct resolver *r, const struct dns_query *q,
-		 const struct sockaddr *peer, socklen_t peerlen,
-		 resolver_reply_fn fn, void *ctx);
+static struct rquery *lookup(struct resolver *r, const struct dns_query *q,
+			     const struct client *c);
+static struct rquery *rquery_new(const struct dns_query *q,
+				 const struct client *c);
+static int start_question(struct resolver *r, const struct dns_query *q,
+			  const struct client *c, const uint8_t *key,
+			  size_t keylen, struct pending **out);
 static size_t make_key(const struct dns_query *q, uint8_t *key);
+static struct pending *pending_new(struct resolver *r, const uint8_t *key,
+				   size_t keylen);
 static struct pending *pending_find(struct resolver *r, const uint8_t *key,
 				    size_t len);
-static struct pending *pending_start(struct resolver *r,
-				     const struct dns_query *q,
-				     const uint8_t *key, size_t keylen);
+static void pending_link(struct pending *p);
 static void pending_unlink(struct pending *p);
 static void free_pending(struct pending *p);
 static void on_upstream(void *arg, int status, const uint8_t *answer,
 			size_t len);
+static int take_answer(struct pending *p, const uint8_t *answer, size_t len);
+static bool is_upstream(const struct config *cfg, const struct netaddr *a);
+static size_t drop_internal(struct pending *p, const struct dns_addr *addrs,
+			    size_t n, struct dns_addr *keep);
+static void upstream_failed(struct pending *p, int rc);
+static bool serve_stale(struct pending *p);
+static void put_in_sets(struct pending *p, const struct dns_addr *addrs,
+			size_t n);
 static void on_sets_done(void *arg, int status);
 static void finish_pending(struct pending *p, int status);
 static void answer_one(struct pending *p, struct rquery *rq);
-static ssize_t render(struct resolver *r, const uint8_t *answer, size_t len,
-		      const struct keep_ctx *kc, const struct dns_query *q,
-		      bool tcp);
-static size_t aged_addrs(const struct cache_entry *hit, uint32_t age,
-			 struct dns_addr *out);
 static bool answer_hit_now(struct resolver *r, const struct dns_query *q,
-			   bool tcp, const struct cache_entry *hit,
-			   uint64_t now, const struct sockaddr *peer,
-			   socklen_t peerlen, resolver_reply_fn fn, void *ctx);
+			   const struct client *c,
+			   const struct cache_entry *hit, uint32_t age);
+static void answer_hit(struct resolver *r, const struct dns_query *q,
+		       const struct client *c, const struct cache_entry *hit,
+		       uint32_t age, uint32_t ttl_max);
 static struct rquery *wait_hit(struct resolver *r, struct rquery *rq,
-			       const struct cache_entry *hit, uint64_t now);
-static void cache_answer(struct pending *p, const uint8_t *answer, size_t len,
-			 const struct dns_addr *addrs, size_t n);
-static void fail_one(struct resolver *r, struct rquery *rq);
-static bool keep_rr(struct dns_rr *rr, void *arg);
-static int hint_handed_out(const struct netaddr *a, void *arg);
-static bool handed_out(const struct keep_ctx *kc, const struct netaddr *a);
-static bool is_upstream(const struct resolver *r, const struct netaddr *a);
-static bool admissible(const struct resolver *r, const struct netaddr *a);
-static size_t client_max(const struct dns_query *q, bool tcp);
-static void describe(const struct dns_query *q, const struct sockaddr *peer,
-		     char *name, size_t namecap, char *type, size_t typecap,
-		     char *client, size_t clientcap);
+			       const struct cache_entry *hit, uint32_t age,
+			       uint32_t ttl_max);
+static void hold_hit(struct pending *p, const struct cache_entry *hit,
+		     uint32_t age, uint32_t ttl_max);
+static const struct cache_entry *stale_entry(struct resolver *r,
+					     const uint8_t *key, size_t keylen);
+static void cache_answer(struct pending *p, const uint8_t *answer, size_t len);
+static void remember_failure(struct pending *p);
+static bool failed_recently(struct resolver *r, const uint8_t *key,
+			    size_t keylen, uint64_t now);
 
 struct resolver *resolver_new(struct event_base *base, const struct config *cfg,
 			      const struct policy *pol, struct upstream *up,
 			      struct sets *sets)
 {
 	struct resolver *r = calloc(1, sizeof(*r));
+	uint32_t max = cfg->max_inflight ? cfg->max_inflight : 2048;
 
 	if (r == NULL)
 		return NULL;
@@ -163,10 +176,15 @@ struct resolver *resolver_new(struct event_base *base, const struct config *cfg,
 	r->sets = sets;
 	TAILQ_INIT(&r->pendings);
 	r->cache = cache_new(CACHE_ENTRIES, CACHE_BYTES);
-	if (r->cache == NULL) {
-		free(r);
+	r->fails = cache_new(FAIL_ENTRIES, FAIL_BYTES);
+	/* One client address may hold 3/4 of the cap: a quarter stays for
+	 * the others whatever it sends. */
+	r->quota = quota_new(max, max - max / 4);
+	if (r->cache == NULL || r->fails == NULL || r->quota == NULL) {
+		resolver_free(r);
 		return NULL;
 	}
+	cache_set_stale(r->cache, cfg->serve_stale);
 	return r;
 }
 
@@ -198,99 +216,35 @@ void resolver_free(struct resolver *r)
 		free_pending(p);
 	}
 	cache_free(r->cache);
+	cache_free(r->fails);
+	quota_free(r->quota);
 	free(r);
+}
+
+uint32_t resolver_inflight(const struct resolver *r)
+{
+	return quota_used(r->quota);
 }
 
 struct rquery *resolver_handle(struct resolver *r, const uint8_t *msg,
 			       size_t len, const struct sockaddr *peer,
-			       socklen_t peerlen, bool tcp,
-			       resolver_reply_fn fn, void *ctx)
+			       socklen_t peerlen, const struct sockaddr *local,
+			       bool tcp, resolver_reply_fn fn, void *ctx)
 {
 	struct dns_query q;
+	struct client c;
 	enum dns_parse pr;
-	const struct cache_entry *hit;
-	struct rquery *rq;
-	struct pending *p;
-	uint64_t now;
-	uint8_t key[KEY_MAX];
-	size_t keylen;
-	ssize_t n;
 
+	local_client_init(&c, peer, peerlen, local, tcp, fn, ctx);
 	pr = dnsmsg_parse_query(msg, len, &q);
-	switch (pr) {
-	case DNS_PARSE_OK:
-		break;
-	case DNS_PARSE_DROP:
-		stats_inc(STAT_MALFORMED);
-		return NULL;
-	case DNS_PARSE_FORMERR:
-	case DNS_PARSE_NOTIMP:
-		stats_inc(STAT_MALFORMED);
-		n = dnsmsg_build_header_error(msg, len,
-					      pr == DNS_PARSE_NOTIMP
-						  ? DNS_RCODE_NOTIMP
-						  : DNS_RCODE_FORMERR,
-					      r->out, sizeof(r->out));
-		if (n > 0)
-			fn(ctx, NULL, peer, peerlen, r->out, (size_t)n);
-		return NULL;
-	case DNS_PARSE_BADVERS:
-		stats_inc(STAT_MALFORMED);
-		n = dnsmsg_build_badvers(&q, r->out, sizeof(r->out));
-		if (n > 0)
-			fn(ctx, NULL, peer, peerlen, r->out, (size_t)n);
+	if (pr != DNS_PARSE_OK) {
+		local_parse_error(pr, msg, len, &q, &c);
 		return NULL;
 	}
 	stats_inc(STAT_QUERIES);
-
-	if (q.qtype == DNS_TYPE_AXFR || q.qtype == DNS_TYPE_IXFR) {
-		reply_now(r, &q, peer, peerlen, DNS_RCODE_NOTIMP, DNS_EDE_NONE,
-			  NULL, fn, ctx);
+	if (local_answer(r->cfg, r->pol, &q, &c))
 		return NULL;
-	}
-	if (!policy_match(r->pol, q.name, q.name_len) &&
-	    deny(r, &q, peer, peerlen, fn, ctx))
-		return NULL;
-
-	keylen = make_key(&q, key);
-	now = monotime_ms();
-	hit = cache_get(r->cache, key, keylen, now);
-	stats_add(STAT_CACHE_HIT, hit != NULL);
-	if (hit != NULL &&
-	    answer_hit_now(r, &q, tcp, hit, now, peer, peerlen, fn, ctx))
-		return NULL;
-
-	rq = calloc(1, sizeof(*rq));
-	if (rq == NULL) {
-		cache_release(r->cache, hit);
-		reply_now(r, &q, peer, peerlen, DNS_RCODE_SERVFAIL,
-			  DNS_EDE_NONE, NULL, fn, ctx);
-		return NULL;
-	}
-	rq->q = q;
-	memcpy(&rq->peer, peer, peerlen);
-	rq->peerlen = peerlen;
-	rq->tcp = tcp;
-	rq->fn = fn;
-	rq->ctx = ctx;
-	if (hit != NULL)
-		return wait_hit(r, rq, hit, now);
-
-	p = pending_find(r, key, keylen);
-	if (p != NULL) {
-		stats_inc(STAT_COALESCED);
-	} else {
-		p = pending_start(r, &q, key, keylen);
-		if (p == NULL) {
-			free(rq);
-			reply_now(r, &q, peer, peerlen, DNS_RCODE_SERVFAIL,
-				  DNS_EDE_NONE, NULL, fn, ctx);
-			return NULL;
-		}
-	}
-	rq->p = p;
-	TAILQ_INSERT_TAIL(&p->waiters, rq, link);
-	return rq;
+	return lookup(r, &q, &c);
 }
 
 void resolver_cancel(struct rquery *rq)
@@ -301,60 +255,131 @@ void resolver_cancel(struct rquery *rq)
 	free(rq);
 }
 
-/* Returns true when the query was answered locally; false in audit mode,
- * where the name goes upstream after all. */
-static bool deny(struct resolver *r, const struct dns_query *q,
-		 const struct sockaddr *peer, socklen_t peerlen,
-		 resolver_reply_fn fn, void *ctx)
+static struct rquery *rquery_new(const struct dns_query *q,
+				 const struct client *c)
 {
-	char name[DNS_NAME_STRLEN], type[16], client[NETADDR_ENDPOINT_STRLEN];
-	char text[DNS_NAME_STRLEN + 64];
+	struct rquery *rq = calloc(1, sizeof(*rq));
 
-	describe(q, peer, name, sizeof(name), type, sizeof(type), client,
-		 sizeof(client));
-	learn_name(name);
-	if (r->cfg->mode == CONFIG_MODE_AUDIT) {
-		stats_inc(STAT_AUDIT_ALLOWED);
-		log_warn("policy",
-			 "audit: would deny %s %s from %s (not on the "
-			 "allowlist); forwarding",
-			 name, type, client);
-		return false;
+	if (rq == NULL)
+		return NULL;
+	rq->q = *q;
+	rq->c = *c;
+	return rq;
+}
+
+/* An allowed name: the cache, the failure cache, a question in flight,
+ * or a new one. Returns the rquery the transport may cancel, or NULL
+ * when the reply was sent. */
+static struct rquery *lookup(struct resolver *r, const struct dns_query *q,
+			     const struct client *c)
+{
+	uint8_t key[KEY_MAX];
+	size_t keylen = make_key(q, key);
+	uint64_t now = monotime_ms();
+	const struct cache_entry *hit = cache_get(r->cache, key, keylen, now);
+	struct pending *p = NULL;
+	struct rquery *rq;
+	int rc = 0;
+
+	uint32_t age = 0, ttl_max = r->cfg->ttl_max;
+
+	stats_add(STAT_CACHE_HIT, hit != NULL);
+	if (hit != NULL) {
+		age = (uint32_t)((now - hit->stored_ms) / 1000);
+		if (answer_hit_now(r, q, c, hit, age))
+			return NULL;
+	} else if (failed_recently(r, key, keylen, now)) {
+		/* Failed a moment ago: a stale answer, or SERVFAIL. */
+		hit = stale_entry(r, key, keylen);
+		if (hit == NULL) {
+			stats_inc(STAT_FAIL_CACHED);
+			local_reply(q, c, NULL, DNS_RCODE_SERVFAIL,
+				    DNS_EDE_NONE, NULL);
+			return NULL;
+		}
+		ttl_max = STALE_TTL;
 	}
-	stats_inc(STAT_DENIED);
-	log_info("policy", "denied %s %s from %s: not on the allowlist", name,
-		 type, client);
-	snprintf(text, sizeof(text), "%s is not on the dnsfence allowlist",
-		 name);
-	reply_now(r, q, peer, peerlen,
-		  r->cfg->deny_rcode == CONFIG_DENY_REFUSED
-		      ? DNS_RCODE_REFUSED
-		      : DNS_RCODE_NXDOMAIN,
-		  DNS_EDE_BLOCKED, text, fn, ctx);
-	return true;
+	rq = rquery_new(q, c);
+	if (rq == NULL) {
+		cache_release(r->cache, hit);
+		local_reply(q, c, NULL, DNS_RCODE_SERVFAIL, DNS_EDE_NONE, NULL);
+		return NULL;
+	}
+	if (hit != NULL)
+		return wait_hit(r, rq, hit, age, ttl_max);
+	rc = start_question(r, q, c, key, keylen, &p);
+	if (rc != 0) {
+		free(rq);
+		local_reply(q, c, NULL, DNS_RCODE_SERVFAIL,
+			    rc == -EBUSY || rc == -EDQUOT ? DNS_EDE_OTHER
+							  : DNS_EDE_NONE,
+			    "too many queries in flight");
+		return NULL;
+	}
+	rq->p = p;
+	TAILQ_INSERT_TAIL(&p->waiters, rq, link);
+	return rq;
 }
 
-static void reply_now(struct resolver *r, const struct dns_query *q,
-		      const struct sockaddr *peer, socklen_t peerlen,
-		      enum dns_rcode rcode, uint16_t ede, const char *ede_text,
-		      resolver_reply_fn fn, void *ctx)
+/* Join the open question for key, or send one. 0 and *out, -EBUSY or
+ * -EDQUOT at the cap, or another -errno. */
+static int start_question(struct resolver *r, const struct dns_query *q,
+			  const struct client *c, const uint8_t *key,
+			  size_t keylen, struct pending **out)
 {
-	ssize_t n =
-	    dnsmsg_build_reply(q, rcode, ede, ede_text, r->out, sizeof(r->out));
+	char name[DNS_NAME_STRLEN], type[16], who[NETADDR_ENDPOINT_STRLEN];
+	uint8_t query[DNS_MAX_NAME + 64];
+	struct pending *p = pending_find(r, key, keylen);
+	uint16_t id;
+	ssize_t n;
+	int rc;
 
-	if (rcode == DNS_RCODE_SERVFAIL)
-		stats_inc(STAT_SERVFAIL);
-	if (n > 0)
-		fn(ctx, NULL, peer, peerlen, r->out, (size_t)n);
-}
-
-static void describe(const struct dns_query *q, const struct sockaddr *peer,
-		     char *name, size_t namecap, char *type, size_t typecap,
-		     char *client, size_t clientcap)
-{
-	dns_name_to_text(q->name, q->name_len, name, namecap);
-	dns_type_name(q->qtype, type, typecap);
-	netaddr_format_endpoint(peer, client, clientcap);
+	if (p != NULL) {
+		stats_inc(STAT_COALESCED);
+		*out = p;
+		return 0;
+	}
+	p = pending_new(r, key, keylen);
+	if (p == NULL)
+		return -ENOMEM;
+	memcpy(p->qname, q->lname, q->name_len);
+	p->qname_len = q->name_len;
+	p->qtype = q->qtype;
+	rc = quota_take(r->quota, (const struct sockaddr *)&c->peer, &p->slot);
+	if (rc != 0) {
+		stats_inc(STAT_OVER_CAP);
+		local_describe(q, (const struct sockaddr *)&c->peer, name,
+			       sizeof(name), type, sizeof(type), who,
+			       sizeof(who));
+		log_limited(LOG_CLASS_OVERLOAD, LOGL_WARN, "resolver",
+			    "%s %s from %s: SERVFAIL, %s (%u in flight)", name,
+			    type, who,
+			    rc == -EBUSY ? "max_inflight reached"
+					 : "this client's share is used up",
+			    quota_used(r->quota));
+		goto fail;
+	}
+	p->counted = true;
+	rc = upstream_new_id(r->up, &id);
+	n = rc == 0 ? dnsmsg_build_upstream_query(q, id, query, sizeof(query))
+		    : rc;
+	if (n < 0) {
+		rc = (int)n;
+		goto fail;
+	}
+	/* Linked first: the completion may find it at once. */
+	pending_link(p);
+	rc = upstream_send(r->up, query, (size_t)n, on_upstream, p);
+	if (rc != 0) {
+		pending_unlink(p);
+		goto fail;
+	}
+	stats_inc(STAT_FORWARDED);
+	*out = p;
+	return 0;
+fail:
+	free_pending(p);
+	return rc;
 }
 
 /* The key of an upstream question: lower-case name, type, class and the
@@ -373,6 +398,24 @@ static size_t make_key(const struct dns_query *q, uint8_t *key)
 	return n;
 }
 
+/* A pending on the resolver's list (so resolver_free finds it), not yet
+ * in the table. */
+static struct pending *pending_new(struct resolver *r, const uint8_t *key,
+				   size_t keylen)
+{
+	struct pending *p = calloc(1, sizeof(*p));
+
+	if (p == NULL)
+		return NULL;
+	p->r = r;
+	memcpy(p->key, key, keylen);
+	p->keylen = keylen;
+	p->ttl_max = r->cfg->ttl_max;
+	TAILQ_INIT(&p->waiters);
+	TAILQ_INSERT_TAIL(&r->pendings, p, all);
+	return p;
+}
+
 static struct pending *pending_find(struct resolver *r, const uint8_t *key,
 				    size_t len)
 {
@@ -386,39 +429,13 @@ static struct pending *pending_find(struct resolver *r, const uint8_t *key,
 	return NULL;
 }
 
-static struct pending *pending_start(struct resolver *r,
-				     const struct dns_query *q,
-				     const uint8_t *key, size_t keylen)
+static void pending_link(struct pending *p)
 {
-	uint8_t query[DNS_MAX_NAME + 64];
-	struct pending *p;
-	uint32_t b;
-	ssize_t n;
+	uint32_t b = hash_fnv1a(p->key, p->keylen, 0) & (PENDING_BUCKETS - 1);
 
-	p = calloc(1, sizeof(*p));
-	if (p == NULL)
-		return NULL;
-	p->r = r;
-	memcpy(p->key, key, keylen);
-	p->keylen = keylen;
-	memcpy(p->qname, q->lname, q->name_len);
-	p->qname_len = q->name_len;
-	TAILQ_INIT(&p->waiters);
-
-	n = dnsmsg_build_upstream_query(q, upstream_new_id(r->up), query,
-					sizeof(query));
-	if (n < 0 ||
-	    upstream_send(r->up, query, (size_t)n, on_upstream, p) != 0) {
-		free(p);
-		return NULL;
-	}
-	stats_inc(STAT_FORWARDED);
-	b = hash_fnv1a(key, keylen, 0) & (PENDING_BUCKETS - 1);
-	p->hnext = r->table[b];
-	r->table[b] = p;
+	p->hnext = p->r->table[b];
+	p->r->table[b] = p;
 	p->in_table = true;
-	TAILQ_INSERT_TAIL(&r->pendings, p, all);
-	return p;
 }
 
 /* Once the upstream has answered, later identical queries start a new
@@ -446,6 +463,8 @@ static void free_pending(struct pending *p)
 		free(rq);
 	}
 	TAILQ_REMOVE(&p->r->pendings, p, all);
+	if (p->counted)
+		quota_give(p->r->quota, p->slot);
 	if (p->hit != NULL) {
 		cache_release(p->r->cache, p->hit);
 	} else {
@@ -459,67 +478,176 @@ static void on_upstream(void *arg, int status, const uint8_t *answer,
 			size_t len)
 {
 	struct pending *p = arg;
-	struct resolver *r = p->r;
-	struct dns_addr addrs[SNOOP_MAX], keep[SNOOP_MAX];
-	size_t n = 0, nkeep = 0;
-	char name[DNS_NAME_STRLEN], astr[NETADDR_STRLEN];
-	int rc;
+	int rc = status;
 
 	pending_unlink(p);
 	if (status == -ECANCELED) {
 		free_pending(p);
 		return;
 	}
-	dns_name_to_text(p->qname, p->qname_len, name, sizeof(name));
-	if (status != 0) {
-		stats_inc(STAT_UPSTREAM_FAIL);
-		log_warn("upstream", "no answer for %s: %s", name,
-			 strerror(-status));
-		finish_pending(p, status);
-		return;
-	}
+	if (rc == 0)
+		rc = take_answer(p, answer, len);
+	if (rc != 0)
+		upstream_failed(p, rc);
+	else
+		put_in_sets(p, p->addrs, p->n_addrs);
+}
+
+/* Keep a copy of an upstream answer and the admissible addresses it
+ * hands out, and cache it. -EREMOTEIO/-EACCES for an upstream SERVFAIL
+ * or REFUSED, -EBADMSG/-E2BIG for one we cannot snoop, -ENOMEM. */
+static int take_answer(struct pending *p, const uint8_t *answer, size_t len)
+{
+	struct dns_addr addrs[SNOOP_MAX], keep[SNOOP_MAX];
+	size_t n = 0, nkeep;
+	uint8_t rcode = answer[3] & 0xf;
+	int rc;
+
+	if (rcode == DNS_RCODE_SERVFAIL)
+		return -EREMOTEIO;
+	if (rcode == DNS_RCODE_REFUSED)
+		return -EACCES;
 	rc = dnsmsg_snoop(answer, len, p->qname, p->qname_len, addrs, SNOOP_MAX,
 			  &n);
 	if (rc != 0) {
 		stats_inc(STAT_BAD_ANSWER);
-		log_warn("upstream", "%s answer for %s, sending SERVFAIL",
-			 rc == -E2BIG ? "oversized" : "malformed", name);
-		finish_pending(p, rc);
-		return;
+		return rc == -E2BIG ? -E2BIG : -EBADMSG;
 	}
+	nkeep = drop_internal(p, addrs, n, keep);
 	p->answer = malloc(len);
-	p->addrs = malloc(n > 0 ? n * sizeof(*p->addrs) : 1);
-	if (p->answer == NULL || p->addrs == NULL) {
-		finish_pending(p, -ENOMEM);
-		return;
-	}
+	p->addrs = malloc(nkeep > 0 ? nkeep * sizeof(*p->addrs) : 1);
+	if (p->answer == NULL || p->addrs == NULL)
+		return -ENOMEM;
 	memcpy(p->answer, answer, len);
 	p->answer_len = len;
+	memcpy(p->addrs, keep, nkeep * sizeof(*keep));
+	p->n_addrs = nkeep;
+	cache_answer(p, answer, len);
+	recent_note(p->qname, p->qname_len, keep, nkeep);
+	return 0;
+}
+
+/* The upstreams' addresses never enter a set (invariant 5): a name
+ * answering one would open the allowed ports on the resolver itself. */
+static bool is_upstream(const struct config *cfg, const struct netaddr *a)
+{
+	struct netaddr u;
+
+	for (size_t i = 0; i < cfg->n_upstreams; i++) {
+		if (netaddr_from_sockaddr(
+			(const struct sockaddr *)&cfg->upstreams[i].sa, &u) &&
+		    netaddr_reaches(a, &u))
+			return true;
+	}
+	return false;
+}
+
+/* The admissible addresses of addrs, into keep (invariant 3), less the
+ * upstreams' own (invariant 5). */
+static size_t drop_internal(struct pending *p, const struct dns_addr *addrs,
+			    size_t n, struct dns_addr *keep)
+{
+	const struct config *cfg = p->r->cfg;
+	char name[DNS_NAME_STRLEN], astr[NETADDR_STRLEN];
+	size_t nkeep = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		if (admissible(r, &addrs[i].addr)) {
+		bool upstream = is_upstream(cfg, &addrs[i].addr);
+
+		if (!upstream &&
+		    netaddr_admissible(&addrs[i].addr, cfg->allow_cidrs,
+				       cfg->n_allow_cidrs)) {
 			keep[nkeep++] = addrs[i];
 			continue;
 		}
 		stats_inc(STAT_ADDR_INTERNAL);
+		dns_name_to_text(p->qname, p->qname_len, name, sizeof(name));
 		netaddr_format(&addrs[i].addr, astr, sizeof(astr));
-		log_warn("snoop",
-			 "%s answered %s address %s: left out of the "
-			 "answer and the sets",
-			 name,
-			 is_upstream(r, &addrs[i].addr) ? "an upstream's"
-							: "internal",
-			 astr);
+		log_limited(LOG_CLASS_INTERNAL, LOGL_WARN, "snoop",
+			    "%s answered %s address %s: left out of the "
+			    "answer and the sets",
+			    name, upstream ? "an upstream's" : "internal",
+			    astr);
 	}
-	memcpy(p->addrs, keep, nkeep * sizeof(*keep));
-	p->n_addrs = nkeep;
-	cache_answer(p, answer, len, keep, nkeep);
-	recent_note(p->qname, p->qname_len, keep, nkeep);
-	if (r->sets == NULL || nkeep == 0) {
+	return nkeep;
+}
+
+/* The question failed: remember it, and serve a stale answer if there
+ * is one, else SERVFAIL. */
+static void upstream_failed(struct pending *p, int rc)
+{
+	char name[DNS_NAME_STRLEN], type[16];
+
+	stats_inc(STAT_UPSTREAM_FAIL);
+	dns_name_to_text(p->qname, p->qname_len, name, sizeof(name));
+	dns_type_name(p->qtype, type, sizeof(type));
+	log_limited(LOG_CLASS_UPSTREAM, LOGL_WARN, "upstream",
+		    "no answer for %s %s: %s", name, type,
+		    upstream_strerror(rc));
+	if (rc != -ENOMEM)
+		remember_failure(p);
+	if (!serve_stale(p))
+		finish_pending(p, rc);
+}
+
+/* RFC 8767: an expired answer for p's question, within serve_stale, goes
+ * to its waiters with a STALE_TTL TTL, after its addresses are back in
+ * the sets. False when there is none (p is untouched). */
+static bool serve_stale(struct pending *p)
+{
+	struct dns_addr aged[SNOOP_MAX];
+	const struct cache_entry *e = stale_entry(p->r, p->key, p->keylen);
+	size_t n;
+
+	if (e == NULL)
+		return false;
+	free(p->answer);
+	free(p->addrs);
+	hold_hit(p, e, 0, STALE_TTL);
+	n = reply_aged_addrs(e->addrs, e->n_addrs, 0, STALE_TTL, aged,
+			     SNOOP_MAX);
+	put_in_sets(p, aged, n);
+	return true;
+}
+
+/* An expired answer for key within serve_stale (counted), or NULL. */
+static const struct cache_entry *stale_entry(struct resolver *r,
+					     const uint8_t *key, size_t keylen)
+{
+	const struct cache_entry *e;
+
+	if (r->cfg->serve_stale == 0)
+		return NULL;
+	e = cache_get_stale(r->cache, key, keylen, monotime_ms());
+	if (e != NULL)
+		stats_inc(STAT_STALE);
+	return e;
+}
+
+/* p answers from hit (a reference p now owns). */
+static void hold_hit(struct pending *p, const struct cache_entry *hit,
+		     uint32_t age, uint32_t ttl_max)
+{
+	p->hit = hit;
+	p->answer = (uint8_t *)(uintptr_t)hit->answer;
+	p->answer_len = hit->len;
+	p->addrs = (struct dns_addr *)(uintptr_t)hit->addrs;
+	p->n_addrs = hit->n_addrs;
+	p->age = age;
+	p->ttl_max = ttl_max;
+}
+
+/* The kernel step: p's waiters are answered when the sets have addrs. */
+static void put_in_sets(struct pending *p, const struct dns_addr *addrs,
+			size_t n)
+{
+	int rc;
+
+	if (p->r->sets == NULL || n == 0) {
 		finish_pending(p, 0);
 		return;
 	}
-	rc = sets_add(r->sets, keep, nkeep, on_sets_done, p);
+	rc = sets_add(p->r->sets, addrs, n, on_sets_done, p);
 	if (rc != 0)
 		finish_pending(p, rc);
 }
@@ -539,143 +667,105 @@ static void finish_pending(struct pending *p, int status)
 		if (status == 0)
 			answer_one(p, rq);
 		else
-			fail_one(p->r, rq);
+			local_reply(&rq->q, &rq->c, rq, DNS_RCODE_SERVFAIL,
+				    DNS_EDE_NONE, NULL);
 		free(rq);
 	}
 	free_pending(p);
 }
 
-static size_t client_max(const struct dns_query *q, bool tcp)
-{
-	size_t max;
-
-	if (tcp)
-		return DNS_MAX_UDP;
-	if (!q->edns)
-		return 512;
-	max = q->edns_udp < 512 ? 512 : q->edns_udp;
-	return max > DNS_EDNS_UDPSIZE ? DNS_EDNS_UDPSIZE : max;
-}
-
-/* The client's copy of an answer, into r->out: TTLs reduced by the age
- * of a cache hit and capped, and no address but those in kc->addrs. */
-static ssize_t render(struct resolver *r, const uint8_t *answer, size_t len,
-		      const struct keep_ctx *kc, const struct dns_query *q,
-		      bool tcp)
-{
-	ssize_t n;
-
-	n = dnsmsg_rewrite_answer(answer, len, q, client_max(q, tcp), keep_rr,
-				  (void *)(uintptr_t)kc, r->out,
-				  sizeof(r->out));
-	if (n < 0) {
-		stats_inc(STAT_BAD_ANSWER);
-		return n;
-	}
-	stats_inc(STAT_ANSWERS);
-	if ((r->out[2] & (DNS_FLAG_TC >> 8)) != 0)
-		stats_inc(STAT_TRUNCATED);
-	return n;
-}
-
 static void answer_one(struct pending *p, struct rquery *rq)
 {
-	struct keep_ctx kc = {
-	    .r = p->r, .age = p->age, .addrs = p->addrs, .n_addrs = p->n_addrs};
-	ssize_t n =
-	    render(p->r, p->answer, p->answer_len, &kc, &rq->q, rq->tcp);
+	uint8_t out[DNS_MAX_UDP + 1];
+	struct reply_view v = {.answer = p->answer,
+			       .len = p->answer_len,
+			       .addrs = p->addrs,
+			       .n_addrs = p->n_addrs,
+			       .age = p->age,
+			       .ttl_max = p->ttl_max};
+	ssize_t n = reply_render(&v, &rq->q, rq->c.tcp, out, sizeof(out));
 
 	if (n < 0) {
-		fail_one(p->r, rq);
+		local_reply(&rq->q, &rq->c, rq, DNS_RCODE_SERVFAIL,
+			    DNS_EDE_NONE, NULL);
 		return;
 	}
-	rq->fn(rq->ctx, rq, (struct sockaddr *)&rq->peer, rq->peerlen,
-	       p->r->out, (size_t)n);
-}
-
-/* The addresses of a hit, with TTLs reduced by its age; at most
- * SNOOP_MAX (what on_upstream stored). */
-static size_t aged_addrs(const struct cache_entry *hit, uint32_t age,
-			 struct dns_addr *out)
-{
-	size_t n = hit->n_addrs < SNOOP_MAX ? hit->n_addrs : SNOOP_MAX;
-
-	for (size_t i = 0; i < n; i++) {
-		out[i] = hit->addrs[i];
-		out[i].ttl = out[i].ttl > age ? out[i].ttl - age : 0;
-	}
-	return n;
+	local_send(&rq->c, rq, out, (size_t)n);
 }
 
 /* Answer a cache hit at once when the kernel has nothing to do for it:
  * no addresses, no sets, or every entry confirmed recently and living
- * long enough (the common case). Returns false, with the hit still held,
- * when it must wait for the kernel. */
+ * long enough (the common case); the hit is then released. Returns
+ * false, with the hit still held, when it must wait for the kernel. */
 static bool answer_hit_now(struct resolver *r, const struct dns_query *q,
-			   bool tcp, const struct cache_entry *hit,
-			   uint64_t now, const struct sockaddr *peer,
-			   socklen_t peerlen, resolver_reply_fn fn, void *ctx)
+			   const struct client *c,
+			   const struct cache_entry *hit, uint32_t age)
 {
 	struct dns_addr aged[SNOOP_MAX];
-	uint32_t age = (uint32_t)((now - hit->stored_ms) / 1000);
-	struct keep_ctx kc = {
-	    .r = r, .age = age, .addrs = hit->addrs, .n_addrs = hit->n_addrs};
-	size_t n = aged_addrs(hit, age, aged);
-	ssize_t len;
+	size_t n = reply_aged_addrs(hit->addrs, hit->n_addrs, age, UINT32_MAX,
+				    aged, SNOOP_MAX);
 
 	if (r->sets != NULL && n > 0 && !sets_covered(r->sets, aged, n))
 		return false;
-	len = render(r, hit->answer, hit->len, &kc, q, tcp);
-	cache_release(r->cache, hit);
-	if (len < 0) {
-		reply_now(r, q, peer, peerlen, DNS_RCODE_SERVFAIL, DNS_EDE_NONE,
-			  NULL, fn, ctx);
-		return true;
-	}
-	fn(ctx, NULL, peer, peerlen, r->out, (size_t)len);
+	answer_hit(r, q, c, hit, age, r->cfg->ttl_max);
 	return true;
 }
 
+/* Send the client's copy of hit, and release it. */
+static void answer_hit(struct resolver *r, const struct dns_query *q,
+		       const struct client *c, const struct cache_entry *hit,
+		       uint32_t age, uint32_t ttl_max)
+{
+	uint8_t out[DNS_MAX_UDP + 1];
+	struct reply_view v = {.answer = hit->answer,
+			       .len = hit->len,
+			       .addrs = hit->addrs,
+			       .n_addrs = hit->n_addrs,
+			       .age = age,
+			       .ttl_max = ttl_max};
+	ssize_t len = reply_render(&v, q, c->tcp, out, sizeof(out));
+
+	cache_release(r->cache, hit);
+	if (len < 0)
+		local_reply(q, c, NULL, DNS_RCODE_SERVFAIL, DNS_EDE_NONE, NULL);
+	else
+		local_send(c, NULL, out, (size_t)len);
+}
+
 /* A hit whose addresses the kernel must (re)confirm first: it waits like
- * an upstream answer does. Takes over rq and the hit. */
+ * an upstream answer does. Takes over rq and the hit; NULL when the reply
+ * was sent at once (no sets, or a failure to queue the adds). */
 static struct rquery *wait_hit(struct resolver *r, struct rquery *rq,
-			       const struct cache_entry *hit, uint64_t now)
+			       const struct cache_entry *hit, uint32_t age,
+			       uint32_t ttl_max)
 {
 	struct dns_addr aged[SNOOP_MAX];
-	uint32_t age = (uint32_t)((now - hit->stored_ms) / 1000);
-	struct pending *p = calloc(1, sizeof(*p));
-	size_t n = aged_addrs(hit, age, aged);
+	size_t n = reply_aged_addrs(hit->addrs, hit->n_addrs, age, ttl_max,
+				    aged, SNOOP_MAX);
+	struct pending *p = NULL;
 
-	if (p == NULL) {
-		cache_release(r->cache, hit);
-		fail_one(r, rq);
+	if (r->sets == NULL) {
+		answer_hit(r, &rq->q, &rq->c, hit, age, ttl_max);
 		free(rq);
 		return NULL;
 	}
-	p->r = r;
-	p->hit = hit;
-	p->answer = (uint8_t *)(uintptr_t)hit->answer;
-	p->answer_len = hit->len;
-	p->addrs = (struct dns_addr *)(uintptr_t)hit->addrs;
-	p->n_addrs = hit->n_addrs;
-	p->age = age;
-	TAILQ_INIT(&p->waiters);
-	TAILQ_INSERT_TAIL(&r->pendings, p, all);
+	p = pending_new(r, (const uint8_t *)"", 0);
+	if (p == NULL || sets_add(r->sets, aged, n, on_sets_done, p) != 0) {
+		if (p != NULL)
+			free_pending(p);
+		cache_release(r->cache, hit);
+		local_reply(&rq->q, &rq->c, NULL, DNS_RCODE_SERVFAIL,
+			    DNS_EDE_NONE, NULL);
+		free(rq);
+		return NULL;
+	}
+	hold_hit(p, hit, age, ttl_max);
 	rq->p = p;
 	TAILQ_INSERT_TAIL(&p->waiters, rq, link);
-	if (sets_add(r->sets, aged, n, on_sets_done, p) != 0) {
-		/* Not queued: answer from here, as a failure. */
-		TAILQ_REMOVE(&p->waiters, rq, link);
-		free_pending(p);
-		fail_one(r, rq);
-		free(rq);
-		return NULL;
-	}
 	return rq;
 }
 
-static void cache_answer(struct pending *p, const uint8_t *answer, size_t len,
-			 const struct dns_addr *addrs, size_t n)
+static void cache_answer(struct pending *p, const uint8_t *answer, size_t len)
 {
 	uint32_t ttl;
 
@@ -683,93 +773,27 @@ static void cache_answer(struct pending *p, const uint8_t *answer, size_t len,
 		return;
 	if (ttl > p->r->cfg->ttl_max)
 		ttl = p->r->cfg->ttl_max;
-	(void)cache_put(p->r->cache, p->key, p->keylen, answer, len, addrs, n,
-			ttl, monotime_ms());
+	(void)cache_put(p->r->cache, p->key, p->keylen, answer, len, p->addrs,
+			p->n_addrs, ttl, monotime_ms());
 }
 
-static void fail_one(struct resolver *r, struct rquery *rq)
+/* A failure is an entry of the fails cache: one byte, failure_ttl. */
+static void remember_failure(struct pending *p)
 {
-	ssize_t n = dnsmsg_build_reply(&rq->q, DNS_RCODE_SERVFAIL, DNS_EDE_NONE,
-				       NULL, r->out, sizeof(r->out));
+	static const uint8_t mark = DNS_RCODE_SERVFAIL;
+	uint32_t ttl = p->r->cfg->failure_ttl;
 
-	stats_inc(STAT_SERVFAIL);
-	if (n > 0)
-		rq->fn(rq->ctx, rq, (struct sockaddr *)&rq->peer, rq->peerlen,
-		       r->out, (size_t)n);
+	if (ttl == 0)
+		return;
+	(void)cache_put(p->r->fails, p->key, p->keylen, &mark, 1, NULL, 0, ttl,
+			monotime_ms());
 }
 
-/* The upstreams' addresses never enter a set (invariant 5): a name
- * answering one would open the allowed ports on the resolver itself. */
-static bool is_upstream(const struct resolver *r, const struct netaddr *a)
+static bool failed_recently(struct resolver *r, const uint8_t *key,
+			    size_t keylen, uint64_t now)
 {
-	struct netaddr u;
+	const struct cache_entry *e = cache_get(r->fails, key, keylen, now);
 
-	for (size_t i = 0; i < r->cfg->n_upstreams; i++) {
-		if (netaddr_from_sockaddr(
-			(const struct sockaddr *)&r->cfg->upstreams[i].sa,
-			&u) &&
-		    netaddr_reaches(a, &u))
-			return true;
-	}
-	return false;
-}
-
-static bool admissible(const struct resolver *r, const struct netaddr *a)
-{
-	return !is_upstream(r, a) && netaddr_admissible(a, r->cfg->allow_cidrs,
-							r->cfg->n_allow_cidrs);
-}
-
-static bool handed_out(const struct keep_ctx *kc, const struct netaddr *a)
-{
-	for (size_t i = 0; i < kc->n_addrs; i++) {
-		if (netaddr_equal(&kc->addrs[i].addr, a))
-			return true;
-	}
-	return false;
-}
-
-static int hint_handed_out(const struct netaddr *a, void *arg)
-{
-	return handed_out(arg, a) ? 0 : 1;
-}
-
-/* The client gets no address that is not in the sets (invariant 2):
- * address records and HTTPS/SVCB hints survive only when snooping put
- * them there (on the CNAME chain, admissible), wherever else they stand:
- * internal ones, other owners' and the additional section's are left out,
- * and an HTTPS/SVCB record with such a hint goes whole. No TTL exceeds
- * ttl.max: a client must not cache an address longer than its set entry
- * can live. */
-static bool keep_rr(struct dns_rr *rr, void *arg)
-{
-	const struct keep_ctx *kc = arg;
-	struct resolver *r = kc->r;
-	struct netaddr a;
-
-	if (rr->ttl > 0x7fffffffu) /* RFC 2181 section 8 */
-		rr->ttl = 0;
-	rr->ttl = rr->ttl > kc->age ? rr->ttl - kc->age : 0;
-	if (rr->ttl > r->cfg->ttl_max)
-		rr->ttl = r->cfg->ttl_max;
-	switch (rr->type) {
-	case DNS_TYPE_A:
-		if (rr->rdlen != 4)
-			return false;
-		a.family = AF_INET;
-		memcpy(a.bytes, rr->rdata, 4);
-		return handed_out(kc, &a);
-	case DNS_TYPE_AAAA:
-		if (rr->rdlen != 16)
-			return false;
-		a.family = AF_INET6;
-		memcpy(a.bytes, rr->rdata, 16);
-		return handed_out(kc, &a);
-	case DNS_TYPE_SVCB:
-	case DNS_TYPE_HTTPS:
-		return dnsmsg_svcb_hints(rr->rdata, rr->rdlen, hint_handed_out,
-					 (void *)(uintptr_t)kc) == 0;
-	default:
-		return true;
-	}
+	cache_release(r->fails, e);
+	return e != NULL;
 }

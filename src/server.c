@@ -6,7 +6,10 @@
  * resolver; the replies it gives at once (denied names, cache hits) are
  * gathered and go out with one sendmmsg, later ones with sendto. A reply
  * that cannot be sent at once is dropped (the client retries) rather than
- * queued.
+ * queued. A listener on a wildcard address (0.0.0.0, ::) asks for
+ * IP_PKTINFO / IPV6_RECVPKTINFO and answers each query from the address
+ * it was sent to: a reply from whatever address routing picks is dropped
+ * by the client as coming from the wrong server.
  *
  * TCP (RFC 7766): 2-byte length framing, several queries per connection,
  * answers in completion order. Limits keep a hostile client from holding
@@ -45,12 +48,14 @@
 #define TCP_IDLE_SECONDS 10
 #define TCP_MSG_SECONDS	 5
 #define LISTEN_BACKLOG	 256
+#define UDP_CTL_SPACE	 CMSG_SPACE(sizeof(struct in6_pktinfo))
 
 struct server;
 
 struct udp_listener {
 	struct server *s;
 	int fd;
+	bool pktinfo; /* wildcard address: reply from the one asked */
 	struct event *ev;
 };
 
@@ -71,10 +76,13 @@ struct udp_burst {
 	struct mmsghdr in[UDP_BURST];
 	struct iovec in_iov[UDP_BURST];
 	struct sockaddr_storage in_peer[UDP_BURST];
+	struct sockaddr_storage in_local[UDP_BURST];
+	uint8_t in_ctl[UDP_BURST][UDP_CTL_SPACE];
 	uint8_t in_buf[UDP_BURST][UDP_QUERY_MAX];
 	struct mmsghdr out[UDP_BURST];
 	struct iovec out_iov[UDP_BURST];
 	struct sockaddr_storage out_peer[UDP_BURST];
+	uint8_t out_ctl[UDP_BURST][UDP_CTL_SPACE];
 	uint8_t out_buf[UDP_BURST][UDP_REPLY_SLOT];
 	unsigned n_out;
 	struct udp_listener *active; /* replies to gather, NULL outside */
@@ -99,8 +107,13 @@ static int add_udp(struct server *s, const struct config_endpoint *ep);
 static int add_tcp(struct server *s, const struct config_endpoint *ep);
 static void on_udp(evutil_socket_t fd, short what, void *arg);
 static void udp_reply(void *ctx, struct rquery *q, const struct sockaddr *peer,
-		      socklen_t peerlen, const uint8_t *msg, size_t len);
+		      socklen_t peerlen, const struct sockaddr *local,
+		      const uint8_t *msg, size_t len);
 static void udp_flush(struct udp_listener *l);
+static bool is_wildcard(const struct config_endpoint *ep);
+static const struct sockaddr *arrived_at(struct msghdr *m,
+					 struct sockaddr_storage *local);
+static size_t put_pktinfo(const struct sockaddr *local, uint8_t *ctl);
 static void on_accept(struct evconnlistener *l, evutil_socket_t fd,
 		      struct sockaddr *sa, int salen, void *arg);
 static bool make_room(struct server *s);
@@ -109,7 +122,8 @@ static void on_tcp_event(struct bufferevent *bev, short what, void *arg);
 static void on_msg_timeout(evutil_socket_t fd, short what, void *arg);
 static void on_resume(evutil_socket_t fd, short what, void *arg);
 static void tcp_reply(void *ctx, struct rquery *q, const struct sockaddr *peer,
-		      socklen_t peerlen, const uint8_t *msg, size_t len);
+		      socklen_t peerlen, const struct sockaddr *local,
+		      const uint8_t *msg, size_t len);
 static void tcp_close(struct tcp_conn *c);
 static void tcp_touch(struct tcp_conn *c);
 
@@ -242,6 +256,22 @@ static int add_udp(struct server *s, const struct config_endpoint *ep)
 	if (rc != 0)
 		return rc;
 	l->s = s;
+	if (is_wildcard(ep)) {
+		int one = 1;
+
+		if (ep->sa.ss_family == AF_INET)
+			rc = setsockopt(l->fd, IPPROTO_IP, IP_PKTINFO, &one,
+					sizeof(one));
+		else
+			rc = setsockopt(l->fd, IPPROTO_IPV6, IPV6_RECVPKTINFO,
+					&one, sizeof(one));
+		if (rc != 0) {
+			rc = -errno;
+			close(l->fd);
+			return rc;
+		}
+		l->pktinfo = true;
+	}
 	l->ev = event_new(s->base, l->fd, EV_READ | EV_PERSIST, on_udp, l);
 	if (l->ev == NULL || event_add(l->ev, NULL) != 0) {
 		if (l->ev != NULL)
@@ -287,13 +317,15 @@ static void on_udp(evutil_socket_t fd, short what, void *arg)
 		    .msg_namelen = sizeof(b->in_peer[i]),
 		    .msg_iov = &b->in_iov[i],
 		    .msg_iovlen = 1,
+		    .msg_control = l->pktinfo ? b->in_ctl[i] : NULL,
+		    .msg_controllen = l->pktinfo ? UDP_CTL_SPACE : 0,
 		};
 	}
 	n = recvmmsg(fd, b->in, UDP_BURST, MSG_DONTWAIT, NULL);
 	if (n < 0) {
 		if (errno != EAGAIN && errno != EINTR)
-			log_debug("server", "udp recvmmsg: %s",
-				  strerror(errno));
+			log_limited(LOG_CLASS_CLIENT, LOGL_DEBUG, "server",
+				    "udp recvmmsg: %s", strerror(errno));
 		return;
 	}
 	b->active = l;
@@ -302,10 +334,13 @@ static void on_udp(evutil_socket_t fd, short what, void *arg)
 			stats_inc(STAT_MALFORMED);
 			continue;
 		}
-		(void)resolver_handle(l->s->res, b->in_buf[i], b->in[i].msg_len,
-				      (struct sockaddr *)&b->in_peer[i],
-				      b->in[i].msg_hdr.msg_namelen, false,
-				      udp_reply, l);
+		(void)resolver_handle(
+		    l->s->res, b->in_buf[i], b->in[i].msg_len,
+		    (struct sockaddr *)&b->in_peer[i],
+		    b->in[i].msg_hdr.msg_namelen,
+		    l->pktinfo ? arrived_at(&b->in[i].msg_hdr, &b->in_local[i])
+			       : NULL,
+		    false, udp_reply, l);
 	}
 	b->active = NULL;
 	udp_flush(l);
@@ -314,10 +349,17 @@ static void on_udp(evutil_socket_t fd, short what, void *arg)
 /* Inside on_udp, a reply joins the burst's sendmmsg; otherwise (an
  * upstream answer, a kernel ack) it goes out alone. */
 static void udp_reply(void *ctx, struct rquery *q, const struct sockaddr *peer,
-		      socklen_t peerlen, const uint8_t *msg, size_t len)
+		      socklen_t peerlen, const struct sockaddr *local,
+		      const uint8_t *msg, size_t len)
 {
 	struct udp_listener *l = ctx;
 	struct udp_burst *b = l->s->burst;
+	uint8_t ctl[UDP_CTL_SPACE];
+	struct iovec iov = {(void *)(uintptr_t)msg, len};
+	struct msghdr mh = {.msg_name = (void *)(uintptr_t)peer,
+			    .msg_namelen = peerlen,
+			    .msg_iov = &iov,
+			    .msg_iovlen = 1};
 
 	(void)q;
 	if (b->active == l && b->n_out < UDP_BURST && len <= UDP_REPLY_SLOT &&
@@ -333,10 +375,97 @@ static void udp_reply(void *ctx, struct rquery *q, const struct sockaddr *peer,
 		    .msg_iov = &b->out_iov[i],
 		    .msg_iovlen = 1,
 		};
+		if (local != NULL) {
+			b->out[i].msg_hdr.msg_control = b->out_ctl[i];
+			b->out[i].msg_hdr.msg_controllen =
+			    put_pktinfo(local, b->out_ctl[i]);
+		}
 		return;
 	}
-	if (sendto(l->fd, msg, len, MSG_DONTWAIT, peer, peerlen) < 0)
-		log_debug("server", "udp sendto: %s", strerror(errno));
+	if (local != NULL) {
+		mh.msg_control = ctl;
+		mh.msg_controllen = put_pktinfo(local, ctl);
+	}
+	if (sendmsg(l->fd, &mh, MSG_DONTWAIT) < 0)
+		log_limited(LOG_CLASS_CLIENT, LOGL_DEBUG, "server",
+			    "udp sendto: %s", strerror(errno));
+}
+
+static bool is_wildcard(const struct config_endpoint *ep)
+{
+	const struct sockaddr_in *sin = (const struct sockaddr_in *)&ep->sa;
+	const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)&ep->sa;
+
+	if (ep->sa.ss_family == AF_INET)
+		return sin->sin_addr.s_addr == htonl(INADDR_ANY);
+	return ep->sa.ss_family == AF_INET6 &&
+	       IN6_IS_ADDR_UNSPECIFIED(&sin6->sin6_addr);
+}
+
+/* The address a datagram was sent to, from its IP_PKTINFO or
+ * IPV6_PKTINFO (into *local), or NULL when the kernel gave none. */
+static const struct sockaddr *arrived_at(struct msghdr *m,
+					 struct sockaddr_storage *local)
+{
+	struct cmsghdr *cm;
+
+	memset(local, 0, sizeof(*local));
+	for (cm = CMSG_FIRSTHDR(m); cm != NULL; cm = CMSG_NXTHDR(m, cm)) {
+		if (cm->cmsg_level == IPPROTO_IP &&
+		    cm->cmsg_type == IP_PKTINFO) {
+			struct in_pktinfo pi;
+			struct sockaddr_in *sin = (struct sockaddr_in *)local;
+
+			memcpy(&pi, CMSG_DATA(cm), sizeof(pi));
+			sin->sin_family = AF_INET;
+			sin->sin_addr = pi.ipi_addr;
+			return (struct sockaddr *)local;
+		}
+		if (cm->cmsg_level == IPPROTO_IPV6 &&
+		    cm->cmsg_type == IPV6_PKTINFO) {
+			struct in6_pktinfo pi;
+			struct sockaddr_in6 *sin6 =
+			    (struct sockaddr_in6 *)local;
+
+			memcpy(&pi, CMSG_DATA(cm), sizeof(pi));
+			sin6->sin6_family = AF_INET6;
+			sin6->sin6_addr = pi.ipi6_addr;
+			sin6->sin6_scope_id = pi.ipi6_ifindex;
+			return (struct sockaddr *)local;
+		}
+	}
+	return NULL;
+}
+
+/* The control message that sends a reply from local; its length. */
+static size_t put_pktinfo(const struct sockaddr *local, uint8_t *ctl)
+{
+	struct msghdr m = {.msg_control = ctl, .msg_controllen = UDP_CTL_SPACE};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+
+	memset(ctl, 0, UDP_CTL_SPACE);
+	if (local->sa_family == AF_INET) {
+		struct in_pktinfo pi = {0};
+
+		pi.ipi_spec_dst = ((const struct sockaddr_in *)local)->sin_addr;
+		cm->cmsg_level = IPPROTO_IP;
+		cm->cmsg_type = IP_PKTINFO;
+		cm->cmsg_len = CMSG_LEN(sizeof(pi));
+		memcpy(CMSG_DATA(cm), &pi, sizeof(pi));
+		return CMSG_SPACE(sizeof(pi));
+	} else {
+		const struct sockaddr_in6 *sin6 =
+		    (const struct sockaddr_in6 *)local;
+		struct in6_pktinfo pi = {0};
+
+		pi.ipi6_addr = sin6->sin6_addr;
+		pi.ipi6_ifindex = sin6->sin6_scope_id;
+		cm->cmsg_level = IPPROTO_IPV6;
+		cm->cmsg_type = IPV6_PKTINFO;
+		cm->cmsg_len = CMSG_LEN(sizeof(pi));
+		memcpy(CMSG_DATA(cm), &pi, sizeof(pi));
+		return CMSG_SPACE(sizeof(pi));
+	}
 }
 
 static void udp_flush(struct udp_listener *l)
@@ -351,8 +480,9 @@ static void udp_flush(struct udp_listener *l)
 		if (n <= 0) {
 			/* The socket buffer is full: the rest is dropped,
 			 * and those clients retry. */
-			log_debug("server", "udp sendmmsg: %s",
-				  n < 0 ? strerror(errno) : "nothing sent");
+			log_limited(LOG_CLASS_CLIENT, LOGL_DEBUG, "server",
+				    "udp sendmmsg: %s",
+				    n < 0 ? strerror(errno) : "nothing sent");
 			break;
 		}
 		sent += (unsigned)n;
@@ -444,8 +574,9 @@ static void on_tcp_read(struct bufferevent *bev, void *arg)
 		evbuffer_copyout(in, lenbuf, 2);
 		msglen = (size_t)lenbuf[0] << 8 | lenbuf[1];
 		if (msglen == 0 || msglen > TCP_MAX_MSG) {
-			log_debug("server", "tcp message of %zu bytes: closing",
-				  msglen);
+			log_limited(LOG_CLASS_CLIENT, LOGL_DEBUG, "server",
+				    "tcp message of %zu bytes: closing",
+				    msglen);
 			stats_inc(STAT_MALFORMED);
 			tcp_close(c);
 			return;
@@ -456,7 +587,7 @@ static void on_tcp_read(struct bufferevent *bev, void *arg)
 		msg = evbuffer_pullup(in, (ssize_t)msglen);
 		q = resolver_handle(c->s->res, msg, msglen,
 				    (struct sockaddr *)&c->peer, c->peerlen,
-				    true, tcp_reply, c);
+				    NULL, true, tcp_reply, c);
 		evbuffer_drain(in, msglen);
 		progress = true;
 		if (q != NULL)
@@ -498,8 +629,9 @@ static void on_msg_timeout(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
-	log_debug("server", "tcp message not complete in %d s: closing",
-		  TCP_MSG_SECONDS);
+	log_limited(LOG_CLASS_CLIENT, LOGL_DEBUG, "server",
+		    "tcp message not complete in %d s: closing",
+		    TCP_MSG_SECONDS);
 	tcp_close(arg);
 }
 
@@ -513,7 +645,8 @@ static void on_resume(evutil_socket_t fd, short what, void *arg)
 }
 
 static void tcp_reply(void *ctx, struct rquery *q, const struct sockaddr *peer,
-		      socklen_t peerlen, const uint8_t *msg, size_t len)
+		      socklen_t peerlen, const struct sockaddr *local,
+		      const uint8_t *msg, size_t len)
 {
 	struct tcp_conn *c = ctx;
 	struct evbuffer *out = bufferevent_get_output(c->bev);
@@ -521,6 +654,7 @@ static void tcp_reply(void *ctx, struct rquery *q, const struct sockaddr *peer,
 
 	(void)peer;
 	(void)peerlen;
+	(void)local;
 	for (size_t i = 0; q != NULL && i < c->n_pending; i++) {
 		if (c->pending[i] != q)
 			continue;

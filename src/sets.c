@@ -18,7 +18,12 @@
  * acked add raises the map. The kernel runs a request in sendto(), so
  * every ack is queued on our socket by then: requests in flight are
  * capped by the receive buffer, or acks would be dropped. If they are
- * dropped anyway (ENOBUFS on recv) every batch in flight fails closed.
+ * dropped anyway (ENOBUFS on recv) every batch in flight fails closed,
+ * and nothing more is sent until the socket has been read dry (EAGAIN):
+ * while it stays congested the kernel keeps dropping acks. Every batch
+ * has a deadline (SETS_DEADLINE_MS): one whose acks have not all come by
+ * then fails (-ETIMEDOUT) and gives its in-flight count back, so a lost
+ * ack can neither hold a client forever nor leak the send window.
  * sendto() EAGAIN waits for EV_WRITE, ENOBUFS for a short timer; nothing
  * here blocks or sleeps. */
 #include <arpa/inet.h>
@@ -68,7 +73,8 @@ struct batch {
 	TAILQ_ENTRY(batch) link;
 	sets_done_fn done;
 	void *arg;
-	uint32_t seq0; /* seq of items[0], once sent > 0 */
+	uint64_t deadline; /* monotonic ms */
+	uint32_t seq0;	   /* seq of items[0], once sent > 0 */
 	size_t n, sent, acked;
 	int status;
 	struct item items[];
@@ -95,12 +101,16 @@ struct sets {
 	struct batch *send_next; /* first batch with unsent requests */
 	size_t inflight;	 /* requests sent, not acked */
 	size_t inflight_max;
-	struct event *flush_ev, *read_ev, *write_ev, *retry_ev;
+	bool draining; /* acks were lost: read until EAGAIN, send nothing */
+	struct event *flush_ev, *read_ev, *write_ev, *retry_ev, *deadline_ev;
 	uint8_t *sendbuf;
 	uint8_t (*recvbuf)[RECV_MSGSIZE];
 	struct fail_log fails[2][FAIL__COUNT];
 };
 
+static void on_deadline(evutil_socket_t fd, short what, void *arg);
+static void arm_deadline(struct sets *s);
+static void fail_batch(struct sets *s, struct batch *b, int code);
 static bool covered(struct sets *s, const struct dns_addr *d, uint64_t now,
 		    uint64_t *exp);
 static int fam_index(const struct netaddr *a);
@@ -272,8 +282,10 @@ struct sets *sets_open(struct event_base *base, const struct sets_params *p,
 	s->write_ev = event_new(base, s->fd, EV_WRITE, flush_cb, s);
 	s->retry_ev = event_new(base, -1, 0, flush_cb, s);
 	s->read_ev = event_new(base, s->fd, EV_READ | EV_PERSIST, read_cb, s);
+	s->deadline_ev = evtimer_new(base, on_deadline, s);
 	if (s->flush_ev == NULL || s->write_ev == NULL || s->retry_ev == NULL ||
-	    s->read_ev == NULL || event_add(s->read_ev, NULL) < 0)
+	    s->read_ev == NULL || s->deadline_ev == NULL ||
+	    event_add(s->read_ev, NULL) < 0)
 		goto nomem;
 	return s;
 nomem:
@@ -338,6 +350,8 @@ void sets_close(struct sets *s)
 		event_free(s->retry_ev);
 	if (s->read_ev != NULL)
 		event_free(s->read_ev);
+	if (s->deadline_ev != NULL)
+		event_free(s->deadline_ev);
 	if (s->nl != NULL)
 		mnl_socket_close(s->nl);
 	expiry_free(s->map);
@@ -406,6 +420,7 @@ int sets_add(struct sets *s, const struct dns_addr *addrs, size_t n,
 		return -ENOMEM;
 	b->done = done;
 	b->arg = arg;
+	b->deadline = monotime_ms() + SETS_DEADLINE_MS;
 	for (i = 0; i < n; i++) {
 		const struct netaddr *a = &addrs[i].addr;
 		uint64_t exp;
@@ -427,6 +442,8 @@ int sets_add(struct sets *s, const struct dns_addr *addrs, size_t n,
 		TAILQ_INSERT_TAIL(&s->queue, b, link);
 		if (s->send_next == NULL)
 			s->send_next = b;
+		if (!evtimer_pending(s->deadline_ev, NULL))
+			arm_deadline(s);
 	}
 	event_active(s->flush_ev, EV_TIMEOUT, 0);
 	return 0;
@@ -506,7 +523,8 @@ static void flush(struct sets *s)
 	struct mnl_nlmsg_batch *nb = NULL;
 	struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
 
-	while (s->send_next != NULL && s->inflight < s->inflight_max) {
+	while (!s->draining && s->send_next != NULL &&
+	       s->inflight < s->inflight_max) {
 		uint32_t first = s->seq;
 		size_t count;
 		ssize_t r;
@@ -535,7 +553,8 @@ static void flush(struct sets *s)
 			int code = errno;
 			size_t i;
 
-			log_err(SYS, "netlink sendto: %s", strerror(code));
+			log_limited(LOG_CLASS_SETS, LOGL_ERR, SYS,
+				    "netlink sendto: %s", strerror(code));
 			for (i = 0; i < count; i++)
 				on_ack(s, first + (uint32_t)i, code);
 		}
@@ -554,6 +573,62 @@ static void read_cb(evutil_socket_t fd, short what, void *arg)
 	read_acks(arg);
 }
 
+void sets_read(struct sets *s)
+{
+	read_acks(s);
+}
+
+size_t sets_inflight(const struct sets *s)
+{
+	return s->inflight;
+}
+
+/* The first batch's deadline, or nothing when the queue is empty (the
+ * queue is in arrival order, so deadlines only grow along it). */
+static void arm_deadline(struct sets *s)
+{
+	struct batch *b = TAILQ_FIRST(&s->queue);
+	uint64_t now = monotime_ms(), wait;
+	struct timeval tv;
+
+	if (b == NULL) {
+		evtimer_del(s->deadline_ev);
+		return;
+	}
+	wait = b->deadline > now ? b->deadline - now : 0;
+	tv.tv_sec = (time_t)(wait / 1000);
+	tv.tv_usec = (suseconds_t)(wait % 1000) * 1000;
+	evtimer_add(s->deadline_ev, &tv);
+}
+
+static void on_deadline(evutil_socket_t fd, short what, void *arg)
+{
+	struct sets *s = arg;
+	uint64_t now = monotime_ms();
+	struct batch *b;
+
+	(void)fd;
+	(void)what;
+	while ((b = TAILQ_FIRST(&s->queue)) != NULL && b->deadline <= now)
+		fail_batch(s, b, ETIMEDOUT);
+	arm_deadline(s);
+	if (s->send_next != NULL)
+		event_active(s->flush_ev, EV_TIMEOUT, 0);
+}
+
+/* b fails with code: its unacked requests no longer count in flight (a
+ * late ack finds no batch and is ignored), its unsent ones are dropped. */
+static void fail_batch(struct sets *s, struct batch *b, int code)
+{
+	s->inflight -= b->sent - b->acked;
+	note_failure(
+	    s, fam_index(&b->items[b->acked < b->n ? b->acked : 0].addr), code);
+	if (b->status == 0)
+		b->status = code == ETIMEDOUT ? -ETIMEDOUT : sets_status(code);
+	b->n = b->acked = b->sent;
+	batch_finish(s, b);
+}
+
 static void read_acks(struct sets *s)
 {
 	struct mmsghdr msgs[RECV_VLEN];
@@ -569,16 +644,24 @@ static void read_acks(struct sets *s)
 			msgs[i].msg_hdr.msg_iovlen = 1;
 		}
 		r = recvmmsg(s->fd, msgs, RECV_VLEN, MSG_DONTWAIT, NULL);
+		if (r < 0 && errno == EAGAIN && s->draining) {
+			s->draining = false;
+			log_limited(LOG_CLASS_SETS, LOGL_INFO, SYS,
+				    "netlink socket read dry: sending again");
+		}
 		if (r < 0) {
 			if (errno == ENOBUFS) {
-				log_err(SYS, "netlink acks lost (receive "
-					     "buffer overrun)");
+				s->draining = true;
+				log_limited(LOG_CLASS_SETS, LOGL_ERR, SYS,
+					    "netlink acks lost (receive "
+					    "buffer overrun)");
 				fail_inflight(s, ENOBUFS);
 				continue;
 			}
 			if (errno != EAGAIN && errno != EINTR)
-				log_err(SYS, "netlink recv: %s",
-					strerror(errno));
+				log_limited(LOG_CLASS_SETS, LOGL_ERR, SYS,
+					    "netlink recv: %s",
+					    strerror(errno));
 			break;
 		}
 		for (i = 0; i < r; i++)
@@ -586,7 +669,8 @@ static void read_acks(struct sets *s)
 		if (r < RECV_VLEN)
 			break;
 	}
-	if (s->send_next != NULL && s->inflight < s->inflight_max)
+	if (!s->draining && s->send_next != NULL &&
+	    s->inflight < s->inflight_max)
 		event_active(s->flush_ev, EV_TIMEOUT, 0);
 }
 
@@ -623,7 +707,8 @@ static void on_ack(struct sets *s, uint32_t seq, int code)
 		if (b == s->send_next && b->sent == 0)
 			break;
 	}
-	log_debug(SYS, "netlink ack for unknown seq %u", seq);
+	log_limited(LOG_CLASS_SETS, LOGL_DEBUG, SYS,
+		    "netlink ack for unknown seq %u", seq);
 }
 
 static void item_result(struct sets *s, struct batch *b, size_t i, int code)
@@ -669,12 +754,7 @@ static void fail_inflight(struct sets *s, int code)
 		next = TAILQ_NEXT(b, link);
 		if (b->sent == 0)
 			break;
-		s->inflight -= b->sent - b->acked;
-		note_failure(s, fam_index(&b->items[0].addr), code);
-		if (b->status == 0)
-			b->status = sets_status(code);
-		b->n = b->acked = b->sent;
-		batch_finish(s, b);
+		fail_batch(s, b, code);
 	}
 }
 
@@ -697,11 +777,11 @@ static void note_failure(struct sets *s, int fam, int code)
 	if (f->logged != 0)
 		return;
 	f->logged = f->count;
-	log_err(SYS,
-		"add to set %s failed: %s (error %d; %llu so far, "
-		"clients get SERVFAIL)",
-		s->name[fam], sets_strerror(code), code,
-		(unsigned long long)f->count);
+	log_limited(LOG_CLASS_SETS, LOGL_ERR, SYS,
+		    "add to set %s failed: %s (error %d; %llu so far, "
+		    "clients get SERVFAIL)",
+		    s->name[fam], sets_strerror(code), code,
+		    (unsigned long long)f->count);
 }
 
 static void note_success(struct sets *s, int fam)
@@ -713,14 +793,14 @@ static void note_success(struct sets *s, int fam)
 
 		if (f->logged == 0)
 			continue;
-		log_info(SYS,
-			 "adds to set %s succeed again after %llu "
-			 "failures (%s)",
-			 s->name[fam],
-			 (unsigned long long)(f->count - f->logged + 1),
-			 c == FAIL_NOSET  ? "set missing"
-			 : c == FAIL_FULL ? "set full"
-					  : "other");
+		log_limited(LOG_CLASS_SETS, LOGL_INFO, SYS,
+			    "adds to set %s succeed again after %llu "
+			    "failures (%s)",
+			    s->name[fam],
+			    (unsigned long long)(f->count - f->logged + 1),
+			    c == FAIL_NOSET  ? "set missing"
+			    : c == FAIL_FULL ? "set full"
+					     : "other");
 		f->logged = 0;
 	}
 }

@@ -38,6 +38,10 @@ static const char *const names[STAT__COUNT] = {
     [STAT_BLOCKED_NOTSET] = "blocked_not_in_set",
     [STAT_BLOCKED_PROTO] = "blocked_protocol",
     [STAT_NFLOG_LOST] = "nflog_lost",
+    [STAT_OVER_CAP] = "over_cap",
+    [STAT_FAIL_CACHED] = "fail_cached",
+    [STAT_STALE] = "stale",
+    [STAT_NOT_IN] = "not_in",
 };
 
 const uint32_t stats_latency_bounds_us[STATS_LATENCY_BUCKETS - 1] = {
@@ -87,6 +91,9 @@ void stats_log(void)
 			break;
 		off += (size_t)n;
 	}
+	if (off < sizeof(line))
+		snprintf(line + off, sizeof(line) - off, " log_suppressed=%llu",
+			 (unsigned long long)log_suppressed_total());
 	log_info("stats", "%s", line);
 }
 

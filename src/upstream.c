@@ -17,7 +17,17 @@
  * upstream_set_mark (SO_MARK, set from c-ares' configure callback, which
  * runs before connect(), so even a TCP SYN is marked). The firewall accepts
  * traffic to an upstream only with that mark (invariant 5); a socket we
- * could not mark is closed at once and its query fails, loudly. */
+ * could not mark is closed at once and its query fails, loudly.
+ *
+ * The ID search is bounded: a few random draws, then one scan of the
+ * bitmap from a random start; the resolver's cap on questions in flight
+ * keeps the bitmap far from full.
+ *
+ * No completion callback runs inside upstream_send(): c-ares completes a
+ * query from inside ares_send() when every server fails at once (no
+ * route, the fence rejecting our packets), and the caller is then still
+ * setting up. Such completions are queued, with a copy of the answer, and
+ * delivered by an event made active for this loop iteration. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -31,10 +41,12 @@
 #include <netinet/in.h>
 
 #include "dnsfence/log.h"
+#include "dnsfence/monotime.h"
 #include "dnsfence/stats.h"
 #include "dnsfence/upstream.h"
 
-#define UPSTREAM_RCVBUF (4 << 20)
+#define UPSTREAM_RCVBUF	  (4 << 20)
+#define UPSTREAM_ID_DRAWS 16
 
 struct watch {
 	struct watch *next;
@@ -44,11 +56,15 @@ struct watch {
 };
 
 struct send_ctx {
+	struct send_ctx *next; /* on the deferred list */
 	struct upstream *u;
 	upstream_cb cb;
 	void *arg;
 	uint16_t id;
 	uint64_t sent_us; /* monotonic, for the latency histogram */
+	int status;	  /* deferred: what to report */
+	uint8_t *answer;  /* deferred: owned copy */
+	size_t len;
 };
 
 struct upstream {
@@ -57,6 +73,9 @@ struct upstream {
 	struct event *timer;
 	struct event *rearm; /* once per loop iteration, not per event */
 	bool rearm_queued;
+	bool in_send;	       /* inside ares_send(): defer completions */
+	struct event *deliver; /* runs the deferred completions */
+	struct send_ctx *deferred, **deferred_tail;
 	struct watch *watches;
 	uint8_t ids_in_use[65536 / 8];
 	uint16_t rand_pool[256];
@@ -67,7 +86,6 @@ struct upstream {
 static void sock_state_cb(void *data, ares_socket_t fd, int readable,
 			  int writable);
 static void on_fd(evutil_socket_t fd, short what, void *arg);
-static uint64_t mono_us(void);
 static void on_timer(evutil_socket_t fd, short what, void *arg);
 static void rearm_timer(struct upstream *u);
 static void queue_rearm(struct upstream *u);
@@ -78,6 +96,14 @@ static int set_servers(struct upstream *u,
 		       const struct config_endpoint *servers, size_t n);
 static int status_to_errno(int status);
 static int mark_socket(ares_socket_t fd, int type, void *data);
+static void complete(struct send_ctx *ctx, int status, const uint8_t *abuf,
+		     size_t alen);
+static void defer(struct send_ctx *ctx, int status, const uint8_t *abuf,
+		  size_t alen);
+static void on_deliver(evutil_socket_t fd, short what, void *arg);
+static void deliver_all(struct upstream *u, bool cancel);
+static bool id_free(const struct upstream *u, uint16_t id);
+static uint16_t random_u16(struct upstream *u);
 
 struct upstream *upstream_new(struct event_base *base,
 			      const struct config_endpoint *servers, size_t n,
@@ -103,7 +129,9 @@ struct upstream *upstream_new(struct event_base *base,
 	u->base = base;
 	u->timer = evtimer_new(base, on_timer, u);
 	u->rearm = event_new(base, -1, 0, on_rearm, u);
-	if (u->timer == NULL || u->rearm == NULL)
+	u->deliver = event_new(base, -1, 0, on_deliver, u);
+	u->deferred_tail = &u->deferred;
+	if (u->timer == NULL || u->rearm == NULL || u->deliver == NULL)
 		goto nomem;
 
 	/* Two rounds over every server, the second with doubled timeouts
@@ -113,7 +141,12 @@ struct upstream *upstream_new(struct event_base *base,
 	if (per_try < 100)
 		per_try = 100;
 	memset(&opts, 0, sizeof(opts));
-	opts.flags = ARES_FLAG_NOSEARCH | ARES_FLAG_NOALIASES;
+	/* NOCHECKRESP: a SERVFAIL or REFUSED answer comes to us as it is,
+	 * so the log can name the rcode (c-ares 1.18 reports REFUSED as
+	 * "Connection refused"). The price: c-ares no longer tries the next
+	 * upstream on those rcodes (it still does on timeouts and errors). */
+	opts.flags =
+	    ARES_FLAG_NOSEARCH | ARES_FLAG_NOALIASES | ARES_FLAG_NOCHECKRESP;
 	opts.timeout = (int)per_try;
 	opts.tries = 2;
 	opts.sock_state_cb = sock_state_cb;
@@ -205,6 +238,7 @@ void upstream_free(struct upstream *u)
 	/* Pending callbacks run now with ARES_EDESTRUCTION. */
 	if (u->channel != NULL)
 		ares_destroy(u->channel);
+	deliver_all(u, true);
 	for (w = u->watches; w != NULL; w = next) {
 		next = w->next;
 		event_free(w->ev);
@@ -214,31 +248,50 @@ void upstream_free(struct upstream *u)
 		event_free(u->timer);
 	if (u->rearm != NULL)
 		event_free(u->rearm);
+	if (u->deliver != NULL)
+		event_free(u->deliver);
 	free(u);
 	ares_library_cleanup();
 }
 
-uint16_t upstream_new_id(struct upstream *u)
+static bool id_free(const struct upstream *u, uint16_t id)
 {
-	for (;;) {
-		uint16_t id;
+	return !(u->ids_in_use[id >> 3] & (1u << (id & 7)));
+}
 
-		if (u->rand_left == 0) {
-			if (getrandom(u->rand_pool, sizeof(u->rand_pool), 0) !=
-			    (ssize_t)sizeof(u->rand_pool)) {
-				/* getrandom on Linux >= 3.17 does not fail
-				 * for this size once the pool is seeded. */
-				log_err("upstream", "getrandom failed: %s",
-					strerror(errno));
-				abort();
-			}
-			u->rand_left =
-			    sizeof(u->rand_pool) / sizeof(u->rand_pool[0]);
+static uint16_t random_u16(struct upstream *u)
+{
+	if (u->rand_left == 0) {
+		if (getrandom(u->rand_pool, sizeof(u->rand_pool), 0) !=
+		    (ssize_t)sizeof(u->rand_pool)) {
+			/* getrandom on Linux >= 3.17 does not fail for this
+			 * size once the pool is seeded. */
+			log_err("upstream", "getrandom failed: %s",
+				strerror(errno));
+			abort();
 		}
-		id = u->rand_pool[--u->rand_left];
-		if (!(u->ids_in_use[id >> 3] & (1u << (id & 7))))
-			return id;
+		u->rand_left = sizeof(u->rand_pool) / sizeof(u->rand_pool[0]);
 	}
+	return u->rand_pool[--u->rand_left];
+}
+
+int upstream_new_id(struct upstream *u, uint16_t *id)
+{
+	uint16_t start;
+
+	for (int i = 0; i < UPSTREAM_ID_DRAWS; i++) {
+		*id = random_u16(u);
+		if (id_free(u, *id))
+			return 0;
+	}
+	/* Nearly full: one pass over the bitmap, from a random start. */
+	start = random_u16(u);
+	for (uint32_t k = 0; k < 65536; k++) {
+		*id = (uint16_t)(start + k);
+		if (id_free(u, *id))
+			return 0;
+	}
+	return -EAGAIN;
 }
 
 int upstream_send(struct upstream *u, const uint8_t *query, size_t len,
@@ -251,14 +304,21 @@ int upstream_send(struct upstream *u, const uint8_t *query, size_t len,
 	ctx = malloc(sizeof(*ctx));
 	if (ctx == NULL)
 		return -ENOMEM;
+	memset(ctx, 0, sizeof(*ctx));
 	ctx->u = u;
 	ctx->cb = cb;
 	ctx->arg = arg;
 	ctx->id = (uint16_t)(query[0] << 8 | query[1]);
-	ctx->sent_us = mono_us();
+	if (!id_free(u, ctx->id)) {
+		free(ctx);
+		return -EEXIST;
+	}
+	ctx->sent_us = monotime_ns() / 1000;
 	stats_upstream_inflight(1);
 	u->ids_in_use[ctx->id >> 3] |= (uint8_t)(1u << (ctx->id & 7));
+	u->in_send = true;
 	ares_send(u->channel, query, (int)len, on_answer, ctx);
+	u->in_send = false;
 	queue_rearm(u);
 	return 0;
 }
@@ -270,6 +330,12 @@ static int status_to_errno(int status)
 		return -ETIMEDOUT;
 	case ARES_ECONNREFUSED:
 		return -ECONNREFUSED;
+	case ARES_ESERVFAIL:
+		return -EREMOTEIO;
+	case ARES_EREFUSED:
+		return -EACCES;
+	case ARES_ENOTIMP:
+		return -EOPNOTSUPP;
 	case ARES_EDESTRUCTION:
 	case ARES_ECANCELLED:
 		return -ECANCELED;
@@ -284,19 +350,79 @@ static void on_answer(void *arg, int status, int timeouts, unsigned char *abuf,
 		      int alen)
 {
 	struct send_ctx *ctx = arg;
+	int st = 0;
 
 	(void)timeouts;
 	ctx->u->ids_in_use[ctx->id >> 3] &= (uint8_t) ~(1u << (ctx->id & 7));
 	stats_upstream_inflight(-1);
 	if (status != ARES_EDESTRUCTION && status != ARES_ECANCELLED)
-		stats_upstream_latency(mono_us() - ctx->sent_us);
-	if (status == ARES_SUCCESS && abuf != NULL && alen >= 12)
-		ctx->cb(ctx->arg, 0, abuf, (size_t)alen);
+		stats_upstream_latency(monotime_ns() / 1000 - ctx->sent_us);
+	if (status != ARES_SUCCESS || abuf == NULL || alen < 12) {
+		st = status == ARES_SUCCESS ? -EIO : status_to_errno(status);
+		abuf = NULL;
+		alen = 0;
+	}
+	if (ctx->u->in_send)
+		defer(ctx, st, abuf, (size_t)alen);
 	else
-		ctx->cb(ctx->arg,
-			status == ARES_SUCCESS ? -EIO : status_to_errno(status),
-			NULL, 0);
+		complete(ctx, st, abuf, (size_t)alen);
+}
+
+static void complete(struct send_ctx *ctx, int status, const uint8_t *abuf,
+		     size_t alen)
+{
+	ctx->cb(ctx->arg, status, abuf, alen);
+	free(ctx->answer);
 	free(ctx);
+}
+
+/* Completed inside ares_send(): keep a copy of the answer (c-ares frees
+ * its buffer on return) and deliver from the loop. */
+static void defer(struct send_ctx *ctx, int status, const uint8_t *abuf,
+		  size_t alen)
+{
+	struct upstream *u = ctx->u;
+
+	ctx->status = status;
+	if (abuf != NULL) {
+		ctx->answer = malloc(alen);
+		if (ctx->answer != NULL) {
+			memcpy(ctx->answer, abuf, alen);
+			ctx->len = alen;
+		} else {
+			ctx->status = -ENOMEM;
+		}
+	}
+	ctx->next = NULL;
+	*u->deferred_tail = ctx;
+	u->deferred_tail = &ctx->next;
+	event_active(u->deliver, EV_TIMEOUT, 0);
+}
+
+static void on_deliver(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	deliver_all(arg, false);
+}
+
+/* Each deferred completion once; at upstream_free as -ECANCELED. A
+ * callback that sends again queues behind the list taken here. */
+static void deliver_all(struct upstream *u, bool cancel)
+{
+	struct send_ctx *ctx = u->deferred, *next;
+
+	u->deferred = NULL;
+	u->deferred_tail = &u->deferred;
+	for (; ctx != NULL; ctx = next) {
+		next = ctx->next;
+		if (cancel)
+			complete(ctx, -ECANCELED, NULL, 0);
+		else
+			complete(ctx, ctx->status,
+				 ctx->status == 0 ? ctx->answer : NULL,
+				 ctx->status == 0 ? ctx->len : 0);
+	}
 }
 
 static void sock_state_cb(void *data, ares_socket_t fd, int readable,
@@ -392,10 +518,25 @@ static void rearm_timer(struct upstream *u)
 	evtimer_add(u->timer, next);
 }
 
-static uint64_t mono_us(void)
+const char *upstream_strerror(int status)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+	switch (status) {
+	case -ETIMEDOUT:
+		return "timed out";
+	case -ECONNREFUSED:
+		return "unreachable (no route, port closed or packets "
+		       "rejected)";
+	case -EREMOTEIO:
+		return "upstream answered SERVFAIL";
+	case -EACCES:
+		return "upstream answered REFUSED";
+	case -EOPNOTSUPP:
+		return "upstream answered NOTIMP";
+	case -EBADMSG:
+		return "malformed answer";
+	case -E2BIG:
+		return "oversized answer";
+	default:
+		return strerror(-status);
+	}
 }

@@ -35,7 +35,7 @@ struct attrib;
  * "dns", "not_in_set", "protocol"): metric labels and suggest.json. */
 const char *attrib_reason_name(enum attrib_reason r);
 /* Explain one packet (pure): known is the recent memory's entry for its
- * destination, NULL when unknown; now_ms is recent_now_ms()'s clock and
+ * destination, NULL when unknown; now_ms is monotime_ms()'s clock and
  * wall_now the matching real time (times print as HH:MM:SS UTC). The
  * explanation goes to text, without the "blocked"/"would block" head. */
 enum attrib_reason attrib_explain(const struct config *cfg,

@@ -36,9 +36,16 @@ int cache_put(struct cache *c, const uint8_t *key, size_t keylen,
 	      size_t n_addrs, uint32_t ttl, uint64_t now_ms);
 /* The live answer for key, with a reference the caller must give back
  * with cache_release (the entry may be evicted meanwhile; it stays valid
- * for the holder). NULL on a miss or an expired entry (which is dropped). */
+ * for the holder). NULL on a miss or an expired entry (dropped unless
+ * within the stale window). */
 const struct cache_entry *cache_get(struct cache *c, const uint8_t *key,
 				    size_t keylen, uint64_t now_ms);
+/* Keep expired entries for seconds more (0, the default: drop them). */
+void cache_set_stale(struct cache *c, uint32_t seconds);
+/* key's entry, live or expired within the stale window; a reference as
+ * with cache_get. For serving stale answers (RFC 8767). */
+const struct cache_entry *cache_get_stale(struct cache *c, const uint8_t *key,
+					  size_t keylen, uint64_t now_ms);
 void cache_release(struct cache *c, const struct cache_entry *e);
 size_t cache_count(const struct cache *c);
 

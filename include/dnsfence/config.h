@@ -55,7 +55,10 @@ struct config {
 	size_t n_allow_cidrs;
 	char *user;
 	enum config_mode mode;
-	uint32_t upstream_timeout_ms; /* "upstream_timeout" in s, default 5 */
+	uint32_t upstream_timeout_ms; /* "upstream_timeout" in s, default 3 */
+	uint32_t max_inflight;	      /* upstream questions, default 2048 */
+	uint32_t failure_ttl;	      /* seconds, default 5 */
+	uint32_t serve_stale;	      /* seconds past the TTL, 0 off */
 	uint32_t guard_interval;      /* seconds, default 5 */
 	uint32_t mark;		      /* SO_MARK of the upstream sockets */
 	bool inbound_deny;	    /* "inbound": "deny": no replies to peers */

@@ -47,10 +47,12 @@ enum dns_type {
 };
 
 /* RFC 8914 info-codes we use. */
-#define DNS_EDE_NONE	   0xffff
-#define DNS_EDE_OTHER	   0
-#define DNS_EDE_BLOCKED	   15
-#define DNS_EDE_PROHIBITED 18
+#define DNS_EDE_NONE	      0xffff
+#define DNS_EDE_OTHER	      0
+#define DNS_EDE_BLOCKED	      15
+#define DNS_EDE_FILTERED      17
+#define DNS_EDE_PROHIBITED    18
+#define DNS_EDE_NOT_SUPPORTED 21
 
 /* Flags word bits (host order). */
 #define DNS_FLAG_QR	  0x8000

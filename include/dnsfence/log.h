@@ -4,6 +4,7 @@
 #define DNSFENCE_LOG_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 /* Not LOG_ERR etc.: <syslog.h> owns those names. */
 enum log_level { LOGL_ERR = 0, LOGL_WARN, LOGL_INFO, LOGL_DEBUG };
@@ -16,6 +17,40 @@ bool log_enabled(enum log_level level);
 void log_msg(enum log_level level, const char *sys, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int log_level_parse(const char *s, enum log_level *out);
+
+/* Messages that a flood can repeat: each class has its own token bucket
+ * (LOG_BURST lines at once, LOG_RATE a second after that). A line over
+ * the limit is counted, not written; the next line of the class that is
+ * written is preceded by "N similar messages suppressed". The counters
+ * (stats.c) keep the exact numbers. */
+enum log_class {
+	LOG_CLASS_DENIED = 0, /* a name not on the allowlist */
+	LOG_CLASS_AUDIT,      /* audit mode: what enforce would deny */
+	LOG_CLASS_UPSTREAM,   /* an upstream failure or error rcode */
+	LOG_CLASS_INTERNAL,   /* an internal address left out */
+	LOG_CLASS_OVERLOAD,   /* the in-flight cap reached */
+	LOG_CLASS_SETS,	      /* a kernel set add failed */
+	LOG_CLASS_CLIENT,     /* a misbehaving client (TCP, garbage) */
+	LOG_CLASS__COUNT
+};
+#define LOG_BURST 20
+#define LOG_RATE  5
+
+struct log_bucket {
+	uint64_t last_ms; /* when tokens were last added */
+	uint32_t tokens;  /* lines that may still be written */
+	uint64_t suppressed;
+	bool primed;
+};
+
+/* Take a token at now_ms; false when the line must be suppressed. */
+bool log_bucket_take(struct log_bucket *b, uint64_t now_ms);
+void log_limited(enum log_class cls, enum log_level level, const char *sys,
+		 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Lines suppressed since the start, every class. */
+uint64_t log_suppressed_total(void);
+/* Write the pending "suppressed" counts (at exit). */
+void log_flush_suppressed(void);
 const char *log_level_name(enum log_level level);
 
 #define log_err(sys, ...)   log_msg(LOGL_ERR, sys, __VA_ARGS__)

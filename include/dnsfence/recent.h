@@ -50,7 +50,5 @@ void recent_set_global(struct recent *r);
 struct recent *recent_global(void);
 void recent_note(const uint8_t *qname, size_t qname_len,
 		 const struct dns_addr *addrs, size_t n);
-/* Monotonic milliseconds, the clock of every time above. */
-uint64_t recent_now_ms(void);
 
 #endif

@@ -19,13 +19,15 @@ struct sets;
 struct resolver;
 struct rquery;
 
-/* Send msg to the client at peer. q is the pending query that completes
- * (NULL when the reply is immediate); the resolver frees q after this
- * returns. msg is only valid during the call. */
+/* Send msg to the client at peer, from local when it is not NULL (the
+ * address a query to a wildcard listener was sent to). q is the pending
+ * query that completes (NULL when the reply is immediate); the resolver
+ * frees q after this returns. msg is only valid during the call. */
 typedef void (*resolver_reply_fn)(void *ctx, struct rquery *q,
 				  const struct sockaddr *peer,
-				  socklen_t peerlen, const uint8_t *msg,
-				  size_t len);
+				  socklen_t peerlen,
+				  const struct sockaddr *local,
+				  const uint8_t *msg, size_t len);
 
 /* sets may be NULL: answers are then relayed without kernel adds. */
 struct resolver *resolver_new(struct event_base *base, const struct config *cfg,
@@ -33,17 +35,20 @@ struct resolver *resolver_new(struct event_base *base, const struct config *cfg,
 			      struct sets *sets);
 void resolver_free(struct resolver *r);
 
-/* Handle one message from a client. Returns a pending query that will be
- * answered through fn later (the transport keeps it so that it can cancel
- * it), or NULL when fn was already called or no reply is due. */
+/* Handle one message from a client. local (or NULL) is given back to fn
+ * with the reply. Returns a pending query that will be answered through
+ * fn later (the transport keeps it so that it can cancel it), or NULL
+ * when fn was already called or no reply is due. */
 struct rquery *resolver_handle(struct resolver *r, const uint8_t *msg,
 			       size_t len, const struct sockaddr *peer,
-			       socklen_t peerlen, bool tcp,
-			       resolver_reply_fn fn, void *ctx);
+			       socklen_t peerlen, const struct sockaddr *local,
+			       bool tcp, resolver_reply_fn fn, void *ctx);
 /* Drop every waiting client without a reply (the transports are going
  * away). Pending upstream questions and kernel adds finish on their own:
  * free the upstream and the sets after this and before resolver_free. */
 void resolver_shutdown(struct resolver *r);
+/* Upstream questions in flight (what max_inflight caps). */
+uint32_t resolver_inflight(const struct resolver *r);
 /* The client is gone: fn will not be called for q, and q is freed. */
 void resolver_cancel(struct rquery *q);
 

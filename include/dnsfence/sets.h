@@ -21,6 +21,8 @@ struct sets;
  * answer can hand out an address that someone removed from the set
  * behind the daemon's back (ipset flush, destroy and create). */
 #define SETS_FRESH_SECONDS 1
+/* A batch whose acks have not all come by then fails (-ETIMEDOUT). */
+#define SETS_DEADLINE_MS 2000
 
 /* clamp(ttl, min, max), then at least 1 and at most the kernel maximum. */
 uint32_t sets_timeout(uint32_t ttl, uint32_t min, uint32_t max);
@@ -69,7 +71,8 @@ void sets_forget(struct sets *s);
 bool sets_covered(struct sets *s, const struct dns_addr *addrs, size_t n);
 
 /* status 0: every address is in its set; -ENOENT set missing, -ENOSPC set
- * full, -EIO other failure (logged once per cause). */
+ * full, -ETIMEDOUT no ack within SETS_DEADLINE_MS, -EIO other failure
+ * (logged, rate-limited). */
 typedef void (*sets_done_fn)(void *arg, int status);
 
 /* Put addrs (copied) into the sets with timeouts from their TTLs, skipping
@@ -82,5 +85,10 @@ typedef void (*sets_done_fn)(void *arg, int status);
  * the entry. */
 int sets_add(struct sets *s, const struct dns_addr *addrs, size_t n,
 	     sets_done_fn done, void *arg);
+/* Read the acks waiting on the socket (what its read event does; for
+ * tests that fake the socket). */
+void sets_read(struct sets *s);
+/* Requests sent and not yet acked (or failed). */
+size_t sets_inflight(const struct sets *s);
 
 #endif

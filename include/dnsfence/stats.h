@@ -34,6 +34,10 @@ enum stat_id {
 	STAT_BLOCKED_NOTSET,  /* blocked flows: answered, live, not in set */
 	STAT_BLOCKED_PROTO,   /* blocked flows: neither TCP nor UDP */
 	STAT_NFLOG_LOST,      /* NFLOG messages the kernel dropped (ENOBUFS) */
+	STAT_OVER_CAP,	      /* SERVFAIL: upstream questions at the cap */
+	STAT_FAIL_CACHED,     /* SERVFAIL from the failure cache */
+	STAT_STALE,	      /* expired answers served (upstream failed) */
+	STAT_NOT_IN,	      /* queries of a class other than IN refused */
 	STAT__COUNT
 };
 

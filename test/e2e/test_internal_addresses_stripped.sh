@@ -17,6 +17,9 @@ for a in 10.1.2.3 169.254.169.254 127.0.0.1; do
 done
 expect_answer_count A 0
 ok "private.allowed.test A -> NOERROR, no 10.1.2.3, 169.254.169.254, 127.0.0.1 in the answer"
+grep -q "EDE: 17 (Filtered)" <<<"$DF_OUT" ||
+	fail "the stripped answer carries no Extended DNS Error 17 (Filtered)"
+ok "the stripped answer says why: EDE 17 (Filtered)"
 
 df_dig private.allowed.test AAAA
 expect_rcode NOERROR
@@ -39,6 +42,10 @@ for a in 10.1.2.3 169.254.169.254 127.0.0.1 fd00::1; do
 		fail "expected a log line naming private.allowed.test and $a"
 done
 ok "the log names private.allowed.test and each stripped address"
+df_dig www.allowed.test A
+expect_rcode NOERROR
+if grep -q "EDE:" <<<"$DF_OUT"; then fail "an answer with nothing stripped carries an EDE"; fi
+ok "control: an answer with nothing stripped carries no EDE"
 
 # getent (the glibc resolver) sees no address at all.
 addrs="$(df_getent private.allowed.test)" || true

@@ -163,6 +163,40 @@ static void many_keys_all_found(void **state)
 	cache_free(c);
 }
 
+/* serve-stale: an expired entry is kept for the stale window, for
+ * cache_get_stale only; after the window it is gone. */
+static void stale_entries_only_for_get_stale(void **state)
+{
+	struct cache *c = cache_new(10, 1 << 20);
+	const struct cache_entry *e;
+
+	(void)state;
+	cache_set_stale(c, 60);
+	assert_int_equal(put(c, "k", 5, 1000), 0);
+	assert_null(get(c, "k", 6000));
+	e = cache_get_stale(c, (const uint8_t *)"k", 1, 6000);
+	assert_non_null(e);
+	assert_int_equal(e->ttl, 5);
+	cache_release(c, e);
+	assert_int_equal(cache_count(c), 1);
+	e = cache_get_stale(c, (const uint8_t *)"k", 1, 1000 + 65000);
+	assert_null(e);
+	assert_int_equal(cache_count(c), 0);
+	cache_free(c);
+}
+
+static void without_stale_window_expired_is_dropped(void **state)
+{
+	struct cache *c = cache_new(10, 1 << 20);
+
+	(void)state;
+	assert_int_equal(put(c, "k", 5, 1000), 0);
+	assert_null(get(c, "k", 6000));
+	assert_null(cache_get_stale(c, (const uint8_t *)"k", 1, 6000));
+	assert_int_equal(cache_count(c), 0);
+	cache_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -173,6 +207,8 @@ int main(void)
 	    cmocka_unit_test(oversize_answer_is_refused),
 	    cmocka_unit_test(reference_outlives_eviction),
 	    cmocka_unit_test(many_keys_all_found),
+	    cmocka_unit_test(stale_entries_only_for_get_stale),
+	    cmocka_unit_test(without_stale_window_expired_is_dropped),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -128,7 +128,10 @@ static void test_defaults_are_those_of_the_design(void **state)
 	assert_int_equal(c->n_allow_cidrs, 0);
 	assert_string_equal(c->user, "dnsfence");
 	assert_int_equal(c->mode, CONFIG_MODE_ENFORCE);
-	assert_int_equal(c->upstream_timeout_ms, 5000);
+	assert_int_equal(c->upstream_timeout_ms, 3000);
+	assert_int_equal(c->max_inflight, 2048);
+	assert_int_equal(c->failure_ttl, 5);
+	assert_int_equal(c->serve_stale, 86400);
 	assert_int_equal(c->guard_interval, 5);
 	assert_int_equal(c->log_level, LOGL_INFO);
 	assert_int_equal(c->log_format, LOG_FORMAT_TEXT);
@@ -150,6 +153,8 @@ static void test_every_key_is_parsed(void **state)
 	    " \"allow_cidrs\": [\"10.1.0.0/16\", \"2001:db8::/32\"],"
 	    " \"user\": 1000, \"mode\": \"audit\","
 	    " \"upstream_timeout\": 60, \"guard_interval\": 3600,"
+	    " \"max_inflight\": 16, \"failure_ttl\": 300,"
+	    " \"serve_stale\": 0,"
 	    " \"log\": {\"level\": \"debug\", \"format\": \"json\"}}",
 	    NULL);
 
@@ -178,6 +183,9 @@ static void test_every_key_is_parsed(void **state)
 	assert_string_equal(c->user, "1000");
 	assert_int_equal(c->mode, CONFIG_MODE_AUDIT);
 	assert_int_equal(c->upstream_timeout_ms, 60000);
+	assert_int_equal(c->max_inflight, 16);
+	assert_int_equal(c->failure_ttl, 300);
+	assert_int_equal(c->serve_stale, 0);
 	assert_int_equal(c->guard_interval, 3600);
 	assert_int_equal(c->log_level, LOGL_DEBUG);
 	assert_int_equal(c->log_format, LOG_FORMAT_JSON);
@@ -257,6 +265,14 @@ static void test_integers_are_checked(void **state)
 		   "upstream_timeout: must be between");
 	expect_err("{\"upstream_timeout\": 0}", NULL,
 		   "upstream_timeout: must be between");
+	expect_err("{\"max_inflight\": 15}", NULL,
+		   "max_inflight: must be between");
+	expect_err("{\"max_inflight\": 60001}", NULL,
+		   "max_inflight: must be between");
+	expect_err("{\"failure_ttl\": 0}", NULL,
+		   "failure_ttl: must be between");
+	expect_err("{\"serve_stale\": 604801}", NULL,
+		   "serve_stale: must be between");
 	expect_err("{\"guard_interval\": 3601}", NULL,
 		   "guard_interval: must be between");
 	expect_err("{\"guard_interval\": 2.5}", NULL,
@@ -486,6 +502,8 @@ static void test_round_trip(void **state)
 		   " \"allow_cidrs\": [\"10.1.0.0/16\", \"::/0\"],"
 		   " \"user\": 1000, \"mode\": \"audit\","
 		   " \"upstream_timeout\": 7, \"guard_interval\": 9,"
+		   " \"max_inflight\": 100, \"failure_ttl\": 2,"
+		   " \"serve_stale\": 0,"
 		   " \"log\": {\"level\": \"error\", \"format\": \"json\"}}",
 		   &env);
 	round_trip("{\"user\": \"q\\\"uo\\\\te\"}", NULL);
@@ -514,6 +532,9 @@ static void test_to_json_prints_every_key(void **state)
 	    "\"user\"",
 	    "\"mode\"",
 	    "\"upstream_timeout\"",
+	    "\"max_inflight\"",
+	    "\"failure_ttl\"",
+	    "\"serve_stale\"",
 	    "\"metrics\"",
 	    "\"state_dir\"",
 	    "\"guard_interval\"",
@@ -552,6 +573,9 @@ static void test_reference_lists_every_key_and_variable(void **state)
 	    "| `user` |",
 	    "| `mode` |",
 	    "| `upstream_timeout` |",
+	    "| `max_inflight` |",
+	    "| `failure_ttl` |",
+	    "| `serve_stale` |",
 	    "| `guard_interval` |",
 	    "| `log.level` |",
 	    "| `log.format` |",
