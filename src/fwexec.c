@@ -244,17 +244,24 @@ bool fwexec_save_has_rules(const char *text)
 	return false;
 }
 
+/* Every table first (Docker's nat rules count too); iptables-legacy-save
+ * lists them from /proc/net/ip_tables_names, which only root may read, so
+ * the unprivileged daemon and its guard fail there and read the filter
+ * table alone, where our rules are. */
 static int backend_has_rules(enum fwexec_backend b, bool *has)
 {
 	static const int families[] = {AF_INET, AF_INET6};
+	static const char *const filter[] = {"-t", "filter", NULL};
 	int ret = -ENOENT;
 
 	*has = false;
 	for (size_t i = 0; i < 2; i++) {
+		const char *name = fwexec_name(b, families[i], FWEXEC_SAVE);
 		char *text = NULL;
-		int r = fwexec_run(fwexec_name(b, families[i], FWEXEC_SAVE),
-				   NULL, NULL, &text, NULL);
+		int r = fwexec_run(name, NULL, NULL, &text, NULL);
 
+		if (r == -EPROTO)
+			r = fwexec_run(name, filter, NULL, &text, NULL);
 		if (r == 0) {
 			ret = 0;
 			*has = *has || fwexec_save_has_rules(text);
@@ -291,11 +298,12 @@ int fwexec_backend(enum fwexec_backend *out, char *err, size_t errlen)
 			 "in /usr/sbin or /sbin");
 		return -ENOENT;
 	}
+	/* No rules anywhere: the `iptables` alternative decides, even when
+	 * legacy could not be read (that is not a vote for nft). */
 	*out = FWEXEC_NFT;
 	if (r_nft < 0) {
 		*out = FWEXEC_LEGACY;
-	} else if (r_legacy == 0 &&
-		   find_binary("iptables", path, sizeof(path)) &&
+	} else if (find_binary("iptables", path, sizeof(path)) &&
 		   realpath(path, real) && strstr(real, "legacy")) {
 		*out = FWEXEC_LEGACY;
 	}
