@@ -18,12 +18,14 @@
  * members and decodes \u0000 into a string terminator, so both are caught
  * here: the first by the table walk, the second by a scan of the text. */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cjson/cJSON.h>
 
@@ -98,7 +100,10 @@ static int add_endpoint(struct config_endpoint **arr, size_t *n,
 			const struct sockaddr_storage *ss, socklen_t len);
 static bool is_listen_addr(const struct config *c,
 			   const struct sockaddr_storage *ss, bool with_port);
-static int upstreams_from_resolv(struct pctx *p, const char *path);
+static int nameservers_from(struct pctx *p, FILE *f);
+static int nameservers_saved(struct pctx *p, const char *path);
+static int upstreams_from_resolv(struct pctx *p, const char *path,
+				 const char *saved);
 static int extra_hosts(struct pctx *p, const char *list);
 static int finish(struct pctx *p);
 static uint32_t choice_of(const struct pctx *p, const char *path);
@@ -135,7 +140,10 @@ static const struct key_spec specs[] = {
     {"upstreams", K_LIST, h_upstreams, 1, .item = item_upstream,
      .type = "array of \"addr[:port]\" / \"[v6][:port]\"",
      .def_doc = "the `nameserver` lines of /etc/resolv.conf at start "
-		"(port 53), minus our own listen addresses",
+		"(port 53), minus our own listen addresses; when it names "
+		"only those, the ones of the original that the container "
+		"entrypoint saved in /run/dnsfence/resolv.conf.orig (used "
+		"only if root's and not group- or world-writable)",
      .meaning = "where allowed names are resolved; one of our own listen "
 		"endpoints is an error (a loop)"},
     {"allow", K_LIST, h_list, .item = item_name, .type = "array of names",
@@ -526,20 +534,15 @@ static int item_upstream(struct pctx *p, const char *s, const char *path)
 
 /* nameserver lines only; an address with %scope or junk is skipped, as
  * are our own listen addresses (we are usually the nameserver there). */
-static int upstreams_from_resolv(struct pctx *p, const char *path)
+static int nameservers_from(struct pctx *p, FILE *f)
 {
-	FILE *f = fopen(path, "re");
 	char line[512], *save = NULL;
 	struct sockaddr_storage ss;
 	socklen_t len;
 	const char *why;
 	struct netaddr a;
-	int rc = 0;
+	int rc;
 
-	if (f == NULL)
-		return fail(p, "upstreams",
-			    "not set, and %s cannot be read: %s", path,
-			    strerror(errno));
 	while (fgets(line, sizeof(line), f) != NULL) {
 		char *kw = strtok_r(line, " \t\r\n", &save);
 		char *addr = strtok_r(NULL, " \t\r\n", &save);
@@ -560,15 +563,49 @@ static int upstreams_from_resolv(struct pctx *p, const char *path)
 		if (!dup &&
 		    (rc = add_endpoint(&p->c->upstreams, &p->c->n_upstreams,
 				       &ss, len)) != 0)
-			goto out;
+			return rc;
 	}
-	if (p->c->n_upstreams == 0)
+	return 0;
+}
+
+/* The saved original counts only if root wrote it and nobody else may
+ * (its nameservers get through the fence). Absent is not an error. */
+static int nameservers_saved(struct pctx *p, const char *path)
+{
+	FILE *f = fopen(path, "re");
+	struct stat st;
+	int rc = 0;
+
+	if (f == NULL)
+		return 0;
+	if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) &&
+	    st.st_uid == 0 && (st.st_mode & 022) == 0)
+		rc = nameservers_from(p, f);
+	fclose(f);
+	return rc;
+}
+
+/* resolv.conf, or when that names only us (a container entrypoint has
+ * pointed it at us), the original it saved. */
+static int upstreams_from_resolv(struct pctx *p, const char *path,
+				 const char *saved)
+{
+	FILE *f = fopen(path, "re");
+	int rc;
+
+	if (f == NULL)
+		return fail(p, "upstreams",
+			    "not set, and %s cannot be read: %s", path,
+			    strerror(errno));
+	rc = nameservers_from(p, f);
+	fclose(f);
+	if (rc == 0 && p->c->n_upstreams == 0)
+		rc = nameservers_saved(p, saved);
+	if (rc == 0 && p->c->n_upstreams == 0)
 		rc = fail(p, "upstreams",
 			  "not set, and %s names no nameserver but our own "
-			  "listen addresses",
-			  path);
-out:
-	fclose(f);
+			  "listen addresses (nor does a saved original in %s)",
+			  path, saved);
 	return rc;
 }
 
@@ -578,8 +615,12 @@ static int h_upstreams(struct pctx *p, const struct key_spec *k, const cJSON *v)
 				  ? p->env->resolv_conf
 				  : RESOLV_CONF_DEFAULT;
 
+	const char *saved = p->env != NULL && p->env->saved_resolv_conf != NULL
+				? p->env->saved_resolv_conf
+				: CONFIG_SAVED_RESOLV_CONF;
+
 	if (v == NULL)
-		return upstreams_from_resolv(p, rc_path);
+		return upstreams_from_resolv(p, rc_path, saved);
 	return each_string(p, k, v);
 }
 
@@ -885,8 +926,10 @@ out:
 
 int config_load(const char *path, struct config **out, char *err, size_t errlen)
 {
+	const char *state = getenv("DNSFENCE_STATE_DIR");
+	char saved[PATH_MAX];
 	struct config_env env = {getenv("DNSFENCE_MODE"),
-				 getenv("DNSFENCE_EXTRA_HOSTS"), NULL};
+				 getenv("DNSFENCE_EXTRA_HOSTS"), NULL, NULL};
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = NULL, *mem = NULL;
@@ -895,6 +938,10 @@ int config_load(const char *path, struct config **out, char *err, size_t errlen)
 	int rc;
 
 	*out = NULL;
+	if (state != NULL && *state != '\0' &&
+	    snprintf(saved, sizeof(saved), "%s/resolv.conf.orig", state) <
+		(int)sizeof(saved))
+		env.saved_resolv_conf = saved;
 	if (path == NULL)
 		path = getenv("DNSFENCE_CONFIG");
 	if (path == NULL || *path == '\0')

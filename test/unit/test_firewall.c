@@ -36,7 +36,7 @@ static char *drop_line(char *text, const char *line);
 
 static struct config *cfg_of(const char *json)
 {
-	struct config_env env = {NULL, NULL, "/nonexistent/resolv.conf"};
+	struct config_env env = {NULL, NULL, "/nonexistent/resolv.conf", NULL};
 	struct config *c = NULL;
 	char err[256] = "";
 
