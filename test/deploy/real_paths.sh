@@ -33,9 +33,12 @@
 # test/e2e/lib.sh's; the upstream names are its test zones.
 #
 # Everything is removed on exit, also on failure: containers, pods,
-# images, podman's storage, the booted rootfs, mounts, namespaces. The
-# mmdebstrap tarballs are built once per run (two of them); set
-# DNSFENCE_REAL_CACHE=DIR to keep them across runs while developing.
+# images, podman's storage, the booted rootfs, mounts, namespaces.
+# mmdebstrap runs twice per run: the container base goes straight into
+# podman's storage, the systemd rootfs tarball is extracted once per
+# backend. DNSFENCE_REAL_CACHE=DIR keeps both tarballs across runs (while
+# developing); DNSFENCE_REAL_PARTS="sidecar compose pod nft legacy" (the
+# default) picks parts.
 #
 #   test/deploy/real_paths.sh        (as root; run by .ci/run; needs
 #                                     contrib/deps.sh --real-paths)
@@ -185,27 +188,29 @@ rp_mirror() {
 }
 RP_MIRROR="$(rp_mirror)"
 
-# The Dockerfile's apt-get steps run with --network=none: the base holds
-# every package they install already, and no apt source, so "apt-get
-# update" has nothing to fetch and "install" finds them installed.
+# The container base. The Dockerfile's apt-get steps run with
+# --network=none: the base holds every package they install already, and
+# no apt source, so "apt-get update" has nothing to fetch and "install"
+# finds them installed. rp_base OUT: a tarball ("-": standard output).
 DF_PKGS_BUILD="build-essential,cmake,pkg-config,libevent-dev,libc-ares-dev,libmnl-dev,libipset-dev,libcjson-dev"
 DF_PKGS_RUN="libevent-2.1-7,libc-ares2,libmnl0,libipset13,libcjson1,iptables"
-if [ ! -s "$RP_CACHE/base.tar" ]; then
-	mmdebstrap --quiet --variant=apt --include="$DF_PKGS_BUILD,$DF_PKGS_RUN" \
+rp_base() {
+	mmdebstrap --quiet --format=tar --variant=apt --include="$DF_PKGS_BUILD,$DF_PKGS_RUN" \
 		--customize-hook='rm -rf "$1"/etc/apt/sources.list "$1"/etc/apt/sources.list.d/* "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/*.bin "$1"/usr/share/doc/* "$1"/usr/share/man/*' \
-		bookworm "$RP_CACHE/base.tar.new" "$RP_MIRROR" >"$RP_WORK/mmdebstrap-base.log" 2>&1 ||
-		{ tail -n 20 "$RP_WORK/mmdebstrap-base.log" >&2; fail "mmdebstrap of the container base failed"; }
-	mv "$RP_CACHE/base.tar.new" "$RP_CACHE/base.tar"
-fi
-if [ ! -s "$RP_CACHE/systemd.tar" ]; then
-	mmdebstrap --quiet --variant=minbase \
+		bookworm "$1" "$RP_MIRROR" 2>"$RP_WORK/mmdebstrap-base.log"
+}
+
+# The systemd rootfs tarball, built once for both backends.
+rp_systemd_tar() {
+	[ ! -s "$RP_CACHE/systemd.tar" ] || return 0
+	mmdebstrap --quiet --format=tar --variant=minbase \
 		--include="systemd,systemd-sysv,dbus,iproute2,iptables,ipset,${DF_PKGS_RUN%,iptables}" \
 		--customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/usr/share/doc/* "$1"/usr/share/man/*' \
 		bookworm "$RP_CACHE/systemd.tar.new" "$RP_MIRROR" >"$RP_WORK/mmdebstrap-systemd.log" 2>&1 ||
 		{ tail -n 20 "$RP_WORK/mmdebstrap-systemd.log" >&2; fail "mmdebstrap of the systemd rootfs failed"; }
 	mv "$RP_CACHE/systemd.tar.new" "$RP_CACHE/systemd.tar"
-fi
-ok "base tarballs from $RP_MIRROR: container $(du -m "$RP_CACHE/base.tar" | cut -f1) MB, systemd $(du -m "$RP_CACHE/systemd.tar" | cut -f1) MB"
+	ok "systemd rootfs from $RP_MIRROR: $(du -m "$RP_CACHE/systemd.tar" | cut -f1) MB"
+}
 
 source "$(dirname "$0")/real_paths_containers.sh"
 source "$(dirname "$0")/real_paths_systemd.sh"
@@ -229,6 +234,7 @@ podman rmi -af >/dev/null 2>&1 || true
 podman system reset -f >/dev/null 2>&1 || true
 rp_umount_under "$RP_PM"
 rm -rf "$RP_PM"
+if rp_part nft || rp_part legacy; then rp_systemd_tar; fi
 if rp_part nft; then rp_systemd nft; fi
 if rp_part legacy; then rp_systemd legacy; fi
 ok "real paths passed:$RP_PARTS"

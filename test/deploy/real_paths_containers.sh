@@ -67,8 +67,21 @@ rp_healthy() {
 
 rp_container_image() {
 	rp_app_script
-	podman import --quiet "$RP_CACHE/base.tar" "$RP_BASE" >/dev/null ||
-		fail "podman import of the base tarball failed"
+	# Straight from mmdebstrap into podman's storage (no tarball on disk),
+	# unless DNSFENCE_REAL_CACHE keeps one.
+	if [ -n "${DNSFENCE_REAL_CACHE:-}" ]; then
+		if [ ! -s "$RP_CACHE/base.tar" ]; then
+			rp_base "$RP_CACHE/base.tar.new" >/dev/null ||
+				{ tail -n 20 "$RP_WORK/mmdebstrap-base.log" >&2; fail "mmdebstrap of the container base failed"; }
+			mv "$RP_CACHE/base.tar.new" "$RP_CACHE/base.tar"
+		fi
+		podman import --quiet "$RP_CACHE/base.tar" "$RP_BASE" >/dev/null ||
+			fail "podman import of the base tarball failed"
+	else
+		rp_base - | podman import --quiet - "$RP_BASE" >/dev/null ||
+			{ tail -n 20 "$RP_WORK/mmdebstrap-base.log" >&2; fail "mmdebstrap | podman import of the container base failed"; }
+	fi
+	ok "container base from $RP_MIRROR: $(podman image inspect --format '{{.Size}}' "$RP_BASE" | awk '{ printf "%d", $1 / 1048576 }') MB"
 	# The Dockerfile's FROM, as "docker build" would find it.
 	podman tag "$RP_BASE" docker.io/library/debian:bookworm-slim
 	local t0=$SECONDS
