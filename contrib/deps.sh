@@ -27,7 +27,7 @@ case "${1:-}" in
 --package) pkgs+=(debhelper lintian fakeroot dpkg-dev) ;;
 --real-paths)
 	pkgs+=(debhelper lintian fakeroot dpkg-dev
-		podman runc conmon catatonit docker-compose mmdebstrap systemd-container)
+		podman runc conmon docker-compose mmdebstrap systemd-container)
 	;;
 esac
 missing=()

@@ -614,7 +614,6 @@ static int h_upstreams(struct pctx *p, const struct key_spec *k, const cJSON *v)
 	const char *rc_path = p->env != NULL && p->env->resolv_conf != NULL
 				  ? p->env->resolv_conf
 				  : RESOLV_CONF_DEFAULT;
-
 	const char *saved = p->env != NULL && p->env->saved_resolv_conf != NULL
 				? p->env->saved_resolv_conf
 				: CONFIG_SAVED_RESOLV_CONF;
