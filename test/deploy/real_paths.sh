@@ -84,6 +84,7 @@ rp_umount_under() {
 rp_cleanup() {
 	local rc=$?
 	set +e
+	[ -z "${RP_DISK_PID:-}" ] || kill -TERM "$RP_DISK_PID" 2>/dev/null
 	if [ -n "$RP_NSPAWN_PID" ] && kill -0 "$RP_NSPAWN_PID" 2>/dev/null; then
 		kill -TERM "$RP_NSPAWN_PID"
 		df_wait_gone "$RP_NSPAWN_PID" 150 || kill -KILL "$RP_NSPAWN_PID"
@@ -120,6 +121,10 @@ rp_disk() {
 	mb=$(du -sxm "$RP_WORK" 2>/dev/null | awk '{ print $1 }')
 	[ "${mb:-0}" -le "$(cat "$RP_WORK/peak" 2>/dev/null || echo 0)" ] || echo "$mb" >"$RP_WORK/peak"
 }
+
+# Sampled every second while the test runs.
+( while sleep 1; do rp_disk; done ) >/dev/null 2>&1 &
+RP_DISK_PID=$!
 
 # --- the network: lib.sh's upstream (nsd, unbound) and workload namespaces ---
 
@@ -195,7 +200,7 @@ RP_MIRROR="$(rp_mirror)"
 DF_PKGS_BUILD="build-essential,cmake,pkg-config,libevent-dev,libc-ares-dev,libmnl-dev,libipset-dev,libcjson-dev"
 DF_PKGS_RUN="libevent-2.1-7,libc-ares2,libmnl0,libipset13,libcjson1,iptables"
 rp_base() {
-	mmdebstrap --quiet --format=tar --variant=apt --include="$DF_PKGS_BUILD,$DF_PKGS_RUN" \
+	TMPDIR="$RP_WORK" mmdebstrap --quiet --format=tar --variant=apt --include="$DF_PKGS_BUILD,$DF_PKGS_RUN" \
 		--customize-hook='rm -rf "$1"/etc/apt/sources.list "$1"/etc/apt/sources.list.d/* "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/*.bin "$1"/usr/share/doc/* "$1"/usr/share/man/*' \
 		bookworm "$1" "$RP_MIRROR" 2>"$RP_WORK/mmdebstrap-base.log"
 }
@@ -203,7 +208,7 @@ rp_base() {
 # The systemd rootfs tarball, built once for both backends.
 rp_systemd_tar() {
 	[ ! -s "$RP_CACHE/systemd.tar" ] || return 0
-	mmdebstrap --quiet --format=tar --variant=minbase \
+	TMPDIR="$RP_WORK" mmdebstrap --quiet --format=tar --variant=minbase \
 		--include="systemd,systemd-sysv,dbus,iproute2,iptables,ipset,${DF_PKGS_RUN%,iptables}" \
 		--customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/usr/share/doc/* "$1"/usr/share/man/*' \
 		bookworm "$RP_CACHE/systemd.tar.new" "$RP_MIRROR" >"$RP_WORK/mmdebstrap-systemd.log" 2>&1 ||

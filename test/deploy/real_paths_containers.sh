@@ -67,7 +67,7 @@ rp_healthy() {
 
 rp_container_image() {
 	rp_app_script
-	# Straight from mmdebstrap into podman's storage (no tarball on disk),
+	# Straight from mmdebstrap into podman's storage (no tarball of ours),
 	# unless DNSFENCE_REAL_CACHE keeps one.
 	if [ -n "${DNSFENCE_REAL_CACHE:-}" ]; then
 		if [ ! -s "$RP_CACHE/base.tar" ]; then
@@ -78,7 +78,9 @@ rp_container_image() {
 		podman import --quiet "$RP_CACHE/base.tar" "$RP_BASE" >/dev/null ||
 			fail "podman import of the base tarball failed"
 	else
-		rp_base - | podman import --quiet - "$RP_BASE" >/dev/null ||
+		# Compressed: podman keeps a copy of the stream while it builds
+		# the layer (about 0.9 GB at the peak instead of 1.4).
+		rp_base - | gzip -1 | podman import --quiet - "$RP_BASE" >/dev/null ||
 			{ tail -n 20 "$RP_WORK/mmdebstrap-base.log" >&2; fail "mmdebstrap | podman import of the container base failed"; }
 	fi
 	ok "container base from $RP_MIRROR: $(podman image inspect --format '{{.Size}}' "$RP_BASE" | awk '{ printf "%d", $1 / 1048576 }') MB"
