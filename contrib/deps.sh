@@ -3,6 +3,9 @@
 # Install what dnsfence needs to build, test and demo on Debian 12.
 # --package: also what building and checking the Debian package needs
 # (debhelper, lintian, fakeroot; used by .ci/run's package step).
+# --real-paths: --package, plus what test/deploy/real_paths.sh runs the
+# deployment paths with (podman, runc, docker-compose, mmdebstrap,
+# systemd-nspawn; .ci/run's last step). Never needed for the test suite.
 set -euo pipefail
 if [ "$(id -u)" -ne 0 ]; then
 	echo "deps.sh: run as root (it uses apt-get)" >&2
@@ -22,9 +25,13 @@ pkgs=(
 	# deployment checks: manifests (YAML), the systemd unit, man pages
 	python3-yaml systemd groff-base util-linux
 )
-if [ "${1:-}" = "--package" ]; then
-	pkgs+=(debhelper lintian fakeroot dpkg-dev)
-fi
+case "${1:-}" in
+--package) pkgs+=(debhelper lintian fakeroot dpkg-dev) ;;
+--real-paths)
+	pkgs+=(debhelper lintian fakeroot dpkg-dev
+		podman runc conmon docker-compose mmdebstrap systemd-container)
+	;;
+esac
 missing=()
 for p in "${pkgs[@]}"; do
 	case "$p" in \#*) continue ;; esac

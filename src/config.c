@@ -18,12 +18,14 @@
  * members and decodes \u0000 into a string terminator, so both are caught
  * here: the first by the table walk, the second by a scan of the text. */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cjson/cJSON.h>
 
@@ -106,7 +108,8 @@ static int add_endpoint(struct config_endpoint **arr, size_t *n,
 			const struct sockaddr_storage *ss, socklen_t len);
 static bool is_listen_addr(const struct config *c,
 			   const struct sockaddr_storage *ss);
-static int upstreams_from_resolv(struct pctx *p, const char *path);
+static int upstreams_from_resolv(struct pctx *p, const char *path,
+				 const char *saved);
 static int extra_hosts(struct pctx *p, const char *list);
 static int finish(struct pctx *p);
 static uint32_t choice_of(const struct pctx *p, const char *path);
@@ -144,7 +147,10 @@ static const struct key_spec specs[] = {
     {"upstreams", K_LIST, h_upstreams, 1, .item = item_upstream,
      .type = "array of \"addr[:port]\" / \"[v6][:port]\"",
      .def_doc = "the `nameserver` lines of /etc/resolv.conf at start "
-		"(port 53), minus our own listen addresses",
+		"(port 53), minus our own listen addresses; when it names "
+		"only those, the ones of the original that the container "
+		"entrypoint saved in /run/dnsfence/resolv.conf.orig (used "
+		"only if root's and not group- or world-writable)",
      .meaning = "where allowed names are resolved; one of our own listen "
 		"endpoints is an error (a loop)"},
     {"allow", K_LIST, h_list, .item = item_name, .type = "array of names",
@@ -592,8 +598,11 @@ static int item_upstream(struct pctx *p, const char *s, const char *path)
 	return add_endpoint(&p->c->upstreams, &p->c->n_upstreams, &ss, len);
 }
 
-/* The default upstreams: the nameservers of resolv.conf but our own. */
-static int upstreams_from_resolv(struct pctx *p, const char *path)
+/* The default upstreams: the nameservers of resolv.conf but our own; when
+ * it names only us (a container entrypoint has pointed it at us), those
+ * of the original it saved. */
+static int upstreams_from_resolv(struct pctx *p, const char *path,
+				 const char *saved)
 {
 	int r = resolvconf_read(path, p->c->listen, p->c->n_listen,
 				&p->c->upstreams, &p->c->n_upstreams);
@@ -604,11 +613,20 @@ static int upstreams_from_resolv(struct pctx *p, const char *path)
 		return fail(p, "upstreams",
 			    "not set, and %s cannot be read: %s", path,
 			    strerror(-r));
+	if (p->c->n_upstreams == 0) {
+		free(p->c->upstreams);
+		r = resolvconf_read_trusted(saved, p->c->listen, p->c->n_listen,
+					    &p->c->upstreams,
+					    &p->c->n_upstreams);
+		if (r < 0)
+			return r;
+	}
 	if (p->c->n_upstreams == 0)
-		return fail(p, "upstreams",
-			    "not set, and %s names no nameserver but our own "
-			    "listen addresses",
-			    path);
+		return fail(
+		    p, "upstreams",
+		    "not set, and %s names no nameserver but our own "
+		    "listen addresses (nor does a saved original in %s)",
+		    path, saved);
 	return 0;
 }
 
@@ -617,9 +635,12 @@ static int h_upstreams(struct pctx *p, const struct key_spec *k, const cJSON *v)
 	const char *rc_path = p->env != NULL && p->env->resolv_conf != NULL
 				  ? p->env->resolv_conf
 				  : RESOLV_CONF_DEFAULT;
+	const char *saved = p->env != NULL && p->env->saved_resolv_conf != NULL
+				? p->env->saved_resolv_conf
+				: CONFIG_SAVED_RESOLV_CONF;
 
 	if (v == NULL)
-		return upstreams_from_resolv(p, rc_path);
+		return upstreams_from_resolv(p, rc_path, saved);
 	return each_string(p, k, v);
 }
 
@@ -1104,8 +1125,10 @@ out:
 
 int config_load(const char *path, struct config **out, char *err, size_t errlen)
 {
+	const char *state = getenv("DNSFENCE_STATE_DIR");
+	char saved[PATH_MAX];
 	struct config_env env = {getenv("DNSFENCE_MODE"),
-				 getenv("DNSFENCE_EXTRA_HOSTS"), NULL};
+				 getenv("DNSFENCE_EXTRA_HOSTS"), NULL, NULL};
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = NULL, *mem = NULL;
@@ -1114,6 +1137,10 @@ int config_load(const char *path, struct config **out, char *err, size_t errlen)
 	int rc;
 
 	*out = NULL;
+	if (state != NULL && *state != '\0' &&
+	    snprintf(saved, sizeof(saved), "%s/resolv.conf.orig", state) <
+		(int)sizeof(saved))
+		env.saved_resolv_conf = saved;
 	if (path == NULL)
 		path = getenv("DNSFENCE_CONFIG");
 	if (path == NULL || *path == '\0')

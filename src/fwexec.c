@@ -260,7 +260,6 @@ static int backend_has_rules(enum fwexec_backend b, bool *has)
 
 		if (r == -EPROTO)
 			r = fwexec_run(name, filter, NULL, &text, NULL);
-
 		if (r == 0) {
 			ret = 0;
 			*has = *has || fwexec_save_has_rules(text);
@@ -297,11 +296,12 @@ int fwexec_backend(enum fwexec_backend *out, char *err, size_t errlen)
 			 "in /usr/sbin or /sbin");
 		return -ENOENT;
 	}
+	/* No rules anywhere: the `iptables` alternative decides, even when
+	 * legacy could not be read (that is not a vote for nft). */
 	*out = FWEXEC_NFT;
 	if (r_nft < 0) {
 		*out = FWEXEC_LEGACY;
-	} else if (r_legacy == 0 &&
-		   find_binary("iptables", path, sizeof(path)) &&
+	} else if (find_binary("iptables", path, sizeof(path)) &&
 		   realpath(path, real) && strstr(real, "legacy")) {
 		*out = FWEXEC_LEGACY;
 	}

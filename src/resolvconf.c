@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "dnsfence/netaddr.h"
 #include "dnsfence/resolvconf.h"
@@ -20,6 +21,8 @@
 #define NAMESERVER_PORT 53
 
 static bool skip_rest_of_line(FILE *f, const char *line);
+static int read_from(FILE *f, const struct config_endpoint *skip, size_t nskip,
+		     struct config_endpoint **out, size_t *n);
 static bool listed(const struct netaddr *a, const struct config_endpoint *e,
 		   size_t n);
 static int take_line(char *line, const struct config_endpoint *skip,
@@ -85,14 +88,44 @@ static int take_line(char *line, const struct config_endpoint *skip,
 int resolvconf_read(const char *path, const struct config_endpoint *skip,
 		    size_t nskip, struct config_endpoint **out, size_t *n)
 {
-	char line[RESOLVCONF_LINE_MAX];
 	FILE *f = fopen(path, "re");
-	int rc = 0;
+	int rc;
 
 	*out = NULL;
 	*n = 0;
 	if (f == NULL)
 		return -errno;
+	rc = read_from(f, skip, nskip, out, n);
+	fclose(f);
+	return rc;
+}
+
+int resolvconf_read_trusted(const char *path,
+			    const struct config_endpoint *skip, size_t nskip,
+			    struct config_endpoint **out, size_t *n)
+{
+	FILE *f = fopen(path, "re");
+	struct stat st;
+	int rc = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (f == NULL)
+		return 0;
+	if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) &&
+	    st.st_uid == 0 && (st.st_mode & 022) == 0)
+		rc = read_from(f, skip, nskip, out, n);
+	fclose(f);
+	return rc;
+}
+
+/* Every line of f; on an error nothing is returned. */
+static int read_from(FILE *f, const struct config_endpoint *skip, size_t nskip,
+		     struct config_endpoint **out, size_t *n)
+{
+	char line[RESOLVCONF_LINE_MAX];
+	int rc = 0;
+
 	while (rc == 0 && fgets(line, sizeof(line), f) != NULL) {
 		bool more = skip_rest_of_line(f, line);
 
@@ -100,7 +133,6 @@ int resolvconf_read(const char *path, const struct config_endpoint *skip,
 		if (!more)
 			break;
 	}
-	fclose(f);
 	if (rc != 0) {
 		free(*out);
 		*out = NULL;

@@ -11,7 +11,10 @@
 #      verified), drop to the config's "user", serve.
 #   3. Wait until "dnsfence probe" gets a DNS reply (the fence is up).
 #   4. Point /etc/resolv.conf at 127.0.0.1 (keeping search and options),
-#      saving the original.
+#      saving the original in $DNSFENCE_STATE_DIR/resolv.conf.orig (root's,
+#      0644, in a 0700 directory): with no "upstreams" in the config,
+#      dnsfence reads its upstreams there once resolv.conf names only it,
+#      so "dnsfence check" and "probe" (the healthcheck) keep working.
 #   5. With a command: exec it as DNSFENCE_WORKLOAD_USER (uid:gid) with no
 #      capabilities, no supplementary groups and no_new_privs (setpriv,
 #      util-linux). Without one (the Compose sidecar): wait for the daemon.
@@ -20,7 +23,8 @@
 #   DNSFENCE_BIN            /usr/sbin/dnsfence
 #   DNSFENCE_CONFIG         /etc/dnsfence/dnsfence.json
 #   DNSFENCE_RESOLV_CONF    /etc/resolv.conf
-#   DNSFENCE_STATE_DIR      /run/dnsfence (the saved resolv.conf)
+#   DNSFENCE_STATE_DIR      /run/dnsfence (the saved resolv.conf; dnsfence
+#                           itself reads it from there too)
 #   DNSFENCE_WORKLOAD_USER  1000:1000 (uid:gid or user name; never 0)
 #   DNSFENCE_READY_TIMEOUT  30 (seconds)
 # DNSFENCE_MODE and DNSFENCE_EXTRA_HOSTS reach the daemon unchanged.
@@ -41,6 +45,11 @@ die() {
 
 [ "$(id -u)" = 0 ] || die "start the container as root (it drops to $WORKLOAD itself)"
 [ -r "$CONF" ] || die "no config at $CONF"
+# Checked before anything starts: a read-only container (Compose's
+# read_only: true) gets a read-only /etc/resolv.conf, and a fence the
+# workload's resolver does not point at is no use.
+[ -w "$RESOLV" ] ||
+	die "$RESOLV is not writable (a read-only container?); the entrypoint must point it at 127.0.0.1"
 
 # Does the resolv.conf name only dnsfence (127.0.0.1 / ::1)?
 only_us() {
@@ -95,7 +104,9 @@ done
 
 # The workload asks dnsfence. Written in place: Docker bind-mounts the file.
 if ! only_us "$RESOLV"; then
+	rm -f "$STATE/resolv.conf.orig"
 	cp "$RESOLV" "$STATE/resolv.conf.orig"
+	chmod 0644 "$STATE/resolv.conf.orig"
 	{
 		echo "# written by the dnsfence entrypoint; the original is in $STATE"
 		echo "nameserver 127.0.0.1"

@@ -80,7 +80,13 @@ struct config_env {
 	const char *mode;	 /* DNSFENCE_MODE */
 	const char *extra_hosts; /* DNSFENCE_EXTRA_HOSTS */
 	const char *resolv_conf; /* path; NULL means /etc/resolv.conf */
+	/* The original resolv.conf a container entrypoint saved before it
+	 * pointed resolv.conf at us; NULL means CONFIG_SAVED_RESOLV_CONF
+	 * ($DNSFENCE_STATE_DIR/resolv.conf.orig when that is set). */
+	const char *saved_resolv_conf;
 };
+
+#define CONFIG_SAVED_RESOLV_CONF "/run/dnsfence/resolv.conf.orig"
 
 /* Parse and validate JSON text. 0 and *out set, or -EINVAL with err
  * holding "KEY.PATH: reason" (e.g. "ports[0]: port 99999 out of range"). */

@@ -61,9 +61,12 @@ grep -q "systemd-sysusers.*dnsfence.conf" "$tmp/control/postinst" || fail "posti
 	fail "postinst would start the unit (the default config is deny-all)"
 grep -B2 "deb-systemd-helper enable" "$tmp/control/postinst" | grep -q "was-enabled" ||
 	fail "postinst would enable the unit on a first install"
+# Removal takes the fence down while the binary is there (issue 14).
+grep -q "deb-systemd-invoke stop dnsfence.service" "$tmp/control/prerm" && grep -q "dnsfence.* teardown" "$tmp/control/prerm" ||
+	fail "prerm does not stop the unit and tear the fence down"
 cmp -s <(dpkg-deb --fsys-tarfile "$deb" | tar -xO ./usr/sbin/dnsfence | head -c 4) <(printf '\177ELF') ||
 	fail "/usr/sbin/dnsfence is not an ELF binary"
-ok "contents: binary, unit, conffile, sysusers, man pages; postinst creates the user and starts nothing"
+ok "contents: binary, unit, conffile, sysusers, man pages; postinst creates the user and starts nothing; prerm stops and tears down"
 
 # lintian: errors fail, warnings are listed.
 if command -v lintian >/dev/null 2>&1; then

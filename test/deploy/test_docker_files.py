@@ -3,7 +3,7 @@
 """contrib/docker: no Docker engine runs in CI, so the files are checked by
 reading them. compose.yaml parses, the app joins the sidecar's network
 namespace (network_mode: "service:dnsfence"), waits for its healthcheck
-(dnsfence probe), runs as a non-root user with cap_drop ALL and
+(dnsfence-healthcheck: resolv.conf switched, dnsfence probe), runs as a non-root user with cap_drop ALL and
 no-new-privileges; the sidecar adds only the capabilities dnsfence needs.
 The Dockerfile is Debian slim, installs the binary, the default config and
 the entrypoint root-owned, and uses the entrypoint; the configs validate;
@@ -51,7 +51,11 @@ def main():
     check((app.get("depends_on") or {}).get("dnsfence", {}).get("condition") == "service_healthy",
           "app must wait for the sidecar's healthcheck")
     hc = (side.get("healthcheck") or {}).get("test") or []
-    check(hc and hc[-1] == "probe", "the sidecar's healthcheck must run dnsfence probe")
+    check(hc and hc[-1] == "/usr/local/bin/dnsfence-healthcheck",
+          "the sidecar's healthcheck must be dnsfence-healthcheck (resolv.conf switched, probe answers)")
+    # Docker mounts /etc/resolv.conf read-only in a read-only container:
+    # the entrypoint could not point it at dnsfence (issue 14, bug 1).
+    check(not side.get("read_only"), "the sidecar must not be read_only: its entrypoint rewrites /etc/resolv.conf")
     user = str(app.get("user", ""))
     check(user and not user.startswith("0") and user.split(":")[0] != "root", "app must run as a non-root user")
     check(app.get("cap_drop") == ["ALL"] and not app.get("cap_add"), "app must drop ALL and add nothing")
@@ -65,11 +69,16 @@ def main():
     froms = re.findall(r"^FROM\s+(\S+)", df, re.M)
     check(froms and froms[-1].startswith("debian:") and "slim" in froms[-1], "the image must be Debian slim: %s" % froms)
     copies = re.findall(r"^COPY\s+(.*)$", df, re.M)
-    for dest in ("/usr/sbin/dnsfence", "/usr/local/bin/dnsfence-entrypoint", "/etc/dnsfence/dnsfence.json"):
+    for dest in ("/usr/sbin/dnsfence", "/usr/local/bin/dnsfence-entrypoint", "/usr/local/bin/dnsfence-healthcheck",
+                 "/etc/dnsfence/dnsfence.json"):
         line = [c for c in copies if c.rstrip().endswith(dest)]
         check(line, "the Dockerfile does not install %s" % dest)
         check("--chown=root:root" in line[0], "%s must be root-owned in the image" % dest)
     check(re.search(r'^ENTRYPOINT \["/usr/local/bin/dnsfence-entrypoint"\]', df, re.M), "ENTRYPOINT must be the entrypoint")
+    check(re.search(r'^\s*CMD \["/usr/local/bin/dnsfence-healthcheck"\]', df, re.M), "HEALTHCHECK must be dnsfence-healthcheck")
+    # A "# syntax=" line makes BuildKit pull a frontend image: no offline
+    # or mirrored builds (issue 14, bug 5).
+    check(not re.search(r"^#\s*syntax\s*=", df, re.M | re.I), "the Dockerfile must not name a BuildKit frontend (# syntax=)")
     for src in re.findall(r"^COPY\s+(?:--\S+\s+)*(contrib/\S+)", df, re.M):
         check(os.path.exists(os.path.join(SRC, src)), "the Dockerfile copies %s, which does not exist" % src)
     print("ok   Dockerfile: %s, binary, config and entrypoint root-owned" % froms[-1])
@@ -80,6 +89,10 @@ def main():
     check(os.access(ep, os.X_OK), "entrypoint.sh is not executable")
     p = subprocess.run(["sh", "-n", ep], capture_output=True, text=True)
     check(p.returncode == 0, "sh -n entrypoint.sh: " + p.stderr)
+    hcs = os.path.join(D, "healthcheck.sh")
+    check(os.access(hcs, os.X_OK), "healthcheck.sh is not executable")
+    p = subprocess.run(["sh", "-n", hcs], capture_output=True, text=True)
+    check(p.returncode == 0, "sh -n healthcheck.sh: " + p.stderr)
     print("ok   default and compose configs validate; entrypoint.sh parses")
 
 

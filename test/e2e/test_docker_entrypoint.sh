@@ -8,8 +8,10 @@
 # no_new_privs. The workload resolves and connects to the allowed name;
 # the denied name neither resolves nor connects. A second start (a
 # container restart, resolv.conf already rewritten) restores the saved
-# upstream and works again. A config the daemon rejects starts no
-# workload.
+# upstream and works again. With no "upstreams" in the config, check and
+# the healthcheck work from the saved original once resolv.conf names only
+# 127.0.0.1; the healthcheck is unhealthy before the switch. A read-only
+# resolv.conf, or a config the daemon rejects, starts nothing.
 source "$(dirname "$0")/lib.sh"
 df_setup
 ENTRY="$DNSFENCE_SRC/contrib/docker/entrypoint.sh"
@@ -83,11 +85,57 @@ pid="$(daemon_pid)"
 ok "daemon (pid $pid) serves as uid $(awk '{ print $1 }' <<<"$(df_proc_field "$pid" Uid)") with cap_net_admin only"
 ! df_unbound_saw www.evil.test || fail "www.evil.test reached the upstream"
 
+# The config has no "upstreams" and resolv.conf now names only 127.0.0.1:
+# check and probe (the healthcheck) read the original the entrypoint saved
+# (issue 14, bug 2); without it they cannot load the config at all.
+in_wl() {
+	ip netns exec "$DF_WL" env -u DNSFENCE_MODE -u DNSFENCE_EXTRA_HOSTS DNSFENCE_BIN="$DNSFENCE_BIN" \
+		DNSFENCE_CONFIG="$DF_DNSFENCE_CONF" DNSFENCE_STATE_DIR="$1" timeout 30 "${@:2}"
+}
+rc=0
+in_wl "$DF_TMP/state" "$DNSFENCE_BIN" check >"$DF_TMP/check.out" 2>&1 || rc=$?
+[ "$rc" -eq 0 ] || fail "check after the switch (no upstreams in the config): exit $rc: $(cat "$DF_TMP/check.out")"
+rc=0
+in_wl "$DF_TMP/nostate" "$DNSFENCE_BIN" check >"$DF_TMP/check.out" 2>&1 || rc=$?
+[ "$rc" -eq 2 ] && grep -q "names no nameserver but our own" "$DF_TMP/check.out" ||
+	fail "check without the saved original: expected exit 2 (no upstreams), saw $rc: $(cat "$DF_TMP/check.out")"
+HC="$DNSFENCE_SRC/contrib/docker/healthcheck.sh"
+rc=0
+in_wl "$DF_TMP/state" "$HC" >"$DF_TMP/hc.out" 2>&1 || rc=$?
+[ "$rc" -eq 0 ] || fail "healthcheck with the fence up and resolv.conf switched: exit $rc: $(cat "$DF_TMP/hc.out")"
+ok "no upstreams in the config: check and the healthcheck pass from the saved original (exit 2 without it)"
+
+# Before the switch the daemon already answers, but the workload would
+# still ask the original resolver: the healthcheck must say unhealthy
+# (issue 14, bug 3), although "dnsfence probe" alone passes.
+cp "$resolv" "$DF_TMP/resolv.switched"
+cp "$DF_TMP/state/resolv.conf.orig" "$resolv"
+rc=0
+in_wl "$DF_TMP/state" "$DNSFENCE_BIN" probe >"$DF_TMP/probe.out" 2>&1 || rc=$?
+[ "$rc" -eq 0 ] || fail "probe with the daemon answering: exit $rc: $(cat "$DF_TMP/probe.out")"
+rc=0
+in_wl "$DF_TMP/state" "$HC" >"$DF_TMP/hc.out" 2>&1 || rc=$?
+[ "$rc" -eq 1 ] || fail "healthcheck before the switch: expected exit 1, saw $rc: $(cat "$DF_TMP/hc.out")"
+cp "$DF_TMP/resolv.switched" "$resolv"
+ok "before resolv.conf is switched the healthcheck is unhealthy (exit 1), although probe passes"
+
 # Restart: the daemon is gone, resolv.conf names only 127.0.0.1.
 kill -TERM "$pid"
 df_wait_gone "$pid" 50 || kill -KILL "$pid"
 check_run "second start (restart)"
 kill -TERM "$(daemon_pid)" 2>/dev/null || true
+
+# A read-only resolv.conf (a read-only container): refused before anything
+# starts, with a message saying why (issue 14, bug 1).
+rc=0
+out="$(ip netns exec "$DF_WL" unshare -m sh -c 'mount -o remount,bind,ro /etc/resolv.conf && exec env "$@"' sh \
+	DNSFENCE_BIN="$DNSFENCE_BIN" DNSFENCE_CONFIG="$DF_DNSFENCE_CONF" DNSFENCE_STATE_DIR="$DF_TMP/state" \
+	timeout 60 "$ENTRY" sh -c 'echo workload-ran' 2>&1)" || rc=$?
+[ "$rc" -ne 0 ] || fail "a read-only resolv.conf: the entrypoint exited 0"
+! grep -q workload-ran <<<"$out" || fail "a read-only resolv.conf: the workload ran"
+grep -q "is not writable" <<<"$out" || fail "a read-only resolv.conf: no clear message: $out"
+[ -z "$(daemon_pid)" ] || fail "a read-only resolv.conf: a daemon was started"
+ok "a read-only resolv.conf: exit $rc before starting anything ($(grep -o 'is not writable[^;]*' <<<"$out"))"
 
 # A config the daemon rejects: no workload, a non-zero exit.
 printf '{"allow": ["www.allowed.test"], "no_such_key": 1}\n' >"$DF_TMP/bad.json"

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -49,7 +50,7 @@ static int write_temp(char *path, size_t cap, const char *text)
 
 static struct config *parse_ok(const char *json, const struct config_env *e)
 {
-	struct config_env def = {NULL, NULL, resolv_path};
+	struct config_env def = {NULL, NULL, resolv_path, NULL};
 	struct config *c = NULL;
 	int rc = config_parse(json, strlen(json), e ? e : &def, &c, err,
 			      sizeof(err));
@@ -63,7 +64,7 @@ static struct config *parse_ok(const char *json, const struct config_env *e)
 static void expect_err(const char *json, const struct config_env *e,
 		       const char *want)
 {
-	struct config_env def = {NULL, NULL, resolv_path};
+	struct config_env def = {NULL, NULL, resolv_path, NULL};
 	struct config *c = NULL;
 	int rc = config_parse(json, strlen(json), e ? e : &def, &c, err,
 			      sizeof(err));
@@ -405,7 +406,7 @@ static void test_listen_and_upstream_rules(void **state)
 static void test_upstreams_default_from_resolv_conf(void **state)
 {
 	char path[64], want[256];
-	struct config_env env = {NULL, NULL, path};
+	struct config_env env = {NULL, NULL, path, NULL};
 	struct config *c;
 
 	(void)state;
@@ -448,9 +449,50 @@ static void test_upstreams_default_from_resolv_conf(void **state)
 	config_free(c);
 }
 
+/* resolv.conf names only us (a container entrypoint pointed it here):
+ * the original it saved gives the upstreams, if root's and not writable
+ * by others; anything else still fails. */
+static void test_upstreams_from_saved_original(void **state)
+{
+	char saved[64], want[256];
+	struct config_env env = {NULL, NULL, empty_resolv, saved};
+	struct config *c;
+
+	(void)state;
+	assert_int_equal(write_temp(saved, sizeof(saved),
+				    "nameserver 127.0.0.1\n"
+				    "nameserver 198.18.0.77\n"),
+			 0);
+	assert_int_equal(chmod(saved, 0600), 0);
+	snprintf(want, sizeof(want),
+		 "upstreams: not set, and %s names no nameserver but our own "
+		 "listen addresses (nor does a saved original in %s)",
+		 empty_resolv, saved);
+	if (geteuid() == 0) {
+		c = parse_ok("{}", &env);
+		assert_int_equal(c->n_upstreams, 1);
+		assert_string_equal(endpoint_text(&c->upstreams[0]),
+				    "198.18.0.77:53");
+		config_free(c);
+		/* Not when others may write it. */
+		assert_int_equal(chmod(saved, 0622), 0);
+	}
+	expect_err("{}", &env, want);
+	/* resolv.conf naming an upstream wins over the saved file. */
+	env.resolv_conf = resolv_path;
+	c = parse_ok("{}", &env);
+	assert_string_equal(endpoint_text(&c->upstreams[0]), "198.18.0.53:53");
+	config_free(c);
+	unlink(saved);
+	env.resolv_conf = empty_resolv;
+	snprintf(want, sizeof(want), "upstreams: not set, and %s names",
+		 empty_resolv);
+	expect_err("{}", &env, want);
+}
+
 static void test_env_overrides(void **state)
 {
-	struct config_env env = {"audit", NULL, resolv_path};
+	struct config_env env = {"audit", NULL, resolv_path, NULL};
 	struct config *c;
 
 	(void)state;
@@ -487,7 +529,7 @@ static void test_env_overrides(void **state)
 static void test_round_trip(void **state)
 {
 	struct config_env env = {"off", "extra.example, *.x.example",
-				 resolv_path};
+				 resolv_path, NULL};
 
 	(void)state;
 	round_trip("{}", NULL);
@@ -666,6 +708,7 @@ int main(void)
 	    cmocka_unit_test(test_sets_user_mode_and_choices),
 	    cmocka_unit_test(test_listen_and_upstream_rules),
 	    cmocka_unit_test(test_upstreams_default_from_resolv_conf),
+	    cmocka_unit_test(test_upstreams_from_saved_original),
 	    cmocka_unit_test(test_env_overrides),
 	    cmocka_unit_test(test_round_trip),
 	    cmocka_unit_test(test_to_json_prints_every_key),

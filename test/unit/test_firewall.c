@@ -40,7 +40,7 @@ static char *insert_before(char *text, const char *mark, const char *add);
 
 static struct config *cfg_of(const char *json)
 {
-	struct config_env env = {NULL, NULL, "/nonexistent/resolv.conf"};
+	struct config_env env = {NULL, NULL, "/nonexistent/resolv.conf", NULL};
 	struct config *c = NULL;
 	char err[256] = "";
 

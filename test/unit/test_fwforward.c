@@ -48,7 +48,7 @@ static char *drop_line(char *text, const char *line);
 
 static struct config *cfg_of(const char *json)
 {
-	struct config_env env = {NULL, NULL, "/nonexistent/resolv.conf"};
+	struct config_env env = {NULL, NULL, "/nonexistent/resolv.conf", NULL};
 	struct config *c = NULL;
 	char err[512] = "";
 
@@ -59,7 +59,7 @@ static struct config *cfg_of(const char *json)
 
 static int parse_err(const char *json, char *err, size_t len)
 {
-	struct config_env env = {NULL, NULL, "/nonexistent/resolv.conf"};
+	struct config_env env = {NULL, NULL, "/nonexistent/resolv.conf", NULL};
 	struct config *c = NULL;
 	char text[512];
 	int rc;

@@ -1,0 +1,172 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# real_paths.sh, the Debian package under systemd: a bookworm rootfs with
+# systemd booted by systemd-nspawn in the test's workload namespace, the
+# .deb from packaging/build-deb.sh installed, the unit started and checked
+# from inside (nsenter into the container's PID 1) and from the namespace.
+# Sourced by real_paths.sh; not a test of its own.
+
+RP_LEADER=""
+
+# rp_in CMD...: run CMD inside the booted container, as its root.
+rp_in() {
+	nsenter -t "$RP_LEADER" -m -u -i -n -p -r -w \
+		env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C "$@"
+}
+
+# The container's PID 1: in our namespace, "systemd", PID 1 in its own.
+rp_find_leader() {
+	local p
+	for p in $(ip netns pids "$DF_WL"); do
+		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = systemd ] || continue
+		[ "$(awk '/^NSpid:/ { print $NF }' "/proc/$p/status")" = 1 ] || continue
+		RP_LEADER=$p
+		return 0
+	done
+	return 1
+}
+
+rp_booted() {
+	local s
+	s=$(rp_in systemctl is-system-running 2>/dev/null) || true
+	[ "$s" = running ] || [ "$s" = degraded ]
+}
+
+rp_boot() {
+	local root=$1
+	systemd-nspawn --quiet -b -D "$root" --register=no --keep-unit \
+		--network-namespace-path="$RP_NS" --capability=CAP_NET_ADMIN \
+		--resolv-conf=off --timezone=off --link-journal=no --console=read-only \
+		>"$RP_WORK/nspawn.log" 2>&1 &
+	RP_NSPAWN_PID=$!
+	df_poll 300 rp_find_leader || fail "systemd-nspawn did not start a container: $(tail -n 20 "$RP_WORK/nspawn.log")"
+	df_poll 600 rp_booted ||
+		fail "the container did not finish booting within 60 s: $(rp_in systemctl --failed --no-legend 2>&1 | head -n 5)"
+}
+
+rp_poweroff() {
+	rp_in systemctl poweroff >/dev/null 2>&1 || true
+	df_wait_gone "$RP_NSPAWN_PID" 300 || { kill -KILL "$RP_NSPAWN_PID" 2>/dev/null || true; }
+	RP_NSPAWN_PID=""
+	RP_LEADER=""
+}
+
+# The daemon's /proc status field, read inside the container.
+rp_unit_field() { rp_in awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
+
+rp_systemd() {
+	local backend=$1 root="$RP_WORK/rootfs" out rc st pid uid
+	# DNSFENCE_REAL_DEB: another package (e.g. an older one, to see a
+	# check fail); by default the tree's, built here once.
+	RP_DEB=${RP_DEB:-${DNSFENCE_REAL_DEB:-}}
+	if [ -z "$RP_DEB" ]; then
+		"$DNSFENCE_SRC/packaging/build-deb.sh" "$RP_WORK/deb" >/dev/null || fail "packaging/build-deb.sh failed"
+		RP_DEB=$(ls "$RP_WORK"/deb/dnsfence_*_*.deb)
+	fi
+	rm -rf "$root"
+	mkdir -p "$root"
+	tar -C "$root" -xf "$RP_CACHE/systemd.tar"
+	cp "$RP_DEB" "$root/root/"
+	rm -f "$root/etc/resolv.conf"
+	printf 'nameserver %s\n' "$DF_UP4" >"$root/etc/resolv.conf"
+	echo rp-systemd >"$root/etc/hostname"
+	if [ "$backend" = legacy ]; then
+		chroot "$root" update-alternatives --quiet --set iptables /usr/sbin/iptables-legacy
+		chroot "$root" update-alternatives --quiet --set ip6tables /usr/sbin/ip6tables-legacy
+	fi
+	rp_boot "$root"
+	ok "systemd ($backend): booted $(rp_in systemctl --version | head -1 | cut -d' ' -f1-2) with systemd-nspawn in the test's namespace"
+
+	# Install: the user, nothing started, nothing fenced.
+	rp_in dpkg -i "/root/$(basename "$RP_DEB")" >"$RP_WORK/install.log" 2>&1 ||
+		{ cat "$RP_WORK/install.log" >&2; fail "systemd ($backend): dpkg -i failed"; }
+	uid=$(rp_in id -u dnsfence) || fail "systemd ($backend): no dnsfence user after install"
+	! rp_in systemctl is-active --quiet dnsfence || fail "systemd ($backend): the unit was started on install"
+	! rp_fenced || fail "systemd ($backend): installing put a fence up"
+	cat >"$root/etc/dnsfence/dnsfence.json" <<EOF
+{
+  "upstreams": ["$DF_UP4"],
+  "allow": ["www.allowed.test"],
+  "ports": ["tcp/80"],
+  "guard_interval": 1
+}
+EOF
+
+	# Type=notify: "start" returns once READY=1 came, and at that moment
+	# the daemon answers (no polling here).
+	rc=0
+	rp_in systemctl start dnsfence >"$RP_WORK/start.log" 2>&1 || rc=$?
+	if [ "$rc" -ne 0 ]; then
+		rp_in journalctl -u dnsfence --no-pager -n 30 >&2 || true
+		fail "systemd ($backend): systemctl start dnsfence exited $rc"
+	fi
+	st=$(wl dig +time=2 +tries=1 @127.0.0.1 www.allowed.test A | sed -n 's/.*status: \([A-Z]*\).*/\1/p')
+	[ "$st" = NOERROR ] || fail "systemd ($backend): active, but dig @127.0.0.1 got status '$st'"
+	[ "$(rp_in systemctl show -P ActiveState dnsfence)" = active ] || fail "systemd ($backend): not active after start"
+	[ "$(rp_in systemctl show -P Type dnsfence)" = notify ] || fail "systemd ($backend): the unit is not Type=notify"
+	ok "systemd ($backend): systemctl start returned with the unit active and the daemon answering"
+
+	# The sandbox, read from the daemon's /proc inside the container.
+	pid=$(rp_in systemctl show -P MainPID dnsfence)
+	[ "$(rp_unit_field "$pid" Uid)" = "$uid" ] || fail "systemd ($backend): the daemon's uid is $(rp_unit_field "$pid" Uid), not dnsfence's $uid"
+	[ "$(rp_unit_field "$pid" NoNewPrivs)" = 1 ] || fail "systemd ($backend): NoNewPrivs is not set"
+	[ "$(rp_unit_field "$pid" CapEff)" = 0000000000001000 ] || fail "systemd ($backend): CapEff $(rp_unit_field "$pid" CapEff)"
+	[ "$(rp_unit_field "$pid" CapBnd)" = 0000000000003400 ] ||
+		fail "systemd ($backend): CapBnd $(rp_unit_field "$pid" CapBnd), expected net_admin, net_bind_service, net_raw"
+	out=$(rp_in awk '$5 == "/" { print $6 }' "/proc/$pid/mountinfo")
+	case ",$out," in *,ro,*) ;; *) fail "systemd ($backend): / is not read-only for the daemon: $out" ;; esac
+	ok "systemd ($backend): daemon uid $uid (dnsfence), NoNewPrivs 1, CapEff cap_net_admin, CapBnd the unit's three, / read-only"
+
+	# The fence, in the backend the rootfs chose.
+	if [ "$backend" = legacy ]; then
+		wl iptables-legacy-save -t filter | grep -q '^:DNSFENCE-OUT' || fail "systemd (legacy): the fence is not in iptables-legacy"
+		! wl iptables-nft-save 2>/dev/null | grep -q DNSFENCE || fail "systemd (legacy): rules in nft too"
+	else
+		wl iptables-nft-save -t filter | grep -q '^:DNSFENCE-OUT' || fail "systemd (nft): the fence is not in iptables-nft"
+	fi
+	df_ask_connect www.allowed.test A 80
+	[ "$(df_asked_rcode)" = NOERROR ] && [ "$DF_DIG_RC" -eq 0 ] || fail "systemd ($backend): allowed name: $DF_OUT"
+	df_ask_connect www.evil.test A 80
+	[ "$(df_asked_rcode)" = NXDOMAIN ] || fail "systemd ($backend): denied name: $DF_OUT"
+	! df_connect_as 1000 198.18.3.1 80 2 || fail "systemd ($backend): an address nobody resolved is reachable"
+	rc=0
+	out=$(rp_in dnsfence check 2>&1) || rc=$?
+	[ "$rc" -eq 0 ] || fail "systemd ($backend): dnsfence check: exit $rc: $out"
+	# The guard (every second here) finds everything in place, and the
+	# unit never restarted (the legacy restart loop of issue 14).
+	sleep 3
+	[ "$(rp_in systemctl show -P NRestarts dnsfence)" = 0 ] &&
+		[ "$(rp_in systemctl show -P ActiveState dnsfence)" = active ] ||
+		fail "systemd ($backend): the unit restarted or stopped: $(rp_in journalctl -u dnsfence --no-pager -n 10)"
+	rp_in journalctl -u dnsfence --no-pager | grep -q "rules and sets in place\|checking the rules and sets every" ||
+		fail "systemd ($backend): no guard in the journal"
+	ok "systemd ($backend): fence in iptables-$backend, allowed name connects, denied NXDOMAIN, check 0, guard passes, no restart"
+
+	if [ "$backend" = nft ]; then
+		# Stop: the resolver goes, the fence stays closed.
+		rp_in systemctl stop dnsfence
+		rp_fenced || fail "systemd (nft): stopping the unit opened the fence"
+		! df_connect_as 1000 198.18.1.10 443 2 || fail "systemd (nft): after stop, an address not in the set is reachable"
+		! wl dig +time=1 +tries=1 @127.0.0.1 www.allowed.test >/dev/null 2>&1 || fail "systemd (nft): something still answers after stop"
+		ok "systemd (nft): stop leaves the fence closed (OUTPUT DROP, nothing answers)"
+	fi
+
+	# Purge (legacy: with the unit still running): prerm stops the unit
+	# and takes the fence down, saying so; nothing of ours is left.
+	rp_in dpkg --purge dnsfence >"$RP_WORK/purge.log" 2>&1 ||
+		{ cat "$RP_WORK/purge.log" >&2; fail "systemd ($backend): dpkg --purge failed"; }
+	grep -q "the fence is removed" "$RP_WORK/purge.log" ||
+		fail "systemd ($backend): purge said nothing about the fence: $(cat "$RP_WORK/purge.log")"
+	! rp_fenced || fail "systemd ($backend): the fence is still up after purge"
+	! wl iptables-nft-save 2>/dev/null | grep -q DNSFENCE || fail "systemd ($backend): nft rules left after purge"
+	! wl iptables-legacy-save 2>/dev/null | grep -q DNSFENCE || fail "systemd ($backend): legacy rules left after purge"
+	! wl ipset list -n | grep -qx 'dnsfence[46]' || fail "systemd ($backend): sets left after purge"
+	! rp_in systemctl is-active --quiet dnsfence || fail "systemd ($backend): the unit still runs after purge"
+	[ ! -e "$root/usr/sbin/dnsfence" ] && [ ! -e "$root/etc/dnsfence" ] || fail "systemd ($backend): files left after purge"
+	wl timeout 3 bash -c 'exec 3<>/dev/tcp/198.18.3.1/80' || fail "systemd ($backend): the namespace is not open after purge"
+	ok "systemd ($backend): purge$([ "$backend" = legacy ] && echo " of the running unit") stopped it and removed the fence: $(grep -o 'the fence is removed[^:]*' "$RP_WORK/purge.log")"
+
+	rp_disk
+	rp_poweroff
+	rp_umount_under "$root"
+	rm -rf "$root"
+}
