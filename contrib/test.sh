@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Install the dependencies, build, and run the whole test suite (unit,
 # fuzz corpus replay, end-to-end in network namespaces). Run as root.
-# BUILD_DIR and CMAKE_ARGS may be set to build a variant (e.g. sanitizers).
+# BUILD_DIR and CMAKE_ARGS may be set to build a variant (e.g. sanitizers),
+# CTEST_ARGS to select tests (CI: -LE flood under the sanitizers).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 contrib/deps.sh
@@ -10,4 +11,5 @@ build=${BUILD_DIR:-build}
 # shellcheck disable=SC2086
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDNSFENCE_WERROR=ON ${CMAKE_ARGS:-} >/dev/null
 cmake --build "$build" -j"$(nproc)"
-ctest --test-dir "$build" --output-on-failure
+# shellcheck disable=SC2086
+ctest --test-dir "$build" --output-on-failure ${CTEST_ARGS:-}
