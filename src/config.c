@@ -88,6 +88,8 @@ static int h_choice(struct pctx *p, const struct key_spec *k, const cJSON *v);
 static int h_upstreams(struct pctx *p, const struct key_spec *k,
 		       const cJSON *v);
 static int h_user(struct pctx *p, const struct key_spec *k, const cJSON *v);
+static int h_path(struct pctx *p, const struct key_spec *k, const cJSON *v);
+static int h_bool(struct pctx *p, const struct key_spec *k, const cJSON *v);
 static int item_listen(struct pctx *p, const char *s, const char *path);
 static int item_upstream(struct pctx *p, const char *s, const char *path);
 static int item_name(struct pctx *p, const char *s, const char *path);
@@ -124,6 +126,8 @@ static const char *const ports_defs[] = {"tcp/80", "tcp/443", NULL};
 static const char *const set4_defs[] = {"dnsfence4", NULL};
 static const char *const set6_defs[] = {"dnsfence6", NULL};
 static const char *const user_defs[] = {"dnsfence", NULL};
+static const char *const control_defs[] = {CONFIG_DEFAULT_CONTROL, NULL};
+static const char *const bool_names[] = {"false", "true", NULL};
 
 #define OFF(f) offsetof(struct config, f)
 
@@ -195,6 +199,18 @@ static const struct key_spec specs[] = {
      .meaning = "least severe level logged"},
     {"log.format", K_CHOICE, h_choice, .choices = format_names,
      .meaning = "text lines, or one JSON object per line"},
+    {"control", K_GROUP, NULL, .type = "object",
+     .meaning = "the running daemon's control socket and config watch "
+		"(`dnsfence reload`, `dnsfence status`)"},
+    {"control.socket", K_STRING, h_path, .off = OFF(control_socket),
+     .defs = control_defs, .type = "absolute path",
+     .meaning = "unix socket of `reload` and `status`, mode 0660, owned by "
+		"root and the daemon's group; only uid 0 and the daemon's "
+		"uid or gid are served. Cannot change on reload"},
+    {"control.watch", K_CHOICE, h_bool, .choices = bool_names, .def = 1,
+     .type = "boolean", .def_doc = "`true`",
+     .meaning = "reload when the config file changes (inotify on its "
+		"directory, so a Kubernetes ConfigMap update is seen)"},
 };
 
 #define N_SPECS (sizeof(specs) / sizeof(specs[0]))
@@ -455,6 +471,32 @@ static int h_string(struct pctx *p, const struct key_spec *k, const cJSON *v)
 			    "set names use A-Z a-z 0-9 _ . - and do "
 			    "not start with '-'");
 	return (*field = strdup(s)) != NULL ? 0 : -ENOMEM;
+}
+
+/* A unix socket path: absolute, and short enough for sun_path. */
+static int h_path(struct pctx *p, const struct key_spec *k, const cJSON *v)
+{
+	const char *s = k->defs[0];
+	char **field = (char **)((char *)p->c + k->off);
+
+	if (v != NULL && !cJSON_IsString(v))
+		return fail(p, k->path, "expected a string");
+	if (v != NULL)
+		s = v->valuestring;
+	if (s[0] != '/')
+		return fail(p, k->path, "expected an absolute path");
+	if (strlen(s) > CONFIG_SOCKET_PATH_MAX)
+		return fail(p, k->path, "longer than %d bytes",
+			    CONFIG_SOCKET_PATH_MAX);
+	return (*field = strdup(s)) != NULL ? 0 : -ENOMEM;
+}
+
+static int h_bool(struct pctx *p, const struct key_spec *k, const cJSON *v)
+{
+	if (v != NULL && !cJSON_IsBool(v))
+		return fail(p, k->path, "expected true or false");
+	p->choice[k - specs] = v == NULL ? k->def : cJSON_IsTrue(v) ? 1 : 0;
+	return 0;
 }
 
 static int add_endpoint(struct config_endpoint **arr, size_t *n,
@@ -776,6 +818,7 @@ static int finish(struct pctx *p)
 				       : LOGL_DEBUG;
 	p->c->log_format =
 	    choice_of(p, "log.format") ? LOG_FORMAT_JSON : LOG_FORMAT_TEXT;
+	p->c->control_watch = choice_of(p, "control.watch") != 0;
 	if (p->c->ttl_min > p->c->ttl_max)
 		return fail(p, "ttl.min", "%u is greater than ttl.max (%u)",
 			    p->c->ttl_min, p->c->ttl_max);
@@ -954,6 +997,7 @@ void config_free(struct config *c)
 	free(c->set4);
 	free(c->set6);
 	free(c->user);
+	free(c->control_socket);
 	free(c);
 }
 
@@ -1038,7 +1082,8 @@ out:
 
 char *config_to_json(const struct config *c)
 {
-	cJSON *root = cJSON_CreateObject(), *sets, *ttl, *log, *ports, *cidrs;
+	cJSON *root = cJSON_CreateObject(), *sets, *ttl, *log, *ports, *cidrs,
+	      *ctl;
 	char buf[NETADDR_ENDPOINT_STRLEN], *text = NULL;
 	bool ok = root != NULL;
 
@@ -1092,6 +1137,9 @@ char *config_to_json(const struct config *c)
 	ok = ok &&
 	     cJSON_AddStringToObject(
 		 log, "format", format_names[c->log_format == LOG_FORMAT_JSON]);
+	ok = ok && (ctl = cJSON_AddObjectToObject(root, "control")) != NULL;
+	ok = ok && cJSON_AddStringToObject(ctl, "socket", c->control_socket);
+	ok = ok && cJSON_AddBoolToObject(ctl, "watch", c->control_watch);
 	if (ok && (text = cJSON_Print(root)) != NULL)
 		text = indent_two(text);
 	cJSON_Delete(root);

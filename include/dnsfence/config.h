@@ -13,7 +13,10 @@
 #include "dnsfence/log.h"
 #include "dnsfence/netaddr.h"
 
-#define CONFIG_DEFAULT_PATH "/etc/dnsfence/dnsfence.json"
+#define CONFIG_DEFAULT_PATH    "/etc/dnsfence/dnsfence.json"
+#define CONFIG_DEFAULT_CONTROL "/run/dnsfence/control.sock"
+/* sun_path holds 108 bytes with the NUL. */
+#define CONFIG_SOCKET_PATH_MAX 107
 
 enum config_mode {
 	CONFIG_MODE_ENFORCE = 0,
@@ -55,6 +58,8 @@ struct config {
 	uint32_t guard_interval;      /* seconds, default 5 */
 	enum log_level log_level;     /* "log": {"level": "info"} */
 	enum log_format log_format;   /* "log": {"format": "text"} */
+	char *control_socket;	      /* "control": {"socket": PATH} */
+	bool control_watch;	      /* "control": {"watch": true} */
 };
 
 /* Where the process environment would come from; tests fill it in.
