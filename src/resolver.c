@@ -20,6 +20,13 @@
  * entries already live long enough, and puts them back when the set was
  * flushed), and the client's copy carries TTLs reduced by the entry's age.
  *
+ * A reload swaps the config and the policy between two queries
+ * (resolver_set_policy). A question already upstream is judged again
+ * when its answer arrives: a name the new policy denies gets the deny
+ * answer, and nothing of it reaches the sets. Every address put into the
+ * sets is noted with the name that put it there (prov.c), so that a
+ * reload can take out what only removed names brought in.
+ *
  * Ownership: a struct pending owns its waiting rqueries and its copy of
  * the answer; free_pending() releases all of it. An rquery is freed after
  * its reply is sent or when its transport cancels it. */
@@ -35,6 +42,7 @@
 #include "dnsfence/dnsmsg.h"
 #include "dnsfence/log.h"
 #include "dnsfence/policy.h"
+#include "dnsfence/prov.h"
 #include "dnsfence/resolver.h"
 #include "dnsfence/sets.h"
 #include "dnsfence/stats.h"
@@ -93,6 +101,7 @@ struct resolver {
 	const struct policy *pol;
 	struct upstream *up;
 	struct sets *sets;
+	struct prov *prov; /* NULL: provenance not kept */
 	struct cache *cache;
 	struct pending *table[PENDING_BUCKETS];
 	TAILQ_HEAD(, pending) pendings;
@@ -135,6 +144,12 @@ static void cache_answer(struct pending *p, const uint8_t *answer, size_t len,
 			 const struct dns_addr *addrs, size_t n);
 static uint64_t now_ms(void);
 static void fail_one(struct resolver *r, struct rquery *rq);
+static bool allowed_now(const struct resolver *r, const uint8_t *name,
+			size_t len);
+static void deny_pending(struct pending *p);
+static int note_prov(struct resolver *r, const uint8_t *name, size_t len,
+		     const struct dns_addr *addrs, size_t n);
+static bool cache_keep(void *arg, const uint8_t *key, size_t keylen);
 static bool keep_rr(struct dns_rr *rr, void *arg);
 static int hint_handed_out(const struct netaddr *a, void *arg);
 static bool handed_out(const struct keep_ctx *kc, const struct netaddr *a);
@@ -472,6 +487,10 @@ static void on_upstream(void *arg, int status, const uint8_t *answer,
 		free_pending(p);
 		return;
 	}
+	if (!allowed_now(r, p->qname, p->qname_len)) {
+		deny_pending(p);
+		return;
+	}
 	dns_name_to_text(p->qname, p->qname_len, name, sizeof(name));
 	if (status != 0) {
 		stats_inc(STAT_UPSTREAM_FAIL);
@@ -517,7 +536,9 @@ static void on_upstream(void *arg, int status, const uint8_t *answer,
 		finish_pending(p, 0);
 		return;
 	}
-	rc = sets_add(r->sets, keep, nkeep, on_sets_done, p);
+	rc = note_prov(r, p->qname, p->qname_len, keep, nkeep);
+	if (rc == 0)
+		rc = sets_add(r->sets, keep, nkeep, on_sets_done, p);
 	if (rc != 0)
 		finish_pending(p, rc);
 }
@@ -625,6 +646,9 @@ static bool answer_hit_now(struct resolver *r, const struct dns_query *q,
 		return false;
 	len = render(r, hit->answer, hit->len, &kc, q, tcp);
 	cache_release(r->cache, hit);
+	if (len >= 0 && r->sets != NULL &&
+	    note_prov(r, q->lname, q->name_len, aged, n) != 0)
+		len = -ENOSPC;
 	if (len < 0) {
 		reply_now(r, q, peer, peerlen, DNS_RCODE_SERVFAIL, DNS_EDE_NONE,
 			  NULL, fn, ctx);
@@ -661,7 +685,8 @@ static struct rquery *wait_hit(struct resolver *r, struct rquery *rq,
 	TAILQ_INSERT_TAIL(&r->pendings, p, all);
 	rq->p = p;
 	TAILQ_INSERT_TAIL(&p->waiters, rq, link);
-	if (sets_add(r->sets, aged, n, on_sets_done, p) != 0) {
+	if (note_prov(r, rq->q.lname, rq->q.name_len, aged, n) != 0 ||
+	    sets_add(r->sets, aged, n, on_sets_done, p) != 0) {
 		/* Not queued: answer from here, as a failure. */
 		TAILQ_REMOVE(&p->waiters, rq, link);
 		free_pending(p);
@@ -702,6 +727,107 @@ static void fail_one(struct resolver *r, struct rquery *rq)
 	if (n > 0)
 		rq->fn(rq->ctx, rq, (struct sockaddr *)&rq->peer, rq->peerlen,
 		       r->out, (size_t)n);
+}
+
+size_t resolver_set_policy(struct resolver *r, const struct config *cfg,
+			   const struct policy *pol)
+{
+	r->cfg = cfg;
+	r->pol = pol;
+	return cache_drop_if(r->cache, cache_keep, r);
+}
+
+void resolver_set_prov(struct resolver *r, struct prov *prov)
+{
+	r->prov = prov;
+}
+
+size_t resolver_pending(const struct resolver *r)
+{
+	const struct pending *p;
+	size_t n = 0;
+
+	TAILQ_FOREACH(p, &r->pendings, all)
+	n++;
+	return n;
+}
+
+size_t resolver_cached(const struct resolver *r)
+{
+	return cache_count(r->cache);
+}
+
+/* Would the running policy send this name upstream? (Audit forwards every
+ * name.) */
+static bool allowed_now(const struct resolver *r, const uint8_t *name,
+			size_t len)
+{
+	return r->cfg->mode == CONFIG_MODE_AUDIT ||
+	       policy_match(r->pol, name, len);
+}
+
+static bool cache_keep(void *arg, const uint8_t *key, size_t keylen)
+{
+	return allowed_now(arg, key, keylen);
+}
+
+/* The policy changed while p's question was upstream, and its name is no
+ * longer allowed: every waiting client gets the deny answer, and the
+ * upstream's answer is dropped unread. */
+static void deny_pending(struct pending *p)
+{
+	struct resolver *r = p->r;
+	char name[DNS_NAME_STRLEN], text[DNS_NAME_STRLEN + 64];
+	struct rquery *rq;
+	ssize_t n;
+
+	dns_name_to_text(p->qname, p->qname_len, name, sizeof(name));
+	log_info("policy", "denied %s: removed from the allowlist while "
+			   "upstream", name);
+	snprintf(text, sizeof(text), "%s is not on the dnsfence allowlist",
+		 name);
+	while ((rq = TAILQ_FIRST(&p->waiters)) != NULL) {
+		TAILQ_REMOVE(&p->waiters, rq, link);
+		stats_inc(STAT_DENIED);
+		n = dnsmsg_build_reply(&rq->q,
+				       r->cfg->deny_rcode == CONFIG_DENY_REFUSED
+					   ? DNS_RCODE_REFUSED
+					   : DNS_RCODE_NXDOMAIN,
+				       DNS_EDE_BLOCKED, text, r->out,
+				       sizeof(r->out));
+		if (n > 0)
+			rq->fn(rq->ctx, rq, (struct sockaddr *)&rq->peer,
+			       rq->peerlen, r->out, (size_t)n);
+		free(rq);
+	}
+	free_pending(p);
+}
+
+/* Remember which name put these addresses in the sets, until the entry
+ * this answer asks for expires. A full map refuses (-ENOSPC): the answer
+ * must not go out, or a reload could not take the address back. */
+static int note_prov(struct resolver *r, const uint8_t *name, size_t len,
+		     const struct dns_addr *addrs, size_t n)
+{
+	uint64_t now = now_ms() / 1000;
+	int rc;
+
+	if (r->prov == NULL)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t t = sets_timeout(addrs[i].ttl, r->cfg->ttl_min,
+					  r->cfg->ttl_max);
+
+		rc = prov_note(r->prov, name, len, &addrs[i].addr, now + t,
+			       now);
+		if (rc == -ENOSPC || rc == -ENOMEM) {
+			log_warn("prov", "cannot note a set entry's name: %s; "
+					 "SERVFAIL",
+				 strerror(-rc));
+			return rc;
+		}
+	}
+	return 0;
 }
 
 static bool admissible(const struct resolver *r, const struct netaddr *a)

@@ -30,6 +30,9 @@ static const char *const names[STAT__COUNT] = {
     [STAT_TCP_REFUSED] = "tcp_refused",
     [STAT_GUARD_DRIFT] = "guard_drift",
     [STAT_GUARD_RESTORED] = "guard_restored",
+    [STAT_ADDR_EVICTED] = "addr_evicted",
+    [STAT_RELOADS] = "reloads",
+    [STAT_RELOAD_FAIL] = "reload_fail",
 };
 
 void stats_inc(enum stat_id id)

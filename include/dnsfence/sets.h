@@ -33,6 +33,9 @@ uint32_t sets_timeout(uint32_t ttl, uint32_t min, uint32_t max);
  * family, -ENOSPC when cap < SETS_ADD_MSG_MAX. Pure; exposed for tests. */
 int sets_build_add(void *buf, size_t cap, const char *setname,
 		   const struct netaddr *a, uint32_t timeout, uint32_t seq);
+/* The same for IPSET_CMD_DEL (no timeout). */
+int sets_build_del(void *buf, size_t cap, const char *setname,
+		   const struct netaddr *a, uint32_t seq);
 /* The kernel's reason for an ipset netlink error (a positive errno or
  * IPSET_ERR_* code), as ipset(8) words it. */
 const char *sets_strerror(int code);
@@ -91,6 +94,12 @@ typedef void (*sets_done_fn)(void *arg, int status);
  * longer timeout, so the order the kernel applies them in cannot shorten
  * the entry. */
 int sets_add(struct sets *s, const struct dns_addr *addrs, size_t n,
+	     sets_done_fn done, void *arg);
+
+/* Take addrs (copied) out of the sets (reload's eviction); an address
+ * already gone counts as done. done as for sets_add, in order with the
+ * adds: an add queued later lands after the del. 0, -ENOMEM, -EINVAL. */
+int sets_del(struct sets *s, const struct netaddr *addrs, size_t n,
 	     sets_done_fn done, void *arg);
 
 #endif

@@ -26,6 +26,9 @@ enum stat_id {
 	STAT_TCP_REFUSED,    /* TCP connections closed at the cap */
 	STAT_GUARD_DRIFT,    /* guard checks that found drift */
 	STAT_GUARD_RESTORED, /* rules and sets written back by the guard */
+	STAT_ADDR_EVICTED,   /* addresses taken out of the sets on reload */
+	STAT_RELOADS,	     /* reloads that changed the running policy */
+	STAT_RELOAD_FAIL,    /* reloads refused (bad config, restart needed) */
 	STAT__COUNT
 };
 
