@@ -383,6 +383,11 @@ void expiry_clear(struct expiry_map *m)
 	m->min_exp = UINT64_MAX;
 }
 
+size_t expiry_count_family(const struct expiry_map *m, int family)
+{
+	return m->t[family == AF_INET ? 0 : 1].count;
+}
+
 size_t expiry_count(const struct expiry_map *m)
 {
 	return m->t[0].count + m->t[1].count;

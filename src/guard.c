@@ -59,7 +59,7 @@ struct guard {
 	int fd;
 	bool eof, reaped, killed, failed;
 	int wstatus;
-	int drift; /* bits of the check that started the restore */
+	int drift;	    /* bits of the check that started the restore */
 	bool apply_pending; /* guard_apply came: write cfg's rules next */
 	guard_applied_fn applied;
 	void *applied_arg;
@@ -397,6 +397,11 @@ static const char *job_name(enum job job)
 	return job == JOB_CHECK	    ? "check"
 	       : job == JOB_RESTORE ? "restore"
 				    : "apply";
+}
+
+void guard_set_config(struct guard *g, const struct config *cfg)
+{
+	g->cfg = cfg;
 }
 
 int guard_apply(struct guard *g, const struct config *cfg,

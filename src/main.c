@@ -2,8 +2,9 @@
 /* main: command-line parsing and dispatch. Each command is a short
  * sequence of module calls: setup (sets_create, fw_apply, then the same
  * comparison `check` makes), serve (refuses unless that comparison finds
- * the fence in place, then serve.c), run (both), check, teardown, and
- * probe (probe.c: one query to the running daemon, for readiness). */
+ * the fence in place, then serve.c), run (both), check, teardown,
+ * probe (probe.c: one query to the running daemon, for readiness), and
+ * reload and status (control.c: one line to the daemon's socket). */
 #include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
@@ -13,6 +14,7 @@
 #include <sys/types.h>
 
 #include "dnsfence/config.h"
+#include "dnsfence/control.h"
 #include "dnsfence/firewall.h"
 #include "dnsfence/guard.h"
 #include "dnsfence/log.h"
@@ -43,14 +45,19 @@ static int cmd_check(const char *config_path, const char *arg);
 static int cmd_teardown(const char *config_path, const char *arg);
 static int cmd_reference(const char *config_path, const char *arg);
 static int cmd_probe(const char *config_path, const char *arg);
+static int cmd_reload(const char *config_path, const char *arg);
+static int cmd_status(const char *config_path, const char *arg);
+static int control(const char *config_path, const char *cmd, int timeout_s,
+		   const char *what);
 static int load_config(const char *path, struct config **out);
 static int lookup_user(const struct config *cfg, uid_t *uid, gid_t *gid);
 static int fence(const char *config_path, bool do_setup, bool do_serve);
+#define RELOAD_TIMEOUT_S 90 /* above the guard's 60 s child timeout */
 static void report_log(void *arg, const char *line);
 static void report_stdout(void *arg, const char *line);
 static int setup(const struct config *cfg, uid_t uid);
-static int serve_fenced(const struct config *cfg, uid_t uid, gid_t gid,
-			bool verify);
+static int serve_fenced(const struct config *cfg, const char *path, uid_t uid,
+			gid_t gid, bool verify);
 static void usage(FILE *out);
 
 static const struct command commands[] = {
@@ -71,6 +78,13 @@ static const struct command commands[] = {
     {"probe", cmd_probe, "[NAME]",
      "ask the daemon for NAME (default " PROBE_DEFAULT_NAME
      "); exit 0 on any reply within 2 s, else 1"},
+    {"reload", cmd_reload, NULL,
+     "make the running daemon apply the config file now; exit 2 (naming "
+     "the key) when it keeps the running policy, 3 when no daemon "
+     "listens"},
+    {"status", cmd_status, "[--json]",
+     "the running daemon's mode, policy, sets, counters and last "
+     "reload"},
 };
 
 static void usage(FILE *out)
@@ -256,8 +270,8 @@ static int setup(const struct config *cfg, uid_t uid)
 }
 
 /* Serve, after checking (verify) that the fence is in place. */
-static int serve_fenced(const struct config *cfg, uid_t uid, gid_t gid,
-			bool verify)
+static int serve_fenced(const struct config *cfg, const char *path, uid_t uid,
+			gid_t gid, bool verify)
 {
 	char err[512];
 	int r;
@@ -273,7 +287,7 @@ static int serve_fenced(const struct config *cfg, uid_t uid, gid_t gid,
 			return EXIT_KERNEL;
 		}
 	}
-	return serve_run(cfg, uid, gid) == 0 ? EXIT_OK : EXIT_KERNEL;
+	return serve_run(cfg, path, uid, gid) == 0 ? EXIT_OK : EXIT_KERNEL;
 }
 
 /* setup, serve and run: load the config, resolve the user, then install
@@ -291,7 +305,7 @@ static int fence(const char *config_path, bool do_setup, bool do_serve)
 	if (rc == EXIT_OK && do_setup)
 		rc = setup(cfg, uid);
 	if (rc == EXIT_OK && do_serve)
-		rc = serve_fenced(cfg, uid, gid, !do_setup);
+		rc = serve_fenced(cfg, config_path, uid, gid, !do_setup);
 	config_free(cfg);
 	return rc;
 }
@@ -391,4 +405,56 @@ static int cmd_probe(const char *config_path, const char *arg)
 	}
 	config_free(cfg);
 	return rc;
+}
+
+static int cmd_reload(const char *config_path, const char *arg)
+{
+	(void)arg;
+	return control(config_path, "reload", RELOAD_TIMEOUT_S, "reload");
+}
+
+static int cmd_status(const char *config_path, const char *arg)
+{
+	if (arg != NULL && strcmp(arg, "--json") != 0) {
+		fprintf(stderr, "dnsfence: status: unknown operand '%s'\n",
+			arg);
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	return control(config_path, arg != NULL ? "status json" : "status",
+		       CONTROL_IO_TIMEOUT * 2, "status");
+}
+
+/* The socket is the config's control.socket. A config that does not load
+ * (the very edit being reloaded may be bad) falls back to the default
+ * socket, where a daemon answers with the same error; when none answers
+ * there, the local error is the answer. */
+static int control(const char *config_path, const char *cmd, int timeout_s,
+		   const char *what)
+{
+	struct config *cfg = NULL;
+	char err[1024], lerr[512] = "";
+	const char *path = CONFIG_DEFAULT_CONTROL;
+	int r;
+
+	if (config_load(config_path, &cfg, lerr, sizeof(lerr)) == 0)
+		path = cfg->control_socket;
+	r = control_call(path, cmd, timeout_s, stdout, err, sizeof(err));
+	fflush(stdout);
+	if ((r == -ENOENT || r == -ECONNREFUSED) && lerr[0] != '\0') {
+		log_err("config", "%s", lerr);
+		r = EXIT_USAGE;
+	} else if (r == -ENOENT || r == -ECONNREFUSED) {
+		log_err(what, "no dnsfence daemon listens on %s", path);
+		r = EXIT_KERNEL;
+	} else if (r < 0) {
+		log_err(what, "%s", err);
+		r = EXIT_KERNEL;
+	} else if (r > 0) {
+		log_err(what, "%s", err);
+	} else if (strcmp(what, "reload") == 0) {
+		printf("reloaded: %s\n", err);
+	}
+	config_free(cfg);
+	return r;
 }

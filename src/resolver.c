@@ -782,8 +782,10 @@ static void deny_pending(struct pending *p)
 	ssize_t n;
 
 	dns_name_to_text(p->qname, p->qname_len, name, sizeof(name));
-	log_info("policy", "denied %s: removed from the allowlist while "
-			   "upstream", name);
+	log_info("policy",
+		 "denied %s: removed from the allowlist while "
+		 "upstream",
+		 name);
 	snprintf(text, sizeof(text), "%s is not on the dnsfence allowlist",
 		 name);
 	while ((rq = TAILQ_FIRST(&p->waiters)) != NULL) {
@@ -818,11 +820,12 @@ static int note_prov(struct resolver *r, const uint8_t *name, size_t len,
 		uint32_t t = sets_timeout(addrs[i].ttl, r->cfg->ttl_min,
 					  r->cfg->ttl_max);
 
-		rc = prov_note(r->prov, name, len, &addrs[i].addr, now + t,
-			       now);
+		rc =
+		    prov_note(r->prov, name, len, &addrs[i].addr, now + t, now);
 		if (rc == -ENOSPC || rc == -ENOMEM) {
-			log_warn("prov", "cannot note a set entry's name: %s; "
-					 "SERVFAIL",
+			log_warn("prov",
+				 "cannot note a set entry's name: %s; "
+				 "SERVFAIL",
 				 strerror(-rc));
 			return rc;
 		}

@@ -372,6 +372,18 @@ void sets_close(struct sets *s)
 	free(s);
 }
 
+void sets_set_ttl(struct sets *s, uint32_t ttl_min, uint32_t ttl_max)
+{
+	s->ttl_min = ttl_min;
+	s->ttl_max = ttl_max;
+}
+
+void sets_entries(const struct sets *s, size_t *v4, size_t *v6)
+{
+	*v4 = expiry_count_family(s->map, AF_INET);
+	*v6 = expiry_count_family(s->map, AF_INET6);
+}
+
 void sets_forget(struct sets *s)
 {
 	if (s == NULL)
@@ -523,11 +535,11 @@ static size_t fill(struct sets *s, struct mnl_nlmsg_batch *nb)
 	while (b != NULL && s->inflight + count < s->inflight_max &&
 	       mnl_nlmsg_batch_size(nb) + SETS_ADD_MSG_MAX <= SEND_LIMIT) {
 		const struct item *it = &b->items[i];
-		int len = build_msg(mnl_nlmsg_batch_current(nb),
-				    SETS_ADD_MSG_MAX,
-				    it->del ? IPSET_CMD_DEL : IPSET_CMD_ADD,
-				    s->name[fam_index(&it->addr)], &it->addr,
-				    it->timeout, seq++);
+		int len =
+		    build_msg(mnl_nlmsg_batch_current(nb), SETS_ADD_MSG_MAX,
+			      it->del ? IPSET_CMD_DEL : IPSET_CMD_ADD,
+			      s->name[fam_index(&it->addr)], &it->addr,
+			      it->timeout, seq++);
 
 		if (len < 0) /* names and families were checked */
 			break;

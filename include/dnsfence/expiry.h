@@ -43,5 +43,7 @@ void expiry_forget(struct expiry_map *m, const struct netaddr *a);
 void expiry_clear(struct expiry_map *m);
 /* Entries stored, expired ones not yet swept included. */
 size_t expiry_count(const struct expiry_map *m);
+/* The same for one family (AF_INET or AF_INET6). */
+size_t expiry_count_family(const struct expiry_map *m, int family);
 
 #endif

@@ -38,6 +38,8 @@ int guard_compare(const struct config *cfg, uid_t uid, guard_report_fn report,
  * setup again. NULL on allocation failure. */
 struct guard *guard_new(struct event_base *base, const struct config *cfg,
 			uid_t uid, struct sets *sets);
+/* Check against cfg from now on (a reload whose rules are the same). */
+void guard_set_config(struct guard *g, const struct config *cfg);
 /* Called once when guard_apply's rules are in place (status 0) or
  * failed (-EIO, detail: the first line of why). */
 typedef void (*guard_applied_fn)(void *arg, int status, const char *detail);

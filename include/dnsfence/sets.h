@@ -71,6 +71,11 @@ struct sets *sets_open(struct event_base *base, const struct sets_params *p,
 /* Drops adds still queued or in flight WITHOUT calling their done: the
  * caller tears its queries down itself. Never call it from a done. */
 void sets_close(struct sets *s);
+/* New clamp for the timeouts of later adds (reload). */
+void sets_set_ttl(struct sets *s, uint32_t ttl_min, uint32_t ttl_max);
+/* Addresses the never-shorten map holds per family (status; expired
+ * entries not yet swept included). */
+void sets_entries(const struct sets *s, size_t *v4, size_t *v6);
 /* Forget the never-shorten map (see expiry.h): the sets were recreated
  * (the guard restored them) and are empty, so no entry outlives anything.
  * Adds in flight still complete normally. */

@@ -319,14 +319,16 @@ df_tcp_connect() {
 
 # df_config [KEY=JSON]...: write a config to $DF_TMP/dnsfence.json: listen on
 # loopback, upstream unbound, ports tcp/80, 443 and 8080 (the tests'
-# listeners), debug log, plus each KEY=JSON (which replaces a default).
+# listeners), debug log, the control socket in $DF_TMP (never the host's
+# /run), plus each KEY=JSON (which replaces a default).
 #   df_config allow='["www.allowed.test"]' deny_rcode='"refused"'
 df_config() {
 	DF_DNSFENCE_CONF="$DF_TMP/dnsfence.json"
 	"$DF_PY" - "$DF_DNSFENCE_CONF" "$@" <<'EOF'
-import json, sys
+import json, os, sys
 conf = {"listen": ["127.0.0.1:53", "[::1]:53"], "upstreams": ["198.18.0.1"], "allow": [],
-        "ports": ["tcp/80", "tcp/443", "tcp/8080"], "log": {"level": "debug"}}
+        "ports": ["tcp/80", "tcp/443", "tcp/8080"], "log": {"level": "debug"},
+        "control": {"socket": os.path.dirname(sys.argv[1]) + "/control.sock"}}
 for arg in sys.argv[2:]:
     key, _, val = arg.partition("=")
     try:

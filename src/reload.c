@@ -1,0 +1,666 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* reload: the live policy change (see reload.h).
+ *
+ * Requests (SIGHUP, the control socket, the config watch) only queue a
+ * waiter and make one event active, so requests that arrive together
+ * cost one reload, and a request during a reload gets one more after
+ * it. A reload runs in steps, each a plain function:
+ *
+ *   load       read and validate the file, compile the allowlist; any
+ *              error keeps the running policy (nothing was touched yet)
+ *   refuse     keys that cannot change in a running daemon (the
+ *              listeners, the sets, the user, the control socket, the
+ *              upstreams, mode "off" on either side): a restart is needed
+ *   swap       resolver, sets' timeout clamp, log level: between two
+ *              queries, since the loop runs one callback at a time;
+ *              questions already upstream are judged again on arrival
+ *   evict      every address only removed names put in the sets is
+ *              deleted over netlink (sets_del), their cached answers
+ *              dropped (by the swap)
+ *   rules      when reload_rules_differ, the guard writes the new rules
+ *              in a child (guard_apply) and checks against them from then
+ *              on; it never restores the old ones
+ *   complete   when the deletes are acked and the rules written: one log
+ *              line, the waiters answered
+ *
+ * The file is read with the daemon's credentials (after the privilege
+ * drop): it must be readable by `user`. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+#include <event2/event.h>
+
+#include "dnsfence/guard.h"
+#include "dnsfence/log.h"
+#include "dnsfence/policy.h"
+#include "dnsfence/prov.h"
+#include "dnsfence/reload.h"
+#include "dnsfence/resolver.h"
+#include "dnsfence/sets.h"
+#include "dnsfence/stats.h"
+
+#define SYS	    "reload"
+#define WAITERS_MAX 16
+#define TEXT_MAX    512
+/* (address, name) links the provenance map holds per set entry. */
+#define PROV_LINKS_PER_ENTRY 2
+
+struct waiter {
+	reload_done_fn fn;
+	void *arg;
+};
+
+struct reload {
+	struct reload_parts p;
+	char path[4096];
+	const struct config *cfg; /* running */
+	struct config *owned;	  /* cfg, when a reload loaded it */
+	struct policy *pol;
+	struct prov *prov;
+	struct event *kick_ev;
+	uint64_t started_ms;
+	/* the reload under way */
+	bool busy;
+	const char *trigger, *next_trigger;
+	struct waiter cur[WAITERS_MAX], next[WAITERS_MAX];
+	size_t n_cur, n_next;
+	int waits; /* deletes and rules still to come */
+	int result;
+	char text[TEXT_MAX];
+	uint64_t t0_ms;
+	struct netaddr *evict;
+	size_t n_evict, cap_evict;
+	/* the last one, for status */
+	uint64_t last_wall, last_ms, count;
+	char last_trigger[16];
+	int last_result;
+	char last_text[TEXT_MAX];
+};
+
+static uint64_t now_ms(void);
+static void on_kick(evutil_socket_t fd, short what, void *arg);
+static void run(struct reload *rl);
+static int load(struct reload *rl, struct config **cfg, struct policy **pol,
+		char *err, size_t errlen);
+static bool restart_needed(const struct config *a, const struct config *b,
+			   char *err, size_t errlen);
+static void names_diff(const struct config *a, const struct config *b,
+		       size_t *added, size_t *removed);
+static void swap(struct reload *rl, struct config *cfg, struct policy *pol);
+static size_t evict(struct reload *rl);
+static bool still_allowed(void *arg, const uint8_t *name, size_t len);
+static void collect(void *arg, const struct netaddr *a);
+static void on_deleted(void *arg, int status);
+static void on_applied(void *arg, int status, const char *detail);
+static void step_done(struct reload *rl);
+static void finish(struct reload *rl, int result, const char *text);
+static int cmp_str(const void *a, const void *b);
+static char **sorted_entries(const struct config *c, size_t *n);
+static uint64_t fingerprint(const struct config *c);
+static cJSON *status_last(const struct reload *rl);
+static cJSON *status_json(const struct reload *rl);
+static void status_lines(FILE *f, const cJSON *o, const char *prefix);
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+struct policy *reload_build_policy(const struct config *cfg, char *err,
+				   size_t errlen)
+{
+	struct policy *pol = policy_new();
+	const char *why = NULL;
+
+	if (pol == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	for (size_t i = 0; i < cfg->n_allow; i++) {
+		if (policy_add(pol, cfg->allow[i], &why) != 0) {
+			snprintf(err, errlen, "allow: %s: %s", cfg->allow[i],
+				 why != NULL ? why : "cannot add");
+			goto fail;
+		}
+	}
+	for (size_t i = 0; i < cfg->n_ecosystems; i++) {
+		if (policy_add_preset(pol, cfg->ecosystems[i]) != 0) {
+			snprintf(err, errlen, "ecosystems: %s: cannot load",
+				 cfg->ecosystems[i]);
+			goto fail;
+		}
+	}
+	return pol;
+fail:
+	policy_free(pol);
+	return NULL;
+}
+
+struct reload *reload_new(const struct reload_parts *parts,
+			  const struct config *cfg, struct policy *pol,
+			  const char *path)
+{
+	struct reload *rl = calloc(1, sizeof(*rl));
+	size_t links = (size_t)cfg->maxelem * 2 * PROV_LINKS_PER_ENTRY;
+
+	if (rl == NULL)
+		return NULL;
+	rl->p = *parts;
+	rl->cfg = cfg;
+	rl->pol = pol;
+	rl->started_ms = now_ms();
+	if (path == NULL || *path == '\0')
+		path = getenv("DNSFENCE_CONFIG");
+	if (path == NULL || *path == '\0')
+		path = CONFIG_DEFAULT_PATH;
+	snprintf(rl->path, sizeof(rl->path), "%s", path);
+	rl->kick_ev = event_new(parts->base, -1, 0, on_kick, rl);
+	rl->prov = prov_new(links < (1u << 26) ? links : (1u << 26));
+	if (rl->kick_ev == NULL || rl->prov == NULL) {
+		reload_free(rl);
+		return NULL;
+	}
+	resolver_set_policy(rl->p.res, cfg, pol);
+	if (rl->p.sets != NULL)
+		resolver_set_prov(rl->p.res, rl->prov);
+	return rl;
+}
+
+void reload_set_guard(struct reload *rl, struct guard *guard)
+{
+	rl->p.guard = guard;
+}
+
+/* The resolver must be gone (or repointed) first: it holds cfg and pol. */
+void reload_free(struct reload *rl)
+{
+	if (rl == NULL)
+		return;
+	if (rl->kick_ev != NULL)
+		event_free(rl->kick_ev);
+	prov_free(rl->prov);
+	policy_free(rl->pol);
+	config_free(rl->owned);
+	free(rl->evict);
+	free(rl);
+}
+
+const struct config *reload_config(const struct reload *rl)
+{
+	return rl->cfg;
+}
+
+const struct policy *reload_policy(const struct reload *rl)
+{
+	return rl->pol;
+}
+
+const char *reload_path(const struct reload *rl)
+{
+	return rl->path;
+}
+
+void reload_request(struct reload *rl, const char *trigger, reload_done_fn done,
+		    void *arg)
+{
+	if (done != NULL && rl->n_next == WAITERS_MAX) {
+		done(arg, RELOAD_FAILED, "too many reload requests waiting");
+		return;
+	}
+	if (done != NULL)
+		rl->next[rl->n_next++] = (struct waiter){done, arg};
+	if (rl->next_trigger == NULL)
+		rl->next_trigger = trigger;
+	if (!rl->busy)
+		event_active(rl->kick_ev, EV_TIMEOUT, 0);
+}
+
+void reload_forget(struct reload *rl, void *arg)
+{
+	for (size_t i = 0; i < rl->n_cur; i++) {
+		if (rl->cur[i].arg == arg)
+			rl->cur[i].fn = NULL;
+	}
+	for (size_t i = 0; i < rl->n_next; i++) {
+		if (rl->next[i].arg == arg)
+			rl->next[i].fn = NULL;
+	}
+}
+
+static void on_kick(evutil_socket_t fd, short what, void *arg)
+{
+	struct reload *rl = arg;
+
+	(void)fd;
+	(void)what;
+	if (rl->busy || rl->next_trigger == NULL)
+		return;
+	memcpy(rl->cur, rl->next, rl->n_next * sizeof(rl->next[0]));
+	rl->n_cur = rl->n_next;
+	rl->n_next = 0;
+	rl->trigger = rl->next_trigger;
+	rl->next_trigger = NULL;
+	run(rl);
+}
+
+static void run(struct reload *rl)
+{
+	struct config *cfg = NULL;
+	struct policy *pol = NULL;
+	char err[TEXT_MAX];
+	size_t added, removed, evicted, dropped;
+	bool rules;
+
+	rl->busy = true;
+	rl->t0_ms = now_ms();
+	rl->waits = 0;
+	if (load(rl, &cfg, &pol, err, sizeof(err)) != 0 ||
+	    restart_needed(rl->cfg, cfg, err, sizeof(err))) {
+		finish(rl, RELOAD_BAD_CONFIG, err);
+		goto out;
+	}
+	if (config_equal(rl->cfg, cfg)) {
+		finish(rl, RELOAD_OK, "no change");
+		goto out;
+	}
+	names_diff(rl->cfg, cfg, &added, &removed);
+	rules = reload_rules_differ(rl->cfg, cfg);
+	dropped = resolver_set_policy(rl->p.res, cfg, pol);
+	swap(rl, cfg, pol);
+	cfg = NULL;
+	pol = NULL;
+	evicted = evict(rl);
+	rl->waits++; /* held until the steps below are started */
+	if (rl->p.guard != NULL && rules) {
+		rl->waits++;
+		guard_apply(rl->p.guard, rl->cfg, on_applied, rl);
+	} else if (rl->p.guard != NULL) {
+		guard_set_config(rl->p.guard, rl->cfg);
+	}
+	snprintf(rl->text, sizeof(rl->text),
+		 "+%zu/-%zu names, rules %s, %zu addresses evicted, %zu "
+		 "cached answers dropped",
+		 added, removed, rules ? "re-applied" : "unchanged", evicted,
+		 dropped);
+	rl->result = RELOAD_OK;
+	step_done(rl);
+out:
+	config_free(cfg);
+	policy_free(pol);
+}
+
+/* Read, validate, compile. On error nothing has changed. */
+static int load(struct reload *rl, struct config **cfg, struct policy **pol,
+		char *err, size_t errlen)
+{
+	char why[TEXT_MAX - 64];
+	int rc = config_load(rl->path, cfg, why, sizeof(why));
+
+	if (rc != 0) {
+		snprintf(err, errlen, "%s", why);
+		return rc;
+	}
+	*pol = reload_build_policy(*cfg, why, sizeof(why));
+	if (*pol == NULL) {
+		snprintf(err, errlen, "%.200s: %.250s", rl->path, why);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* A key the running daemon cannot take: err names it. */
+static bool restart_needed(const struct config *a, const struct config *b,
+			   char *err, size_t errlen)
+{
+	const char *key = NULL;
+
+	if (a->n_listen != b->n_listen ||
+	    memcmp(a->listen, b->listen, a->n_listen * sizeof(*a->listen)))
+		key = "listen";
+	else if (strcmp(a->set4, b->set4) != 0)
+		key = "sets.ipv4";
+	else if (strcmp(a->set6, b->set6) != 0)
+		key = "sets.ipv6";
+	else if (a->maxelem != b->maxelem)
+		key = "sets.maxelem";
+	else if (strcmp(a->user, b->user) != 0)
+		key = "user";
+	else if (strcmp(a->control_socket, b->control_socket) != 0)
+		key = "control.socket";
+	else if (a->n_upstreams != b->n_upstreams ||
+		 memcmp(a->upstreams, b->upstreams,
+			a->n_upstreams * sizeof(*a->upstreams)))
+		key = "upstreams";
+	else if (a->upstream_timeout_ms != b->upstream_timeout_ms)
+		key = "upstream_timeout";
+	else if (a->mode != b->mode &&
+		 (a->mode == CONFIG_MODE_OFF || b->mode == CONFIG_MODE_OFF))
+		key = "mode";
+	if (key == NULL)
+		return false;
+	snprintf(err, errlen,
+		 "%s: cannot change while dnsfence runs; restart it to apply "
+		 "the new value (the running policy stays)",
+		 key);
+	return true;
+}
+
+bool reload_rules_differ(const struct config *a, const struct config *b)
+{
+	return a->mode != b->mode || a->n_ports != b->n_ports ||
+	       memcmp(a->ports, b->ports, a->n_ports * sizeof(*a->ports)) ||
+	       a->n_allow_cidrs != b->n_allow_cidrs ||
+	       memcmp(a->allow_cidrs, b->allow_cidrs,
+		      a->n_allow_cidrs * sizeof(*a->allow_cidrs)) ||
+	       a->n_upstreams != b->n_upstreams ||
+	       memcmp(a->upstreams, b->upstreams,
+		      a->n_upstreams * sizeof(*a->upstreams));
+}
+
+/* The resolver already judges with the new pair; the old one goes. */
+static void swap(struct reload *rl, struct config *cfg, struct policy *pol)
+{
+	policy_free(rl->pol);
+	config_free(rl->owned);
+	rl->pol = pol;
+	rl->owned = cfg;
+	rl->cfg = cfg;
+	if (rl->p.sets != NULL)
+		sets_set_ttl(rl->p.sets, cfg->ttl_min, cfg->ttl_max);
+	log_setup(cfg->log_level, cfg->log_format, false);
+}
+
+/* Queue the deletes of every address only removed names put in the
+ * sets; returns how many. */
+static size_t evict(struct reload *rl)
+{
+	size_t n;
+	int rc;
+
+	if (rl->p.sets == NULL)
+		return 0;
+	rl->n_evict = 0;
+	n = prov_evict(rl->prov, still_allowed, rl, collect, rl,
+		       now_ms() / 1000);
+	if (rl->n_evict == 0)
+		return n;
+	rc = sets_del(rl->p.sets, rl->evict, rl->n_evict, on_deleted, rl);
+	if (rc != 0)
+		log_err(SYS, "cannot queue %zu deletes: %s", rl->n_evict,
+			strerror(-rc));
+	else
+		rl->waits++;
+	return n;
+}
+
+static bool still_allowed(void *arg, const uint8_t *name, size_t len)
+{
+	const struct reload *rl = arg;
+
+	return rl->cfg->mode == CONFIG_MODE_AUDIT ||
+	       policy_match(rl->pol, name, len);
+}
+
+static void collect(void *arg, const struct netaddr *a)
+{
+	struct reload *rl = arg;
+
+	if (rl->n_evict == rl->cap_evict) {
+		size_t cap = rl->cap_evict ? rl->cap_evict * 2 : 256;
+		struct netaddr *v = reallocarray(rl->evict, cap, sizeof(*v));
+
+		if (v == NULL) {
+			log_err(SYS, "out of memory: an address stays");
+			return;
+		}
+		rl->evict = v;
+		rl->cap_evict = cap;
+	}
+	rl->evict[rl->n_evict++] = *a;
+}
+
+static void on_deleted(void *arg, int status)
+{
+	struct reload *rl = arg;
+
+	if (status != 0)
+		log_err(SYS, "deleting evicted addresses failed: %s",
+			strerror(-status));
+	step_done(rl);
+}
+
+static void on_applied(void *arg, int status, const char *detail)
+{
+	struct reload *rl = arg;
+
+	if (status != 0) {
+		rl->result = RELOAD_FAILED;
+		snprintf(rl->text, sizeof(rl->text),
+			 "the new rules could not be applied: %s; stopping",
+			 detail);
+	}
+	step_done(rl);
+}
+
+static void step_done(struct reload *rl)
+{
+	if (--rl->waits > 0)
+		return;
+	stats_inc(STAT_RELOADS);
+	finish(rl, rl->result, rl->text);
+}
+
+/* Log, remember for status, answer the waiters, start the next. */
+static void finish(struct reload *rl, int result, const char *text)
+{
+	uint64_t ms = now_ms() - rl->t0_ms;
+	char line[TEXT_MAX];
+
+	snprintf(line, sizeof(line), "%s", text);
+	if (result == RELOAD_OK && strcmp(line, "no change") == 0)
+		log_debug(SYS, "%s (%s): no change", rl->trigger, rl->path);
+	else if (result == RELOAD_OK)
+		log_info(SYS, "%s (%s): %s, %llu ms", rl->trigger, rl->path,
+			 line, (unsigned long long)ms);
+	else
+		log_err(SYS, "%s: %s", rl->trigger, line);
+	if (result != RELOAD_OK)
+		stats_inc(STAT_RELOAD_FAIL);
+	rl->last_wall = (uint64_t)time(NULL);
+	rl->last_ms = ms;
+	rl->count++;
+	rl->last_result = result;
+	snprintf(rl->last_trigger, sizeof(rl->last_trigger), "%s", rl->trigger);
+	snprintf(rl->last_text, sizeof(rl->last_text), "%s", line);
+	for (size_t i = 0; i < rl->n_cur; i++) {
+		if (rl->cur[i].fn != NULL)
+			rl->cur[i].fn(rl->cur[i].arg, result, line);
+	}
+	rl->n_cur = 0;
+	rl->busy = false;
+	if (rl->next_trigger != NULL)
+		event_active(rl->kick_ev, EV_TIMEOUT, 0);
+}
+
+/* +N/-M: entries (allow names and ecosystem presets) only in b / only in
+ * a, by a merge of the sorted lists. */
+static void names_diff(const struct config *a, const struct config *b,
+		       size_t *added, size_t *removed)
+{
+	size_t na, nb, i = 0, j = 0;
+	char **sa = sorted_entries(a, &na), **sb = sorted_entries(b, &nb);
+
+	*added = *removed = 0;
+	if (sa == NULL || sb == NULL)
+		goto out;
+	while (i < na || j < nb) {
+		int c = i == na ? 1 : j == nb ? -1 : strcmp(sa[i], sb[j]);
+
+		if (c < 0) {
+			(*removed)++;
+			i++;
+		} else if (c > 0) {
+			(*added)++;
+			j++;
+		} else {
+			i++;
+			j++;
+		}
+	}
+out:
+	free(sa);
+	free(sb);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Pointers to c's allow and ecosystem entries, sorted (an ecosystem and
+ * a name cannot collide: presets have no dot). */
+static char **sorted_entries(const struct config *c, size_t *n)
+{
+	char **v = calloc(c->n_allow + c->n_ecosystems + 1, sizeof(*v));
+
+	*n = 0;
+	if (v == NULL)
+		return NULL;
+	for (size_t i = 0; i < c->n_allow; i++)
+		v[(*n)++] = c->allow[i];
+	for (size_t i = 0; i < c->n_ecosystems; i++)
+		v[(*n)++] = c->ecosystems[i];
+	qsort(v, *n, sizeof(*v), cmp_str);
+	return v;
+}
+
+/* FNV-1a over the sorted allow entries, the mode and allow_cidrs: the
+ * same policy gives the same value whatever the order in the file. */
+static uint64_t fingerprint(const struct config *c)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	size_t n;
+	char **v = sorted_entries(c, &n);
+	char buf[64];
+
+	for (size_t i = 0; v != NULL && i < n; i++) {
+		for (const char *s = v[i]; *s != '\0'; s++)
+			h = (h ^ (uint8_t)*s) * 0x100000001b3ULL;
+		h = (h ^ '\n') * 0x100000001b3ULL;
+	}
+	free(v);
+	snprintf(buf, sizeof(buf), "mode=%s", config_mode_name(c->mode));
+	for (const char *s = buf; *s != '\0'; s++)
+		h = (h ^ (uint8_t)*s) * 0x100000001b3ULL;
+	for (size_t i = 0; i < c->n_allow_cidrs; i++) {
+		netaddr_format_cidr(&c->allow_cidrs[i], buf, sizeof(buf));
+		for (const char *s = buf; *s != '\0'; s++)
+			h = (h ^ (uint8_t)*s) * 0x100000001b3ULL;
+	}
+	return h;
+}
+
+static cJSON *status_last(const struct reload *rl)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (o == NULL || rl->count == 0)
+		return o;
+	cJSON_AddStringToObject(o, "trigger", rl->last_trigger);
+	cJSON_AddStringToObject(o, "result",
+				rl->last_result == RELOAD_OK ? "ok" : "error");
+	cJSON_AddStringToObject(o, "text", rl->last_text);
+	cJSON_AddNumberToObject(o, "ago_s",
+				(double)((uint64_t)time(NULL) - rl->last_wall));
+	cJSON_AddNumberToObject(o, "duration_ms", (double)rl->last_ms);
+	return o;
+}
+
+static cJSON *status_json(const struct reload *rl)
+{
+	cJSON *o = cJSON_CreateObject(), *sets, *prov, *ctr;
+	size_t n4 = 0, n6 = 0;
+	char fp[20];
+
+	if (o == NULL)
+		return NULL;
+	snprintf(fp, sizeof(fp), "%016llx",
+		 (unsigned long long)fingerprint(rl->cfg));
+	if (rl->p.sets != NULL)
+		sets_entries(rl->p.sets, &n4, &n6);
+	cJSON_AddStringToObject(o, "version", DNSFENCE_VERSION);
+	cJSON_AddStringToObject(o, "mode", config_mode_name(rl->cfg->mode));
+	cJSON_AddStringToObject(o, "config", rl->path);
+	cJSON_AddStringToObject(o, "policy_fingerprint", fp);
+	cJSON_AddNumberToObject(o, "allow_entries",
+				(double)policy_size(rl->pol));
+	cJSON_AddNumberToObject(o, "uptime_s",
+				(double)((now_ms() - rl->started_ms) / 1000));
+	cJSON_AddNumberToObject(o, "queries_in_flight",
+				(double)resolver_pending(rl->p.res));
+	cJSON_AddNumberToObject(o, "cache_entries",
+				(double)resolver_cached(rl->p.res));
+	sets = cJSON_AddObjectToObject(o, "set_entries");
+	cJSON_AddNumberToObject(sets, "ipv4", (double)n4);
+	cJSON_AddNumberToObject(sets, "ipv6", (double)n6);
+	prov = cJSON_AddObjectToObject(o, "provenance");
+	cJSON_AddNumberToObject(prov, "addresses",
+				(double)prov_addresses(rl->prov));
+	cJSON_AddNumberToObject(prov, "names", (double)prov_names(rl->prov));
+	cJSON_AddNumberToObject(prov, "links", (double)prov_links(rl->prov));
+	cJSON_AddNumberToObject(o, "reloads", (double)rl->count);
+	cJSON_AddItemToObject(o, "last_reload", status_last(rl));
+	ctr = cJSON_AddObjectToObject(o, "counters");
+	for (int i = 0; i < STAT__COUNT; i++)
+		cJSON_AddNumberToObject(ctr, stats_name((enum stat_id)i),
+					(double)stats_get((enum stat_id)i));
+	return o;
+}
+
+/* "key: value" lines, objects flattened as "key.sub: value". */
+static void status_lines(FILE *f, const cJSON *o, const char *prefix)
+{
+	for (const cJSON *it = o->child; it != NULL; it = it->next) {
+		char key[96];
+
+		snprintf(key, sizeof(key), "%s%s", prefix, it->string);
+		if (cJSON_IsObject(it)) {
+			char sub[100];
+
+			if (it->child == NULL)
+				fprintf(f, "%s: none\n", key);
+			snprintf(sub, sizeof(sub), "%s.", key);
+			status_lines(f, it, sub);
+		} else if (cJSON_IsString(it)) {
+			fprintf(f, "%s: %s\n", key, it->valuestring);
+		} else {
+			fprintf(f, "%s: %.0f\n", key, it->valuedouble);
+		}
+	}
+}
+
+char *reload_status(const struct reload *rl, bool json)
+{
+	cJSON *o = status_json(rl);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (o == NULL)
+		return NULL;
+	if (json) {
+		text = cJSON_PrintUnformatted(o);
+	} else if ((f = open_memstream(&text, &len)) != NULL) {
+		status_lines(f, o, "");
+		fclose(f);
+	}
+	cJSON_Delete(o);
+	return text;
+}
