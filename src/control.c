@@ -26,11 +26,13 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/listener.h>
 
+#include "dnsfence/config.h"
 #include "dnsfence/control.h"
 #include "dnsfence/log.h"
 #include "dnsfence/reload.h"
@@ -432,4 +434,38 @@ static int read_reply(int fd, FILE *out, char *err, size_t errlen)
 	}
 	snprintf(err, errlen, "reply not understood: \"%.80s\"", head);
 	return -EPROTO;
+}
+
+void control_socket_of(const char *config_path, char *buf, size_t cap)
+{
+	const char *path = config_path;
+	char *text = NULL;
+	size_t len = 0;
+	cJSON *root = NULL;
+	const cJSON *s;
+	FILE *f, *mem;
+	char chunk[4096];
+	size_t n;
+
+	snprintf(buf, cap, "%s", CONFIG_DEFAULT_CONTROL);
+	if (path == NULL || *path == '\0')
+		path = getenv("DNSFENCE_CONFIG");
+	if (path == NULL || *path == '\0')
+		path = CONFIG_DEFAULT_PATH;
+	if ((f = fopen(path, "re")) == NULL)
+		return;
+	if ((mem = open_memstream(&text, &len)) != NULL) {
+		while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+			fwrite(chunk, 1, n, mem);
+		fclose(mem);
+	}
+	fclose(f);
+	if (text != NULL)
+		root = cJSON_ParseWithLength(text, len);
+	s = cJSON_GetObjectItemCaseSensitive(
+	    cJSON_GetObjectItemCaseSensitive(root, "control"), "socket");
+	if (cJSON_IsString(s) && s->valuestring[0] == '/')
+		snprintf(buf, cap, "%s", s->valuestring);
+	cJSON_Delete(root);
+	free(text);
 }

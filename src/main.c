@@ -425,20 +425,20 @@ static int cmd_status(const char *config_path, const char *arg)
 		       CONTROL_IO_TIMEOUT * 2, "status");
 }
 
-/* The socket is the config's control.socket. A config that does not load
- * (the very edit being reloaded may be bad) falls back to the default
- * socket, where a daemon answers with the same error; when none answers
- * there, the local error is the answer. */
+/* The socket is the config's control.socket, read even from a file that
+ * does not validate: the daemon answers a bad edit with its own error.
+ * When no daemon answers, a local error in the file is the answer. */
 static int control(const char *config_path, const char *cmd, int timeout_s,
 		   const char *what)
 {
 	struct config *cfg = NULL;
-	char err[1024], lerr[512] = "";
-	const char *path = CONFIG_DEFAULT_CONTROL;
+	char err[1024], lerr[512] = "", path[128];
 	int r;
 
+	control_socket_of(config_path, path, sizeof(path));
 	if (config_load(config_path, &cfg, lerr, sizeof(lerr)) == 0)
-		path = cfg->control_socket;
+		lerr[0] = '\0';
+	config_free(cfg);
 	r = control_call(path, cmd, timeout_s, stdout, err, sizeof(err));
 	fflush(stdout);
 	if ((r == -ENOENT || r == -ECONNREFUSED) && lerr[0] != '\0') {
@@ -455,6 +455,5 @@ static int control(const char *config_path, const char *cmd, int timeout_s,
 	} else if (strcmp(what, "reload") == 0) {
 		printf("reloaded: %s\n", err);
 	}
-	config_free(cfg);
 	return r;
 }

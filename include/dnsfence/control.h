@@ -40,4 +40,9 @@ int control_parse(const char *line, size_t len, bool *json);
 int control_call(const char *path, const char *cmd, int timeout_s, FILE *out,
 		 char *err, size_t errlen);
 
+/* The control.socket a config file names, read without validating the
+ * rest (a reload is often asked for a file with an error in it), else
+ * the default, into buf. config_path as for config_load. */
+void control_socket_of(const char *config_path, char *buf, size_t cap);
+
 #endif
