@@ -56,6 +56,7 @@ struct control {
 };
 
 static int make_dir(const char *path, gid_t gid);
+static void give_group(const char *path, gid_t gid);
 static int bind_socket(struct control *c, char *err, size_t errlen);
 static void on_accept(struct evconnlistener *lis, evutil_socket_t fd,
 		      struct sockaddr *sa, int len, void *arg);
@@ -101,9 +102,21 @@ static int make_dir(const char *path, gid_t gid)
 	*slash = '\0';
 	if (mkdir(dir, 0770) < 0)
 		return errno == EEXIST ? 0 : -errno;
-	if (geteuid() == 0 && chown(dir, 0, gid) < 0)
-		return -errno;
+	give_group(dir, gid);
 	return 0;
+}
+
+/* root:gid, when root may chown (a container without CAP_CHOWN may not:
+ * then the file stays root's own, and only root can use it). */
+static void give_group(const char *path, gid_t gid)
+{
+	if (geteuid() != 0)
+		return;
+	if (chown(path, 0, gid) < 0)
+		log_warn(SYS,
+			 "%s: cannot give it to group %u (%s): only root can "
+			 "use it",
+			 path, (unsigned)gid, strerror(errno));
 }
 
 static int bind_socket(struct control *c, char *err, size_t errlen)
@@ -128,8 +141,7 @@ static int bind_socket(struct control *c, char *err, size_t errlen)
 	umask(old);
 	if (rc < 0 || chmod(c->path, 0660) < 0)
 		goto fail;
-	if (geteuid() == 0 && chown(c->path, 0, c->gid) < 0)
-		goto fail;
+	give_group(c->path, c->gid);
 	c->lis =
 	    evconnlistener_new(c->base, on_accept, c,
 			       LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC,
