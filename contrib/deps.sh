@@ -19,6 +19,8 @@ pkgs=(
 	nsd unbound dnsutils knot-dnsutils curl python3 procps socat
 	# deployment checks: manifests (YAML), the systemd unit, man pages
 	python3-yaml systemd groff-base util-linux
+	# benchmarks (test/bench/reload.sh, dnsperf.sh)
+	dnsperf
 )
 if [ "${1:-}" = "--package" ]; then
 	pkgs+=(debhelper lintian fakeroot dpkg-dev)

@@ -77,6 +77,9 @@ static int each_string(struct pctx *p, const struct key_spec *k,
 		       const cJSON *v);
 static int push(void *arrp, size_t *n, size_t size, const void *item);
 static int add_string(char ***arr, size_t *n, const char *s);
+static int append_string(char ***arr, size_t *n, const char *s);
+static int dedupe_strings(char **arr, size_t *n);
+static int cmp_ref(const void *a, const void *b);
 static int get_int(struct pctx *p, const char *path, const cJSON *v, double lo,
 		   double hi, double *out);
 static int get_choice(struct pctx *p, const struct key_spec *k, const cJSON *v,
@@ -365,6 +368,79 @@ static int push(void *arrp, size_t *n, size_t size, const void *item)
 	return 0;
 }
 
+/* Append a copy of s; the array grows by half when full (its capacity is
+ * not stored: it is the next power of two at or above *n). */
+static int append_string(char ***arr, size_t *n, const char *s)
+{
+	size_t cap = 16;
+	char *copy, **grown;
+
+	while (cap < *n)
+		cap *= 2;
+	if (*n == cap || *arr == NULL) {
+		grown = reallocarray(*arr, *n == cap ? cap * 2 : cap,
+				     sizeof(char *));
+		if (grown == NULL)
+			return -ENOMEM;
+		*arr = grown;
+	}
+	if ((copy = strdup(s)) == NULL)
+		return -ENOMEM;
+	(*arr)[(*n)++] = copy;
+	return 0;
+}
+
+struct str_ref {
+	const char *s;
+	size_t idx;
+};
+
+static int cmp_ref(const void *a, const void *b)
+{
+	const struct str_ref *x = a, *y = b;
+	int c = strcmp(x->s, y->s);
+
+	if (c != 0)
+		return c;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* Drop every later copy of a string, keeping the order of first
+ * occurrences: O(n log n). */
+static int dedupe_strings(char **arr, size_t *n)
+{
+	struct str_ref *refs;
+	bool *dup;
+	size_t k = 0;
+
+	if (*n < 2)
+		return 0;
+	refs = calloc(*n, sizeof(*refs));
+	dup = calloc(*n, sizeof(*dup));
+	if (refs == NULL || dup == NULL) {
+		free(refs);
+		free(dup);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < *n; i++)
+		refs[i] = (struct str_ref){arr[i], i};
+	qsort(refs, *n, sizeof(*refs), cmp_ref);
+	for (size_t i = 1; i < *n; i++) {
+		if (strcmp(refs[i].s, refs[i - 1].s) == 0)
+			dup[refs[i].idx] = true;
+	}
+	for (size_t i = 0; i < *n; i++) {
+		if (dup[i])
+			free(arr[i]);
+		else
+			arr[k++] = arr[i];
+	}
+	*n = k;
+	free(refs);
+	free(dup);
+	return 0;
+}
+
 /* Append a copy of s unless it is already there (order kept). */
 static int add_string(char ***arr, size_t *n, const char *s)
 {
@@ -644,7 +720,9 @@ static int item_name(struct pctx *p, const char *s, const char *path)
 	n = strlen(norm);
 	if (n > 1 && norm[n - 1] == '.')
 		norm[n - 1] = '\0';
-	rc = add_string(&p->c->allow, &p->c->n_allow, norm);
+	/* Duplicates are dropped once, in finish(): a check per entry here
+	 * would make a 100k-entry list quadratic. */
+	rc = append_string(&p->c->allow, &p->c->n_allow, norm);
 	free(norm);
 	return rc;
 }
@@ -794,6 +872,8 @@ static int finish(struct pctx *p)
 
 	if (p->env != NULL && p->env->extra_hosts != NULL &&
 	    (rc = extra_hosts(p, p->env->extra_hosts)) != 0)
+		return rc;
+	if ((rc = dedupe_strings(p->c->allow, &p->c->n_allow)) != 0)
 		return rc;
 	if (env_mode != NULL && *env_mode != '\0') {
 		for (mode = 0; mode_names[mode] != NULL; mode++) {
