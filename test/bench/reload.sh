@@ -172,13 +172,17 @@ seq 1 $((RATE * dur + RATE)) | sed 's/.*/u&.q.bench.test A/' >"$tmp/q-flood"
 in_ns dnsperf -s 127.0.0.1 -d "$tmp/q-flood" -n 1 -l "$dur" -Q "$RATE" -q 500 -t 5 \
 	>"$tmp/dnsperf.out" 2>&1 &
 perf=$!
+udp0=$(in_ns awk '/^Udp:/ && $2 ~ /^[0-9]/ { print $6 }' /proc/net/snmp)
 sleep 2
 for i in $(seq 1 "$RELOADS"); do
 	if [ $((i % 2)) -eq 1 ]; then config new.bench.test; else config old.bench.test; fi
 	dnsfence reload >/dev/null 2>>"$tmp/dnsfence.log"
 	sleep 0.3
+	in_ns ss -uanmp >>"$tmp/ss.out" 2>&1 || true
 done
 wait "$perf" || true
+
+udp1=$(in_ns awk '/^Udp:/ && $2 ~ /^[0-9]/ { print $6 }' /proc/net/snmp)
 fails=$(grep -c 'error reload' "$tmp/dnsfence.log" || true)
 
 echo
@@ -189,4 +193,5 @@ echo "   $RELOADS reloads one after another: $t_many ms ($((t_many / RELOADS)) m
 echo "   VmRSS: before $rss0 kB, after 1 reload $rss1 kB, after $((RELOADS + 2)) reloads $rss100 kB"
 echo "2. dnsperf at $RATE qps for $dur s with $RELOADS reloads:"
 grep -E 'Queries sent|Queries completed|Queries lost|Response codes' "$tmp/dnsperf.out" | sed 's/^ */   /'
+echo "   UDP receive buffer overflows in the namespace (RcvbufErrors): $((udp1 - udp0))"
 echo "   failed reloads: $fails"
