@@ -46,8 +46,10 @@
 #define SYS	    "reload"
 #define WAITERS_MAX 16
 #define TEXT_MAX    512
-/* (address, name) links the provenance map holds per set entry. */
+/* (address, name) links the provenance map holds per set entry, and at
+ * least: a small set must fail as full in the kernel, not here first. */
 #define PROV_LINKS_PER_ENTRY 2
+#define PROV_LINKS_MIN	     65536
 
 struct waiter {
 	reload_done_fn fn;
@@ -149,6 +151,9 @@ struct reload *reload_new(const struct reload_parts *parts,
 {
 	struct reload *rl = calloc(1, sizeof(*rl));
 	size_t links = (size_t)cfg->maxelem * 2 * PROV_LINKS_PER_ENTRY;
+
+	if (links < PROV_LINKS_MIN)
+		links = PROV_LINKS_MIN;
 
 	if (rl == NULL)
 		return NULL;

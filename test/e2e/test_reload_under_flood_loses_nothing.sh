@@ -3,8 +3,10 @@
 # Reloads under a query flood lose nothing: 2,400 queries at ~600/s (half
 # fresh names that go upstream, half repeats from the cache) for names
 # every policy allows, while 12 reloads swap the allowlist (another name
-# added and removed each time). Every query gets exactly one reply, none
-# is SERVFAIL, and every reload exits 0.
+# added and removed each time). Every query gets exactly one reply, every
+# reload exits 0, and no SERVFAIL comes from the reloads: a SERVFAIL is
+# allowed only for a name the daemon logged as an upstream failure (the
+# test's unbound, on a loaded 2-core machine, may refuse one).
 source "$(dirname "$0")/lib.sh"
 df_zone_add allowed.test.zone <<'ZONE'
 *.wild IN A 198.18.6.1
@@ -48,7 +50,8 @@ while len(got) < N and time.monotonic() < end:
 missing = [q for q in ids if q not in got]
 dup = sum(1 for v in got.values() if v > 1)
 print("sent", N, "answered", len(got), "missing", len(missing), "dup", dup, "rcodes", rcodes)
-sys.exit(0 if not missing and not dup and set(rcodes) == {0} else 1)
+print("servfail", rcodes.get(2, 0))
+sys.exit(0 if not missing and not dup and set(rcodes) <= {0, 2} else 1)
 PY
 flood=$!
 sleep 0.3
@@ -67,5 +70,9 @@ rc=0
 wait "$flood" || rc=$?
 out="$(cat "$DF_TMP/flood.out")"
 [ "$rc" -eq 0 ] || fail "queries lost or failed during reloads: $out"
+servfail=$(awk '$1 == "servfail" { print $2 }' <<<"$out")
+upstream_fail=$(grep -c 'upstream: no answer for' "$DF_DNSFENCE_LOG" || true)
+[ "$servfail" -le "$upstream_fail" ] ||
+	fail "$servfail SERVFAIL but only $upstream_fail upstream failures logged: the reloads caused some ($out)"
 grep -c 'reload: control' "$DF_DNSFENCE_LOG" | grep -qx 12 || fail "expected 12 reload log lines"
 ok "flood: $out"
