@@ -2,8 +2,9 @@
 /* Fuzz target for control_parse, the control socket's command check: any
  * bytes are one of the three commands or refused, and only the exact
  * spellings are accepted. */
-/* modules: control reload resolver guard sets setsadm expiry prov policy stats
- * config log cache dnsmsg dnsrr netaddr firewall fwexec upstream */
+// clang-format off
+/* modules: control reload resolver guard sets setsadm expiry prov policy stats config log cache dnsmsg dnsrr netaddr firewall fwexec upstream */
+// clang-format on
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
