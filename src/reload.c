@@ -101,6 +101,8 @@ static void on_applied(void *arg, int status, const char *detail);
 static void step_done(struct reload *rl);
 static void finish(struct reload *rl, int result, const char *text);
 static int cmp_str(const void *a, const void *b);
+static bool same_endpoints(const struct config_endpoint *a, size_t na,
+			   const struct config_endpoint *b, size_t nb);
 static char **sorted_entries(const struct config *c, size_t *n);
 static uint64_t fingerprint(const struct config *c);
 static cJSON *status_last(const struct reload *rl);
@@ -326,8 +328,7 @@ static bool restart_needed(const struct config *a, const struct config *b,
 {
 	const char *key = NULL;
 
-	if (a->n_listen != b->n_listen ||
-	    memcmp(a->listen, b->listen, a->n_listen * sizeof(*a->listen)))
+	if (!same_endpoints(a->listen, a->n_listen, b->listen, b->n_listen))
 		key = "listen";
 	else if (strcmp(a->set4, b->set4) != 0)
 		key = "sets.ipv4";
@@ -339,9 +340,8 @@ static bool restart_needed(const struct config *a, const struct config *b,
 		key = "user";
 	else if (strcmp(a->control_socket, b->control_socket) != 0)
 		key = "control.socket";
-	else if (a->n_upstreams != b->n_upstreams ||
-		 memcmp(a->upstreams, b->upstreams,
-			a->n_upstreams * sizeof(*a->upstreams)))
+	else if (!same_endpoints(a->upstreams, a->n_upstreams, b->upstreams,
+				 b->n_upstreams))
 		key = "upstreams";
 	else if (a->upstream_timeout_ms != b->upstream_timeout_ms)
 		key = "upstream_timeout";
@@ -359,14 +359,38 @@ static bool restart_needed(const struct config *a, const struct config *b,
 
 bool reload_rules_differ(const struct config *a, const struct config *b)
 {
-	return a->mode != b->mode || a->n_ports != b->n_ports ||
-	       memcmp(a->ports, b->ports, a->n_ports * sizeof(*a->ports)) ||
-	       a->n_allow_cidrs != b->n_allow_cidrs ||
-	       memcmp(a->allow_cidrs, b->allow_cidrs,
-		      a->n_allow_cidrs * sizeof(*a->allow_cidrs)) ||
-	       a->n_upstreams != b->n_upstreams ||
-	       memcmp(a->upstreams, b->upstreams,
-		      a->n_upstreams * sizeof(*a->upstreams));
+	if (a->mode != b->mode || a->n_ports != b->n_ports ||
+	    a->n_allow_cidrs != b->n_allow_cidrs ||
+	    !same_endpoints(a->upstreams, a->n_upstreams, b->upstreams,
+			    b->n_upstreams))
+		return true;
+	for (size_t i = 0; i < a->n_ports; i++) {
+		if (a->ports[i].proto != b->ports[i].proto ||
+		    a->ports[i].first != b->ports[i].first ||
+		    a->ports[i].last != b->ports[i].last)
+			return true;
+	}
+	for (size_t i = 0; i < a->n_allow_cidrs; i++) {
+		if (a->allow_cidrs[i].prefix != b->allow_cidrs[i].prefix ||
+		    !netaddr_equal(&a->allow_cidrs[i].addr,
+				   &b->allow_cidrs[i].addr))
+			return true;
+	}
+	return false;
+}
+
+/* Field by field: the structs' padding is not zeroed everywhere. */
+static bool same_endpoints(const struct config_endpoint *a, size_t na,
+			   const struct config_endpoint *b, size_t nb)
+{
+	if (na != nb)
+		return false;
+	for (size_t i = 0; i < na; i++) {
+		if (a[i].len != b[i].len ||
+		    memcmp(&a[i].sa, &b[i].sa, a[i].len) != 0)
+			return false;
+	}
+	return true;
 }
 
 /* The resolver already judges with the new pair; the old one goes. */
