@@ -10,7 +10,12 @@
  *              error keeps the running policy (nothing was touched yet)
  *   refuse     keys that cannot change in a running daemon (the
  *              listeners, the sets, the user, the control socket, the
- *              upstreams, mode "off" on either side): a restart is needed
+ *              upstream timeout, mode "off" on either side): a restart
+ *              is needed
+ *   upstreams  a new c-ares channel for new upstreams, used once the new
+ *              rules (which let the daemon reach them) are in place; the
+ *              old channel finishes the questions it holds and is freed
+ *              when idle (their answers come back as established flows)
  *   swap       resolver, sets' timeout clamp, log level: between two
  *              queries, since the loop runs one callback at a time;
  *              questions already upstream are judged again on arrival
@@ -42,6 +47,7 @@
 #include "dnsfence/resolver.h"
 #include "dnsfence/sets.h"
 #include "dnsfence/stats.h"
+#include "dnsfence/upstream.h"
 
 #define SYS	    "reload"
 #define WAITERS_MAX 16
@@ -50,6 +56,7 @@
  * least: a small set must fail as full in the kernel, not here first. */
 #define PROV_LINKS_PER_ENTRY 2
 #define PROV_LINKS_MIN	     65536
+#define DRAINING_MAX	     4 /* replaced upstream channels still busy */
 
 struct waiter {
 	reload_done_fn fn;
@@ -64,6 +71,10 @@ struct reload {
 	struct policy *pol;
 	struct prov *prov;
 	struct event *kick_ev;
+	struct upstream *up;	  /* the channel new questions go to */
+	struct upstream *next_up; /* the reload's, once its rules are in */
+	struct upstream *draining[DRAINING_MAX];
+	struct event *drain_ev;
 	uint64_t started_ms;
 	/* the reload under way */
 	bool busy;
@@ -101,6 +112,10 @@ static void on_applied(void *arg, int status, const char *detail);
 static void step_done(struct reload *rl);
 static void finish(struct reload *rl, int result, const char *text);
 static int cmp_str(const void *a, const void *b);
+static int new_upstream(struct reload *rl, const struct config *cfg, char *err,
+			size_t errlen);
+static void use_upstream(struct reload *rl);
+static void on_drain(evutil_socket_t fd, short what, void *arg);
 static bool same_endpoints(const struct config_endpoint *a, size_t na,
 			   const struct config_endpoint *b, size_t nb);
 static char **sorted_entries(const struct config *c, size_t *n);
@@ -169,11 +184,13 @@ struct reload *reload_new(const struct reload_parts *parts,
 		path = CONFIG_DEFAULT_PATH;
 	snprintf(rl->path, sizeof(rl->path), "%s", path);
 	rl->kick_ev = event_new(parts->base, -1, 0, on_kick, rl);
+	rl->drain_ev = evtimer_new(parts->base, on_drain, rl);
 	rl->prov = prov_new(links < (1u << 26) ? links : (1u << 26));
-	if (rl->kick_ev == NULL || rl->prov == NULL) {
+	if (rl->kick_ev == NULL || rl->drain_ev == NULL || rl->prov == NULL) {
 		reload_free(rl);
 		return NULL;
 	}
+	rl->up = parts->up;
 	resolver_set_policy(rl->p.res, cfg, pol);
 	if (rl->p.sets != NULL)
 		resolver_set_prov(rl->p.res, rl->prov);
@@ -192,11 +209,27 @@ void reload_free(struct reload *rl)
 		return;
 	if (rl->kick_ev != NULL)
 		event_free(rl->kick_ev);
+	if (rl->drain_ev != NULL)
+		event_free(rl->drain_ev);
+	reload_close_upstreams(rl);
 	prov_free(rl->prov);
 	policy_free(rl->pol);
 	config_free(rl->owned);
 	free(rl->evict);
 	free(rl);
+}
+
+/* Their pending callbacks run now (-ECANCELED): the resolver must still
+ * be there. */
+void reload_close_upstreams(struct reload *rl)
+{
+	upstream_free(rl->next_up);
+	upstream_free(rl->up);
+	rl->next_up = rl->up = NULL;
+	for (size_t i = 0; i < DRAINING_MAX; i++) {
+		upstream_free(rl->draining[i]);
+		rl->draining[i] = NULL;
+	}
 }
 
 const struct config *reload_config(const struct reload *rl)
@@ -277,6 +310,12 @@ static void run(struct reload *rl)
 		finish(rl, RELOAD_OK, "no change");
 		goto out;
 	}
+	if (!same_endpoints(rl->cfg->upstreams, rl->cfg->n_upstreams,
+			    cfg->upstreams, cfg->n_upstreams) &&
+	    new_upstream(rl, cfg, err, sizeof(err)) != 0) {
+		finish(rl, RELOAD_BAD_CONFIG, err);
+		goto out;
+	}
 	names_diff(rl->cfg, cfg, &added, &removed);
 	rules = reload_rules_differ(rl->cfg, cfg);
 	dropped = resolver_set_policy(rl->p.res, cfg, pol);
@@ -291,6 +330,8 @@ static void run(struct reload *rl)
 	} else if (rl->p.guard != NULL) {
 		guard_set_config(rl->p.guard, rl->cfg);
 	}
+	if (rl->next_up != NULL && (rl->p.guard == NULL || !rules))
+		use_upstream(rl);
 	snprintf(rl->text, sizeof(rl->text),
 		 "+%zu/-%zu names, rules %s, %zu addresses evicted, %zu "
 		 "cached answers dropped",
@@ -340,9 +381,6 @@ static bool restart_needed(const struct config *a, const struct config *b,
 		key = "user";
 	else if (strcmp(a->control_socket, b->control_socket) != 0)
 		key = "control.socket";
-	else if (!same_endpoints(a->upstreams, a->n_upstreams, b->upstreams,
-				 b->n_upstreams))
-		key = "upstreams";
 	else if (a->upstream_timeout_ms != b->upstream_timeout_ms)
 		key = "upstream_timeout";
 	else if (a->mode != b->mode &&
@@ -469,6 +507,8 @@ static void on_applied(void *arg, int status, const char *detail)
 {
 	struct reload *rl = arg;
 
+	if (status == 0 && rl->next_up != NULL)
+		use_upstream(rl);
 	if (status != 0) {
 		rl->result = RELOAD_FAILED;
 		snprintf(rl->text, sizeof(rl->text),
@@ -692,4 +732,72 @@ char *reload_status(const struct reload *rl, bool json)
 	}
 	cJSON_Delete(o);
 	return text;
+}
+
+/* A channel for cfg's upstreams, held in next_up until the rules let the
+ * daemon reach them. Refused while DRAINING_MAX replaced channels still
+ * hold questions. */
+static int new_upstream(struct reload *rl, const struct config *cfg, char *err,
+			size_t errlen)
+{
+	char why[256];
+	size_t i;
+
+	for (i = 0; i < DRAINING_MAX && rl->draining[i] != NULL; i++)
+		;
+	if (i == DRAINING_MAX) {
+		snprintf(err, errlen,
+			 "upstreams: earlier changes still have questions in "
+			 "flight; try again in a few seconds (the running "
+			 "policy stays)");
+		return -EBUSY;
+	}
+	rl->next_up = upstream_new(rl->p.base, cfg->upstreams, cfg->n_upstreams,
+				   cfg->upstream_timeout_ms, why, sizeof(why));
+	if (rl->next_up == NULL) {
+		snprintf(err, errlen,
+			 "upstreams: %s (the running policy stays)", why);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* New questions go to next_up; the old channel drains. */
+static void use_upstream(struct reload *rl)
+{
+	struct timeval tv = {.tv_sec = 1};
+
+	for (size_t i = 0; i < DRAINING_MAX; i++) {
+		if (rl->draining[i] == NULL) {
+			rl->draining[i] = rl->up;
+			break;
+		}
+	}
+	rl->up = rl->next_up;
+	rl->next_up = NULL;
+	resolver_set_upstream(rl->p.res, rl->up);
+	evtimer_add(rl->drain_ev, &tv);
+	log_info(SYS, "new questions go to the new upstreams");
+}
+
+static void on_drain(evutil_socket_t fd, short what, void *arg)
+{
+	struct reload *rl = arg;
+	struct timeval tv = {.tv_sec = 1};
+	bool busy = false;
+
+	(void)fd;
+	(void)what;
+	for (size_t i = 0; i < DRAINING_MAX; i++) {
+		if (rl->draining[i] == NULL)
+			continue;
+		if (!upstream_idle(rl->draining[i])) {
+			busy = true;
+			continue;
+		}
+		upstream_free(rl->draining[i]);
+		rl->draining[i] = NULL;
+	}
+	if (busy)
+		evtimer_add(rl->drain_ev, &tv);
 }

@@ -737,6 +737,11 @@ size_t resolver_set_policy(struct resolver *r, const struct config *cfg,
 	return cache_drop_if(r->cache, cache_keep, r);
 }
 
+void resolver_set_upstream(struct resolver *r, struct upstream *up)
+{
+	r->up = up;
+}
+
 void resolver_set_prov(struct resolver *r, struct prov *prov)
 {
 	r->prov = prov;

@@ -184,7 +184,7 @@ static int open_parts(struct daemon *d)
 static int open_reload(struct daemon *d)
 {
 	struct reload_parts parts = {
-	    .base = d->base, .res = d->res, .sets = d->sets};
+	    .base = d->base, .res = d->res, .sets = d->sets, .up = d->up};
 	struct policy *pol;
 	char err[512];
 
@@ -198,6 +198,7 @@ static int open_reload(struct daemon *d)
 		policy_free(pol);
 		return -ENOMEM;
 	}
+	d->up = NULL; /* the reload's now */
 	d->ctl = control_new(d->base, d->cfg->control_socket, d->uid, d->gid,
 			     d->rl, err, sizeof(err));
 	if (d->ctl == NULL)
@@ -268,6 +269,8 @@ static void close_parts(struct daemon *d)
 	watch_free(d->watch);
 	server_free(d->srv);
 	upstream_free(d->up);
+	if (d->rl != NULL)
+		reload_close_upstreams(d->rl);
 	sets_close(d->sets);
 	resolver_free(d->res);
 	reload_free(d->rl);

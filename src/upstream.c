@@ -51,6 +51,7 @@ struct upstream {
 	uint8_t ids_in_use[65536 / 8];
 	uint16_t rand_pool[256];
 	size_t rand_left;
+	size_t inflight; /* upstream_send calls whose callback is to come */
 };
 
 static void sock_state_cb(void *data, ares_socket_t fd, int readable,
@@ -184,6 +185,11 @@ void upstream_free(struct upstream *u)
 	ares_library_cleanup();
 }
 
+bool upstream_idle(const struct upstream *u)
+{
+	return u->inflight == 0;
+}
+
 uint16_t upstream_new_id(struct upstream *u)
 {
 	for (;;) {
@@ -222,6 +228,7 @@ int upstream_send(struct upstream *u, const uint8_t *query, size_t len,
 	ctx->arg = arg;
 	ctx->id = (uint16_t)(query[0] << 8 | query[1]);
 	u->ids_in_use[ctx->id >> 3] |= (uint8_t)(1u << (ctx->id & 7));
+	u->inflight++;
 	ares_send(u->channel, query, (int)len, on_answer, ctx);
 	queue_rearm(u);
 	return 0;
@@ -250,6 +257,7 @@ static void on_answer(void *arg, int status, int timeouts, unsigned char *abuf,
 	struct send_ctx *ctx = arg;
 
 	(void)timeouts;
+	ctx->u->inflight--;
 	ctx->u->ids_in_use[ctx->id >> 3] &= (uint8_t) ~(1u << (ctx->id & 7));
 	if (status == ARES_SUCCESS && abuf != NULL && alen >= 12)
 		ctx->cb(ctx->arg, 0, abuf, (size_t)alen);

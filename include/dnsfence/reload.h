@@ -18,6 +18,7 @@ struct guard;
 struct policy;
 struct resolver;
 struct sets;
+struct upstream;
 struct reload;
 
 /* Exit-code-like results of a reload. */
@@ -34,20 +35,24 @@ struct reload_parts {
 	struct resolver *res;
 	struct sets *sets;   /* NULL in mode off */
 	struct guard *guard; /* NULL in mode off, or set later */
+	struct upstream *up; /* taken over: a reload may replace it */
 };
 
 /* Compile cfg's allowlist; NULL (logged, naming the entry) on failure. */
 struct policy *reload_build_policy(const struct config *cfg, char *err,
 				   size_t errlen);
 
-/* Take over pol (freed by reload_free); cfg stays the caller's and must
- * outlive the reload object (later configs are owned here). path: the
+/* Take over pol and parts->up (freed by reload_free); cfg stays the caller's
+ * and must outlive the reload object (later configs are owned here). path: the
  * config file as given to config_load (NULL: its default). Installs the
  * policy and the provenance map into the resolver. NULL on ENOMEM. */
 struct reload *reload_new(const struct reload_parts *parts,
 			  const struct config *cfg, struct policy *pol,
 			  const char *path);
 void reload_set_guard(struct reload *rl, struct guard *guard);
+/* Free the upstream channels (current, pending, draining): their
+ * callbacks run now, so the resolver must still exist. */
+void reload_close_upstreams(struct reload *rl);
 void reload_free(struct reload *rl);
 
 /* The running config and policy. */

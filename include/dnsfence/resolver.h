@@ -54,6 +54,8 @@ void resolver_cancel(struct rquery *q);
  * answers for names pol refuses are dropped; returns how many. */
 size_t resolver_set_policy(struct resolver *r, const struct config *cfg,
 			   const struct policy *pol);
+/* Send new questions to up (questions already sent finish on theirs). */
+void resolver_set_upstream(struct resolver *r, struct upstream *up);
 /* Note in prov which name put each address into the sets (NULL: none). */
 void resolver_set_prov(struct resolver *r, struct prov *prov);
 /* Questions waiting on the upstream or the kernel; cached answers. */

@@ -4,6 +4,7 @@
 #ifndef DNSFENCE_UPSTREAM_H
 #define DNSFENCE_UPSTREAM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,5 +28,8 @@ int upstream_send(struct upstream *u, const uint8_t *query, size_t len,
 /* A query ID not in use by any query in flight. */
 uint16_t upstream_new_id(struct upstream *u);
 void upstream_free(struct upstream *u);
+/* No callback is still to come (a replaced channel may be freed without
+ * cancelling anything). */
+bool upstream_idle(const struct upstream *u);
 
 #endif
