@@ -3,7 +3,7 @@
  * bytes are one of the three commands or refused, and only the exact
  * spellings are accepted. */
 // clang-format off
-/* modules: control reload resolver guard sets setsadm expiry prov policy stats config log cache dnsmsg dnsrr netaddr firewall fwexec upstream */
+/* modules: control reload status resolver guard sets setsadm expiry prov policy stats config log cache dnsmsg dnsrr netaddr firewall fwexec upstream */
 // clang-format on
 #include <errno.h>
 #include <stdbool.h>

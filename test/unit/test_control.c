@@ -2,7 +2,7 @@
 /* Unit tests of the control protocol's command check and of finding the
  * socket in a config file that does not validate. */
 // clang-format off
-/* modules: control reload resolver guard sets setsadm expiry prov policy stats config log cache dnsmsg dnsrr netaddr firewall fwexec upstream */
+/* modules: control reload status resolver guard sets setsadm expiry prov policy stats config log cache dnsmsg dnsrr netaddr firewall fwexec upstream */
 // clang-format on
 #include <errno.h>
 #include <fcntl.h>
