@@ -178,8 +178,9 @@ for i in $(seq 1 "$RELOADS"); do
 	if [ $((i % 2)) -eq 1 ]; then config new.bench.test; else config old.bench.test; fi
 	dnsfence reload >/dev/null 2>>"$tmp/dnsfence.log"
 	sleep 0.3
-	in_ns ss -uanmp >>"$tmp/ss.out" 2>&1 || true
 done
+# Per socket, who dropped what (skmem d<N>), while dnsperf still runs.
+in_ns ss -uanmp >"$tmp/ss.out" 2>&1 || true
 wait "$perf" || true
 
 udp1=$(in_ns awk '/^Udp:/ && $2 ~ /^[0-9]/ { print $6 }' /proc/net/snmp)
@@ -194,4 +195,7 @@ echo "   VmRSS: before $rss0 kB, after 1 reload $rss1 kB, after $((RELOADS + 2))
 echo "2. dnsperf at $RATE qps for $dur s with $RELOADS reloads:"
 grep -E 'Queries sent|Queries completed|Queries lost|Response codes' "$tmp/dnsperf.out" | sed 's/^ */   /'
 echo "   UDP receive buffer overflows in the namespace (RcvbufErrors): $((udp1 - udp0))"
+echo "   drops per socket (ss -m, at the last reload):" $(awk '/users:/ { match($0, /\(\("[^"]*"/); p = substr($0, RSTART + 3, RLENGTH - 4) }
+	/skmem:/ && match($0, /d[0-9]+\)/) { d = substr($0, RSTART + 1, RLENGTH - 2); if (d > 0) { printf "%s:%s ", p, d; m++ } }
+	END { if (!m) printf "none" }' "$tmp/ss.out")
 echo "   failed reloads: $fails"
