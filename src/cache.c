@@ -91,6 +91,21 @@ void cache_free(struct cache *c)
 	free(c);
 }
 
+size_t cache_drop_if(struct cache *c, cache_keep_fn keep, void *arg)
+{
+	struct centry *e, *next;
+	size_t n = 0;
+
+	for (e = TAILQ_FIRST(&c->lru); e != NULL; e = next) {
+		next = TAILQ_NEXT(e, lru);
+		if (keep(arg, e->key, e->keylen))
+			continue;
+		unlink_entry(c, e);
+		n++;
+	}
+	return n;
+}
+
 size_t cache_count(const struct cache *c)
 {
 	return c->count;

@@ -80,6 +80,9 @@ static int each_string(struct pctx *p, const struct key_spec *k,
 		       const cJSON *v);
 static int push(void *arrp, size_t *n, size_t size, const void *item);
 static int add_string(char ***arr, size_t *n, const char *s);
+static int append_string(char ***arr, size_t *n, const char *s);
+static int dedupe_strings(char **arr, size_t *n);
+static int cmp_ref(const void *a, const void *b);
 static int get_int(struct pctx *p, const char *path, const cJSON *v, double lo,
 		   double hi, double *out);
 static int get_choice(struct pctx *p, const struct key_spec *k, const cJSON *v,
@@ -94,6 +97,8 @@ static int h_user(struct pctx *p, const struct key_spec *k, const cJSON *v);
 static int h_metrics(struct pctx *p, const struct key_spec *k, const cJSON *v);
 static int h_state_dir(struct pctx *p, const struct key_spec *k,
 		       const cJSON *v);
+static int h_path(struct pctx *p, const struct key_spec *k, const cJSON *v);
+static int h_bool(struct pctx *p, const struct key_spec *k, const cJSON *v);
 static int item_listen(struct pctx *p, const char *s, const char *path);
 static int item_upstream(struct pctx *p, const char *s, const char *path);
 static int item_name(struct pctx *p, const char *s, const char *path);
@@ -135,6 +140,8 @@ static const char *const set6_defs[] = {"dnsfence6", NULL};
 static const char *const user_defs[] = {"dnsfence", NULL};
 static const char *const state_dir_defs[] = {CONFIG_DEFAULT_STATE_DIR, NULL};
 static const char *const scope_names[] = {"output", "forward", NULL};
+static const char *const control_defs[] = {CONFIG_DEFAULT_CONTROL, NULL};
+static const char *const bool_names[] = {"false", "true", NULL};
 
 #define OFF(f) offsetof(struct config, f)
 
@@ -279,6 +286,18 @@ static const struct key_spec specs[] = {
 		"proxy on the gateway address, say). One address each, not "
 		"loopback or a wildcard; everything else on the host stays "
 		"out of reach"},
+    {"control", K_GROUP, NULL, .type = "object",
+     .meaning = "the running daemon's control socket and config watch "
+		"(`dnsfence reload`, `dnsfence status`)"},
+    {"control.socket", K_STRING, h_path, .off = OFF(control_socket),
+     .defs = control_defs, .type = "absolute path",
+     .meaning = "unix socket of `reload` and `status`, mode 0660, owned by "
+		"root and the daemon's group; only uid 0 and the daemon's "
+		"uid or gid are served. Cannot change on reload"},
+    {"control.watch", K_CHOICE, h_bool, .choices = bool_names, .def = 1,
+     .type = "boolean", .def_doc = "`true`",
+     .meaning = "reload when the config file changes (inotify on its "
+		"directory, so a Kubernetes ConfigMap update is seen)"},
 };
 
 #define N_SPECS (sizeof(specs) / sizeof(specs[0]))
@@ -433,6 +452,79 @@ static int push(void *arrp, size_t *n, size_t size, const void *item)
 	return 0;
 }
 
+/* Append a copy of s; the array grows by half when full (its capacity is
+ * not stored: it is the next power of two at or above *n). */
+static int append_string(char ***arr, size_t *n, const char *s)
+{
+	size_t cap = 16;
+	char *copy, **grown;
+
+	while (cap < *n)
+		cap *= 2;
+	if (*n == cap || *arr == NULL) {
+		grown = reallocarray(*arr, *n == cap ? cap * 2 : cap,
+				     sizeof(char *));
+		if (grown == NULL)
+			return -ENOMEM;
+		*arr = grown;
+	}
+	if ((copy = strdup(s)) == NULL)
+		return -ENOMEM;
+	(*arr)[(*n)++] = copy;
+	return 0;
+}
+
+struct str_ref {
+	const char *s;
+	size_t idx;
+};
+
+static int cmp_ref(const void *a, const void *b)
+{
+	const struct str_ref *x = a, *y = b;
+	int c = strcmp(x->s, y->s);
+
+	if (c != 0)
+		return c;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* Drop every later copy of a string, keeping the order of first
+ * occurrences: O(n log n). */
+static int dedupe_strings(char **arr, size_t *n)
+{
+	struct str_ref *refs;
+	bool *dup;
+	size_t k = 0;
+
+	if (*n < 2)
+		return 0;
+	refs = calloc(*n, sizeof(*refs));
+	dup = calloc(*n, sizeof(*dup));
+	if (refs == NULL || dup == NULL) {
+		free(refs);
+		free(dup);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < *n; i++)
+		refs[i] = (struct str_ref){arr[i], i};
+	qsort(refs, *n, sizeof(*refs), cmp_ref);
+	for (size_t i = 1; i < *n; i++) {
+		if (strcmp(refs[i].s, refs[i - 1].s) == 0)
+			dup[refs[i].idx] = true;
+	}
+	for (size_t i = 0; i < *n; i++) {
+		if (dup[i])
+			free(arr[i]);
+		else
+			arr[k++] = arr[i];
+	}
+	*n = k;
+	free(refs);
+	free(dup);
+	return 0;
+}
+
 /* Append a copy of s unless it is already there (order kept). */
 static int add_string(char ***arr, size_t *n, const char *s)
 {
@@ -533,6 +625,32 @@ static int h_string(struct pctx *p, const struct key_spec *k, const cJSON *v)
 			    "set names have 1..31 characters of A-Z a-z 0-9 "
 			    "_ . - and do not start with '-'");
 	return (*field = strdup(s)) != NULL ? 0 : -ENOMEM;
+}
+
+/* A unix socket path: absolute, and short enough for sun_path. */
+static int h_path(struct pctx *p, const struct key_spec *k, const cJSON *v)
+{
+	const char *s = k->defs[0];
+	char **field = (char **)((char *)p->c + k->off);
+
+	if (v != NULL && !cJSON_IsString(v))
+		return fail(p, k->path, "expected a string");
+	if (v != NULL)
+		s = v->valuestring;
+	if (s[0] != '/')
+		return fail(p, k->path, "expected an absolute path");
+	if (strlen(s) > CONFIG_SOCKET_PATH_MAX)
+		return fail(p, k->path, "longer than %d bytes",
+			    CONFIG_SOCKET_PATH_MAX);
+	return (*field = strdup(s)) != NULL ? 0 : -ENOMEM;
+}
+
+static int h_bool(struct pctx *p, const struct key_spec *k, const cJSON *v)
+{
+	if (v != NULL && !cJSON_IsBool(v))
+		return fail(p, k->path, "expected true or false");
+	p->choice[k - specs] = v == NULL ? k->def : cJSON_IsTrue(v) ? 1 : 0;
+	return 0;
 }
 
 static int add_endpoint(struct config_endpoint **arr, size_t *n,
@@ -662,7 +780,9 @@ static int item_name(struct pctx *p, const char *s, const char *path)
 	n = strlen(norm);
 	if (n > 1 && norm[n - 1] == '.')
 		norm[n - 1] = '\0';
-	rc = add_string(&p->c->allow, &p->c->n_allow, norm);
+	/* Duplicates are dropped once, in finish(): a check per entry here
+	 * would make a 100k-entry list quadratic. */
+	rc = append_string(&p->c->allow, &p->c->n_allow, norm);
 	free(norm);
 	return rc;
 }
@@ -992,6 +1112,8 @@ static int finish(struct pctx *p)
 	if (p->env != NULL && p->env->extra_hosts != NULL &&
 	    (rc = extra_hosts(p, p->env->extra_hosts)) != 0)
 		return rc;
+	if ((rc = dedupe_strings(p->c->allow, &p->c->n_allow)) != 0)
+		return rc;
 	if (env_mode != NULL && *env_mode != '\0') {
 		for (mode = 0; mode_names[mode] != NULL; mode++) {
 			if (strcmp(env_mode, mode_names[mode]) == 0)
@@ -1016,6 +1138,7 @@ static int finish(struct pctx *p)
 				       : LOGL_DEBUG;
 	p->c->log_format =
 	    choice_of(p, "log.format") ? LOG_FORMAT_JSON : LOG_FORMAT_TEXT;
+	p->c->control_watch = choice_of(p, "control.watch") != 0;
 	if (p->c->ttl_min > p->c->ttl_max)
 		return fail(p, "ttl.min", "%u is greater than ttl.max (%u)",
 			    p->c->ttl_min, p->c->ttl_max);
@@ -1207,6 +1330,7 @@ void config_free(struct config *c)
 	for (size_t i = 0; i < c->n_host_allow; i++)
 		free(c->host_allow[i]);
 	free(c->host_allow);
+	free(c->control_socket);
 	free(c);
 }
 

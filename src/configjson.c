@@ -20,6 +20,7 @@ static cJSON *json_strings(char *const *s, size_t n);
 static cJSON *json_endpoints(const struct config_endpoint *e, size_t n);
 static char *indent_two(char *s);
 static bool json_observe(cJSON *root, const struct config *c);
+static bool json_control(cJSON *root, const struct config *c);
 
 /* The normalized JSON holds every field, so it is the comparison. */
 bool config_equal(const struct config *a, const struct config *b)
@@ -151,6 +152,7 @@ char *config_to_json(const struct config *c)
 	ok = ok && cJSON_AddStringToObject(
 		       log, "format", config_log_format_name(c->log_format));
 	ok = ok && json_observe(root, c);
+	ok = ok && json_control(root, c);
 	ok = ok && cJSON_AddStringToObject(root, "scope",
 					   config_scope_name(c->scope));
 	ok = ok && cJSON_AddItemToObject(
@@ -178,4 +180,15 @@ static bool json_observe(cJSON *root, const struct config *c)
 				sizeof(buf));
 	return cJSON_AddStringToObject(root, "metrics", buf) != NULL &&
 	       cJSON_AddStringToObject(root, "state_dir", c->state_dir) != NULL;
+}
+
+/* "control": {"socket": PATH, "watch": BOOL}. */
+static bool json_control(cJSON *root, const struct config *c)
+{
+	cJSON *ctl = cJSON_AddObjectToObject(root, "control");
+
+	return ctl != NULL &&
+	       cJSON_AddStringToObject(ctl, "socket", c->control_socket) !=
+		   NULL &&
+	       cJSON_AddBoolToObject(ctl, "watch", c->control_watch) != NULL;
 }

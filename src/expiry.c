@@ -349,6 +349,22 @@ int expiry_note_acked(struct expiry_map *m, const struct netaddr *a,
 	return note(m, a, expires, now, true);
 }
 
+void expiry_forget(struct expiry_map *m, const struct netaddr *a)
+{
+	struct table *t = table_of(m, a);
+	size_t i;
+
+	if (t == NULL)
+		return;
+	for (i = key_hash(m, t, a->bytes); !slot_empty(t, slot_at(t, i));
+	     i = (i + 1) & t->mask) {
+		if (memcmp(slot_at(t, i), a->bytes, t->key_len) == 0) {
+			slot_delete(m, t, i);
+			return;
+		}
+	}
+}
+
 void expiry_clear(struct expiry_map *m)
 {
 	for (int k = 0; k < 2; k++) {
@@ -358,6 +374,11 @@ void expiry_clear(struct expiry_map *m)
 		t->count = 0;
 	}
 	m->min_exp = UINT64_MAX;
+}
+
+size_t expiry_count_family(const struct expiry_map *m, int family)
+{
+	return m->t[family == AF_INET ? 0 : 1].count;
 }
 
 size_t expiry_count(const struct expiry_map *m)

@@ -21,8 +21,8 @@
 static void report_log(void *arg, const char *line);
 static void report_stdout(void *arg, const char *line);
 static int setup(const struct config *cfg, uid_t uid);
-static int serve_fenced(const struct config *cfg, uid_t uid, gid_t gid,
-			bool verify);
+static int serve_fenced(const struct config *cfg, const char *path, uid_t uid,
+			gid_t gid, bool verify);
 
 static void report_log(void *arg, const char *line)
 {
@@ -75,8 +75,8 @@ static int setup(const struct config *cfg, uid_t uid)
 }
 
 /* Serve, after checking (verify) that the fence is in place. */
-static int serve_fenced(const struct config *cfg, uid_t uid, gid_t gid,
-			bool verify)
+static int serve_fenced(const struct config *cfg, const char *path, uid_t uid,
+			gid_t gid, bool verify)
 {
 	char err[512];
 	int r;
@@ -92,18 +92,18 @@ static int serve_fenced(const struct config *cfg, uid_t uid, gid_t gid,
 			return -EIO;
 		}
 	}
-	return serve_run(cfg, uid, gid);
+	return serve_run(cfg, path, uid, gid);
 }
 
-int fence_run(const struct config *cfg, uid_t uid, gid_t gid, bool do_setup,
-	      bool do_serve)
+int fence_run(const struct config *cfg, const char *path, uid_t uid, gid_t gid,
+	      bool do_setup, bool do_serve)
 {
 	int r = 0;
 
 	if (do_setup)
 		r = setup(cfg, uid);
 	if (r == 0 && do_serve)
-		r = serve_fenced(cfg, uid, gid, !do_setup);
+		r = serve_fenced(cfg, path, uid, gid, !do_setup);
 	return r;
 }
 

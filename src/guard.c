@@ -15,6 +15,12 @@
  * runs setup again: serving with a fence known to be broken is not an
  * option. A child that hangs is killed after GUARD_CHILD_TIMEOUT.
  *
+ * A reload hands the guard a new config (guard_apply): from then on the
+ * checks compare against it, and a third kind of child writes its rules
+ * at once (the restore child, with the new config). A job already
+ * running finishes first and its result is dropped: it judged or wrote
+ * the old config, and the guard never puts the old rules back.
+ *
  * The children run with the daemon's credentials: its uid and ambient
  * CAP_NET_ADMIN (privs.c), which iptables-restore inherits across exec. */
 #include <errno.h>
@@ -43,7 +49,7 @@
  * DRIFT_* combination). */
 #define CHILD_UNREADABLE 64
 
-enum job { JOB_NONE = 0, JOB_CHECK, JOB_RESTORE };
+enum job { JOB_NONE = 0, JOB_CHECK, JOB_RESTORE, JOB_APPLY };
 
 struct guard {
 	struct event_base *base;
@@ -56,7 +62,10 @@ struct guard {
 	int fd;
 	bool eof, reaped, killed, failed;
 	int wstatus;
-	int drift; /* bits of the check that started the restore */
+	int drift;	    /* bits of the check that started the restore */
+	bool apply_pending; /* guard_apply came: write cfg's rules next */
+	guard_applied_fn applied;
+	void *applied_arg;
 	char out[GUARD_OUT_MAX];
 	size_t out_len;
 };
@@ -74,6 +83,9 @@ static void finish_if_done(struct guard *g);
 static void job_done(struct guard *g);
 static void check_done(struct guard *g, int code);
 static void restore_done(struct guard *g, int code);
+static void start_apply(struct guard *g);
+static void apply_done(struct guard *g, int code);
+static const char *job_name(enum job job);
 static void log_lines(struct guard *g, enum log_level level,
 		      const char *prefix);
 static void schedule(struct guard *g);
@@ -287,8 +299,7 @@ static void on_kill(evutil_socket_t fd, short what, void *arg)
 	if (g->job == JOB_NONE || g->reaped)
 		return;
 	log_err(SYS, "%s child %ld still running after %d s: killing it",
-		g->job == JOB_CHECK ? "check" : "restore", (long)g->pid,
-		GUARD_CHILD_TIMEOUT);
+		job_name(g->job), (long)g->pid, GUARD_CHILD_TIMEOUT);
 	g->killed = true;
 	(void)kill(g->pid, SIGKILL);
 }
@@ -339,10 +350,79 @@ static void job_done(struct guard *g)
 		code = WEXITSTATUS(g->wstatus);
 	else if (WIFSIGNALED(g->wstatus))
 		log_err(SYS, "child killed by signal %d", WTERMSIG(g->wstatus));
+	if (g->apply_pending && !(job == JOB_APPLY && code != 0)) {
+		log_debug(SYS, "%s result dropped: the config changed",
+			  job_name(job));
+		g->out_len = 0;
+		start_apply(g);
+		return;
+	}
 	if (job == JOB_CHECK)
 		check_done(g, code);
-	else
+	else if (job == JOB_RESTORE)
 		restore_done(g, code);
+	else
+		apply_done(g, code);
+}
+
+static const char *job_name(enum job job)
+{
+	return job == JOB_CHECK	    ? "check"
+	       : job == JOB_RESTORE ? "restore"
+				    : "apply";
+}
+
+void guard_set_config(struct guard *g, const struct config *cfg)
+{
+	g->cfg = cfg;
+}
+
+int guard_apply(struct guard *g, const struct config *cfg,
+		guard_applied_fn done, void *arg)
+{
+	g->cfg = cfg;
+	g->applied = done;
+	g->applied_arg = arg;
+	g->apply_pending = true;
+	if (g->job == JOB_NONE) {
+		evtimer_del(g->tick_ev);
+		start_apply(g);
+	}
+	return 0;
+}
+
+static void start_apply(struct guard *g)
+{
+	g->apply_pending = false;
+	if (spawn(g, JOB_APPLY) < 0)
+		apply_done(g, -1);
+}
+
+/* The new config's rules are in place, or could not be written: then the
+ * daemon stops (exit 3), as after a failed restore. */
+static void apply_done(struct guard *g, int code)
+{
+	guard_applied_fn done = g->applied;
+	char first[256] = "";
+
+	g->applied = NULL;
+	if (code == 0) {
+		log_info(SYS, "the new rules are in place");
+		if (done != NULL)
+			done(g->applied_arg, 0, "");
+		schedule(g);
+		return;
+	}
+	g->out[g->out_len] = '\0';
+	snprintf(first, sizeof(first), "%.*s", (int)strcspn(g->out, "\n"),
+		 g->out);
+	log_lines(g, LOGL_ERR, "applying the new rules failed: ");
+	if (done != NULL)
+		done(g->applied_arg, -EIO, first);
+	log_err(SYS, "cannot put the new rules in place: stopping (exit 3) "
+		     "so that setup runs again");
+	g->failed = true;
+	event_base_loopexit(g->base, NULL);
 }
 
 static void check_done(struct guard *g, int code)

@@ -2,8 +2,9 @@
 /* main: command-line parsing and dispatch. A command loads the config
  * (and resolves the user), calls one function of another module
  * (fence.c for setup, serve, run, check and teardown; probe.c for probe;
- * config.c and configjson.c for reference and validate), and turns its
- * result into the exit code. */
+ * control.c for reload and status, one line to the daemon's socket;
+ * suggest.c for suggest; config.c and configjson.c for reference and
+ * validate), and turns its result into the exit code. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
@@ -14,6 +15,7 @@
 
 #include "dnsfence/config.h"
 #include "dnsfence/configjson.h"
+#include "dnsfence/control.h"
 #include "dnsfence/fence.h"
 #include "dnsfence/log.h"
 #include "dnsfence/privs.h"
@@ -52,6 +54,11 @@ static int cmd_suggest(const char *config_path, const char *arg);
 static int load_config(const char *path, struct config **out);
 static int lookup_user(const struct config *cfg, uid_t *uid, gid_t *gid);
 static int fence(const char *config_path, bool do_setup, bool do_serve);
+static int cmd_reload(const char *config_path, const char *arg);
+static int cmd_status(const char *config_path, const char *arg);
+static int control(const char *config_path, const char *cmd, int timeout_s,
+		   const char *what);
+#define RELOAD_TIMEOUT_S 90 /* above the guard's 60 s child timeout */
 static void usage(FILE *out);
 
 static const struct command commands[] = {
@@ -75,6 +82,13 @@ static const struct command commands[] = {
     {"suggest", cmd_suggest, "[--min-count N]",
      "print an allow list learned from what the fence denied (audit mode: "
      "would deny), as JSON"},
+    {"reload", cmd_reload, NULL,
+     "make the running daemon apply the config file now; exit 2 (naming "
+     "the key) when it keeps the running policy, 3 when no daemon "
+     "listens"},
+    {"status", cmd_status, "[--json]",
+     "the running daemon's mode, policy, sets, counters and last "
+     "reload"},
 };
 
 static void usage(FILE *out)
@@ -234,7 +248,8 @@ static int fence(const char *config_path, bool do_setup, bool do_serve)
 
 	if (rc == EXIT_OK)
 		rc = lookup_user(cfg, &uid, &gid);
-	if (rc == EXIT_OK && fence_run(cfg, uid, gid, do_setup, do_serve) != 0)
+	if (rc == EXIT_OK &&
+	    fence_run(cfg, config_path, uid, gid, do_setup, do_serve) != 0)
 		rc = EXIT_KERNEL;
 	config_free(cfg);
 	return rc;
@@ -351,4 +366,55 @@ static int cmd_suggest(const char *config_path, const char *arg)
 	}
 	config_free(cfg);
 	return rc;
+}
+
+static int cmd_reload(const char *config_path, const char *arg)
+{
+	(void)arg;
+	return control(config_path, "reload", RELOAD_TIMEOUT_S, "reload");
+}
+
+static int cmd_status(const char *config_path, const char *arg)
+{
+	if (arg != NULL && strcmp(arg, "--json") != 0) {
+		fprintf(stderr, "dnsfence: status: unknown operand '%s'\n",
+			arg);
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	return control(config_path, arg != NULL ? "status json" : "status",
+		       CONTROL_IO_TIMEOUT * 2, "status");
+}
+
+/* The socket is the config's control.socket, read even from a file that
+ * does not validate: the daemon answers a bad edit with its own error.
+ * When no daemon answers, a local error in the file is the answer. */
+static int control(const char *config_path, const char *cmd, int timeout_s,
+		   const char *what)
+{
+	struct config *cfg = NULL;
+	char err[1024], lerr[512] = "", path[128];
+	int r;
+
+	control_socket_of(config_path, path, sizeof(path));
+	if (config_load(config_path, &cfg, lerr, sizeof(lerr)) == 0)
+		lerr[0] = '\0';
+	config_free(cfg);
+	r = control_call(path, cmd, timeout_s, stdout, err, sizeof(err));
+	fflush(stdout);
+	if ((r == -ENOENT || r == -ECONNREFUSED) && lerr[0] != '\0') {
+		log_err("config", "%s", lerr);
+		r = EXIT_USAGE;
+	} else if (r == -ENOENT || r == -ECONNREFUSED) {
+		log_err(what, "no dnsfence daemon listens on %s", path);
+		r = EXIT_KERNEL;
+	} else if (r < 0) {
+		log_err(what, "%s", err);
+		r = EXIT_KERNEL;
+	} else if (r > 0) {
+		log_err(what, "%s", err);
+	} else if (strcmp(what, "reload") == 0) {
+		printf("reloaded: %s\n", err);
+	}
+	return r;
 }

@@ -29,6 +29,13 @@
  * entries already live long enough), and the client's copy carries TTLs
  * reduced by the entry's age.
  *
+ * A reload swaps the config and the policy between two queries
+ * (resolver_set_policy). A question already upstream is judged again
+ * when its answer arrives: a name the new policy denies gets the deny
+ * answer, and nothing of it reaches the sets. Every address put into the
+ * sets is noted with the name that put it there (prov.c), so that a
+ * reload can take out what only removed names brought in.
+ *
  * Ownership: a struct pending owns its waiting rqueries, its quota slot
  * and either its copy of the answer or one cache reference (p->hit);
  * free_pending() releases all of it. A pending is linked (table, list)
@@ -51,6 +58,7 @@
 #include "dnsfence/log.h"
 #include "dnsfence/monotime.h"
 #include "dnsfence/policy.h"
+#include "dnsfence/prov.h"
 #include "dnsfence/quota.h"
 #include "dnsfence/recent.h"
 #include "dnsfence/reply.h"
@@ -107,6 +115,7 @@ struct resolver {
 	const struct policy *pol;
 	struct upstream *up;
 	struct sets *sets;
+	struct prov *prov; /* NULL: provenance not kept */
 	struct cache *cache;
 	struct cache *fails; /* questions that failed upstream, recently */
 	struct quota *quota;
@@ -157,6 +166,12 @@ static const struct cache_entry *stale_entry(struct resolver *r,
 					     const uint8_t *key, size_t keylen);
 static void cache_answer(struct pending *p, const uint8_t *answer, size_t len);
 static void remember_failure(struct pending *p);
+static bool allowed_now(const struct resolver *r, const uint8_t *name,
+			size_t len);
+static void deny_pending(struct pending *p);
+static int note_prov(struct resolver *r, const uint8_t *name, size_t len,
+		     const struct dns_addr *addrs, size_t n);
+static bool cache_keep(void *arg, const uint8_t *key, size_t keylen);
 static bool failed_recently(struct resolver *r, const uint8_t *key,
 			    size_t keylen, uint64_t now);
 
@@ -485,6 +500,10 @@ static void on_upstream(void *arg, int status, const uint8_t *answer,
 		free_pending(p);
 		return;
 	}
+	if (!allowed_now(p->r, p->qname, p->qname_len)) {
+		deny_pending(p);
+		return;
+	}
 	if (rc == 0)
 		rc = take_answer(p, answer, len);
 	if (rc != 0)
@@ -647,7 +666,9 @@ static void put_in_sets(struct pending *p, const struct dns_addr *addrs,
 		finish_pending(p, 0);
 		return;
 	}
-	rc = sets_add(p->r->sets, addrs, n, on_sets_done, p);
+	rc = note_prov(p->r, p->qname, p->qname_len, addrs, n);
+	if (rc == 0)
+		rc = sets_add(p->r->sets, addrs, n, on_sets_done, p);
 	if (rc != 0)
 		finish_pending(p, rc);
 }
@@ -707,6 +728,11 @@ static bool answer_hit_now(struct resolver *r, const struct dns_query *q,
 
 	if (r->sets != NULL && n > 0 && !sets_covered(r->sets, aged, n))
 		return false;
+	if (r->sets != NULL && note_prov(r, q->lname, q->name_len, aged, n)) {
+		cache_release(r->cache, hit);
+		local_reply(q, c, NULL, DNS_RCODE_SERVFAIL, DNS_EDE_NONE, NULL);
+		return true;
+	}
 	answer_hit(r, q, c, hit, age, r->cfg->ttl_max);
 	return true;
 }
@@ -750,7 +776,9 @@ static struct rquery *wait_hit(struct resolver *r, struct rquery *rq,
 		return NULL;
 	}
 	p = pending_new(r, (const uint8_t *)"", 0);
-	if (p == NULL || sets_add(r->sets, aged, n, on_sets_done, p) != 0) {
+	if (p == NULL ||
+	    note_prov(r, rq->q.lname, rq->q.name_len, aged, n) != 0 ||
+	    sets_add(r->sets, aged, n, on_sets_done, p) != 0) {
 		if (p != NULL)
 			free_pending(p);
 		cache_release(r->cache, hit);
@@ -796,4 +824,108 @@ static bool failed_recently(struct resolver *r, const uint8_t *key,
 
 	cache_release(r->fails, e);
 	return e != NULL;
+}
+
+size_t resolver_set_policy(struct resolver *r, const struct config *cfg,
+			   const struct policy *pol)
+{
+	r->cfg = cfg;
+	r->pol = pol;
+	cache_set_stale(r->cache, cfg->serve_stale);
+	return cache_drop_if(r->cache, cache_keep, r);
+}
+
+void resolver_set_upstream(struct resolver *r, struct upstream *up)
+{
+	r->up = up;
+}
+
+void resolver_set_prov(struct resolver *r, struct prov *prov)
+{
+	r->prov = prov;
+}
+
+size_t resolver_pending(const struct resolver *r)
+{
+	const struct pending *p;
+	size_t n = 0;
+
+	TAILQ_FOREACH(p, &r->pendings, all)
+	n++;
+	return n;
+}
+
+size_t resolver_cached(const struct resolver *r)
+{
+	return cache_count(r->cache);
+}
+
+/* Would the running policy send this name upstream? (Audit forwards every
+ * name.) */
+static bool allowed_now(const struct resolver *r, const uint8_t *name,
+			size_t len)
+{
+	return r->cfg->mode == CONFIG_MODE_AUDIT ||
+	       policy_match(r->pol, name, len);
+}
+
+static bool cache_keep(void *arg, const uint8_t *key, size_t keylen)
+{
+	return allowed_now(arg, key, keylen);
+}
+
+/* The policy changed while p's question was upstream, and its name is no
+ * longer allowed: every waiting client gets the deny answer, and the
+ * upstream's answer is dropped unread. */
+static void deny_pending(struct pending *p)
+{
+	const struct config *cfg = p->r->cfg;
+	char name[DNS_NAME_STRLEN], text[DNS_NAME_STRLEN + 64];
+	struct rquery *rq;
+
+	dns_name_to_text(p->qname, p->qname_len, name, sizeof(name));
+	log_limited(LOG_CLASS_DENIED, LOGL_INFO, "policy",
+		    "denied %s: removed from the allowlist while upstream",
+		    name);
+	snprintf(text, sizeof(text), "%s is not on the dnsfence allowlist",
+		 name);
+	while ((rq = TAILQ_FIRST(&p->waiters)) != NULL) {
+		TAILQ_REMOVE(&p->waiters, rq, link);
+		stats_inc(STAT_DENIED);
+		local_reply(&rq->q, &rq->c, rq,
+			    cfg->deny_rcode == CONFIG_DENY_REFUSED
+				? DNS_RCODE_REFUSED
+				: DNS_RCODE_NXDOMAIN,
+			    DNS_EDE_BLOCKED, text);
+		free(rq);
+	}
+	free_pending(p);
+}
+
+/* Remember which name put these addresses in the sets, until the entry
+ * this answer asks for expires. A full map refuses (-ENOSPC): the answer
+ * must not go out, or a reload could not take the address back. */
+static int note_prov(struct resolver *r, const uint8_t *name, size_t len,
+		     const struct dns_addr *addrs, size_t n)
+{
+	uint64_t now = monotime_s();
+	int rc;
+
+	if (r->prov == NULL)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t t = sets_timeout(addrs[i].ttl, r->cfg->ttl_min,
+					  r->cfg->ttl_max);
+
+		rc =
+		    prov_note(r->prov, name, len, &addrs[i].addr, now + t, now);
+		if (rc == -ENOSPC || rc == -ENOMEM) {
+			log_limited(LOG_CLASS_SETS, LOGL_WARN, "prov",
+				    "cannot note a set entry's name: %s; "
+				    "SERVFAIL",
+				    strerror(-rc));
+			return rc;
+		}
+	}
+	return 0;
 }

@@ -65,6 +65,7 @@ enum fail_cause { FAIL_NOSET = 0, FAIL_FULL, FAIL_OTHER, FAIL__COUNT };
 
 struct item {
 	struct netaddr addr;
+	bool del;	  /* IPSET_CMD_DEL (eviction), else an add */
 	uint32_t timeout; /* what the request carries */
 	uint64_t expires; /* monotonic seconds: now + timeout */
 };
@@ -128,6 +129,9 @@ static void parse_acks(struct sets *s, const uint8_t *buf, size_t len);
 static void flush_cb(evutil_socket_t fd, short what, void *arg);
 static void read_cb(evutil_socket_t fd, short what, void *arg);
 static int socket_setup(struct sets *s, char *err, size_t errlen);
+static int build_msg(void *buf, size_t cap, int cmd, const char *setname,
+		     const struct netaddr *a, uint32_t timeout, uint32_t seq);
+static void enqueue(struct sets *s, struct batch *b);
 
 uint32_t sets_timeout(uint32_t ttl, uint32_t min, uint32_t max)
 {
@@ -165,6 +169,19 @@ bool sets_name_valid(const char *name)
 int sets_build_add(void *buf, size_t cap, const char *setname,
 		   const struct netaddr *a, uint32_t timeout, uint32_t seq)
 {
+	return build_msg(buf, cap, IPSET_CMD_ADD, setname, a, timeout, seq);
+}
+
+int sets_build_del(void *buf, size_t cap, const char *setname,
+		   const struct netaddr *a, uint32_t seq)
+{
+	return build_msg(buf, cap, IPSET_CMD_DEL, setname, a, 0, seq);
+}
+
+/* An add carries the timeout; a del has none. */
+static int build_msg(void *buf, size_t cap, int cmd, const char *setname,
+		     const struct netaddr *a, uint32_t timeout, uint32_t seq)
+{
 	struct nlmsghdr *nlh;
 	struct nfgenmsg *nfg;
 	struct nlattr *data, *ip;
@@ -175,7 +192,7 @@ int sets_build_add(void *buf, size_t cap, const char *setname,
 	if (cap < SETS_ADD_MSG_MAX)
 		return -ENOSPC;
 	nlh = mnl_nlmsg_put_header(buf);
-	nlh->nlmsg_type = (NFNL_SUBSYS_IPSET << 8) | IPSET_CMD_ADD;
+	nlh->nlmsg_type = (NFNL_SUBSYS_IPSET << 8) | cmd;
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
 	nlh->nlmsg_seq = seq;
 	nfg = mnl_nlmsg_put_extra_header(nlh, sizeof(*nfg));
@@ -191,8 +208,9 @@ int sets_build_add(void *buf, size_t cap, const char *setname,
 			 NLA_F_NET_BYTEORDER,
 		     v4 ? 4 : 16, a->bytes);
 	mnl_attr_nest_end(nlh, ip);
-	mnl_attr_put_u32(nlh, IPSET_ATTR_TIMEOUT | NLA_F_NET_BYTEORDER,
-			 htonl(timeout));
+	if (cmd == IPSET_CMD_ADD)
+		mnl_attr_put_u32(nlh, IPSET_ATTR_TIMEOUT | NLA_F_NET_BYTEORDER,
+				 htonl(timeout));
 	mnl_attr_nest_end(nlh, data);
 	return (int)nlh->nlmsg_len;
 }
@@ -360,6 +378,18 @@ void sets_close(struct sets *s)
 	free(s);
 }
 
+void sets_set_ttl(struct sets *s, uint32_t ttl_min, uint32_t ttl_max)
+{
+	s->ttl_min = ttl_min;
+	s->ttl_max = ttl_max;
+}
+
+void sets_entries(const struct sets *s, size_t *v4, size_t *v6)
+{
+	*v4 = expiry_count_family(s->map, AF_INET);
+	*v6 = expiry_count_family(s->map, AF_INET6);
+}
+
 void sets_forget(struct sets *s)
 {
 	if (s == NULL)
@@ -436,7 +466,13 @@ int sets_add(struct sets *s, const struct dns_addr *addrs, size_t n,
 		k++;
 	}
 	b->n = k;
-	if (k == 0) {
+	enqueue(s, b);
+	return 0;
+}
+
+static void enqueue(struct sets *s, struct batch *b)
+{
+	if (b->n == 0) {
 		TAILQ_INSERT_TAIL(&s->ready, b, link);
 	} else {
 		TAILQ_INSERT_TAIL(&s->queue, b, link);
@@ -446,6 +482,33 @@ int sets_add(struct sets *s, const struct dns_addr *addrs, size_t n,
 			arm_deadline(s);
 	}
 	event_active(s->flush_ev, EV_TIMEOUT, 0);
+}
+
+/* The never-shorten map forgets each address now, so that an add queued
+ * after this del is sent, and again at the del's ack, which comes after
+ * the ack of any add sent before it (acks follow the sequence). */
+int sets_del(struct sets *s, const struct netaddr *addrs, size_t n,
+	     sets_done_fn done, void *arg)
+{
+	struct batch *b;
+
+	for (size_t i = 0; i < n; i++)
+		if (addrs[i].family != AF_INET && addrs[i].family != AF_INET6)
+			return -EINVAL;
+	if (n > (SIZE_MAX - sizeof(*b)) / sizeof(b->items[0]))
+		return -ENOMEM;
+	b = calloc(1, sizeof(*b) + n * sizeof(b->items[0]));
+	if (b == NULL)
+		return -ENOMEM;
+	b->done = done;
+	b->arg = arg;
+	for (size_t i = 0; i < n; i++) {
+		b->items[i].addr = addrs[i];
+		b->items[i].del = true;
+		expiry_forget(s->map, &addrs[i]);
+	}
+	b->n = n;
+	enqueue(s, b);
 	return 0;
 }
 
@@ -481,10 +544,11 @@ static size_t fill(struct sets *s, struct mnl_nlmsg_batch *nb)
 	while (b != NULL && s->inflight + count < s->inflight_max &&
 	       mnl_nlmsg_batch_size(nb) + SETS_ADD_MSG_MAX <= SEND_LIMIT) {
 		const struct item *it = &b->items[i];
-		int len = sets_build_add(mnl_nlmsg_batch_current(nb),
-					 SETS_ADD_MSG_MAX,
-					 s->name[fam_index(&it->addr)],
-					 &it->addr, it->timeout, seq++);
+		int len =
+		    build_msg(mnl_nlmsg_batch_current(nb), SETS_ADD_MSG_MAX,
+			      it->del ? IPSET_CMD_DEL : IPSET_CMD_ADD,
+			      s->name[fam_index(&it->addr)], &it->addr,
+			      it->timeout, seq++);
 
 		if (len < 0) /* names and families were checked */
 			break;
@@ -717,7 +781,14 @@ static void item_result(struct sets *s, struct batch *b, size_t i, int code)
 	int fam = fam_index(&it->addr);
 
 	s->inflight--;
-	if (code == 0) {
+	/* Not in the set (expired meanwhile) is what a del wants. */
+	if (it->del && code == IPSET_ERR_EXIST)
+		code = 0;
+	if (it->del)
+		expiry_forget(s->map, &it->addr);
+	if (code == 0 && it->del) {
+		stats_inc(STAT_ADDR_EVICTED);
+	} else if (code == 0) {
 		stats_inc(STAT_ADDR_ADDED);
 		(void)expiry_note_acked(s->map, &it->addr, it->expires,
 					monotime_s());

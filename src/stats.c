@@ -42,6 +42,9 @@ static const char *const names[STAT__COUNT] = {
     [STAT_FAIL_CACHED] = "fail_cached",
     [STAT_STALE] = "stale",
     [STAT_NOT_IN] = "not_in",
+    [STAT_ADDR_EVICTED] = "addr_evicted",
+    [STAT_RELOADS] = "reloads",
+    [STAT_RELOAD_FAIL] = "reload_fail",
 };
 
 const uint32_t stats_latency_bounds_us[STATS_LATENCY_BUCKETS - 1] = {

@@ -81,6 +81,7 @@ struct upstream {
 	uint16_t rand_pool[256];
 	size_t rand_left;
 	uint32_t mark;
+	size_t inflight; /* upstream_send calls whose callback is to come */
 };
 
 static void sock_state_cb(void *data, ares_socket_t fd, int readable,
@@ -254,6 +255,11 @@ void upstream_free(struct upstream *u)
 	ares_library_cleanup();
 }
 
+bool upstream_idle(const struct upstream *u)
+{
+	return u->inflight == 0;
+}
+
 static bool id_free(const struct upstream *u, uint16_t id)
 {
 	return !(u->ids_in_use[id >> 3] & (1u << (id & 7)));
@@ -316,6 +322,7 @@ int upstream_send(struct upstream *u, const uint8_t *query, size_t len,
 	ctx->sent_us = monotime_ns() / 1000;
 	stats_upstream_inflight(1);
 	u->ids_in_use[ctx->id >> 3] |= (uint8_t)(1u << (ctx->id & 7));
+	u->inflight++;
 	u->in_send = true;
 	ares_send(u->channel, query, (int)len, on_answer, ctx);
 	u->in_send = false;
@@ -371,6 +378,7 @@ static void on_answer(void *arg, int status, int timeouts, unsigned char *abuf,
 static void complete(struct send_ctx *ctx, int status, const uint8_t *abuf,
 		     size_t alen)
 {
+	ctx->u->inflight--;
 	ctx->cb(ctx->arg, status, abuf, alen);
 	free(ctx->answer);
 	free(ctx);

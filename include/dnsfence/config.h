@@ -15,6 +15,9 @@
 
 #define CONFIG_DEFAULT_PATH	 "/etc/dnsfence/dnsfence.json"
 #define CONFIG_DEFAULT_STATE_DIR "/run/dnsfence"
+#define CONFIG_DEFAULT_CONTROL	 "/run/dnsfence/control.sock"
+/* sun_path holds 108 bytes with the NUL. */
+#define CONFIG_SOCKET_PATH_MAX 107
 
 enum config_mode {
 	CONFIG_MODE_ENFORCE = 0,
@@ -72,6 +75,8 @@ struct config {
 	size_t n_interfaces;
 	char **host_allow; /* forward scope: "tcp/addr:port", normalized */
 	size_t n_host_allow;
+	char *control_socket; /* "control": {"socket": PATH} */
+	bool control_watch;   /* "control": {"watch": true} */
 };
 
 /* Where the process environment would come from; tests fill it in.

@@ -37,9 +37,13 @@ int expiry_note_inflight(struct expiry_map *m, const struct netaddr *a,
 			 uint64_t expires, uint64_t now);
 int expiry_note_acked(struct expiry_map *m, const struct netaddr *a,
 		      uint64_t expires, uint64_t now);
+/* Forget a (it was taken out of the set). */
+void expiry_forget(struct expiry_map *m, const struct netaddr *a);
 /* Forget everything (the set was recreated and is empty). */
 void expiry_clear(struct expiry_map *m);
 /* Entries stored, expired ones not yet swept included. */
 size_t expiry_count(const struct expiry_map *m);
+/* The same for one family (AF_INET or AF_INET6). */
+size_t expiry_count_family(const struct expiry_map *m, int family);
 
 #endif

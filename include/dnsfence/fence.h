@@ -12,12 +12,13 @@
 #include "dnsfence/config.h"
 
 /* setup and/or serve: create the sets, install the rules and read both
- * back (do_setup); then serve behind them (do_serve), after checking
+ * back (do_setup); then serve behind them (do_serve; path is the config
+ * file, which a reload reads again), after checking
  * that they are in place when this call did not just install them.
  * 0; -EIO when the kernel refused something or the fence is not in
  * place; -EPERM when the privilege drop failed. */
-int fence_run(const struct config *cfg, uid_t uid, gid_t gid, bool do_setup,
-	      bool do_serve);
+int fence_run(const struct config *cfg, const char *path, uid_t uid, gid_t gid,
+	      bool do_setup, bool do_serve);
 /* check: compare the kernel with the config, one line per difference on
  * stdout. 0 in place (or mode off), 1 drift, -errno when the state
  * cannot be read. */

@@ -21,6 +21,19 @@ struct sets;
  * setup again. NULL on allocation failure. */
 struct guard *guard_new(struct event_base *base, const struct config *cfg,
 			uid_t uid, struct sets *sets);
+/* Check against cfg from now on (a reload whose rules are the same). */
+void guard_set_config(struct guard *g, const struct config *cfg);
+/* Called once when guard_apply's rules are in place (status 0) or
+ * failed (-EIO, detail: the first line of why). */
+typedef void (*guard_applied_fn)(void *arg, int status, const char *detail);
+/* The config changed (reload): check against cfg from now on, and write
+ * its rules and sets now, in a child (what a restore does). A job already
+ * running finishes first and its result is ignored. A failed apply stops
+ * the daemon (guard_failed), like a failed restore. cfg must outlive the
+ * guard or the next guard_apply. A later call before done replaces done
+ * (the earlier one is never called). Returns 0. */
+int guard_apply(struct guard *g, const struct config *cfg,
+		guard_applied_fn done, void *arg);
 /* Kills and reaps a child still running. */
 void guard_free(struct guard *g);
 bool guard_failed(const struct guard *g);

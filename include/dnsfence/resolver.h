@@ -16,6 +16,7 @@ struct event_base;
 struct policy;
 struct upstream;
 struct sets;
+struct prov;
 struct resolver;
 struct rquery;
 
@@ -51,5 +52,19 @@ void resolver_shutdown(struct resolver *r);
 uint32_t resolver_inflight(const struct resolver *r);
 /* The client is gone: fn will not be called for q, and q is freed. */
 void resolver_cancel(struct rquery *q);
+
+/* Judge every query from now on with cfg and pol (reload's swap; both
+ * must stay valid until the next call or resolver_free). Questions
+ * already upstream are judged again when their answer arrives. Cached
+ * answers for names pol refuses are dropped; returns how many. */
+size_t resolver_set_policy(struct resolver *r, const struct config *cfg,
+			   const struct policy *pol);
+/* Send new questions to up (questions already sent finish on theirs). */
+void resolver_set_upstream(struct resolver *r, struct upstream *up);
+/* Note in prov which name put each address into the sets (NULL: none). */
+void resolver_set_prov(struct resolver *r, struct prov *prov);
+/* Questions waiting on the upstream or the kernel; cached answers. */
+size_t resolver_pending(const struct resolver *r);
+size_t resolver_cached(const struct resolver *r);
 
 #endif

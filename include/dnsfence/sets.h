@@ -35,6 +35,9 @@ uint32_t sets_timeout(uint32_t ttl, uint32_t min, uint32_t max);
  * family, -ENOSPC when cap < SETS_ADD_MSG_MAX. Pure; exposed for tests. */
 int sets_build_add(void *buf, size_t cap, const char *setname,
 		   const struct netaddr *a, uint32_t timeout, uint32_t seq);
+/* The same for IPSET_CMD_DEL (no timeout). */
+int sets_build_del(void *buf, size_t cap, const char *setname,
+		   const struct netaddr *a, uint32_t seq);
 /* The kernel's reason for an ipset netlink error (a positive errno or
  * IPSET_ERR_* code), as ipset(8) words it. */
 const char *sets_strerror(int code);
@@ -60,6 +63,11 @@ struct sets *sets_open(struct event_base *base, const struct sets_params *p,
 /* Drops adds still queued or in flight WITHOUT calling their done: the
  * caller tears its queries down itself. Never call it from a done. */
 void sets_close(struct sets *s);
+/* New clamp for the timeouts of later adds (reload). */
+void sets_set_ttl(struct sets *s, uint32_t ttl_min, uint32_t ttl_max);
+/* Addresses the never-shorten map holds per family (status; expired
+ * entries not yet swept included). */
+void sets_entries(const struct sets *s, size_t *v4, size_t *v6);
 /* Forget the never-shorten map (see expiry.h): the sets were recreated
  * (the guard restored them) and are empty, so no entry outlives anything.
  * Adds in flight still complete normally. */
@@ -90,5 +98,11 @@ int sets_add(struct sets *s, const struct dns_addr *addrs, size_t n,
 void sets_read(struct sets *s);
 /* Requests sent and not yet acked (or failed). */
 size_t sets_inflight(const struct sets *s);
+
+/* Take addrs (copied) out of the sets (reload's eviction); an address
+ * already gone counts as done. done as for sets_add, in order with the
+ * adds: an add queued later lands after the del. 0, -ENOMEM, -EINVAL. */
+int sets_del(struct sets *s, const struct netaddr *addrs, size_t n,
+	     sets_done_fn done, void *arg);
 
 #endif

@@ -38,6 +38,9 @@ enum stat_id {
 	STAT_FAIL_CACHED,     /* SERVFAIL from the failure cache */
 	STAT_STALE,	      /* expired answers served (upstream failed) */
 	STAT_NOT_IN,	      /* queries of a class other than IN refused */
+	STAT_ADDR_EVICTED,    /* addresses taken out of the sets on reload */
+	STAT_RELOADS,	      /* reloads that changed the running policy */
+	STAT_RELOAD_FAIL,     /* reloads refused (bad config, restart needed) */
 	STAT__COUNT
 };
 

@@ -4,6 +4,7 @@
 #ifndef DNSFENCE_UPSTREAM_H
 #define DNSFENCE_UPSTREAM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -40,5 +41,8 @@ void upstream_free(struct upstream *u);
 /* What a status given to upstream_cb (or a snoop error) means, for log
  * lines: "timed out", "upstream answered SERVFAIL", ... */
 const char *upstream_strerror(int status);
+/* No callback is still to come (a replaced channel may be freed without
+ * cancelling anything). */
+bool upstream_idle(const struct upstream *u);
 
 #endif

@@ -31,6 +31,8 @@ want() {
 want "Type=notify"
 want "ExecStartPre=+/usr/sbin/dnsfence setup"
 want "ExecStart=/usr/sbin/dnsfence serve"
+want "ExecReload=/usr/sbin/dnsfence reload"
+want "RuntimeDirectory=dnsfence"
 want "User=dnsfence"
 want "NoNewPrivileges=yes"
 want "ProtectSystem=strict"

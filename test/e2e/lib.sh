@@ -319,16 +319,18 @@ df_tcp_connect() {
 
 # df_config [KEY=JSON]...: write a config to $DF_TMP/dnsfence.json: listen on
 # loopback, upstream unbound, ports tcp/80, 443 and 8080 (the tests'
-# listeners), debug log, state_dir $DF_TMP/state (never the host's /run),
-# plus each KEY=JSON (which replaces a default).
+# listeners), debug log, state_dir $DF_TMP/state and the control socket in
+# $DF_TMP (never the host's /run), plus each KEY=JSON (which replaces a
+# default).
 #   df_config allow='["www.allowed.test"]' deny_rcode='"refused"'
 df_config() {
 	DF_DNSFENCE_CONF="$DF_TMP/dnsfence.json"
 	"$DF_PY" - "$DF_DNSFENCE_CONF" "$DF_TMP/state" "$@" <<'EOF'
-import json, sys
+import json, os, sys
 conf = {"listen": ["127.0.0.1:53", "[::1]:53"], "upstreams": ["198.18.0.1"], "allow": [],
         "ports": ["tcp/80", "tcp/443", "tcp/8080"], "log": {"level": "debug"},
-        "state_dir": sys.argv[2]}
+        "state_dir": sys.argv[2],
+        "control": {"socket": os.path.dirname(sys.argv[1]) + "/control.sock"}}
 for arg in sys.argv[3:]:
     key, _, val = arg.partition("=")
     try:

@@ -28,6 +28,8 @@ conf["upstreams"] = ["198.18.0.1"]
 conf["allow"] = conf.get("allow", []) + ["www.allowed.test"]
 conf["allow_cidrs"] = []
 conf["log"] = {"level": "debug"}
+# The pod's emptyDir at /run holds the control socket; here, the temp dir.
+conf["control"] = {"socket": sys.argv[2] + "/control.sock", "watch": False}
 json.dump(conf, open(sys.argv[2] + "/dnsfence.json", "w"), indent=2)
 inits = kinds["Deployment"]["spec"]["template"]["spec"]["initContainers"]
 for c, name in zip(inits, ("setup", "sidecar")):
@@ -120,3 +122,19 @@ ok "denied www.evil.test: no answer, no connection, never upstream"
 # rules back: no complaint in the log after one interval.
 ! grep -q "cannot read back\|no cap_net_raw" "$DF_DNSFENCE_LOG" || fail "the guard lacks cap_net_raw: $(grep -m1 'net_raw' "$DF_DNSFENCE_LOG")"
 expect_dnsfence_running
+
+# 5. A ConfigMap edit reaches the running sidecar: what `kubectl exec -c
+# dnsfence POD -- dnsfence reload` does (the sidecar's uid 0 and caps).
+chmod 755 "$DF_TMP" # the ConfigMap volume is world-readable (0644)
+/usr/bin/python3 - "$DF_DNSFENCE_CONF" <<'PYEOF'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["allow"].append("a.b.allowed.test")
+json.dump(c, open(sys.argv[1], "w"), indent=2)
+PYEOF
+out="$(as_container "$side_caps" "$DNSFENCE_BIN" -c "$DF_DNSFENCE_CONF" reload 2>&1)" ||
+	fail "reload in the sidecar container failed: $out"
+out="$(df_wl_as 1000 getent ahosts a.b.allowed.test 2>&1)" || fail "workload cannot resolve the name added by reload: $out"
+grep -q 198.18.1.11 <<<"$out" || fail "a.b.allowed.test resolved without 198.18.1.11: $out"
+expect_dnsfence_running
+ok "ConfigMap edit + reload in the sidecar: a.b.allowed.test resolves, no restart"

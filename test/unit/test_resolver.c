@@ -6,9 +6,8 @@
  * client's share of it, remembered failures, serve-stale, the upstream's
  * SERVFAIL, a failed send, and the kernel step's failures.
  */
-// clang-format off
-/*  modules: resolver local reply quota cache dnsmsg dnsrr policy netaddr log stats hash monotime learn recent */
-// clang-format on
+/* modules: resolver local reply quota cache dnsmsg dnsrr policy netaddr log
+ * stats hash monotime learn recent prov */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* control: the daemon's control socket (a unix stream socket, one
+ * command line per connection: "reload", "status", "status json") and
+ * the client side the `reload` and `status` commands use. */
+#ifndef DNSFENCE_CONTROL_H
+#define DNSFENCE_CONTROL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+struct event_base;
+struct reload;
+struct control;
+
+#define CONTROL_LINE_MAX    64 /* a command line, newline included */
+#define CONTROL_CLIENTS_MAX 8  /* connections served at once */
+#define CONTROL_IO_TIMEOUT  2  /* seconds to send the line / read reply */
+
+/* Bind path (a stale socket there is replaced), owned by root and gid
+ * (when the process may chown), mode 0660; a missing parent directory is
+ * created, 0770 root:gid. Served: peers with uid 0, uid or gid (checked
+ * with SO_PEERCRED on every connection). Call before the privilege drop.
+ * NULL with err set on failure. */
+struct control *control_new(struct event_base *base, const char *path,
+			    uid_t uid, gid_t gid, struct reload *rl, char *err,
+			    size_t errlen);
+/* Closes the clients and removes the socket file (best effort). */
+void control_free(struct control *c);
+
+/* The protocol's command check, pure (for tests): 0 and *json for
+ * "status"/"status json", 1 for "reload", -EINVAL otherwise. */
+int control_parse(const char *line, size_t len, bool *json);
+
+/* Client: send cmd, copy the reply's body to out. Returns the daemon's
+ * result (0, or the exit code it gave: 2 bad config, 3 failure) with its
+ * message in err; -ENOENT/-ECONNREFUSED when no daemon listens on path,
+ * -EACCES, -ETIMEDOUT, -EPROTO (reply not understood) with err set. */
+int control_call(const char *path, const char *cmd, int timeout_s, FILE *out,
+		 char *err, size_t errlen);
+
+/* The control.socket a config file names, read without validating the
+ * rest (a reload is often asked for a file with an error in it), else
+ * the default, into buf. config_path as for config_load. */
+void control_socket_of(const char *config_path, char *buf, size_t cap);
+
+#endif

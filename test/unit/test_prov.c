@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Unit tests of the eviction bookkeeping: an address only removed names
+ * put in the sets is evicted, one a still-allowed name holds stays, an
+ * expired link holds nothing, names are judged once, the bound, and the
+ * map against a brute-force model under churn.
+ *
+ *  modules: prov hash monotime */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "dnsfence/prov.h"
+
+#define MODEL_ADDRS 64
+#define MODEL_NAMES 8
+
+struct judge {
+	const char *gone[4]; /* first labels no longer allowed */
+	size_t calls;
+};
+
+struct evicted {
+	struct netaddr a[MODEL_ADDRS];
+	size_t n;
+};
+
+static struct netaddr v4(uint32_t n);
+static struct netaddr v6(uint32_t n);
+static size_t wire(const char *label, uint8_t *out);
+static bool allowed(void *arg, const uint8_t *name, size_t len);
+static void on_evict(void *arg, const struct netaddr *a);
+static bool was_evicted(const struct evicted *ev, const struct netaddr *a);
+static int note(struct prov *p, const char *label, struct netaddr a,
+		uint64_t expires, uint64_t now);
+
+static struct netaddr v4(uint32_t n)
+{
+	struct netaddr a = {.family = AF_INET};
+
+	a.bytes[0] = 198;
+	a.bytes[1] = 18;
+	a.bytes[2] = (uint8_t)(n >> 8);
+	a.bytes[3] = (uint8_t)n;
+	return a;
+}
+
+static struct netaddr v6(uint32_t n)
+{
+	struct netaddr a = {.family = AF_INET6};
+
+	a.bytes[0] = 0x20;
+	a.bytes[1] = 0x01;
+	a.bytes[2] = 0x0d;
+	a.bytes[3] = 0xb8;
+	a.bytes[14] = (uint8_t)(n >> 8);
+	a.bytes[15] = (uint8_t)n;
+	return a;
+}
+
+/* label.test. in wire format */
+static size_t wire(const char *label, uint8_t *out)
+{
+	size_t l = strlen(label);
+
+	out[0] = (uint8_t)l;
+	memcpy(out + 1, label, l);
+	memcpy(out + 1 + l, "\4test\0", 6);
+	return l + 7;
+}
+
+static bool allowed(void *arg, const uint8_t *name, size_t len)
+{
+	struct judge *j = arg;
+
+	(void)len;
+	j->calls++;
+	for (size_t i = 0; i < 4 && j->gone[i] != NULL; i++) {
+		if (name[0] == strlen(j->gone[i]) &&
+		    memcmp(name + 1, j->gone[i], name[0]) == 0)
+			return false;
+	}
+	return true;
+}
+
+static void on_evict(void *arg, const struct netaddr *a)
+{
+	struct evicted *ev = arg;
+
+	assert_true(ev->n < MODEL_ADDRS);
+	ev->a[ev->n++] = *a;
+}
+
+static bool was_evicted(const struct evicted *ev, const struct netaddr *a)
+{
+	for (size_t i = 0; i < ev->n; i++) {
+		if (ev->a[i].family == a->family &&
+		    memcmp(ev->a[i].bytes, a->bytes, 16) == 0)
+			return true;
+	}
+	return false;
+}
+
+static int note(struct prov *p, const char *label, struct netaddr a,
+		uint64_t expires, uint64_t now)
+{
+	uint8_t w[64];
+	size_t len = wire(label, w);
+
+	return prov_note(p, w, len, &a, expires, now);
+}
+
+static void removed_name_alone_is_evicted_shared_stays(void **state)
+{
+	struct prov *p = prov_new(64);
+	struct judge j = {.gone = {"gone"}};
+	struct evicted ev = {0};
+	struct netaddr only = v4(1), shared = v4(2), other = v6(3);
+
+	(void)state;
+	assert_int_equal(note(p, "gone", only, 200, 100), 0);
+	assert_int_equal(note(p, "gone", shared, 200, 100), 0);
+	assert_int_equal(note(p, "kept", shared, 150, 100), 0);
+	assert_int_equal(note(p, "kept", other, 150, 100), 0);
+	assert_int_equal(prov_names(p), 2);
+	assert_int_equal(prov_links(p), 4);
+	assert_int_equal(prov_evict(p, allowed, &j, on_evict, &ev, 110), 1);
+	assert_true(was_evicted(&ev, &only));
+	assert_false(was_evicted(&ev, &shared));
+	assert_false(was_evicted(&ev, &other));
+	/* The removed name and its links are forgotten. */
+	assert_int_equal(j.calls, 2);
+	assert_int_equal(prov_names(p), 1);
+	assert_int_equal(prov_links(p), 2);
+	assert_int_equal(prov_addresses(p), 2);
+	/* A second reload with the same judgement evicts nothing more. */
+	ev.n = 0;
+	assert_int_equal(prov_evict(p, allowed, &j, on_evict, &ev, 120), 0);
+	prov_free(p);
+}
+
+static void expired_link_of_allowed_name_does_not_hold(void **state)
+{
+	struct prov *p = prov_new(64);
+	struct judge j = {.gone = {"gone"}};
+	struct evicted ev = {0};
+	struct netaddr a = v4(7);
+
+	(void)state;
+	assert_int_equal(note(p, "kept", a, 150, 100), 0);
+	assert_int_equal(note(p, "gone", a, 400, 100), 0);
+	/* At 200 only the removed name's longer entry keeps it alive. */
+	assert_int_equal(prov_evict(p, allowed, &j, on_evict, &ev, 200), 1);
+	assert_true(was_evicted(&ev, &a));
+	assert_int_equal(prov_addresses(p), 0);
+	assert_int_equal(prov_names(p), 0);
+	assert_int_equal(prov_links(p), 0);
+	prov_free(p);
+}
+
+static void later_note_lengthens_never_shortens(void **state)
+{
+	struct prov *p = prov_new(64);
+	struct judge j = {.gone = {"gone"}};
+	struct evicted ev = {0};
+	struct netaddr a = v4(9);
+
+	(void)state;
+	assert_int_equal(note(p, "kept", a, 500, 100), 0);
+	assert_int_equal(note(p, "kept", a, 150, 110), 0); /* shorter */
+	assert_int_equal(prov_links(p), 1);
+	assert_int_equal(note(p, "gone", a, 300, 110), 0);
+	/* At 200 the first, longer note of kept still holds a. */
+	assert_int_equal(prov_evict(p, allowed, &j, on_evict, &ev, 200), 0);
+	assert_int_equal(prov_links(p), 1);
+	prov_free(p);
+}
+
+static void bound_refuses_until_links_expire(void **state)
+{
+	struct prov *p = prov_new(3);
+
+	(void)state;
+	assert_int_equal(note(p, "a", v4(1), 200, 100), 0);
+	assert_int_equal(note(p, "b", v4(1), 150, 100), 0);
+	assert_int_equal(note(p, "a", v4(2), 200, 100), 0);
+	assert_int_equal(note(p, "c", v4(3), 200, 100), -ENOSPC);
+	assert_int_equal(prov_addresses(p), 2); /* no empty node left */
+	/* Refreshing a known pair needs no room. */
+	assert_int_equal(note(p, "a", v4(2), 300, 100), 0);
+	/* Once b's link has expired, the sweep makes room. */
+	assert_int_equal(note(p, "c", v4(3), 400, 160), 0);
+	assert_int_equal(prov_links(p), 3);
+	assert_int_equal(prov_names(p), 2);
+	prov_free(p);
+}
+
+static void bad_input_is_refused(void **state)
+{
+	struct prov *p = prov_new(8);
+	struct netaddr bad = {.family = AF_UNIX};
+	uint8_t unterminated[] = {3, 'a', 'b', 'c'};
+
+	(void)state;
+	assert_null(prov_new(0));
+	assert_int_equal(note(p, "a", bad, 200, 100), -EINVAL);
+	assert_int_equal(note(p, "a", v4(1), 100, 100), -EINVAL);
+	assert_int_equal(prov_note(p, unterminated, sizeof(unterminated),
+				   &(struct netaddr){.family = AF_INET}, 200,
+				   100),
+			 -EINVAL);
+	assert_int_equal(prov_links(p), 0);
+	prov_clear(p);
+	prov_free(p);
+}
+
+/* Random notes and evictions against a matrix of (address, name) expiry
+ * times: evict() must name exactly the addresses the model says. */
+static void matches_model_under_churn(void **state)
+{
+	static const char *names[MODEL_NAMES] = {"n0", "n1", "n2", "n3",
+						 "n4", "n5", "n6", "n7"};
+	uint64_t model[MODEL_ADDRS][MODEL_NAMES] = {{0}};
+	struct prov *p = prov_new(MODEL_ADDRS * MODEL_NAMES);
+	uint64_t now = 1000;
+
+	(void)state;
+	srand(12345);
+	for (int round = 0; round < 200; round++) {
+		struct judge j = {.gone = {names[rand() % MODEL_NAMES]}};
+		struct evicted ev = {0};
+
+		for (int k = 0; k < 50; k++) {
+			size_t ai = (size_t)rand() % MODEL_ADDRS;
+			size_t ni = (size_t)rand() % MODEL_NAMES;
+			uint64_t exp = now + 1 + (uint64_t)(rand() % 20);
+			struct netaddr a =
+			    ai % 2 ? v4((uint32_t)ai) : v6((uint32_t)ai);
+
+			assert_int_equal(note(p, names[ni], a, exp, now), 0);
+			if (exp > model[ai][ni])
+				model[ai][ni] = exp;
+		}
+		now += (uint64_t)(rand() % 5);
+		(void)prov_evict(p, allowed, &j, on_evict, &ev, now);
+		for (size_t ai = 0; ai < MODEL_ADDRS; ai++) {
+			struct netaddr a =
+			    ai % 2 ? v4((uint32_t)ai) : v6((uint32_t)ai);
+			bool gone = false, keep = false;
+
+			for (size_t ni = 0; ni < MODEL_NAMES; ni++) {
+				bool removed =
+				    strcmp(names[ni], j.gone[0]) == 0;
+
+				if (model[ai][ni] > now && !removed)
+					keep = true;
+				if (model[ai][ni] > now && removed)
+					gone = true;
+				if (removed)
+					model[ai][ni] = 0;
+			}
+			/* A removed name's expired link may count or not;
+			 * a live one must. */
+			if (gone && !keep)
+				assert_true(was_evicted(&ev, &a));
+			if (keep)
+				assert_false(was_evicted(&ev, &a));
+		}
+	}
+	prov_free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(removed_name_alone_is_evicted_shared_stays),
+	    cmocka_unit_test(expired_link_of_allowed_name_does_not_hold),
+	    cmocka_unit_test(later_note_lengthens_never_shortens),
+	    cmocka_unit_test(bound_refuses_until_links_expire),
+	    cmocka_unit_test(bad_input_is_refused),
+	    cmocka_unit_test(matches_model_under_churn),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
