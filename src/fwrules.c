@@ -71,7 +71,6 @@
 
 static int rule_add(struct fw_rules *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-static bool is_loopback(const struct netaddr *a);
 static const char *reject_with(int family);
 static int render_listen(const struct config *cfg, int family,
 			 struct fw_rules *r);
@@ -142,15 +141,6 @@ static int rule_add(struct fw_rules *r, const char *fmt, ...)
 	return fw_rules_push(r, line);
 }
 
-static bool is_loopback(const struct netaddr *a)
-{
-	static const uint8_t one[16] = {[15] = 1};
-
-	if (a->family == AF_INET)
-		return a->bytes[0] == 127;
-	return memcmp(a->bytes, one, 16) == 0;
-}
-
 static const char *reject_with(int family)
 {
 	return family == AF_INET ? "icmp-admin-prohibited"
@@ -213,7 +203,11 @@ static int render_upstream(const struct config *cfg, const struct netaddr *a,
 		       C "-m conntrack --ctorigdst %s -m mark --mark 0x%x "
 			 "-j ACCEPT",
 		       s, (unsigned)cfg->mark);
-	if (!ret && is_loopback(a))
+	/* Reply-direction packets of the upstream's connections go back to
+	 * their local originator: a loopback resolver's answers, and the RST
+	 * or ICMP error our own REJECT below makes (it travels OUTPUT too;
+	 * rejecting it would turn every refusal into a timeout). */
+	if (!ret)
 		ret = rule_add(r,
 			       C "-m conntrack --ctorigdst %s --ctdir REPLY "
 				 "-j ACCEPT",

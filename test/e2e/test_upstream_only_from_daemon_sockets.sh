@@ -72,8 +72,13 @@ duid="$(df_proc_field "$DF_DNSFENCE_PID" Uid | awk '{ print $2 }')"
 same="sameuid-$$.evil.test"
 for tcp in +notcp +tcp; do
 	rc=0
-	df_wl_as "$duid" dig +time=1 +tries=1 "$tcp" @198.18.0.1 "$same" A >/dev/null 2>&1 || rc=$?
+	out="$(df_wl_as "$duid" dig +time=3 +tries=1 "$tcp" @198.18.0.1 "$same" A 2>&1)" || rc=$?
 	[ "$rc" -ne 0 ] || fail "uid $duid (the daemon's) got an answer from the upstream ($tcp)"
+	# Refused at once (reset / ICMP error), not left to time out: the
+	# reject's own answer must get back to the sender.
+	if grep -q "timed out" <<<"$out"; then
+		fail "the refusal of $tcp DNS to the upstream timed out instead of being refused: $out"
+	fi
 done
 sleep 0.5
 if df_unbound_saw "$same"; then

@@ -129,6 +129,7 @@ static void enforce_renders_canonical_lines(void **state)
 	    "-d 127.0.0.1/32 -p tcp -m tcp --dport 53 -j ACCEPT\n" C
 	    "-m conntrack --ctorigdst 198.18.0.1 -m mark --mark 0x64000000 "
 	    "-j ACCEPT\n" C
+	    "-m conntrack --ctorigdst 198.18.0.1 --ctdir REPLY -j ACCEPT\n" C
 	    "-m conntrack --ctorigdst 198.18.0.1 -m limit --limit 10/sec "
 	    "--limit-burst 20 -j NFLOG --nflog-prefix dnsfence-dns\n" C
 	    "-p tcp -m conntrack --ctorigdst 198.18.0.1 -j REJECT "
@@ -162,6 +163,7 @@ static void enforce_renders_canonical_lines(void **state)
 	    "-d ::1/128 -p tcp -m tcp --dport 53 -j ACCEPT\n" C
 	    "-m conntrack --ctorigdst 2001:db8::1 -m mark --mark 0x64000000 "
 	    "-j ACCEPT\n" C
+	    "-m conntrack --ctorigdst 2001:db8::1 --ctdir REPLY -j ACCEPT\n" C
 	    "-m conntrack --ctorigdst 2001:db8::1 -m limit --limit 10/sec "
 	    "--limit-burst 20 -j NFLOG --nflog-prefix dnsfence-dns\n" C
 	    "-p tcp -m conntrack --ctorigdst 2001:db8::1 -j REJECT "
@@ -561,7 +563,8 @@ static void inbound_deny_accepts_original_direction_only(void **state)
 				 "ESTABLISHED --ctdir ORIGINAL -j ACCEPT\n" C
 				 "-o lo -m conntrack --ctstate RELATED,"
 				 "ESTABLISHED -j ACCEPT\n"));
-	assert_null(strstr(v4d, "--ctdir"));
+	assert_non_null(strstr(v4d, "RELATED,ESTABLISHED -j ACCEPT"));
+	assert_null(strstr(v4d, "ESTABLISHED --ctdir"));
 	free(v4);
 	free(v4d);
 	config_free(c);
