@@ -470,21 +470,13 @@ int fw_restore_family(enum fwexec_backend b, int family, const char *input,
 static int apply_family(const struct config *cfg, int family,
 			enum fwexec_backend b, char *err, size_t errlen)
 {
-	char *rules = NULL, *fixes = NULL;
 	struct saved sv = {0};
-	int ret;
+	int ret = fw_saved_read(b, family, saved_line, &sv, err, errlen);
 
-	ret = fw_saved_read(b, family, saved_line, &sv, err, errlen);
-	if (ret)
-		goto out;
-	rules = fw_render(cfg, family, 0);
-	fixes = jump_fixes(&sv);
-	ret = fixes ? fw_restore_rules(b, family, rules, fixes, err, errlen)
-		    : -ENOMEM;
-out:
+	if (!ret)
+		ret = fw_restore_rules(b, family, fw_render(cfg, family, 0),
+				       jump_fixes(&sv), err, errlen);
 	fw_rules_free(&sv.rules);
-	free(rules);
-	free(fixes);
 	return ret;
 }
 
@@ -507,28 +499,32 @@ static char *jump_fixes(const struct saved *sv)
 	return buf;
 }
 
-int fw_restore_rules(enum fwexec_backend b, int family, const char *rules,
-		     const char *extra, char *err, size_t errlen)
+int fw_restore_rules(enum fwexec_backend b, int family, char *rules,
+		     char *extra, char *err, size_t errlen)
 {
 	static const char commit[] = "COMMIT\n";
 	size_t len = rules ? strlen(rules) : 0, cap;
-	char *input;
-	int ret;
+	char *input = NULL;
+	int ret = -EINVAL;
 
 	if (len < strlen(commit) ||
 	    strcmp(rules + len - strlen(commit), commit) != 0) {
 		snprintf(err, errlen, "%s: cannot render the rules",
 			 fw_family_name(family));
-		return -EINVAL;
+		goto out;
 	}
 	len -= strlen(commit);
-	cap = len + strlen(extra) + sizeof(commit);
-	input = malloc(cap);
+	cap = extra ? len + strlen(extra) + sizeof(commit) : 0;
+	input = cap ? malloc(cap) : NULL;
+	ret = -ENOMEM;
 	if (!input)
-		return -ENOMEM;
+		goto out;
 	memcpy(input, rules, len);
 	snprintf(input + len, cap - len, "%s%s", extra, commit);
 	ret = fw_restore_family(b, family, input, err, errlen);
+out:
+	free(rules);
+	free(extra);
 	free(input);
 	return ret;
 }

@@ -81,7 +81,7 @@ static int compare_frame(int family, const struct fsaved *sv,
 			 fwfwd_report_fn report, void *arg);
 static int compare_off(int family, const struct fsaved *sv,
 		       fwfwd_report_fn report, void *arg);
-static size_t jump_fixes(const struct fsaved *sv, char *buf, size_t cap);
+static char *jump_fixes(const struct fsaved *sv);
 static int apply_family(const struct config *cfg, int family,
 			enum fwexec_backend b, char *err, size_t errlen);
 static int remove_family(enum fwexec_backend b, int family, char *err,
@@ -265,13 +265,22 @@ out:
 }
 
 /* The restore lines that leave exactly one jump to each chain, first in
- * its hook; nothing when they are already so. */
-static size_t jump_fixes(const struct fsaved *sv, char *buf, size_t cap)
+ * its hook ("" when they are already so): malloc'd, NULL when out of
+ * memory. Each line is shorter than 48 bytes. */
+static char *jump_fixes(const struct fsaved *sv)
 {
 	bool du = use_docker_user(sv);
 	const struct hook *want = du ? &sv->docker : &sv->forward;
 	const struct hook *other = du ? &sv->forward : &sv->docker;
-	size_t len = 0;
+	size_t len = 0,
+	       cap = 48 * (size_t)(sv->forward.jumps + sv->docker.jumps +
+				   sv->input.jumps + 2) +
+		     1;
+	char *buf = malloc(cap);
+
+	if (!buf)
+		return NULL;
+	buf[0] = '\0';
 
 	if (want->jumps != 1 || want->pos != 1 || other->jumps) {
 		for (int i = 0; i < sv->forward.jumps; i++)
@@ -294,7 +303,7 @@ static size_t jump_fixes(const struct fsaved *sv, char *buf, size_t cap)
 		len += (size_t)snprintf(buf + len, cap - len,
 					"-I INPUT 1 -j " FWFWD_IN_CHAIN "\n");
 	}
-	return len;
+	return buf;
 }
 
 /* Our chains (flushed and refilled by their ":" lines) and the jumps, in
@@ -302,29 +311,13 @@ static size_t jump_fixes(const struct fsaved *sv, char *buf, size_t cap)
 static int apply_family(const struct config *cfg, int family,
 			enum fwexec_backend b, char *err, size_t errlen)
 {
-	char *rules = NULL, *fixes = NULL;
 	struct fsaved sv = {0};
-	size_t cap;
-	int ret;
+	int ret = fw_saved_read(b, family, saved_line, &sv, err, errlen);
 
-	ret = fw_saved_read(b, family, saved_line, &sv, err, errlen);
-	if (ret)
-		goto out;
-	rules = fwfwd_rules_text(cfg, family);
-	cap = 64 + (size_t)(sv.forward.jumps + sv.docker.jumps +
-			    sv.input.jumps + 2) *
-		       48;
-	fixes = malloc(cap);
-	if (!fixes) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	fixes[jump_fixes(&sv, fixes, cap)] = '\0';
-	ret = fw_restore_rules(b, family, rules, fixes, err, errlen);
-out:
+	if (!ret)
+		ret = fw_restore_rules(b, family, fwfwd_rules_text(cfg, family),
+				       jump_fixes(&sv), err, errlen);
 	fsaved_free(&sv);
-	free(rules);
-	free(fixes);
 	return ret;
 }
 

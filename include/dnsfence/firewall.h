@@ -116,10 +116,12 @@ int fw_restore_family(enum fwexec_backend b, int family, const char *input,
 
 /* Restore rules (fw_render's or fwfwd_rules_text's text, ending in
  * "COMMIT\n") with extra restore lines ("" for none) put before its
- * COMMIT, as one transaction. rules NULL or without its COMMIT: -EINVAL
- * ("cannot render the rules"); else as fw_restore_family, or -ENOMEM. */
-int fw_restore_rules(enum fwexec_backend b, int family, const char *rules,
-		     const char *extra, char *err, size_t errlen);
+ * COMMIT, as one transaction. Takes both malloc'd strings and frees them,
+ * so a renderer's result can be passed as it comes: rules NULL or without
+ * its COMMIT is -EINVAL ("cannot render the rules"), extra NULL -ENOMEM;
+ * else as fw_restore_family. */
+int fw_restore_rules(enum fwexec_backend b, int family, char *rules,
+		     char *extra, char *err, size_t errlen);
 
 /* One scope's comparison of a family's saved text with cfg (fw_compare's
  * without uid, or fwfwd_compare): differences, or -errno. */
