@@ -66,7 +66,6 @@ struct preset {
 
 static void seed_init(void);
 static uint64_t name_hash(const uint8_t *key, size_t len);
-static int wild_label(const char *text, size_t len, const char **why);
 static int text_to_wire(const char *text, bool allow_wild, uint8_t *out,
 			size_t *out_len, bool *wild, const char **why,
 			char *buf);
@@ -300,21 +299,6 @@ static const char *bad_char_reason(unsigned char c, char *buf)
 	return buf;
 }
 
-/* A first label "*" must be the whole label and have a name after it.
- * 0, or -EINVAL with *why set. */
-static int wild_label(const char *text, size_t len, const char **why)
-{
-	if (len == 1) {
-		*why = "'*' needs a name after it";
-		return -EINVAL;
-	}
-	if (text[1] != '.') {
-		*why = "'*' only allowed as the whole first label";
-		return -EINVAL;
-	}
-	return 0;
-}
-
 /* Convert a dotted name (one trailing dot allowed) to lower-cased wire
  * format in out (NAME_WIRE_MAX bytes). With allow_wild, a first label "*"
  * is taken off and *wild set; out then holds the parent. Returns 0, or
@@ -338,8 +322,14 @@ static int text_to_wire(const char *text, bool allow_wild, uint8_t *out,
 		return -EINVAL;
 	}
 	if (allow_wild && text[0] == '*') {
-		if (wild_label(text, len, why) != 0)
+		if (len == 1) {
+			*why = "'*' needs a name after it";
 			return -EINVAL;
+		}
+		if (text[1] != '.') {
+			*why = "'*' only allowed as the whole first label";
+			return -EINVAL;
+		}
 		*wild = true;
 		i = 2;
 	}
