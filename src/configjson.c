@@ -19,8 +19,14 @@
 static cJSON *json_strings(char *const *s, size_t n);
 static cJSON *json_endpoints(const struct config_endpoint *e, size_t n);
 static char *indent_two(char *s);
+static bool json_resolving(cJSON *root, const struct config *c);
+static bool json_sets(cJSON *root, const struct config *c);
+static bool json_ports(cJSON *root, const struct config *c);
+static bool json_cidrs(cJSON *root, const struct config *c);
+static bool json_daemon(cJSON *root, const struct config *c);
 static bool json_observe(cJSON *root, const struct config *c);
 static bool json_control(cJSON *root, const struct config *c);
+static bool json_scope(cJSON *root, const struct config *c);
 
 /* The normalized JSON holds every field, so it is the comparison. */
 bool config_equal(const struct config *a, const struct config *b)
@@ -89,14 +95,31 @@ out:
 	return out;
 }
 
+/* Each json_* step adds its keys to root in the order people read them;
+ * false when cJSON runs out of memory. */
 char *config_to_json(const struct config *c)
 {
-	cJSON *root = cJSON_CreateObject(), *sets, *ttl, *log, *ports, *cidrs;
-	char buf[NETADDR_ENDPOINT_STRLEN], *text = NULL;
-	bool ok = root != NULL;
+	cJSON *root = cJSON_CreateObject();
+	char *text = NULL;
+	bool ok = root != NULL && json_resolving(root, c) &&
+		  json_sets(root, c) && json_ports(root, c) &&
+		  json_cidrs(root, c) && json_daemon(root, c) &&
+		  json_observe(root, c) && json_control(root, c) &&
+		  json_scope(root, c);
 
-	ok = ok && cJSON_AddItemToObject(
-		       root, "listen", json_endpoints(c->listen, c->n_listen));
+	if (ok && (text = cJSON_Print(root)) != NULL)
+		text = indent_two(text);
+	cJSON_Delete(root);
+	return text;
+}
+
+/* "listen", "upstreams", "allow", "ecosystems", "deny_rcode". */
+static bool json_resolving(cJSON *root, const struct config *c)
+{
+	bool ok;
+
+	ok = cJSON_AddItemToObject(root, "listen",
+				   json_endpoints(c->listen, c->n_listen));
 	ok = ok && cJSON_AddItemToObject(
 		       root, "upstreams",
 		       json_endpoints(c->upstreams, c->n_upstreams));
@@ -105,16 +128,32 @@ char *config_to_json(const struct config *c)
 	ok = ok && cJSON_AddItemToObject(
 		       root, "ecosystems",
 		       json_strings(c->ecosystems, c->n_ecosystems));
-	ok = ok && cJSON_AddStringToObject(root, "deny_rcode",
-					   config_deny_name(c->deny_rcode));
-	ok = ok && (sets = cJSON_AddObjectToObject(root, "sets")) != NULL;
+	return ok && cJSON_AddStringToObject(root, "deny_rcode",
+					     config_deny_name(c->deny_rcode));
+}
+
+/* "sets" and "ttl", the two objects that say what goes into the sets. */
+static bool json_sets(cJSON *root, const struct config *c)
+{
+	cJSON *sets, *ttl;
+	bool ok;
+
+	ok = (sets = cJSON_AddObjectToObject(root, "sets")) != NULL;
 	ok = ok && cJSON_AddStringToObject(sets, "ipv4", c->set4);
 	ok = ok && cJSON_AddStringToObject(sets, "ipv6", c->set6);
 	ok = ok && cJSON_AddNumberToObject(sets, "maxelem", c->maxelem);
 	ok = ok && (ttl = cJSON_AddObjectToObject(root, "ttl")) != NULL;
 	ok = ok && cJSON_AddNumberToObject(ttl, "min", c->ttl_min);
-	ok = ok && cJSON_AddNumberToObject(ttl, "max", c->ttl_max);
-	ok = ok && (ports = cJSON_AddArrayToObject(root, "ports")) != NULL;
+	return ok && cJSON_AddNumberToObject(ttl, "max", c->ttl_max);
+}
+
+/* "ports": "tcp/443", "udp/8000-8080". */
+static bool json_ports(cJSON *root, const struct config *c)
+{
+	char buf[32];
+	cJSON *ports = cJSON_AddArrayToObject(root, "ports");
+	bool ok = ports != NULL;
+
 	for (size_t i = 0; ok && i < c->n_ports; i++) {
 		const struct config_port *pt = &c->ports[i];
 		const char *proto = pt->proto == IPPROTO_UDP ? "udp" : "tcp";
@@ -126,13 +165,30 @@ char *config_to_json(const struct config *c)
 				 pt->last);
 		ok = cJSON_AddItemToArray(ports, cJSON_CreateString(buf));
 	}
-	ok =
-	    ok && (cidrs = cJSON_AddArrayToObject(root, "allow_cidrs")) != NULL;
+	return ok;
+}
+
+/* "allow_cidrs", each as address/length. */
+static bool json_cidrs(cJSON *root, const struct config *c)
+{
+	char buf[NETADDR_ENDPOINT_STRLEN];
+	cJSON *cidrs = cJSON_AddArrayToObject(root, "allow_cidrs");
+	bool ok = cidrs != NULL;
+
 	for (size_t i = 0; ok && i < c->n_allow_cidrs; i++) {
 		netaddr_format_cidr(&c->allow_cidrs[i], buf, sizeof(buf));
 		ok = cJSON_AddItemToArray(cidrs, cJSON_CreateString(buf));
 	}
-	ok = ok && cJSON_AddStringToObject(root, "user", c->user);
+	return ok;
+}
+
+/* How the daemon runs: "user" to "inbound", then "log". */
+static bool json_daemon(cJSON *root, const struct config *c)
+{
+	cJSON *log;
+	bool ok;
+
+	ok = cJSON_AddStringToObject(root, "user", c->user);
 	ok = ok &&
 	     cJSON_AddStringToObject(root, "mode", config_mode_name(c->mode));
 	ok = ok && cJSON_AddNumberToObject(root, "upstream_timeout",
@@ -149,22 +205,23 @@ char *config_to_json(const struct config *c)
 	ok = ok && (log = cJSON_AddObjectToObject(root, "log")) != NULL;
 	ok = ok && cJSON_AddStringToObject(log, "level",
 					   log_level_name(c->log_level));
-	ok = ok && cJSON_AddStringToObject(
-		       log, "format", config_log_format_name(c->log_format));
-	ok = ok && json_observe(root, c);
-	ok = ok && json_control(root, c);
-	ok = ok && cJSON_AddStringToObject(root, "scope",
-					   config_scope_name(c->scope));
+	return ok && cJSON_AddStringToObject(
+			 log, "format", config_log_format_name(c->log_format));
+}
+
+/* "scope", "interfaces", "host_allow": where the fence stands. */
+static bool json_scope(cJSON *root, const struct config *c)
+{
+	bool ok;
+
+	ok = cJSON_AddStringToObject(root, "scope",
+				     config_scope_name(c->scope)) != NULL;
 	ok = ok && cJSON_AddItemToObject(
 		       root, "interfaces",
 		       json_strings(c->interfaces, c->n_interfaces));
-	ok = ok && cJSON_AddItemToObject(
-		       root, "host_allow",
-		       json_strings(c->host_allow, c->n_host_allow));
-	if (ok && (text = cJSON_Print(root)) != NULL)
-		text = indent_two(text);
-	cJSON_Delete(root);
-	return text;
+	return ok && cJSON_AddItemToObject(
+			 root, "host_allow",
+			 json_strings(c->host_allow, c->n_host_allow));
 }
 
 /* "metrics" (null when off) and "state_dir". */

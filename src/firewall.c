@@ -35,14 +35,13 @@
 
 #define JUMP_LINE "-A OUTPUT -j " FW_CHAIN
 
-typedef void (*report_fn)(void *, const char *);
-
 /* What one family's `iptables-save -t filter` says about our pieces. */
 struct saved {
 	char policy[16];       /* OUTPUT's policy; "" when not listed */
 	bool chain;	       /* ":DNSFENCE-OUT" is declared */
 	int jumps;	       /* exact "-A OUTPUT -j DNSFENCE-OUT" lines */
 	int jump_pos;	       /* 1-based position of the first one in OUTPUT */
+	int out_rules;	       /* "-A OUTPUT" lines seen so far */
 	struct fw_rules rules; /* "-A DNSFENCE-OUT ..." lines, in order */
 };
 
@@ -52,38 +51,28 @@ struct first_diff {
 	int n;
 };
 
-static const char *fam_name(int family);
-static int parse_saved(const char *text, struct saved *sv);
-static void say(report_fn report, void *arg, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int compare_off(int family, const struct saved *sv, report_fn report,
+static int saved_line(void *arg, const char *line);
+static int compare_off(int family, const struct saved *sv, fw_report_fn report,
 		       void *arg);
-static int compare_frame(int family, const struct saved *sv, report_fn report,
-			 void *arg);
-static int compare_policy(const struct config *cfg, int family,
-			  const struct saved *sv, report_fn report, void *arg);
-static int compare_rules(int family, const struct fw_rules *want,
-			 const struct saved *sv, report_fn report, void *arg);
+static int compare_frame(int family, const struct saved *sv,
+			 fw_report_fn report, void *arg);
 static int compare(const struct config *cfg, int family, const char *saved,
-		   report_fn report, void *arg);
+		   fw_report_fn report, void *arg);
 static void keep_first(void *arg, const char *line);
-static int save_family(enum fwexec_backend b, int family, char **text,
-		       char *err, size_t errlen);
 static int stored_policy(enum fwexec_backend b, int family, char *hex,
 			 size_t len, char *err, size_t errlen);
 static void restore_error(int family, enum fwexec_backend b, const char *input,
 			  const char *stderr_text, char *err, size_t errlen);
-static int restore_family(enum fwexec_backend b, int family, const char *input,
-			  char *err, size_t errlen);
 static int apply_family(const struct config *cfg, int family,
 			enum fwexec_backend b, char *err, size_t errlen);
 static int remove_family(enum fwexec_backend b, int family, char *err,
 			 size_t errlen);
+static char *jump_fixes(const struct saved *sv);
 static void prefer_mldv1(void);
 
 static const int families[] = {AF_INET, AF_INET6};
 
-static const char *fam_name(int family)
+const char *fw_family_name(int family)
 {
 	return family == AF_INET6 ? "ipv6" : "ipv4";
 }
@@ -119,15 +108,36 @@ out:
 	return out;
 }
 
-/* Only the filter table's OUTPUT and DNSFENCE-OUT lines matter. */
-static int parse_saved(const char *text, struct saved *sv)
+/* One line of the filter table: only OUTPUT's and DNSFENCE-OUT's matter. */
+static int saved_line(void *arg, const char *line)
+{
+	struct saved *sv = arg;
+
+	if (strncmp(line, ":OUTPUT ", 8) == 0) {
+		sscanf(line + 8, "%15s", sv->policy);
+	} else if (strncmp(line, ":" FW_CHAIN " ", strlen(FW_CHAIN) + 2) == 0) {
+		sv->chain = true;
+	} else if (strncmp(line, "-A OUTPUT ", 10) == 0) {
+		sv->out_rules++;
+		if (strcmp(line, JUMP_LINE) != 0)
+			return 0;
+		if (sv->jumps == 0)
+			sv->jump_pos = sv->out_rules;
+		sv->jumps++;
+	} else if (strncmp(line, FW_CHAIN_RULE, strlen(FW_CHAIN_RULE)) == 0) {
+		return fw_rules_push(&sv->rules, line);
+	}
+	return 0;
+}
+
+int fw_saved_each(const char *text, int (*on_line)(void *arg, const char *line),
+		  void *arg)
 {
 	const char *p = text ? text : "";
 	bool filter = false;
-	int out_rules = 0, ret = 0;
+	int ret = 0;
 
-	memset(sv, 0, sizeof(*sv));
-	while (*p) {
+	while (*p && !ret) {
 		const char *eol = strchr(p, '\n');
 		size_t len = eol ? (size_t)(eol - p) : strlen(p);
 		char line[FW_RULE_MAX * 2];
@@ -139,37 +149,30 @@ static int parse_saved(const char *text, struct saved *sv)
 		memcpy(line, p, len);
 		line[len] = '\0';
 		p = eol ? eol + 1 : p + strlen(p);
-		if (line[0] == '*') {
+		if (line[0] == '*')
 			filter = strcmp(line, "*filter") == 0;
-		} else if (!filter) {
-			continue;
-		} else if (strncmp(line, ":OUTPUT ", 8) == 0) {
-			sscanf(line + 8, "%15s", sv->policy);
-		} else if (strncmp(line, ":" FW_CHAIN " ",
-				   strlen(FW_CHAIN) + 2) == 0) {
-			sv->chain = true;
-		} else if (strncmp(line, "-A OUTPUT ", 10) == 0) {
-			out_rules++;
-			if (strcmp(line, JUMP_LINE) != 0)
-				continue;
-			if (sv->jumps == 0)
-				sv->jump_pos = out_rules;
-			sv->jumps++;
-		} else if (strncmp(line, FW_CHAIN_RULE,
-				   strlen(FW_CHAIN_RULE)) == 0) {
-			ret = fw_rules_push(&sv->rules, line);
-			if (ret)
-				break;
-		}
+		else if (filter)
+			ret = on_line(arg, line);
 	}
-	if (ret)
-		fw_rules_free(&sv->rules);
 	return ret;
 }
 
-static void say(report_fn report, void *arg, const char *fmt, ...)
+int fw_saved_read(enum fwexec_backend b, int family,
+		  int (*on_line)(void *arg, const char *line), void *arg,
+		  char *err, size_t errlen)
 {
-	char line[FW_RULE_MAX + 128];
+	char *text = NULL;
+	int ret = fw_save_family(b, family, &text, err, errlen);
+
+	if (!ret)
+		ret = fw_saved_each(text, on_line, arg);
+	free(text);
+	return ret;
+}
+
+void fw_say(fw_report_fn report, void *arg, const char *fmt, ...)
+{
+	char line[FW_RULE_MAX + 160];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -180,45 +183,48 @@ static void say(report_fn report, void *arg, const char *fmt, ...)
 }
 
 /* Mode off expects neither our chain nor the jump. */
-static int compare_off(int family, const struct saved *sv, report_fn report,
+static int compare_off(int family, const struct saved *sv, fw_report_fn report,
 		       void *arg)
 {
 	int diffs = 0;
 
 	if (sv->chain) {
 		diffs++;
-		say(report, arg, "%s: mode is off but chain %s exists",
-		    fam_name(family), FW_CHAIN);
+		fw_say(report, arg, "%s: mode is off but chain %s exists",
+		       fw_family_name(family), FW_CHAIN);
 	}
 	if (sv->jumps) {
 		diffs++;
-		say(report, arg, "%s: mode is off but OUTPUT jumps to %s",
-		    fam_name(family), FW_CHAIN);
+		fw_say(report, arg, "%s: mode is off but OUTPUT jumps to %s",
+		       fw_family_name(family), FW_CHAIN);
 	}
 	return diffs;
 }
 
 /* OUTPUT's policy, the one jump first in OUTPUT, our chain declared. */
-static int compare_frame(int family, const struct saved *sv, report_fn report,
-			 void *arg)
+static int compare_frame(int family, const struct saved *sv,
+			 fw_report_fn report, void *arg)
 {
-	const char *fam = fam_name(family);
+	const char *fam = fw_family_name(family);
 	int diffs = 1;
 
 	if (strcmp(sv->policy, "DROP") != 0)
-		say(report, arg, "%s: OUTPUT policy is %s, expected DROP", fam,
-		    sv->policy[0] ? sv->policy : "ACCEPT (no filter table)");
+		fw_say(report, arg, "%s: OUTPUT policy is %s, expected DROP",
+		       fam,
+		       sv->policy[0] ? sv->policy : "ACCEPT (no filter table)");
 	else
 		diffs = 0;
 	diffs++;
 	if (sv->jumps == 0)
-		say(report, arg, "%s: jump from OUTPUT to %s missing", fam,
-		    FW_CHAIN);
+		fw_say(report, arg, "%s: jump from OUTPUT to %s missing", fam,
+		       FW_CHAIN);
 	else if (sv->jumps > 1)
-		say(report, arg, "%s: jump from OUTPUT to %s appears %d times",
-		    fam, FW_CHAIN, sv->jumps);
+		fw_say(report, arg,
+		       "%s: jump from OUTPUT to %s appears %d times", fam,
+		       FW_CHAIN, sv->jumps);
 	else if (sv->jump_pos != 1)
-		say(report, arg,
+		fw_say(
+		    report, arg,
 		    "%s: jump from OUTPUT to %s is rule %d of OUTPUT, expected "
 		    "1 (rules before it bypass the fence)",
 		    fam, FW_CHAIN, sv->jump_pos);
@@ -226,85 +232,99 @@ static int compare_frame(int family, const struct saved *sv, report_fn report,
 		diffs--;
 	if (!sv->chain) {
 		diffs++;
-		say(report, arg, "%s: chain %s missing", fam, FW_CHAIN);
+		fw_say(report, arg, "%s: chain %s missing", fam, FW_CHAIN);
 	}
 	return diffs;
 }
 
 /* The sets hold what the policy recorded in the rules let in: another
  * fingerprint means entries of another policy (invariant 9). */
-static int compare_policy(const struct config *cfg, int family,
-			  const struct saved *sv, report_fn report, void *arg)
+int fw_compare_policy(const struct config *cfg, int family,
+		      const struct fw_rules *have_rules, fw_report_fn report,
+		      void *arg)
 {
 	char want[PROVENANCE_HEXLEN], have[PROVENANCE_HEXLEN] = "";
 	int ret = provenance_fingerprint(cfg, want);
 
 	if (ret)
 		return ret;
-	fw_rules_find_policy(&sv->rules, have, sizeof(have));
+	fw_rules_find_policy(have_rules, have, sizeof(have));
 	if (strcmp(have, want) == 0)
 		return 0;
-	say(report, arg,
-	    "%s: sets %s and %s may hold entries of another policy (rules "
-	    "installed for policy %s, this config is %s); run 'dnsfence "
-	    "setup' to flush them",
-	    fam_name(family), cfg->set4, cfg->set6, have[0] ? have : "none",
-	    want);
+	fw_say(report, arg,
+	       "%s: sets %s and %s may hold entries of another policy (rules "
+	       "installed for policy %s, this config is %s); run 'dnsfence "
+	       "setup' to flush them",
+	       fw_family_name(family), cfg->set4, cfg->set6,
+	       have[0] ? have : "none", want);
 	return 1;
 }
 
-/* Each wanted rule present once, nothing else, and in order. */
-static int compare_rules(int family, const struct fw_rules *want,
-			 const struct saved *sv, report_fn report, void *arg)
+int fw_compare_rules(int family, const char *chain, const struct fw_rules *want,
+		     const struct fw_rules *have, fw_report_fn report,
+		     void *arg)
 {
-	const char *fam = fam_name(family);
-	bool *used = calloc(sv->rules.n + 1, sizeof(*used));
+	const char *fam = fw_family_name(family);
+	bool *used = calloc(have->n + 1, sizeof(*used));
 	int missing = 0;
 	size_t j;
 
 	if (!used)
 		return -ENOMEM;
 	for (size_t i = 0; i < want->n; i++) {
-		for (j = 0; j < sv->rules.n; j++) {
-			if (!used[j] && strcmp(sv->rules.v[j], want->v[i]) == 0)
+		for (j = 0; j < have->n; j++) {
+			if (!used[j] && strcmp(have->v[j], want->v[i]) == 0)
 				break;
 		}
-		if (j < sv->rules.n) {
+		if (j < have->n) {
 			used[j] = true;
 			continue;
 		}
 		missing++;
-		say(report, arg, "%s: rule missing: %s", fam, want->v[i]);
+		fw_say(report, arg, "%s: rule missing: %s", fam, want->v[i]);
 	}
-	for (j = 0; j < sv->rules.n; j++) {
+	for (j = 0; j < have->n; j++) {
 		if (used[j])
 			continue;
 		missing++;
-		say(report, arg, "%s: unexpected rule in %s: %s", fam, FW_CHAIN,
-		    sv->rules.v[j]);
+		fw_say(report, arg, "%s: unexpected rule in %s: %s", fam, chain,
+		       have->v[j]);
 	}
 	free(used);
 	for (size_t i = 0; missing == 0 && i < want->n; i++) {
-		if (strcmp(sv->rules.v[i], want->v[i]) == 0)
+		if (strcmp(have->v[i], want->v[i]) == 0)
 			continue;
-		say(report, arg,
+		fw_say(
+		    report, arg,
 		    "%s: rules of %s out of order: rule %zu is %s, expected %s",
-		    fam, FW_CHAIN, i + 1, sv->rules.v[i], want->v[i]);
+		    fam, chain, i + 1, have->v[i], want->v[i]);
 		return 1;
 	}
 	return missing;
 }
 
+int fw_compare_chain(const struct config *cfg, int family, const char *chain,
+		     const struct fw_rules *want, const struct fw_rules *have,
+		     fw_report_fn report, void *arg)
+{
+	int ret = fw_compare_policy(cfg, family, have, report, arg);
+	int diffs = ret;
+
+	if (ret >= 0)
+		ret = fw_compare_rules(family, chain, want, have, report, arg);
+	return ret < 0 ? ret : diffs + ret;
+}
+
 static int compare(const struct config *cfg, int family, const char *saved,
-		   report_fn report, void *arg)
+		   fw_report_fn report, void *arg)
 {
 	struct fw_rules want = {0};
-	struct saved sv;
+	struct saved sv = {0};
 	int ret, diffs = 0;
 
-	ret = parse_saved(saved, &sv);
+	ret = fw_saved_each(saved, saved_line, &sv);
 	if (ret)
-		return ret;
+		goto out;
 	ret = fw_rules_render(cfg, family, &want);
 	if (ret)
 		goto out;
@@ -315,11 +335,8 @@ static int compare(const struct config *cfg, int family, const char *saved,
 	diffs = compare_frame(family, &sv, report, arg);
 	if (!sv.chain)
 		goto out;
-	ret = compare_policy(cfg, family, &sv, report, arg);
-	if (ret >= 0) {
-		diffs += ret;
-		ret = compare_rules(family, &want, &sv, report, arg);
-	}
+	ret = fw_compare_chain(cfg, family, FW_CHAIN, &want, &sv.rules, report,
+			       arg);
 	if (ret >= 0) {
 		diffs += ret;
 		ret = 0;
@@ -348,8 +365,8 @@ static void keep_first(void *arg, const char *line)
 		snprintf(fd->buf, fd->len, "%s", line);
 }
 
-static int save_family(enum fwexec_backend b, int family, char **text,
-		       char *err, size_t errlen)
+int fw_save_family(enum fwexec_backend b, int family, char **text, char *err,
+		   size_t errlen)
 {
 	static const char *const args[] = {"-t", "filter", NULL};
 	const char *name = fwexec_name(b, family, FWEXEC_SAVE);
@@ -358,7 +375,7 @@ static int save_family(enum fwexec_backend b, int family, char **text,
 
 	if (ret)
 		snprintf(err, errlen, "%s: cannot read rules with %s: %s",
-			 fam_name(family), name,
+			 fw_family_name(family), name,
 			 stderr_text ? stderr_text : strerror(-ret));
 	free(stderr_text);
 	return ret;
@@ -369,16 +386,12 @@ static int stored_policy(enum fwexec_backend b, int family, char *hex,
 			 size_t len, char *err, size_t errlen)
 {
 	struct saved sv = {0};
-	char *saved = NULL;
-	int ret = save_family(b, family, &saved, err, errlen);
+	int ret = fw_saved_read(b, family, saved_line, &sv, err, errlen);
 
 	hex[0] = '\0';
 	if (!ret)
-		ret = parse_saved(saved, &sv);
-	if (!ret)
 		fw_rules_find_policy(&sv.rules, hex, len);
 	fw_rules_free(&sv.rules);
-	free(saved);
 	return ret;
 }
 
@@ -424,17 +437,18 @@ static void restore_error(int family, enum fwexec_backend b, const char *input,
 	}
 	if (lineno)
 		snprintf(err, errlen, "%s: %s rejected line %lu%s: %s",
-			 fam_name(family),
+			 fw_family_name(family),
 			 fwexec_name(b, family, FWEXEC_RESTORE), lineno, text,
 			 first);
 	else
-		snprintf(err, errlen, "%s: %s failed: %s", fam_name(family),
+		snprintf(err, errlen, "%s: %s failed: %s",
+			 fw_family_name(family),
 			 fwexec_name(b, family, FWEXEC_RESTORE),
 			 first[0] ? first : "exit status non-zero");
 }
 
-static int restore_family(enum fwexec_backend b, int family, const char *input,
-			  char *err, size_t errlen)
+int fw_restore_family(enum fwexec_backend b, int family, const char *input,
+		      char *err, size_t errlen)
 {
 	static const char *const args[] = {"-w", "5", "--noflush", NULL};
 	const char *name = fwexec_name(b, family, FWEXEC_RESTORE);
@@ -444,8 +458,8 @@ static int restore_family(enum fwexec_backend b, int family, const char *input,
 	if (ret == -EPROTO)
 		restore_error(family, b, input, stderr_text, err, errlen);
 	else if (ret)
-		snprintf(err, errlen, "%s: cannot run %s: %s", fam_name(family),
-			 name, strerror(-ret));
+		snprintf(err, errlen, "%s: cannot run %s: %s",
+			 fw_family_name(family), name, strerror(-ret));
 	free(stderr_text);
 	return ret;
 }
@@ -456,45 +470,61 @@ static int restore_family(enum fwexec_backend b, int family, const char *input,
 static int apply_family(const struct config *cfg, int family,
 			enum fwexec_backend b, char *err, size_t errlen)
 {
-	char *saved = NULL, *rules = NULL, *input = NULL;
 	struct saved sv = {0};
-	size_t len, cap;
-	int ret;
+	int ret = fw_saved_read(b, family, saved_line, &sv, err, errlen);
 
-	ret = save_family(b, family, &saved, err, errlen);
-	if (ret)
-		goto out;
-	ret = parse_saved(saved, &sv);
-	if (ret)
-		goto out;
-	rules = fw_render(cfg, family, 0);
-	if (!rules) {
-		ret = -EINVAL;
-		snprintf(err, errlen, "%s: cannot render the rules",
-			 fam_name(family));
-		goto out;
-	}
-	len = strlen(rules) - strlen("COMMIT\n");
-	cap = len + (size_t)(sv.jumps + 1) * 64 + 16;
-	input = malloc(cap);
-	if (!input) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	memcpy(input, rules, len);
-	if (sv.jumps != 1 || sv.jump_pos != 1) {
-		for (int i = 0; i < sv.jumps; i++)
-			len += (size_t)snprintf(input + len, cap - len,
-						"-D OUTPUT -j %s\n", FW_CHAIN);
-		len += (size_t)snprintf(input + len, cap - len,
-					"-I OUTPUT 1 -j %s\n", FW_CHAIN);
-	}
-	snprintf(input + len, cap - len, "COMMIT\n");
-	ret = restore_family(b, family, input, err, errlen);
-out:
+	if (!ret)
+		ret = fw_restore_rules(b, family, fw_render(cfg, family, 0),
+				       jump_fixes(&sv), err, errlen);
 	fw_rules_free(&sv.rules);
-	free(saved);
+	return ret;
+}
+
+/* The restore lines that leave exactly one jump, first in OUTPUT ("" when
+ * it is already so): malloc'd, NULL when out of memory. */
+static char *jump_fixes(const struct saved *sv)
+{
+	size_t len = 0, cap = (size_t)(sv->jumps + 1) * 64;
+	char *buf = malloc(cap);
+
+	if (!buf)
+		return NULL;
+	buf[0] = '\0';
+	if (sv->jumps == 1 && sv->jump_pos == 1)
+		return buf;
+	for (int i = 0; i < sv->jumps; i++)
+		len += (size_t)snprintf(buf + len, cap - len,
+					"-D OUTPUT -j %s\n", FW_CHAIN);
+	snprintf(buf + len, cap - len, "-I OUTPUT 1 -j %s\n", FW_CHAIN);
+	return buf;
+}
+
+int fw_restore_rules(enum fwexec_backend b, int family, char *rules,
+		     char *extra, char *err, size_t errlen)
+{
+	static const char commit[] = "COMMIT\n";
+	size_t len = rules ? strlen(rules) : 0, cap;
+	char *input = NULL;
+	int ret = -EINVAL;
+
+	if (len < strlen(commit) ||
+	    strcmp(rules + len - strlen(commit), commit) != 0) {
+		snprintf(err, errlen, "%s: cannot render the rules",
+			 fw_family_name(family));
+		goto out;
+	}
+	len -= strlen(commit);
+	cap = extra ? len + strlen(extra) + sizeof(commit) : 0;
+	input = cap ? malloc(cap) : NULL;
+	ret = -ENOMEM;
+	if (!input)
+		goto out;
+	memcpy(input, rules, len);
+	snprintf(input + len, cap - len, "%s%s", extra, commit);
+	ret = fw_restore_family(b, family, input, err, errlen);
+out:
 	free(rules);
+	free(extra);
 	free(input);
 	return ret;
 }
@@ -527,7 +557,6 @@ int fw_apply(const struct config *cfg, uid_t uid, char *err, size_t errlen)
 {
 	(void)uid;
 	enum fwexec_backend b;
-	char diff[FW_RULE_MAX + 128];
 	int ret;
 
 	if (cfg->scope == CONFIG_SCOPE_FORWARD)
@@ -545,25 +574,9 @@ int fw_apply(const struct config *cfg, uid_t uid, char *err, size_t errlen)
 		if (ret)
 			return ret;
 	}
-	for (size_t i = 0; i < 2; i++) {
-		struct first_diff fd = {diff, sizeof(diff), 0};
-		char *saved = NULL;
-
-		ret = save_family(b, families[i], &saved, err, errlen);
-		if (!ret)
-			ret = compare(cfg, families[i], saved, keep_first, &fd);
-		free(saved);
-		if (ret > 0) {
-			snprintf(err, errlen,
-				 "rules not in place after %s-restore: %s (%d "
-				 "difference%s)",
-				 fwexec_backend_name(b), diff, ret,
-				 ret == 1 ? "" : "s");
-			return -EIO;
-		}
-		if (ret < 0)
-			return ret;
-	}
+	ret = fw_verify(cfg, b, compare, err, errlen);
+	if (ret)
+		return ret;
 	prefer_mldv1();
 	log_info("firewall", "%s rules installed (%s)",
 		 config_mode_name(cfg->mode), fwexec_backend_name(b));
@@ -574,33 +587,65 @@ int fw_check(const struct config *cfg, uid_t uid,
 	     void (*report)(void *arg, const char *line), void *arg)
 {
 	(void)uid;
-	enum fwexec_backend b;
-	char err[512];
-	int ret, diffs = 0;
-
 	if (cfg->scope == CONFIG_SCOPE_FORWARD)
 		return fwfwd_check(cfg, report, arg);
-	ret = fwexec_backend(&b, err, sizeof(err));
-	if (ret == -EEXIST) {
-		say(report, arg, "%s", err);
-		return 1;
-	}
-	if (ret) {
-		log_err("firewall", "%s", err);
-		return ret;
-	}
-	for (size_t i = 0; i < 2; i++) {
+	return fw_check_with(cfg, compare, report, arg);
+}
+
+int fw_verify(const struct config *cfg, enum fwexec_backend b,
+	      fw_compare_fn compare_fn, char *err, size_t errlen)
+{
+	char diff[FW_RULE_MAX + 160] = "";
+	int ret = 0;
+
+	for (size_t i = 0; !ret && i < 2; i++) {
+		struct first_diff fd = {diff, sizeof(diff), 0};
 		char *saved = NULL;
 
-		ret = save_family(b, families[i], &saved, err, sizeof(err));
+		ret = fw_save_family(b, families[i], &saved, err, errlen);
 		if (!ret)
-			ret = compare(cfg, families[i], saved, report, arg);
+			ret = compare_fn(cfg, families[i], saved, keep_first,
+					 &fd);
 		free(saved);
-		if (ret < 0) {
-			log_err("firewall", "%s", err);
-			return ret;
+		if (ret > 0) {
+			snprintf(err, errlen,
+				 "rules not in place after %s-restore: %s (%d "
+				 "difference%s)",
+				 fwexec_backend_name(b), diff, ret,
+				 ret == 1 ? "" : "s");
+			ret = -EIO;
 		}
-		diffs += ret;
+	}
+	return ret;
+}
+
+int fw_check_with(const struct config *cfg, fw_compare_fn compare_fn,
+		  fw_report_fn report, void *arg)
+{
+	enum fwexec_backend b;
+	char err[512] = "";
+	int ret, diffs = 0;
+
+	ret = fwexec_backend(&b, err, sizeof(err));
+	if (ret == -EEXIST) {
+		fw_say(report, arg, "%s", err);
+		return 1;
+	}
+	for (size_t i = 0; !ret && i < 2; i++) {
+		char *saved = NULL;
+
+		ret = fw_save_family(b, families[i], &saved, err, sizeof(err));
+		if (!ret)
+			ret = compare_fn(cfg, families[i], saved, report, arg);
+		free(saved);
+		if (ret > 0) {
+			diffs += ret;
+			ret = 0;
+		}
+	}
+	if (ret < 0) {
+		log_err("firewall", "%s", err[0] ? err : strerror(-ret));
+		return ret;
 	}
 	return diffs ? 1 : 0;
 }
@@ -608,14 +653,12 @@ int fw_check(const struct config *cfg, uid_t uid,
 static int remove_family(enum fwexec_backend b, int family, char *err,
 			 size_t errlen)
 {
-	char *saved = NULL, input[1024];
+	char input[1024];
 	struct saved sv = {0};
 	size_t len;
 	int ret;
 
-	ret = save_family(b, family, &saved, err, errlen);
-	if (!ret)
-		ret = parse_saved(saved, &sv);
+	ret = fw_saved_read(b, family, saved_line, &sv, err, errlen);
 	if (ret)
 		goto out;
 	len =
@@ -628,36 +671,34 @@ static int remove_family(enum fwexec_backend b, int family, char *err,
 					":%s - [0:0]\n-X %s\n", FW_CHAIN,
 					FW_CHAIN);
 	snprintf(input + len, sizeof(input) - len, "COMMIT\n");
-	ret = restore_family(b, family, input, err, errlen);
+	ret = fw_restore_family(b, family, input, err, errlen);
 out:
 	fw_rules_free(&sv.rules);
-	free(saved);
 	return ret;
 }
 
-/* Works on the backend holding rules; when both do (a half-migrated
- * namespace), on both, so teardown can clean up what setup refuses. */
 int fw_remove(char *err, size_t errlen)
 {
+	return fw_remove_with(remove_family, err, errlen);
+}
+
+int fw_remove_with(int (*remove_fn)(enum fwexec_backend b, int family,
+				    char *err, size_t errlen),
+		   char *err, size_t errlen)
+{
 	enum fwexec_backend b;
-	int ret, first = 0, last = 0;
+	int ret, first, last;
 
 	ret = fwexec_backend(&b, err, errlen);
-	if (ret == -EEXIST) {
-		first = FWEXEC_NFT;
-		last = FWEXEC_LEGACY;
-	} else if (ret) {
+	if (ret && ret != -EEXIST)
 		return ret;
-	} else {
-		first = last = (int)b;
+	first = ret ? FWEXEC_NFT : (int)b;
+	last = ret ? FWEXEC_LEGACY : (int)b;
+	ret = 0;
+	for (int k = first; !ret && k <= last; k++) {
+		for (size_t i = 0; !ret && i < 2; i++)
+			ret = remove_fn((enum fwexec_backend)k, families[i],
+					err, errlen);
 	}
-	for (int k = first; k <= last; k++) {
-		for (size_t i = 0; i < 2; i++) {
-			ret = remove_family((enum fwexec_backend)k, families[i],
-					    err, errlen);
-			if (ret)
-				return ret;
-		}
-	}
-	return 0;
+	return ret;
 }

@@ -30,10 +30,21 @@
 
 #define FWEXEC_MAX_OUTPUT (64u << 20)
 
+/* The child's standard fds; -1 when not open. */
+struct child_io {
+	int in, out, err;
+};
+
 static const char *find_binary(const char *name, char *buf, size_t len);
 static int memfd_with(const char *name, const char *text);
 static int read_memfd(int fd, char **out);
 static int wait_child(pid_t pid, int *status);
+static int stdio_open(const char *input, struct child_io *io);
+static void stdio_close(struct child_io *io);
+static int spawn_with(const char *path, char *const argv[],
+		      const struct child_io *io, pid_t *pid);
+static int collect(pid_t pid, const struct child_io *io, char **out,
+		   char **errout);
 static int backend_has_rules(enum fwexec_backend b, bool *has);
 
 const char *fwexec_name(enum fwexec_backend b, int family, enum fwexec_tool t)
@@ -140,15 +151,81 @@ static int wait_child(pid_t pid, int *status)
 	return 0;
 }
 
-int fwexec_run(const char *name, const char *const *args, const char *input,
-	       char **out, char **errout)
+/* The child's stdin (holding the input), stdout and stderr: memfds. */
+static int stdio_open(const char *input, struct child_io *io)
+{
+	io->in = memfd_with("fw-stdin", input);
+	if (io->in < 0) {
+		int ret = io->in;
+
+		io->in = -1;
+		return ret;
+	}
+	io->out = memfd_create("fw-stdout", MFD_CLOEXEC);
+	io->err = memfd_create("fw-stderr", MFD_CLOEXEC);
+	if (io->out < 0 || io->err < 0)
+		return -errno;
+	return 0;
+}
+
+static void stdio_close(struct child_io *io)
+{
+	if (io->in >= 0)
+		close(io->in);
+	if (io->out >= 0)
+		close(io->out);
+	if (io->err >= 0)
+		close(io->err);
+}
+
+/* Start path with argv, io as its fds 0-2, the fixed environment. */
+static int spawn_with(const char *path, char *const argv[],
+		      const struct child_io *io, pid_t *pid)
 {
 	static char *const envp[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin",
 				     "LC_ALL=C", NULL};
-	char path[PATH_MAX], *argv[16];
 	posix_spawn_file_actions_t fa;
-	bool fa_init = false;
-	int fd_in = -1, fd_out = -1, fd_err = -1, status = 0, ret, n = 0;
+	int ret = -posix_spawn_file_actions_init(&fa);
+
+	if (ret)
+		return ret;
+	ret = -posix_spawn_file_actions_adddup2(&fa, io->in, 0);
+	if (!ret)
+		ret = -posix_spawn_file_actions_adddup2(&fa, io->out, 1);
+	if (!ret)
+		ret = -posix_spawn_file_actions_adddup2(&fa, io->err, 2);
+	if (!ret)
+		ret = -posix_spawn(pid, path, &fa, NULL, argv, envp);
+	if (ret)
+		log_debug("firewall", "%s: cannot start: %s", path,
+			  strerror(-ret));
+	posix_spawn_file_actions_destroy(&fa);
+	return ret;
+}
+
+/* Wait for the child; on exit 0 its stdout into *out (when out), else
+ * -EPROTO with its stderr into *errout (when errout). */
+static int collect(pid_t pid, const struct child_io *io, char **out,
+		   char **errout)
+{
+	int status = 0, ret = wait_child(pid, &status);
+
+	if (ret)
+		return ret;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		if (errout && read_memfd(io->err, errout) < 0)
+			*errout = NULL;
+		return -EPROTO;
+	}
+	return out ? read_memfd(io->out, out) : 0;
+}
+
+int fwexec_run(const char *name, const char *const *args, const char *input,
+	       char **out, char **errout)
+{
+	struct child_io io = {-1, -1, -1};
+	char path[PATH_MAX], *argv[16];
+	int ret, n = 0;
 	pid_t pid;
 
 	if (out)
@@ -164,56 +241,12 @@ int fwexec_run(const char *name, const char *const *args, const char *input,
 	for (; args && *args && n < 15; args++)
 		argv[n++] = (char *)*args;
 	argv[n] = NULL;
-
-	fd_in = memfd_with("fw-stdin", input);
-	if (fd_in < 0) {
-		ret = fd_in;
-		fd_in = -1;
-		goto out;
-	}
-	fd_out = memfd_create("fw-stdout", MFD_CLOEXEC);
-	fd_err = memfd_create("fw-stderr", MFD_CLOEXEC);
-	if (fd_out < 0 || fd_err < 0) {
-		ret = -errno;
-		goto out;
-	}
-	ret = -posix_spawn_file_actions_init(&fa);
-	if (ret)
-		goto out;
-	fa_init = true;
-	ret = -posix_spawn_file_actions_adddup2(&fa, fd_in, 0);
+	ret = stdio_open(input, &io);
 	if (!ret)
-		ret = -posix_spawn_file_actions_adddup2(&fa, fd_out, 1);
+		ret = spawn_with(path, argv, &io, &pid);
 	if (!ret)
-		ret = -posix_spawn_file_actions_adddup2(&fa, fd_err, 2);
-	if (ret)
-		goto out;
-	ret = -posix_spawn(&pid, path, &fa, NULL, argv, envp);
-	if (ret) {
-		log_debug("firewall", "%s: cannot start: %s", path,
-			  strerror(-ret));
-		goto out;
-	}
-	ret = wait_child(pid, &status);
-	if (ret)
-		goto out;
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		ret = -EPROTO;
-		if (errout && read_memfd(fd_err, errout) < 0)
-			*errout = NULL;
-		goto out;
-	}
-	if (out)
-		ret = read_memfd(fd_out, out);
-out:
-	if (fa_init)
-		posix_spawn_file_actions_destroy(&fa);
-	if (fd_in >= 0)
-		close(fd_in);
-	if (fd_out >= 0)
-		close(fd_out);
-	if (fd_err >= 0)
-		close(fd_err);
+		ret = collect(pid, &io, out, errout);
+	stdio_close(&io);
 	return ret;
 }
 

@@ -27,22 +27,25 @@
  * is ours. The rules come from fwfwdrules.c, written as iptables-save
  * prints them, so they are both the restore input and what `check`
  * expects; the last rule of DNSFENCE-FWD carries the policy fingerprint
- * (provenance.c), as DNSFENCE-OUT's does in the output scope. Here: reading
- * iptables-save back, deciding where the jump belongs, comparing, and one
- * iptables-restore --noflush transaction per family to apply or remove.
+ * (provenance.c), as DNSFENCE-OUT's does in the output scope. Here: what
+ * iptables-save says about our chains and jumps, deciding where the jump
+ * belongs, and one iptables-restore --noflush transaction per family to
+ * apply or remove; reading the filter table's lines, comparing a chain's
+ * rules and the fingerprint, and running save/restore are firewall.c's
+ * (the fw_* helpers in firewall.h), so both scopes report alike.
  *
  * The socket mark opens nothing here: the daemon's upstream traffic leaves
  * through the host's OUTPUT, which this scope does not fence, and a mark
  * a workload puts on its own packets is cleared when they cross into the
  * host's namespace; no rule looks at marks. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <netinet/in.h>
 
+#include "dnsfence/firewall.h"
 #include "dnsfence/fwexec.h"
 #include "dnsfence/fwforward.h"
 #include "dnsfence/fwfwdrules.h"
@@ -67,13 +70,9 @@ struct fsaved {
 	struct fw_rules fwd, in;
 };
 
-static void say(fwfwd_report_fn report, void *arg, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static const char *fam_name(int family);
 static bool starts(const char *s, const char *prefix);
 static void count_jump(struct hook *h, const char *line, const char *jump);
-static int saved_line(struct fsaved *sv, const char *line);
-static int parse_saved(const char *text, struct fsaved *sv);
+static int saved_line(void *arg, const char *line);
 static void fsaved_free(struct fsaved *sv);
 static bool use_docker_user(const struct fsaved *sv);
 static int hook_diff(int family, const struct hook *h, const char *hook,
@@ -82,44 +81,13 @@ static int compare_frame(int family, const struct fsaved *sv,
 			 fwfwd_report_fn report, void *arg);
 static int compare_off(int family, const struct fsaved *sv,
 		       fwfwd_report_fn report, void *arg);
-static int compare_chain(int family, const char *chain,
-			 const struct fw_rules *want,
-			 const struct fw_rules *have, fwfwd_report_fn report,
-			 void *arg);
-static int compare_policy(const struct config *cfg, int family,
-			  const struct fsaved *sv, fwfwd_report_fn report,
-			  void *arg);
-static int save_family(enum fwexec_backend b, int family, char **text,
-		       char *err, size_t errlen);
-static int restore_family(enum fwexec_backend b, int family, const char *input,
-			  char *err, size_t errlen);
-static size_t jump_fixes(const struct fsaved *sv, char *buf, size_t cap);
+static char *jump_fixes(const struct fsaved *sv);
 static int apply_family(const struct config *cfg, int family,
 			enum fwexec_backend b, char *err, size_t errlen);
-static int verify(const struct config *cfg, enum fwexec_backend b, char *err,
-		  size_t errlen);
-static void keep_first(void *arg, const char *line);
 static int remove_family(enum fwexec_backend b, int family, char *err,
 			 size_t errlen);
 
 static const int families[] = {AF_INET, AF_INET6};
-
-static void say(fwfwd_report_fn report, void *arg, const char *fmt, ...)
-{
-	char line[FW_RULE_MAX + 160];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	if (report)
-		report(arg, line);
-}
-
-static const char *fam_name(int family)
-{
-	return family == AF_INET6 ? "ipv6" : "ipv4";
-}
 
 static bool starts(const char *s, const char *prefix)
 {
@@ -133,8 +101,10 @@ static void count_jump(struct hook *h, const char *line, const char *jump)
 		h->pos = h->rules;
 }
 
-static int saved_line(struct fsaved *sv, const char *line)
+static int saved_line(void *arg, const char *line)
 {
+	struct fsaved *sv = arg;
+
 	if (starts(line, ":" FWFWD_CHAIN " "))
 		sv->fwd_chain = true;
 	else if (starts(line, ":" FWFWD_IN_CHAIN " "))
@@ -160,36 +130,6 @@ static int saved_line(struct fsaved *sv, const char *line)
 	return 0;
 }
 
-/* Only the filter table matters; trailing blanks are not part of a rule. */
-static int parse_saved(const char *text, struct fsaved *sv)
-{
-	const char *p = text ? text : "";
-	bool filter = false;
-	int ret = 0;
-
-	memset(sv, 0, sizeof(*sv));
-	while (*p && !ret) {
-		const char *eol = strchr(p, '\n');
-		size_t len = eol ? (size_t)(eol - p) : strlen(p);
-		char line[FW_RULE_MAX * 2];
-
-		while (len && (p[len - 1] == ' ' || p[len - 1] == '\r'))
-			len--;
-		if (len >= sizeof(line))
-			len = sizeof(line) - 1;
-		memcpy(line, p, len);
-		line[len] = '\0';
-		p = eol ? eol + 1 : p + strlen(p);
-		if (line[0] == '*')
-			filter = strcmp(line, "*filter") == 0;
-		else if (filter)
-			ret = saved_line(sv, line);
-	}
-	if (ret)
-		fsaved_free(sv);
-	return ret;
-}
-
 static void fsaved_free(struct fsaved *sv)
 {
 	fw_rules_free(&sv->fwd);
@@ -207,21 +147,21 @@ static bool use_docker_user(const struct fsaved *sv)
 static int hook_diff(int family, const struct hook *h, const char *hook,
 		     const char *chain, fwfwd_report_fn report, void *arg)
 {
-	const char *fam = fam_name(family);
+	const char *fam = fw_family_name(family);
 
 	if (h->jumps == 1 && h->pos == 1)
 		return 0;
 	if (h->jumps == 0)
-		say(report, arg, "%s: jump from %s to %s missing", fam, hook,
-		    chain);
+		fw_say(report, arg, "%s: jump from %s to %s missing", fam, hook,
+		       chain);
 	else if (h->jumps > 1)
-		say(report, arg, "%s: jump from %s to %s appears %d times", fam,
-		    hook, chain, h->jumps);
+		fw_say(report, arg, "%s: jump from %s to %s appears %d times",
+		       fam, hook, chain, h->jumps);
 	else
-		say(report, arg,
-		    "%s: jump from %s to %s is rule %d of %s, expected 1 "
-		    "(rules before it bypass the fence)",
-		    fam, hook, chain, h->pos, hook);
+		fw_say(report, arg,
+		       "%s: jump from %s to %s is rule %d of %s, expected 1 "
+		       "(rules before it bypass the fence)",
+		       fam, hook, chain, h->pos, hook);
 	return 1;
 }
 
@@ -232,7 +172,7 @@ static int compare_frame(int family, const struct fsaved *sv,
 {
 	bool du = use_docker_user(sv);
 	const struct hook *other = du ? &sv->forward : &sv->docker;
-	const char *fam = fam_name(family);
+	const char *fam = fw_family_name(family);
 	int diffs;
 
 	diffs =
@@ -240,29 +180,30 @@ static int compare_frame(int family, const struct fsaved *sv,
 		      du ? DOCKER_USER : "FORWARD", FWFWD_CHAIN, report, arg);
 	if (other->jumps) {
 		diffs++;
-		say(report, arg,
-		    "%s: %s also jumps to %s (expected only from %s)", fam,
-		    du ? "FORWARD" : DOCKER_USER, FWFWD_CHAIN,
-		    du ? DOCKER_USER : "FORWARD");
+		fw_say(report, arg,
+		       "%s: %s also jumps to %s (expected only from %s)", fam,
+		       du ? "FORWARD" : DOCKER_USER, FWFWD_CHAIN,
+		       du ? DOCKER_USER : "FORWARD");
 	}
 	diffs +=
 	    hook_diff(family, &sv->input, "INPUT", FWFWD_IN_CHAIN, report, arg);
 	if (!sv->fwd_chain) {
 		diffs++;
-		say(report, arg, "%s: chain %s missing", fam, FWFWD_CHAIN);
+		fw_say(report, arg, "%s: chain %s missing", fam, FWFWD_CHAIN);
 	}
 	if (!sv->in_chain) {
 		diffs++;
-		say(report, arg, "%s: chain %s missing", fam, FWFWD_IN_CHAIN);
+		fw_say(report, arg, "%s: chain %s missing", fam,
+		       FWFWD_IN_CHAIN);
 	}
 	if (sv->out_chain) {
 		diffs++;
-		say(report, arg,
-		    "%s: chain %s of the output scope exists, but this "
-		    "config's "
-		    "scope is forward and leaves the host's OUTPUT alone; "
-		    "remove it with 'dnsfence teardown' and the old config",
-		    fam, FW_CHAIN);
+		fw_say(report, arg,
+		       "%s: chain %s of the output scope exists, but this "
+		       "config's "
+		       "scope is forward and leaves the host's OUTPUT alone; "
+		       "remove it with 'dnsfence teardown' and the old config",
+		       fam, FW_CHAIN);
 	}
 	return diffs;
 }
@@ -270,100 +211,33 @@ static int compare_frame(int family, const struct fsaved *sv,
 static int compare_off(int family, const struct fsaved *sv,
 		       fwfwd_report_fn report, void *arg)
 {
-	const char *fam = fam_name(family);
+	const char *fam = fw_family_name(family);
 	int diffs = 0;
 
 	if (sv->fwd_chain || sv->in_chain) {
 		diffs++;
-		say(report, arg, "%s: mode is off but chain %s or %s exists",
-		    fam, FWFWD_CHAIN, FWFWD_IN_CHAIN);
+		fw_say(report, arg, "%s: mode is off but chain %s or %s exists",
+		       fam, FWFWD_CHAIN, FWFWD_IN_CHAIN);
 	}
 	if (sv->forward.jumps || sv->docker.jumps || sv->input.jumps) {
 		diffs++;
-		say(report, arg,
-		    "%s: mode is off but a jump to %s or %s exists", fam,
-		    FWFWD_CHAIN, FWFWD_IN_CHAIN);
+		fw_say(report, arg,
+		       "%s: mode is off but a jump to %s or %s exists", fam,
+		       FWFWD_CHAIN, FWFWD_IN_CHAIN);
 	}
 	return diffs;
-}
-
-/* Each wanted rule present once, nothing else, and in order. */
-static int compare_chain(int family, const char *chain,
-			 const struct fw_rules *want,
-			 const struct fw_rules *have, fwfwd_report_fn report,
-			 void *arg)
-{
-	const char *fam = fam_name(family);
-	bool *used = calloc(have->n + 1, sizeof(*used));
-	int diffs = 0;
-	size_t j;
-
-	if (!used)
-		return -ENOMEM;
-	for (size_t i = 0; i < want->n; i++) {
-		for (j = 0; j < have->n; j++) {
-			if (!used[j] && strcmp(have->v[j], want->v[i]) == 0)
-				break;
-		}
-		if (j < have->n) {
-			used[j] = true;
-		} else {
-			diffs++;
-			say(report, arg, "%s: rule missing: %s", fam,
-			    want->v[i]);
-		}
-	}
-	for (j = 0; j < have->n; j++) {
-		if (used[j])
-			continue;
-		diffs++;
-		say(report, arg, "%s: unexpected rule in %s: %s", fam, chain,
-		    have->v[j]);
-	}
-	free(used);
-	for (size_t i = 0; diffs == 0 && i < want->n; i++) {
-		if (strcmp(have->v[i], want->v[i]) == 0)
-			continue;
-		say(report, arg,
-		    "%s: rules of %s out of order: rule %zu is %s, expected %s",
-		    fam, chain, i + 1, have->v[i], want->v[i]);
-		return 1;
-	}
-	return diffs;
-}
-
-/* Another fingerprint: the sets may hold another policy's entries. */
-static int compare_policy(const struct config *cfg, int family,
-			  const struct fsaved *sv, fwfwd_report_fn report,
-			  void *arg)
-{
-	char want[PROVENANCE_HEXLEN], have[PROVENANCE_HEXLEN] = "";
-	int ret = provenance_fingerprint(cfg, want);
-
-	if (ret)
-		return ret;
-	fw_rules_find_policy(&sv->fwd, have, sizeof(have));
-	if (strcmp(have, want) == 0)
-		return 0;
-	say(report, arg,
-	    "%s: sets %s and %s may hold entries of another policy (rules "
-	    "installed for policy %s, this config is %s); run 'dnsfence "
-	    "setup' to flush them",
-	    fam_name(family), cfg->set4, cfg->set6, have[0] ? have : "none",
-	    want);
-	return 1;
 }
 
 int fwfwd_compare(const struct config *cfg, int family, const char *saved,
 		  fwfwd_report_fn report, void *arg)
 {
 	struct fw_rules fwd = {0}, in = {0};
-	struct fsaved sv;
+	struct fsaved sv = {0};
 	int ret, diffs = 0;
 
-	ret = parse_saved(saved, &sv);
+	ret = fw_saved_each(saved, saved_line, &sv);
 	if (ret)
-		return ret;
+		goto out;
 	ret = fwfwd_rules_render(cfg, family, &fwd, &in);
 	if (ret)
 		goto out;
@@ -372,16 +246,12 @@ int fwfwd_compare(const struct config *cfg, int family, const char *saved,
 		goto out;
 	}
 	diffs = compare_frame(family, &sv, report, arg);
-	ret = compare_policy(cfg, family, &sv, report, arg);
+	ret = fw_compare_chain(cfg, family, FWFWD_CHAIN, &fwd, &sv.fwd, report,
+			       arg);
 	if (ret >= 0) {
 		diffs += ret;
-		ret = compare_chain(family, FWFWD_CHAIN, &fwd, &sv.fwd, report,
-				    arg);
-	}
-	if (ret >= 0) {
-		diffs += ret;
-		ret = compare_chain(family, FWFWD_IN_CHAIN, &in, &sv.in, report,
-				    arg);
+		ret = fw_compare_rules(family, FWFWD_IN_CHAIN, &in, &sv.in,
+				       report, arg);
 	}
 	if (ret >= 0) {
 		diffs += ret;
@@ -394,55 +264,23 @@ out:
 	return ret ? ret : diffs;
 }
 
-static int save_family(enum fwexec_backend b, int family, char **text,
-		       char *err, size_t errlen)
-{
-	static const char *const args[] = {"-t", "filter", NULL};
-	const char *name = fwexec_name(b, family, FWEXEC_SAVE);
-	char *stderr_text = NULL;
-	int ret = fwexec_run(name, args, NULL, text, &stderr_text);
-
-	if (ret)
-		snprintf(err, errlen, "%s: cannot read rules with %s: %s",
-			 fam_name(family), name,
-			 stderr_text ? stderr_text : strerror(-ret));
-	free(stderr_text);
-	return ret;
-}
-
-/* iptables-restore says "Error occurred at line: N"; its first line of
- * stderr names the problem, which is what the operator needs. */
-static int restore_family(enum fwexec_backend b, int family, const char *input,
-			  char *err, size_t errlen)
-{
-	static const char *const args[] = {"-w", "5", "--noflush", NULL};
-	const char *name = fwexec_name(b, family, FWEXEC_RESTORE);
-	char *stderr_text = NULL;
-	int ret = fwexec_run(name, args, input, NULL, &stderr_text);
-
-	if (ret == -EPROTO) {
-		const char *msg = stderr_text ? stderr_text : "";
-
-		msg += strspn(msg, "\n");
-		snprintf(err, errlen, "%s: %s failed: %.*s", fam_name(family),
-			 name, (int)strcspn(msg, "\n"),
-			 *msg ? msg : "exit status non-zero");
-	} else if (ret) {
-		snprintf(err, errlen, "%s: cannot run %s: %s", fam_name(family),
-			 name, strerror(-ret));
-	}
-	free(stderr_text);
-	return ret;
-}
-
 /* The restore lines that leave exactly one jump to each chain, first in
- * its hook; nothing when they are already so. */
-static size_t jump_fixes(const struct fsaved *sv, char *buf, size_t cap)
+ * its hook ("" when they are already so): malloc'd, NULL when out of
+ * memory. Each line is shorter than 48 bytes. */
+static char *jump_fixes(const struct fsaved *sv)
 {
 	bool du = use_docker_user(sv);
 	const struct hook *want = du ? &sv->docker : &sv->forward;
 	const struct hook *other = du ? &sv->forward : &sv->docker;
-	size_t len = 0;
+	size_t len = 0,
+	       cap = 48 * (size_t)(sv->forward.jumps + sv->docker.jumps +
+				   sv->input.jumps + 2) +
+		     1;
+	char *buf = malloc(cap);
+
+	if (!buf)
+		return NULL;
+	buf[0] = '\0';
 
 	if (want->jumps != 1 || want->pos != 1 || other->jumps) {
 		for (int i = 0; i < sv->forward.jumps; i++)
@@ -465,7 +303,7 @@ static size_t jump_fixes(const struct fsaved *sv, char *buf, size_t cap)
 		len += (size_t)snprintf(buf + len, cap - len,
 					"-I INPUT 1 -j " FWFWD_IN_CHAIN "\n");
 	}
-	return len;
+	return buf;
 }
 
 /* Our chains (flushed and refilled by their ":" lines) and the jumps, in
@@ -473,76 +311,13 @@ static size_t jump_fixes(const struct fsaved *sv, char *buf, size_t cap)
 static int apply_family(const struct config *cfg, int family,
 			enum fwexec_backend b, char *err, size_t errlen)
 {
-	char *saved = NULL, *rules = NULL, *input = NULL;
 	struct fsaved sv = {0};
-	size_t len, cap;
-	int ret;
+	int ret = fw_saved_read(b, family, saved_line, &sv, err, errlen);
 
-	ret = save_family(b, family, &saved, err, errlen);
 	if (!ret)
-		ret = parse_saved(saved, &sv);
-	if (ret)
-		goto out;
-	rules = fwfwd_rules_text(cfg, family);
-	if (!rules) {
-		ret = -EINVAL;
-		snprintf(err, errlen, "%s: cannot render the rules",
-			 fam_name(family));
-		goto out;
-	}
-	len = strlen(rules) - strlen("COMMIT\n");
-	cap =
-	    len + 64 +
-	    (size_t)(sv.forward.jumps + sv.docker.jumps + sv.input.jumps + 2) *
-		48;
-	input = malloc(cap);
-	if (!input) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	memcpy(input, rules, len);
-	len += jump_fixes(&sv, input + len, cap - len);
-	snprintf(input + len, cap - len, "COMMIT\n");
-	ret = restore_family(b, family, input, err, errlen);
-out:
+		ret = fw_restore_rules(b, family, fwfwd_rules_text(cfg, family),
+				       jump_fixes(&sv), err, errlen);
 	fsaved_free(&sv);
-	free(saved);
-	free(rules);
-	free(input);
-	return ret;
-}
-
-static void keep_first(void *arg, const char *line)
-{
-	char **first = arg;
-
-	if (!*first)
-		*first = strdup(line);
-}
-
-/* Read both families back: a rule the kernel did not take fails setup. */
-static int verify(const struct config *cfg, enum fwexec_backend b, char *err,
-		  size_t errlen)
-{
-	int ret = 0;
-
-	for (size_t i = 0; !ret && i < 2; i++) {
-		char *saved = NULL, *first = NULL;
-
-		ret = save_family(b, families[i], &saved, err, errlen);
-		if (!ret)
-			ret = fwfwd_compare(cfg, families[i], saved, keep_first,
-					    &first);
-		if (ret > 0)
-			snprintf(err, errlen,
-				 "rules not in place after %s-restore: %s (%d "
-				 "difference%s)",
-				 fwexec_backend_name(b), first ? first : "?",
-				 ret, ret == 1 ? "" : "s");
-		free(first);
-		free(saved);
-		ret = ret > 0 ? -EIO : ret;
-	}
 	return ret;
 }
 
@@ -559,7 +334,7 @@ int fwfwd_apply(const struct config *cfg, char *err, size_t errlen)
 	for (size_t i = 0; !ret && i < 2; i++)
 		ret = apply_family(cfg, families[i], b, err, errlen);
 	if (!ret)
-		ret = verify(cfg, b, err, errlen);
+		ret = fw_verify(cfg, b, fwfwd_compare, err, errlen);
 	if (!ret)
 		log_info("firewall",
 			 "%s rules installed for traffic from %zu interface "
@@ -572,46 +347,18 @@ int fwfwd_apply(const struct config *cfg, char *err, size_t errlen)
 
 int fwfwd_check(const struct config *cfg, fwfwd_report_fn report, void *arg)
 {
-	enum fwexec_backend b;
-	char err[512];
-	int ret, diffs = 0;
-
-	ret = fwexec_backend(&b, err, sizeof(err));
-	if (ret == -EEXIST) {
-		say(report, arg, "%s", err);
-		return 1;
-	}
-	for (size_t i = 0; !ret && i < 2; i++) {
-		char *saved = NULL;
-
-		ret = save_family(b, families[i], &saved, err, sizeof(err));
-		if (!ret)
-			ret =
-			    fwfwd_compare(cfg, families[i], saved, report, arg);
-		free(saved);
-		if (ret > 0) {
-			diffs += ret;
-			ret = 0;
-		}
-	}
-	if (ret < 0) {
-		log_err("firewall", "%s", err);
-		return ret;
-	}
-	return diffs ? 1 : 0;
+	return fw_check_with(cfg, fwfwd_compare, report, arg);
 }
 
 static int remove_family(enum fwexec_backend b, int family, char *err,
 			 size_t errlen)
 {
-	char *saved = NULL, input[2048];
+	char input[2048];
 	struct fsaved sv = {0};
 	size_t len = 0;
 	int ret;
 
-	ret = save_family(b, family, &saved, err, errlen);
-	if (!ret)
-		ret = parse_saved(saved, &sv);
+	ret = fw_saved_read(b, family, saved_line, &sv, err, errlen);
 	if (ret)
 		goto out;
 	len += (size_t)snprintf(input, sizeof(input), "*filter\n");
@@ -634,32 +381,15 @@ static int remove_family(enum fwexec_backend b, int family, char *err,
 					":" FWFWD_IN_CHAIN " - [0:0]\n"
 					"-X " FWFWD_IN_CHAIN "\n");
 	snprintf(input + len, sizeof(input) - len, "COMMIT\n");
-	ret = restore_family(b, family, input, err, errlen);
+	ret = fw_restore_family(b, family, input, err, errlen);
 out:
 	fsaved_free(&sv);
-	free(saved);
 	return ret;
 }
 
-/* On the backend holding rules; on both when both do (a half-migrated
- * host), so teardown can clean up what setup refuses. */
 int fwfwd_remove(char *err, size_t errlen)
 {
-	enum fwexec_backend b;
-	int ret, first, last;
-
-	ret = fwexec_backend(&b, err, errlen);
-	if (ret && ret != -EEXIST)
-		return ret;
-	first = ret ? FWEXEC_NFT : (int)b;
-	last = ret ? FWEXEC_LEGACY : (int)b;
-	ret = 0;
-	for (int k = first; !ret && k <= last; k++) {
-		for (size_t i = 0; !ret && i < 2; i++)
-			ret = remove_family((enum fwexec_backend)k, families[i],
-					    err, errlen);
-	}
-	return ret;
+	return fw_remove_with(remove_family, err, errlen);
 }
 
 int fwfwd_stored_policy(char *hex, size_t len, char *err, size_t errlen)
@@ -671,15 +401,12 @@ int fwfwd_stored_policy(char *hex, size_t len, char *err, size_t errlen)
 	hex[0] = '\0';
 	for (size_t i = 0; !ret && i < 2; i++) {
 		struct fsaved sv = {0};
-		char *saved = NULL;
 
-		ret = save_family(b, families[i], &saved, err, errlen);
-		if (!ret)
-			ret = parse_saved(saved, &sv);
+		ret =
+		    fw_saved_read(b, families[i], saved_line, &sv, err, errlen);
 		if (!ret)
 			fw_rules_find_policy(&sv.fwd, got[i], sizeof(got[i]));
 		fsaved_free(&sv);
-		free(saved);
 	}
 	if (!ret && strcmp(got[0], got[1]) == 0)
 		snprintf(hex, len, "%s", got[0]);

@@ -10,7 +10,6 @@
  * what the unit tests read. Every rule carries "-i IFACE": per configured
  * interface, one block in each chain. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,8 +25,6 @@
 #define AUDIT "dnsfence-audit"
 #define ND    "-p ipv6-icmp -m icmp6 --icmpv6-type "
 
-static int add(struct fw_rules *r, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
 static const char *icmp_reject(int family);
 static const char *inbound_dir(const struct config *cfg);
 static int render_host_allow(const char *spec, int family, const char *ifn,
@@ -42,25 +39,6 @@ static int render_fwd(const struct config *cfg, int family, const char *ifn,
 		      const char *fp, struct fw_rules *r);
 static int render_in(const struct config *cfg, int family, const char *ifn,
 		     struct fw_rules *r);
-
-/* Append one rule; one equal to an earlier rule is dropped. */
-static int add(struct fw_rules *r, const char *fmt, ...)
-{
-	char line[FW_RULE_MAX];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof(line))
-		return -E2BIG;
-	for (size_t i = 0; i < r->n; i++) {
-		if (strcmp(r->v[i], line) == 0)
-			return 0;
-	}
-	return fw_rules_push(r, line);
-}
 
 static const char *icmp_reject(int family)
 {
@@ -94,26 +72,30 @@ static int render_upstreams(const struct config *cfg, int family,
 			continue;
 		netaddr_format(&na, u, sizeof(u));
 		if (audit) {
-			ret = add(r,
-				  F "-i %s -m conntrack --ctorigdst %s -j "
-				    "NFLOG --nflog-prefix " AUDIT,
-				  ifn, u);
+			ret = fw_rules_add(
+			    r,
+			    F "-i %s -m conntrack --ctorigdst %s -j "
+			      "NFLOG --nflog-prefix " AUDIT,
+			    ifn, u);
 			if (!ret)
-				ret = add(r,
-					  F "-i %s -m conntrack --ctorigdst "
-					    "%s -j RETURN",
-					  ifn, u);
+				ret = fw_rules_add(
+				    r,
+				    F "-i %s -m conntrack --ctorigdst "
+				      "%s -j RETURN",
+				    ifn, u);
 			continue;
 		}
-		ret = add(r,
-			  F "-i %s -p tcp -m conntrack --ctorigdst %s -j "
-			    "REJECT --reject-with tcp-reset",
-			  ifn, u);
+		ret = fw_rules_add(
+		    r,
+		    F "-i %s -p tcp -m conntrack --ctorigdst %s -j "
+		      "REJECT --reject-with tcp-reset",
+		    ifn, u);
 		if (!ret)
-			ret = add(r,
-				  F "-i %s -m conntrack --ctorigdst %s -j "
-				    "REJECT --reject-with %s",
-				  ifn, u, icmp_reject(family));
+			ret = fw_rules_add(
+			    r,
+			    F "-i %s -m conntrack --ctorigdst %s -j "
+			      "REJECT --reject-with %s",
+			    ifn, u, icmp_reject(family));
 	}
 	return ret;
 }
@@ -127,22 +109,24 @@ static int render_dns(const struct config *cfg, int family, const char *ifn,
 
 	for (size_t p = 0; !ret && p < 2; p++) {
 		if (cfg->mode == CONFIG_MODE_AUDIT) {
-			ret = add(r,
-				  F "-i %s -p %s -m conntrack --ctorigdstport "
-				    "53 -j NFLOG --nflog-prefix " AUDIT,
-				  ifn, protos[p]);
+			ret = fw_rules_add(
+			    r,
+			    F "-i %s -p %s -m conntrack --ctorigdstport "
+			      "53 -j NFLOG --nflog-prefix " AUDIT,
+			    ifn, protos[p]);
 			if (!ret)
-				ret = add(r,
-					  F "-i %s -p %s -m conntrack "
-					    "--ctorigdstport 53 -j RETURN",
-					  ifn, protos[p]);
+				ret = fw_rules_add(
+				    r,
+				    F "-i %s -p %s -m conntrack "
+				      "--ctorigdstport 53 -j RETURN",
+				    ifn, protos[p]);
 			continue;
 		}
-		ret =
-		    add(r,
-			F "-i %s -p %s -m conntrack --ctorigdstport 53 -j "
-			  "REJECT --reject-with %s",
-			ifn, protos[p], p ? "tcp-reset" : icmp_reject(family));
+		ret = fw_rules_add(
+		    r,
+		    F "-i %s -p %s -m conntrack --ctorigdstport 53 -j "
+		      "REJECT --reject-with %s",
+		    ifn, protos[p], p ? "tcp-reset" : icmp_reject(family));
 	}
 	return ret;
 }
@@ -163,20 +147,22 @@ static int render_ports(const struct config *cfg, int family, const char *ifn,
 
 		while (!ret && fw_rules_port_list(cfg, protos[p], &i, list,
 						  sizeof(list)) > 0) {
-			ret = add(r,
-				  F "-i %s -p %s -m set --match-set %s dst -m "
-				    "multiport --dports %s -j RETURN",
-				  ifn, pn, set, list);
+			ret = fw_rules_add(
+			    r,
+			    F "-i %s -p %s -m set --match-set %s dst -m "
+			      "multiport --dports %s -j RETURN",
+			    ifn, pn, set, list);
 			for (size_t k = 0; !ret && k < cfg->n_allow_cidrs;
 			     k++) {
 				if (cfg->allow_cidrs[k].addr.family != family)
 					continue;
 				netaddr_format_cidr(&cfg->allow_cidrs[k], c,
 						    sizeof(c));
-				ret = add(r,
-					  F "-d %s -i %s -p %s -m multiport "
-					    "--dports %s -j RETURN",
-					  c, ifn, pn, list);
+				ret = fw_rules_add(
+				    r,
+				    F "-d %s -i %s -p %s -m multiport "
+				      "--dports %s -j RETURN",
+				    c, ifn, pn, list);
 			}
 		}
 	}
@@ -191,31 +177,33 @@ static int render_fwd(const struct config *cfg, int family, const char *ifn,
 	int ret = render_upstreams(cfg, family, ifn, r);
 
 	if (!ret)
-		ret = add(r,
-			  F "-i %s -m conntrack --ctstate RELATED,ESTABLISHED "
-			    "%s-j RETURN",
-			  ifn, inbound_dir(cfg));
+		ret = fw_rules_add(
+		    r,
+		    F "-i %s -m conntrack --ctstate RELATED,ESTABLISHED "
+		      "%s-j RETURN",
+		    ifn, inbound_dir(cfg));
 	for (size_t k = 0; !ret && k < cfg->n_interfaces; k++)
-		ret =
-		    add(r, F "-i %s -o %s -j RETURN", ifn, cfg->interfaces[k]);
+		ret = fw_rules_add(r, F "-i %s -o %s -j RETURN", ifn,
+				   cfg->interfaces[k]);
 	if (!ret)
 		ret = render_dns(cfg, family, ifn, r);
 	if (!ret)
 		ret = render_ports(cfg, family, ifn, r);
 	if (!ret && audit)
-		ret = add(r, F "-i %s -j NFLOG --nflog-prefix " AUDIT, ifn);
+		ret = fw_rules_add(r, F "-i %s -j NFLOG --nflog-prefix " AUDIT,
+				   ifn);
 	if (!ret && audit)
-		return add(r,
-			   F "-i %s -m comment " FW_POLICY_TAG "%s\" -j RETURN",
-			   ifn, fp);
+		return fw_rules_add(
+		    r, F "-i %s -m comment " FW_POLICY_TAG "%s\" -j RETURN",
+		    ifn, fp);
 	if (!ret)
-		ret = add(r, F "-i %s -p tcp -j REJECT --reject-with tcp-reset",
-			  ifn);
+		ret = fw_rules_add(
+		    r, F "-i %s -p tcp -j REJECT --reject-with tcp-reset", ifn);
 	if (!ret)
-		ret = add(r,
-			  F "-i %s -m comment " FW_POLICY_TAG
-			    "%s\" -j REJECT --reject-with %s",
-			  ifn, fp, icmp_reject(family));
+		ret = fw_rules_add(r,
+				   F "-i %s -m comment " FW_POLICY_TAG
+				     "%s\" -j REJECT --reject-with %s",
+				   ifn, fp, icmp_reject(family));
 	return ret;
 }
 
@@ -237,9 +225,10 @@ static int render_host_allow(const char *spec, int family, const char *ifn,
 	if (na.family != family)
 		return 0;
 	netaddr_format(&na, a, sizeof(a));
-	return add(r, IN "-d %s%s -i %s -p %s -m %s --dport %u -j ACCEPT", a,
-		   family == AF_INET ? "/32" : "/128", ifn, proto, proto,
-		   netaddr_port((const struct sockaddr *)&ss));
+	return fw_rules_add(r,
+			    IN "-d %s%s -i %s -p %s -m %s --dport %u -j ACCEPT",
+			    a, family == AF_INET ? "/32" : "/128", ifn, proto,
+			    proto, netaddr_port((const struct sockaddr *)&ss));
 }
 
 /* DNSFENCE-IN for traffic from ifn to any address of the host. */
@@ -252,16 +241,17 @@ static int render_in(const struct config *cfg, int family, const char *ifn,
 	struct netaddr na;
 	int ret;
 
-	ret = add(r,
-		  IN "-i %s -m conntrack --ctstate RELATED,ESTABLISHED %s-j "
-		     "ACCEPT",
-		  ifn, inbound_dir(cfg));
+	ret = fw_rules_add(
+	    r,
+	    IN "-i %s -m conntrack --ctstate RELATED,ESTABLISHED %s-j "
+	       "ACCEPT",
+	    ifn, inbound_dir(cfg));
 	if (!ret && family == AF_INET6)
-		ret = add(r, IN "-i %s " ND "135 -m hl --hl-eq 255 -j ACCEPT",
-			  ifn);
+		ret = fw_rules_add(
+		    r, IN "-i %s " ND "135 -m hl --hl-eq 255 -j ACCEPT", ifn);
 	if (!ret && family == AF_INET6)
-		ret = add(r, IN "-i %s " ND "136 -m hl --hl-eq 255 -j ACCEPT",
-			  ifn);
+		ret = fw_rules_add(
+		    r, IN "-i %s " ND "136 -m hl --hl-eq 255 -j ACCEPT", ifn);
 	for (size_t i = 0; !ret && i < cfg->n_listen; i++) {
 		const struct sockaddr *sa =
 		    (const struct sockaddr *)&cfg->listen[i].sa;
@@ -270,23 +260,25 @@ static int render_in(const struct config *cfg, int family, const char *ifn,
 			continue;
 		netaddr_format(&na, a, sizeof(a));
 		for (size_t p = 0; !ret && p < 2; p++)
-			ret = add(r,
-				  IN "-d %s%s -i %s -p %s -m %s --dport %u -j "
-				     "ACCEPT",
-				  a, host, ifn, protos[p], protos[p],
-				  netaddr_port(sa));
+			ret = fw_rules_add(
+			    r,
+			    IN "-d %s%s -i %s -p %s -m %s --dport %u -j "
+			       "ACCEPT",
+			    a, host, ifn, protos[p], protos[p],
+			    netaddr_port(sa));
 	}
 	for (size_t i = 0; !ret && i < cfg->n_host_allow; i++)
 		ret = render_host_allow(cfg->host_allow[i], family, ifn, r);
 	if (!ret && cfg->mode == CONFIG_MODE_AUDIT)
-		return add(r, IN "-i %s -j NFLOG --nflog-prefix " AUDIT, ifn);
+		return fw_rules_add(
+		    r, IN "-i %s -j NFLOG --nflog-prefix " AUDIT, ifn);
 	if (!ret)
-		ret =
-		    add(r, IN "-i %s -p tcp -j REJECT --reject-with tcp-reset",
-			ifn);
+		ret = fw_rules_add(
+		    r, IN "-i %s -p tcp -j REJECT --reject-with tcp-reset",
+		    ifn);
 	if (!ret)
-		ret = add(r, IN "-i %s -j REJECT --reject-with %s", ifn,
-			  icmp_reject(family));
+		ret = fw_rules_add(r, IN "-i %s -j REJECT --reject-with %s",
+				   ifn, icmp_reject(family));
 	return ret;
 }
 

@@ -69,8 +69,6 @@
 	    MLD_GROUP("50", "54", "58", "5c") "\""
 #define MLD_RULE C "-d ff02::16/128 " ICMP6 "143 -m hl --hl-eq 1 -m u32 --u32 "
 
-static int rule_add(struct fw_rules *r, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
 static const char *reject_with(int family);
 static int render_listen(const struct config *cfg, int family,
 			 struct fw_rules *r);
@@ -121,9 +119,7 @@ int fw_rules_push(struct fw_rules *r, const char *line)
 	return 0;
 }
 
-/* Append one rule; a rule equal to an earlier one (a listen address or
- * upstream given twice) is dropped, as the kernel would match it once. */
-static int rule_add(struct fw_rules *r, const char *fmt, ...)
+int fw_rules_add(struct fw_rules *r, const char *fmt, ...)
 {
 	char line[FW_RULE_MAX];
 	va_list ap;
@@ -169,17 +165,18 @@ static int render_listen(const struct config *cfg, int family,
 		netaddr_format(&na, a, sizeof(a));
 		for (size_t p = 0; p < 2; p++) {
 			if (memcmp(na.bytes, zero, family == AF_INET ? 4 : 16))
-				ret = rule_add(r,
-					       C "-d %s%s -p %s -m %s --dport "
-						 "%u -j ACCEPT",
-					       a, host, protos[p], protos[p],
-					       port);
+				ret = fw_rules_add(
+				    r,
+				    C "-d %s%s -p %s -m %s --dport "
+				      "%u -j ACCEPT",
+				    a, host, protos[p], protos[p], port);
 			else
-				ret = rule_add(r,
-					       C "-p %s -m addrtype --dst-type "
-						 "LOCAL -m %s --dport %u -j "
-						 "ACCEPT",
-					       protos[p], protos[p], port);
+				ret = fw_rules_add(
+				    r,
+				    C "-p %s -m addrtype --dst-type "
+				      "LOCAL -m %s --dport %u -j "
+				      "ACCEPT",
+				    protos[p], protos[p], port);
 			if (ret)
 				return ret;
 		}
@@ -199,19 +196,20 @@ static int render_upstream(const struct config *cfg, const struct netaddr *a,
 	int ret;
 
 	netaddr_format(a, s, sizeof(s));
-	ret = rule_add(r,
-		       C "-m conntrack --ctorigdst %s -m mark --mark 0x%x "
-			 "-j ACCEPT",
-		       s, (unsigned)cfg->mark);
+	ret = fw_rules_add(r,
+			   C "-m conntrack --ctorigdst %s -m mark --mark 0x%x "
+			     "-j ACCEPT",
+			   s, (unsigned)cfg->mark);
 	/* Reply-direction packets of the upstream's connections go back to
 	 * their local originator: a loopback resolver's answers, and the RST
 	 * or ICMP error our own REJECT below makes (it travels OUTPUT too;
 	 * rejecting it would turn every refusal into a timeout). */
 	if (!ret)
-		ret = rule_add(r,
-			       C "-m conntrack --ctorigdst %s --ctdir REPLY "
-				 "-j ACCEPT",
-			       s);
+		ret =
+		    fw_rules_add(r,
+				 C "-m conntrack --ctorigdst %s --ctdir REPLY "
+				   "-j ACCEPT",
+				 s);
 	if (ret)
 		return ret;
 	if (cfg->mode == CONFIG_MODE_AUDIT) {
@@ -221,18 +219,19 @@ static int render_upstream(const struct config *cfg, const struct netaddr *a,
 			 s);
 		return log_then_accept(r, match);
 	}
-	ret = rule_add(
+	ret = fw_rules_add(
 	    r, C "-m conntrack --ctorigdst %s " BLOCK_NFLOG "dnsfence-dns", s);
 	if (!ret)
-		ret = rule_add(r,
-			       C "-p tcp -m conntrack --ctorigdst %s -j REJECT "
-				 "--reject-with tcp-reset",
-			       s);
+		ret = fw_rules_add(
+		    r,
+		    C "-p tcp -m conntrack --ctorigdst %s -j REJECT "
+		      "--reject-with tcp-reset",
+		    s);
 	return ret ? ret
-		   : rule_add(r,
-			      C "-m conntrack --ctorigdst %s -j REJECT "
-				"--reject-with %s",
-			      s, reject_with(a->family));
+		   : fw_rules_add(r,
+				  C "-m conntrack --ctorigdst %s -j REJECT "
+				    "--reject-with %s",
+				  s, reject_with(a->family));
 }
 
 static int render_upstreams(const struct config *cfg, int family,
@@ -277,7 +276,7 @@ static int render_icmp6(struct fw_rules *r)
 	int ret;
 
 	for (size_t i = 0; i < sizeof(nd) / sizeof(nd[0]); i++) {
-		ret = rule_add(r, "%s", nd[i]);
+		ret = fw_rules_add(r, "%s", nd[i]);
 		if (ret)
 			return ret;
 	}
@@ -313,19 +312,20 @@ static int render_dns(const struct config *cfg, int family, struct fw_rules *r)
 static int log_then_reject(struct fw_rules *r, const char *match,
 			   const char *prefix, const char *with)
 {
-	int ret = rule_add(r, C "%s" BLOCK_NFLOG "%s", match, prefix);
+	int ret = fw_rules_add(r, C "%s" BLOCK_NFLOG "%s", match, prefix);
 
 	return ret ? ret
-		   : rule_add(r, C "%s-j REJECT --reject-with %s", match, with);
+		   : fw_rules_add(r, C "%s-j REJECT --reject-with %s", match,
+				  with);
 }
 
 /* In audit mode what enforce would reject is logged, then let through. */
 static int log_then_accept(struct fw_rules *r, const char *match)
 {
 	int ret =
-	    rule_add(r, C "%s-j NFLOG --nflog-prefix " AUDIT_PREFIX, match);
+	    fw_rules_add(r, C "%s-j NFLOG --nflog-prefix " AUDIT_PREFIX, match);
 
-	return ret ? ret : rule_add(r, C "%s-j ACCEPT", match);
+	return ret ? ret : fw_rules_add(r, C "%s-j ACCEPT", match);
 }
 
 /* The multiport list of proto's ports from cfg->ports[*i] on, at most 15
@@ -374,10 +374,11 @@ static int render_ports(const struct config *cfg, int family, const char *set,
 		size_t i = 0;
 
 		while (port_list(cfg, protos[p], &i, list, sizeof(list)) > 0) {
-			ret = rule_add(r,
-				       C "-p %s -m set --match-set %s dst -m "
-					 "multiport --dports %s -j ACCEPT",
-				       pn, set, list);
+			ret =
+			    fw_rules_add(r,
+					 C "-p %s -m set --match-set %s dst -m "
+					   "multiport --dports %s -j ACCEPT",
+					 pn, set, list);
 			if (!ret)
 				ret = render_cidrs(cfg, family, pn, list, r);
 			if (ret)
@@ -398,10 +399,10 @@ static int render_cidrs(const struct config *cfg, int family, const char *pn,
 		if (cfg->allow_cidrs[k].addr.family != family)
 			continue;
 		netaddr_format_cidr(&cfg->allow_cidrs[k], c, sizeof(c));
-		ret = rule_add(r,
-			       C "-d %s -p %s -m multiport --dports %s -j "
-				 "ACCEPT",
-			       c, pn, list);
+		ret = fw_rules_add(r,
+				   C "-d %s -p %s -m multiport --dports %s -j "
+				     "ACCEPT",
+				   c, pn, list);
 		if (ret)
 			return ret;
 	}
@@ -417,21 +418,23 @@ static int render_last(const struct config *cfg, int family, struct fw_rules *r)
 	if (ret)
 		return ret;
 	if (cfg->mode == CONFIG_MODE_AUDIT) {
-		ret = rule_add(r, C "-j NFLOG --nflog-prefix " AUDIT_PREFIX);
+		ret =
+		    fw_rules_add(r, C "-j NFLOG --nflog-prefix " AUDIT_PREFIX);
 		return ret ? ret
-			   : rule_add(r,
-				      C "-m comment " FW_POLICY_TAG
-					"%s\" -j ACCEPT",
-				      fp);
+			   : fw_rules_add(r,
+					  C "-m comment " FW_POLICY_TAG
+					    "%s\" -j ACCEPT",
+					  fp);
 	}
-	ret = rule_add(r, C BLOCK_NFLOG "dnsfence-block");
+	ret = fw_rules_add(r, C BLOCK_NFLOG "dnsfence-block");
 	if (!ret)
-		ret = rule_add(r, C "-p tcp -j REJECT --reject-with tcp-reset");
+		ret = fw_rules_add(r, C
+				   "-p tcp -j REJECT --reject-with tcp-reset");
 	return ret ? ret
-		   : rule_add(r,
-			      C "-m comment " FW_POLICY_TAG
-				"%s\" -j REJECT --reject-with %s",
-			      fp, reject_with(family));
+		   : fw_rules_add(r,
+				  C "-m comment " FW_POLICY_TAG
+				    "%s\" -j REJECT --reject-with %s",
+				  fp, reject_with(family));
 }
 
 int fw_rules_render(const struct config *cfg, int family, struct fw_rules *r)
@@ -449,19 +452,20 @@ int fw_rules_render(const struct config *cfg, int family, struct fw_rules *r)
 	if (!ret)
 		ret = render_upstreams(cfg, family, r);
 	if (!ret)
-		ret = rule_add(r,
-			       C "-m conntrack --ctstate RELATED,ESTABLISHED "
-				 "%s-j ACCEPT",
-			       cfg->inbound_deny ? "--ctdir ORIGINAL " : "");
+		ret =
+		    fw_rules_add(r,
+				 C "-m conntrack --ctstate RELATED,ESTABLISHED "
+				   "%s-j ACCEPT",
+				 cfg->inbound_deny ? "--ctdir ORIGINAL " : "");
 	if (!ret && cfg->inbound_deny) /* our listeners' (local) answers */
-		ret = rule_add(r, C "-o lo -m conntrack --ctstate "
-				    "RELATED,ESTABLISHED -j ACCEPT");
+		ret = fw_rules_add(r, C "-o lo -m conntrack --ctstate "
+					"RELATED,ESTABLISHED -j ACCEPT");
 	if (!ret && family == AF_INET6)
 		ret = render_icmp6(r);
 	if (!ret)
 		ret = render_dns(cfg, family, r);
 	if (!ret)
-		ret = rule_add(r, C "-o lo -j ACCEPT");
+		ret = fw_rules_add(r, C "-o lo -j ACCEPT");
 	if (!ret)
 		ret = render_ports(cfg, family, set, r);
 	if (!ret)

@@ -37,6 +37,10 @@ static void take_v4(const struct netaddr *a, const uint8_t pos[4],
 static size_t nat64_local(const struct netaddr *a, struct netaddr *v4,
 			  size_t max);
 static int parse_prefix(const char *s, unsigned max, unsigned *out);
+static int split_endpoint(const char *s, const char **host, size_t *hlen,
+			  const char **port_s, const char **why);
+static int endpoint_host(const char *host, size_t hlen, bool bracketed,
+			 struct netaddr *a, const char **why);
 static void fill_sockaddr(const struct netaddr *a, uint16_t port,
 			  struct sockaddr_storage *out, socklen_t *outlen);
 
@@ -267,12 +271,67 @@ static void fill_sockaddr(const struct netaddr *a, uint16_t port,
 	}
 }
 
+/* Where the host and the port are in s: "[HOST]:PORT", "[HOST]",
+ * "HOST:PORT", "HOST" (a bare IPv6 address has no port). *port_s is NULL
+ * when there is no port. 0 or -EINVAL with *why set. */
+static int split_endpoint(const char *s, const char **host, size_t *hlen,
+			  const char **port_s, const char **why)
+{
+	const char *colon = strchr(s, ':');
+
+	*host = s;
+	*hlen = strlen(s);
+	*port_s = NULL;
+	if (s[0] == '[') {
+		const char *close = strchr(s, ']');
+
+		if (close == NULL) {
+			*why = "missing ']'";
+			return -EINVAL;
+		}
+		*host = s + 1;
+		*hlen = (size_t)(close - *host);
+		if (close[1] == ':')
+			*port_s = close + 2;
+		else if (close[1] != '\0') {
+			*why = "expected ':PORT' after ']'";
+			return -EINVAL;
+		}
+	} else if (colon != NULL && strchr(colon + 1, ':') == NULL) {
+		*hlen = (size_t)(colon - s);
+		*port_s = colon + 1;
+	}
+	return 0;
+}
+
+/* The hlen bytes at host as an address; bracketed ones must be IPv6. */
+static int endpoint_host(const char *host, size_t hlen, bool bracketed,
+			 struct netaddr *a, const char **why)
+{
+	char text[MAX_ADDR_TEXT];
+
+	if (hlen >= sizeof(text)) {
+		*why = "not an address";
+		return -EINVAL;
+	}
+	memcpy(text, host, hlen);
+	text[hlen] = '\0';
+	if (netaddr_parse(text, a) != 0) {
+		*why = "not an IPv4 or IPv6 address";
+		return -EINVAL;
+	}
+	if (bracketed && a->family != AF_INET6) {
+		*why = "brackets are for IPv6 addresses only";
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int netaddr_parse_endpoint(const char *s, bool port_required,
 			   uint16_t default_port, struct sockaddr_storage *out,
 			   socklen_t *outlen, const char **why)
 {
-	char host[MAX_ADDR_TEXT];
-	const char *port_s = NULL, *h = s;
+	const char *port_s, *host;
 	size_t hlen;
 	struct netaddr a;
 	uint16_t port = default_port;
@@ -285,48 +344,9 @@ int netaddr_parse_endpoint(const char *s, bool port_required,
 		*why = "scope ids (%...) are not supported";
 		return -EINVAL;
 	}
-	if (s[0] == '[') {
-		const char *close = strchr(s, ']');
-
-		if (close == NULL) {
-			*why = "missing ']'";
-			return -EINVAL;
-		}
-		h = s + 1;
-		hlen = (size_t)(close - h);
-		if (close[1] == ':')
-			port_s = close + 2;
-		else if (close[1] != '\0') {
-			*why = "expected ':PORT' after ']'";
-			return -EINVAL;
-		}
-	} else {
-		const char *colon = strchr(s, ':');
-
-		if (colon != NULL && strchr(colon + 1, ':') != NULL) {
-			/* Bare IPv6: no port possible. */
-			hlen = strlen(s);
-		} else if (colon != NULL) {
-			hlen = (size_t)(colon - s);
-			port_s = colon + 1;
-		} else {
-			hlen = strlen(s);
-		}
-	}
-	if (hlen >= sizeof(host)) {
-		*why = "not an address";
+	if (split_endpoint(s, &host, &hlen, &port_s, why) != 0 ||
+	    endpoint_host(host, hlen, s[0] == '[', &a, why) != 0)
 		return -EINVAL;
-	}
-	memcpy(host, h, hlen);
-	host[hlen] = '\0';
-	if (netaddr_parse(host, &a) != 0) {
-		*why = "not an IPv4 or IPv6 address";
-		return -EINVAL;
-	}
-	if (s[0] == '[' && a.family != AF_INET6) {
-		*why = "brackets are for IPv6 addresses only";
-		return -EINVAL;
-	}
 	if (port_s == NULL && port_required) {
 		*why = a.family == AF_INET6 ? "a port is required: [ADDR]:PORT"
 					    : "a port is required: ADDR:PORT";

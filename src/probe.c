@@ -32,6 +32,13 @@ static size_t build_query(uint16_t id, const uint8_t *qname, size_t qlen,
 			  uint8_t *buf, size_t cap);
 static int match_reply(const uint8_t *buf, size_t len, uint16_t id,
 		       const uint8_t *qname, size_t qlen, int *rcode);
+static uint16_t query_id(void);
+static int send_query(const struct sockaddr_storage *ss, socklen_t sslen,
+		      const uint8_t *query, size_t len, const char *where,
+		      char *err, size_t errlen);
+static int await_reply(int fd, uint16_t id, const uint8_t *qname, size_t qlen,
+		       int timeout_ms, const char *where, int *rcode, char *err,
+		       size_t errlen);
 
 /* The first listener; 0.0.0.0 / :: are reached on loopback. */
 static void probe_target(const struct config *cfg, struct sockaddr_storage *ss,
@@ -97,46 +104,55 @@ static int match_reply(const uint8_t *buf, size_t len, uint16_t id,
 	return 0;
 }
 
-int probe_run(const struct config *cfg, const char *name, int timeout_ms,
-	      int *rcode, char *err, size_t errlen)
+/* A query ID nobody else can guess easily (the probe's only defence
+ * against a forged reply); the clock and pid when getrandom fails. */
+static uint16_t query_id(void)
 {
-	uint8_t qname[DNS_MAX_NAME], query[DNS_MAX_NAME + 32], reply[4096];
-	char where[NETADDR_ENDPOINT_STRLEN];
-	struct sockaddr_storage ss;
-	socklen_t sslen;
-	size_t qlen = sizeof(qname), len;
 	uint16_t id = 0;
-	int64_t deadline;
-	int fd = -1, rc = -ETIMEDOUT, bad = 0;
 
-	if (cfg->n_listen == 0) {
-		snprintf(err, errlen, "no listen address in the config");
-		return -EINVAL;
-	}
-	probe_target(cfg, &ss, &sslen);
-	netaddr_format_endpoint((struct sockaddr *)&ss, where, sizeof(where));
-	if (dns_name_from_text(name, qname, &qlen) != 0) {
-		snprintf(err, errlen, "\"%s\" is not a valid name", name);
-		return -EINVAL;
-	}
 	if (getrandom(&id, sizeof(id), 0) != (ssize_t)sizeof(id))
 		id = (uint16_t)((int64_t)monotime_ms() ^ getpid());
-	len = build_query(id, qname, qlen, query, sizeof(query));
-	fd = socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	return id;
+}
+
+/* A connected UDP socket to ss with the query sent: the fd, or -errno
+ * with err set. connect: replies from elsewhere are filtered by the
+ * kernel, and an ICMP port unreachable becomes ECONNREFUSED at once. */
+static int send_query(const struct sockaddr_storage *ss, socklen_t sslen,
+		      const uint8_t *query, size_t len, const char *where,
+		      char *err, size_t errlen)
+{
+	int fd = socket(ss->ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int rc;
+
 	if (fd < 0 || len == 0) {
 		rc = fd < 0 ? -errno : -EINVAL;
-		snprintf(err, errlen, "%s: %s", where, strerror(-rc));
-		goto out;
+		goto fail;
 	}
-	/* connect: replies from elsewhere are filtered by the kernel, and an
-	 * ICMP port unreachable becomes ECONNREFUSED at once. */
-	if (connect(fd, (struct sockaddr *)&ss, sslen) < 0 ||
+	if (connect(fd, (const struct sockaddr *)ss, sslen) < 0 ||
 	    send(fd, query, len, 0) < 0) {
 		rc = -errno;
-		snprintf(err, errlen, "%s: %s", where, strerror(errno));
-		goto out;
+		goto fail;
 	}
-	deadline = (int64_t)monotime_ms() + timeout_ms;
+	return fd;
+fail:
+	snprintf(err, errlen, "%s: %s", where, strerror(-rc));
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+/* Read datagrams on fd until ours (id and question) comes back or
+ * timeout_ms have passed: 0 with *rcode, -ETIMEDOUT, -EBADMSG (only
+ * malformed replies), or -errno from recv; err set but for 0. */
+static int await_reply(int fd, uint16_t id, const uint8_t *qname, size_t qlen,
+		       int timeout_ms, const char *where, int *rcode, char *err,
+		       size_t errlen)
+{
+	int64_t deadline = (int64_t)monotime_ms() + timeout_ms;
+	uint8_t reply[4096];
+	int bad = 0;
+
 	for (;;) {
 		int64_t left = deadline - (int64_t)monotime_ms();
 		struct pollfd pfd = {.fd = fd, .events = POLLIN};
@@ -151,30 +167,56 @@ int probe_run(const struct config *cfg, const char *name, int timeout_ms,
 		if (m <= 0)
 			break;
 		n = recv(fd, reply, sizeof(reply), 0);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
 		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			rc = -errno;
-			snprintf(err, errlen, "%s: %s%s", where,
-				 strerror(errno),
-				 errno == ECONNREFUSED
+			int e = errno;
+
+			snprintf(err, errlen, "%s: %s%s", where, strerror(e),
+				 e == ECONNREFUSED
 				     ? " (nothing listens there: is dnsfence "
 				       "serving?)"
 				     : "");
-			goto out;
+			return -e;
 		}
 		m = match_reply(reply, (size_t)n, id, qname, qlen, rcode);
-		if (m == 0) {
-			rc = 0;
-			goto out;
-		}
+		if (m == 0)
+			return 0;
 		bad += m == -EBADMSG;
 	}
-	rc = bad > 0 ? -EBADMSG : -ETIMEDOUT;
 	snprintf(err, errlen, "%s: %s within %d ms", where,
 		 bad > 0 ? "only malformed replies" : "no reply", timeout_ms);
-out:
-	if (fd >= 0)
-		close(fd);
+	return bad > 0 ? -EBADMSG : -ETIMEDOUT;
+}
+
+int probe_run(const struct config *cfg, const char *name, int timeout_ms,
+	      int *rcode, char *err, size_t errlen)
+{
+	uint8_t qname[DNS_MAX_NAME], query[DNS_MAX_NAME + 32];
+	char where[NETADDR_ENDPOINT_STRLEN];
+	struct sockaddr_storage ss;
+	socklen_t sslen;
+	size_t qlen = sizeof(qname), len;
+	uint16_t id;
+	int fd, rc;
+
+	if (cfg->n_listen == 0) {
+		snprintf(err, errlen, "no listen address in the config");
+		return -EINVAL;
+	}
+	probe_target(cfg, &ss, &sslen);
+	netaddr_format_endpoint((struct sockaddr *)&ss, where, sizeof(where));
+	if (dns_name_from_text(name, qname, &qlen) != 0) {
+		snprintf(err, errlen, "\"%s\" is not a valid name", name);
+		return -EINVAL;
+	}
+	id = query_id();
+	len = build_query(id, qname, qlen, query, sizeof(query));
+	fd = send_query(&ss, sslen, query, len, where, err, errlen);
+	if (fd < 0)
+		return fd;
+	rc = await_reply(fd, id, qname, qlen, timeout_ms, where, rcode, err,
+			 errlen);
+	close(fd);
 	return rc;
 }

@@ -29,13 +29,22 @@
 #include "dnsfence/provenance.h"
 #include "dnsfence/setsadm.h"
 
-#define SYS "policy"
+#define SYS	  "policy"
+#define ADDR_TEXT (NETADDR_STRLEN + 8) /* an address and its "/len" */
+
+/* Write entry i of one of cfg's address lists as text into buf. */
+typedef void (*format_fn)(const struct config *cfg, size_t i, char *buf,
+			  size_t len);
 
 static int cmp_str(const void *a, const void *b);
 static void fnv(uint64_t *h, const char *s);
 static int hash_sorted(uint64_t *h, const char *tag, char **v, size_t n);
-static int hash_cidrs(uint64_t *h, const struct config *cfg);
-static int hash_upstreams(uint64_t *h, const struct config *cfg);
+static int hash_formatted(uint64_t *h, const char *tag,
+			  const struct config *cfg, size_t n, format_fn format);
+static void format_cidr(const struct config *cfg, size_t i, char *buf,
+			size_t len);
+static void format_upstream(const struct config *cfg, size_t i, char *buf,
+			    size_t len);
 
 static int cmp_str(const void *a, const void *b)
 {
@@ -68,57 +77,43 @@ static int hash_sorted(uint64_t *h, const char *tag, char **v, size_t n)
 	return 0;
 }
 
-static int hash_cidrs(uint64_t *h, const struct config *cfg)
+/* tag and the n texts format(cfg, i, ...) writes, as hash_sorted hashes
+ * them. 0 or -ENOMEM. */
+static int hash_formatted(uint64_t *h, const char *tag,
+			  const struct config *cfg, size_t n, format_fn format)
 {
-	size_t n = cfg->n_allow_cidrs;
+	char(*text)[ADDR_TEXT] = n ? calloc(n, sizeof(*text)) : NULL;
 	char **v = n ? calloc(n, sizeof(*v)) : NULL;
-	int ret = 0;
+	int ret = -ENOMEM;
 
-	if (n && !v)
-		return -ENOMEM;
+	if (n && (!text || !v))
+		goto out;
 	for (size_t i = 0; i < n; i++) {
-		v[i] = malloc(NETADDR_STRLEN + 8);
-		if (!v[i]) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		netaddr_format_cidr(&cfg->allow_cidrs[i], v[i],
-				    NETADDR_STRLEN + 8);
+		v[i] = text[i];
+		format(cfg, i, text[i], sizeof(text[i]));
 	}
-	ret = hash_sorted(h, "allow_cidrs", v, n);
+	ret = hash_sorted(h, tag, v, n);
 out:
-	for (size_t i = 0; v && i < n; i++)
-		free(v[i]);
+	free(text);
 	free(v);
 	return ret;
 }
 
-/* Addresses only: the port does not change what may enter a set. */
-static int hash_upstreams(uint64_t *h, const struct config *cfg)
+static void format_cidr(const struct config *cfg, size_t i, char *buf,
+			size_t len)
 {
-	size_t n = cfg->n_upstreams;
-	char **v = n ? calloc(n, sizeof(*v)) : NULL;
-	struct netaddr a;
-	int ret = 0;
+	netaddr_format_cidr(&cfg->allow_cidrs[i], buf, len);
+}
 
-	if (n && !v)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		v[i] = calloc(1, NETADDR_STRLEN);
-		if (!v[i]) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		if (netaddr_from_sockaddr(
-			(const struct sockaddr *)&cfg->upstreams[i].sa, &a))
-			netaddr_format(&a, v[i], NETADDR_STRLEN);
-	}
-	ret = hash_sorted(h, "upstreams", v, n);
-out:
-	for (size_t i = 0; v && i < n; i++)
-		free(v[i]);
-	free(v);
-	return ret;
+/* Addresses only: the port does not change what may enter a set. */
+static void format_upstream(const struct config *cfg, size_t i, char *buf,
+			    size_t len)
+{
+	struct netaddr a;
+
+	if (netaddr_from_sockaddr(
+		(const struct sockaddr *)&cfg->upstreams[i].sa, &a))
+		netaddr_format(&a, buf, len);
 }
 
 int provenance_fingerprint(const struct config *cfg,
@@ -134,9 +129,11 @@ int provenance_fingerprint(const struct config *cfg,
 		ret = hash_sorted(&h, "ecosystems", cfg->ecosystems,
 				  cfg->n_ecosystems);
 	if (!ret)
-		ret = hash_cidrs(&h, cfg);
+		ret = hash_formatted(&h, "allow_cidrs", cfg, cfg->n_allow_cidrs,
+				     format_cidr);
 	if (!ret)
-		ret = hash_upstreams(&h, cfg);
+		ret = hash_formatted(&h, "upstreams", cfg, cfg->n_upstreams,
+				     format_upstream);
 	if (!ret)
 		snprintf(hex, PROVENANCE_HEXLEN, "%016llx",
 			 (unsigned long long)h);

@@ -48,6 +48,10 @@ static int check_one(const char *name, const char *family, struct set_desc *d,
 		     char *err, size_t errlen);
 static int create_one(const char *name, const char *family, uint32_t maxelem,
 		      char *err, size_t errlen);
+static int run_if_exists(const char *verb, const char *doing, const char *name,
+			 char *err, size_t errlen);
+static int both(int (*one)(const char *name, char *err, size_t errlen),
+		const char *set4, const char *set6, char *err, size_t errlen);
 static int destroy_one(const char *name, char *err, size_t errlen);
 static int flush_one(const char *name, char *err, size_t errlen);
 
@@ -304,7 +308,10 @@ int setsadm_check(const char *set4, const char *set6, char *err, size_t errlen)
 	return r;
 }
 
-static int destroy_one(const char *name, char *err, size_t errlen)
+/* `ipset VERB NAME` when the set exists; nothing (0) when it does not.
+ * 0, or -errno with err "DOING set NAME: <ipset's message>". */
+static int run_if_exists(const char *verb, const char *doing, const char *name,
+			 char *err, size_t errlen)
 {
 	struct capture c = {0};
 	char line[64];
@@ -314,22 +321,34 @@ static int destroy_one(const char *name, char *err, size_t errlen)
 	r = set_exists(name, &exists, err, errlen);
 	if (r < 0 || !exists)
 		return r;
-	snprintf(line, sizeof(line), "destroy %s", name);
+	snprintf(line, sizeof(line), "%s %s", verb, name);
 	r = ipset_run(line, &c);
 	free(c.out);
 	if (r < 0)
-		snprintf(err, errlen, "destroying set %s: %s", name, c.msg);
+		snprintf(err, errlen, "%s set %s: %s", doing, name, c.msg);
 	return r;
+}
+
+/* one(set4), then one(set6) when that succeeded. */
+static int both(int (*one)(const char *name, char *err, size_t errlen),
+		const char *set4, const char *set6, char *err, size_t errlen)
+{
+	int r = one(set4, err, errlen);
+
+	if (r == 0)
+		r = one(set6, err, errlen);
+	return r;
+}
+
+static int destroy_one(const char *name, char *err, size_t errlen)
+{
+	return run_if_exists("destroy", "destroying", name, err, errlen);
 }
 
 int setsadm_destroy(const char *set4, const char *set6, char *err,
 		    size_t errlen)
 {
-	int r = destroy_one(set4, err, errlen);
-
-	if (r == 0)
-		r = destroy_one(set6, err, errlen);
-	return r;
+	return both(destroy_one, set4, set6, err, errlen);
 }
 
 /* "Number of entries: N" of `ipset list -t NAME`. A netlink round trip
@@ -361,31 +380,14 @@ int setsadm_count(const char *name, uint64_t *n)
 
 static int flush_one(const char *name, char *err, size_t errlen)
 {
-	struct capture c = {0};
-	char line[64];
-	bool exists;
-	int r;
-
 	if (!sets_name_valid(name)) {
 		snprintf(err, errlen, "invalid set name \"%s\"", name);
 		return -EINVAL;
 	}
-	r = set_exists(name, &exists, err, errlen);
-	if (r < 0 || !exists)
-		return r;
-	snprintf(line, sizeof(line), "flush %s", name);
-	r = ipset_run(line, &c);
-	free(c.out);
-	if (r < 0)
-		snprintf(err, errlen, "flushing set %s: %s", name, c.msg);
-	return r;
+	return run_if_exists("flush", "flushing", name, err, errlen);
 }
 
 int setsadm_flush(const char *set4, const char *set6, char *err, size_t errlen)
 {
-	int r = flush_one(set4, err, errlen);
-
-	if (r == 0)
-		r = flush_one(set6, err, errlen);
-	return r;
+	return both(flush_one, set4, set6, err, errlen);
 }

@@ -93,6 +93,7 @@ static void queue_rearm(struct upstream *u);
 static void on_rearm(evutil_socket_t fd, short what, void *arg);
 static void on_answer(void *arg, int status, int timeouts, unsigned char *abuf,
 		      int alen);
+static int init_channel(struct upstream *u, size_t n, uint32_t timeout_ms);
 static int set_servers(struct upstream *u,
 		       const struct config_endpoint *servers, size_t n);
 static int status_to_errno(int status);
@@ -110,10 +111,8 @@ struct upstream *upstream_new(struct event_base *base,
 			      const struct config_endpoint *servers, size_t n,
 			      uint32_t timeout_ms, char *err, size_t errlen)
 {
-	struct ares_options opts;
 	struct upstream *u = NULL;
-	int optmask, rc;
-	uint32_t per_try;
+	int rc;
 
 	if (n == 0) {
 		snprintf(err, errlen, "no upstream servers");
@@ -134,6 +133,32 @@ struct upstream *upstream_new(struct event_base *base,
 	u->deferred_tail = &u->deferred;
 	if (u->timer == NULL || u->rearm == NULL || u->deliver == NULL)
 		goto nomem;
+
+	rc = init_channel(u, n, timeout_ms);
+	if (rc != ARES_SUCCESS) {
+		snprintf(err, errlen, "c-ares init: %s", ares_strerror(rc));
+		goto fail;
+	}
+	rc = set_servers(u, servers, n);
+	if (rc != 0) {
+		snprintf(err, errlen, "c-ares servers: %s", strerror(-rc));
+		goto fail;
+	}
+	return u;
+nomem:
+	snprintf(err, errlen, "out of memory");
+fail:
+	upstream_free(u);
+	return NULL;
+}
+
+/* u's c-ares channel for n servers, answering within timeout_ms in all.
+ * An ARES_* status. */
+static int init_channel(struct upstream *u, size_t n, uint32_t timeout_ms)
+{
+	struct ares_options opts;
+	uint32_t per_try;
+	int optmask;
 
 	/* Two rounds over every server, the second with doubled timeouts
 	 * (c-ares doubles per round): 3 * n * per_try stays within the
@@ -157,22 +182,7 @@ struct upstream *upstream_new(struct event_base *base,
 	opts.socket_receive_buffer_size = UPSTREAM_RCVBUF;
 	optmask = ARES_OPT_FLAGS | ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES |
 		  ARES_OPT_SOCK_STATE_CB | ARES_OPT_SOCK_RCVBUF;
-	rc = ares_init_options(&u->channel, &opts, optmask);
-	if (rc != ARES_SUCCESS) {
-		snprintf(err, errlen, "c-ares init: %s", ares_strerror(rc));
-		goto fail;
-	}
-	rc = set_servers(u, servers, n);
-	if (rc != 0) {
-		snprintf(err, errlen, "c-ares servers: %s", strerror(-rc));
-		goto fail;
-	}
-	return u;
-nomem:
-	snprintf(err, errlen, "out of memory");
-fail:
-	upstream_free(u);
-	return NULL;
+	return ares_init_options(&u->channel, &opts, optmask);
 }
 
 /* c-ares closes the socket and fails the query when this returns < 0. */

@@ -25,6 +25,11 @@ struct fw_rules {
 void fw_rules_free(struct fw_rules *r);
 /* Append a copy of line. 0 or -ENOMEM. */
 int fw_rules_push(struct fw_rules *r, const char *line);
+/* Append the rule fmt formats; a rule equal to an earlier one (a listen
+ * address or upstream given twice) is dropped, as the kernel would match
+ * it once. 0, -E2BIG (longer than FW_RULE_MAX - 1), -ENOMEM. */
+int fw_rules_add(struct fw_rules *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 /* Every "-A DNSFENCE-OUT ..." line for family (AF_INET or AF_INET6), in
  * order; none in mode off. 0, -EAFNOSUPPORT, -EINVAL (a set name unfit
  * for the restore text), -E2BIG, -ENOMEM. */
