@@ -647,3 +647,17 @@ ssize_t dnsmsg_build_upstream_query(const struct dns_query *q, uint16_t id,
 	dns_write_u16(&w, 0);
 	return w.err ? w.err : (ssize_t)w.pos;
 }
+
+size_t dnsmsg_question_key(const struct dns_query *q, uint8_t *key)
+{
+	size_t n = q->name_len;
+
+	memcpy(key, q->lname, n);
+	key[n++] = (uint8_t)(q->qtype >> 8);
+	key[n++] = (uint8_t)q->qtype;
+	key[n++] = (uint8_t)(q->qclass >> 8);
+	key[n++] = (uint8_t)q->qclass;
+	key[n++] = q->edns_do ? 1 : 0;
+	key[n++] = (q->flags & DNS_FLAG_CD) ? 1 : 0;
+	return n;
+}

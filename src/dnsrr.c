@@ -52,6 +52,7 @@ static int chain_follow(const struct dns_reader *r, size_t an_pos, uint16_t an,
 			struct chain *c);
 static void snoop_add(struct snoop_ctx *s, const struct netaddr *a);
 static int snoop_hint(const struct netaddr *a, void *arg);
+static int snoop_record(struct snoop_ctx *s, const struct dns_rr *rr);
 static uint32_t ttl_value(uint32_t ttl);
 
 /* Copy rr's rdata to w. Names in NS, CNAME, PTR, MX and SOA rdata are
@@ -318,6 +319,28 @@ static int snoop_hint(const struct netaddr *a, void *arg)
 	return 0;
 }
 
+/* An answer record on the CNAME chain: its address (A, AAAA of class
+ * IN), or the address hints of an HTTPS/SVCB record. Nonzero when the
+ * hints are malformed. */
+static int snoop_record(struct snoop_ctx *s, const struct dns_rr *rr)
+{
+	struct netaddr a = {0};
+
+	s->ttl = ttl_value(rr->ttl);
+	if (rr->rclass == 1 && rr->type == DNS_TYPE_A) {
+		a.family = AF_INET;
+		memcpy(a.bytes, rr->rdata, 4);
+		snoop_add(s, &a);
+	} else if (rr->rclass == 1 && rr->type == DNS_TYPE_AAAA) {
+		a.family = AF_INET6;
+		memcpy(a.bytes, rr->rdata, 16);
+		snoop_add(s, &a);
+	} else if (rr->type == DNS_TYPE_HTTPS || rr->type == DNS_TYPE_SVCB) {
+		return dnsmsg_svcb_hints(rr->rdata, rr->rdlen, snoop_hint, s);
+	}
+	return 0;
+}
+
 int dnsmsg_snoop(const uint8_t *ans, size_t len, const uint8_t *qname,
 		 size_t qname_len, struct dns_addr *out, size_t cap, size_t *n)
 {
@@ -352,27 +375,13 @@ int dnsmsg_snoop(const uint8_t *ans, size_t len, const uint8_t *qname,
 	for (uint16_t i = 0; i < h.an; i++) {
 		struct dns_rr rr;
 		uint8_t owner[DNS_MAX_NAME];
-		struct netaddr a = {0};
 
 		if (dns_read_rr(&r, 1, &rr, owner) < 0)
 			goto out;
 		if (!chain_has(c, owner, rr.owner_len))
 			continue;
-		s.ttl = ttl_value(rr.ttl);
-		if (rr.rclass == 1 && rr.type == DNS_TYPE_A) {
-			a.family = AF_INET;
-			memcpy(a.bytes, rr.rdata, 4);
-			snoop_add(&s, &a);
-		} else if (rr.rclass == 1 && rr.type == DNS_TYPE_AAAA) {
-			a.family = AF_INET6;
-			memcpy(a.bytes, rr.rdata, 16);
-			snoop_add(&s, &a);
-		} else if (rr.type == DNS_TYPE_HTTPS ||
-			   rr.type == DNS_TYPE_SVCB) {
-			if (dnsmsg_svcb_hints(rr.rdata, rr.rdlen, snoop_hint,
-					      &s) != 0)
-				goto out;
-		}
+		if (snoop_record(&s, &rr) != 0)
+			goto out;
 	}
 	*n = s.n;
 	ret = s.n > cap ? -E2BIG : 0;

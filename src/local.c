@@ -20,6 +20,7 @@
 #include "dnsfence/local.h"
 #include "dnsfence/log.h"
 #include "dnsfence/policy.h"
+#include "dnsfence/reply.h"
 #include "dnsfence/stats.h"
 
 #define LOCAL_MAX    2048 /* header, question, OPT, EDE */
@@ -53,6 +54,18 @@ void local_send(const struct client *c, struct rquery *rq, const uint8_t *msg,
 
 	c->fn(c->ctx, rq, (const struct sockaddr *)&c->peer, c->peerlen,
 	      local->sa_family != 0 ? local : NULL, msg, len);
+}
+
+void local_send_answer(const struct reply_view *v, const struct dns_query *q,
+		       const struct client *c, struct rquery *rq)
+{
+	uint8_t out[DNS_MAX_UDP + 1];
+	ssize_t n = reply_render(v, q, c->tcp, out, sizeof(out));
+
+	if (n < 0)
+		local_reply(q, c, rq, DNS_RCODE_SERVFAIL, DNS_EDE_NONE, NULL);
+	else
+		local_send(c, rq, out, (size_t)n);
 }
 
 void local_reply(const struct dns_query *q, const struct client *c,

@@ -66,6 +66,8 @@ struct preset {
 
 static void seed_init(void);
 static uint64_t name_hash(const uint8_t *key, size_t len);
+static int strip_wild(const char *text, size_t len, bool allow_wild, bool *wild,
+		      const char **why);
 static int text_to_wire(const char *text, bool allow_wild, uint8_t *out,
 			size_t *out_len, bool *wild, const char **why,
 			char *buf);
@@ -299,6 +301,26 @@ static const char *bad_char_reason(unsigned char c, char *buf)
 	return buf;
 }
 
+/* A leading "*." when allow_wild: *wild set, and 2 (where the parent
+ * starts); 0 without one; -EINVAL with *why for a '*' anywhere else in
+ * the first label. */
+static int strip_wild(const char *text, size_t len, bool allow_wild, bool *wild,
+		      const char **why)
+{
+	if (!allow_wild || text[0] != '*')
+		return 0;
+	if (len == 1) {
+		*why = "'*' needs a name after it";
+		return -EINVAL;
+	}
+	if (text[1] != '.') {
+		*why = "'*' only allowed as the whole first label";
+		return -EINVAL;
+	}
+	*wild = true;
+	return 2;
+}
+
 /* Convert a dotted name (one trailing dot allowed) to lower-cased wire
  * format in out (NAME_WIRE_MAX bytes). With allow_wild, a first label "*"
  * is taken off and *wild set; out then holds the parent. Returns 0, or
@@ -309,6 +331,7 @@ static int text_to_wire(const char *text, bool allow_wild, uint8_t *out,
 			char *buf)
 {
 	size_t len = strlen(text), pos = 0, lab = 0, i = 0;
+	int start;
 
 	*wild = false;
 	if (len > 0 && text[len - 1] == '.')
@@ -321,20 +344,10 @@ static int text_to_wire(const char *text, bool allow_wild, uint8_t *out,
 		*why = "name longer than 253 bytes";
 		return -EINVAL;
 	}
-	if (allow_wild && text[0] == '*') {
-		if (len == 1) {
-			*why = "'*' needs a name after it";
-			return -EINVAL;
-		}
-		if (text[1] != '.') {
-			*why = "'*' only allowed as the whole first label";
-			return -EINVAL;
-		}
-		*wild = true;
-		i = 2;
-	}
+	if ((start = strip_wild(text, len, allow_wild, wild, why)) < 0)
+		return -EINVAL;
 	/* out[lab] is the length byte of the label being written. */
-	for (pos = 1; i < len; i++) {
+	for (pos = 1, i = (size_t)start; i < len; i++) {
 		unsigned char c = (unsigned char)text[i];
 
 		if (c == '.') {

@@ -15,13 +15,14 @@
  * resolver's retry five seconds later, on top of the flood.
  *
  * When the upstream answers, the answer is snooped once for the addresses
- * it hands out; internal ones are dropped (invariant 3), the rest go to
- * the kernel sets, and only when the kernel has acked them all does each
- * waiting client get its rewritten copy (reply.c, invariant 2). A failed
- * add is SERVFAIL. A failed upstream question (timeout, unreachable,
- * SERVFAIL, REFUSED, malformed answer) is remembered, and an expired
- * cached answer, when there is one within serve_stale, is served instead
- * (RFC 8767) with a 30 s TTL, its addresses put back in the sets first.
+ * it hands out; internal ones are dropped (admit.c, invariant 3), the
+ * rest go to the kernel sets, and only when the kernel has acked them all
+ * does each waiting client get its rewritten copy (reply.c, invariant 2).
+ * A failed add is SERVFAIL. A failed upstream question (timeout,
+ * unreachable, SERVFAIL, REFUSED, malformed answer) is remembered
+ * (failmem.c), and an expired cached answer, when there is one within
+ * serve_stale, is served instead (RFC 8767) with a 30 s TTL, its
+ * addresses put back in the sets first.
  *
  * Answers are cached for their smallest TTL (capped at ttl.max). A hit
  * takes the same road from the kernel step on: its addresses are offered
@@ -50,9 +51,11 @@
 
 #include <event2/event.h>
 
+#include "dnsfence/admit.h"
 #include "dnsfence/cache.h"
 #include "dnsfence/dnsmsg.h"
 #include "dnsfence/dnsrr.h"
+#include "dnsfence/failmem.h"
 #include "dnsfence/hash.h"
 #include "dnsfence/local.h"
 #include "dnsfence/log.h"
@@ -68,12 +71,9 @@
 #include "dnsfence/upstream.h"
 
 #define PENDING_BUCKETS 4096 /* power of two */
-#define KEY_MAX		(DNS_MAX_NAME + 6)
 #define SNOOP_MAX	512
 #define CACHE_ENTRIES	4096
 #define CACHE_BYTES	(1u << 20)
-#define FAIL_ENTRIES	4096
-#define FAIL_BYTES	(1u << 20)
 #define STALE_TTL	30 /* RFC 8767 section 4 */
 
 struct pending;
@@ -94,7 +94,7 @@ struct pending {
 	bool in_table; /* joinable: its upstream question is open */
 	bool counted;  /* holds quota slot */
 	uint32_t slot;
-	uint8_t key[KEY_MAX];
+	uint8_t key[DNSMSG_KEY_MAX];
 	size_t keylen;
 	struct rquery_list waiters;
 	uint8_t *answer; /* owned, or hit->answer */
@@ -117,7 +117,7 @@ struct resolver {
 	struct sets *sets;
 	struct prov *prov; /* NULL: provenance not kept */
 	struct cache *cache;
-	struct cache *fails; /* questions that failed upstream, recently */
+	struct failmem *fails; /* questions that failed upstream, recently */
 	struct quota *quota;
 	struct pending *table[PENDING_BUCKETS];
 	TAILQ_HEAD(, pending) pendings;
@@ -130,7 +130,6 @@ static struct rquery *rquery_new(const struct dns_query *q,
 static int start_question(struct resolver *r, const struct dns_query *q,
 			  const struct client *c, const uint8_t *key,
 			  size_t keylen, struct pending **out);
-static size_t make_key(const struct dns_query *q, uint8_t *key);
 static struct pending *pending_new(struct resolver *r, const uint8_t *key,
 				   size_t keylen);
 static struct pending *pending_find(struct resolver *r, const uint8_t *key,
@@ -141,9 +140,6 @@ static void free_pending(struct pending *p);
 static void on_upstream(void *arg, int status, const uint8_t *answer,
 			size_t len);
 static int take_answer(struct pending *p, const uint8_t *answer, size_t len);
-static bool is_upstream(const struct config *cfg, const struct netaddr *a);
-static size_t drop_internal(struct pending *p, const struct dns_addr *addrs,
-			    size_t n, struct dns_addr *keep);
 static void upstream_failed(struct pending *p, int rc);
 static bool serve_stale(struct pending *p);
 static void put_in_sets(struct pending *p, const struct dns_addr *addrs,
@@ -165,15 +161,8 @@ static void hold_hit(struct pending *p, const struct cache_entry *hit,
 static const struct cache_entry *stale_entry(struct resolver *r,
 					     const uint8_t *key, size_t keylen);
 static void cache_answer(struct pending *p, const uint8_t *answer, size_t len);
-static void remember_failure(struct pending *p);
-static bool allowed_now(const struct resolver *r, const uint8_t *name,
-			size_t len);
 static void deny_pending(struct pending *p);
-static int note_prov(struct resolver *r, const uint8_t *name, size_t len,
-		     const struct dns_addr *addrs, size_t n);
 static bool cache_keep(void *arg, const uint8_t *key, size_t keylen);
-static bool failed_recently(struct resolver *r, const uint8_t *key,
-			    size_t keylen, uint64_t now);
 
 struct resolver *resolver_new(struct event_base *base, const struct config *cfg,
 			      const struct policy *pol, struct upstream *up,
@@ -191,7 +180,7 @@ struct resolver *resolver_new(struct event_base *base, const struct config *cfg,
 	r->sets = sets;
 	TAILQ_INIT(&r->pendings);
 	r->cache = cache_new(CACHE_ENTRIES, CACHE_BYTES);
-	r->fails = cache_new(FAIL_ENTRIES, FAIL_BYTES);
+	r->fails = failmem_new();
 	/* One client address may hold 3/4 of the cap: a quarter stays for
 	 * the others whatever it sends. */
 	r->quota = quota_new(max, max - max / 4);
@@ -231,7 +220,7 @@ void resolver_free(struct resolver *r)
 		free_pending(p);
 	}
 	cache_free(r->cache);
-	cache_free(r->fails);
+	failmem_free(r->fails);
 	quota_free(r->quota);
 	free(r);
 }
@@ -288,8 +277,8 @@ static struct rquery *rquery_new(const struct dns_query *q,
 static struct rquery *lookup(struct resolver *r, const struct dns_query *q,
 			     const struct client *c)
 {
-	uint8_t key[KEY_MAX];
-	size_t keylen = make_key(q, key);
+	uint8_t key[DNSMSG_KEY_MAX];
+	size_t keylen = dnsmsg_question_key(q, key);
 	uint64_t now = monotime_ms();
 	const struct cache_entry *hit = cache_get(r->cache, key, keylen, now);
 	struct pending *p = NULL;
@@ -303,7 +292,7 @@ static struct rquery *lookup(struct resolver *r, const struct dns_query *q,
 		age = (uint32_t)((now - hit->stored_ms) / 1000);
 		if (answer_hit_now(r, q, c, hit, age))
 			return NULL;
-	} else if (failed_recently(r, key, keylen, now)) {
+	} else if (failmem_recent(r->fails, key, keylen, now)) {
 		/* Failed a moment ago: a stale answer, or SERVFAIL. */
 		hit = stale_entry(r, key, keylen);
 		if (hit == NULL) {
@@ -397,22 +386,6 @@ fail:
 	return rc;
 }
 
-/* The key of an upstream question: lower-case name, type, class and the
- * two bits that change what the upstream returns (DO, CD). */
-static size_t make_key(const struct dns_query *q, uint8_t *key)
-{
-	size_t n = q->name_len;
-
-	memcpy(key, q->lname, n);
-	key[n++] = (uint8_t)(q->qtype >> 8);
-	key[n++] = (uint8_t)q->qtype;
-	key[n++] = (uint8_t)(q->qclass >> 8);
-	key[n++] = (uint8_t)q->qclass;
-	key[n++] = q->edns_do ? 1 : 0;
-	key[n++] = (q->flags & DNS_FLAG_CD) ? 1 : 0;
-	return n;
-}
-
 /* A pending on the resolver's list (so resolver_free finds it), not yet
  * in the table. */
 static struct pending *pending_new(struct resolver *r, const uint8_t *key,
@@ -500,7 +473,7 @@ static void on_upstream(void *arg, int status, const uint8_t *answer,
 		free_pending(p);
 		return;
 	}
-	if (!allowed_now(p->r, p->qname, p->qname_len)) {
+	if (!admit_allowed(p->r->cfg, p->r->pol, p->qname, p->qname_len)) {
 		deny_pending(p);
 		return;
 	}
@@ -532,7 +505,7 @@ static int take_answer(struct pending *p, const uint8_t *answer, size_t len)
 		stats_inc(STAT_BAD_ANSWER);
 		return rc == -E2BIG ? -E2BIG : -EBADMSG;
 	}
-	nkeep = drop_internal(p, addrs, n, keep);
+	nkeep = admit_addrs(p->r->cfg, p->qname, p->qname_len, addrs, n, keep);
 	p->answer = malloc(len);
 	p->addrs = malloc(nkeep > 0 ? nkeep * sizeof(*p->addrs) : 1);
 	if (p->answer == NULL || p->addrs == NULL)
@@ -544,51 +517,6 @@ static int take_answer(struct pending *p, const uint8_t *answer, size_t len)
 	cache_answer(p, answer, len);
 	recent_note(p->qname, p->qname_len, keep, nkeep);
 	return 0;
-}
-
-/* The upstreams' addresses never enter a set (invariant 5): a name
- * answering one would open the allowed ports on the resolver itself. */
-static bool is_upstream(const struct config *cfg, const struct netaddr *a)
-{
-	struct netaddr u;
-
-	for (size_t i = 0; i < cfg->n_upstreams; i++) {
-		if (netaddr_from_sockaddr(
-			(const struct sockaddr *)&cfg->upstreams[i].sa, &u) &&
-		    netaddr_reaches(a, &u))
-			return true;
-	}
-	return false;
-}
-
-/* The admissible addresses of addrs, into keep (invariant 3), less the
- * upstreams' own (invariant 5). */
-static size_t drop_internal(struct pending *p, const struct dns_addr *addrs,
-			    size_t n, struct dns_addr *keep)
-{
-	const struct config *cfg = p->r->cfg;
-	char name[DNS_NAME_STRLEN], astr[NETADDR_STRLEN];
-	size_t nkeep = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		bool upstream = is_upstream(cfg, &addrs[i].addr);
-
-		if (!upstream &&
-		    netaddr_admissible(&addrs[i].addr, cfg->allow_cidrs,
-				       cfg->n_allow_cidrs)) {
-			keep[nkeep++] = addrs[i];
-			continue;
-		}
-		stats_inc(STAT_ADDR_INTERNAL);
-		dns_name_to_text(p->qname, p->qname_len, name, sizeof(name));
-		netaddr_format(&addrs[i].addr, astr, sizeof(astr));
-		log_limited(LOG_CLASS_INTERNAL, LOGL_WARN, "snoop",
-			    "%s answered %s address %s: left out of the "
-			    "answer and the sets",
-			    name, upstream ? "an upstream's" : "internal",
-			    astr);
-	}
-	return nkeep;
 }
 
 /* The question failed: remember it, and serve a stale answer if there
@@ -604,7 +532,8 @@ static void upstream_failed(struct pending *p, int rc)
 		    "no answer for %s %s: %s", name, type,
 		    upstream_strerror(rc));
 	if (rc != -ENOMEM)
-		remember_failure(p);
+		failmem_note(p->r->fails, p->key, p->keylen,
+			     p->r->cfg->failure_ttl, monotime_ms());
 	if (!serve_stale(p))
 		finish_pending(p, rc);
 }
@@ -666,7 +595,8 @@ static void put_in_sets(struct pending *p, const struct dns_addr *addrs,
 		finish_pending(p, 0);
 		return;
 	}
-	rc = note_prov(p->r, p->qname, p->qname_len, addrs, n);
+	rc = admit_note_prov(p->r->prov, p->r->cfg, p->qname, p->qname_len,
+			     addrs, n);
 	if (rc == 0)
 		rc = sets_add(p->r->sets, addrs, n, on_sets_done, p);
 	if (rc != 0)
@@ -697,21 +627,14 @@ static void finish_pending(struct pending *p, int status)
 
 static void answer_one(struct pending *p, struct rquery *rq)
 {
-	uint8_t out[DNS_MAX_UDP + 1];
 	struct reply_view v = {.answer = p->answer,
 			       .len = p->answer_len,
 			       .addrs = p->addrs,
 			       .n_addrs = p->n_addrs,
 			       .age = p->age,
 			       .ttl_max = p->ttl_max};
-	ssize_t n = reply_render(&v, &rq->q, rq->c.tcp, out, sizeof(out));
 
-	if (n < 0) {
-		local_reply(&rq->q, &rq->c, rq, DNS_RCODE_SERVFAIL,
-			    DNS_EDE_NONE, NULL);
-		return;
-	}
-	local_send(&rq->c, rq, out, (size_t)n);
+	local_send_answer(&v, &rq->q, &rq->c, rq);
 }
 
 /* Answer a cache hit at once when the kernel has nothing to do for it:
@@ -728,7 +651,8 @@ static bool answer_hit_now(struct resolver *r, const struct dns_query *q,
 
 	if (r->sets != NULL && n > 0 && !sets_covered(r->sets, aged, n))
 		return false;
-	if (r->sets != NULL && note_prov(r, q->lname, q->name_len, aged, n)) {
+	if (r->sets != NULL &&
+	    admit_note_prov(r->prov, r->cfg, q->lname, q->name_len, aged, n)) {
 		cache_release(r->cache, hit);
 		local_reply(q, c, NULL, DNS_RCODE_SERVFAIL, DNS_EDE_NONE, NULL);
 		return true;
@@ -742,20 +666,15 @@ static void answer_hit(struct resolver *r, const struct dns_query *q,
 		       const struct client *c, const struct cache_entry *hit,
 		       uint32_t age, uint32_t ttl_max)
 {
-	uint8_t out[DNS_MAX_UDP + 1];
 	struct reply_view v = {.answer = hit->answer,
 			       .len = hit->len,
 			       .addrs = hit->addrs,
 			       .n_addrs = hit->n_addrs,
 			       .age = age,
 			       .ttl_max = ttl_max};
-	ssize_t len = reply_render(&v, q, c->tcp, out, sizeof(out));
 
+	local_send_answer(&v, q, c, NULL);
 	cache_release(r->cache, hit);
-	if (len < 0)
-		local_reply(q, c, NULL, DNS_RCODE_SERVFAIL, DNS_EDE_NONE, NULL);
-	else
-		local_send(c, NULL, out, (size_t)len);
 }
 
 /* A hit whose addresses the kernel must (re)confirm first: it waits like
@@ -777,7 +696,8 @@ static struct rquery *wait_hit(struct resolver *r, struct rquery *rq,
 	}
 	p = pending_new(r, (const uint8_t *)"", 0);
 	if (p == NULL ||
-	    note_prov(r, rq->q.lname, rq->q.name_len, aged, n) != 0 ||
+	    admit_note_prov(r->prov, r->cfg, rq->q.lname, rq->q.name_len, aged,
+			    n) != 0 ||
 	    sets_add(r->sets, aged, n, on_sets_done, p) != 0) {
 		if (p != NULL)
 			free_pending(p);
@@ -803,27 +723,6 @@ static void cache_answer(struct pending *p, const uint8_t *answer, size_t len)
 		ttl = p->r->cfg->ttl_max;
 	(void)cache_put(p->r->cache, p->key, p->keylen, answer, len, p->addrs,
 			p->n_addrs, ttl, monotime_ms());
-}
-
-/* A failure is an entry of the fails cache: one byte, failure_ttl. */
-static void remember_failure(struct pending *p)
-{
-	static const uint8_t mark = DNS_RCODE_SERVFAIL;
-	uint32_t ttl = p->r->cfg->failure_ttl;
-
-	if (ttl == 0)
-		return;
-	(void)cache_put(p->r->fails, p->key, p->keylen, &mark, 1, NULL, 0, ttl,
-			monotime_ms());
-}
-
-static bool failed_recently(struct resolver *r, const uint8_t *key,
-			    size_t keylen, uint64_t now)
-{
-	const struct cache_entry *e = cache_get(r->fails, key, keylen, now);
-
-	cache_release(r->fails, e);
-	return e != NULL;
 }
 
 size_t resolver_set_policy(struct resolver *r, const struct config *cfg,
@@ -860,18 +759,11 @@ size_t resolver_cached(const struct resolver *r)
 	return cache_count(r->cache);
 }
 
-/* Would the running policy send this name upstream? (Audit forwards every
- * name.) */
-static bool allowed_now(const struct resolver *r, const uint8_t *name,
-			size_t len)
-{
-	return r->cfg->mode == CONFIG_MODE_AUDIT ||
-	       policy_match(r->pol, name, len);
-}
-
 static bool cache_keep(void *arg, const uint8_t *key, size_t keylen)
 {
-	return allowed_now(arg, key, keylen);
+	const struct resolver *r = arg;
+
+	return admit_allowed(r->cfg, r->pol, key, keylen);
 }
 
 /* The policy changed while p's question was upstream, and its name is no
@@ -900,32 +792,4 @@ static void deny_pending(struct pending *p)
 		free(rq);
 	}
 	free_pending(p);
-}
-
-/* Remember which name put these addresses in the sets, until the entry
- * this answer asks for expires. A full map refuses (-ENOSPC): the answer
- * must not go out, or a reload could not take the address back. */
-static int note_prov(struct resolver *r, const uint8_t *name, size_t len,
-		     const struct dns_addr *addrs, size_t n)
-{
-	uint64_t now = monotime_s();
-	int rc;
-
-	if (r->prov == NULL)
-		return 0;
-	for (size_t i = 0; i < n; i++) {
-		uint32_t t = sets_timeout(addrs[i].ttl, r->cfg->ttl_min,
-					  r->cfg->ttl_max);
-
-		rc =
-		    prov_note(r->prov, name, len, &addrs[i].addr, now + t, now);
-		if (rc == -ENOSPC || rc == -ENOMEM) {
-			log_limited(LOG_CLASS_SETS, LOGL_WARN, "prov",
-				    "cannot note a set entry's name: %s; "
-				    "SERVFAIL",
-				    strerror(-rc));
-			return rc;
-		}
-	}
-	return 0;
 }

@@ -25,7 +25,8 @@
  * then fails (-ETIMEDOUT) and gives its in-flight count back, so a lost
  * ack can neither hold a client forever nor leak the send window.
  * sendto() EAGAIN waits for EV_WRITE, ENOBUFS for a short timer; nothing
- * here blocks or sleeps. */
+ * here blocks or sleeps. What a kernel error code means, and the log of
+ * failed adds (once per set and cause), are in setserr.c. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -49,6 +50,7 @@
 #include "dnsfence/log.h"
 #include "dnsfence/monotime.h"
 #include "dnsfence/sets.h"
+#include "dnsfence/setserr.h"
 #include "dnsfence/stats.h"
 
 #define SYS	       "sets"
@@ -60,8 +62,6 @@
 #define ACK_TRUESIZE   1024 /* receive buffer an ack costs, rounded up */
 #define INFLIGHT_FLOOR 32
 #define INFLIGHT_CAP   8192
-
-enum fail_cause { FAIL_NOSET = 0, FAIL_FULL, FAIL_OTHER, FAIL__COUNT };
 
 struct item {
 	struct netaddr addr;
@@ -82,11 +82,6 @@ struct batch {
 };
 TAILQ_HEAD(batch_list, batch);
 
-struct fail_log {
-	uint64_t count;	 /* failures of this cause */
-	uint64_t logged; /* count when last logged; 0 = quiet */
-};
-
 struct sets {
 	struct event_base *base;
 	struct mnl_socket *nl;
@@ -106,7 +101,7 @@ struct sets {
 	struct event *flush_ev, *read_ev, *write_ev, *retry_ev, *deadline_ev;
 	uint8_t *sendbuf;
 	uint8_t (*recvbuf)[RECV_MSGSIZE];
-	struct fail_log fails[2][FAIL__COUNT];
+	struct setserr_log fails[2]; /* add failures per family */
 };
 
 static void on_deadline(evutil_socket_t fd, short what, void *arg);
@@ -117,8 +112,6 @@ static bool covered(struct sets *s, const struct dns_addr *d, uint64_t now,
 static int fam_index(const struct netaddr *a);
 static void batch_finish(struct sets *s, struct batch *b);
 static void item_result(struct sets *s, struct batch *b, size_t i, int code);
-static void note_failure(struct sets *s, int fam, int code);
-static void note_success(struct sets *s, int fam);
 static void on_ack(struct sets *s, uint32_t seq, int code);
 static void fail_inflight(struct sets *s, int code);
 static void flush(struct sets *s);
@@ -213,49 +206,6 @@ static int build_msg(void *buf, size_t cap, int cmd, const char *setname,
 				 htonl(timeout));
 	mnl_attr_nest_end(nlh, data);
 	return (int)nlh->nlmsg_len;
-}
-
-const char *sets_strerror(int code)
-{
-	switch (code) {
-	case ENOENT:
-		return "The set with the given name does not exist";
-	case EPERM:
-		return "Operation not permitted (CAP_NET_ADMIN is needed)";
-	case IPSET_ERR_HASH_FULL:
-		return "Hash is full, cannot add more elements";
-	case IPSET_ERR_HASH_ELEM:
-		return "Null-valued element, cannot be stored in a hash set";
-	case IPSET_ERR_PROTOCOL:
-		return "Kernel error received: ipset protocol error";
-	case IPSET_ERR_TIMEOUT:
-		return "Timeout cannot be used: set was created without "
-		       "timeout support";
-	case IPSET_ERR_INVALID_FAMILY:
-		return "The value of the family parameter is invalid";
-	case IPSET_ERR_IPADDR_IPV4:
-		return "An IPv4 address is expected";
-	case IPSET_ERR_IPADDR_IPV6:
-		return "An IPv6 address is expected";
-	case IPSET_ERR_EXIST:
-		return "Element cannot be added to the set: it's already added";
-	case IPSET_ERR_FIND_TYPE:
-		return "Kernel error received: set type not supported";
-	case IPSET_ERR_BUSY:
-		return "Set is busy";
-	}
-	if (code > 0 && code < IPSET_ERR_PRIVATE)
-		return strerror(code);
-	return "Kernel error received: unknown ipset error code";
-}
-
-int sets_status(int code)
-{
-	if (code == ENOENT)
-		return -ENOENT;
-	if (code == IPSET_ERR_HASH_FULL)
-		return -ENOSPC;
-	return -EIO;
 }
 
 static int fam_index(const struct netaddr *a)
@@ -684,11 +634,13 @@ static void on_deadline(evutil_socket_t fd, short what, void *arg)
  * late ack finds no batch and is ignored), its unsent ones are dropped. */
 static void fail_batch(struct sets *s, struct batch *b, int code)
 {
+	int fam = fam_index(&b->items[b->acked < b->n ? b->acked : 0].addr);
+
 	s->inflight -= b->sent - b->acked;
-	note_failure(
-	    s, fam_index(&b->items[b->acked < b->n ? b->acked : 0].addr), code);
+	setserr_note(&s->fails[fam], s->name[fam], code);
 	if (b->status == 0)
-		b->status = code == ETIMEDOUT ? -ETIMEDOUT : sets_status(code);
+		b->status =
+		    code == ETIMEDOUT ? -ETIMEDOUT : setserr_status(code);
 	b->n = b->acked = b->sent;
 	batch_finish(s, b);
 }
@@ -792,14 +744,14 @@ static void item_result(struct sets *s, struct batch *b, size_t i, int code)
 		stats_inc(STAT_ADDR_ADDED);
 		(void)expiry_note_acked(s->map, &it->addr, it->expires,
 					monotime_s());
-		note_success(s, fam);
+		setserr_ok(&s->fails[fam], s->name[fam]);
 	} else {
 		if (b->status == 0)
-			b->status = sets_status(code);
+			b->status = setserr_status(code);
 		/* A recreated set is empty: the map's claims are void. */
 		if (code == ENOENT)
 			expiry_clear(s->map);
-		note_failure(s, fam, code);
+		setserr_note(&s->fails[fam], s->name[fam], code);
 	}
 	if (++b->acked == b->n)
 		batch_finish(s, b);
@@ -826,52 +778,5 @@ static void fail_inflight(struct sets *s, int code)
 		if (b->sent == 0)
 			break;
 		fail_batch(s, b, code);
-	}
-}
-
-static void note_failure(struct sets *s, int fam, int code)
-{
-	static const enum stat_id stat[FAIL__COUNT] = {
-	    [FAIL_NOSET] = STAT_ADD_FAIL_NOSET,
-	    [FAIL_FULL] = STAT_ADD_FAIL_FULL,
-	    [FAIL_OTHER] = STAT_ADD_FAIL_OTHER,
-	};
-	int st = sets_status(code);
-	enum fail_cause c = st == -ENOENT   ? FAIL_NOSET
-			    : st == -ENOSPC ? FAIL_FULL
-					    : FAIL_OTHER;
-	struct fail_log *f = &s->fails[fam][c];
-
-	stats_inc(stat[c]);
-	f->count++;
-	/* Once per cause until adds to that set succeed again. */
-	if (f->logged != 0)
-		return;
-	f->logged = f->count;
-	log_limited(LOG_CLASS_SETS, LOGL_ERR, SYS,
-		    "add to set %s failed: %s (error %d; %llu so far, "
-		    "clients get SERVFAIL)",
-		    s->name[fam], sets_strerror(code), code,
-		    (unsigned long long)f->count);
-}
-
-static void note_success(struct sets *s, int fam)
-{
-	int c;
-
-	for (c = 0; c < FAIL__COUNT; c++) {
-		struct fail_log *f = &s->fails[fam][c];
-
-		if (f->logged == 0)
-			continue;
-		log_limited(LOG_CLASS_SETS, LOGL_INFO, SYS,
-			    "adds to set %s succeed again after %llu "
-			    "failures (%s)",
-			    s->name[fam],
-			    (unsigned long long)(f->count - f->logged + 1),
-			    c == FAIL_NOSET  ? "set missing"
-			    : c == FAIL_FULL ? "set full"
-					     : "other");
-		f->logged = 0;
 	}
 }

@@ -156,6 +156,11 @@ ssize_t dnsmsg_build_header_error(const uint8_t *buf, size_t len,
  * (DNS_EDNS_UDPSIZE, DO copied). Nothing else of the client's query. */
 ssize_t dnsmsg_build_upstream_query(const struct dns_query *q, uint16_t id,
 				    uint8_t *out, size_t cap);
+/* The key of that upstream question, into key (DNSMSG_KEY_MAX bytes):
+ * lower-case name, type, class and the two bits that change what the
+ * upstream returns (DO, CD). Returns its length. */
+#define DNSMSG_KEY_MAX (DNS_MAX_NAME + 6)
+size_t dnsmsg_question_key(const struct dns_query *q, uint8_t *key);
 
 /* One resource record as the rewrite and snoop see it. Names are
  * uncompressed wire form. */

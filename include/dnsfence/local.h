@@ -12,6 +12,7 @@
 
 #include "dnsfence/config.h"
 #include "dnsfence/dnsmsg.h"
+#include "dnsfence/reply.h"
 #include "dnsfence/resolver.h"
 
 struct policy;
@@ -34,6 +35,10 @@ void local_client_init(struct client *c, const struct sockaddr *peer,
  * NULL for an immediate reply. */
 void local_send(const struct client *c, struct rquery *rq, const uint8_t *msg,
 		size_t len);
+/* Send the client's copy of an answer (reply_render of v for q), or
+ * SERVFAIL when it cannot be rendered. rq as for local_send. */
+void local_send_answer(const struct reply_view *v, const struct dns_query *q,
+		       const struct client *c, struct rquery *rq);
 /* Reply rcode to q (with an Extended DNS Error when ede is not
  * DNS_EDE_NONE and the client speaks EDNS). Counts SERVFAIL. */
 void local_reply(const struct dns_query *q, const struct client *c,

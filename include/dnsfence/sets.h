@@ -38,12 +38,6 @@ int sets_build_add(void *buf, size_t cap, const char *setname,
 /* The same for IPSET_CMD_DEL (no timeout). */
 int sets_build_del(void *buf, size_t cap, const char *setname,
 		   const struct netaddr *a, uint32_t seq);
-/* The kernel's reason for an ipset netlink error (a positive errno or
- * IPSET_ERR_* code), as ipset(8) words it. */
-const char *sets_strerror(int code);
-/* The sets_done_fn status for a netlink error code: -ENOENT (the set does
- * not exist), -ENOSPC (hash is full) or -EIO. */
-int sets_status(int code);
 /* Set names: 1..31 bytes of [A-Za-z0-9_.-]. */
 bool sets_name_valid(const char *name);
 

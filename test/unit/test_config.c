@@ -3,8 +3,8 @@
  * defaults are those of DESIGN.md, env overrides apply, the resolv.conf
  * default skips our own addresses, and config_to_json round-trips. No
  * test reads a file outside the temporary ones it writes. */
-/* modules: config configjson resolvconf netaddr policy sets expiry stats log
- * hash monotime */
+/* modules: config configkeys configjson resolvconf netaddr policy sets setserr
+ * expiry stats log hash monotime */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <setjmp.h>

@@ -5,8 +5,8 @@
  * upstreams, and fw_compare finding each kind of drift; plus the
  * "does this backend hold rules" test of fwexec.
  * modules: firewall fwforward fwfwdrules fwrules provenance setsadm fwexec
- * config configjson resolvconf netaddr policy sets expiry stats log hash
- * monotime */
+ * config configkeys configjson resolvconf netaddr policy sets setserr expiry
+ * stats log hash monotime */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

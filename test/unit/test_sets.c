@@ -2,7 +2,7 @@
 /* Unit tests of the pure parts of the sets module: the timeout clamp, the
  * netlink ADD request, error mapping, set-name checks. No kernel needed.
  *
- * modules: sets setsadm expiry stats log hash monotime */
+ * modules: sets setserr setsadm expiry stats log hash monotime */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <setjmp.h>
@@ -19,6 +19,7 @@
 #include <libipset/linux_ip_set_hash.h>
 
 #include "dnsfence/sets.h"
+#include "dnsfence/setserr.h"
 
 #define TB_MAX 64
 
@@ -180,19 +181,19 @@ static void build_add_rejects_bad_input(void **state)
 static void status_maps_kernel_errors(void **state)
 {
 	(void)state;
-	assert_int_equal(sets_status(ENOENT), -ENOENT);
-	assert_int_equal(sets_status(IPSET_ERR_HASH_FULL), -ENOSPC);
-	assert_int_equal(sets_status(IPSET_ERR_PROTOCOL), -EIO);
-	assert_int_equal(sets_status(EPERM), -EIO);
-	assert_int_equal(sets_status(ENOBUFS), -EIO);
+	assert_int_equal(setserr_status(ENOENT), -ENOENT);
+	assert_int_equal(setserr_status(IPSET_ERR_HASH_FULL), -ENOSPC);
+	assert_int_equal(setserr_status(IPSET_ERR_PROTOCOL), -EIO);
+	assert_int_equal(setserr_status(EPERM), -EIO);
+	assert_int_equal(setserr_status(ENOBUFS), -EIO);
 	assert_non_null(
-	    strstr(sets_strerror(IPSET_ERR_HASH_FULL), "Hash is full"));
-	assert_non_null(strstr(sets_strerror(ENOENT), "does not exist"));
-	assert_non_null(strstr(sets_strerror(IPSET_ERR_TIMEOUT), "timeout"));
+	    strstr(setserr_strerror(IPSET_ERR_HASH_FULL), "Hash is full"));
+	assert_non_null(strstr(setserr_strerror(ENOENT), "does not exist"));
+	assert_non_null(strstr(setserr_strerror(IPSET_ERR_TIMEOUT), "timeout"));
 	/* An unknown ipset code is named as such, not as some errno. */
-	assert_string_equal(sets_strerror(IPSET_ERR_TYPE_SPECIFIC + 99),
+	assert_string_equal(setserr_strerror(IPSET_ERR_TYPE_SPECIFIC + 99),
 			    "Kernel error received: unknown ipset error code");
-	assert_string_equal(sets_strerror(EACCES), strerror(EACCES));
+	assert_string_equal(setserr_strerror(EACCES), strerror(EACCES));
 }
 
 static void set_names_are_checked(void **state)
