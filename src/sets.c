@@ -106,6 +106,7 @@ struct sets {
 
 static void on_deadline(evutil_socket_t fd, short what, void *arg);
 static void arm_deadline(struct sets *s);
+static struct batch *batch_new(size_t n, sets_done_fn done, void *arg);
 static void fail_batch(struct sets *s, struct batch *b, int code);
 static bool covered(struct sets *s, const struct dns_addr *d, uint64_t now,
 		    uint64_t *exp);
@@ -382,6 +383,24 @@ bool sets_covered(struct sets *s, const struct dns_addr *addrs, size_t n)
 	return true;
 }
 
+/* A batch of room for n items, its deadline running from now: adds and
+ * deletes alike fail with ETIMEDOUT when their acks have not all come by
+ * then. NULL when n is too large or memory is short. */
+static struct batch *batch_new(size_t n, sets_done_fn done, void *arg)
+{
+	struct batch *b;
+
+	if (n > (SIZE_MAX - sizeof(*b)) / sizeof(b->items[0]))
+		return NULL;
+	b = calloc(1, sizeof(*b) + n * sizeof(b->items[0]));
+	if (b == NULL)
+		return NULL;
+	b->done = done;
+	b->arg = arg;
+	b->deadline = monotime_ms() + SETS_DEADLINE_MS;
+	return b;
+}
+
 int sets_add(struct sets *s, const struct dns_addr *addrs, size_t n,
 	     sets_done_fn done, void *arg)
 {
@@ -393,14 +412,9 @@ int sets_add(struct sets *s, const struct dns_addr *addrs, size_t n,
 		if (addrs[i].addr.family != AF_INET &&
 		    addrs[i].addr.family != AF_INET6)
 			return -EINVAL;
-	if (n > (SIZE_MAX - sizeof(*b)) / sizeof(b->items[0]))
-		return -ENOMEM;
-	b = calloc(1, sizeof(*b) + n * sizeof(b->items[0]));
+	b = batch_new(n, done, arg);
 	if (b == NULL)
 		return -ENOMEM;
-	b->done = done;
-	b->arg = arg;
-	b->deadline = monotime_ms() + SETS_DEADLINE_MS;
 	for (i = 0; i < n; i++) {
 		const struct netaddr *a = &addrs[i].addr;
 		uint64_t exp;
@@ -445,13 +459,9 @@ int sets_del(struct sets *s, const struct netaddr *addrs, size_t n,
 	for (size_t i = 0; i < n; i++)
 		if (addrs[i].family != AF_INET && addrs[i].family != AF_INET6)
 			return -EINVAL;
-	if (n > (SIZE_MAX - sizeof(*b)) / sizeof(b->items[0]))
-		return -ENOMEM;
-	b = calloc(1, sizeof(*b) + n * sizeof(b->items[0]));
+	b = batch_new(n, done, arg);
 	if (b == NULL)
 		return -ENOMEM;
-	b->done = done;
-	b->arg = arg;
 	for (size_t i = 0; i < n; i++) {
 		b->items[i].addr = addrs[i];
 		b->items[i].del = true;
