@@ -31,6 +31,8 @@
 #define USER_NAME_MAX	    255
 #define UID_MAX_VALUE	    4294967294.0 /* (uid_t)-1 means "no change" */
 
+static int string_or_default(struct pctx *p, const struct key_spec *k,
+			     const cJSON *v, const char **s);
 static int each_string(struct pctx *p, const struct key_spec *k,
 		       const cJSON *v);
 static int push(void *arrp, size_t *n, size_t size, const void *item);
@@ -276,6 +278,17 @@ int configkeys_int(struct pctx *p, const struct key_spec *k, const cJSON *v)
 	return 0;
 }
 
+/* The key's string value, or its default when the key is absent. -EINVAL
+ * (with the error in p) when the value is not a string. */
+static int string_or_default(struct pctx *p, const struct key_spec *k,
+			     const cJSON *v, const char **s)
+{
+	if (v != NULL && !cJSON_IsString(v))
+		return configkeys_fail(p, k->path, "expected a string");
+	*s = v != NULL ? v->valuestring : k->defs[0];
+	return 0;
+}
+
 /* Set names: libipset limits them to 31 bytes; a leading '-' would read
  * as an option on an iptables-restore line. */
 int configkeys_set_name(struct pctx *p, const struct key_spec *k,
@@ -284,10 +297,8 @@ int configkeys_set_name(struct pctx *p, const struct key_spec *k,
 	const char *s = k->defs[0];
 	char **field = (char **)((char *)p->c + k->off);
 
-	if (v != NULL && !cJSON_IsString(v))
-		return configkeys_fail(p, k->path, "expected a string");
-	if (v != NULL)
-		s = v->valuestring;
+	if (string_or_default(p, k, v, &s) != 0)
+		return -EINVAL;
 	if (!sets_name_valid(s))
 		return configkeys_fail(
 		    p, k->path,
@@ -302,10 +313,8 @@ int configkeys_path(struct pctx *p, const struct key_spec *k, const cJSON *v)
 	const char *s = k->defs[0];
 	char **field = (char **)((char *)p->c + k->off);
 
-	if (v != NULL && !cJSON_IsString(v))
-		return configkeys_fail(p, k->path, "expected a string");
-	if (v != NULL)
-		s = v->valuestring;
+	if (string_or_default(p, k, v, &s) != 0)
+		return -EINVAL;
 	if (s[0] != '/')
 		return configkeys_fail(p, k->path, "expected an absolute path");
 	if (strlen(s) > CONFIG_SOCKET_PATH_MAX)
@@ -757,10 +766,8 @@ int configkeys_state_dir(struct pctx *p, const struct key_spec *k,
 	const char *s = k->defs[0];
 	size_t n;
 
-	if (v != NULL && !cJSON_IsString(v))
-		return configkeys_fail(p, k->path, "expected a string");
-	if (v != NULL)
-		s = v->valuestring;
+	if (string_or_default(p, k, v, &s) != 0)
+		return -EINVAL;
 	n = strlen(s);
 	if (n < 2 || n > 200 || s[0] != '/')
 		return configkeys_fail(p, k->path,
