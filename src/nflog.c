@@ -204,8 +204,12 @@ int nflog_parse_ip(const uint8_t *p, size_t len, int family,
 	} else {
 		return -EBADMSG;
 	}
+	/* A later payload attribute replaces an earlier one whole: no ports
+	 * of the old packet may stay with the new protocol. */
 	out->has_addrs = true;
 	out->proto = proto;
+	out->has_ports = false;
+	out->sport = out->dport = 0;
 	if (proto == IPPROTO_TCP || proto == IPPROTO_UDP)
 		(void)parse_ports(&r, out);
 	return 0;
