@@ -60,29 +60,9 @@ if [ ! -x "$DNSFENCE_BIN" ]; then
 	DNSFENCE_BIN=$src/build/dnsfence
 fi
 
-ns=dfbench$$
-tmp=$(mktemp -d /tmp/dfbench.XXXXXX)
-pids=()
-cleanup() {
-	local rc=$? p
-	set +e
-	trap - EXIT INT TERM
-	for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
-	sleep 0.2
-	for p in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
-	ip netns del "$ns" 2>/dev/null
-	if [ "${BENCH_KEEP:-0}" = 1 ]; then echo "kept $tmp" >&2; else rm -rf "$tmp"; fi
-	exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-in_ns() { ip netns exec "$ns" "$@"; }
-say() { printf '== %s\n' "$*" >&2; }
-
-ip netns add "$ns"
-ip -n "$ns" link set lo up
+BENCH_NAME=dfbench
+# shellcheck source=lib.sh
+. "$here/lib.sh"
 
 # --- zones and query files --------------------------------------------------
 
@@ -121,6 +101,7 @@ awk -v n="$DENIED" 'BEGIN { for (i = 0; i < n; i++)
 cat >"$tmp/nsd.conf" <<EOF
 server:
   ip-address: 127.0.0.1@5300
+  ip-address: 127.0.0.2@5300
   port: 5300
   username: ""
   chroot: ""
@@ -164,7 +145,7 @@ poll() {
 	done
 }
 
-say "starting nsd on 127.0.0.1:5300"
+say "starting nsd on 127.0.0.1:5300 and 127.0.0.2:5300"
 ip netns exec "$ns" nsd -d -c "$tmp/nsd.conf" >>"$tmp/nsd.stderr" 2>&1 &
 pids+=("$!")
 poll 300 in_ns dig +time=1 +tries=1 +norec -p 5300 @127.0.0.1 "n$NAMES.uniq.bench.test" A +short ||
@@ -212,7 +193,7 @@ start_dnsfence() {
 	cat >"$tmp/dnsfence.json" <<EOF
 {
   "listen": ["127.0.0.1:53"],
-  "upstreams": ["127.0.0.1:5300"],
+  "upstreams": ["127.0.0.2:5300"],
   "allow": ["*.uniq.bench.test", "*.cached.bench.test"],
   "sets": {"ipv4": "dnsfence4", "ipv6": "dnsfence6", "maxelem": 1048576},
   "log": {"level": "warning"}
@@ -221,7 +202,10 @@ EOF
 	fresh_sets dnsfence4 dnsfence6
 	# serve refuses an unfenced namespace: install the fence first. Its
 	# rules stay for the dnsmasq run too, so both pay the same
-	# conntrack and filter cost per packet.
+	# conntrack and filter cost per packet. dnsfence asks nsd on
+	# 127.0.0.2: the fence lets only the daemon's socket mark reach an
+	# upstream address, so dnsmasq (no mark) asks the same nsd on
+	# 127.0.0.1, which the fence treats as any loopback service.
 	ip netns exec "$ns" env -u DNSFENCE_CONFIG -u DNSFENCE_MODE -u DNSFENCE_EXTRA_HOSTS \
 		"$DNSFENCE_BIN" -c "$tmp/dnsfence.json" setup >>"$tmp/dnsfence.log" 2>&1 || {
 		echo "dnsfence setup failed; its log:" >&2

@@ -41,26 +41,10 @@ src=$(cd "$here/../.." && pwd)
 BIN=${DNSFENCE_BIN:-$src/build/dnsfence}
 [ -x "$BIN" ] || { echo "no $BIN: build first" >&2; exit 2; }
 
-ns=dfreload$$
-tmp=$(mktemp -d /tmp/dfreload.XXXXXX)
+BENCH_NAME=dfreload
+# shellcheck source=lib.sh
+. "$here/lib.sh"
 chmod 755 "$tmp" # the daemon reads its config after the privilege drop
-pids=()
-cleanup() {
-	local rc=$? p
-	set +e
-	trap - EXIT INT TERM
-	for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
-	sleep 0.3
-	for p in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
-	ip netns del "$ns" 2>/dev/null
-	if [ "${BENCH_KEEP:-0}" = 1 ]; then echo "kept $tmp" >&2; else rm -rf "$tmp"; fi
-	exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-in_ns() { ip netns exec "$ns" "$@"; }
-say() { printf '== %s\n' "$*" >&2; }
 poll() {
 	local n=$1
 	shift
@@ -73,8 +57,6 @@ poll() {
 ms() { date +%s%3N; }
 rss() { sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\).*/\1/p' "/proc/$daemon/status"; }
 
-ip netns add "$ns"
-ip -n "$ns" link set lo up
 mkdir -p "$tmp/zones"
 cat >"$tmp/zones/bench.test.zone" <<'Z'
 $ORIGIN bench.test.
