@@ -15,7 +15,8 @@
 
 #include "dnsfence/expiry.h"
 
-static struct netaddr v4(uint32_t n);
+#include "fixtures.h"
+
 static uint64_t acked(struct expiry_map *m, uint32_t n, uint64_t now);
 static void longer_then_shorter_keeps_longer(void **state);
 static void inflight_and_acked_are_separate(void **state);
@@ -26,20 +27,9 @@ static void clear_forgets_everything(void **state);
 static void bad_sizes_are_refused(void **state);
 static void matches_model_under_churn(void **state);
 
-static struct netaddr v4(uint32_t n)
-{
-	struct netaddr a = {.family = AF_INET};
-
-	a.bytes[0] = 198;
-	a.bytes[1] = 18 + (uint8_t)(n >> 16 & 1);
-	a.bytes[2] = (uint8_t)(n >> 8);
-	a.bytes[3] = (uint8_t)n;
-	return a;
-}
-
 static uint64_t acked(struct expiry_map *m, uint32_t n, uint64_t now)
 {
-	struct netaddr a = v4(n);
+	struct netaddr a = fixture_v4(n);
 	uint64_t v;
 
 	expiry_get(m, &a, now, &v, NULL, NULL);
@@ -49,7 +39,7 @@ static uint64_t acked(struct expiry_map *m, uint32_t n, uint64_t now)
 static void longer_then_shorter_keeps_longer(void **state)
 {
 	struct expiry_map *m = expiry_new(16);
-	struct netaddr a = v4(1);
+	struct netaddr a = fixture_v4(1);
 
 	(void)state;
 	assert_int_equal(expiry_note_acked(m, &a, 1000 + 3600, 1000), 0);
@@ -63,7 +53,7 @@ static void longer_then_shorter_keeps_longer(void **state)
 static void inflight_and_acked_are_separate(void **state)
 {
 	struct expiry_map *m = expiry_new(16);
-	struct netaddr a = v4(2);
+	struct netaddr a = fixture_v4(2);
 	uint64_t ack, fl;
 
 	(void)state;
@@ -80,7 +70,7 @@ static void inflight_and_acked_are_separate(void **state)
 static void expired_entries_are_forgotten(void **state)
 {
 	struct expiry_map *m = expiry_new(16);
-	struct netaddr a = v4(3);
+	struct netaddr a = fixture_v4(3);
 
 	(void)state;
 	assert_int_equal(expiry_note_acked(m, &a, 160, 100), 0);
@@ -120,17 +110,17 @@ static void full_map_refuses_new_until_something_expires(void **state)
 
 	(void)state;
 	for (i = 0; i < 4; i++) {
-		a = v4(i);
+		a = fixture_v4(i);
 		assert_int_equal(
 		    expiry_note_acked(m, &a, 100 + 10 * (i + 1), 100), 0);
 	}
-	a = v4(9);
+	a = fixture_v4(9);
 	assert_int_equal(expiry_note_acked(m, &a, 500, 100), -ENOSPC);
 	/* Existing entries are still raised when full. */
-	a = v4(0);
+	a = fixture_v4(0);
 	assert_int_equal(expiry_note_acked(m, &a, 400, 100), 0);
-	/* At 125, v4(1) (120) has expired: the sweep makes room. */
-	a = v4(9);
+	/* At 125, fixture_v4(1) (120) has expired: the sweep makes room. */
+	a = fixture_v4(9);
 	assert_int_equal(expiry_note_acked(m, &a, 500, 125), 0);
 	assert_int_equal(acked(m, 9, 125), 500);
 	assert_int_equal(acked(m, 0, 125), 400);
@@ -142,7 +132,7 @@ static void full_map_refuses_new_until_something_expires(void **state)
 static void clear_forgets_everything(void **state)
 {
 	struct expiry_map *m = expiry_new(8);
-	struct netaddr a = v4(5);
+	struct netaddr a = fixture_v4(5);
 
 	(void)state;
 	assert_int_equal(expiry_note_acked(m, &a, 900, 100), 0);
@@ -179,7 +169,7 @@ static void matches_model_under_churn(void **state)
 
 		rnd = rnd * 1103515245u + 12345u;
 		k = (int)((rnd >> 8) % KEYS);
-		a = v4((uint32_t)k);
+		a = fixture_v4((uint32_t)k);
 		if (step % 50 == 0)
 			now++;
 		exp = now + 1 + (rnd >> 20) % 40;

@@ -24,6 +24,8 @@
 #include "dnsfence/fwexec.h"
 #include "dnsfence/provenance.h"
 
+#include "fixtures.h"
+
 #define UID 4242u
 #define C   "-A DNSFENCE-OUT "
 
@@ -32,22 +34,9 @@ struct reports {
 	int n;
 };
 
-static struct config *cfg_of(const char *json);
 static void collect(void *arg, const char *line);
 static char *as_saved(const char *rendered, const char *policy, int jumps);
-static char *drop_line(char *text, const char *line);
 static char *insert_before(char *text, const char *mark, const char *add);
-
-static struct config *cfg_of(const char *json)
-{
-	struct config_env env = {NULL, NULL, "/nonexistent/resolv.conf", NULL};
-	struct config *c = NULL;
-	char err[256] = "";
-
-	if (config_parse(json, strlen(json), &env, &c, err, sizeof(err)) != 0)
-		fail_msg("config_parse: %s", err);
-	return c;
-}
 
 static void collect(void *arg, const char *line)
 {
@@ -81,16 +70,6 @@ static char *as_saved(const char *rendered, const char *policy, int jumps)
 	return out;
 }
 
-static char *drop_line(char *text, const char *line)
-{
-	char *p = strstr(text, line);
-	size_t n = strlen(line) + 1;
-
-	assert_non_null(p);
-	memmove(p, p + n, strlen(p + n) + 1);
-	return text;
-}
-
 /* A new string: text with add inserted before the first mark; frees text.
  * Every pointer is checked, so a hardened build sees no NULL path. */
 static char *insert_before(char *text, const char *mark, const char *add)
@@ -112,8 +91,8 @@ static char *insert_before(char *text, const char *mark, const char *add)
 
 static void enforce_renders_canonical_lines(void **state)
 {
-	struct config *c = cfg_of("{\"upstreams\": [\"198.18.0.1\", "
-				  "\"[2001:db8::1]:5300\"]}");
+	struct config *c = fixture_config("{\"upstreams\": [\"198.18.0.1\", "
+					  "\"[2001:db8::1]:5300\"]}");
 	char *v4 = fw_render(c, AF_INET, UID),
 	     *v6 = fw_render(c, AF_INET6, UID);
 	char fp[PROVENANCE_HEXLEN], want[4096];
@@ -214,8 +193,9 @@ static void enforce_renders_canonical_lines(void **state)
 
 static void audit_logs_and_accepts_instead_of_rejecting(void **state)
 {
-	struct config *c = cfg_of("{\"mode\": \"audit\", \"upstreams\": "
-				  "[\"198.18.0.1\"]}");
+	struct config *c =
+	    fixture_config("{\"mode\": \"audit\", \"upstreams\": "
+			   "[\"198.18.0.1\"]}");
 	char *v4 = fw_render(c, AF_INET, UID);
 
 	(void)state;
@@ -245,10 +225,10 @@ static void audit_logs_and_accepts_instead_of_rejecting(void **state)
 
 static void cidrs_go_to_their_family_with_port_ranges(void **state)
 {
-	struct config *c =
-	    cfg_of("{\"upstreams\": [\"198.18.0.1\"], \"ports\": [\"tcp/443\", "
-		   "\"udp/443\", \"tcp/8000-8080\"], \"allow_cidrs\": "
-		   "[\"198.18.5.0/24\", \"2001:db8:5::/48\", \"198.19.0.7\"]}");
+	struct config *c = fixture_config(
+	    "{\"upstreams\": [\"198.18.0.1\"], \"ports\": [\"tcp/443\", "
+	    "\"udp/443\", \"tcp/8000-8080\"], \"allow_cidrs\": "
+	    "[\"198.18.5.0/24\", \"2001:db8:5::/48\", \"198.19.0.7\"]}");
 	char *v4 = fw_render(c, AF_INET, UID),
 	     *v6 = fw_render(c, AF_INET6, UID);
 
@@ -279,7 +259,7 @@ static void cidrs_go_to_their_family_with_port_ranges(void **state)
 
 static void multiport_splits_at_fifteen_slots(void **state)
 {
-	struct config *c = cfg_of(
+	struct config *c = fixture_config(
 	    "{\"upstreams\": [\"198.18.0.1\"], \"ports\": [\"tcp/1\", "
 	    "\"tcp/2\", \"tcp/3\", \"tcp/4\", \"tcp/5\", \"tcp/6\", \"tcp/7\", "
 	    "\"tcp/8\", \"tcp/9\", \"tcp/10\", \"tcp/11\", \"tcp/12\", "
@@ -300,9 +280,9 @@ static void multiport_splits_at_fifteen_slots(void **state)
 
 static void loopback_upstream_matches_original_destination(void **state)
 {
-	struct config *c = cfg_of("{\"upstreams\": [\"127.0.0.11\"], "
-				  "\"listen\": [\"127.0.0.1:53\", "
-				  "\"0.0.0.0:5353\"]}");
+	struct config *c = fixture_config("{\"upstreams\": [\"127.0.0.11\"], "
+					  "\"listen\": [\"127.0.0.1:53\", "
+					  "\"0.0.0.0:5353\"]}");
 	char *v4 = fw_render(c, AF_INET, 0);
 
 	(void)state;
@@ -336,9 +316,10 @@ static void loopback_upstream_matches_original_destination(void **state)
 
 static void off_renders_nothing_and_expects_nothing(void **state)
 {
-	struct config *off = cfg_of("{\"mode\": \"off\", \"upstreams\": "
-				    "[\"198.18.0.1\"]}");
-	struct config *on = cfg_of("{\"upstreams\": [\"198.18.0.1\"]}");
+	struct config *off =
+	    fixture_config("{\"mode\": \"off\", \"upstreams\": "
+			   "[\"198.18.0.1\"]}");
+	struct config *on = fixture_config("{\"upstreams\": [\"198.18.0.1\"]}");
 	char *text = fw_render(off, AF_INET, UID),
 	     *r = fw_render(on, AF_INET, UID);
 	char *saved = as_saved(r, "DROP", 1);
@@ -365,7 +346,7 @@ static void off_renders_nothing_and_expects_nothing(void **state)
 
 static void compare_reports_each_kind_of_drift(void **state)
 {
-	struct config *c = cfg_of("{\"upstreams\": [\"198.18.0.1\"]}");
+	struct config *c = fixture_config("{\"upstreams\": [\"198.18.0.1\"]}");
 	char *r = fw_render(c, AF_INET6, UID), *saved;
 	const char *lo = C "-o lo -j ACCEPT";
 	struct reports rep = {0};
@@ -375,7 +356,7 @@ static void compare_reports_each_kind_of_drift(void **state)
 	assert_int_equal(fw_compare(c, AF_INET6, UID, saved, collect, &rep), 0);
 	assert_int_equal(rep.n, 0);
 
-	drop_line(saved, lo);
+	fixture_drop_line(saved, lo);
 	assert_int_equal(fw_compare(c, AF_INET6, UID, saved, collect, &rep), 1);
 	assert_string_equal(
 	    rep.lines[0],
@@ -420,7 +401,7 @@ static void compare_reports_each_kind_of_drift(void **state)
 	/* Same rules, loopback accept moved to the end: out of order. */
 	rep.n = 0;
 	saved = as_saved(r, "DROP", 1);
-	drop_line(saved, lo);
+	fixture_drop_line(saved, lo);
 	{
 		char line[256];
 
@@ -444,7 +425,7 @@ static void compare_reports_each_kind_of_drift(void **state)
 
 static void bad_family_or_set_name_renders_nothing(void **state)
 {
-	struct config *c = cfg_of("{\"upstreams\": [\"198.18.0.1\"]}");
+	struct config *c = fixture_config("{\"upstreams\": [\"198.18.0.1\"]}");
 	char *saved_name = c->set4;
 
 	(void)state;
@@ -495,8 +476,9 @@ static void policy_fingerprint_and_its_drift(void **state)
 	    ("{\"allow\": [\"a.test\", \"b.test\"], \"upstreams\": "
 	     "[\"198.18.0.9\"]}"),
 	};
-	struct config *c = cfg_of("{" U "\"allow\": [\"a.test\", \"b.test\"]}");
-	struct config *same = cfg_of(
+	struct config *c =
+	    fixture_config("{" U "\"allow\": [\"a.test\", \"b.test\"]}");
+	struct config *same = fixture_config(
 	    "{" U
 	    "\"allow\": [\"b.test\", \"a.test\", \"A.test.\"], \"ports\": "
 	    "[\"tcp/8443\"]}");
@@ -510,7 +492,7 @@ static void policy_fingerprint_and_its_drift(void **state)
 	assert_int_equal(provenance_fingerprint(same, fp2), 0);
 	assert_string_equal(fp, fp2);
 	for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++) {
-		struct config *o = cfg_of(other[i]);
+		struct config *o = fixture_config(other[i]);
 
 		assert_int_equal(provenance_fingerprint(o, fp2), 0);
 		if (strcmp(fp, fp2) == 0)
@@ -551,9 +533,9 @@ static void policy_fingerprint_and_its_drift(void **state)
  * here, plus loopback (our listeners' answers). */
 static void inbound_deny_accepts_original_direction_only(void **state)
 {
-	struct config *c = cfg_of("{\"upstreams\": [\"198.18.0.1\"], "
-				  "\"inbound\": \"deny\"}");
-	struct config *d = cfg_of("{\"upstreams\": [\"198.18.0.1\"]}");
+	struct config *c = fixture_config("{\"upstreams\": [\"198.18.0.1\"], "
+					  "\"inbound\": \"deny\"}");
+	struct config *d = fixture_config("{\"upstreams\": [\"198.18.0.1\"]}");
 	char *v4 = fw_render(c, AF_INET, UID),
 	     *v4d = fw_render(d, AF_INET, UID);
 

@@ -25,6 +25,8 @@
 #include "dnsfence/fwforward.h"
 #include "dnsfence/provenance.h"
 
+#include "fixtures.h"
+
 #define F  "-A DNSFENCE-FWD -i br-fenced "
 #define IN "-A DNSFENCE-IN "
 #define BASE_NO_IF                                                             \
@@ -39,23 +41,10 @@ struct reports {
 	int n;
 };
 
-static struct config *cfg_of(const char *json);
 static int parse_err(const char *json, char *err, size_t len);
 static void collect(void *arg, const char *line);
 static bool reported(const struct reports *r, const char *text);
 static char *saved_of(const struct config *c, int family, const char *hooks);
-static char *drop_line(char *text, const char *line);
-
-static struct config *cfg_of(const char *json)
-{
-	struct config_env env = {NULL, NULL, "/nonexistent/resolv.conf", NULL};
-	struct config *c = NULL;
-	char err[512] = "";
-
-	if (config_parse(json, strlen(json), &env, &c, err, sizeof(err)) != 0)
-		fail_msg("config_parse: %s", err);
-	return c;
-}
 
 static int parse_err(const char *json, char *err, size_t len)
 {
@@ -117,16 +106,6 @@ static char *saved_of(const struct config *c, int family, const char *hooks)
 	return out;
 }
 
-static char *drop_line(char *text, const char *line)
-{
-	char *p = strstr(text, line);
-	size_t n = strlen(line) + 1;
-
-	assert_non_null(p);
-	memmove(p, p + n, strlen(p + n) + 1);
-	return text;
-}
-
 static void config_keys_named_in_errors(void **state)
 {
 	static const struct {
@@ -172,14 +151,14 @@ static void config_keys_named_in_errors(void **state)
 			fail_msg("%s: got \"%s\", want \"%s\"", bad[i].json,
 				 err, bad[i].want);
 	}
-	c = cfg_of("{" BASE_NO_IF
-		   ", \"interfaces\": [\"veth+\", \"br-fenced\", "
-		   "\"veth+\"]}");
+	c = fixture_config("{" BASE_NO_IF
+			   ", \"interfaces\": [\"veth+\", \"br-fenced\", "
+			   "\"veth+\"]}");
 	assert_int_equal(c->scope, CONFIG_SCOPE_FORWARD);
 	assert_int_equal(c->n_interfaces, 2);
 	assert_string_equal(c->interfaces[0], "veth+");
 	config_free(c);
-	c = cfg_of("{\"upstreams\": [\"198.18.0.1\"]}");
+	c = fixture_config("{\"upstreams\": [\"198.18.0.1\"]}");
 	assert_int_equal(c->scope, CONFIG_SCOPE_OUTPUT);
 	assert_int_equal(c->n_interfaces, 0);
 	config_free(c);
@@ -187,7 +166,7 @@ static void config_keys_named_in_errors(void **state)
 
 static void enforce_renders_both_chains(void **state)
 {
-	struct config *c = cfg_of("{" BASE "}");
+	struct config *c = fixture_config("{" BASE "}");
 	char *v4 = fwfwd_rules_text(c, AF_INET);
 	char *v6 = fwfwd_rules_text(c, AF_INET6);
 	char fp[PROVENANCE_HEXLEN], want[4096];
@@ -245,8 +224,9 @@ static void enforce_renders_both_chains(void **state)
 
 static void audit_never_rejects_and_returns(void **state)
 {
-	struct config *c = cfg_of("{" BASE ", \"mode\": \"audit\", "
-				  "\"allow_cidrs\": [\"198.18.5.0/24\"]}");
+	struct config *c =
+	    fixture_config("{" BASE ", \"mode\": \"audit\", "
+			   "\"allow_cidrs\": [\"198.18.5.0/24\"]}");
 	char *v4 = fwfwd_rules_text(c, AF_INET);
 	char fp[PROVENANCE_HEXLEN], last[256];
 
@@ -274,7 +254,7 @@ static void audit_never_rejects_and_returns(void **state)
 
 static void inbound_deny_keeps_only_own_connections(void **state)
 {
-	struct config *c = cfg_of("{" BASE ", \"inbound\": \"deny\"}");
+	struct config *c = fixture_config("{" BASE ", \"inbound\": \"deny\"}");
 	char *v4 = fwfwd_rules_text(c, AF_INET);
 
 	(void)state;
@@ -308,9 +288,9 @@ static void host_allow_opens_one_service(void **state)
 	    {FWD ", \"host_allow\": [\"sctp/172.30.0.1:9\"]",
 	     "host_allow[0]: \"sctp/172.30.0.1:9\": expected"},
 	};
-	struct config *c = cfg_of("{" BASE ", \"host_allow\": "
-				  "[\"tcp/172.30.0.1:3128\", "
-				  "\"udp/[fd00:30::1]:123\"]}");
+	struct config *c = fixture_config("{" BASE ", \"host_allow\": "
+					  "[\"tcp/172.30.0.1:3128\", "
+					  "\"udp/[fd00:30::1]:123\"]}");
 	char *v4 = fwfwd_rules_text(c, AF_INET);
 	char *v6 = fwfwd_rules_text(c, AF_INET6);
 	char err[512];
@@ -337,8 +317,8 @@ static void host_allow_opens_one_service(void **state)
 static void each_interface_its_block(void **state)
 {
 	struct config *c =
-	    cfg_of("{" BASE_NO_IF ", \"interfaces\": [\"br-fenced\", "
-		   "\"veth+\"]}");
+	    fixture_config("{" BASE_NO_IF ", \"interfaces\": [\"br-fenced\", "
+			   "\"veth+\"]}");
 	struct fw_rules fwd = {0}, in = {0};
 	size_t half;
 
@@ -356,7 +336,7 @@ static void each_interface_its_block(void **state)
 	fw_rules_free(&fwd);
 	fw_rules_free(&in);
 	config_free(c);
-	c = cfg_of("{" BASE ", \"mode\": \"off\"}");
+	c = fixture_config("{" BASE ", \"mode\": \"off\"}");
 	assert_int_equal(fwfwd_rules_render(c, AF_INET, &fwd, &in), 0);
 	assert_int_equal(fwd.n + in.n, 0);
 	config_free(c);
@@ -364,7 +344,7 @@ static void each_interface_its_block(void **state)
 
 static void jump_goes_where_docker_sends_first(void **state)
 {
-	struct config *c = cfg_of("{" BASE "}");
+	struct config *c = fixture_config("{" BASE "}");
 	struct reports r = {0};
 	char *s;
 
@@ -413,9 +393,9 @@ static void jump_goes_where_docker_sends_first(void **state)
 
 static void compare_reports_each_kind_of_drift(void **state)
 {
-	struct config *c = cfg_of("{" BASE "}");
+	struct config *c = fixture_config("{" BASE "}");
 	struct config *other =
-	    cfg_of("{" BASE ", \"allow\": [\"www.allowed.test\"]}");
+	    fixture_config("{" BASE ", \"allow\": [\"www.allowed.test\"]}");
 	struct reports r = {0};
 	char *s;
 
@@ -423,8 +403,9 @@ static void compare_reports_each_kind_of_drift(void **state)
 	s = saved_of(c, AF_INET6,
 		     "-A INPUT -j DNSFENCE-IN|-A FORWARD -j DNSFENCE-FWD");
 	assert_int_equal(fwfwd_compare(c, AF_INET6, s, collect, &r), 0);
-	drop_line(s, F "-p udp -m conntrack --ctorigdstport 53 -j REJECT "
-		       "--reject-with icmp6-adm-prohibited");
+	fixture_drop_line(s,
+			  F "-p udp -m conntrack --ctorigdstport 53 -j REJECT "
+			    "--reject-with icmp6-adm-prohibited");
 	assert_int_equal(fwfwd_compare(c, AF_INET6, s, collect, &r), 1);
 	assert_true(reported(&r, "ipv6: rule missing: " F "-p udp -m "
 				 "conntrack --ctorigdstport 53"));
@@ -454,7 +435,7 @@ static void compare_reports_each_kind_of_drift(void **state)
 	config_free(other);
 	config_free(c);
 	/* Mode off: our chains left behind are drift. */
-	c = cfg_of("{" BASE ", \"mode\": \"off\"}");
+	c = fixture_config("{" BASE ", \"mode\": \"off\"}");
 	r.n = 0;
 	assert_int_equal(fwfwd_compare(c, AF_INET,
 				       "*filter\n:DNSFENCE-FWD - [0:0]\n"
@@ -466,7 +447,7 @@ static void compare_reports_each_kind_of_drift(void **state)
 
 static void firewall_dispatches_by_scope(void **state)
 {
-	struct config *c = cfg_of("{" BASE "}");
+	struct config *c = fixture_config("{" BASE "}");
 	char *a = fw_render(c, AF_INET, 0), *b = fwfwd_rules_text(c, AF_INET);
 	char *s = saved_of(
 	    c, AF_INET, "-A INPUT -j DNSFENCE-IN|-A FORWARD -j DNSFENCE-FWD");

@@ -18,7 +18,8 @@
 
 #include "dnsfence/recent.h"
 
-static struct netaddr v4(uint32_t n);
+#include "fixtures.h"
+
 static void latest_name_wins_expiry_never_shortens(void **state);
 static void ttl_is_clamped_like_the_sets(void **state);
 static void bound_forgets_least_recently_answered(void **state);
@@ -27,21 +28,10 @@ static void long_names_are_cut(void **state);
 static void bad_sizes_are_refused(void **state);
 static void matches_model_under_churn(void **state);
 
-static struct netaddr v4(uint32_t n)
-{
-	struct netaddr a = {.family = AF_INET};
-
-	a.bytes[0] = 198;
-	a.bytes[1] = 18 + (uint8_t)(n >> 16 & 1);
-	a.bytes[2] = (uint8_t)(n >> 8);
-	a.bytes[3] = (uint8_t)n;
-	return a;
-}
-
 static void latest_name_wins_expiry_never_shortens(void **state)
 {
 	struct recent *r = recent_new(8, 1, 86400);
-	struct netaddr a = v4(1);
+	struct netaddr a = fixture_v4(1);
 	struct recent_info i;
 
 	(void)state;
@@ -62,7 +52,7 @@ static void latest_name_wins_expiry_never_shortens(void **state)
 static void ttl_is_clamped_like_the_sets(void **state)
 {
 	struct recent *r = recent_new(8, 30, 600);
-	struct netaddr a = v4(2), b = v4(3);
+	struct netaddr a = fixture_v4(2), b = fixture_v4(3);
 	struct recent_info i;
 
 	(void)state;
@@ -78,7 +68,8 @@ static void ttl_is_clamped_like_the_sets(void **state)
 static void bound_forgets_least_recently_answered(void **state)
 {
 	struct recent *r = recent_new(3, 1, 100);
-	struct netaddr a = v4(1), b = v4(2), c = v4(3), d = v4(4);
+	struct netaddr a = fixture_v4(1), b = fixture_v4(2), c = fixture_v4(3),
+		       d = fixture_v4(4);
 	struct recent_info i;
 
 	(void)state;
@@ -99,7 +90,7 @@ static void bound_forgets_least_recently_answered(void **state)
 static void families_do_not_collide(void **state)
 {
 	struct recent *r = recent_new(4, 1, 100);
-	struct netaddr a4 = v4(7), a6 = {.family = AF_INET6};
+	struct netaddr a4 = fixture_v4(7), a6 = {.family = AF_INET6};
 	struct recent_info i;
 
 	(void)state;
@@ -117,7 +108,7 @@ static void families_do_not_collide(void **state)
 static void long_names_are_cut(void **state)
 {
 	struct recent *r = recent_new(2, 1, 100);
-	struct netaddr a = v4(9);
+	struct netaddr a = fixture_v4(9);
 	struct recent_info i;
 	char name[600];
 
@@ -153,7 +144,7 @@ static void matches_model_under_churn(void **state)
 	srand(7);
 	for (uint64_t t = 1; t <= ROUNDS; t++) {
 		uint32_t n = (uint32_t)rand() % SPACE;
-		struct netaddr a = v4(n);
+		struct netaddr a = fixture_v4(n);
 
 		snprintf(names + n * 32, 32, "n%u-%llu", n,
 			 (unsigned long long)t);
@@ -161,7 +152,7 @@ static void matches_model_under_churn(void **state)
 		last[n] = t;
 	}
 	for (uint32_t n = 0; n < SPACE; n++) {
-		struct netaddr a = v4(n);
+		struct netaddr a = fixture_v4(n);
 		size_t newer = 0;
 
 		for (uint32_t m = 0; m < SPACE; m++)
