@@ -759,7 +759,7 @@ int configkeys_metrics(struct pctx *p, const struct key_spec *k, const cJSON *v)
 	return 0;
 }
 
-/* An absolute path without control characters; one trailing '/' goes. */
+/* An absolute path without control characters; trailing '/' go. */
 int configkeys_state_dir(struct pctx *p, const struct key_spec *k,
 			 const cJSON *v)
 {
@@ -769,6 +769,10 @@ int configkeys_state_dir(struct pctx *p, const struct key_spec *k,
 	if (string_or_default(p, k, v, &s) != 0)
 		return -EINVAL;
 	n = strlen(s);
+	/* Judged as stored, without trailing '/': "//" is the root too, and
+	 * what validate prints must parse to the same again. */
+	while (n > 0 && s[n - 1] == '/')
+		n--;
 	if (n < 2 || n > 200 || s[0] != '/')
 		return configkeys_fail(p, k->path,
 				       "expected an absolute path of 2..200 "
@@ -778,11 +782,7 @@ int configkeys_state_dir(struct pctx *p, const struct key_spec *k,
 			return configkeys_fail(p, k->path,
 					       "control characters in path");
 	}
-	if ((p->c->state_dir = strdup(s)) == NULL)
-		return -ENOMEM;
-	if (p->c->state_dir[n - 1] == '/')
-		p->c->state_dir[n - 1] = '\0';
-	return 0;
+	return (p->c->state_dir = strndup(s, n)) != NULL ? 0 : -ENOMEM;
 }
 
 /* Endpoints are built from zeroed storage, so bytes compare. */
