@@ -33,6 +33,13 @@ int netaddr_parse_port(const char *s, size_t n, uint16_t *port);
 int netaddr_parse_endpoint(const char *s, bool port_required,
 			   uint16_t default_port, struct sockaddr_storage *out,
 			   socklen_t *outlen, const char **why);
+/* An endpoint as the config holds it (the config_ prefix is historical:
+ * here so resolvconf.c needs nothing of config.h). */
+struct config_endpoint {
+	struct sockaddr_storage sa;
+	socklen_t len;
+};
+
 /* "1.2.3.4:53" / "[2001:db8::1]:53"; buf of at least NETADDR_ENDPOINT_STRLEN.
  */
 #define NETADDR_ENDPOINT_STRLEN 56

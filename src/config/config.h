@@ -29,11 +29,6 @@ enum config_deny { CONFIG_DENY_NXDOMAIN = 0, CONFIG_DENY_REFUSED };
  * the host, what comes in on `interfaces` (FORWARD and INPUT; fwforward.c). */
 enum config_scope { CONFIG_SCOPE_OUTPUT = 0, CONFIG_SCOPE_FORWARD };
 
-struct config_endpoint {
-	struct sockaddr_storage sa;
-	socklen_t len;
-};
-
 struct config_port {
 	uint8_t proto; /* IPPROTO_TCP or IPPROTO_UDP */
 	uint16_t first, last;

@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "config/config.h"
+#include "base/netaddr.h"
 
 /* Longest line read; the rest of a longer line is ignored. */
 #define RESOLVCONF_LINE_MAX 512
