@@ -45,6 +45,16 @@ static const char *const names[STAT__COUNT] = {
     [STAT_ADDR_EVICTED] = "addr_evicted",
     [STAT_RELOADS] = "reloads",
     [STAT_RELOAD_FAIL] = "reload_fail",
+    [STAT_FLOW_CHECKED] = "flow_checked",
+    [STAT_FLOW_ACCEPTED] = "flow_accepted",
+    [STAT_FLOW_NO_NAME] = "flow_refused_no_name",
+    [STAT_FLOW_NOT_ALLOWED] = "flow_refused_not_allowed",
+    [STAT_FLOW_NOT_ANSWERED] = "flow_refused_not_answered",
+    [STAT_FLOW_UNREADABLE] = "flow_refused_unreadable",
+    [STAT_FLOW_TIMEOUT] = "flow_refused_timeout",
+    [STAT_FLOW_BUSY] = "flow_refused_busy",
+    [STAT_FLOW_AUDIT_ALLOWED] = "flow_audit_allowed",
+    [STAT_FLOW_QUEUE_LOST] = "flow_queue_lost",
 };
 
 const uint32_t stats_latency_bounds_us[STATS_LATENCY_BUCKETS - 1] = {

@@ -22,6 +22,8 @@ static char *indent_two(char *s);
 static bool json_resolving(cJSON *root, const struct config *c);
 static bool json_sets(cJSON *root, const struct config *c);
 static bool json_ports(cJSON *root, const struct config *c);
+static bool json_port_list(cJSON *obj, const char *key,
+			   const struct config_port *v, size_t n);
 static bool json_cidrs(cJSON *root, const struct config *c);
 static bool json_daemon(cJSON *root, const struct config *c);
 static bool json_observe(cJSON *root, const struct config *c);
@@ -147,15 +149,27 @@ static bool json_sets(cJSON *root, const struct config *c)
 	return ok && cJSON_AddNumberToObject(ttl, "max", c->ttl_max);
 }
 
-/* "ports": "tcp/443", "udp/8000-8080". */
+/* "ports": "tcp/443", "udp/8000-8080"; name_check's mode and ports. */
 static bool json_ports(cJSON *root, const struct config *c)
 {
+	cJSON *nc = cJSON_AddObjectToObject(root, "name_check");
+
+	return json_port_list(root, "ports", c->ports, c->n_ports) &&
+	       nc != NULL &&
+	       cJSON_AddStringToObject(nc, "mode",
+				       config_name_check_name(c->name_check)) &&
+	       json_port_list(nc, "tls_ports", c->tls_ports, c->n_tls_ports);
+}
+
+static bool json_port_list(cJSON *obj, const char *key,
+			   const struct config_port *v, size_t n)
+{
 	char buf[32];
-	cJSON *ports = cJSON_AddArrayToObject(root, "ports");
+	cJSON *ports = cJSON_AddArrayToObject(obj, key);
 	bool ok = ports != NULL;
 
-	for (size_t i = 0; ok && i < c->n_ports; i++) {
-		const struct config_port *pt = &c->ports[i];
+	for (size_t i = 0; ok && i < n; i++) {
+		const struct config_port *pt = &v[i];
 		const char *proto = pt->proto == IPPROTO_UDP ? "udp" : "tcp";
 
 		if (pt->first == pt->last)

@@ -509,17 +509,18 @@ int configkeys_item_ecosystem(struct pctx *p, const char *s, const char *path)
 			       val, known);
 }
 
-int configkeys_item_port(struct pctx *p, const char *s, const char *path)
+static int parse_port(struct pctx *p, const char *s, const char *path,
+		      struct config_port *pt)
 {
-	struct config_port pt = {0};
 	const char *num = s + 4, *dash;
 	char val[72];
 
+	memset(pt, 0, sizeof(*pt));
 	configkeys_show(s, val, sizeof(val));
 	if (strncmp(s, "tcp/", 4) == 0)
-		pt.proto = IPPROTO_TCP;
+		pt->proto = IPPROTO_TCP;
 	else if (strncmp(s, "udp/", 4) == 0)
-		pt.proto = IPPROTO_UDP;
+		pt->proto = IPPROTO_UDP;
 	else
 		return configkeys_fail(
 		    p, path,
@@ -528,21 +529,55 @@ int configkeys_item_port(struct pctx *p, const char *s, const char *path)
 		    val);
 	dash = strchr(num, '-');
 	if (netaddr_parse_port(num, dash ? (size_t)(dash - num) : strlen(num),
-			       &pt.first) != 0 ||
+			       &pt->first) != 0 ||
 	    (dash != NULL &&
-	     netaddr_parse_port(dash + 1, strlen(dash + 1), &pt.last) != 0))
+	     netaddr_parse_port(dash + 1, strlen(dash + 1), &pt->last) != 0))
 		return configkeys_fail(p, path, "\"%s\": ports are 1..65535",
 				       val);
 	if (dash == NULL)
-		pt.last = pt.first;
-	if (pt.first > pt.last)
+		pt->last = pt->first;
+	if (pt->first > pt->last)
 		return configkeys_fail(p, path, "\"%s\": range is backwards",
 				       val);
-	for (size_t i = 0; i < p->c->n_ports; i++) {
-		if (memcmp(&p->c->ports[i], &pt, sizeof(pt)) == 0)
+	return 0;
+}
+
+/* pt into *v unless it is there already. */
+static int push_port(struct config_port **v, size_t *n,
+		     const struct config_port *pt)
+{
+	for (size_t i = 0; i < *n; i++) {
+		if (memcmp(&(*v)[i], pt, sizeof(*pt)) == 0)
 			return 0;
 	}
-	return push(&p->c->ports, &p->c->n_ports, sizeof(pt), &pt);
+	return push(v, n, sizeof(*pt), pt);
+}
+
+int configkeys_item_port(struct pctx *p, const char *s, const char *path)
+{
+	struct config_port pt;
+	int rc = parse_port(p, s, path, &pt);
+
+	return rc ? rc : push_port(&p->c->ports, &p->c->n_ports, &pt);
+}
+
+/* TLS runs over TCP; a QUIC port has no parser yet. */
+int configkeys_item_tls_port(struct pctx *p, const char *s, const char *path)
+{
+	struct config_port pt;
+	char val[72];
+	int rc = parse_port(p, s, path, &pt);
+
+	if (rc)
+		return rc;
+	if (pt.proto != IPPROTO_TCP) {
+		configkeys_show(s, val, sizeof(val));
+		return configkeys_fail(p, path,
+				       "\"%s\": only tcp ports are checked "
+				       "(QUIC is not read yet)",
+				       val);
+	}
+	return push_port(&p->c->tls_ports, &p->c->n_tls_ports, &pt);
 }
 
 int configkeys_item_cidr(struct pctx *p, const char *s, const char *path)

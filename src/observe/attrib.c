@@ -67,8 +67,7 @@ static bool dedup(struct attrib *a, const struct netaddr *dst,
 static bool budget(struct attrib *a, uint64_t now);
 static void endpoint(const struct netaddr *addr, bool with_port, uint16_t port,
 		     char *buf, size_t cap);
-static void log_flow(const struct attrib *a, const struct nflog_pkt *pkt,
-		     const char *text);
+static void log_flow(bool audit, const struct nflog_pkt *pkt, const char *text);
 
 static const enum stat_id reason_stat[ATTRIB__COUNT] = {
     [ATTRIB_NEVER] = STAT_BLOCKED_NEVER,
@@ -77,6 +76,7 @@ static const enum stat_id reason_stat[ATTRIB__COUNT] = {
     [ATTRIB_DNS] = STAT_BLOCKED_DNS,
     [ATTRIB_NOTSET] = STAT_BLOCKED_NOTSET,
     [ATTRIB_PROTO] = STAT_BLOCKED_PROTO,
+    [ATTRIB_NAME] = STAT_FLOW_CHECKED, /* counted by the name check */
 };
 
 const char *attrib_reason_name(enum attrib_reason r)
@@ -88,6 +88,7 @@ const char *attrib_reason_name(enum attrib_reason r)
 	    [ATTRIB_DNS] = "dns",
 	    [ATTRIB_NOTSET] = "not_in_set",
 	    [ATTRIB_PROTO] = "protocol",
+	    [ATTRIB_NAME] = "name",
 	};
 
 	return (unsigned)r < ATTRIB__COUNT ? names[r] : "unknown";
@@ -282,8 +283,7 @@ static void endpoint(const struct netaddr *addr, bool with_port, uint16_t port,
 		snprintf(buf, cap, "%s:%u", a, (unsigned)port);
 }
 
-static void log_flow(const struct attrib *a, const struct nflog_pkt *pkt,
-		     const char *text)
+static void log_flow(bool audit, const struct nflog_pkt *pkt, const char *text)
 {
 	char src[NETADDR_ENDPOINT_STRLEN], dst[NETADDR_ENDPOINT_STRLEN];
 	char pn[24], uid[24];
@@ -295,7 +295,7 @@ static void log_flow(const struct attrib *a, const struct nflog_pkt *pkt,
 	else
 		snprintf(uid, sizeof(uid), "no socket");
 	log_info(SYS, "%s %s %s -> %s from %s: %s",
-		 a->cfg->mode == CONFIG_MODE_AUDIT ? "would block" : "blocked",
+		 audit ? "would block" : "blocked",
 		 proto_name(pkt->proto, pn, sizeof(pn)), src, dst, uid, text);
 }
 
@@ -316,5 +316,14 @@ void attrib_packet(void *arg, const struct nflog_pkt *pkt)
 	stats_inc(reason_stat[r]);
 	learn_flow(pkt, attrib_reason_name(r), known ? info.name : NULL);
 	if (!dedup(a, &pkt->dst, r, now) && budget(a, now))
-		log_flow(a, pkt, text);
+		log_flow(a->cfg->mode == CONFIG_MODE_AUDIT, pkt, text);
+}
+
+void attrib_flow(struct attrib *a, const struct nflog_pkt *pkt, bool audit,
+		 const char *text)
+{
+	uint64_t now = monotime_ms();
+
+	if (a == NULL || budget(a, now))
+		log_flow(audit, pkt, text);
 }

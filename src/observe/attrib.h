@@ -5,6 +5,7 @@
 #ifndef DNSFENCE_ATTRIB_H
 #define DNSFENCE_ATTRIB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,6 +20,7 @@ enum attrib_reason {
 	ATTRIB_DNS,	  /* DNS to another resolver */
 	ATTRIB_NOTSET,	  /* answered, entry should live, not in the set */
 	ATTRIB_PROTO,	  /* neither TCP nor UDP */
+	ATTRIB_NAME,	  /* the name check refused the flow's first bytes */
 	ATTRIB__COUNT
 };
 
@@ -49,5 +51,11 @@ struct attrib *attrib_new(const struct config *cfg);
 void attrib_free(struct attrib *a);
 /* The nflog_pkt_fn: explain, count, dedup, log, and tell learn.c. */
 void attrib_packet(void *arg, const struct nflog_pkt *pkt);
+/* A flow the name check refused (audit: would refuse) with the reason in
+ * text ("TLS server name evil.test is not allowed"): one line within the
+ * same budget as the packets above (no dedup: each refused flow is one
+ * decision, not a stream of packets). a NULL: logged unbudgeted. */
+void attrib_flow(struct attrib *a, const struct nflog_pkt *pkt, bool audit,
+		 const char *text);
 
 #endif

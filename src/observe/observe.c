@@ -87,6 +87,11 @@ struct observe *observe_open(struct event_base *base, const struct config *cfg,
 	return o;
 }
 
+struct attrib *observe_attrib(const struct observe *o)
+{
+	return o != NULL ? o->attrib : NULL;
+}
+
 void observe_close(struct observe *o)
 {
 	if (o == NULL)

@@ -10,6 +10,7 @@
 #include "config/config.h"
 
 struct event_base;
+struct attrib;
 struct observe;
 
 /* Before the privilege drop. Attribution and the state file are best
@@ -17,6 +18,9 @@ struct observe;
  * configured, is not: NULL (logged) when it cannot listen. */
 struct observe *observe_open(struct event_base *base, const struct config *cfg,
 			     uid_t uid, gid_t gid);
+/* The blocked-flow attribution (NULL in mode off or without memory), for
+ * the name check's lines. */
+struct attrib *observe_attrib(const struct observe *o);
 /* Writes the state file one last time. */
 void observe_close(struct observe *o);
 
