@@ -16,8 +16,9 @@
  *              rules (which let the daemon reach them) are in place; the
  *              old channel finishes the questions it holds and is freed
  *              when idle (their answers come back as established flows)
- *   swap       resolver, sets' timeout clamp, log level: between two
- *              queries, since the loop runs one callback at a time;
+ *   swap       resolver, sets' timeout clamp, log level, attribution,
+ *              the recent memory and the state file (observe): between
+ *              two queries, since the loop runs one callback at a time;
  *              questions already upstream are judged again on arrival
  *   evict      every address only removed names put in the sets is
  *              deleted over netlink (sets_del), their cached answers
@@ -54,6 +55,7 @@
 #include "resolve/resolver.h"
 #include "sets/sets.h"
 #include "base/stats.h"
+#include "observe/observe.h"
 #include "observe/status.h"
 #include "resolve/upstream.h"
 
@@ -522,6 +524,7 @@ static bool same_endpoints(const struct config_endpoint *a, size_t na,
 /* The resolver already judges with the new pair; the old one goes. */
 static void swap(struct reload *rl, struct config *cfg, struct policy *pol)
 {
+	observe_set_config(rl->p.obs, cfg);
 	policy_free(rl->pol);
 	config_free(rl->owned);
 	rl->pol = pol;
