@@ -320,7 +320,7 @@ int serve_run(const struct config *cfg, const char *path, uid_t uid, gid_t gid)
 		goto out;
 	rc = -EIO;
 	if (cfg->mode != CONFIG_MODE_OFF) {
-		d.guard = guard_new(d.base, reload_config(d.rl), uid, d.sets);
+		d.guard = guard_new(d.base, reload_config(d.rl), d.sets);
 		if (d.guard == NULL) {
 			log_err("guard", "cannot start: out of memory");
 			goto out;
