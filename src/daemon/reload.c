@@ -50,6 +50,7 @@
 #include "config/policy.h"
 #include "base/monotime.h"
 #include "resolve/prov.h"
+#include "base/netaddr.h"
 #include "config/fingerprint.h"
 #include "daemon/reload.h"
 #include "resolve/resolver.h"
@@ -497,8 +498,8 @@ bool reload_rules_differ(const struct config *a, const struct config *b)
 	 * interfaces, the policy's fingerprint), they differ exactly when
 	 * their text does. A render that fails counts as different. */
 	for (size_t i = 0; !differ && i < 2; i++) {
-		char *ra = fw_render(a, families[i], 0);
-		char *rb = fw_render(b, families[i], 0);
+		char *ra = fw_render(a, families[i]);
+		char *rb = fw_render(b, families[i]);
 
 		differ = ra == NULL || rb == NULL || strcmp(ra, rb) != 0;
 		free(ra);
@@ -507,15 +508,14 @@ bool reload_rules_differ(const struct config *a, const struct config *b)
 	return differ;
 }
 
-/* Field by field: the structs' padding is not zeroed everywhere. */
+/* The same endpoints in the same order. */
 static bool same_endpoints(const struct config_endpoint *a, size_t na,
 			   const struct config_endpoint *b, size_t nb)
 {
 	if (na != nb)
 		return false;
 	for (size_t i = 0; i < na; i++) {
-		if (a[i].len != b[i].len ||
-		    memcmp(&a[i].sa, &b[i].sa, a[i].len) != 0)
+		if (!netaddr_endpoint_equal(&a[i], &b[i]))
 			return false;
 	}
 	return true;
