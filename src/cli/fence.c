@@ -2,10 +2,11 @@
 /* fence: the commands behind the command line. setup installs the fence
  * (install.c: the sets, their reconcile with the policy fingerprint, the
  * rules: the sequence the guard's restore runs too) and proves it with
- * the same comparison `check` makes (drift); serve refuses to start unless that
- * comparison finds the fence in place, then hands over to serve.c, which
- * drops privileges; run does both in one process, so it serves right after
- * its own verification. mode "off" installs nothing, loudly. */
+ * the same comparison `check` makes (drift); serve refuses to start
+ * unless that comparison finds the fence in place, then hands over to
+ * serve.c, which drops privileges; run does both in one process, so it
+ * serves right after its own verification. mode "off" installs nothing,
+ * loudly. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
