@@ -481,3 +481,29 @@ void control_socket_of(const char *config_path, char *buf, size_t cap)
 	cJSON_Delete(root);
 	free(text);
 }
+
+int control_listener(const char *path, pid_t *pid)
+{
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	int fd, rc;
+
+	*pid = 0;
+	if (strlen(path) >= sizeof(sun.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(sun.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		rc = errno == ENOENT || errno == ECONNREFUSED ? 0 : -errno;
+		goto out;
+	}
+	rc = 1;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0)
+		*pid = cr.pid;
+out:
+	close(fd);
+	return rc;
+}

@@ -40,6 +40,13 @@ int control_parse(const char *line, size_t len, bool *json);
 int control_call(const char *path, const char *cmd, int timeout_s, FILE *out,
 		 char *err, size_t errlen);
 
+/* Client: does a daemon listen on path? 1 with *pid its pid (read with
+ * SO_PEERCRED; 0 if unknown), 0 when none does (no socket file, or a
+ * stale one nothing accepts on), -errno when it cannot be told (-EACCES:
+ * the socket's mode keeps the caller out). Connects and closes at once:
+ * the daemon reads EOF and forgets the connection. */
+int control_listener(const char *path, pid_t *pid);
+
 /* The control.socket a config file names, read without validating the
  * rest (a reload is often asked for a file with an error in it), else
  * the default, into buf. config_path as for config_load. */

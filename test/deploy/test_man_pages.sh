@@ -24,7 +24,7 @@ for k in $keys; do
 done
 echo "ok   dnsfence.json.5 is generated from the code's key table ($(wc -l <<<"$keys") keys)"
 
-help_cmds="$("$BIN" --help | awk '/^commands:/ { on = 1; next } on && /^$/ { exit } on { print $1 }' | sort)"
+help_cmds="$("$BIN" --help | awk '/^commands:/ { on = 1; next } on && /^$/ { exit } on && /^  [a-z]/ { print $1 }' | sort)"
 man_cmds="$(awk '/^\.SH COMMANDS/ { on = 1; next } on && /^\.SH/ { exit }
 	on && prev == ".TP" { sub(/^\.BI? /, ""); gsub(/"/, ""); print $1 } { prev = $0 }' \
 	"$SRC/docs/man/dnsfence.8" | sort)"
