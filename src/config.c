@@ -44,6 +44,7 @@ static int finish(struct pctx *p);
 static uint32_t choice_of(const struct pctx *p, const char *path);
 static int check_nul_escape(const char *text, size_t len, char *err,
 			    size_t errlen);
+static const char *syntax_hint(const char *text, size_t off);
 static void err_at(const char *text, size_t off, const char *what, char *err,
 		   size_t errlen);
 static void print_cell_default(FILE *f, const struct key_spec *k);
@@ -92,6 +93,12 @@ static const struct key_spec specs[] = {
 		"matches every name below it, at any depth, but not "
 		"example.com itself. Lower-cased, one trailing dot "
 		"removed, duplicates dropped"},
+    {"allow_public_suffix_wildcards", K_CHOICE, configkeys_bool,
+     .choices = bool_names, .type = "boolean", .def_doc = "`false`",
+     .meaning = "let `allow` hold a wildcard on a public suffix (`*.com`, "
+		"`*.co.uk`, `*.github.io`: Public Suffix List, libpsl), "
+		"which allows every domain registered under it; refused "
+		"(exit 2) unless this is true"},
     {"ecosystems", K_LIST, configkeys_list, .item = configkeys_item_ecosystem,
      .type = "array of preset names",
      .meaning = "named host lists added to `allow`: npm, pypi, crates, "
@@ -342,6 +349,21 @@ static int finish(struct pctx *p)
 		return rc;
 	if ((rc = configkeys_dedupe(p->c->allow, &p->c->n_allow)) != 0)
 		return rc;
+	p->c->allow_psl_wildcards =
+	    choice_of(p, "allow_public_suffix_wildcards") != 0;
+	for (size_t i = 0; !p->c->allow_psl_wildcards && i < p->c->n_allow;
+	     i++) {
+		if (policy_wildcard_on_public_suffix(p->c->allow[i]))
+			return configkeys_fail(
+			    p, "allow",
+			    "\"%s\" is a wildcard on the public suffix "
+			    "\"%s\": it allows every domain registered under "
+			    "it. Name the domains (\"*.example%s%s\"), or set "
+			    "\"allow_public_suffix_wildcards\": true if that "
+			    "is what you mean",
+			    p->c->allow[i], p->c->allow[i] + 2, ".",
+			    p->c->allow[i] + 2);
+	}
 	if (env_mode != NULL && *env_mode != '\0') {
 		for (mode = 0; mode_names[mode] != NULL; mode++) {
 			if (strcmp(env_mode, mode_names[mode]) == 0)
@@ -396,6 +418,37 @@ static void err_at(const char *text, size_t off, const char *what, char *err,
 	snprintf(err, errlen, "line %zu, column %zu: %s", line, col, what);
 }
 
+/* What people write in JSON that JSON does not have, when it is at the
+ * position cJSON stopped at (off): a comment, or a comma before a closing
+ * bracket. */
+static const char *syntax_hint(const char *text, size_t off)
+{
+	size_t i = off, back = off;
+
+	while (back > 0 && strchr(" \t\r\n", text[back - 1]) != NULL)
+		back--;
+	for (size_t k = off >= 2 ? off - 2 : 0; k <= off && text[k] != '\0';
+	     k++) {
+		if (text[k] == '#' || (text[k] == '/' && (text[k + 1] == '/' ||
+							  text[k + 1] == '*')))
+			return "parse error: JSON has no comments (// or #); "
+			       "remove the comment";
+	}
+	/* cJSON stops at the bracket after the comma, or just past it. */
+	i += strspn(text + i, " \t\r\n");
+	if (text[i] != '}' && text[i] != ']' && back > 0 &&
+	    (text[back - 1] == '}' || text[back - 1] == ']')) {
+		i = back - 1;
+		for (back = i; back > 0 && strchr(" \t\r\n", text[back - 1]);)
+			back--;
+	}
+	if ((text[i] == '}' || text[i] == ']') && back > 0 &&
+	    text[back - 1] == ',')
+		return "parse error: JSON allows no trailing comma; remove the "
+		       "',' before this bracket";
+	return "parse error";
+}
+
 /* An escaped backslash before "u0000" is not an escape. */
 static int check_nul_escape(const char *text, size_t len, char *err,
 			    size_t errlen)
@@ -440,7 +493,8 @@ static int parse_json(const char *text, size_t len, char **buf, cJSON **root,
 	if (*root == NULL) {
 		if (end == NULL || end < *buf || end > *buf + len)
 			end = *buf + len;
-		err_at(*buf, (size_t)(end - *buf), "parse error", err, errlen);
+		err_at(*buf, (size_t)(end - *buf),
+		       syntax_hint(*buf, (size_t)(end - *buf)), err, errlen);
 		return -EINVAL;
 	}
 	return 0;
@@ -543,11 +597,15 @@ int config_load(const char *path, struct config **out, char *err, size_t errlen)
 	}
 	mem = NULL;
 	rc = config_parse(text, len, &env, out, err, errlen);
-	if (rc != 0) { /* name the file too */
+	if (rc != 0) { /* name the file, or the environment, too */
 		char tmp[512];
 
 		snprintf(tmp, sizeof(tmp), "%s", err);
-		snprintf(err, errlen, "%s: %s", path, tmp);
+		if (strncmp(tmp, "DNSFENCE_", 9) == 0)
+			snprintf(err, errlen, "the environment (not %s): %s",
+				 path, tmp);
+		else
+			snprintf(err, errlen, "%s: %s", path, tmp);
 	}
 out:
 	if (mem != NULL)

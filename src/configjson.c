@@ -185,7 +185,8 @@ char *config_to_json_effective(const struct config *c)
 	return tree_text(root);
 }
 
-/* "listen", "upstreams", "allow", "ecosystems", "deny_rcode". */
+/* "listen", "upstreams", "allow", "allow_public_suffix_wildcards",
+ * "ecosystems", "deny_rcode". */
 static bool json_resolving(cJSON *root, const struct config *c)
 {
 	bool ok;
@@ -197,6 +198,8 @@ static bool json_resolving(cJSON *root, const struct config *c)
 		       json_endpoints(c->upstreams, c->n_upstreams));
 	ok = ok && cJSON_AddItemToObject(root, "allow",
 					 json_strings(c->allow, c->n_allow));
+	ok = ok && cJSON_AddBoolToObject(root, "allow_public_suffix_wildcards",
+					 c->allow_psl_wildcards) != NULL;
 	ok = ok && cJSON_AddItemToObject(
 		       root, "ecosystems",
 		       json_strings(c->ecosystems, c->n_ecosystems));

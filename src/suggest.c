@@ -20,6 +20,7 @@
 #include <libpsl.h>
 
 #include "dnsfence/log.h"
+#include "dnsfence/policy.h"
 #include "dnsfence/suggest.h"
 
 #define SYS	  "suggest"
@@ -41,11 +42,7 @@ static void print_allow(FILE *out, char *const *cfg_allow, size_t n_cfg,
 
 static const psl_ctx_t *psl(void)
 {
-	static psl_ctx_t *ctx;
-
-	if (ctx == NULL)
-		ctx = psl_latest(NULL);
-	return ctx;
+	return policy_psl();
 }
 
 static int cmp_str(const void *a, const void *b)

@@ -46,6 +46,7 @@ struct config {
 	size_t n_upstreams;
 	char **allow; /* lower case, no trailing dot, EXTRA_HOSTS appended */
 	size_t n_allow;
+	bool allow_psl_wildcards; /* "allow_public_suffix_wildcards" */
 	char **ecosystems;
 	size_t n_ecosystems;
 	enum config_deny deny_rcode;
