@@ -683,8 +683,11 @@ bool policy_wildcard_on_public_suffix(const char *pattern)
 {
 	const psl_ctx_t *psl = policy_psl();
 
+	/* Without the implicit "*" rule: a TLD the list does not know
+	 * (test, internal, corp) is a private namespace, not a suffix. */
 	return psl != NULL && strncmp(pattern, "*.", 2) == 0 &&
-	       psl_is_public_suffix(psl, pattern + 2) != 0;
+	       psl_is_public_suffix2(psl, pattern + 2,
+				     PSL_TYPE_ANY | PSL_TYPE_NO_STAR_RULE) != 0;
 }
 
 bool policy_entry_matches(const char *pattern, const char *name)

@@ -497,6 +497,8 @@ static void test_wildcard_on_public_suffix(void **state)
 	assert_true(policy_wildcard_on_public_suffix("*.github.io"));
 	assert_false(policy_wildcard_on_public_suffix("*.example.com"));
 	assert_false(policy_wildcard_on_public_suffix("com"));
+	assert_false(policy_wildcard_on_public_suffix("*.test"));
+	assert_false(policy_wildcard_on_public_suffix("*.internal"));
 }
 
 int main(void)
