@@ -342,7 +342,7 @@ static void handle(struct conn *k, const char *line, size_t len)
 static void on_reloaded(void *arg, int result, const char *text)
 {
 	struct conn *k = arg;
-	char head[CONTROL_LINE_MAX + 512];
+	char head[CONTROL_LINE_MAX + 1024];
 
 	if (result == RELOAD_OK)
 		snprintf(head, sizeof(head), "ok %s", text);
@@ -406,7 +406,7 @@ out:
 /* "ok[ TEXT]\n" BODY, or "error CODE TEXT\n", until the daemon closes. */
 static int read_reply(int fd, FILE *out, char *err, size_t errlen)
 {
-	char buf[4096], head[1024];
+	char buf[4096], head[1536];
 	size_t hlen = 0;
 	bool in_body = false;
 	ssize_t n;

@@ -88,6 +88,7 @@ static int fence(const struct invocation *inv, bool do_setup, bool do_serve);
 static int no_daemon(const char *config_path, const char *what);
 static int control(const char *config_path, const char *cmd, int timeout_s,
 		   const char *what);
+static void other_file(const char *config_path, const char *text);
 static const struct command *find_command(const char *name);
 static int parse_command(const struct command *c, int argc, char **argv,
 			 struct invocation *inv);
@@ -691,6 +692,27 @@ static int cmd_status(const struct invocation *inv)
 		       CONTROL_IO_TIMEOUT * 2, "status");
 }
 
+/* The daemon reloads the file it was started with ("read PATH: ..."):
+ * say so when -c named another one. */
+static void other_file(const char *config_path, const char *text)
+{
+	const char *path = config_path, *end;
+
+	if (path == NULL || *path == '\0')
+		path = getenv("DNSFENCE_CONFIG");
+	if (path == NULL || *path == '\0')
+		path = CONFIG_DEFAULT_PATH;
+	if (strncmp(text, "read ", 5) != 0 ||
+	    (end = strstr(text + 5, ": ")) == NULL)
+		return;
+	if ((size_t)(end - text - 5) != strlen(path) ||
+	    strncmp(text + 5, path, strlen(path)) != 0)
+		log_warn("reload",
+			 "the daemon re-read the file it was started with, "
+			 "%.*s, not %s (-c only chose the control socket)",
+			 (int)(end - text - 5), text + 5, path);
+}
+
 /* The socket is the config's control.socket, read even from a file that
  * does not validate: the daemon answers a bad edit with its own error.
  * When no daemon answers, a local error in the file is the answer. */
@@ -698,7 +720,7 @@ static int control(const char *config_path, const char *cmd, int timeout_s,
 		   const char *what)
 {
 	struct config *cfg = NULL;
-	char err[1024], lerr[512] = "", path[128];
+	char err[1536], lerr[512] = "", path[128];
 	int r;
 
 	control_socket_of(config_path, path, sizeof(path));
@@ -720,6 +742,7 @@ static int control(const char *config_path, const char *cmd, int timeout_s,
 		log_err(what, "%s", err);
 	} else if (strcmp(what, "reload") == 0) {
 		printf("reloaded: %s\n", err);
+		other_file(config_path, err);
 	}
 	return r;
 }
