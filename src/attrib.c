@@ -294,7 +294,8 @@ static void log_flow(const struct attrib *a, const struct nflog_pkt *pkt,
 		snprintf(uid, sizeof(uid), "uid %u", (unsigned)pkt->uid);
 	else
 		snprintf(uid, sizeof(uid), "no socket");
-	log_info(SYS, "%s %s %s -> %s from %s: %s",
+	/* warning in both modes: log.level "warning" shows every block */
+	log_warn(SYS, "%s %s %s -> %s from %s: %s",
 		 a->cfg->mode == CONFIG_MODE_AUDIT ? "would block" : "blocked",
 		 proto_name(pkt->proto, pn, sizeof(pn)), src, dst, uid, text);
 }

@@ -158,7 +158,7 @@ static bool denied(const struct config *cfg, const struct policy *pol,
 			    "search-list suffix",
 			    name, type, client);
 	else
-		log_limited(LOG_CLASS_DENIED, LOGL_INFO, "policy",
+		log_limited(LOG_CLASS_DENIED, LOGL_WARN, "policy",
 			    "denied %s %s from %s: not on the allowlist", name,
 			    type, client);
 	return !audit;
