@@ -11,7 +11,7 @@
  *
  * The protocol is one line per connection, at most CONTROL_LINE_MAX
  * bytes, then one reply and close: "ok[ TEXT]\n" followed by a body
- * (status), or "error CODE TEXT\n" (CODE an exit code: 2 bad config, 3
+ * (status, entries), or "error CODE TEXT\n" (CODE an exit code: 2 bad config, 3
  * failure). Bounded: CONTROL_CLIENTS_MAX connections at once (more are
  * closed at accept), CONTROL_IO_TIMEOUT seconds to send the line and to
  * take the reply, bufferevents so that no client blocks the loop. A
@@ -85,6 +85,8 @@ int control_parse(const char *line, size_t len, bool *json)
 		*json = true;
 		return 0;
 	}
+	if (len == 7 && memcmp(line, "entries", 7) == 0)
+		return 2;
 	return -EINVAL;
 }
 
@@ -323,7 +325,7 @@ static void handle(struct conn *k, const char *line, size_t len)
 	if (cmd < 0) {
 		reply(k,
 		      "error 2 unknown command (expected reload, status, "
-		      "status json)",
+		      "status json, entries)",
 		      NULL);
 		return;
 	}
@@ -334,7 +336,8 @@ static void handle(struct conn *k, const char *line, size_t len)
 		reload_request(k->ctl->rl, "control", on_reloaded, k);
 		return;
 	}
-	body = reload_status(k->ctl->rl, json);
+	body = cmd == 2 ? reload_entries(k->ctl->rl)
+			: reload_status(k->ctl->rl, json);
 	reply(k, body != NULL ? "ok" : "error 3 out of memory", body);
 	free(body);
 }

@@ -24,6 +24,7 @@
 #include "dnsfence/configjson.h"
 #include "dnsfence/control.h"
 #include "dnsfence/fence.h"
+#include "dnsfence/inspect.h"
 #include "dnsfence/log.h"
 #include "dnsfence/privs.h"
 #include "dnsfence/probe.h"
@@ -80,6 +81,8 @@ static int cmd_probe(const struct invocation *inv);
 static int cmd_suggest(const struct invocation *inv);
 static int cmd_reload(const struct invocation *inv);
 static int cmd_status(const struct invocation *inv);
+static int cmd_entries(const struct invocation *inv);
+static int cmd_allowed(const struct invocation *inv);
 static int cmd_help(const struct invocation *inv);
 static int load_config(const char *path, struct config **out);
 static int lookup_user(const struct config *cfg, uid_t *uid, gid_t *gid,
@@ -108,119 +111,103 @@ static void command_help(const struct command *c, FILE *out);
 	"daemon listens on the control socket, or it failed"
 
 static const struct command commands[] = {
-    {"run",
-     cmd_run,
-     NULL,
-     0,
-     "setup, then serve (drops privileges after setup)",
-     {{0}},
-     EXITS_FENCE,
-     true},
-    {"setup",
-     cmd_setup,
-     NULL,
-     0,
-     "create the sets, install and verify the rules",
-     {{0}},
-     EXITS_FENCE,
-     true},
-    {"serve",
-     cmd_serve,
-     NULL,
-     0,
-     "serve DNS only; the sets and rules must already be in place",
-     {{0}},
-     "0 stopped by a signal; 2 bad usage or config; 3 the fence is not in "
-     "place, or the kernel refused something",
-     true},
-    {"check",
-     cmd_check,
-     NULL,
-     0,
-     "compare the kernel with the config; exit 1 and list each "
-     "difference",
-     {{0}},
-     "0 the fence matches the config; 1 a difference (one line each on "
-     "stdout); 2 bad usage or config; 3 the kernel state cannot be read",
-     false},
-    {"teardown",
-     cmd_teardown,
-     NULL,
-     0,
-     "remove the rules and the sets: the deliberate way to OPEN the "
-     "namespace",
-     {{0}},
-     "0 removed; 2 bad usage or config; 3 the kernel refused something; "
-     "4 a daemon serves this config: nothing was removed (its guard would "
-     "put the fence back); stop it first",
-     false},
-    {"validate",
-     cmd_validate,
-     NULL,
-     0,
-     "load and validate the config; print it normalized as JSON",
-     {{"effective", NULL,
-       "print \"allow\" with every ecosystem preset expanded into its "
-       "names (and \"ecosystems\" empty): the names the fence allows"}},
-     "0 valid; 2 bad usage or config (the message names the key and the "
-     "fix)",
-     false},
-    {"reference",
-     cmd_reference,
-     NULL,
-     0,
-     "print the configuration reference (docs/configuration.md)",
-     {{0}},
-     "0",
-     false},
-    {"probe",
-     cmd_probe,
-     "[NAME]",
-     1,
-     "ask the daemon for NAME (default " PROBE_DEFAULT_NAME
-     "); exit 0 on any reply within 2 s, else 1",
-     {{0}},
-     "0 a reply came; 1 none within 2 s; 2 bad usage or config",
-     false},
-    {"suggest",
-     cmd_suggest,
-     NULL,
-     0,
-     "print an allow list learned from what the fence denied (audit mode: "
-     "would deny), as JSON",
-     {{"min-count", "N",
-       "leave out names seen fewer than N times "
-       "(default 1)"}},
-     "0 printed; 2 bad usage or config; 3 no state file (has the daemon "
-     "run with this config?) or it cannot be read",
-     false},
-    {"reload",
-     cmd_reload,
-     NULL,
-     0,
-     "make the running daemon apply the config file now",
-     {{0}},
-     "0 applied (or nothing to change); 2 the daemon kept its running "
-     "policy (the message names the key); 3 no daemon listens on the "
-     "control socket, or it failed",
-     false},
-    {"status",
-     cmd_status,
-     NULL,
-     0,
-     "the running daemon's mode, policy, sets, counters and last "
-     "reload",
-     {{"json", NULL, "one JSON object instead of key: value lines"}},
-     EXITS_CONTROL,
-     false},
-    {"help",
-     cmd_help,
-     "[COMMAND]",
-     1,
-     "this list, or COMMAND's options and exit codes",
-     {{0}},
-     "0; 2 an unknown COMMAND",
-     false},
+    {.name = "run",
+     .fn = cmd_run,
+     .summary = "setup, then serve (drops privileges after setup)",
+     .exits = EXITS_FENCE,
+     .daemon = true},
+    {.name = "setup",
+     .fn = cmd_setup,
+     .summary = "create the sets, install and verify the rules",
+     .exits = EXITS_FENCE,
+     .daemon = true},
+    {.name = "serve",
+     .fn = cmd_serve,
+     .summary = "serve DNS only; the sets and rules must already be in "
+		"place",
+     .exits = "0 stopped by a signal; 2 bad usage or config; 3 the fence "
+	      "is not in place, or the kernel refused something",
+     .daemon = true},
+    {.name = "check",
+     .fn = cmd_check,
+     .summary = "compare the kernel with the config; exit 1 and list each "
+		"difference",
+     .exits = "0 the fence matches the config; 1 a difference (one line "
+	      "each on stdout); 2 bad usage or config; 3 the kernel state "
+	      "cannot be read"},
+    {.name = "teardown",
+     .fn = cmd_teardown,
+     .summary = "remove the rules and the sets: the deliberate way to OPEN "
+		"the namespace",
+     .exits = "0 removed; 2 bad usage or config; 3 the kernel refused "
+	      "something; 4 a daemon serves this config: nothing was "
+	      "removed (its guard would put the fence back); stop it "
+	      "first"},
+    {.name = "validate",
+     .fn = cmd_validate,
+     .summary = "load and validate the config; print it normalized as JSON",
+     .opts = {{"effective", NULL,
+	       "print \"allow\" with every ecosystem preset expanded into "
+	       "its names (and \"ecosystems\" empty): the names the fence "
+	       "allows"}},
+     .exits = "0 valid; 2 bad usage or config (the message names the key "
+	      "and the fix)"},
+    {.name = "reference",
+     .fn = cmd_reference,
+     .summary = "print the configuration reference (docs/configuration.md)",
+     .exits = "0"},
+    {.name = "probe",
+     .fn = cmd_probe,
+     .operands = "[NAME]",
+     .max_operands = 1,
+     .summary = "ask the daemon for NAME (default " PROBE_DEFAULT_NAME
+		"); exit 0 on any reply within 2 s, else 1",
+     .exits = "0 a reply came; 1 none within 2 s; 2 bad usage or config"},
+    {.name = "suggest",
+     .fn = cmd_suggest,
+     .summary = "print an allow list learned from what the fence denied "
+		"(audit mode: would deny), as JSON",
+     .opts = {{"min-count", "N",
+	       "leave out names seen fewer than N times (default 1)"}},
+     .exits = "0 printed; 2 bad usage or config; 3 no state file (has the "
+	      "daemon run with this config?) or it cannot be read"},
+    {.name = "reload",
+     .fn = cmd_reload,
+     .summary = "make the running daemon apply the config file now",
+     .exits = "0 applied (or nothing to change); 2 the daemon kept its "
+	      "running policy (the message names the key); 3 no daemon "
+	      "listens on the control socket, or it failed"},
+    {.name = "status",
+     .fn = cmd_status,
+     .summary = "the running daemon's mode, policy, sets, counters and "
+		"last reload",
+     .opts = {{"json", NULL, "one JSON object instead of key: value lines"}},
+     .exits = EXITS_CONTROL},
+    {.name = "entries",
+     .fn = cmd_entries,
+     .summary = "what the running daemon put in the sets: name -> "
+		"addresses -> expiry",
+     .opts = {{"json", NULL, "one JSON object instead of lines"},
+	      {"name", "NAME", "only NAME and the names below it"},
+	      {"addr", "ADDR", "only the names that put ADDR in the sets"}},
+     .exits = "0 listed (also when nothing matches); 2 bad usage; 3 no "
+	      "daemon listens on the control socket, or it failed"},
+    {.name = "allowed",
+     .fn = cmd_allowed,
+     .operands = "NAME",
+     .max_operands = 1,
+     .summary = "is NAME allowed by the config, and by which entry (allow, "
+		"or an ecosystem preset)?",
+     .opts = {{"json", NULL,
+	       "one JSON object: name, allowed, entry, source, mode"}},
+     .exits = "0 allowed; 1 not allowed; 2 bad usage, bad config or not a "
+	      "name"},
+    {.name = "help",
+     .fn = cmd_help,
+     .operands = "[COMMAND]",
+     .max_operands = 1,
+     .summary = "this list, or COMMAND's options and exit codes",
+     .exits = "0; 2 an unknown COMMAND"},
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -690,6 +677,54 @@ static int cmd_status(const struct invocation *inv)
 	return control(inv->config_path,
 		       inv->opt[0] != NULL ? "status json" : "status",
 		       CONTROL_IO_TIMEOUT * 2, "status");
+}
+
+static int cmd_entries(const struct invocation *inv)
+{
+	char path[128], err[512], *reply = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&reply, &len);
+	int r;
+
+	if (mem == NULL)
+		return EXIT_KERNEL;
+	control_socket_of(inv->config_path, path, sizeof(path));
+	r = control_call(path, "entries", CONTROL_IO_TIMEOUT * 5, mem, err,
+			 sizeof(err));
+	fclose(mem);
+	if (r == -ENOENT || r == -ECONNREFUSED) {
+		log_err("entries", "no dnsfence daemon listens on %s", path);
+		r = EXIT_KERNEL;
+	} else if (r != 0) {
+		log_err("entries", "%s", err);
+		r = r < 0 ? EXIT_KERNEL : r;
+	} else if (inspect_entries(reply, inv->opt[1], inv->opt[2],
+				   inv->opt[0] != NULL, stdout, err,
+				   sizeof(err)) < 0) {
+		log_err("entries", "%s", err);
+		r = EXIT_USAGE;
+	}
+	free(reply);
+	return r;
+}
+
+static int cmd_allowed(const struct invocation *inv)
+{
+	struct config *cfg = NULL;
+	char err[512];
+	int r, rc;
+
+	if (inv->argc != 1)
+		return usage_error(inv->cmd, "NAME is required");
+	rc = load_config(inv->config_path, &cfg);
+	if (rc != EXIT_OK)
+		return rc;
+	r = inspect_allowed(cfg, inv->argv[0], inv->opt[0] != NULL, stdout, err,
+			    sizeof(err));
+	if (r < 0)
+		log_err("allowed", "%s", err);
+	config_free(cfg);
+	return r < 0 ? EXIT_USAGE : r == 1 ? EXIT_OK : EXIT_DRIFT;
 }
 
 /* The daemon reloads the file it was started with ("read PATH: ..."):

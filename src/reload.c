@@ -40,9 +40,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
 #include <event2/event.h>
 
 #include "dnsfence/configjson.h"
+#include "dnsfence/dnsmsg.h"
 #include "dnsfence/firewall.h"
 #include "dnsfence/guard.h"
 #include "dnsfence/log.h"
@@ -164,6 +166,8 @@ static void on_drain(evutil_socket_t fd, short what, void *arg);
 static bool same_endpoints(const struct config_endpoint *a, size_t na,
 			   const struct config_endpoint *b, size_t nb);
 static char **sorted_entries(const struct config *c, size_t *n);
+static void entry_json(void *arg, const uint8_t *name, size_t len,
+		       const struct netaddr *a, uint64_t left_s);
 
 struct policy *reload_build_policy(const struct config *cfg, char *err,
 				   size_t errlen)
@@ -806,6 +810,38 @@ char *reload_status(const struct reload *rl, bool json)
 	if (rl->p.sets != NULL)
 		sets_entries(rl->p.sets, &si.set4, &si.set6);
 	return status_render(&si, json);
+}
+
+static void entry_json(void *arg, const uint8_t *name, size_t len,
+		       const struct netaddr *a, uint64_t left_s)
+{
+	cJSON *e = cJSON_CreateObject();
+	char text[DNS_NAME_STRLEN], addr[NETADDR_STRLEN];
+
+	if (e == NULL || !cJSON_AddItemToArray(arg, e))
+		return;
+	dns_name_to_text(name, len, text, sizeof(text));
+	netaddr_format(a, addr, sizeof(addr));
+	cJSON_AddStringToObject(e, "name", text);
+	cJSON_AddStringToObject(e, "address", addr);
+	cJSON_AddNumberToObject(e, "expires_in_s", (double)left_s);
+}
+
+char *reload_entries(const struct reload *rl)
+{
+	cJSON *root = cJSON_CreateObject(), *arr;
+	char *text = NULL;
+
+	if (root == NULL)
+		return NULL;
+	cJSON_AddStringToObject(root, "mode", config_mode_name(rl->cfg->mode));
+	arr = cJSON_AddArrayToObject(root, "entries");
+	if (arr != NULL) {
+		prov_walk(rl->prov, entry_json, arr, monotime_ms() / 1000);
+		text = cJSON_PrintUnformatted(root);
+	}
+	cJSON_Delete(root);
+	return text;
 }
 
 /* A channel for cfg's upstreams, held in next_up until the rules let the

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* control: the daemon's control socket (a unix stream socket, one
- * command line per connection: "reload", "status", "status json") and
+ * command line per connection: "reload", "status", "status json",
+ * "entries") and
  * the client side the `reload` and `status` commands use. */
 #ifndef DNSFENCE_CONTROL_H
 #define DNSFENCE_CONTROL_H
@@ -30,7 +31,8 @@ struct control *control_new(struct event_base *base, const char *path,
 void control_free(struct control *c);
 
 /* The protocol's command check, pure (for tests): 0 and *json for
- * "status"/"status json", 1 for "reload", -EINVAL otherwise. */
+ * "status"/"status json", 1 for "reload", 2 for "entries" (reload.h's
+ * reload_entries), -EINVAL otherwise. */
 int control_parse(const char *line, size_t len, bool *json);
 
 /* Client: send cmd, copy the reply's body to out. Returns the daemon's
