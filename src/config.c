@@ -56,6 +56,7 @@ static int apply_specs(struct pctx *p, const cJSON *root);
 static const char *const mode_names[] = {"enforce", "audit", "off", NULL};
 static const char *const deny_names[] = {"nxdomain", "refused", NULL};
 static const char *const inbound_names[] = {"allow", "deny", NULL};
+static const char *const audit_denied_names[] = {"forward", "local", NULL};
 static const char *const level_names[] = {"error", "warning", "info", "debug",
 					  NULL};
 static const char *const format_names[] = {"text", "json", NULL};
@@ -162,6 +163,16 @@ static const struct key_spec specs[] = {
     {"mode", K_CHOICE, configkeys_choice, .choices = mode_names,
      .meaning = "audit: allow and log what enforce would block; off: "
 		"install no rules"},
+    {"audit_denied", K_CHOICE, configkeys_choice, .choices = audit_denied_names,
+     .meaning = "audit mode only. forward: a name not on the allowlist is "
+		"forwarded upstream and answered (logged as would deny), and "
+		"DNS to other resolvers is let through (logged): the learning "
+		"run sees everything, and DNS can carry data out. local: such "
+		"a name is answered locally as enforce answers it, and logged "
+		"as denied; DNS to other resolvers and to the upstreams from "
+		"the workload is rejected as in enforce; every other flow is "
+		"still only logged (would block). For learning runs that must "
+		"not leak through DNS"},
     {"upstream_timeout", K_INT, configkeys_int, 1, 60, 3, 1000,
      OFF(upstream_timeout_ms),
      .meaning = "seconds before an upstream query fails (SERVFAIL), c-ares' "
@@ -383,6 +394,7 @@ static int finish(struct pctx *p)
 	p->c->deny_rcode = choice_of(p, "deny_rcode") ? CONFIG_DENY_REFUSED
 						      : CONFIG_DENY_NXDOMAIN;
 	p->c->inbound_deny = choice_of(p, "inbound") == 1;
+	p->c->audit_denied_local = choice_of(p, "audit_denied") == 1;
 	p->c->scope =
 	    choice_of(p, "scope") ? CONFIG_SCOPE_FORWARD : CONFIG_SCOPE_OUTPUT;
 	p->c->log_level = level == 0   ? LOGL_ERR

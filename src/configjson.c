@@ -266,6 +266,9 @@ static bool json_daemon(cJSON *root, const struct config *c)
 	ok = cJSON_AddStringToObject(root, "user", c->user);
 	ok = ok &&
 	     cJSON_AddStringToObject(root, "mode", config_mode_name(c->mode));
+	ok = ok && cJSON_AddStringToObject(root, "audit_denied",
+					   c->audit_denied_local ? "local"
+								 : "forward");
 	ok = ok && cJSON_AddNumberToObject(root, "upstream_timeout",
 					   c->upstream_timeout_ms / 1000);
 	ok = ok &&

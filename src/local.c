@@ -139,7 +139,7 @@ static bool denied(const struct config *cfg, const struct policy *pol,
 		   const struct dns_query *q, const struct sockaddr *peer)
 {
 	char name[DNS_NAME_STRLEN], type[16], client[NETADDR_ENDPOINT_STRLEN];
-	bool audit = cfg->mode == CONFIG_MODE_AUDIT;
+	bool audit = config_audit_dns_open(cfg);
 
 	if (policy_match(pol, q->name, q->name_len))
 		return false;
@@ -151,6 +151,12 @@ static bool denied(const struct config *cfg, const struct policy *pol,
 		log_limited(LOG_CLASS_AUDIT, LOGL_WARN, "policy",
 			    "audit: would deny %s %s from %s (not on the "
 			    "allowlist); forwarding",
+			    name, type, client);
+	else if (cfg->mode == CONFIG_MODE_AUDIT)
+		log_limited(LOG_CLASS_DENIED, LOGL_WARN, "policy",
+			    "audit: denied %s %s from %s (not on the "
+			    "allowlist); answered locally (audit_denied "
+			    "\"local\")",
 			    name, type, client);
 	else if (local_search_suffix(pol, q))
 		log_limited(LOG_CLASS_DENIED, LOGL_DEBUG, "policy",
