@@ -79,12 +79,13 @@ void log_init(enum log_dest dest)
 {
 	const char *js = getenv("JOURNAL_STREAM");
 	const char *ns = getenv("NOTIFY_SOCKET");
+	bool systemd =
+	    (js != NULL && *js != '\0') || (ns != NULL && *ns != '\0');
 
 	if (dest == LOG_DEST_AUTO)
-		dest =
-		    (js != NULL && *js != '\0') || (ns != NULL && *ns != '\0')
-			? LOG_DEST_JOURNAL
-			: LOG_DEST_STDERR;
+		dest = systemd ? LOG_DEST_JOURNAL : LOG_DEST_STDERR;
+	else if (dest == LOG_DEST_CLI && systemd)
+		dest = LOG_DEST_JOURNAL; /* ExecStartPre=dnsfence setup */
 	cur_dest = dest;
 }
 

@@ -13,7 +13,8 @@ enum log_format { LOG_FORMAT_TEXT = 0, LOG_FORMAT_JSON };
 /* Where lines go. AUTO: JOURNAL when JOURNAL_STREAM or NOTIFY_SOCKET is
  * set (systemd), else STDERR. JOURNAL: "<N>sys: msg", N the syslog
  * priority (sd-daemon(3)), no timestamp. STDERR: timestamped lines.
- * CLI: a one-shot command's "dnsfence: [LEVEL: ]sys: msg" lines. */
+ * CLI: a one-shot command's "dnsfence: [LEVEL: ]sys: msg" lines, or
+ * JOURNAL under systemd (setup as ExecStartPre). */
 enum log_dest {
 	LOG_DEST_AUTO = 0,
 	LOG_DEST_STDERR,
