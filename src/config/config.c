@@ -102,9 +102,9 @@ static const struct key_spec specs[] = {
 		"(exit 2) unless this is true"},
     {"ecosystems", K_LIST, configkeys_list, .item = configkeys_item_ecosystem,
      .type = "array of preset names",
-     .meaning = "named host lists added to `allow`: npm, pypi, crates, "
-		"go, maven, rubygems, nuget, github, debian, ubuntu, "
-		"alpine, ..."},
+     .meaning = "named host lists added to `allow`; every preset and its "
+		"names are listed under \"Ecosystem presets\" below "
+		"(`dnsfence validate --effective` prints them expanded)"},
     {"deny_rcode", K_CHOICE, configkeys_choice, .choices = deny_names,
      .meaning = "answer to a name not allowed. With `\"refused\"`, "
 		"musl (Alpine) waits its whole timeout (5 s) on each denied "
@@ -734,6 +734,17 @@ void config_print_reference(FILE *f)
 		if (specs[i].kind != K_GROUP)
 			print_cell_default(f, &specs[i]);
 		fprintf(f, " | %s |\n", specs[i].meaning);
+	}
+	fprintf(f, "\n## Ecosystem presets\n\n"
+		   "| preset | names |\n"
+		   "|---|---|\n");
+	for (const char *const *p = policy_preset_names(); *p != NULL; p++) {
+		const char *const *h = policy_preset_hosts(*p);
+
+		fprintf(f, "| `%s` |", *p);
+		for (size_t k = 0; h != NULL && h[k] != NULL; k++)
+			fprintf(f, "%s`%s`", k ? ", " : " ", h[k]);
+		fprintf(f, " |\n");
 	}
 	fprintf(f, "\n## Environment\n\n"
 		   "| variable | meaning |\n"
