@@ -44,6 +44,7 @@ static enum log_level cur_level = LOGL_INFO;
 static enum log_format cur_format = LOG_FORMAT_TEXT;
 static bool cur_syslog;
 static enum log_dest cur_dest = LOG_DEST_STDERR;
+static enum log_dest init_dest = LOG_DEST_STDERR; /* what log_init chose */
 
 static const char *const level_names[] = {"error", "warning", "info", "debug"};
 static const int syslog_prio[] = {LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG};
@@ -69,7 +70,13 @@ static struct {
 void log_setup(enum log_level level, enum log_format format, bool use_syslog)
 {
 	cur_level = level;
-	cur_format = format;
+	cur_format =
+	    format == LOG_FORMAT_JSON ? LOG_FORMAT_JSON : LOG_FORMAT_TEXT;
+	/* "journal": the sd-daemon form without the environment's word
+	 * (a runtime that hands stderr to journald); commands stay plain. */
+	cur_dest = format == LOG_FORMAT_JOURNAL && init_dest == LOG_DEST_STDERR
+		       ? LOG_DEST_JOURNAL
+		       : init_dest;
 	if (use_syslog && !cur_syslog)
 		openlog("dnsfence", LOG_PID, LOG_DAEMON);
 	cur_syslog = use_syslog;
@@ -86,7 +93,7 @@ void log_init(enum log_dest dest)
 		dest = systemd ? LOG_DEST_JOURNAL : LOG_DEST_STDERR;
 	else if (dest == LOG_DEST_CLI && systemd)
 		dest = LOG_DEST_JOURNAL; /* ExecStartPre=dnsfence setup */
-	cur_dest = dest;
+	cur_dest = init_dest = dest;
 }
 
 enum log_dest log_dest(void)

@@ -8,7 +8,9 @@
 
 /* Not LOG_ERR etc.: <syslog.h> owns those names. */
 enum log_level { LOGL_ERR = 0, LOGL_WARN, LOGL_INFO, LOGL_DEBUG };
-enum log_format { LOG_FORMAT_TEXT = 0, LOG_FORMAT_JSON };
+/* JOURNAL: text lines in the sd-daemon form ("<N>sys: msg") for the
+ * daemon even without JOURNAL_STREAM/NOTIFY_SOCKET ("log.format"). */
+enum log_format { LOG_FORMAT_TEXT = 0, LOG_FORMAT_JSON, LOG_FORMAT_JOURNAL };
 
 /* Where lines go. AUTO: JOURNAL when JOURNAL_STREAM or NOTIFY_SOCKET is
  * set (systemd), else STDERR. JOURNAL: "<N>sys: msg", N the syslog

@@ -59,7 +59,7 @@ static const char *const inbound_names[] = {"allow", "deny", NULL};
 static const char *const audit_denied_names[] = {"forward", "local", NULL};
 static const char *const level_names[] = {"error", "warning", "info", "debug",
 					  NULL};
-static const char *const format_names[] = {"text", "json", NULL};
+static const char *const format_names[] = {"text", "json", "journal", NULL};
 static const char *const listen_defs[] = {"127.0.0.1:53", "[::1]:53", NULL};
 static const char *const ports_defs[] = {"tcp/80", "tcp/443", NULL};
 static const char *const set4_defs[] = {"dnsfence4", NULL};
@@ -203,7 +203,11 @@ static const struct key_spec specs[] = {
     {"log.level", K_CHOICE, configkeys_choice, .choices = level_names, .def = 2,
      .meaning = "least severe level logged"},
     {"log.format", K_CHOICE, configkeys_choice, .choices = format_names,
-     .meaning = "text lines, or one JSON object per line"},
+     .meaning = "text lines, or one JSON object per line; journal: text "
+		"lines with an sd-daemon `<N>` priority prefix and no "
+		"timestamp, for a daemon whose stderr goes to journald "
+		"without `JOURNAL_STREAM` or `NOTIFY_SOCKET` set (with "
+		"either, run and serve write that form anyway)"},
     {"metrics", K_STRING, configkeys_metrics,
      .type = "\"addr:port\" / \"[v6]:port\" or null", .def_doc = "`null` (off)",
      .meaning = "serve Prometheus metrics over HTTP at `/metrics` "
@@ -401,8 +405,7 @@ static int finish(struct pctx *p)
 			  : level == 1 ? LOGL_WARN
 			  : level == 2 ? LOGL_INFO
 				       : LOGL_DEBUG;
-	p->c->log_format =
-	    choice_of(p, "log.format") ? LOG_FORMAT_JSON : LOG_FORMAT_TEXT;
+	p->c->log_format = (enum log_format)choice_of(p, "log.format");
 	p->c->control_watch = choice_of(p, "control.watch") != 0;
 	if (p->c->ttl_min > p->c->ttl_max)
 		return configkeys_fail(p, "ttl.min",
@@ -668,7 +671,7 @@ const char *config_deny_name(enum config_deny d)
 
 const char *config_log_format_name(enum log_format f)
 {
-	return format_names[f == LOG_FORMAT_JSON];
+	return (unsigned)f <= LOG_FORMAT_JOURNAL ? format_names[f] : "text";
 }
 
 const char *config_scope_name(enum config_scope s)

@@ -47,3 +47,14 @@ grep -qE '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]+Z warning policy: denied www.denied
 	fail "control: the denial is not a timestamped warning line: $(grep -m1 denied "$DF_DNSFENCE_LOG")"
 ! grep -q '^<[0-7]>' "$DF_DNSFENCE_LOG" || fail "control: a <N> prefix without JOURNAL_STREAM"
 ok "control: without JOURNAL_STREAM, '$(grep -m1 'denied www.denied.test' "$DF_DNSFENCE_LOG" | cut -d' ' -f2-)'"
+df_stop_dnsfence
+
+# By config: "log": {"format": "journal"} gives the same form without the
+# environment.
+: >"$DF_DNSFENCE_LOG"
+df_start_dnsfence allow='["www.allowed.test"]' log='{"level": "info", "format": "journal"}'
+df_dig www.denied.test A
+df_wait_log 20 "denied www.denied.test" || fail "journal format: the denial was not logged"
+grep -q '^<4>policy: denied www.denied.test' "$DF_DNSFENCE_LOG" ||
+	fail "log.format journal: the denial is not '<4>policy: denied ...': $(grep -m1 denied "$DF_DNSFENCE_LOG")"
+ok "log.format \"journal\": $(grep -m1 'denied www.denied.test' "$DF_DNSFENCE_LOG")"
