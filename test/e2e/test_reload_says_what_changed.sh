@@ -3,7 +3,8 @@
 # reload tells the truth: its output and log line name the file the daemon
 # read, a mode change, and the names added and removed (five of each,
 # then "and N more"); a reload with nothing to do still names the file;
-# a SIGHUP with nothing to do leaves a log line; and after the file watch
+# "reload -c OTHER" says the daemon read its own file, not OTHER; a SIGHUP
+# with nothing to do leaves a log line; and after the file watch
 # applied an edit, a `dnsfence reload` that finds nothing to do keeps the
 # watch's record in status (last_reload_by.watch next to .control).
 source "$(dirname "$0")/lib.sh"
@@ -35,6 +36,13 @@ ok "reload names the file, the mode change and the names: $DF_CMD_OUT"
 df_dnsfence reload
 [ "$DF_CMD_RC" -eq 0 ] || fail "a no-change reload exited $DF_CMD_RC: $DF_CMD_ERR"
 grep -qF "read $conf: no change" <<<"$DF_CMD_OUT" || fail "a no-change reload does not name the file: $DF_CMD_OUT"
+cp "$conf" "$DF_TMP/other.json"
+DF_CMD_RC=0
+out="$(ip netns exec "$DF_WL" "$DNSFENCE_BIN" -c "$DF_TMP/other.json" reload 2>&1)" || DF_CMD_RC=$?
+[ "$DF_CMD_RC" -eq 0 ] || fail "reload -c other.json exited $DF_CMD_RC: $out"
+grep -qF "the daemon re-read the file it was started with, $conf, not $DF_TMP/other.json" <<<"$out" ||
+	fail "reload -c other.json does not say which file the daemon read: $out"
+ok "reload -c other.json: $(grep -F 're-read' <<<"$out")"
 kill -HUP "$DF_DNSFENCE_PID"
 expect_log_contains "reload: signal: read $conf: no change"
 ok "a reload and a SIGHUP with nothing to do both name the file (and the SIGHUP leaves a log line)"
