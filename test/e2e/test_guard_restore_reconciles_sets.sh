@@ -31,6 +31,7 @@ import json, sys
 c = json.load(open(sys.argv[1]))
 c["allow_cidrs"] = ["198.18.1.11/32"]
 c["allow"] = ["a.b.allowed.test"]
+c["control"] = {"socket": sys.argv[2] + ".sock"}  # another daemon's config
 json.dump(c, open(sys.argv[2], "w"))
 PYEOF
 wl env -u DNSFENCE_CONFIG -u DNSFENCE_MODE "$DNSFENCE_BIN" -c "$DF_TMP/b.json" setup \

@@ -24,7 +24,7 @@
 
 #include "fixtures.h"
 
-#define C   "-A DNSFENCE-OUT "
+#define C "-A DNSFENCE-OUT "
 
 struct reports {
 	char lines[16][600];
