@@ -223,6 +223,11 @@ struct attrib *attrib_new(const struct config *cfg)
 	return a;
 }
 
+void attrib_set_config(struct attrib *a, const struct config *cfg)
+{
+	a->cfg = cfg;
+}
+
 void attrib_free(struct attrib *a)
 {
 	free(a);
@@ -294,7 +299,10 @@ static void log_flow(bool audit, const struct nflog_pkt *pkt, const char *text)
 		snprintf(uid, sizeof(uid), "uid %u", (unsigned)pkt->uid);
 	else
 		snprintf(uid, sizeof(uid), "no socket");
-	log_info(SYS, "%s %s %s -> %s from %s: %s",
+	/* warning in both modes: log.level "warning" shows every block. The
+	 * caller says whether the flow went through (an audit rule's packet, or
+	 * the name check in audit). */
+	log_warn(SYS, "%s %s %s -> %s from %s: %s",
 		 audit ? "would block" : "blocked",
 		 proto_name(pkt->proto, pn, sizeof(pn)), src, dst, uid, text);
 }
@@ -316,7 +324,7 @@ void attrib_packet(void *arg, const struct nflog_pkt *pkt)
 	stats_inc(reason_stat[r]);
 	learn_flow(pkt, attrib_reason_name(r), known ? info.name : NULL);
 	if (!dedup(a, &pkt->dst, r, now) && budget(a, now))
-		log_flow(a->cfg->mode == CONFIG_MODE_AUDIT, pkt, text);
+		log_flow(strcmp(pkt->prefix, PREFIX_AUDIT) == 0, pkt, text);
 }
 
 void attrib_flow(struct attrib *a, const struct nflog_pkt *pkt, bool audit,

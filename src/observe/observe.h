@@ -21,6 +21,10 @@ struct observe *observe_open(struct event_base *base, const struct config *cfg,
 /* The blocked-flow attribution (NULL in mode off or without memory), for
  * the name check's lines. */
 struct attrib *observe_attrib(const struct observe *o);
+/* A reload's config (it must outlive o, or be replaced again): the
+ * attribution's mode and ports, the recent memory's clamp, the state
+ * file's mode. The metrics endpoint and the sets cannot change live. */
+void observe_set_config(struct observe *o, const struct config *cfg);
 /* Writes the state file one last time. */
 void observe_close(struct observe *o);
 
