@@ -45,7 +45,11 @@
 #define WHAT_TLS	"TLS server name"
 #define SWEEP_MS	500
 #define KEEP_DECIDED_MS 2000
-#define TEXT_MAX	(TLSHELLO_NAME_MAX + 128)
+/* A packet of a decided flow whose sequence number lies this far past the
+ * stream's start belongs to a new connection on the same four-tuple (the
+ * kernel chose a fresh ISN), not to the flow the verdict was for. */
+#define RACE_WINDOW (1u << 20)
+#define TEXT_MAX    (TLSHELLO_NAME_MAX + 128)
 
 struct flowcheck {
 	const struct reload *rl;
@@ -66,6 +70,10 @@ static const enum stat_id reason_stat[FLOWDECIDE__COUNT] = {
 };
 
 static void on_packet(void *arg, const struct nfq_pkt *qp);
+static struct flowtab_flow *flow_of(struct flowcheck *fc,
+				    const struct flowtab_key *key,
+				    const struct nfq_pkt *qp,
+				    const struct flowpkt *fp);
 static void read_flow(struct flowcheck *fc, struct flowtab_flow *f,
 		      const struct nfq_pkt *qp, const struct flowpkt *fp);
 static void release_older(struct flowcheck *fc, struct flowtab_flow *f);
@@ -160,13 +168,9 @@ static void on_packet(void *arg, const struct nfq_pkt *qp)
 	}
 	key = (struct flowtab_key){
 	    .src = fp.src, .dst = fp.dst, .sport = fp.sport, .dport = fp.dport};
-	f = flowtab_get(fc->tab, &key, monotime_ms(), true);
-	if (f == NULL) {
-		stats_inc(STAT_FLOW_BUSY);
-		refuse_one(fc, qp, &fp,
-			   "too many flows being read at once (fail closed)");
+	f = flow_of(fc, &key, qp, &fp);
+	if (f == NULL)
 		return;
-	}
 	if (f->decided) {
 		verdict(fc, qp->id, f->accept);
 		return;
@@ -176,6 +180,30 @@ static void on_packet(void *arg, const struct nfq_pkt *qp)
 		f->uid = qp->uid;
 	}
 	read_flow(fc, f, qp, &fp);
+}
+
+/* The flow of key, created when new, or anew when a decided one's
+ * four-tuple carries a new connection (RACE_WINDOW). NULL when the table
+ * is full: the packet is then refused here. */
+static struct flowtab_flow *flow_of(struct flowcheck *fc,
+				    const struct flowtab_key *key,
+				    const struct nfq_pkt *qp,
+				    const struct flowpkt *fp)
+{
+	uint64_t now = monotime_ms();
+	struct flowtab_flow *f = flowtab_get(fc->tab, key, now, true);
+
+	if (f != NULL && f->decided &&
+	    (uint32_t)(fp->seq - f->isn) >= RACE_WINDOW) {
+		flowtab_remove(fc->tab, f);
+		f = flowtab_get(fc->tab, key, now, true);
+	}
+	if (f == NULL) {
+		stats_inc(STAT_FLOW_BUSY);
+		refuse_one(fc, qp, fp,
+			   "too many flows being read at once (fail closed)");
+	}
+	return f;
 }
 
 /* Append, hold, and judge once the ClientHello is whole. */

@@ -187,6 +187,15 @@ static void unlink_flow(struct flowtab *t, struct flowtab_flow **pp)
 	free(f);
 }
 
+void flowtab_remove(struct flowtab *t, struct flowtab_flow *f)
+{
+	struct flowtab_flow **pp = &t->b[f->hash % BUCKETS];
+
+	while (*pp != f)
+		pp = &(*pp)->next;
+	unlink_flow(t, pp);
+}
+
 void flowtab_expire(struct flowtab *t, uint64_t now, uint64_t timeout_ms,
 		    uint64_t keep_ms, flowtab_timeout_fn fn, void *arg)
 {

@@ -63,6 +63,9 @@ int flowtab_hold(struct flowtab_flow *f, uint32_t id);
 void flowtab_decide(struct flowtab *t, struct flowtab_flow *f, bool accept,
 		    uint64_t now);
 
+/* Forget f now (a new connection on a decided flow's four-tuple). */
+void flowtab_remove(struct flowtab *t, struct flowtab_flow *f);
+
 /* Called for a flow still being read after timeout_ms; it is then
  * decided (refused) by the callback's caller, i.e. flowtab_expire. */
 typedef void (*flowtab_timeout_fn)(void *arg, struct flowtab_flow *f);

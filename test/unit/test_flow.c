@@ -227,6 +227,12 @@ static void reassembly_in_order_and_bounded(void **state)
 	assert_int_equal(flowtab_hold(f, 99), -ENOSPC);
 	flowtab_decide(t, g, true, 10);
 	assert_int_equal(flowtab_bytes(t), 15);
+	assert_int_equal(g->isn, 7); /* kept: a new ISN is a new connection */
+	flowtab_remove(t, g);
+	assert_null(flowtab_get(t, &k2, 0, false));
+	g = flowtab_get(t, &k2, 0, true);
+	assert_non_null(g);
+	flowtab_decide(t, g, true, 10);
 	flowtab_expire(t, 5000, 5000, 2000, on_timeout, NULL);
 	assert_int_equal(n_timeouts, 1); /* f, still being read */
 	assert_int_equal(flowtab_reading(t), 0);
