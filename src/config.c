@@ -103,6 +103,17 @@ static const struct key_spec specs[] = {
 		"name and stops walking the search list at the first "
 		"REFUSED, which breaks Kubernetes-style search domains; "
 		"`validate` warns about it"},
+    {"qtypes", K_LIST, configkeys_list, .item = configkeys_item_qtype,
+     .type = "array of query types (\"LOC\", \"TYPE29\")", .def_doc = "`[]`",
+     .meaning = "query types forwarded for allowed names besides the "
+		"common ones (A, NS, CNAME, SOA, PTR, MX, TXT, AAAA, SRV, "
+		"NAPTR, DS, SSHFP, DNSKEY, TLSA, SVCB, HTTPS, CAA). Any other "
+		"type gets REFUSED with Extended DNS Error 21 and never "
+		"leaves; meta, reserved and private-use types (TYPE0, OPT, "
+		"128..255, 65280..65535) cannot be listed; ANY gets RFC "
+		"8482's synthesized HINFO. Each type a workload may choose "
+		"is another few bits per question to the name's servers "
+		"(docs/security.md)"},
     {"sets", K_GROUP, NULL, .type = "object",
      .meaning = "the kernel ipsets (hash:ip with timeout)"},
     {"sets.ipv4", K_STRING, configkeys_set_name, .off = OFF(set4),
@@ -570,6 +581,8 @@ void config_free(struct config *c)
 	free(c->ecosystems);
 	free(c->listen);
 	free(c->upstreams);
+	free(c->retired);
+	free(c->qtypes);
 	free(c->ports);
 	free(c->allow_cidrs);
 	free(c->set4);

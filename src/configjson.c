@@ -13,6 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "dnsfence/configjson.h"
+#include "dnsfence/qtype.h"
 #include "dnsfence/log.h"
 #include "dnsfence/netaddr.h"
 
@@ -22,6 +23,7 @@ static char *indent_two(char *s);
 static bool json_resolving(cJSON *root, const struct config *c);
 static bool json_sets(cJSON *root, const struct config *c);
 static bool json_ports(cJSON *root, const struct config *c);
+static bool json_qtypes(cJSON *root, const struct config *c);
 static bool json_cidrs(cJSON *root, const struct config *c);
 static bool json_daemon(cJSON *root, const struct config *c);
 static bool json_observe(cJSON *root, const struct config *c);
@@ -128,8 +130,23 @@ static bool json_resolving(cJSON *root, const struct config *c)
 	ok = ok && cJSON_AddItemToObject(
 		       root, "ecosystems",
 		       json_strings(c->ecosystems, c->n_ecosystems));
+	ok = ok && json_qtypes(root, c);
 	return ok && cJSON_AddStringToObject(root, "deny_rcode",
 					     config_deny_name(c->deny_rcode));
+}
+
+/* "qtypes": ["LOC", "TYPE65000"], by mnemonic where there is one. */
+static bool json_qtypes(cJSON *root, const struct config *c)
+{
+	cJSON *arr = cJSON_AddArrayToObject(root, "qtypes");
+	char name[QTYPE_STRLEN];
+	bool ok = arr != NULL;
+
+	for (size_t i = 0; ok && i < c->n_qtypes; i++)
+		ok = cJSON_AddItemToArray(
+		    arr, cJSON_CreateString(
+			     qtype_name(c->qtypes[i], name, sizeof(name))));
+	return ok;
 }
 
 /* "sets" and "ttl", the two objects that say what goes into the sets. */

@@ -3,8 +3,10 @@
  *
  * A denied name, a class other than IN (CH, HS, ANY: the upstream would
  * refuse them, and nothing in them is for the fence to forward), a zone
- * transfer and a query that does not parse are answered here, and nothing
- * about them leaves the machine (invariant 1). Denied names are logged
+ * transfer, a query type that is not forwarded (qtype.c: meta and
+ * private-use types, ANY per RFC 8482, data types neither common nor in
+ * `qtypes`) and a query that does not parse are answered here, and
+ * nothing about them leaves the machine (invariant 1). Denied names are logged
  * through the rate limit of log.c: a flood of them costs a bounded number
  * of lines, and the counters keep the exact count. A denied name that is
  * an allowed name plus a search-list suffix (glibc and musl try
@@ -20,6 +22,7 @@
 #include "dnsfence/local.h"
 #include "dnsfence/log.h"
 #include "dnsfence/policy.h"
+#include "dnsfence/qtype.h"
 #include "dnsfence/reply.h"
 #include "dnsfence/stats.h"
 
@@ -28,6 +31,8 @@
 
 static bool denied(const struct config *cfg, const struct policy *pol,
 		   const struct dns_query *q, const struct sockaddr *peer);
+static bool unforwarded_type(const struct config *cfg,
+			     const struct dns_query *q, const struct client *c);
 
 void local_client_init(struct client *c, const struct sockaddr *peer,
 		       socklen_t peerlen, const struct sockaddr *local,
@@ -120,7 +125,7 @@ bool local_answer(const struct config *cfg, const struct policy *pol,
 		return true;
 	}
 	if (!denied(cfg, pol, q, (const struct sockaddr *)&c->peer))
-		return false;
+		return unforwarded_type(cfg, q, c);
 	dns_name_to_text(q->name, q->name_len, name, sizeof(name));
 	snprintf(text, sizeof(text), "%s is not on the dnsfence allowlist",
 		 name);
@@ -128,6 +133,46 @@ bool local_answer(const struct config *cfg, const struct policy *pol,
 		    cfg->deny_rcode == CONFIG_DENY_REFUSED ? DNS_RCODE_REFUSED
 							   : DNS_RCODE_NXDOMAIN,
 		    DNS_EDE_BLOCKED, text);
+	return true;
+}
+
+/* An allowed name asked with a type that does not go upstream (qtype.c):
+ * ANY gets RFC 8482's HINFO, the rest REFUSED with EDE 21. Audit mode
+ * logs what enforce would answer here and forwards. True when q was
+ * answered. */
+static bool unforwarded_type(const struct config *cfg,
+			     const struct dns_query *q, const struct client *c)
+{
+	enum qtype_verdict v =
+	    qtype_judge(q->qtype, cfg->qtypes, cfg->n_qtypes);
+	char text[DNS_NAME_STRLEN + 96], name[DNS_NAME_STRLEN],
+	    type[QTYPE_STRLEN];
+	uint8_t out[LOCAL_MAX];
+	ssize_t n;
+
+	if (v == QTYPE_FORWARD)
+		return false;
+	dns_name_to_text(q->name, q->name_len, name, sizeof(name));
+	qtype_name(q->qtype, type, sizeof(type));
+	if (cfg->mode == CONFIG_MODE_AUDIT) {
+		log_limited(LOG_CLASS_DENIED, LOGL_INFO, "resolver",
+			    "audit: %s %s would be answered locally (qtype not "
+			    "forwarded)",
+			    name, type);
+		return false;
+	}
+	stats_inc(STAT_QTYPE_LOCAL);
+	if (v == QTYPE_ANY) {
+		n = dnsmsg_build_rfc8482(q, out, sizeof(out));
+		if (n > 0)
+			local_send(c, NULL, out, (size_t)n);
+		return true;
+	}
+	snprintf(text, sizeof(text), "dnsfence does not forward %s queries%s",
+		 type,
+		 v == QTYPE_META ? " (meta or private-use type)"
+				 : " (not in qtypes)");
+	local_reply(q, c, NULL, DNS_RCODE_REFUSED, DNS_EDE_NOT_SUPPORTED, text);
 	return true;
 }
 

@@ -15,7 +15,11 @@
  *   upstreams  a new c-ares channel for new upstreams, used once the new
  *              rules (which let the daemon reach them) are in place; the
  *              old channel finishes the questions it holds and is freed
- *              when idle (their answers come back as established flows)
+ *              when idle (their answers come back as established flows).
+ *              The replaced addresses stay in the rules as upstreams
+ *              (cfg->retired: the mark required) until every old channel
+ *              is gone; then the guard's child deletes the conntrack
+ *              entries to them and writes the rules without them
  *   swap       resolver, sets' timeout clamp, log level: between two
  *              queries, since the loop runs one callback at a time;
  *              questions already upstream are judged again on arrival
@@ -48,6 +52,7 @@
 #include "dnsfence/log.h"
 #include "dnsfence/policy.h"
 #include "dnsfence/monotime.h"
+#include "dnsfence/netaddr.h"
 #include "dnsfence/prov.h"
 #include "dnsfence/provenance.h"
 #include "dnsfence/reload.h"
@@ -141,6 +146,11 @@ static int new_upstream(struct reload *rl, const struct config *cfg, char *err,
 			size_t errlen);
 static void use_upstream(struct reload *rl);
 static void on_drain(evutil_socket_t fd, short what, void *arg);
+static bool has_address(const struct config_endpoint *v, size_t n,
+			const struct config_endpoint *e);
+static int keep_replaced(const struct config *old, struct config *cfg,
+			 char *err, size_t errlen);
+static void forget_replaced(struct reload *rl);
 static bool same_endpoints(const struct config_endpoint *a, size_t na,
 			   const struct config_endpoint *b, size_t nb);
 static char **sorted_entries(const struct config *c, size_t *n);
@@ -389,7 +399,11 @@ static void apply(struct reload *rl, struct job *j)
 		finish(rl, RELOAD_OK, "no change");
 		goto out;
 	}
-	if (j->upstreams && new_upstream(rl, j->cfg, err, sizeof(err)) != 0) {
+	if (j->upstreams &&
+	    (new_upstream(rl, j->cfg, err, sizeof(err)) != 0 ||
+	     keep_replaced(rl->cfg, j->cfg, err, sizeof(err)) != 0)) {
+		upstream_free(rl->next_up);
+		rl->next_up = NULL;
 		finish(rl, RELOAD_BAD_CONFIG, err);
 		goto out;
 	}
@@ -795,6 +809,72 @@ static void on_drain(evutil_socket_t fd, short what, void *arg)
 		upstream_free(rl->draining[i]);
 		rl->draining[i] = NULL;
 	}
-	if (busy)
+	if (busy || (rl->cfg->n_retired > 0 && rl->busy))
 		evtimer_add(rl->drain_ev, &tv);
+	else if (rl->cfg->n_retired > 0)
+		forget_replaced(rl);
+}
+
+static bool has_address(const struct config_endpoint *v, size_t n,
+			const struct config_endpoint *e)
+{
+	struct netaddr a, b;
+
+	if (!netaddr_from_sockaddr((const struct sockaddr *)&e->sa, &a))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (netaddr_from_sockaddr((const struct sockaddr *)&v[i].sa,
+					  &b) &&
+		    netaddr_equal(&a, &b))
+			return true;
+	}
+	return false;
+}
+
+/* The new config keeps fencing (the daemon's mark required) every address
+ * the running one fenced as an upstream that it no longer names, until
+ * the old channels have drained (on_drain, forget_replaced). */
+static int keep_replaced(const struct config *old, struct config *cfg,
+			 char *err, size_t errlen)
+{
+	const struct config_endpoint *lists[] = {old->upstreams, old->retired};
+	const size_t counts[] = {old->n_upstreams, old->n_retired};
+	size_t max = old->n_upstreams + old->n_retired;
+
+	cfg->retired = max ? calloc(max, sizeof(*cfg->retired)) : NULL;
+	if (max && cfg->retired == NULL) {
+		snprintf(err, errlen,
+			 "upstreams: out of memory (the running "
+			 "policy stays)");
+		return -ENOMEM;
+	}
+	for (size_t l = 0; l < 2; l++) {
+		for (size_t i = 0; i < counts[l]; i++) {
+			const struct config_endpoint *e = &lists[l][i];
+
+			if (has_address(cfg->upstreams, cfg->n_upstreams, e) ||
+			    has_address(cfg->retired, cfg->n_retired, e))
+				continue;
+			cfg->retired[cfg->n_retired++] = *e;
+		}
+	}
+	return 0;
+}
+
+/* Every replaced channel is gone: the guard's child deletes the conntrack
+ * entries to the replaced upstreams while their rules still stand, then
+ * writes the rules without them (fw_apply). The running config is the
+ * reload's own (only a reload fills retired), so it is emptied in place. */
+static void forget_replaced(struct reload *rl)
+{
+	if (rl->owned == NULL || rl->owned != rl->cfg)
+		return;
+	free(rl->owned->retired);
+	rl->owned->retired = NULL;
+	rl->owned->n_retired = 0;
+	if (rl->p.guard == NULL)
+		return;
+	log_info(SYS, "the replaced upstreams have drained: deleting their "
+		      "flows, then their rules");
+	guard_apply(rl->p.guard, rl->cfg, NULL, NULL);
 }

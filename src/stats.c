@@ -45,6 +45,7 @@ static const char *const names[STAT__COUNT] = {
     [STAT_ADDR_EVICTED] = "addr_evicted",
     [STAT_RELOADS] = "reloads",
     [STAT_RELOAD_FAIL] = "reload_fail",
+    [STAT_QTYPE_LOCAL] = "qtype_local",
 };
 
 const uint32_t stats_latency_bounds_us[STATS_LATENCY_BUCKETS - 1] = {

@@ -49,6 +49,8 @@ struct config {
 	char **ecosystems;
 	size_t n_ecosystems;
 	enum config_deny deny_rcode;
+	uint16_t *qtypes; /* forwarded besides the common ones (qtype.c) */
+	size_t n_qtypes;
 	char *set4, *set6;
 	uint32_t maxelem; /* "sets": {"maxelem": N}, default 65536 */
 	uint32_t ttl_min, ttl_max;
@@ -77,6 +79,11 @@ struct config {
 	size_t n_host_allow;
 	char *control_socket; /* "control": {"socket": PATH} */
 	bool control_watch;   /* "control": {"watch": true} */
+	/* Not a key: upstreams a reload replaced, still fenced as upstreams
+	 * (the daemon's mark required) while the daemon's questions to them
+	 * drain; reload.c fills and empties it, fwrules.c renders it. */
+	struct config_endpoint *retired;
+	size_t n_retired;
 };
 
 /* Where the process environment would come from; tests fill it in.

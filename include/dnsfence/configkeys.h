@@ -83,6 +83,7 @@ int configkeys_item_upstream(struct pctx *p, const char *s, const char *path);
 int configkeys_item_name(struct pctx *p, const char *s, const char *path);
 int configkeys_item_ecosystem(struct pctx *p, const char *s, const char *path);
 int configkeys_item_port(struct pctx *p, const char *s, const char *path);
+int configkeys_item_qtype(struct pctx *p, const char *s, const char *path);
 int configkeys_item_cidr(struct pctx *p, const char *s, const char *path);
 int configkeys_item_interface(struct pctx *p, const char *s, const char *path);
 int configkeys_item_host_allow(struct pctx *p, const char *s, const char *path);

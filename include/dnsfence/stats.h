@@ -41,6 +41,7 @@ enum stat_id {
 	STAT_ADDR_EVICTED,    /* addresses taken out of the sets on reload */
 	STAT_RELOADS,	      /* reloads that changed the running policy */
 	STAT_RELOAD_FAIL,     /* reloads refused (bad config, restart needed) */
+	STAT_QTYPE_LOCAL,     /* allowed names asked a type not forwarded */
 	STAT__COUNT
 };
 

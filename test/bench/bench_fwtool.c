@@ -11,8 +11,8 @@
  *   bench_fwtool remove              exit 0, or 3 with the error
  *
  * modules: firewall fwforward fwfwdrules fwrules provenance setsadm fwexec
- * config configkeys configjson resolvconf netaddr policy sets setserr expiry
- * stats log hash monotime */
+ * conntrack dnsmsg qtype config configkeys configjson resolvconf netaddr policy
+ * sets setserr expiry stats log hash monotime */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

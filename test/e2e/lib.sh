@@ -772,6 +772,41 @@ df_wl_as() {
 		--inh-caps=-all --bounding-set=-all "$@"
 }
 
+# df_ride_sweep UID NAME [UPSTREAM]: the conntrack ride. As UID, bind each
+# port of 40000-40007 (narrow the daemon's ephemeral range to it first:
+# sysctl net.ipv4.ip_local_port_range="40000 40007" in the workload) and
+# send a query for NAME from it to UPSTREAM (default 198.18.0.1) port 53;
+# print the ports that got an answer.
+df_ride_sweep() {
+	df_wl_as "$1" "$DF_PY" - "$2" "${3:-198.18.0.1}" <<'PY'
+import socket, struct, sys, select, random
+name, upstream = sys.argv[1], sys.argv[2]
+family = socket.AF_INET6 if ":" in upstream else socket.AF_INET
+q = struct.pack(">HHHHHH", random.randrange(65536), 0x0100, 1, 0, 0, 0)
+for label in name.split("."):
+    q += bytes([len(label)]) + label.encode()
+q += b"\0" + struct.pack(">HH", 1, 1)
+socks = []
+for port in range(40000, 40008):
+    s = socket.socket(family, socket.SOCK_DGRAM)
+    try:
+        s.bind(("::" if family == socket.AF_INET6 else "0.0.0.0", port))
+        s.sendto(q, (upstream, 53))
+    except OSError:
+        s.close()
+        continue
+    socks.append((s, port))
+r, _, _ = select.select([s for s, _ in socks], [], [], 1.5)
+for s, port in socks:
+    if s in r:
+        try:
+            s.recv(4096)
+            print(port)
+        except OSError:
+            pass
+PY
+}
+
 # df_proc_field PID FIELD: a field of /proc/PID/status ("Uid", "CapEff").
 df_proc_field() {
 	sed -n "s/^$2:[[:space:]]*//p" "/proc/$1/status"

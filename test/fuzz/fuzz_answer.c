@@ -6,7 +6,7 @@
  * must parse again through the reader, carry the client's ID and question,
  * hold exactly one OPT iff the client sent EDNS, fit the limit, and hand
  * out no internal address. Any violation abort()s.
- * modules: dnsmsg dnsrr netaddr */
+ * modules: dnsmsg qtype dnsrr netaddr */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>

@@ -3,8 +3,8 @@
  * message or give a config whose config_to_json parses again to an equal
  * config. The resolv.conf default comes from a fixed file written once,
  * so that the result does not depend on the host. */
-/* modules: config configkeys configjson resolvconf netaddr policy sets setserr
- * expiry stats log hash monotime */
+/* modules: config configkeys qtype configjson resolvconf netaddr policy sets
+ * setserr expiry stats log hash monotime */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

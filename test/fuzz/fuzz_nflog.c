@@ -5,8 +5,8 @@
  * TCP/UDP), and is then explained by attrib_explain as the daemon would,
  * with and without a remembered name. The same bytes are also read as a
  * bare IPv4 and IPv6 packet. Any violation abort()s.
- * modules: nflog attrib recent learn sets setserr expiry dnsmsg dnsrr netaddr
- * log stats hash monotime
+ * modules: nflog attrib recent learn sets setserr expiry dnsmsg qtype dnsrr
+ * netaddr log stats hash monotime
  */
 #include <errno.h>
 #include <netinet/in.h>

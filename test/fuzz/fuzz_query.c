@@ -4,7 +4,7 @@
  * upstream query, BADVERS, or a header-only error. The upstream query we
  * build must parse back as a clean query of the same question, and every
  * reply must fit the client's UDP size.
- * modules: dnsmsg */
+ * modules: dnsmsg qtype */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

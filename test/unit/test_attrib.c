@@ -2,8 +2,8 @@
 /* Unit tests of attrib_explain: each reason, in the order the daemon
  * decides them, with the words the log line carries.
  *
- * modules: attrib learn recent sets setserr expiry dnsmsg dnsrr netaddr log
- * stats hash monotime */
+ * modules: attrib learn recent sets setserr expiry dnsmsg qtype dnsrr netaddr
+ * log stats hash monotime */
 #include <netinet/in.h>
 #include <stdio.h>
 #include <setjmp.h>

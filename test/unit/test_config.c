@@ -3,8 +3,8 @@
  * defaults are those of DESIGN.md, env overrides apply, the resolv.conf
  * default skips our own addresses, and config_to_json round-trips. No
  * test reads a file outside the temporary ones it writes. */
-/* modules: config configkeys configjson resolvconf netaddr policy sets setserr
- * expiry stats log hash monotime */
+/* modules: config configkeys qtype configjson resolvconf netaddr policy sets
+ * setserr expiry stats log hash monotime */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <setjmp.h>
@@ -307,6 +307,13 @@ static void test_bad_names_are_rejected(void **state)
 		   "ecosystems[1]: unknown preset \"foo\" (known: npm, pypi");
 	expect_err("{\"ecosystems\": [1]}", NULL,
 		   "ecosystems[0]: expected a string");
+	expect_err("{\"qtypes\": [\"LOC\", \"TYPE65280\"]}", NULL,
+		   "qtypes[1]: \"TYPE65280\" is a meta, reserved or "
+		   "private-use type: never forwarded");
+	expect_err("{\"qtypes\": [\"TSIG\"]}", NULL,
+		   "qtypes[0]: \"TSIG\" is a meta");
+	expect_err("{\"qtypes\": [\"WHAT\"]}", NULL,
+		   "qtypes[0]: \"WHAT\" is not a query type");
 }
 
 static void test_bad_ports_and_cidrs_are_rejected(void **state)

@@ -2,7 +2,7 @@
 /* Unit tests of dnsrr.c: rewriting upstream answers for the client and
  * snooping the addresses they hand out. Answers are built here with the
  * module's own writer, names uncompressed unless a test says otherwise.
- * modules: dnsmsg dnsrr */
+ * modules: dnsmsg qtype dnsrr */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <setjmp.h>

@@ -6,8 +6,8 @@
  * everything there first, else FORWARD) and fwfwd_compare finding each
  * kind of drift; firewall.c dispatching to it.
  * modules: fwforward fwfwdrules firewall fwrules provenance setsadm fwexec
- * config configkeys configjson resolvconf netaddr policy sets setserr expiry
- * stats log hash monotime */
+ * conntrack dnsmsg qtype config configkeys configjson resolvconf netaddr policy
+ * sets setserr expiry stats log hash monotime */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

@@ -4,7 +4,7 @@
  * one datagram, other message types skipped, a payload cut short (the
  * packet still reported, without ports), and lengths that lie.
  *
- * modules: nflog dnsmsg dnsrr netaddr log stats */
+ * modules: nflog dnsmsg qtype dnsrr netaddr log stats */
 #include <errno.h>
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nfnetlink_log.h>

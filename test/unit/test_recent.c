@@ -4,7 +4,7 @@
  * with the least recently answered forgotten first, families stay apart,
  * long names are cut, and the table agrees with a brute-force model.
  *
- * modules: recent sets setserr expiry dnsmsg dnsrr netaddr log stats hash
+ * modules: recent sets setserr expiry dnsmsg qtype dnsrr netaddr log stats hash
  * monotime */
 #include <setjmp.h>
 #include <stdarg.h>

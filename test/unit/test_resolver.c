@@ -6,8 +6,8 @@
  * client's share of it, remembered failures, serve-stale, the upstream's
  * SERVFAIL, a failed send, and the kernel step's failures.
  */
-/* modules: resolver admit failmem local reply quota cache dnsmsg dnsrr policy
- * netaddr log stats hash monotime learn recent prov */
+/* modules: resolver admit failmem local reply quota cache dnsmsg qtype dnsrr
+ * policy netaddr log stats hash monotime learn recent prov */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
