@@ -24,6 +24,7 @@ static bool json_resolving(cJSON *root, const struct config *c);
 static bool json_sets(cJSON *root, const struct config *c);
 static bool json_ports(cJSON *root, const struct config *c);
 static bool json_qtypes(cJSON *root, const struct config *c);
+static bool json_budget(cJSON *root, const struct config *c);
 static bool json_cidrs(cJSON *root, const struct config *c);
 static bool json_daemon(cJSON *root, const struct config *c);
 static bool json_observe(cJSON *root, const struct config *c);
@@ -130,9 +131,23 @@ static bool json_resolving(cJSON *root, const struct config *c)
 	ok = ok && cJSON_AddItemToObject(
 		       root, "ecosystems",
 		       json_strings(c->ecosystems, c->n_ecosystems));
-	ok = ok && json_qtypes(root, c);
+	ok = ok && json_qtypes(root, c) && json_budget(root, c);
 	return ok && cJSON_AddStringToObject(root, "deny_rcode",
 					     config_deny_name(c->deny_rcode));
+}
+
+/* "wildcard_budget": what a workload may ask below an allowed wildcard. */
+static bool json_budget(cJSON *root, const struct config *c)
+{
+	cJSON *b = cJSON_AddObjectToObject(root, "wildcard_budget");
+	bool ok = b != NULL;
+
+	ok = ok && cJSON_AddNumberToObject(b, "burst", c->budget_burst);
+	ok = ok &&
+	     cJSON_AddNumberToObject(b, "per_minute", c->budget_per_minute);
+	ok = ok && cJSON_AddNumberToObject(b, "depth_max", c->budget_depth_max);
+	return ok &&
+	       cJSON_AddNumberToObject(b, "label_max", c->budget_label_max);
 }
 
 /* "qtypes": ["LOC", "TYPE65000"], by mnemonic where there is one. */

@@ -14,13 +14,17 @@
  * with ndots:5) is logged at debug: it is noise, not an attempt.
  *
  * Every reply is built in a buffer of the function that sends it. */
+#include <inttypes.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "dnsfence/budget.h"
 #include "dnsfence/learn.h"
 #include "dnsfence/local.h"
 #include "dnsfence/log.h"
+#include "dnsfence/monotime.h"
+#include "dnsfence/netaddr.h"
 #include "dnsfence/policy.h"
 #include "dnsfence/qtype.h"
 #include "dnsfence/reply.h"
@@ -30,7 +34,10 @@
 #define DNS_CLASS_IN 1
 
 static bool denied(const struct config *cfg, const struct policy *pol,
-		   const struct dns_query *q, const struct sockaddr *peer);
+		   const struct dns_query *q, const struct sockaddr *peer,
+		   char *why, size_t whylen);
+static bool beyond_caps(const struct config *cfg, const struct dns_query *q,
+			const struct policy_hit *hit, char *why, size_t whylen);
 static bool unforwarded_type(const struct config *cfg,
 			     const struct dns_query *q, const struct client *c);
 
@@ -111,7 +118,7 @@ void local_parse_error(enum dns_parse pr, const uint8_t *msg, size_t len,
 bool local_answer(const struct config *cfg, const struct policy *pol,
 		  const struct dns_query *q, const struct client *c)
 {
-	char text[DNS_NAME_STRLEN + 64], name[DNS_NAME_STRLEN];
+	char text[2 * DNS_NAME_STRLEN + 96];
 
 	if (q->qtype == DNS_TYPE_AXFR || q->qtype == DNS_TYPE_IXFR) {
 		local_reply(q, c, NULL, DNS_RCODE_NOTIMP, DNS_EDE_NONE, NULL);
@@ -124,11 +131,9 @@ bool local_answer(const struct config *cfg, const struct policy *pol,
 			    "dnsfence forwards class IN only");
 		return true;
 	}
-	if (!denied(cfg, pol, q, (const struct sockaddr *)&c->peer))
+	if (!denied(cfg, pol, q, (const struct sockaddr *)&c->peer, text,
+		    sizeof(text)))
 		return unforwarded_type(cfg, q, c);
-	dns_name_to_text(q->name, q->name_len, name, sizeof(name));
-	snprintf(text, sizeof(text), "%s is not on the dnsfence allowlist",
-		 name);
 	local_reply(q, c, NULL,
 		    cfg->deny_rcode == CONFIG_DENY_REFUSED ? DNS_RCODE_REFUSED
 							   : DNS_RCODE_NXDOMAIN,
@@ -181,22 +186,33 @@ static bool unforwarded_type(const struct config *cfg,
  * expansion of an allowed name ("www.example.com.svc.cluster.local") is
  * logged at debug only: every lookup of an allowed name makes some. */
 static bool denied(const struct config *cfg, const struct policy *pol,
-		   const struct dns_query *q, const struct sockaddr *peer)
+		   const struct dns_query *q, const struct sockaddr *peer,
+		   char *why, size_t whylen)
 {
 	char name[DNS_NAME_STRLEN], type[16], client[NETADDR_ENDPOINT_STRLEN];
 	bool audit = cfg->mode == CONFIG_MODE_AUDIT;
+	struct policy_hit hit = {0};
 
-	if (policy_match(pol, q->name, q->name_len))
-		return false;
+	if (policy_match_hit(pol, q->name, q->name_len, &hit)) {
+		if (!beyond_caps(cfg, q, &hit, why, whylen))
+			return false;
+	} else {
+		dns_name_to_text(q->name, q->name_len, name, sizeof(name));
+		snprintf(why, whylen, "%s is not on the dnsfence allowlist",
+			 name);
+	}
 	local_describe(q, peer, name, sizeof(name), type, sizeof(type), client,
 		       sizeof(client));
 	learn_name(name);
 	stats_inc(audit ? STAT_AUDIT_ALLOWED : STAT_DENIED);
 	if (audit)
 		log_limited(LOG_CLASS_AUDIT, LOGL_WARN, "policy",
-			    "audit: would deny %s %s from %s (not on the "
-			    "allowlist); forwarding",
-			    name, type, client);
+			    "audit: would deny %s %s from %s (%s); forwarding",
+			    name, type, client, why);
+	else if (hit.depth > 0)
+		log_limited(LOG_CLASS_DENIED, LOGL_INFO, "policy",
+			    "denied %s %s from %s: %s", name, type, client,
+			    why);
 	else if (local_search_suffix(pol, q))
 		log_limited(LOG_CLASS_DENIED, LOGL_DEBUG, "policy",
 			    "denied %s %s from %s: an allowed name with a "
@@ -207,6 +223,81 @@ static bool denied(const struct config *cfg, const struct policy *pol,
 			    "denied %s %s from %s: not on the allowlist", name,
 			    type, client);
 	return !audit;
+}
+
+/* A name below a wildcard with more labels, or a longer label, than
+ * wildcard_budget lets through: why says which. */
+static bool beyond_caps(const struct config *cfg, const struct dns_query *q,
+			const struct policy_hit *hit, char *why, size_t whylen)
+{
+	char name[DNS_NAME_STRLEN], wild[DNS_NAME_STRLEN];
+
+	if (hit->depth == 0 || (hit->depth <= cfg->budget_depth_max &&
+				hit->label_max <= cfg->budget_label_max))
+		return false;
+	dns_name_to_text(q->name, q->name_len, name, sizeof(name));
+	dns_name_to_text(q->lname + hit->suffix_off,
+			 q->name_len - hit->suffix_off, wild, sizeof(wild));
+	if (hit->depth > cfg->budget_depth_max)
+		snprintf(why, whylen,
+			 "%s is %zu labels below *.%s, more than "
+			 "wildcard_budget.depth_max (%u)",
+			 name, hit->depth, wild, cfg->budget_depth_max);
+	else
+		snprintf(why, whylen,
+			 "%s has a label of %u bytes below *.%s, more than "
+			 "wildcard_budget.label_max (%u)",
+			 name, hit->label_max, wild, cfg->budget_label_max);
+	return true;
+}
+
+bool local_over_budget(const struct config *cfg, const struct policy *pol,
+		       struct budget *b, const struct dns_query *q,
+		       const struct client *c)
+{
+	const struct budget_params bp = {cfg->budget_burst,
+					 cfg->budget_per_minute};
+	const struct sockaddr *peer = (const struct sockaddr *)&c->peer;
+	char name[DNS_NAME_STRLEN], wild[DNS_NAME_STRLEN], type[16],
+	    who[NETADDR_STRLEN] = "?", text[DNS_NAME_STRLEN + 96];
+	bool audit = cfg->mode == CONFIG_MODE_AUDIT;
+	struct budget_refusal why;
+	struct policy_hit hit;
+	struct netaddr a;
+
+	if (b == NULL || !policy_match_hit(pol, q->lname, q->name_len, &hit) ||
+	    hit.depth == 0 ||
+	    budget_take(b, &bp, q->lname + hit.suffix_off,
+			q->name_len - hit.suffix_off, peer, monotime_ms(),
+			&why))
+		return false;
+	stats_inc(audit ? STAT_BUDGET_AUDIT : STAT_BUDGET_REFUSED);
+	dns_name_to_text(q->lname + hit.suffix_off,
+			 q->name_len - hit.suffix_off, wild, sizeof(wild));
+	if (why.log_now) {
+		dns_name_to_text(q->name, q->name_len, name, sizeof(name));
+		dns_type_name(q->qtype, type, sizeof(type));
+		if (netaddr_from_sockaddr(peer, &a))
+			netaddr_format(&a, who, sizeof(who));
+		log_warn("policy",
+			 "%snew-name budget of *.%s used up by %s (%u at once, "
+			 "%u a minute%s): %s %s %s; %" PRIu64
+			 " more since the last line",
+			 audit ? "audit: " : "", wild,
+			 why.by_entry ? "all clients together" : who,
+			 bp.burst * (why.by_entry ? BUDGET_ENTRY_FACTOR : 1),
+			 bp.per_minute *
+			     (why.by_entry ? BUDGET_ENTRY_FACTOR : 1),
+			 why.by_entry ? "" : " per client", name, type,
+			 audit ? "would be refused; forwarding" : "refused",
+			 why.before);
+	}
+	if (audit)
+		return false;
+	snprintf(text, sizeof(text),
+		 "dnsfence: the new-name budget of *.%s is used up", wild);
+	local_reply(q, c, NULL, DNS_RCODE_REFUSED, DNS_EDE_PROHIBITED, text);
+	return true;
 }
 
 /* Is q an allowed name with labels appended (a resolv.conf search list

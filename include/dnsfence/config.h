@@ -51,6 +51,11 @@ struct config {
 	enum config_deny deny_rcode;
 	uint16_t *qtypes; /* forwarded besides the common ones (qtype.c) */
 	size_t n_qtypes;
+	/* "wildcard_budget": new upstream questions below a wildcard, per
+	 * (entry, client): a bucket of burst, refilled per_minute (budget.c);
+	 * names deeper or with longer labels below it are denied. */
+	uint32_t budget_burst, budget_per_minute;
+	uint32_t budget_depth_max, budget_label_max;
 	char *set4, *set6;
 	uint32_t maxelem; /* "sets": {"maxelem": N}, default 65536 */
 	uint32_t ttl_min, ttl_max;

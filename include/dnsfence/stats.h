@@ -42,6 +42,8 @@ enum stat_id {
 	STAT_RELOADS,	      /* reloads that changed the running policy */
 	STAT_RELOAD_FAIL,     /* reloads refused (bad config, restart needed) */
 	STAT_QTYPE_LOCAL,     /* allowed names asked a type not forwarded */
+	STAT_BUDGET_REFUSED,  /* new names refused: wildcard budget used up */
+	STAT_BUDGET_AUDIT,    /* the same in audit mode (forwarded) */
 	STAT__COUNT
 };
 
