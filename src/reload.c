@@ -25,7 +25,9 @@
  *              questions already upstream are judged again on arrival
  *   evict      every address only removed names put in the sets is
  *              deleted over netlink (sets_del), their cached answers
- *              dropped (by the swap)
+ *              dropped (by the swap); an address kept names share gets
+ *              the longest expiry among the kept names' links, within
+ *              the new ttl.max (sets_shorten), never the removed one's
  *   rules      when reload_rules_differ, the guard writes the new rules
  *              in a child (guard_apply) and checks against them from then
  *              on; it never restores the old ones
@@ -114,6 +116,9 @@ struct reload {
 	uint64_t t0_ms;
 	struct netaddr *evict;
 	size_t n_evict, cap_evict;
+	struct netaddr *short_addr; /* entries cut to kept names' expiry */
+	uint64_t *short_exp;
+	size_t n_short, cap_short;
 	/* the last one, for status */
 	uint64_t last_wall, last_ms, count;
 	char last_trigger[16];
@@ -137,6 +142,7 @@ static void swap(struct reload *rl, struct config *cfg, struct policy *pol);
 static size_t evict(struct reload *rl);
 static bool still_allowed(void *arg, const uint8_t *name, size_t len);
 static void collect(void *arg, const struct netaddr *a);
+static void collect_short(void *arg, const struct netaddr *a, uint64_t expires);
 static void on_deleted(void *arg, int status);
 static void on_applied(void *arg, int status, const char *detail);
 static void step_done(struct reload *rl);
@@ -252,6 +258,8 @@ void reload_free(struct reload *rl)
 	policy_free(rl->pol);
 	config_free(rl->owned);
 	free(rl->evict);
+	free(rl->short_addr);
+	free(rl->short_exp);
 	free(rl);
 }
 
@@ -550,14 +558,27 @@ static void swap(struct reload *rl, struct config *cfg, struct policy *pol)
  * sets; returns how many. */
 static size_t evict(struct reload *rl)
 {
+	uint64_t now = monotime_ms() / 1000;
+	const struct prov_shorten sh = {collect_short, rl,
+					now + rl->cfg->ttl_max};
 	size_t n;
 	int rc;
 
 	if (rl->p.sets == NULL)
 		return 0;
 	rl->n_evict = 0;
-	n = prov_evict(rl->prov, still_allowed, rl, collect, rl,
-		       monotime_ms() / 1000);
+	rl->n_short = 0;
+	n = prov_evict_shorten(rl->prov, still_allowed, rl, collect, rl, &sh,
+			       now);
+	if (rl->n_short > 0) {
+		rc = sets_shorten(rl->p.sets, rl->short_addr, rl->short_exp,
+				  rl->n_short, on_deleted, rl);
+		if (rc != 0)
+			log_err(SYS, "cannot queue %zu shorter timeouts: %s",
+				rl->n_short, strerror(-rc));
+		else
+			rl->waits++;
+	}
 	if (rl->n_evict == 0)
 		return n;
 	rc = sets_del(rl->p.sets, rl->evict, rl->n_evict, on_deleted, rl);
@@ -567,6 +588,38 @@ static size_t evict(struct reload *rl)
 	else
 		rl->waits++;
 	return n;
+}
+
+/* An address kept names still hold, whose entry must now end sooner:
+ * the longest of their expiries, not a removed name's, and within the
+ * new ttl.max. */
+static void collect_short(void *arg, const struct netaddr *a, uint64_t expires)
+{
+	struct reload *rl = arg;
+
+	if (rl->n_short == rl->cap_short) {
+		size_t cap = rl->cap_short ? rl->cap_short * 2 : 64;
+		struct netaddr *v =
+		    reallocarray(rl->short_addr, cap, sizeof(*v));
+		uint64_t *e;
+
+		if (v == NULL) {
+			log_err(SYS, "out of memory: an entry keeps its longer "
+				     "timeout");
+			return;
+		}
+		rl->short_addr = v;
+		e = reallocarray(rl->short_exp, cap, sizeof(*e));
+		if (e == NULL) {
+			log_err(SYS, "out of memory: an entry keeps its longer "
+				     "timeout");
+			return;
+		}
+		rl->short_exp = e;
+		rl->cap_short = cap;
+	}
+	rl->short_addr[rl->n_short] = *a;
+	rl->short_exp[rl->n_short++] = expires;
 }
 
 static bool still_allowed(void *arg, const uint8_t *name, size_t len)

@@ -472,6 +472,42 @@ int sets_del(struct sets *s, const struct netaddr *addrs, size_t n,
 	return 0;
 }
 
+/* The one add that may shorten an entry: the never-shorten map forgets
+ * each address first, so the add carries exactly the new expiry, and the
+ * kernel's re-add (no NLM_F_EXCL) sets the entry's timeout to it. */
+int sets_shorten(struct sets *s, const struct netaddr *addrs,
+		 const uint64_t *expires, size_t n, sets_done_fn done,
+		 void *arg)
+{
+	uint64_t now = monotime_s();
+	struct batch *b;
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (addrs[i].family != AF_INET && addrs[i].family != AF_INET6)
+			return -EINVAL;
+	b = batch_new(n, done, arg);
+	if (b == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t exp = expires[i];
+
+		if (exp <= now)
+			exp = now + 1;
+		if (exp - now > SETS_KERNEL_MAX_TIMEOUT)
+			exp = now + SETS_KERNEL_MAX_TIMEOUT;
+		expiry_forget(s->map, &addrs[i]);
+		(void)expiry_note_inflight(s->map, &addrs[i], exp, now);
+		b->items[k].addr = addrs[i];
+		b->items[k].timeout = (uint32_t)(exp - now);
+		b->items[k].expires = exp;
+		k++;
+	}
+	b->n = k;
+	enqueue(s, b);
+	return 0;
+}
+
 static void flush_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct sets *s = arg;
