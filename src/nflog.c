@@ -54,6 +54,7 @@ static int parse_attrs(struct dns_reader *r, struct nflog_pkt *pkt, int family);
 static int parse_attr(uint16_t type, const uint8_t *val, size_t len, int family,
 		      struct nflog_pkt *pkt);
 static int parse_ports(struct dns_reader *r, struct nflog_pkt *pkt);
+static int parse_icmp(struct dns_reader *r, struct nflog_pkt *pkt);
 static int config(struct nflog *n, uint8_t cmd, bool with_mode, char *err,
 		  size_t errlen);
 static void on_read(evutil_socket_t fd, short what, void *arg);
@@ -210,8 +211,24 @@ int nflog_parse_ip(const uint8_t *p, size_t len, int family,
 	out->proto = proto;
 	out->has_ports = false;
 	out->sport = out->dport = 0;
+	out->has_icmp = false;
+	out->icmp_type = out->icmp_code = 0;
 	if (proto == IPPROTO_TCP || proto == IPPROTO_UDP)
 		(void)parse_ports(&r, out);
+	else if (proto == (family == AF_INET ? IPPROTO_ICMP : IPPROTO_ICMPV6))
+		(void)parse_icmp(&r, out);
+	return 0;
+}
+
+static int parse_icmp(struct dns_reader *r, struct nflog_pkt *pkt)
+{
+	uint8_t type, code;
+
+	if (dns_read_u8(r, &type) || dns_read_u8(r, &code))
+		return -EBADMSG;
+	pkt->icmp_type = type;
+	pkt->icmp_code = code;
+	pkt->has_icmp = true;
 	return 0;
 }
 

@@ -44,6 +44,7 @@ enum stat_id {
 	STAT_QTYPE_LOCAL,     /* allowed names asked a type not forwarded */
 	STAT_BUDGET_REFUSED,  /* new names refused: wildcard budget used up */
 	STAT_BUDGET_AUDIT,    /* the same in audit mode (forwarded) */
+	STAT_LATE_ANSWER,     /* late upstream answers' ICMP errors seen */
 	STAT__COUNT
 };
 
