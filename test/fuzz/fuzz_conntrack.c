@@ -4,7 +4,6 @@
  * must stay inside the bytes, and a match must point at a CTA_TUPLE_ORIG
  * attribute inside them whose length field is the length it reports.
  * Any violation abort()s.
- * modules: conntrack dnsmsg qtype netaddr log stats hash monotime
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -12,7 +11,7 @@
 
 #include <linux/netfilter/nfnetlink_conntrack.h>
 
-#include "dnsfence/conntrack.h"
+#include "fence/conntrack.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -3,9 +3,7 @@
  * are left out; an HTTPS/SVCB record with such a hint loses its other
  * hints too (the client's copy drops it whole), while A records and other
  * records' hints stay.
- *
- *   modules: admit dnsmsg qtype dnsrr netaddr policy prov sets setserr
- *   expiry config configkeys configjson resolvconf log stats hash monotime */
+ */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,9 +12,9 @@
 
 #include <cmocka.h>
 
-#include "dnsfence/admit.h"
-#include "dnsfence/config.h"
-#include "dnsfence/netaddr.h"
+#include "base/netaddr.h"
+#include "config/config.h"
+#include "resolve/admit.h"
 
 #include "fixtures.h"
 

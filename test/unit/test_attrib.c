@@ -3,9 +3,7 @@
  * decides them, with the words the log line carries; and attrib_packet's
  * counting: a late answer's ICMP error is no bypass, and the dedup of a
  * bypass from no socket does not swallow a workload uid's.
- *
- * modules: attrib learn recent sets setserr expiry dnsmsg qtype dnsrr netaddr
- * log stats hash monotime */
+ */
 #include <netinet/in.h>
 #include <stdio.h>
 #include <setjmp.h>
@@ -16,8 +14,8 @@
 
 #include <cmocka.h>
 
-#include "dnsfence/attrib.h"
-#include "dnsfence/stats.h"
+#include "base/stats.h"
+#include "observe/attrib.h"
 
 #define WALL 1700000000 /* 2023-11-14 22:13:20 UTC */
 

@@ -2,8 +2,7 @@
 /* Unit tests of the wildcard budget: a client's burst, then the refill
  * rate; each wildcard entry and each client apart; the entry's own bucket
  * caps many client addresses together; one log line per window.
- *
- *   modules: budget netaddr hash monotime log stats */
+ */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <setjmp.h>
@@ -14,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "dnsfence/budget.h"
+#include "resolve/budget.h"
 
 static const uint8_t wild_a[] = "\1w\7allowed\4test";
 static const uint8_t wild_b[] = "\1v\7allowed\4test";

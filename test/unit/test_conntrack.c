@@ -3,8 +3,7 @@
  * destination is a replaced upstream matches (IPv4, IPv6 with its zone)
  * and hands back its original tuple; another destination, the reply
  * tuple's address, a truncated message and another message type do not.
- *
- *   modules: conntrack dnsmsg qtype netaddr log stats hash monotime */
+ */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,7 +15,7 @@
 #include <linux/netlink.h>
 #include <linux/netfilter/nfnetlink_conntrack.h>
 
-#include "dnsfence/conntrack.h"
+#include "fence/conntrack.h"
 
 struct msg {
 	uint8_t b[512];

@@ -3,8 +3,7 @@
  * meta, reserved and private-use types never (at each edge of their
  * ranges), ANY is its own verdict, other data types only when listed;
  * names and TYPEn parse both ways.
- *
- *   modules: qtype */
+ */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "dnsfence/qtype.h"
+#include "dns/qtype.h"
 
 static void test_common_types_forwarded(void **state)
 {
