@@ -59,6 +59,16 @@ int dns_read_bytes(struct dns_reader *r, const uint8_t **p, size_t n)
 	return 0;
 }
 
+int dns_read_copy(struct dns_reader *r, void *v, size_t n)
+{
+	const uint8_t *p;
+	int rc = dns_read_bytes(r, &p, n);
+
+	if (rc == 0)
+		memcpy(v, p, n);
+	return rc;
+}
+
 int dns_skip(struct dns_reader *r, size_t n)
 {
 	const uint8_t *p;

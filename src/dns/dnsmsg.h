@@ -84,6 +84,8 @@ int dns_read_u8(struct dns_reader *r, uint8_t *v);
 int dns_read_u16(struct dns_reader *r, uint16_t *v);
 int dns_read_u32(struct dns_reader *r, uint32_t *v);
 int dns_read_bytes(struct dns_reader *r, const uint8_t **p, size_t n);
+/* n bytes copied to v as they are (host order: netlink's own headers). */
+int dns_read_copy(struct dns_reader *r, void *v, size_t n);
 int dns_skip(struct dns_reader *r, size_t n);
 /* The 12-byte header at r->pos. 0 or -EBADMSG. */
 int dns_read_header(struct dns_reader *r, struct dns_header *h);

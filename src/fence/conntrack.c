@@ -53,23 +53,14 @@ struct dump {
 	int err;
 };
 
-static int read_host(struct dns_reader *r, void *v, size_t n);
 static int next_attr(struct dns_reader *r, uint16_t *type, const uint8_t **val,
 		     size_t *len, const uint8_t **whole, size_t *whole_len);
 static bool tuple_dst(const uint8_t *val, size_t len, struct netaddr *dst);
 static int on_entry(const struct nlmsghdr *nlh, void *arg);
+static struct nlmsghdr *request(uint8_t *buf, uint16_t msg, uint16_t flags,
+				uint8_t family);
 static int dump(struct mnl_socket *nl, struct dump *d);
 static int delete_one(struct mnl_socket *nl, const struct found *f);
-
-static int read_host(struct dns_reader *r, void *v, size_t n)
-{
-	const uint8_t *p;
-	int rc = dns_read_bytes(r, &p, n);
-
-	if (rc == 0)
-		memcpy(v, p, n);
-	return rc;
-}
 
 /* The next attribute of r (padded to 4 bytes): its type without flags,
  * its value, and the whole attribute with its header. 1 at the end, 0,
@@ -82,8 +73,8 @@ static int next_attr(struct dns_reader *r, uint16_t *type, const uint8_t **val,
 
 	if (r->len - r->pos < 4)
 		return 1;
-	if (read_host(r, &nla_len, sizeof(nla_len)) ||
-	    read_host(r, &nla_type, sizeof(nla_type)))
+	if (dns_read_copy(r, &nla_len, sizeof(nla_len)) ||
+	    dns_read_copy(r, &nla_type, sizeof(nla_type)))
 		return -EBADMSG;
 	if (nla_len < 4 || nla_len > r->len - start)
 		return -EBADMSG;
@@ -149,8 +140,8 @@ bool conntrack_entry_matches(const void *buf, size_t len,
 	*has_zone = false;
 	*zone = 0;
 	dns_reader_init(&r, buf, len);
-	if (read_host(&r, &mlen, sizeof(mlen)) ||
-	    read_host(&r, &nl_type, sizeof(nl_type)) ||
+	if (dns_read_copy(&r, &mlen, sizeof(mlen)) ||
+	    dns_read_copy(&r, &nl_type, sizeof(nl_type)) ||
 	    dns_skip(&r, NLMSG_HDRLEN_ - 6) || mlen < NLMSG_HDRLEN_ ||
 	    mlen > len)
 		return false;
@@ -214,23 +205,34 @@ static int on_entry(const struct nlmsghdr *nlh, void *arg)
 	return MNL_CB_OK;
 }
 
+/* A ctnetlink request of type msg (IPCTNL_MSG_*) for family in buf. */
+static struct nlmsghdr *request(uint8_t *buf, uint16_t msg, uint16_t flags,
+				uint8_t family)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct nfgenmsg *nfg;
+
+	nlh->nlmsg_type = (NFNL_SUBSYS_CTNETLINK << 8) | msg;
+	nlh->nlmsg_flags = NLM_F_REQUEST | flags;
+	nlh->nlmsg_seq = (uint32_t)time(NULL);
+	nfg = mnl_nlmsg_put_extra_header(nlh, sizeof(*nfg));
+	nfg->nfgen_family = family;
+	nfg->version = NFNETLINK_V0;
+	nfg->res_id = 0;
+	return nlh;
+}
+
 static int dump(struct mnl_socket *nl, struct dump *d)
 {
 	uint8_t buf[32768];
 	unsigned int portid = mnl_socket_get_portid(nl);
-	uint32_t seq = (uint32_t)time(NULL);
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-	struct nfgenmsg *nfg;
+	/* AF_UNSPEC: both families */
+	struct nlmsghdr *nlh =
+	    request(buf, IPCTNL_MSG_CT_GET, NLM_F_DUMP, AF_UNSPEC);
+	uint32_t seq = nlh->nlmsg_seq;
 	ssize_t got;
 	int rc;
 
-	nlh->nlmsg_type = (NFNL_SUBSYS_CTNETLINK << 8) | IPCTNL_MSG_CT_GET;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	nlh->nlmsg_seq = seq;
-	nfg = mnl_nlmsg_put_extra_header(nlh, sizeof(*nfg));
-	nfg->nfgen_family = AF_UNSPEC; /* both families */
-	nfg->version = NFNETLINK_V0;
-	nfg->res_id = 0;
 	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0)
 		return -errno;
 	for (;;) {
@@ -249,18 +251,11 @@ static int delete_one(struct mnl_socket *nl, const struct found *f)
 {
 	uint8_t buf[MNL_SOCKET_BUFFER_SIZE];
 	unsigned int portid = mnl_socket_get_portid(nl);
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-	struct nfgenmsg *nfg;
+	struct nlmsghdr *nlh =
+	    request(buf, IPCTNL_MSG_CT_DELETE, NLM_F_ACK, f->family);
 	ssize_t got;
 	int rc;
 
-	nlh->nlmsg_type = (NFNL_SUBSYS_CTNETLINK << 8) | IPCTNL_MSG_CT_DELETE;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-	nlh->nlmsg_seq = (uint32_t)time(NULL);
-	nfg = mnl_nlmsg_put_extra_header(nlh, sizeof(*nfg));
-	nfg->nfgen_family = f->family;
-	nfg->version = NFNETLINK_V0;
-	nfg->res_id = 0;
 	/* the original tuple exactly as the dump gave it */
 	memcpy((uint8_t *)nlh + nlh->nlmsg_len, f->tuple, f->len);
 	nlh->nlmsg_len += (uint32_t)NLA_ALIGN(f->len);

@@ -807,6 +807,25 @@ for s, port in socks:
 PY
 }
 
+# expect_no_ride UID TAG WHAT: the conntrack ride (df_ride_sweep) of a
+# denied name TAG-PID.evil.test from UID reaches nothing: unbound never
+# logs it and no port of the sweep gets an answer. WHAT names the moment.
+expect_no_ride() {
+	local name="$2-$$.evil.test" answered
+	answered="$(df_ride_sweep "$1" "$name")"
+	sleep 0.5
+	if df_unbound_saw "$name"; then
+		fail "$3: $name reached the upstream 198.18.0.1 from port(s) ${answered:-?} of the daemon"
+	fi
+	[ -z "$answered" ] || fail "$3: the upstream answered the workload on port(s) $answered"
+	ok "$3: the daemon's old ports, rebound by uid $1, carry nothing to 198.18.0.1"
+}
+
+# df_conntrack_to ADDR: the workload's UDP conntrack entries to ADDR:53.
+df_conntrack_to() {
+	wl conntrack -L -p udp -d "$1" --dport 53 2>/dev/null | awk '/dport=53/ { n++ } END { print n + 0 }'
+}
+
 # df_proc_field PID FIELD: a field of /proc/PID/status ("Uid", "CapEff").
 df_proc_field() {
 	sed -n "s/^$2:[[:space:]]*//p" "/proc/$1/status"

@@ -20,41 +20,28 @@ sock_conf() { echo '{"socket": "'"$DF_TMP"'/control.sock", "watch": false}'; }
 df_start_dnsfence allow='["www.allowed.test", "*.w.allowed.test"]' control="$(sock_conf)"
 chmod 755 "$DF_TMP"
 
-old_entries() {
-	wl conntrack -L -p udp -d 198.18.0.1 --dport 53 2>/dev/null | grep -c "dport=53" || true
-}
 for n in 1 2 3 4; do
 	df_dig "n$n.w.allowed.test" A
 	expect_rcode NOERROR
 done
-[ "$(old_entries)" -gt 0 ] || fail "control: the daemon's queries left no conntrack entry to 198.18.0.1:53"
-ok "control: the daemon's queries opened $(old_entries) entries to the old upstream"
+[ "$(df_conntrack_to 198.18.0.1)" -gt 0 ] || fail "control: the daemon's queries left no conntrack entry to 198.18.0.1:53"
+ok "control: the daemon's queries opened $(df_conntrack_to 198.18.0.1) entries to the old upstream"
 
-ride() {
-	local name="$1-$$.evil.test" answered
-	answered="$(df_ride_sweep "$WL_UID" "$name")"
-	sleep 0.5
-	if df_unbound_saw "$name"; then
-		fail "$2: $name reached the old upstream 198.18.0.1 from port(s) ${answered:-?} of the daemon"
-	fi
-	[ -z "$answered" ] || fail "$2: the old upstream answered the workload on port(s) $answered"
-	ok "$2: the daemon's old ports carry nothing to 198.18.0.1"
-}
-ride before "control, before the change"
+expect_no_ride "$WL_UID" before "control, before the change"
 
 df_config allow='["www.allowed.test", "*.w.allowed.test"]' upstreams='["[2001:db8::1]"]' \
 	control="$(sock_conf)"
 df_dnsfence reload
 [ "$DF_CMD_RC" -eq 0 ] || fail "reload exited $DF_CMD_RC: $DF_CMD_ERR"
 ok "reload: $DF_CMD_OUT"
-ride draining "right after the reload"
+expect_no_ride "$WL_UID" draining "right after the reload"
 
 df_wait_log 100 "conntrack entries to replaced upstream(s) 198.18.0.1 deleted" ||
 	fail "the daemon never said it deleted the flows to the replaced upstream 198.18.0.1"
 df_wait_log 50 "the new rules are in place" || fail "the rules without the old upstream never came"
-[ "$(old_entries)" -eq 0 ] ||
-	fail "$(old_entries) conntrack entries to the old upstream 198.18.0.1:53 are left: $(wl conntrack -L -d 198.18.0.1 2>&1)"
-ride after "after the old upstream drained"
+[ "$(df_conntrack_to 198.18.0.1)" -eq 0 ] ||
+	fail "$(df_conntrack_to 198.18.0.1) conntrack entries to the old upstream 198.18.0.1:53 are left: $(wl conntrack -L -d 198.18.0.1 2>&1)"
+expect_no_ride "$WL_UID" after "after the old upstream drained"
 wl "$DNSFENCE_BIN" -c "$DF_DNSFENCE_CONF" check >/dev/null 2>&1 ||
 	fail "check against the new config is not 0 once the old upstream's rules are gone"
 ok "check: the rules are the new config's, the old upstream's gone"

@@ -17,34 +17,21 @@ df_setup
 wl sysctl -qw net.ipv4.ip_local_port_range="40000 40007"
 df_start_dnsfence allow='["*.w.allowed.test"]'
 
-old_entries() {
-	wl conntrack -L -p udp -d 198.18.0.1 --dport 53 2>/dev/null | grep -c "dport=53" || true
-}
 for n in 1 2 3 4; do
 	df_dig "n$n.w.allowed.test" A
 	expect_rcode NOERROR
 done
 
-ride() {
-	local name="$1-$$.evil.test" answered
-	answered="$(df_ride_sweep "$WL_UID" "$name")"
-	sleep 0.5
-	if df_unbound_saw "$name"; then
-		fail "$2: $name reached the old upstream 198.18.0.1 from port(s) ${answered:-?} of the daemon"
-	fi
-	[ -z "$answered" ] || fail "$2: the old upstream answered the workload on port(s) $answered"
-	ok "$2: the daemon's old ports carry nothing to 198.18.0.1"
-}
-ride before "control, before the restart"
+expect_no_ride "$WL_UID" before "control, before the restart"
 
 df_stop_dnsfence
-[ "$(old_entries)" -gt 0 ] || fail "control: the stopped daemon left no conntrack entry to 198.18.0.1:53"
-ok "control: the stopped daemon left $(old_entries) entries to the old upstream"
+[ "$(df_conntrack_to 198.18.0.1)" -gt 0 ] || fail "control: the stopped daemon left no conntrack entry to 198.18.0.1:53"
+ok "control: the stopped daemon left $(df_conntrack_to 198.18.0.1) entries to the old upstream"
 
 df_start_dnsfence allow='["*.w.allowed.test"]' upstreams='["[2001:db8::1]"]'
-ride after "after the restart with the new upstream"
-[ "$(old_entries)" -eq 0 ] ||
-	fail "setup left $(old_entries) conntrack entries to the old upstream 198.18.0.1:53"
+expect_no_ride "$WL_UID" after "after the restart with the new upstream"
+[ "$(df_conntrack_to 198.18.0.1)" -eq 0 ] ||
+	fail "setup left $(df_conntrack_to 198.18.0.1) conntrack entries to the old upstream 198.18.0.1:53"
 grep -q "conntrack entries to replaced upstream(s) 198.18.0.1 deleted" <<<"$DF_CMD_ERR$DF_CMD_OUT" ||
 	fail "setup did not say it deleted the flows to 198.18.0.1: $DF_CMD_ERR"
 ok "setup: deleted the flows to the upstream the previous policy left"

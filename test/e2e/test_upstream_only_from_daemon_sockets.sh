@@ -26,14 +26,7 @@ df_dig www.allowed.test A
 expect_rcode NOERROR
 df_poll 30 df_unbound_saw www.allowed.test || fail "the allowed query never reached unbound (control)"
 ok "control: the daemon's query for www.allowed.test reached the upstream"
-ride="ride-$$.evil.test"
-answered="$(df_ride_sweep "$WL_UID" "$ride")"
-sleep 0.5
-if df_unbound_saw "$ride"; then
-	fail "conntrack ride: $ride reached unbound from port(s) ${answered:-?} of the daemon's old socket"
-fi
-[ -z "$answered" ] || fail "conntrack ride: the upstream answered the workload on port(s) $answered"
-ok "conntrack ride: the daemon's port, rebound by uid $WL_UID, carries no query to the upstream"
+expect_no_ride "$WL_UID" ride "conntrack ride"
 
 # --- (b) the daemon's own uid
 duid="$(df_proc_field "$DF_DNSFENCE_PID" Uid | awk '{ print $2 }')"
