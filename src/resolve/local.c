@@ -160,7 +160,7 @@ static bool unforwarded_type(const struct config *cfg,
 	dns_name_to_text(q->name, q->name_len, name, sizeof(name));
 	qtype_name(q->qtype, type, sizeof(type));
 	if (cfg->mode == CONFIG_MODE_AUDIT) {
-		log_limited(LOG_CLASS_DENIED, LOGL_INFO, "resolver",
+		log_limited(LOG_CLASS_AUDIT, LOGL_WARN, "resolver",
 			    "audit: %s %s would be answered locally (qtype not "
 			    "forwarded)",
 			    name, type);

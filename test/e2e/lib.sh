@@ -317,6 +317,11 @@ df_tcp_connect() {
 
 # --- dnsfence -----------------------------------------------------------------
 
+# A wildcard_budget no test client can use up: for tests that flood unique
+# names below a wildcard to test something else (the budget has its own,
+# test_wildcard_flood_budget_bounds_new_names.sh).
+DF_BUDGET_UNBOUNDED='{"burst": 10000000, "per_minute": 600000000}'
+
 # df_config [KEY=JSON]...: write a config to $DF_TMP/dnsfence.json: listen on
 # loopback, upstream unbound, ports tcp/80, 443 and 8080 (the tests'
 # listeners), debug log, state_dir $DF_TMP/state and the control socket in
