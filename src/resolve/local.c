@@ -159,7 +159,7 @@ static bool unforwarded_type(const struct config *cfg,
 		return false;
 	dns_name_to_text(q->name, q->name_len, name, sizeof(name));
 	qtype_name(q->qtype, type, sizeof(type));
-	if (cfg->mode == CONFIG_MODE_AUDIT) {
+	if (config_audit_dns_open(cfg)) {
 		log_limited(LOG_CLASS_AUDIT, LOGL_WARN, "resolver",
 			    "audit: %s %s would be answered locally (qtype not "
 			    "forwarded)",
@@ -190,7 +190,7 @@ static bool denied(const struct config *cfg, const struct policy *pol,
 		   char *why, size_t whylen)
 {
 	char name[DNS_NAME_STRLEN], type[16], client[NETADDR_ENDPOINT_STRLEN];
-	bool audit = cfg->mode == CONFIG_MODE_AUDIT;
+	bool audit = config_audit_dns_open(cfg);
 	struct policy_hit hit = {0};
 
 	if (policy_match_hit(pol, q->name, q->name_len, &hit)) {
@@ -209,8 +209,14 @@ static bool denied(const struct config *cfg, const struct policy *pol,
 		log_limited(LOG_CLASS_AUDIT, LOGL_WARN, "policy",
 			    "audit: would deny %s %s from %s (%s); forwarding",
 			    name, type, client, why);
+	else if (cfg->mode == CONFIG_MODE_AUDIT)
+		log_limited(
+		    LOG_CLASS_DENIED, LOGL_WARN, "policy",
+		    "audit: denied %s %s from %s (%s); answered locally "
+		    "(audit_denied \"local\")",
+		    name, type, client, why);
 	else if (hit.depth > 0)
-		log_limited(LOG_CLASS_DENIED, LOGL_INFO, "policy",
+		log_limited(LOG_CLASS_DENIED, LOGL_WARN, "policy",
 			    "denied %s %s from %s: %s", name, type, client,
 			    why);
 	else if (local_search_suffix(pol, q))
@@ -219,7 +225,7 @@ static bool denied(const struct config *cfg, const struct policy *pol,
 			    "search-list suffix",
 			    name, type, client);
 	else
-		log_limited(LOG_CLASS_DENIED, LOGL_INFO, "policy",
+		log_limited(LOG_CLASS_DENIED, LOGL_WARN, "policy",
 			    "denied %s %s from %s: not on the allowlist", name,
 			    type, client);
 	return !audit;
@@ -260,7 +266,7 @@ bool local_over_budget(const struct config *cfg, const struct policy *pol,
 	const struct sockaddr *peer = (const struct sockaddr *)&c->peer;
 	char name[DNS_NAME_STRLEN], wild[DNS_NAME_STRLEN], type[16],
 	    who[NETADDR_STRLEN] = "?", text[DNS_NAME_STRLEN + 96];
-	bool audit = cfg->mode == CONFIG_MODE_AUDIT;
+	bool audit = config_audit_dns_open(cfg);
 	struct budget_refusal why;
 	struct policy_hit hit;
 	struct netaddr a;
