@@ -182,7 +182,7 @@ int subjects_item_cgroup(struct pctx *p, const char *s, const char *path)
 			    p, path,
 			    "\"%s\": character '%c' not allowed (letters, "
 			    "digits and / _ . - @ : + only)",
-			    val, s[i] > 0x20 && s[i] < 0x7f ? s[i] : '?');
+			    val, s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?');
 		if (s[i] == '/' && i + 1 < n &&
 		    (s[i + 1] == '/' || s[i + 1] == '.'))
 			return configkeys_fail(

@@ -216,7 +216,16 @@ char *fw_jumps_fixes(const struct fw_rules *want, const struct fw_jumps *have)
 	char *del, *buf;
 	size_t cap, len;
 
-	if (fw_jumps_compare(AF_INET, "", want, have, NULL, NULL) == 0)
+	bool cgroup = false;
+
+	/* The kernel resolves a cgroup path when the rule is inserted: a
+	 * cgroup removed and made again (a unit restarted) is another
+	 * cgroup, which the old rule, same text, does not match. So every
+	 * apply inserts cgroup jumps afresh. */
+	for (size_t i = 0; i < want->n; i++)
+		cgroup = cgroup || strstr(want->v[i], " -m cgroup ") != NULL;
+	if (!cgroup &&
+	    fw_jumps_compare(AF_INET, "", want, have, NULL, NULL) == 0)
 		return strdup("");
 	del = delete_lines(have);
 	if (del == NULL)

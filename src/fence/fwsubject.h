@@ -49,7 +49,9 @@ int fw_jumps_compare(int family, const char *chain, const struct fw_rules *want,
 		     const struct fw_jumps *have,
 		     void (*report)(void *arg, const char *line), void *arg);
 
-/* Restore lines that turn have into want ("" when they already match):
+/* Restore lines that turn have into want ("" when they already match,
+ * unless want holds a cgroup match: those are always inserted afresh, as
+ * the kernel binds a rule to the cgroup that had the path at insertion):
  * every jump deleted, the wanted ones inserted first. malloc'd; NULL. */
 char *fw_jumps_fixes(const struct fw_rules *want, const struct fw_jumps *have);
 
