@@ -19,6 +19,7 @@
 #include "cli/fence.h"
 #include "base/log.h"
 #include "daemon/privs.h"
+#include "cli/exec.h"
 #include "cli/probe.h"
 #include "sets/setsadm.h"
 #include "cli/suggest.h"
@@ -56,6 +57,7 @@ static int lookup_user(const struct config *cfg, uid_t *uid, gid_t *gid);
 static int fence(const char *config_path, bool do_setup, bool do_serve);
 static int cmd_reload(const char *config_path, const char *arg);
 static int cmd_status(const char *config_path, const char *arg);
+static int cmd_exec(const char *config_path, const char *arg);
 static int control(const char *config_path, const char *cmd, int timeout_s,
 		   const char *what);
 #define RELOAD_TIMEOUT_S 90 /* above the guard's 60 s child timeout */
@@ -89,6 +91,9 @@ static const struct command commands[] = {
     {"status", cmd_status, "[--json]",
      "the running daemon's mode, policy, sets, counters and last "
      "reload"},
+    {"exec", cmd_exec, "[--user USER] [--allow NAME]... -- CMD [ARGS]",
+     "run CMD alone fenced (a fresh cgroup, no capabilities, as USER), the "
+     "rest of the namespace untouched; exit with CMD's status"},
 };
 
 static void usage(FILE *out)
@@ -160,7 +165,8 @@ int main(int argc, char **argv)
 			continue;
 		cmd_argc = argc - optind;
 		cmd_argv = argv + optind;
-		if (argc - optind > (c->arg == NULL		     ? 1
+		if (c->fn != cmd_exec &&
+		    argc - optind > (c->arg == NULL		     ? 1
 				     : strncmp(c->arg, "[-", 2) == 0 ? 3
 								     : 2)) {
 			fprintf(stderr, "dnsfence: %s: too many operands\n",
@@ -174,6 +180,12 @@ int main(int argc, char **argv)
 	fprintf(stderr, "dnsfence: unknown command '%s'\n", argv[optind]);
 	usage(stderr);
 	return EXIT_USAGE;
+}
+
+static int cmd_exec(const char *config_path, const char *arg)
+{
+	(void)arg;
+	return exec_main(config_path, cmd_argc, cmd_argv);
 }
 
 static int load_config(const char *path, struct config **out)
