@@ -108,6 +108,8 @@ static bool namespace_fenced(void);
 static void on_signal(int sig);
 static int rm_tree(const char *dir);
 static int find_exec_dir(const char *config_path);
+static void write_pid(const struct instance *in);
+static void stop_stale_daemon(const char *dir);
 
 int exec_main(const char *config_path, int argc, char **argv)
 {
@@ -203,27 +205,16 @@ static int parse_args(int argc, char **argv, const char **user, cJSON *allow,
 	static const struct option longopts[] = {
 	    {"user", required_argument, NULL, 'u'},
 	    {"allow", required_argument, NULL, 'a'},
-	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	int opt;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+u:a:h", longopts, NULL)) !=
-	       -1) {
+	while ((opt = getopt_long(argc, argv, "+u:a:", longopts, NULL)) != -1) {
 		if (opt == 'u') {
 			*user = optarg;
 		} else if (opt == 'a') {
 			cJSON_AddItemToArray(allow, cJSON_CreateString(optarg));
-		} else if (opt == 'h') {
-			printf("usage: dnsfence [-c FILE] exec [--user USER] "
-			       "[--allow NAME]... -- CMD [ARGS]\n"
-			       "  run CMD fenced alone: allowed names are the "
-			       "config's plus each --allow;\n"
-			       "  CMD runs as USER (default: $SUDO_UID, the "
-			       "user who ran sudo) with no capabilities;\n"
-			       "  the exit status is CMD's\n");
-			exit(0);
 		} else {
 			return -EINVAL;
 		}
@@ -479,6 +470,7 @@ static int wait_ready(const struct instance *in_c)
 		return -EINVAL;
 	}
 	in->daemon = spawn_self(in->conf, "run", log);
+	write_pid(in);
 	for (int waited = 0; in->daemon > 0 && !got_signal; waited += 100) {
 		if (waitpid(in->daemon, &st, WNOHANG) == in->daemon) {
 			in->daemon = -1;
@@ -543,7 +535,7 @@ static void drop_everything(const struct instance *in)
 
 static pid_t start_command(const struct instance *in, char **argv)
 {
-	pid_t pid = fork();
+	pid_t parent = getpid(), pid = fork();
 
 	if (pid < 0) {
 		fprintf(stderr, "dnsfence: exec: fork: %s\n", strerror(errno));
@@ -554,8 +546,10 @@ static pid_t start_command(const struct instance *in, char **argv)
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGHUP, SIG_DFL);
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	drop_everything(in);
+	/* After the uid change, which clears it: exec gone, CMD goes too. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+		_exit(125);
 	execvp(argv[0], argv);
 	fprintf(stderr, "dnsfence: exec: %s: %s\n", argv[0], strerror(errno));
 	_exit(errno == ENOENT ? 127 : 126);
@@ -624,7 +618,12 @@ static void teardown(const struct instance *in)
 				"%s teardown'\n",
 				log, in->conf);
 	}
-	if (in->cgroup[0] && rmdir(in->cgroup) != 0 && errno != ENOENT)
+	/* The last task may still be leaving the cgroup: EBUSY a moment. */
+	for (int i = 0; in->cgroup[0] && i < 50 && rmdir(in->cgroup) != 0 &&
+			errno == EBUSY;
+	     i++)
+		nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
+	if (in->cgroup[0] && access(in->cgroup, F_OK) == 0)
 		fprintf(stderr, "dnsfence: exec: cannot remove cgroup %s: %s\n",
 			in->cgroup, strerror(errno));
 	if (removed) /* else kept for the next exec to finish */
@@ -647,6 +646,56 @@ static int rm_tree(const char *dir)
 	}
 	closedir(d);
 	return rmdir(dir) == 0 ? 0 : -errno;
+}
+
+/* The daemon's pid in DIR/daemon.pid, for the exec after a killed one:
+ * the daemon changes its uid, which clears a parent-death signal, so it
+ * outlives an exec killed outright. */
+static void write_pid(const struct instance *in)
+{
+	char path[PATH_LEN + 16];
+	FILE *f;
+
+	if (in->daemon <= 0 ||
+	    !path_fmt(path, sizeof(path), "%s/daemon.pid", in->dir))
+		return;
+	f = fopen(path, "w");
+	if (f != NULL) {
+		fprintf(f, "%d\n", (int)in->daemon);
+		fclose(f);
+	}
+}
+
+/* Stop the daemon DIR/daemon.pid names, if it still runs DIR's config. */
+static void stop_stale_daemon(const char *dir)
+{
+	char path[PATH_LEN + 16], cmd[4096];
+	FILE *f;
+	int pid = 0;
+	size_t n;
+
+	if (!path_fmt(path, sizeof(path), "%s/daemon.pid", dir) ||
+	    (f = fopen(path, "r")) == NULL)
+		return;
+	if (fscanf(f, "%d", &pid) != 1)
+		pid = 0;
+	fclose(f);
+	if (pid <= 0 ||
+	    !path_fmt(path, sizeof(path), "/proc/%d/cmdline", pid) ||
+	    (f = fopen(path, "r")) == NULL)
+		return;
+	n = fread(cmd, 1, sizeof(cmd) - 1, f);
+	fclose(f);
+	for (size_t i = 0; i < n; i++)
+		cmd[i] = cmd[i] == '\0' ? ' ' : cmd[i];
+	cmd[n] = '\0';
+	if (strstr(cmd, dir) == NULL)
+		return; /* the pid is another process's now */
+	kill(pid, SIGTERM);
+	for (int i = 0; i < STOP_TIMEOUT_MS / 50 && kill(pid, 0) == 0; i++)
+		nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+	if (kill(pid, 0) == 0)
+		kill(pid, SIGKILL);
 }
 
 /* What an exec killed outright left: its pid is gone. */
@@ -680,6 +729,7 @@ static void clean_stale(void)
 			"dnsfence: exec: removing what exec %d left (it was "
 			"killed)\n",
 			pid);
+		stop_stale_daemon(in.dir);
 		teardown(&in);
 	}
 	closedir(d);
