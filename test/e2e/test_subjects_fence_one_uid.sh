@@ -168,12 +168,14 @@ ok "control: the same uid outside the cgroup is not fenced"
 expect_dnsfence_running
 
 # The kernel binds a cgroup rule to the cgroup that had the path when the
-# rule went in: a unit restarted gets a new cgroup of the same path. setup
-# run again (ExecStartPre=+ of the unit) inserts the jumps afresh.
+# rule went in: a unit restarted gets a new cgroup of the same path. The
+# daemon restarted (its setup), as the systemd drop-in does before the
+# unit starts, inserts the jumps afresh.
+df_stop_dnsfence
 rmdir "$cgroot$cg"
 mkdir "$cgroot$cg"
-df_setup_fence
+df_start_dnsfence allow='["www.allowed.test"]' subjects="{\"cgroups\": [\"$cg\"]}"
 ! in_cg timeout 3 bash -c 'exec 3<>/dev/tcp/198.18.1.11/80' 2>/dev/null ||
-	fail "a cgroup made again after setup ran again is not fenced"
+	fail "a cgroup made again, then the daemon restarted, is not fenced"
 df_connect_as "$OTHER" 198.18.1.11 80 || fail "control: uid $OTHER outside the new cgroup cannot reach 198.18.1.11:80"
-ok "setup run again fences a cgroup that was removed and made again"
+ok "a restarted daemon fences a cgroup that was removed and made again"
