@@ -22,8 +22,7 @@
 
 #include "fixtures.h"
 
-#define UID 4242u
-#define C   "-A DNSFENCE-OUT "
+#define C "-A DNSFENCE-OUT "
 #define SUBJECTS                                                               \
 	"{\"upstreams\": [\"198.18.0.1\"], \"subjects\": {\"users\": "         \
 	"[\"4242\"], \"groups\": [\"4300\"], \"cgroups\": "                    \
@@ -50,7 +49,7 @@ static void uid_gid_cgroup_render_their_jumps(void **state)
 {
 	struct config *c = fixture_config(SUBJECTS);
 	struct fw_rules j4 = {0}, j6 = {0}, nat = {0};
-	char *v4 = fw_render(c, AF_INET, UID);
+	char *v4 = fw_render(c, AF_INET);
 
 	(void)state;
 	assert_int_equal(fwsubject_jumps(c, AF_INET, &j4), 0);
@@ -104,7 +103,7 @@ static void no_subjects_is_the_whole_namespace(void **state)
 {
 	struct config *c = fixture_config("{\"upstreams\": [\"198.18.0.1\"]}");
 	struct fw_rules j = {0}, nat = {0};
-	char *v4 = fw_render(c, AF_INET, UID);
+	char *v4 = fw_render(c, AF_INET);
 
 	(void)state;
 	assert_int_equal(fwsubject_jumps(c, AF_INET, &j), 0);
@@ -126,7 +125,7 @@ static void loopback_listener_keeps_only_named_ports(void **state)
 	    "{\"upstreams\": [\"198.18.0.1\"], \"subjects\": {\"users\": "
 	    "[\"4242\"], \"loopback\": \"listener\", \"loopback_ports\": "
 	    "[\"tcp/5432\", \"udp/8000-8010\"]}}");
-	char *v4 = fw_render(c, AF_INET, UID);
+	char *v4 = fw_render(c, AF_INET);
 
 	(void)state;
 	assert_null(strstr(v4, C "-o lo -j ACCEPT"));
@@ -143,7 +142,7 @@ static void loopback_listener_keeps_only_named_ports(void **state)
 static char *saved_with(const struct config *c, const char *jumps,
 			const char *nat)
 {
-	char *filter = fw_render(c, AF_INET, UID), *out = NULL;
+	char *filter = fw_render(c, AF_INET), *out = NULL;
 	size_t skip = strlen("*filter\n");
 	int body = (int)(strlen(filter) - skip - strlen("COMMIT\n"));
 
@@ -187,21 +186,20 @@ static void compare_finds_jumps_and_nat_drift(void **state)
 	    c, J4 "-A OUTPUT -m owner --uid-owner 7 -j DNSFENCE-OUT\n", NAT);
 
 	(void)state;
-	assert_int_equal(fw_compare(c, AF_INET, UID, ok, collect, &r), 0);
-	assert_int_equal(fw_compare(c, AF_INET, UID, other_first, collect, &r),
-			 1);
+	assert_int_equal(fw_compare(c, AF_INET, ok, collect, &r), 0);
+	assert_int_equal(fw_compare(c, AF_INET, other_first, collect, &r), 1);
 	assert_non_null(strstr(r.lines[0], "are not its first rules"));
 	r.n = 0;
-	assert_int_equal(fw_compare(c, AF_INET, UID, no_nat, collect, &r), 1);
+	assert_int_equal(fw_compare(c, AF_INET, no_nat, collect, &r), 1);
 	assert_string_equal(r.lines[0], "ipv4: nat chain DNSFENCE-DNS missing");
 	r.n = 0;
-	assert_int_equal(fw_compare(c, AF_INET, UID, stray, collect, &r), 1);
+	assert_int_equal(fw_compare(c, AF_INET, stray, collect, &r), 1);
 	assert_string_equal(r.lines[0],
 			    "ipv4: unexpected jump to DNSFENCE-OUT: -A OUTPUT "
 			    "-m owner --uid-owner 7 -j DNSFENCE-OUT");
 	/* A whole-namespace config finds the subjects' nat chain left. */
 	r.n = 0;
-	assert_true(fw_compare(whole, AF_INET, UID, ok, collect, &r) > 0);
+	assert_true(fw_compare(whole, AF_INET, ok, collect, &r) > 0);
 	assert_true(r.n >= 2);
 	bool left = false;
 	for (int i = 0; i < r.n && i < 16; i++)
