@@ -53,8 +53,6 @@ static bool is_listen_addr(const struct config *c,
 			   const struct sockaddr_storage *ss);
 static int upstreams_from_resolv(struct pctx *p, const char *path,
 				 const char *saved);
-static bool endpoint_eq(const struct config_endpoint *a,
-			const struct config_endpoint *b);
 static unsigned scheme_port(const char *s, size_t n);
 static int name_fix(struct pctx *p, const char *s, const char *path,
 		    const char *val);
@@ -353,8 +351,7 @@ static bool is_listen_addr(const struct config *c,
 	struct config_endpoint e = {.sa = *ss};
 
 	for (size_t i = 0; i < c->n_listen; i++) {
-		e.len = c->listen[i].len;
-		if (endpoint_eq(&e, &c->listen[i]))
+		if (netaddr_endpoint_equal(&e, &c->listen[i]))
 			return true;
 	}
 	return false;
@@ -395,7 +392,7 @@ int configkeys_item_upstream(struct pctx *p, const char *s, const char *path)
 	e.sa = ss;
 	e.len = len;
 	for (size_t i = 0; i < p->c->n_upstreams; i++) {
-		if (endpoint_eq(&e, &p->c->upstreams[i]))
+		if (netaddr_endpoint_equal(&e, &p->c->upstreams[i]))
 			return configkeys_fail(p, path,
 					       "\"%s\" is listed twice", val);
 	}
@@ -643,6 +640,21 @@ int configkeys_item_qtype(struct pctx *p, const char *s, const char *path)
 
 int configkeys_item_port(struct pctx *p, const char *s, const char *path)
 {
+	struct config_port pt;
+	int rc = configkeys_parse_port(p, s, path, &pt);
+
+	if (rc != 0)
+		return rc;
+	for (size_t i = 0; i < p->c->n_ports; i++) {
+		if (memcmp(&p->c->ports[i], &pt, sizeof(pt)) == 0)
+			return 0;
+	}
+	return push(&p->c->ports, &p->c->n_ports, sizeof(pt), &pt);
+}
+
+int configkeys_parse_port(struct pctx *p, const char *s, const char *path,
+			  struct config_port *out)
+{
 	struct config_port pt = {0};
 	const char *num = s + 4, *dash;
 	char val[72];
@@ -670,11 +682,8 @@ int configkeys_item_port(struct pctx *p, const char *s, const char *path)
 	if (pt.first > pt.last)
 		return configkeys_fail(p, path, "\"%s\": range is backwards",
 				       val);
-	for (size_t i = 0; i < p->c->n_ports; i++) {
-		if (memcmp(&p->c->ports[i], &pt, sizeof(pt)) == 0)
-			return 0;
-	}
-	return push(&p->c->ports, &p->c->n_ports, sizeof(pt), &pt);
+	*out = pt;
+	return 0;
 }
 
 int configkeys_item_cidr(struct pctx *p, const char *s, const char *path)
@@ -915,11 +924,4 @@ int configkeys_state_dir(struct pctx *p, const struct key_spec *k,
 					       "control characters in path");
 	}
 	return (p->c->state_dir = strndup(s, n)) != NULL ? 0 : -ENOMEM;
-}
-
-/* Endpoints are built from zeroed storage, so bytes compare. */
-static bool endpoint_eq(const struct config_endpoint *a,
-			const struct config_endpoint *b)
-{
-	return a->len == b->len && memcmp(&a->sa, &b->sa, a->len) == 0;
 }

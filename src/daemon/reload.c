@@ -20,8 +20,9 @@
  *              (cfg->retired: the mark required) until every old channel
  *              is gone; then the guard's child deletes the conntrack
  *              entries to them and writes the rules without them
- *   swap       resolver, sets' timeout clamp, log level: between two
- *              queries, since the loop runs one callback at a time;
+ *   swap       resolver, sets' timeout clamp, log level, attribution,
+ *              the recent memory and the state file (observe): between
+ *              two queries, since the loop runs one callback at a time;
  *              questions already upstream are judged again on arrival
  *   evict      every address only removed names put in the sets is
  *              deleted over netlink (sets_del), their cached answers
@@ -58,11 +59,13 @@
 #include "base/monotime.h"
 #include "base/netaddr.h"
 #include "resolve/prov.h"
+#include "base/netaddr.h"
 #include "config/fingerprint.h"
 #include "daemon/reload.h"
 #include "resolve/resolver.h"
 #include "sets/sets.h"
 #include "base/stats.h"
+#include "observe/observe.h"
 #include "observe/status.h"
 #include "resolve/upstream.h"
 
@@ -153,6 +156,7 @@ static void on_loaded(evutil_socket_t fd, short what, void *arg);
 static void apply(struct reload *rl, struct job *j);
 static bool restart_needed(const struct config *a, const struct config *b,
 			   char *err, size_t errlen);
+static bool same_subjects(const struct config *a, const struct config *b);
 static void names_diff(const struct config *a, const struct config *b,
 		       struct job *j);
 static void name_list(char *buf, size_t cap, const char *what, char *const *v,
@@ -505,6 +509,32 @@ static int load(const struct reload *rl, struct config **cfg,
 	return 0;
 }
 
+/* The fenced subjects decide the jumps into the fence, which only setup
+ * installs. */
+static bool same_subjects(const struct config *a, const struct config *b)
+{
+	if (a->n_subject_uids != b->n_subject_uids ||
+	    a->n_subject_gids != b->n_subject_gids ||
+	    a->n_subject_cgroups != b->n_subject_cgroups ||
+	    a->n_subject_lo_ports != b->n_subject_lo_ports ||
+	    a->subject_lo_listener != b->subject_lo_listener)
+		return false;
+	for (size_t i = 0; i < a->n_subject_cgroups; i++) {
+		if (strcmp(a->subject_cgroups[i], b->subject_cgroups[i]) != 0)
+			return false;
+	}
+	return (a->n_subject_uids == 0 ||
+		memcmp(a->subject_uids, b->subject_uids,
+		       a->n_subject_uids * sizeof(*a->subject_uids)) == 0) &&
+	       (a->n_subject_gids == 0 ||
+		memcmp(a->subject_gids, b->subject_gids,
+		       a->n_subject_gids * sizeof(*a->subject_gids)) == 0) &&
+	       (a->n_subject_lo_ports == 0 ||
+		memcmp(a->subject_lo_ports, b->subject_lo_ports,
+		       a->n_subject_lo_ports * sizeof(*a->subject_lo_ports)) ==
+		    0);
+}
+
 /* A key the running daemon cannot take: err names it. */
 static bool restart_needed(const struct config *a, const struct config *b,
 			   char *err, size_t errlen)
@@ -537,6 +567,8 @@ static bool restart_needed(const struct config *a, const struct config *b,
 		key = "metrics";
 	else if (strcmp(a->state_dir, b->state_dir) != 0)
 		key = "state_dir";
+	else if (!same_subjects(a, b))
+		key = "subjects";
 	else if (a->mode != b->mode &&
 		 (a->mode == CONFIG_MODE_OFF || b->mode == CONFIG_MODE_OFF))
 		key = "mode";
@@ -560,8 +592,8 @@ bool reload_rules_differ(const struct config *a, const struct config *b)
 	 * interfaces, the policy's fingerprint), they differ exactly when
 	 * their text does. A render that fails counts as different. */
 	for (size_t i = 0; !differ && i < 2; i++) {
-		char *ra = fw_render(a, families[i], 0);
-		char *rb = fw_render(b, families[i], 0);
+		char *ra = fw_render(a, families[i]);
+		char *rb = fw_render(b, families[i]);
 
 		differ = ra == NULL || rb == NULL || strcmp(ra, rb) != 0;
 		free(ra);
@@ -570,15 +602,14 @@ bool reload_rules_differ(const struct config *a, const struct config *b)
 	return differ;
 }
 
-/* Field by field: the structs' padding is not zeroed everywhere. */
+/* The same endpoints in the same order. */
 static bool same_endpoints(const struct config_endpoint *a, size_t na,
 			   const struct config_endpoint *b, size_t nb)
 {
 	if (na != nb)
 		return false;
 	for (size_t i = 0; i < na; i++) {
-		if (a[i].len != b[i].len ||
-		    memcmp(&a[i].sa, &b[i].sa, a[i].len) != 0)
+		if (!netaddr_endpoint_equal(&a[i], &b[i]))
 			return false;
 	}
 	return true;
@@ -587,6 +618,7 @@ static bool same_endpoints(const struct config_endpoint *a, size_t na,
 /* The resolver already judges with the new pair; the old one goes. */
 static void swap(struct reload *rl, struct config *cfg, struct policy *pol)
 {
+	observe_set_config(rl->p.obs, cfg);
 	policy_free(rl->pol);
 	config_free(rl->owned);
 	rl->pol = pol;
