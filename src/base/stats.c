@@ -55,6 +55,10 @@ static const char *const names[STAT__COUNT] = {
     [STAT_FLOW_BUSY] = "flow_refused_busy",
     [STAT_FLOW_AUDIT_ALLOWED] = "flow_audit_allowed",
     [STAT_FLOW_QUEUE_LOST] = "flow_queue_lost",
+    [STAT_QTYPE_LOCAL] = "qtype_local",
+    [STAT_BUDGET_REFUSED] = "budget_refused",
+    [STAT_BUDGET_AUDIT] = "budget_audit",
+    [STAT_LATE_ANSWER] = "late_answers",
 };
 
 const uint32_t stats_latency_bounds_us[STATS_LATENCY_BUCKETS - 1] = {

@@ -13,6 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "config/configjson.h"
+#include "dns/qtype.h"
 #include "base/log.h"
 #include "base/netaddr.h"
 #include "config/policy.h"
@@ -27,13 +28,16 @@ static bool has_string(const cJSON *arr, const char *s);
 static bool json_resolving(cJSON *root, const struct config *c);
 static bool json_sets(cJSON *root, const struct config *c);
 static bool json_ports(cJSON *root, const struct config *c);
-static bool json_port_list(cJSON *obj, const char *key,
-			   const struct config_port *v, size_t n);
+static bool json_qtypes(cJSON *root, const struct config *c);
+static bool json_budget(cJSON *root, const struct config *c);
 static bool json_cidrs(cJSON *root, const struct config *c);
 static bool json_daemon(cJSON *root, const struct config *c);
 static bool json_observe(cJSON *root, const struct config *c);
 static bool json_control(cJSON *root, const struct config *c);
 static bool json_scope(cJSON *root, const struct config *c);
+static bool json_subjects(cJSON *root, const struct config *c);
+static cJSON *json_port_list(const struct config_port *pt, size_t n);
+static cJSON *json_ids(const uint32_t *ids, size_t n);
 
 /* The normalized JSON holds every field, so it is the comparison. */
 bool config_equal(const struct config *a, const struct config *b)
@@ -111,7 +115,7 @@ static cJSON *config_tree(const struct config *c)
 		  json_sets(root, c) && json_ports(root, c) &&
 		  json_cidrs(root, c) && json_daemon(root, c) &&
 		  json_observe(root, c) && json_control(root, c) &&
-		  json_scope(root, c);
+		  json_scope(root, c) && json_subjects(root, c);
 
 	if (!ok) {
 		cJSON_Delete(root);
@@ -205,8 +209,37 @@ static bool json_resolving(cJSON *root, const struct config *c)
 	ok = ok && cJSON_AddItemToObject(
 		       root, "ecosystems",
 		       json_strings(c->ecosystems, c->n_ecosystems));
+	ok = ok && json_qtypes(root, c) && json_budget(root, c);
 	return ok && cJSON_AddStringToObject(root, "deny_rcode",
 					     config_deny_name(c->deny_rcode));
+}
+
+/* "wildcard_budget": what a workload may ask below an allowed wildcard. */
+static bool json_budget(cJSON *root, const struct config *c)
+{
+	cJSON *b = cJSON_AddObjectToObject(root, "wildcard_budget");
+	bool ok = b != NULL;
+
+	ok = ok && cJSON_AddNumberToObject(b, "burst", c->budget_burst);
+	ok = ok &&
+	     cJSON_AddNumberToObject(b, "per_minute", c->budget_per_minute);
+	ok = ok && cJSON_AddNumberToObject(b, "depth_max", c->budget_depth_max);
+	return ok &&
+	       cJSON_AddNumberToObject(b, "label_max", c->budget_label_max);
+}
+
+/* "qtypes": ["LOC", "TYPE65000"], by mnemonic where there is one. */
+static bool json_qtypes(cJSON *root, const struct config *c)
+{
+	cJSON *arr = cJSON_AddArrayToObject(root, "qtypes");
+	char name[QTYPE_STRLEN];
+	bool ok = arr != NULL;
+
+	for (size_t i = 0; ok && i < c->n_qtypes; i++)
+		ok = cJSON_AddItemToArray(
+		    arr, cJSON_CreateString(
+			     qtype_name(c->qtypes[i], name, sizeof(name))));
+	return ok;
 }
 
 /* "sets" and "ttl", the two objects that say what goes into the sets. */
@@ -224,37 +257,89 @@ static bool json_sets(cJSON *root, const struct config *c)
 	return ok && cJSON_AddNumberToObject(ttl, "max", c->ttl_max);
 }
 
+/* "ports": "tcp/443", "udp/8000-8080". */
 /* "ports": "tcp/443", "udp/8000-8080"; name_check's mode and ports. */
 static bool json_ports(cJSON *root, const struct config *c)
 {
-	cJSON *nc = cJSON_AddObjectToObject(root, "name_check");
+	cJSON *nc;
 
-	return json_port_list(root, "ports", c->ports, c->n_ports) &&
-	       nc != NULL &&
+	if (!cJSON_AddItemToObject(root, "ports",
+				   json_port_list(c->ports, c->n_ports)))
+		return false;
+	nc = cJSON_AddObjectToObject(root, "name_check");
+	return nc != NULL &&
 	       cJSON_AddStringToObject(nc, "mode",
 				       config_name_check_name(c->name_check)) &&
-	       json_port_list(nc, "tls_ports", c->tls_ports, c->n_tls_ports);
+	       cJSON_AddItemToObject(
+		   nc, "tls_ports",
+		   json_port_list(c->tls_ports, c->n_tls_ports));
 }
 
-static bool json_port_list(cJSON *obj, const char *key,
-			   const struct config_port *v, size_t n)
+static cJSON *json_port_list(const struct config_port *pt, size_t n)
 {
 	char buf[32];
-	cJSON *ports = cJSON_AddArrayToObject(obj, key);
+	cJSON *ports = cJSON_CreateArray();
 	bool ok = ports != NULL;
 
 	for (size_t i = 0; ok && i < n; i++) {
-		const struct config_port *pt = &v[i];
-		const char *proto = pt->proto == IPPROTO_UDP ? "udp" : "tcp";
+		const char *proto = pt[i].proto == IPPROTO_UDP ? "udp" : "tcp";
 
-		if (pt->first == pt->last)
-			snprintf(buf, sizeof(buf), "%s/%u", proto, pt->first);
+		if (pt[i].first == pt[i].last)
+			snprintf(buf, sizeof(buf), "%s/%u", proto, pt[i].first);
 		else
-			snprintf(buf, sizeof(buf), "%s/%u-%u", proto, pt->first,
-				 pt->last);
+			snprintf(buf, sizeof(buf), "%s/%u-%u", proto,
+				 pt[i].first, pt[i].last);
 		ok = cJSON_AddItemToArray(ports, cJSON_CreateString(buf));
 	}
-	return ok;
+	if (!ok) {
+		cJSON_Delete(ports);
+		return NULL;
+	}
+	return ports;
+}
+
+static cJSON *json_ids(const uint32_t *ids, size_t n)
+{
+	char buf[16];
+	cJSON *arr = cJSON_CreateArray();
+	bool ok = arr != NULL;
+
+	for (size_t i = 0; ok && i < n; i++) {
+		snprintf(buf, sizeof(buf), "%u", (unsigned)ids[i]);
+		ok = cJSON_AddItemToArray(arr, cJSON_CreateString(buf));
+	}
+	if (!ok) {
+		cJSON_Delete(arr);
+		return NULL;
+	}
+	return arr;
+}
+
+/* "subjects", only when some are named (users and groups as numbers). */
+static bool json_subjects(cJSON *root, const struct config *c)
+{
+	cJSON *sj;
+	bool ok;
+
+	if (!config_has_subjects(c))
+		return true;
+	ok = (sj = cJSON_AddObjectToObject(root, "subjects")) != NULL;
+	ok = ok &&
+	     cJSON_AddItemToObject(
+		 sj, "users", json_ids(c->subject_uids, c->n_subject_uids));
+	ok = ok &&
+	     cJSON_AddItemToObject(
+		 sj, "groups", json_ids(c->subject_gids, c->n_subject_gids));
+	ok = ok && cJSON_AddItemToObject(
+		       sj, "cgroups",
+		       json_strings(c->subject_cgroups, c->n_subject_cgroups));
+	ok = ok && cJSON_AddStringToObject(sj, "loopback",
+					   c->subject_lo_listener ? "listener"
+								  : "all");
+	return ok &&
+	       cJSON_AddItemToObject(
+		   sj, "loopback_ports",
+		   json_port_list(c->subject_lo_ports, c->n_subject_lo_ports));
 }
 
 /* "allow_cidrs", each as address/length. */

@@ -27,6 +27,7 @@
 #include "config/configkeys.h"
 #include "config/policy.h"
 #include "config/resolvconf.h"
+#include "dns/qtype.h"
 #include "sets/sets.h"
 
 #define RESOLV_CONF_DEFAULT "/etc/resolv.conf"
@@ -614,56 +615,41 @@ int configkeys_item_ecosystem(struct pctx *p, const char *s, const char *path)
 			       val, known);
 }
 
-static int parse_port(struct pctx *p, const char *s, const char *path,
-		      struct config_port *pt)
+int configkeys_item_qtype(struct pctx *p, const char *s, const char *path)
 {
-	const char *num = s + 4, *dash;
 	char val[72];
+	uint16_t t;
 
-	memset(pt, 0, sizeof(*pt));
 	configkeys_show(s, val, sizeof(val));
-	if (strncmp(s, "tcp/", 4) == 0)
-		pt->proto = IPPROTO_TCP;
-	else if (strncmp(s, "udp/", 4) == 0)
-		pt->proto = IPPROTO_UDP;
-	else
-		return configkeys_fail(
-		    p, path,
-		    "\"%s\": expected \"tcp/N\", \"udp/N\" or "
-		    "\"tcp/N-M\" (tcp or udp only)",
-		    val);
-	dash = strchr(num, '-');
-	if (netaddr_parse_port(num, dash ? (size_t)(dash - num) : strlen(num),
-			       &pt->first) != 0 ||
-	    (dash != NULL &&
-	     netaddr_parse_port(dash + 1, strlen(dash + 1), &pt->last) != 0))
-		return configkeys_fail(p, path, "\"%s\": ports are 1..65535",
+	if (qtype_parse(s, &t) != 0)
+		return configkeys_fail(p, path,
+				       "\"%s\" is not a query type (a mnemonic "
+				       "such as \"LOC\", or \"TYPE29\")",
 				       val);
-	if (dash == NULL)
-		pt->last = pt->first;
-	if (pt->first > pt->last)
-		return configkeys_fail(p, path, "\"%s\": range is backwards",
+	if (qtype_is_meta(t))
+		return configkeys_fail(p, path,
+				       "\"%s\" is a meta, reserved or "
+				       "private-use type: never forwarded",
 				       val);
-	return 0;
-}
-
-/* pt into *v unless it is there already. */
-static int push_port(struct config_port **v, size_t *n,
-		     const struct config_port *pt)
-{
-	for (size_t i = 0; i < *n; i++) {
-		if (memcmp(&(*v)[i], pt, sizeof(*pt)) == 0)
+	for (size_t i = 0; i < p->c->n_qtypes; i++) {
+		if (p->c->qtypes[i] == t)
 			return 0;
 	}
-	return push(v, n, sizeof(*pt), pt);
+	return push(&p->c->qtypes, &p->c->n_qtypes, sizeof(t), &t);
 }
 
 int configkeys_item_port(struct pctx *p, const char *s, const char *path)
 {
 	struct config_port pt;
-	int rc = parse_port(p, s, path, &pt);
+	int rc = configkeys_parse_port(p, s, path, &pt);
 
-	return rc ? rc : push_port(&p->c->ports, &p->c->n_ports, &pt);
+	if (rc != 0)
+		return rc;
+	for (size_t i = 0; i < p->c->n_ports; i++) {
+		if (memcmp(&p->c->ports[i], &pt, sizeof(pt)) == 0)
+			return 0;
+	}
+	return push(&p->c->ports, &p->c->n_ports, sizeof(pt), &pt);
 }
 
 /* TLS runs over TCP; a QUIC port has no parser yet. */
@@ -671,9 +657,9 @@ int configkeys_item_tls_port(struct pctx *p, const char *s, const char *path)
 {
 	struct config_port pt;
 	char val[72];
-	int rc = parse_port(p, s, path, &pt);
+	int rc = configkeys_parse_port(p, s, path, &pt);
 
-	if (rc)
+	if (rc != 0)
 		return rc;
 	if (pt.proto != IPPROTO_TCP) {
 		configkeys_show(s, val, sizeof(val));
@@ -682,7 +668,45 @@ int configkeys_item_tls_port(struct pctx *p, const char *s, const char *path)
 				       "(QUIC is not read yet)",
 				       val);
 	}
-	return push_port(&p->c->tls_ports, &p->c->n_tls_ports, &pt);
+	for (size_t i = 0; i < p->c->n_tls_ports; i++) {
+		if (memcmp(&p->c->tls_ports[i], &pt, sizeof(pt)) == 0)
+			return 0;
+	}
+	return push(&p->c->tls_ports, &p->c->n_tls_ports, sizeof(pt), &pt);
+}
+
+int configkeys_parse_port(struct pctx *p, const char *s, const char *path,
+			  struct config_port *out)
+{
+	struct config_port pt = {0};
+	const char *num = s + 4, *dash;
+	char val[72];
+
+	configkeys_show(s, val, sizeof(val));
+	if (strncmp(s, "tcp/", 4) == 0)
+		pt.proto = IPPROTO_TCP;
+	else if (strncmp(s, "udp/", 4) == 0)
+		pt.proto = IPPROTO_UDP;
+	else
+		return configkeys_fail(
+		    p, path,
+		    "\"%s\": expected \"tcp/N\", \"udp/N\" or "
+		    "\"tcp/N-M\" (tcp or udp only)",
+		    val);
+	dash = strchr(num, '-');
+	if (netaddr_parse_port(num, dash ? (size_t)(dash - num) : strlen(num),
+			       &pt.first) != 0 ||
+	    (dash != NULL &&
+	     netaddr_parse_port(dash + 1, strlen(dash + 1), &pt.last) != 0))
+		return configkeys_fail(p, path, "\"%s\": ports are 1..65535",
+				       val);
+	if (dash == NULL)
+		pt.last = pt.first;
+	if (pt.first > pt.last)
+		return configkeys_fail(p, path, "\"%s\": range is backwards",
+				       val);
+	*out = pt;
+	return 0;
 }
 
 int configkeys_item_cidr(struct pctx *p, const char *s, const char *path)

@@ -97,6 +97,8 @@ static int log_then_reject(struct fw_rules *r, const char *match,
 static int render_cidrs(const struct config *cfg, int family, const char *pn,
 			const char *list, struct fw_rules *r);
 static bool policy_of(const char *line, char *hex, size_t len);
+static int render_loopback(const struct config *cfg, struct fw_rules *r);
+static int render_established(const struct config *cfg, struct fw_rules *r);
 
 void fw_rules_free(struct fw_rules *r)
 {
@@ -241,23 +243,50 @@ static int render_upstream(const struct config *cfg, const struct netaddr *a,
 				  s, reject_with(a->family));
 }
 
+/* The upstreams, then those a reload replaced whose questions are still
+ * draining (cfg->retired): their rules stay until the daemon has deleted
+ * its conntrack entries to them (conntrack.c), so no packet to one of
+ * them passes without the mark meanwhile. */
 static int render_upstreams(const struct config *cfg, int family,
 			    struct fw_rules *r)
 {
+	const struct config_endpoint *lists[] = {cfg->upstreams, cfg->retired};
+	const size_t counts[] = {cfg->n_upstreams, cfg->n_retired};
 	struct netaddr na;
 	int ret;
 
-	for (size_t i = 0; i < cfg->n_upstreams; i++) {
-		const struct sockaddr *sa =
-		    (const struct sockaddr *)&cfg->upstreams[i].sa;
+	for (size_t l = 0; l < 2; l++) {
+		for (size_t i = 0; i < counts[l]; i++) {
+			const struct sockaddr *sa =
+			    (const struct sockaddr *)&lists[l][i].sa;
 
-		if (sa->sa_family != family || !netaddr_from_sockaddr(sa, &na))
-			continue;
-		ret = render_upstream(cfg, &na, r);
-		if (ret)
-			return ret;
+			if (sa->sa_family != family ||
+			    !netaddr_from_sockaddr(sa, &na))
+				continue;
+			ret = render_upstream(cfg, &na, r);
+			if (ret)
+				return ret;
+		}
 	}
 	return 0;
+}
+
+bool fw_rules_upstream_of(const char *line, struct netaddr *out)
+{
+	static const char head[] = C "-m conntrack --ctorigdst ";
+	char addr[NETADDR_STRLEN];
+	const char *p, *end;
+
+	if (strncmp(line, head, strlen(head)) != 0)
+		return false;
+	p = line + strlen(head);
+	end = strchr(p, ' ');
+	if (end == NULL || (size_t)(end - p) >= sizeof(addr) ||
+	    strncmp(end, " -m mark --mark ", 16) != 0)
+		return false;
+	memcpy(addr, p, (size_t)(end - p));
+	addr[end - p] = '\0';
+	return netaddr_parse(addr, out) == 0;
 }
 
 /* What neighbour discovery needs (RFC 4861 packets carry hop limit 255):
@@ -495,18 +524,22 @@ int fw_rules_render(const struct config *cfg, int family, struct fw_rules *r)
 		return -EINVAL;
 	if (cfg->mode == CONFIG_MODE_OFF)
 		return 0;
-	ret = render_listen(cfg, family, r);
+	/* Subjects: each connection they open carries our mark (below). */
+	ret = config_has_subjects(cfg)
+		  ? fw_rules_add(r,
+				 C "-m conntrack --ctstate NEW -j CONNMARK "
+				   "--set-xmark 0x%x/0x%x",
+				 (unsigned)cfg->mark, (unsigned)cfg->mark)
+		  : 0;
+	if (!ret)
+		ret = render_listen(cfg, family, r);
 	if (!ret)
 		ret = render_upstreams(cfg, family, r);
 	if (!ret && cfg->name_check != CONFIG_NAME_CHECK_OFF &&
 	    cfg->scope == CONFIG_SCOPE_OUTPUT)
 		ret = render_name_check(cfg, set, r);
 	if (!ret)
-		ret =
-		    fw_rules_add(r,
-				 C "-m conntrack --ctstate RELATED,ESTABLISHED "
-				   "%s-j ACCEPT",
-				 cfg->inbound_deny ? "--ctdir ORIGINAL " : "");
+		ret = render_established(cfg, r);
 	if (!ret && cfg->inbound_deny) /* our listeners' (local) answers */
 		ret = fw_rules_add(r, C "-o lo -m conntrack --ctstate "
 					"RELATED,ESTABLISHED -j ACCEPT");
@@ -515,11 +548,65 @@ int fw_rules_render(const struct config *cfg, int family, struct fw_rules *r)
 	if (!ret)
 		ret = render_dns(cfg, family, r);
 	if (!ret)
-		ret = fw_rules_add(r, C "-o lo -j ACCEPT");
+		ret = render_loopback(cfg, r);
 	if (!ret)
 		ret = render_ports(cfg, family, set, r);
 	if (!ret)
 		ret = render_last(cfg, family, r);
+	return ret;
+}
+
+/* Packets of known connections. For subjects, only of connections a
+ * subject opened (the connmark set on its NEW packet) or, with inbound
+ * "allow", in the reply direction: a connection another process of the
+ * namespace opened is not the subject's to use, or a subject could bind
+ * that process's closed UDP port and ride its conntrack entry to
+ * wherever it went (its own resolver, an address nobody answered). */
+static int render_established(const struct config *cfg, struct fw_rules *r)
+{
+	int ret;
+
+	if (!config_has_subjects(cfg))
+		return fw_rules_add(
+		    r,
+		    C "-m conntrack --ctstate RELATED,ESTABLISHED "
+		      "%s-j ACCEPT",
+		    cfg->inbound_deny ? "--ctdir ORIGINAL " : "");
+	ret = fw_rules_add(r,
+			   C "-m conntrack --ctstate RELATED,ESTABLISHED -m "
+			     "connmark --mark 0x%x/0x%x -j ACCEPT",
+			   (unsigned)cfg->mark, (unsigned)cfg->mark);
+	if (!ret && !cfg->inbound_deny)
+		ret = fw_rules_add(r, C
+				   "-m conntrack --ctstate RELATED,ESTABLISHED "
+				   "--ctdir REPLY -j ACCEPT");
+	return ret;
+}
+
+/* Loopback: everything, or for named subjects with "loopback":
+ * "listener" only the listeners (accepted above) and loopback_ports. */
+static int render_loopback(const struct config *cfg, struct fw_rules *r)
+{
+	int ret = 0;
+
+	if (!config_has_subjects(cfg) || !cfg->subject_lo_listener)
+		return fw_rules_add(r, FW_CHAIN_RULE "-o lo -j ACCEPT");
+	for (size_t i = 0; !ret && i < cfg->n_subject_lo_ports; i++) {
+		const struct config_port *pt = &cfg->subject_lo_ports[i];
+		const char *pn = pt->proto == IPPROTO_UDP ? "udp" : "tcp";
+
+		if (pt->first == pt->last)
+			ret = fw_rules_add(r,
+					   FW_CHAIN_RULE "-o lo -p %s -m %s "
+							 "--dport %u -j ACCEPT",
+					   pn, pn, (unsigned)pt->first);
+		else
+			ret = fw_rules_add(
+			    r,
+			    FW_CHAIN_RULE "-o lo -p %s -m %s --dport %u:%u -j "
+					  "ACCEPT",
+			    pn, pn, (unsigned)pt->first, (unsigned)pt->last);
+	}
 	return ret;
 }
 
