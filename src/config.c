@@ -232,6 +232,14 @@ static const struct key_spec specs[] = {
      .def = 1, .type = "boolean", .def_doc = "`true`",
      .meaning = "reload when the config file changes (inotify on its "
 		"directory, so a Kubernetes ConfigMap update is seen)"},
+    {"selftest", K_CHOICE, configkeys_bool, .choices = bool_names, .def = 1,
+     .type = "boolean", .def_doc = "`true`",
+     .meaning = "the readiness gate: before READY=1, `run` and `serve` "
+		"(enforce mode, scope output) probe from the workload's "
+		"side as `user` without capabilities or the socket mark, "
+		"as `dnsfence selftest` does, and exit 1 naming the first "
+		"probe that got around the fence instead of becoming ready. "
+		"`false` skips it (docs/deployment.md)"},
 };
 
 static const struct {
@@ -370,6 +378,7 @@ static int finish(struct pctx *p)
 	p->c->log_format =
 	    choice_of(p, "log.format") ? LOG_FORMAT_JSON : LOG_FORMAT_TEXT;
 	p->c->control_watch = choice_of(p, "control.watch") != 0;
+	p->c->selftest = choice_of(p, "selftest") != 0;
 	if (p->c->ttl_min > p->c->ttl_max)
 		return configkeys_fail(p, "ttl.min",
 				       "%u is greater than ttl.max (%u)",

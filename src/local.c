@@ -15,11 +15,13 @@
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "dnsfence/learn.h"
 #include "dnsfence/local.h"
 #include "dnsfence/log.h"
 #include "dnsfence/policy.h"
+#include "dnsfence/probe.h"
 #include "dnsfence/reply.h"
 #include "dnsfence/stats.h"
 
@@ -28,6 +30,7 @@
 
 static bool denied(const struct config *cfg, const struct policy *pol,
 		   const struct dns_query *q, const struct sockaddr *peer);
+static bool own_probe(const char *name);
 
 void local_client_init(struct client *c, const struct sockaddr *peer,
 		       socklen_t peerlen, const struct sockaddr *local,
@@ -145,7 +148,8 @@ static bool denied(const struct config *cfg, const struct policy *pol,
 		return false;
 	local_describe(q, peer, name, sizeof(name), type, sizeof(type), client,
 		       sizeof(client));
-	learn_name(name);
+	if (!own_probe(name))
+		learn_name(name);
 	stats_inc(audit ? STAT_AUDIT_ALLOWED : STAT_DENIED);
 	if (audit)
 		log_limited(LOG_CLASS_AUDIT, LOGL_WARN, "policy",
@@ -162,6 +166,16 @@ static bool denied(const struct config *cfg, const struct policy *pol,
 			    "denied %s %s from %s: not on the allowlist", name,
 			    type, client);
 	return !audit;
+}
+
+/* dnsfence's own probes (`probe`, the self-test) ask names below
+ * PROBE_DOMAIN: denied like any other, never learned for `suggest`. */
+static bool own_probe(const char *name)
+{
+	size_t n = strlen(name), d = strlen(PROBE_DOMAIN);
+
+	return n > d && name[n - d - 1] == '.' &&
+	       strcasecmp(name + n - d, PROBE_DOMAIN) == 0;
 }
 
 /* Is q an allowed name with labels appended (a resolv.conf search list

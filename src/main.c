@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 
 #include "dnsfence/config.h"
 #include "dnsfence/configjson.h"
@@ -20,6 +21,8 @@
 #include "dnsfence/log.h"
 #include "dnsfence/privs.h"
 #include "dnsfence/probe.h"
+#include "dnsfence/selftest.h"
+#include "dnsfence/serve.h"
 #include "dnsfence/setsadm.h"
 #include "dnsfence/suggest.h"
 
@@ -51,6 +54,7 @@ static int cmd_teardown(const char *config_path, const char *arg);
 static int cmd_reference(const char *config_path, const char *arg);
 static int cmd_probe(const char *config_path, const char *arg);
 static int cmd_suggest(const char *config_path, const char *arg);
+static int cmd_selftest(const char *config_path, const char *arg);
 static int load_config(const char *path, struct config **out);
 static int lookup_user(const struct config *cfg, uid_t *uid, gid_t *gid);
 static int fence(const char *config_path, bool do_setup, bool do_serve);
@@ -82,6 +86,9 @@ static const struct command commands[] = {
     {"suggest", cmd_suggest, "[--min-count N]",
      "print an allow list learned from what the fence denied (audit mode: "
      "would deny), as JSON"},
+    {"selftest", cmd_selftest, NULL,
+     "probe from the workload's side that nothing gets around the fence; "
+     "exit 1 naming what got out"},
     {"reload", cmd_reload, NULL,
      "make the running daemon apply the config file now; exit 2 (naming "
      "the key) when it keeps the running policy, 3 when no daemon "
@@ -116,8 +123,9 @@ static void usage(FILE *out)
 		"  -h, --help         this text\n"
 		"  -V, --version      print the version\n"
 		"\n"
-		"exit codes: 0 success, 1 check found drift (probe: no reply), "
-		"2 bad usage\nor config, 3 the kernel refused something\n",
+		"exit codes: 0 success, 1 check found drift (probe: no reply;\n"
+		"selftest, run, serve: a probe got around the fence), 2 bad "
+		"usage or config,\n3 the kernel refused something\n",
 		CONFIG_DEFAULT_PATH);
 }
 
@@ -248,9 +256,14 @@ static int fence(const char *config_path, bool do_setup, bool do_serve)
 
 	if (rc == EXIT_OK)
 		rc = lookup_user(cfg, &uid, &gid);
-	if (rc == EXIT_OK &&
-	    fence_run(cfg, config_path, uid, gid, do_setup, do_serve) != 0)
-		rc = EXIT_KERNEL;
+	if (rc == EXIT_OK) {
+		int r =
+		    fence_run(cfg, config_path, uid, gid, do_setup, do_serve);
+
+		rc = r == SERVE_NOT_READY ? EXIT_DRIFT
+		     : r != 0		  ? EXIT_KERNEL
+					  : EXIT_OK;
+	}
 	config_free(cfg);
 	return rc;
 }
@@ -364,6 +377,66 @@ static int cmd_suggest(const char *config_path, const char *arg)
 				     : "");
 		rc = r == -EINVAL ? EXIT_USAGE : EXIT_KERNEL;
 	}
+	config_free(cfg);
+	return rc;
+}
+
+/* selftest: print each probe's verdict, then one summary line; exit 1
+ * when any probe got out, 0 otherwise ("could not prove" is said, not
+ * counted as a pass). */
+static int cmd_selftest(const char *config_path, const char *arg)
+{
+	static const char *const label[] = {[SELFTEST_HELD] = "held",
+					    [SELFTEST_UNPROVEN] =
+						"could not prove",
+					    [SELFTEST_OPEN] = "OPEN"};
+	struct config *cfg = NULL;
+	size_t count[3] = {0}, cap = 0;
+	char *line = NULL;
+	const char *text;
+	enum selftest_verdict v;
+	uid_t uid;
+	gid_t gid;
+	pid_t pid;
+	FILE *in;
+	int fd, rc = load_config(config_path, &cfg);
+
+	(void)arg;
+	if (rc == EXIT_OK)
+		rc = lookup_user(cfg, &uid, &gid);
+	if (rc != EXIT_OK)
+		goto out;
+	fd = selftest_start(cfg, uid, gid, &pid);
+	if (fd < 0 || (in = fdopen(fd, "r")) == NULL) {
+		log_err("selftest", "cannot start the prober: %s",
+			strerror(fd < 0 ? -fd : errno));
+		rc = EXIT_KERNEL;
+		goto out;
+	}
+	while (getline(&line, &cap, in) > 0) {
+		line[strcspn(line, "\n")] = '\0';
+		if (selftest_parse(line, &v, &text) != 0)
+			continue;
+		count[v]++;
+		printf("%-16s %s\n", label[v], text);
+	}
+	fclose(in);
+	free(line);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	if (count[SELFTEST_OPEN] > 0)
+		printf("selftest: OPEN: %zu probe(s) got around the fence\n",
+		       count[SELFTEST_OPEN]);
+	else if (count[SELFTEST_UNPROVEN] > 0)
+		printf("selftest: could not prove %zu of %zu probes (no "
+		       "control target answered); none got out\n",
+		       count[SELFTEST_UNPROVEN],
+		       count[SELFTEST_UNPROVEN] + count[SELFTEST_HELD]);
+	else
+		printf("selftest: passed: %zu probes held\n",
+		       count[SELFTEST_HELD]);
+	rc = count[SELFTEST_OPEN] > 0 ? EXIT_DRIFT : EXIT_OK;
+out:
 	config_free(cfg);
 	return rc;
 }

@@ -121,6 +121,9 @@ struct resolver {
 	struct quota *quota;
 	struct pending *table[PENDING_BUCKETS];
 	TAILQ_HEAD(, pending) pendings;
+	/* Not ready yet: queries for this name get no reply (len 0: off). */
+	uint8_t gated[DNS_MAX_NAME];
+	size_t gated_len;
 };
 
 static struct rquery *lookup(struct resolver *r, const struct dns_query *q,
@@ -246,9 +249,20 @@ struct rquery *resolver_handle(struct resolver *r, const uint8_t *msg,
 		return NULL;
 	}
 	stats_inc(STAT_QUERIES);
+	if (r->gated_len != 0 &&
+	    dns_name_equal(q.name, q.name_len, r->gated, r->gated_len))
+		return NULL;
 	if (local_answer(r->cfg, r->pol, &q, &c))
 		return NULL;
 	return lookup(r, &q, &c);
+}
+
+void resolver_set_gated(struct resolver *r, const char *name)
+{
+	r->gated_len = sizeof(r->gated);
+	if (name == NULL ||
+	    dns_name_from_text(name, r->gated, &r->gated_len) != 0)
+		r->gated_len = 0;
 }
 
 void resolver_cancel(struct rquery *rq)

@@ -77,6 +77,7 @@ struct config {
 	size_t n_host_allow;
 	char *control_socket; /* "control": {"socket": PATH} */
 	bool control_watch;   /* "control": {"watch": true} */
+	bool selftest;	      /* the readiness gate, default true */
 };
 
 /* Where the process environment would come from; tests fill it in.

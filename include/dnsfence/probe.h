@@ -10,7 +10,9 @@
 
 /* The name `dnsfence probe` asks for when none is given: never allowed,
  * so a ready daemon answers it locally without asking an upstream. */
-#define PROBE_DEFAULT_NAME "probe.dnsfence.invalid"
+/* Names below PROBE_DOMAIN are dnsfence's own probes: never learned. */
+#define PROBE_DOMAIN	   "dnsfence.invalid"
+#define PROBE_DEFAULT_NAME "probe." PROBE_DOMAIN
 #define PROBE_TIMEOUT_MS   2000
 
 /* Send one A query for name over UDP to the first `listen` address of

@@ -51,6 +51,10 @@ void resolver_shutdown(struct resolver *r);
 /* Upstream questions in flight (what max_inflight caps). */
 uint32_t resolver_inflight(const struct resolver *r);
 /* The client is gone: fn will not be called for q, and q is freed. */
+/* While serve's readiness gate runs, a query for name (the readiness
+ * probe's, PROBE_DEFAULT_NAME) is dropped unanswered, so that `dnsfence
+ * probe` fails until READY=1; everything else is served. NULL: off. */
+void resolver_set_gated(struct resolver *r, const char *name);
 void resolver_cancel(struct rquery *q);
 
 /* Judge every query from now on with cfg and pol (reload's swap; both
