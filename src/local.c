@@ -31,6 +31,7 @@
 static bool denied(const struct config *cfg, const struct policy *pol,
 		   const struct dns_query *q, const struct sockaddr *peer);
 static bool own_probe(const char *name);
+static void lower_ascii(char *s);
 
 void local_client_init(struct client *c, const struct sockaddr *peer,
 		       socklen_t peerlen, const struct sockaddr *local,
@@ -109,7 +110,8 @@ void local_parse_error(enum dns_parse pr, const uint8_t *msg, size_t len,
 bool local_answer(const struct config *cfg, const struct policy *pol,
 		  const struct dns_query *q, const struct client *c)
 {
-	char text[DNS_NAME_STRLEN + 64], name[DNS_NAME_STRLEN];
+	char text[2 * DNS_NAME_STRLEN + 64], name[DNS_NAME_STRLEN];
+	char admit[2 * DNS_NAME_STRLEN + 16];
 
 	if (q->qtype == DNS_TYPE_AXFR || q->qtype == DNS_TYPE_IXFR) {
 		local_reply(q, c, NULL, DNS_RCODE_NOTIMP, DNS_EDE_NONE, NULL);
@@ -125,8 +127,9 @@ bool local_answer(const struct config *cfg, const struct policy *pol,
 	if (!denied(cfg, pol, q, (const struct sockaddr *)&c->peer))
 		return false;
 	dns_name_to_text(q->name, q->name_len, name, sizeof(name));
-	snprintf(text, sizeof(text), "%s is not on the dnsfence allowlist",
-		 name);
+	lower_ascii(name);
+	policy_admitting(name, admit, sizeof(admit));
+	snprintf(text, sizeof(text), "not in allow; %s", admit);
 	local_reply(q, c, NULL,
 		    cfg->deny_rcode == CONFIG_DENY_REFUSED ? DNS_RCODE_REFUSED
 							   : DNS_RCODE_NXDOMAIN,
@@ -166,6 +169,14 @@ static bool denied(const struct config *cfg, const struct policy *pol,
 			    "denied %s %s from %s: not on the allowlist", name,
 			    type, client);
 	return !audit;
+}
+
+static void lower_ascii(char *s)
+{
+	for (; *s != '\0'; s++) {
+		if (*s >= 'A' && *s <= 'Z')
+			*s = (char)(*s - 'A' + 'a');
+	}
 }
 
 /* dnsfence's own probes (`probe`, the self-test) ask names below

@@ -55,6 +55,7 @@ static int cmd_reference(const char *config_path, const char *arg);
 static int cmd_probe(const char *config_path, const char *arg);
 static int cmd_suggest(const char *config_path, const char *arg);
 static int cmd_selftest(const char *config_path, const char *arg);
+static int cmd_why(const char *config_path, const char *arg);
 static int load_config(const char *path, struct config **out);
 static int lookup_user(const struct config *cfg, uid_t *uid, gid_t *gid);
 static int fence(const char *config_path, bool do_setup, bool do_serve);
@@ -89,6 +90,9 @@ static const struct command commands[] = {
     {"selftest", cmd_selftest, NULL,
      "probe from the workload's side that nothing gets around the fence; "
      "exit 1 naming what got out"},
+    {"why", cmd_why, "ADDR[:PORT]",
+     "what the running daemon knows of a blocked flow to ADDR (and TCP "
+     "PORT), and what would allow it"},
     {"reload", cmd_reload, NULL,
      "make the running daemon apply the config file now; exit 2 (naming "
      "the key) when it keeps the running policy, 3 when no daemon "
@@ -439,6 +443,18 @@ static int cmd_selftest(const char *config_path, const char *arg)
 out:
 	config_free(cfg);
 	return rc;
+}
+
+static int cmd_why(const char *config_path, const char *arg)
+{
+	char cmd[CONTROL_LINE_MAX - 1]; /* the newline comes on top */
+
+	if (arg == NULL ||
+	    (size_t)snprintf(cmd, sizeof(cmd), "why %s", arg) >= sizeof(cmd)) {
+		fprintf(stderr, "dnsfence: why: usage: why ADDR[:PORT]\n");
+		return EXIT_USAGE;
+	}
+	return control(config_path, cmd, CONTROL_IO_TIMEOUT * 2, "why");
 }
 
 static int cmd_reload(const char *config_path, const char *arg)

@@ -29,6 +29,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <libpsl.h>
+
 #include "dnsfence/hash.h"
 #include "dnsfence/log.h"
 #include "dnsfence/policy.h"
@@ -65,6 +67,7 @@ struct preset {
 };
 
 static void seed_init(void);
+static void psl_init(void);
 static uint64_t name_hash(const uint8_t *key, size_t len);
 static int strip_wild(const char *text, size_t len, bool allow_wild, bool *wild,
 		      const char **why);
@@ -213,6 +216,8 @@ static const char *const preset_names[] = {
 /* ---- hashing ---- */
 
 static pthread_once_t seed_once = PTHREAD_ONCE_INIT;
+static pthread_once_t psl_once = PTHREAD_ONCE_INIT;
+static psl_ctx_t *psl_ctx;
 static uint64_t seed_k0, seed_k1;
 
 static void seed_init(void)
@@ -502,7 +507,38 @@ static void set_free(struct nameset *s)
 struct policy *policy_new(void)
 {
 	pthread_once(&seed_once, seed_init);
+	pthread_once(&psl_once, psl_init);
 	return calloc(1, sizeof(struct policy));
+}
+
+/* The Public Suffix List (libpsl's newest copy), read once, at the first
+ * policy_new: before the daemon drops privileges, never per query. */
+static void psl_init(void)
+{
+	psl_ctx = psl_latest(NULL);
+}
+
+const char *policy_wildcard_parent(const char *name)
+{
+	const char *reg, *dot = strchr(name, '.');
+
+	pthread_once(&psl_once, psl_init);
+	if (psl_ctx == NULL || dot == NULL)
+		return NULL;
+	reg = psl_registrable_domain(psl_ctx, name);
+	if (reg == NULL || reg == name)
+		return NULL;
+	return dot + 1;
+}
+
+void policy_admitting(const char *name, char *buf, size_t cap)
+{
+	const char *parent = policy_wildcard_parent(name);
+
+	if (parent != NULL)
+		snprintf(buf, cap, "add \"%s\" or \"*.%s\"", name, parent);
+	else
+		snprintf(buf, cap, "add \"%s\"", name);
 }
 
 void policy_free(struct policy *p)

@@ -20,6 +20,7 @@
 #include <libpsl.h>
 
 #include "dnsfence/log.h"
+#include "dnsfence/policy.h"
 #include "dnsfence/suggest.h"
 
 #define SYS	  "suggest"
@@ -27,7 +28,6 @@
 
 static const psl_ctx_t *psl(void);
 static int cmp_str(const void *a, const void *b);
-static const char *collapsible_parent(const psl_ctx_t *p, const char *name);
 static bool covered(const char *name, char *const *wild, size_t n_wild);
 static int push(char ***v, size_t *n, size_t *cap, const char *s);
 static int pick_wildcards(const struct suggest_name *in, size_t n,
@@ -51,17 +51,6 @@ static const psl_ctx_t *psl(void)
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The parent of name when it may become `*.parent`, else NULL. */
-static const char *collapsible_parent(const psl_ctx_t *p, const char *name)
-{
-	const char *reg = psl_registrable_domain(p, name);
-	const char *dot = strchr(name, '.');
-
-	if (reg == NULL || reg == name || dot == NULL)
-		return NULL;
-	return dot + 1;
 }
 
 /* Does `*.w` for some w in wild match name (at any depth)? */
@@ -114,7 +103,7 @@ static int pick_wildcards(const struct suggest_name *in, size_t n,
 	/* Distinct children: the eligible names, sorted, duplicates out. */
 	for (size_t i = 0; i < n; i++) {
 		if (in[i].count >= min_count &&
-		    collapsible_parent(psl(), in[i].name) != NULL)
+		    policy_wildcard_parent(in[i].name) != NULL)
 			parents[np++] = in[i].name;
 	}
 	qsort(parents, np, sizeof(*parents), cmp_str);
@@ -125,7 +114,7 @@ static int pick_wildcards(const struct suggest_name *in, size_t n,
 			np = k;
 	}
 	for (size_t i = 0; i < np; i++)
-		parents[i] = collapsible_parent(psl(), parents[i]);
+		parents[i] = policy_wildcard_parent(parents[i]);
 	qsort(parents, np, sizeof(*parents), cmp_str);
 	for (size_t i = 0; i < np && rc == 0; i += run) {
 		for (run = 1;

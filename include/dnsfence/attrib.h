@@ -6,6 +6,7 @@
 #define DNSFENCE_ATTRIB_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "dnsfence/config.h"
@@ -49,5 +50,12 @@ struct attrib *attrib_new(const struct config *cfg);
 void attrib_free(struct attrib *a);
 /* The nflog_pkt_fn: explain, count, dedup, log, and tell learn.c. */
 void attrib_packet(void *arg, const struct nflog_pkt *pkt);
+
+/* `dnsfence why ADDR[:PORT]`: lines on f saying which name answered ADDR
+ * and when (rc, may be NULL), why a TCP flow to PORT is refused and what
+ * change to the config would let it through. -EINVAL for an operand
+ * that is not "ADDR", "ADDR:PORT", "[V6]:PORT". */
+int attrib_why(const struct config *cfg, const struct recent *rc,
+	       const char *arg, FILE *f);
 
 #endif

@@ -28,6 +28,16 @@ int policy_add(struct policy *p, const char *pattern, const char **why);
 /* Add every host of a preset. 0 or -ENOENT for an unknown preset. */
 int policy_add_preset(struct policy *p, const char *preset);
 
+/* The parent P of name (lower case, no trailing dot) when "*.P" is a
+ * sound entry for it: P is a registrable domain or below one (Public
+ * Suffix List), never "co.uk" or "github.io". NULL otherwise. Points
+ * into name. */
+const char *policy_wildcard_parent(const char *name);
+/* The entries that would admit name, as an EDE text and `why` say it:
+ * `add "api.example.com" or "*.example.com"` (just the name when no
+ * wildcard is sound). */
+void policy_admitting(const char *name, char *buf, size_t cap);
+
 bool policy_preset_exists(const char *name);
 /* NULL-terminated lists of static strings; NULL for an unknown preset.
  * Preset names are lower case and compared exactly. */

@@ -5,7 +5,7 @@
  * covered by a chosen wildcard, --min-count, sorted unique output, and
  * an empty input or result.
  *
- * modules: suggest log */
+ * modules: suggest policy hash monotime log */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
