@@ -50,6 +50,8 @@ struct attrib {
 	uint64_t window_ms; /* start of the current budget window */
 	unsigned lines;	    /* lines logged in it */
 	uint64_t withheld;  /* flows over budget since the last summary */
+	uint32_t quiet_uid; /* the self-test's prober: its flows are not */
+	uint64_t quiet_ms;  /* attributed until this monotonic ms */
 };
 
 static bool port_allowed(const struct config *cfg, uint8_t proto,
@@ -228,6 +230,14 @@ struct attrib *attrib_new(const struct config *cfg)
 	return a;
 }
 
+void attrib_quiet(struct attrib *a, uid_t uid, uint64_t until_ms)
+{
+	if (a == NULL)
+		return;
+	a->quiet_uid = (uint32_t)uid;
+	a->quiet_ms = until_ms;
+}
+
 void attrib_free(struct attrib *a)
 {
 	free(a);
@@ -315,6 +325,8 @@ void attrib_packet(void *arg, const struct nflog_pkt *pkt)
 	enum attrib_reason r;
 
 	if (!pkt->has_addrs || strncmp(pkt->prefix, "dnsfence-", 9) != 0)
+		return;
+	if (pkt->has_uid && pkt->uid == a->quiet_uid && now < a->quiet_ms)
 		return;
 	known = recent_get(recent_global(), &pkt->dst, &info);
 	r = attrib_explain(a->cfg, pkt, known ? &info : NULL, now,

@@ -87,6 +87,12 @@ struct observe *observe_open(struct event_base *base, const struct config *cfg,
 	return o;
 }
 
+void observe_quiet(struct observe *o, uid_t uid, uint64_t until_ms)
+{
+	if (o != NULL)
+		attrib_quiet(o->attrib, uid, until_ms);
+}
+
 void observe_close(struct observe *o)
 {
 	if (o == NULL)

@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,7 @@
 #include "dnsfence/control.h"
 #include "dnsfence/guard.h"
 #include "dnsfence/log.h"
+#include "dnsfence/monotime.h"
 #include "dnsfence/notify.h"
 #include "dnsfence/observe.h"
 #include "dnsfence/policy.h"
@@ -47,6 +49,8 @@
 #include "dnsfence/stats.h"
 #include "dnsfence/upstream.h"
 #include "dnsfence/watch.h"
+
+#define GATE_QUIET_MS 2000
 
 /* The readiness gate: the self-test's prober and what it said so far. */
 struct gate {
@@ -326,6 +330,7 @@ static void gate_or_announce(struct daemon *d)
 		return;
 	}
 	resolver_set_gated(d->res, PROBE_DEFAULT_NAME);
+	observe_quiet(d->obs, d->uid, UINT64_MAX);
 	log_info("selftest", "probing the fence from the workload's side "
 			     "before becoming ready");
 }
@@ -388,6 +393,8 @@ static void gate_done(struct daemon *d)
 	struct gate *g = &d->gate;
 
 	gate_close(g);
+	/* The probes' last NFLOG copies may still be queued. */
+	observe_quiet(d->obs, d->uid, monotime_ms() + GATE_QUIET_MS);
 	if (g->first_open[0] != '\0') {
 		log_err("selftest",
 			"refusing readiness: %s; exiting (see "

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "dnsfence/config.h"
 #include "dnsfence/nflog.h"
@@ -48,6 +49,11 @@ enum attrib_reason attrib_explain(const struct config *cfg,
 /* cfg must outlive it; the recent memory is recent_global(). */
 struct attrib *attrib_new(const struct config *cfg);
 void attrib_free(struct attrib *a);
+/* Flows sent by uid are neither logged, counted nor learned until
+ * until_ms (monotonic): the readiness gate's prober, whose refusals are
+ * the expected ones and would otherwise take the dedup slots a
+ * workload's first flows need. */
+void attrib_quiet(struct attrib *a, uid_t uid, uint64_t until_ms);
 /* The nflog_pkt_fn: explain, count, dedup, log, and tell learn.c. */
 void attrib_packet(void *arg, const struct nflog_pkt *pkt);
 

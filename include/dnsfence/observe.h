@@ -5,6 +5,7 @@
 #ifndef DNSFENCE_OBSERVE_H
 #define DNSFENCE_OBSERVE_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "dnsfence/config.h"
@@ -19,5 +20,7 @@ struct observe *observe_open(struct event_base *base, const struct config *cfg,
 			     uid_t uid, gid_t gid);
 /* Writes the state file one last time. */
 void observe_close(struct observe *o);
+/* attrib_quiet on the attribution, when there is one (o may be NULL). */
+void observe_quiet(struct observe *o, uid_t uid, uint64_t until_ms);
 
 #endif

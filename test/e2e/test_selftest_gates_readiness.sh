@@ -86,6 +86,11 @@ grep -q "^OPEN *DNS over UDP to the upstream 198.18.0.1:53 directly: answered ui
 	fail "selftest did not name the open path: $DF_CMD_OUT"
 grep -q "^selftest: OPEN" <<<"$DF_CMD_OUT" || fail "no OPEN summary: $DF_CMD_OUT"
 ok "selftest: exit 1, $(grep -m1 '^OPEN' <<<"$DF_CMD_OUT")"
+# A third upstream nobody answers for: its controls and probes wait out
+# their rounds, so the gate lasts seconds, long enough to ask during it.
+df_config allow='["www.allowed.test"]' upstreams='["198.18.0.1", "[2001:db8::1]", "198.18.0.77"]' \
+	guard_interval=3600
+df_setup_fence
 : >"$DF_DNSFENCE_LOG"
 start_serve
 # While the gate runs the daemon answers (the prober's denied name goes
@@ -107,6 +112,8 @@ df_dnsfence probe
 [ "$DF_CMD_RC" -eq 1 ] || fail "probe after the refused start exited $DF_CMD_RC, expected 1"
 ok "serve: no READY=1, exit 1, $(grep -o 'refusing readiness: [^;]*' "$DF_DNSFENCE_LOG"); probe fails"
 wl iptables -w -t mangle -F OUTPUT
+df_config allow='["www.allowed.test"]' upstreams='["198.18.0.1", "[2001:db8::1]"]' guard_interval=3600
+df_setup_fence
 
 # 3. IPv4 only.
 wl ip6tables -w -D OUTPUT -j DNSFENCE-OUT
