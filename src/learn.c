@@ -31,7 +31,6 @@
 
 #define SYS	   "learn"
 #define NAME_SLOTS (2 * LEARN_NAMES_MAX)
-#define TMP_FILE   ".suggest.json.tmp"
 
 struct name_slot {
 	char *name;
@@ -69,7 +68,6 @@ static struct flow *find_flow(struct learn *l, const struct nflog_pkt *pkt,
 			      const char *reason);
 static cJSON *to_json(const struct learn *l);
 static cJSON *flow_json(const struct flow *f);
-static int write_text(int dirfd, const char *text);
 
 static struct learn *global;
 
@@ -282,13 +280,15 @@ static cJSON *to_json(const struct learn *l)
 	return root;
 }
 
-static int write_text(int dirfd, const char *text)
+int learn_write_file(int dirfd, const char *name, const char *text)
 {
 	size_t len = strlen(text), off = 0;
+	char tmp[64];
 	int fd, rc = 0;
 
+	snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
 	fd =
-	    openat(dirfd, TMP_FILE,
+	    openat(dirfd, tmp,
 		   O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0640);
 	if (fd < 0)
 		return -errno;
@@ -304,10 +304,10 @@ static int write_text(int dirfd, const char *text)
 		rc = -errno;
 	if (close(fd) != 0 && rc == 0)
 		rc = -errno;
-	if (rc == 0 && renameat(dirfd, TMP_FILE, dirfd, LEARN_FILE) != 0)
+	if (rc == 0 && renameat(dirfd, tmp, dirfd, name) != 0)
 		rc = -errno;
 	if (rc != 0)
-		(void)unlinkat(dirfd, TMP_FILE, 0);
+		(void)unlinkat(dirfd, tmp, 0);
 	return rc;
 }
 
@@ -315,7 +315,8 @@ int learn_write(struct learn *l)
 {
 	cJSON *root = to_json(l);
 	char *text = root != NULL ? cJSON_Print(root) : NULL;
-	int rc = text != NULL ? write_text(l->dirfd, text) : -ENOMEM;
+	int rc = text != NULL ? learn_write_file(l->dirfd, LEARN_FILE, text)
+			      : -ENOMEM;
 
 	cJSON_Delete(root);
 	free(text);

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,9 @@ static int cmd_probe(const char *config_path, const char *arg);
 static int cmd_suggest(const char *config_path, const char *arg);
 static int cmd_selftest(const char *config_path, const char *arg);
 static int cmd_why(const char *config_path, const char *arg);
+static int cmd_prune(const char *config_path, const char *arg);
+static int cmd_diff(const char *config_path, const char *arg);
+static int parse_duration(const char *s, int64_t *out);
 static int load_config(const char *path, struct config **out);
 static int lookup_user(const struct config *cfg, uid_t *uid, gid_t *gid);
 static int fence(const char *config_path, bool do_setup, bool do_serve);
@@ -93,6 +97,12 @@ static const struct command commands[] = {
     {"why", cmd_why, "ADDR[:PORT]",
      "what the running daemon knows of a blocked flow to ADDR (and TCP "
      "PORT), and what would allow it"},
+    {"prune", cmd_prune, "[--unused-for DURATION]",
+     "print the allow list without the entries unused for DURATION "
+     "(default 30d; s, m, h, d, w), as JSON"},
+    {"diff", cmd_diff, "OTHER.json",
+     "what OTHER.json's allow list adds (+) and removes (-) against the "
+     "config's; exit 1 when they differ"},
     {"reload", cmd_reload, NULL,
      "make the running daemon apply the config file now; exit 2 (naming "
      "the key) when it keeps the running policy, 3 when no daemon "
@@ -455,6 +465,98 @@ static int cmd_why(const char *config_path, const char *arg)
 		return EXIT_USAGE;
 	}
 	return control(config_path, cmd, CONTROL_IO_TIMEOUT * 2, "why");
+}
+
+/* "30d", "12h", "90m", "3600s", "2w", or seconds without a unit. */
+static int parse_duration(const char *s, int64_t *out)
+{
+	static const struct {
+		char unit;
+		int64_t seconds;
+	} units[] = {{'s', 1},	   {'m', 60},	  {'h', 3600},
+		     {'d', 86400}, {'w', 604800}, {'\0', 1}};
+	char *end = NULL;
+	unsigned long long n;
+
+	errno = 0;
+	if (s == NULL || s[0] < '0' || s[0] > '9')
+		return -EINVAL;
+	n = strtoull(s, &end, 10);
+	if (errno != 0 || n > 100ull * 365 * 86400)
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (end[0] == units[i].unit &&
+		    (end[0] == '\0' || end[1] == '\0')) {
+			*out = (int64_t)n * units[i].seconds;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/* prune [--unused-for DURATION] */
+static int cmd_prune(const char *config_path, const char *arg)
+{
+	static const struct option longopts[] = {
+	    {"unused-for", required_argument, NULL, 'u'},
+	    {NULL, 0, NULL, 0},
+	};
+	struct config *cfg = NULL;
+	int64_t unused = 30 * 86400;
+	char err[512];
+	int opt, r, rc;
+
+	(void)arg;
+	optind = 1;
+	while ((opt = getopt_long(cmd_argc, cmd_argv, "+", longopts, NULL)) !=
+	       -1) {
+		if (opt != 'u' || parse_duration(optarg, &unused) != 0) {
+			fprintf(stderr, "dnsfence: prune: usage: prune "
+					"[--unused-for DURATION] (e.g. 30d, "
+					"12h, 90m)\n");
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != cmd_argc) {
+		fprintf(stderr, "dnsfence: prune: too many operands\n");
+		return EXIT_USAGE;
+	}
+	rc = load_config(config_path, &cfg);
+	if (rc != EXIT_OK)
+		return rc;
+	r = suggest_prune(cfg, unused, stdout, stderr, err, sizeof(err));
+	if (r != 0) {
+		log_err("prune", "%s%s", err,
+			r == -ENOENT ? " (has the daemon run with this config?)"
+				     : "");
+		rc = r == -EINVAL ? EXIT_USAGE : EXIT_KERNEL;
+	}
+	config_free(cfg);
+	return rc;
+}
+
+static int cmd_diff(const char *config_path, const char *arg)
+{
+	struct config *cfg = NULL;
+	char err[512];
+	int r, rc;
+
+	if (arg == NULL) {
+		fprintf(stderr, "dnsfence: diff: usage: diff OTHER.json\n");
+		return EXIT_USAGE;
+	}
+	rc = load_config(config_path, &cfg);
+	if (rc != EXIT_OK)
+		return rc;
+	r = suggest_diff(cfg, arg, stdout, err, sizeof(err));
+	if (r < 0) {
+		log_err("diff", "%s", err);
+		rc = r == -EINVAL ? EXIT_USAGE : EXIT_KERNEL;
+	} else {
+		rc = r > 0 ? EXIT_DRIFT : EXIT_OK;
+	}
+	config_free(cfg);
+	return rc;
 }
 
 static int cmd_reload(const char *config_path, const char *arg)

@@ -14,12 +14,14 @@
 #include "dnsfence/nflog.h"
 #include "dnsfence/observe.h"
 #include "dnsfence/recent.h"
+#include "dnsfence/usage.h"
 
 struct observe {
 	struct recent *recent;
 	struct attrib *attrib;
 	struct nflog *nflog;
 	struct learn *learn;
+	struct usage *usage;
 	struct metrics *metrics;
 };
 
@@ -62,6 +64,14 @@ static void open_learn(struct observe *o, struct event_base *base,
 	if (o->learn == NULL)
 		log_warn("learn", "out of memory: no learned allowlist");
 	learn_set_global(o->learn);
+	fd = learn_open_dir(cfg->state_dir, uid, gid, err, sizeof(err));
+	if (fd >= 0 && (o->usage = usage_new(base, fd, cfg->state_dir)) == NULL)
+		log_warn("usage", "out of memory: allow entries not counted");
+}
+
+struct usage *observe_usage(const struct observe *o)
+{
+	return o != NULL ? o->usage : NULL;
 }
 
 struct observe *observe_open(struct event_base *base, const struct config *cfg,
@@ -100,6 +110,7 @@ void observe_close(struct observe *o)
 	metrics_close(o->metrics);
 	nflog_close(o->nflog);
 	learn_free(o->learn);
+	usage_free(o->usage);
 	attrib_free(o->attrib);
 	recent_free(o->recent);
 	free(o);

@@ -88,6 +88,7 @@ static void set_free(struct nameset *s);
 static bool match_lower(const struct policy *p, const uint8_t *name, size_t len,
 			const uint8_t *starts, size_t n_labels);
 static const struct preset *preset_find(const char *name);
+static void wire_text(const uint8_t *w, size_t len, char *out, size_t cap);
 
 /* ---- presets ----
  * The public hostnames each ecosystem's client contacts by default.
@@ -683,6 +684,66 @@ bool policy_match(const struct policy *p, const uint8_t *wire, size_t len)
 	if (n == 0) /* the root matches nothing */
 		return false;
 	return match_lower(p, buf, pos, starts, n);
+}
+
+/* The dotted text of the wire name at w (lower case, labels < 64). */
+static void wire_text(const uint8_t *w, size_t len, char *out, size_t cap)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < len && w[i] != 0 && o + 1 < cap;
+	     i += 1u + w[i]) {
+		if (o > 0)
+			out[o++] = '.';
+		for (size_t j = 1; j <= w[i] && o + 1 < cap && i + j < len; j++)
+			out[o++] = (char)w[i + j];
+	}
+	out[o] = '\0';
+}
+
+bool policy_entry(const struct policy *p, const uint8_t *wire, size_t len,
+		  char *out, size_t cap)
+{
+	uint8_t buf[NAME_WIRE_MAX];
+	uint8_t starts[NAME_WIRE_MAX / 2 + 1];
+	size_t pos = 0, n = 0;
+
+	if (!p || !wire || cap < 3)
+		return false;
+	for (;;) {
+		size_t l;
+
+		if (pos >= len)
+			return false;
+		l = wire[pos];
+		if (l == 0)
+			break;
+		if (l > LABEL_MAX || pos + 1 + l >= len ||
+		    pos + 1 + l + 1 > NAME_WIRE_MAX)
+			return false;
+		starts[n++] = (uint8_t)pos;
+		buf[pos] = (uint8_t)l;
+		for (size_t j = 1; j <= l; j++)
+			buf[pos + j] = lower(wire[pos + j]);
+		pos += 1 + l;
+	}
+	buf[pos++] = 0;
+	if (n == 0)
+		return false;
+	if (set_lookup(&p->exact, buf, pos)) {
+		wire_text(buf, pos, out, cap);
+		return true;
+	}
+	for (size_t i = 1; p->suffix.count > 0 && i < n; i++) {
+		if (set_lookup(&p->suffix, buf + starts[i], pos - starts[i])) {
+			out[0] = '*';
+			out[1] = '.';
+			wire_text(buf + starts[i], pos - starts[i], out + 2,
+				  cap - 2);
+			return true;
+		}
+	}
+	return false;
 }
 
 bool policy_match_text(const struct policy *p, const char *name)

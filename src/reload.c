@@ -56,6 +56,7 @@
 #include "dnsfence/stats.h"
 #include "dnsfence/status.h"
 #include "dnsfence/upstream.h"
+#include "dnsfence/usage.h"
 
 #define SYS	    "reload"
 #define WAITERS_MAX 16
@@ -718,6 +719,7 @@ char *reload_status(const struct reload *rl, bool json)
 	    .last_text = rl->last_text,
 	    .last_ago_s = (uint64_t)time(NULL) - rl->last_wall,
 	    .last_ms = rl->last_ms,
+	    .usage = usage_status(resolver_usage(rl->p.res)),
 	};
 
 	/* the fingerprint the rules carry (provenance.c) */

@@ -69,6 +69,7 @@
 #include "dnsfence/sets.h"
 #include "dnsfence/stats.h"
 #include "dnsfence/upstream.h"
+#include "dnsfence/usage.h"
 
 #define PENDING_BUCKETS 4096 /* power of two */
 #define SNOOP_MAX	512
@@ -124,6 +125,7 @@ struct resolver {
 	/* Not ready yet: queries for this name get no reply (len 0: off). */
 	uint8_t gated[DNS_MAX_NAME];
 	size_t gated_len;
+	struct usage *usage; /* per allow entry; NULL: not counted */
 };
 
 static struct rquery *lookup(struct resolver *r, const struct dns_query *q,
@@ -254,6 +256,7 @@ struct rquery *resolver_handle(struct resolver *r, const uint8_t *msg,
 		return NULL;
 	if (local_answer(r->cfg, r->pol, &q, &c))
 		return NULL;
+	usage_question(r->usage, r->pol, q.name, q.name_len);
 	return lookup(r, &q, &c);
 }
 
@@ -530,6 +533,7 @@ static int take_answer(struct pending *p, const uint8_t *answer, size_t len)
 	p->n_addrs = nkeep;
 	cache_answer(p, answer, len);
 	recent_note(p->qname, p->qname_len, keep, nkeep);
+	usage_answered(p->r->usage, p->r->pol, p->qname, p->qname_len, nkeep);
 	return 0;
 }
 
@@ -744,8 +748,20 @@ size_t resolver_set_policy(struct resolver *r, const struct config *cfg,
 {
 	r->cfg = cfg;
 	r->pol = pol;
+	usage_track(r->usage, cfg);
 	cache_set_stale(r->cache, cfg->serve_stale);
 	return cache_drop_if(r->cache, cache_keep, r);
+}
+
+void resolver_set_usage(struct resolver *r, struct usage *u)
+{
+	r->usage = u;
+	usage_track(u, r->cfg);
+}
+
+struct usage *resolver_usage(const struct resolver *r)
+{
+	return r->usage;
 }
 
 void resolver_set_upstream(struct resolver *r, struct upstream *up)

@@ -208,7 +208,10 @@ static int open_parts(struct daemon *d)
 		return -EIO;
 	}
 	d->obs = observe_open(d->base, cfg, d->uid, d->gid);
-	return d->obs != NULL ? 0 : -EIO;
+	if (d->obs == NULL)
+		return -EIO;
+	resolver_set_usage(d->res, observe_usage(d->obs));
+	return 0;
 }
 
 /* The policy, the reload steps, the control socket and the watch (before
@@ -445,6 +448,8 @@ static void close_parts(struct daemon *d)
 	guard_free(d->guard);
 	control_free(d->ctl);
 	watch_free(d->watch);
+	if (d->res != NULL)
+		resolver_set_usage(d->res, NULL); /* observe_close frees it */
 	observe_close(d->obs);
 	server_free(d->srv);
 	upstream_free(d->up);

@@ -37,6 +37,9 @@ int learn_write(struct learn *l);
  * name the policy does not allow (dotted text), and an attributed blocked
  * flow (name: what the address was answered for, or NULL). */
 void learn_set_global(struct learn *l);
+/* Write text to name in the directory dirfd as a whole: a temporary
+ * ".NAME.tmp", fsync, rename. 0 or -errno. usage.c writes with it too. */
+int learn_write_file(int dirfd, const char *name, const char *text);
 void learn_name(const char *name);
 void learn_flow(const struct nflog_pkt *pkt, const char *reason,
 		const char *name);

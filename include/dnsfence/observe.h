@@ -20,6 +20,9 @@ struct observe *observe_open(struct event_base *base, const struct config *cfg,
 			     uid_t uid, gid_t gid);
 /* Writes the state file one last time. */
 void observe_close(struct observe *o);
+/* The allow entries' usage table (state_dir/usage.json), or NULL. */
+struct usage;
+struct usage *observe_usage(const struct observe *o);
 /* attrib_quiet on the attribution, when there is one (o may be NULL). */
 void observe_quiet(struct observe *o, uid_t uid, uint64_t until_ms);
 

@@ -55,6 +55,11 @@ bool policy_match(const struct policy *p, const uint8_t *wire, size_t len);
 /* The same for a dotted name ("Example.COM."); false if it is not a
  * valid name. */
 bool policy_match_text(const struct policy *p, const char *name);
+/* As policy_match, and the entry that matched, as written in `allow`
+ * (lower case): "api.example.com" (exact wins) or "*.example.com" (the
+ * longest wildcard). out of at least 3 bytes; false: no entry. */
+bool policy_entry(const struct policy *p, const uint8_t *wire, size_t len,
+		  char *out, size_t cap);
 /* Number of distinct entries (exact and wildcard). */
 size_t policy_size(const struct policy *p);
 

@@ -64,6 +64,12 @@ void resolver_cancel(struct rquery *q);
 size_t resolver_set_policy(struct resolver *r, const struct config *cfg,
 			   const struct policy *pol);
 /* Send new questions to up (questions already sent finish on theirs). */
+/* Count each allowed question and its answer's addresses per allow
+ * entry in u (observe.c owns it; NULL: off), and track the running
+ * policy's entries, now and after each resolver_set_policy. */
+struct usage;
+void resolver_set_usage(struct resolver *r, struct usage *u);
+struct usage *resolver_usage(const struct resolver *r);
 void resolver_set_upstream(struct resolver *r, struct upstream *up);
 /* Note in prov which name put each address into the sets (NULL: none). */
 void resolver_set_prov(struct resolver *r, struct prov *prov);

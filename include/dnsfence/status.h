@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct cJSON;
+
 struct status_info {
 	const char *mode, *config;
 	char fingerprint[20];
@@ -18,6 +20,7 @@ struct status_info {
 	bool last_ok;
 	const char *last_text;
 	uint64_t last_ago_s, last_ms;
+	struct cJSON *usage; /* per allow entry (usage_status); taken over */
 };
 
 /* si plus the counters (stats.c), malloc'd; NULL on ENOMEM. Text:

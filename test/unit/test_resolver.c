@@ -7,7 +7,7 @@
  * SERVFAIL, a failed send, and the kernel step's failures.
  */
 /* modules: resolver admit failmem local reply quota cache dnsmsg dnsrr policy
- * netaddr log stats hash monotime learn recent prov */
+ * netaddr log stats hash monotime learn recent prov usage */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
