@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* policy: the compiled allowlist and the ecosystem presets. */
+#ifndef DNSFENCE_POLICY_H
+#define DNSFENCE_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct policy;
+
+/* Names below POLICY_PROBE_DOMAIN are dnsfence's own probes (`probe`,
+ * the self-test): denied like any other name, never learned for
+ * `suggest`. POLICY_PROBE_NAME is what `dnsfence probe` asks by default;
+ * serve leaves it unanswered until it is ready. */
+#define POLICY_PROBE_DOMAIN "dnsfence.invalid"
+#define POLICY_PROBE_NAME   "probe." POLICY_PROBE_DOMAIN
+
+struct policy *policy_new(void);
+void policy_free(struct policy *p);
+
+/* Room for any reason policy_pattern_valid or policy_add gives. */
+#define POLICY_WHY_MAX 48
+
+/* Is this a valid allow entry: "example.com" or "*.example.com",
+ * LDH-style labels of 1..63 bytes, 253 bytes at most, one trailing dot
+ * allowed. Labels are letters, digits, '-' and '_'; '*' only as the whole
+ * first label. On false, the reason is written to why (whylen bytes,
+ * POLICY_WHY_MAX is enough); why may be NULL. */
+bool policy_pattern_valid(const char *pattern, char *why, size_t whylen);
+/* Add one entry (a duplicate is ignored). 0, or -EINVAL with *why set;
+ * -ENOMEM or -ENOSPC if the list cannot grow. *why points to static text
+ * or into p, valid until the next policy_add on p or policy_free(p). */
+int policy_add(struct policy *p, const char *pattern, const char **why);
+/* Add every host of a preset. 0 or -ENOENT for an unknown preset. */
+int policy_add_preset(struct policy *p, const char *preset);
+
+/* The parent P of name (lower case, no trailing dot) when "*.P" is a
+ * sound entry for it: P is a registrable domain or below one (Public
+ * Suffix List), never "co.uk" or "github.io". NULL otherwise. Points
+ * into name. */
+const char *policy_wildcard_parent(const char *name);
+/* The entries that would admit name, as an EDE text and `why` say it:
+ * `add "api.example.com" or "*.example.com"` (just the name when no
+ * wildcard is sound). */
+void policy_admitting(const char *name, char *buf, size_t cap);
+
+bool policy_preset_exists(const char *name);
+/* NULL-terminated lists of static strings; NULL for an unknown preset.
+ * Preset names are lower case and compared exactly. */
+const char *const *policy_preset_hosts(const char *name);
+const char *const *policy_preset_names(void);
+
+/* Does the policy allow this name? wire is an uncompressed wire-format
+ * name (length-prefixed labels ending in the root label), any case; len
+ * bounds the buffer, and bytes after the root label are ignored. A
+ * compression pointer, a name without its root label within len, a name
+ * over 255 bytes, and the root name itself all give false. Allocates
+ * nothing; safe to call from several threads on a policy no longer
+ * being added to. */
+bool policy_match(const struct policy *p, const uint8_t *wire, size_t len);
+/* The same for a dotted name ("Example.COM."); false if it is not a
+ * valid name. */
+bool policy_match_text(const struct policy *p, const char *name);
+/* As policy_match, and the entry that matched, as written in `allow`
+ * (lower case): "api.example.com" (exact wins) or "*.example.com" (the
+ * longest wildcard). out of at least 3 bytes; false: no entry. */
+bool policy_entry(const struct policy *p, const uint8_t *wire, size_t len,
+		  char *out, size_t cap);
+/* Number of distinct entries (exact and wildcard). */
+size_t policy_size(const struct policy *p);
+
+#endif
