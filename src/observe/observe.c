@@ -93,6 +93,7 @@ struct observe *observe_open(struct event_base *base, const struct config *cfg,
 			observe_close(o);
 			return NULL;
 		}
+		metrics_set_usage(o->metrics, o->usage);
 	}
 	return o;
 }

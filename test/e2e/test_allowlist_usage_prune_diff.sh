@@ -3,14 +3,15 @@
 # Allow lists, once learned, can shrink. Per allow entry the daemon
 # counts allowed questions and the addresses their answers brought,
 # in state_dir/usage.json: `status` shows the counts (a wildcard entry
-# counts every name below it), and they survive a reload and a restart.
+# counts every name below it), the metrics only how many entries are used
+# and unused (no names), and they survive a reload and a restart.
 # `prune --unused-for` drops an entry unused in the test's window and
 # keeps a used one; `diff` of a suggest output against the running
 # config shows exactly the names it adds.
 source "$(dirname "$0")/lib.sh"
 df_setup
 allow='["www.allowed.test", "*.b.allowed.test", "never.allowed.test"]'
-df_start_dnsfence allow="$allow"
+df_start_dnsfence allow="$allow" metrics='"127.0.0.1:9253"'
 # The daemon (uid nobody) reads its config again on reload.
 chmod 711 "$DF_TMP"
 chmod 644 "$DF_DNSFENCE_CONF"
@@ -46,6 +47,10 @@ expect_rcode NXDOMAIN
 [ "$(usage www.allowed.test addresses)" -ge 1 ] || fail "www.allowed.test: no addresses counted"
 [ "$(usage '*.b.allowed.test' questions)" = 2 ] || fail "*.b.allowed.test: expected 2 questions (two names below it)"
 [ "$(usage never.allowed.test questions)" = 0 ] || fail "never.allowed.test moved without a question"
+m="$(wl curl -s --max-time 5 http://127.0.0.1:9253/metrics)" || fail "no metrics"
+grep -qx 'dnsfence_allow_entries{used="yes"} 2' <<<"$m" || fail "metrics: expected 2 used entries: $(grep allow_entries <<<"$m")"
+grep -qx 'dnsfence_allow_entries{used="no"} 1' <<<"$m" || fail "metrics: expected 1 unused entry: $(grep allow_entries <<<"$m")"
+! grep -q "allowed.test" <<<"$m" || fail "metrics carry entry names (they belong on the control socket only)"
 ok "status: www.allowed.test 3 questions, $(usage www.allowed.test addresses) address(es); *.b.allowed.test 2; never.allowed.test 0"
 
 # A reload keeps them.
