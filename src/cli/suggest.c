@@ -40,6 +40,7 @@ static int load_names(const cJSON *root, struct suggest_name **names,
 		      size_t *n);
 static void note_flows(const cJSON *root);
 static bool listed(const char *name, char *const *list, size_t n);
+static size_t bare_len(const char *name);
 static void print_allow(FILE *out, char *const *cfg_allow, size_t n_cfg,
 			char *const *learned, size_t n_learned);
 
@@ -390,15 +391,21 @@ out:
 	return rc;
 }
 
-/* Is name (any case, a trailing dot allowed) in list? */
-static bool listed(const char *name, char *const *list, size_t n)
+/* A name's length without its trailing dot. */
+static size_t bare_len(const char *name)
 {
 	size_t len = strlen(name);
 
-	if (len > 0 && name[len - 1] == '.')
-		len--;
+	return len > 0 && name[len - 1] == '.' ? len - 1 : len;
+}
+
+/* Is name in list? Any case; a trailing dot on either side ignored. */
+static bool listed(const char *name, char *const *list, size_t n)
+{
+	size_t len = bare_len(name);
+
 	for (size_t i = 0; i < n; i++) {
-		if (strlen(list[i]) == len &&
+		if (bare_len(list[i]) == len &&
 		    strncasecmp(list[i], name, len) == 0)
 			return true;
 	}
