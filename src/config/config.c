@@ -595,6 +595,17 @@ void config_free(struct config *c)
 	free(c);
 }
 
+bool config_port_allowed(const struct config *cfg, uint8_t proto, uint16_t port)
+{
+	for (size_t i = 0; i < cfg->n_ports; i++) {
+		const struct config_port *p = &cfg->ports[i];
+
+		if (p->proto == proto && port >= p->first && port <= p->last)
+			return true;
+	}
+	return false;
+}
+
 const char *config_mode_name(enum config_mode m)
 {
 	return (unsigned)m < 3 ? mode_names[m] : "unknown";

@@ -101,6 +101,10 @@ int config_load(const char *path, struct config **out, char *err,
 		size_t errlen);
 void config_free(struct config *c);
 
+/* Is proto (IPPROTO_TCP/UDP) port one of `ports`? */
+bool config_port_allowed(const struct config *cfg, uint8_t proto,
+			 uint16_t port);
+
 const char *config_mode_name(enum config_mode m);
 const char *config_deny_name(enum config_deny d);
 const char *config_log_format_name(enum log_format f);

@@ -89,6 +89,8 @@ static bool match_lower(const struct policy *p, const uint8_t *name, size_t len,
 			const uint8_t *starts, size_t n_labels);
 static const struct preset *preset_find(const char *name);
 static void wire_text(const uint8_t *w, size_t len, char *out, size_t cap);
+static size_t lower_name(const uint8_t *wire, size_t len, uint8_t *buf,
+			 uint8_t *starts, size_t *n_labels);
 
 /* ---- presets ----
  * The public hostnames each ecosystem's client contacts by default.
@@ -653,27 +655,27 @@ static bool match_lower(const struct policy *p, const uint8_t *name, size_t len,
 	return false;
 }
 
-bool policy_match(const struct policy *p, const uint8_t *wire, size_t len)
+/* wire lower-cased into buf (NAME_WIRE_MAX), the offset of each label
+ * in starts; the length with the root label, 0 when wire is no plain
+ * name within len (a compression pointer, no root label) or the root. */
+static size_t lower_name(const uint8_t *wire, size_t len, uint8_t *buf,
+			 uint8_t *starts, size_t *n_labels)
 {
-	uint8_t buf[NAME_WIRE_MAX];
-	uint8_t starts[NAME_WIRE_MAX / 2 + 1];
 	size_t pos = 0, n = 0;
 
-	if (!p || !wire)
-		return false;
 	/* Bytes after the root label are not part of the name. */
 	for (;;) {
 		size_t l;
 
 		if (pos >= len)
-			return false;
+			return 0;
 		l = wire[pos];
 		if (l == 0)
 			break;
 		if (l > LABEL_MAX) /* compression pointer or extended type */
-			return false;
+			return 0;
 		if (pos + 1 + l >= len || pos + 1 + l + 1 > NAME_WIRE_MAX)
-			return false;
+			return 0;
 		starts[n++] = (uint8_t)pos;
 		buf[pos] = (uint8_t)l;
 		for (size_t j = 1; j <= l; j++)
@@ -681,9 +683,20 @@ bool policy_match(const struct policy *p, const uint8_t *wire, size_t len)
 		pos += 1 + l;
 	}
 	buf[pos++] = 0;
-	if (n == 0) /* the root matches nothing */
+	*n_labels = n;
+	return n == 0 ? 0 : pos; /* the root matches nothing */
+}
+
+bool policy_match(const struct policy *p, const uint8_t *wire, size_t len)
+{
+	uint8_t buf[NAME_WIRE_MAX];
+	uint8_t starts[NAME_WIRE_MAX / 2 + 1];
+	size_t pos, n = 0;
+
+	if (!p || !wire)
 		return false;
-	return match_lower(p, buf, pos, starts, n);
+	pos = lower_name(wire, len, buf, starts, &n);
+	return pos != 0 && match_lower(p, buf, pos, starts, n);
 }
 
 /* The dotted text of the wire name at w (lower case, labels < 64). */
@@ -706,29 +719,10 @@ bool policy_entry(const struct policy *p, const uint8_t *wire, size_t len,
 {
 	uint8_t buf[NAME_WIRE_MAX];
 	uint8_t starts[NAME_WIRE_MAX / 2 + 1];
-	size_t pos = 0, n = 0;
+	size_t pos, n = 0;
 
-	if (!p || !wire || cap < 3)
-		return false;
-	for (;;) {
-		size_t l;
-
-		if (pos >= len)
-			return false;
-		l = wire[pos];
-		if (l == 0)
-			break;
-		if (l > LABEL_MAX || pos + 1 + l >= len ||
-		    pos + 1 + l + 1 > NAME_WIRE_MAX)
-			return false;
-		starts[n++] = (uint8_t)pos;
-		buf[pos] = (uint8_t)l;
-		for (size_t j = 1; j <= l; j++)
-			buf[pos + j] = lower(wire[pos + j]);
-		pos += 1 + l;
-	}
-	buf[pos++] = 0;
-	if (n == 0)
+	if (!p || !wire || cap < 3 ||
+	    (pos = lower_name(wire, len, buf, starts, &n)) == 0)
 		return false;
 	if (set_lookup(&p->exact, buf, pos)) {
 		wire_text(buf, pos, out, cap);

@@ -104,8 +104,6 @@ static void add(struct prober *pr, enum kind kind, const struct sockaddr *sa,
 		uint16_t port, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 static void plan(struct prober *pr);
-static bool port_allowed(const struct config *cfg, uint8_t proto,
-			 uint16_t port);
 static uint16_t other_port(const struct config *cfg);
 static bool has_v6_routes(void);
 static int open_socket(const struct probe *p, bool marked, uint32_t mark,
@@ -304,7 +302,7 @@ static void plan(struct prober *pr)
 			    a, tcp);
 		add(pr, K_TCP, sa, other_port(cfg),
 		    "TCP to %s:%u, a port not in `ports`", a, other_port(cfg));
-		if (!port_allowed(cfg, IPPROTO_UDP, PORT_QUIC))
+		if (!config_port_allowed(cfg, IPPROTO_UDP, PORT_QUIC))
 			add(pr, K_UDP, sa, PORT_QUIC,
 			    "UDP (QUIC) to %s:%u, not in `ports`", a,
 			    PORT_QUIC);
@@ -321,17 +319,6 @@ static void plan(struct prober *pr)
 		    "an IPv6 address to probe");
 }
 
-static bool port_allowed(const struct config *cfg, uint8_t proto, uint16_t port)
-{
-	for (size_t i = 0; i < cfg->n_ports; i++) {
-		const struct config_port *p = &cfg->ports[i];
-
-		if (p->proto == proto && port >= p->first && port <= p->last)
-			return true;
-	}
-	return false;
-}
-
 /* A TCP port `ports` does not allow (ssh first: a real service). */
 static uint16_t other_port(const struct config *cfg)
 {
@@ -339,7 +326,7 @@ static uint16_t other_port(const struct config *cfg)
 
 	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]);
 	     i++) {
-		if (!port_allowed(cfg, IPPROTO_TCP, candidates[i]))
+		if (!config_port_allowed(cfg, IPPROTO_TCP, candidates[i]))
 			return candidates[i];
 	}
 	return 1;

@@ -54,8 +54,6 @@ struct attrib {
 	uint64_t quiet_ms;  /* attributed until this monotonic ms */
 };
 
-static bool port_allowed(const struct config *cfg, uint8_t proto,
-			 uint16_t port);
 static bool in_allow_cidrs(const struct config *cfg, const struct netaddr *a);
 static void clock_text(int64_t wall, char *buf, size_t cap);
 static const char *proto_name(uint8_t proto, char *buf, size_t cap);
@@ -99,17 +97,6 @@ const char *attrib_reason_name(enum attrib_reason r)
 	};
 
 	return (unsigned)r < ATTRIB__COUNT ? names[r] : "unknown";
-}
-
-static bool port_allowed(const struct config *cfg, uint8_t proto, uint16_t port)
-{
-	for (size_t i = 0; i < cfg->n_ports; i++) {
-		const struct config_port *p = &cfg->ports[i];
-
-		if (p->proto == proto && port >= p->first && port <= p->last)
-			return true;
-	}
-	return false;
 }
 
 static bool in_allow_cidrs(const struct config *cfg, const struct netaddr *a)
@@ -198,7 +185,7 @@ static enum attrib_reason explain_known(const struct config *cfg,
 	clock_text(wall_now - ago, at, sizeof(at));
 	clock_text(wall_now + left, until, sizeof(until));
 	if (k->expires_ms > now_ms &&
-	    !port_allowed(cfg, pkt->proto, pkt->dport)) {
+	    !config_port_allowed(cfg, pkt->proto, pkt->dport)) {
 		snprintf(text, cap,
 			 "port %s/%u is not in `ports` (address answered for "
 			 "%s at %s)",
