@@ -185,6 +185,12 @@ static void child(const struct config *cfg, uid_t uid, gid_t gid, int fd)
 	static struct prober pr;
 	char err[512];
 
+	/* The daemon's handlers write to its event loop's signal pipe,
+	 * which this copy shares: a signal here must not reach it. */
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	signal(SIGUSR1, SIG_DFL);
 	signal(SIGPIPE, SIG_IGN);
 	pr.cfg = cfg;
 	pr.uid = uid;
