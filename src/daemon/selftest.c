@@ -8,7 +8,10 @@
  * address no answer gave (the upstream's own: it never enters the sets),
  * UDP 443 (QUIC) when `ports` does not allow it, and an ICMP or ICMPv6
  * echo; then a denied name through dnsfence, with the daemon's counter of
- * upstream questions read before and after over the control socket.
+ * upstream questions read before and after over the control socket. The
+ * namespace's routers get an echo and DNS too, without a control (none
+ * reaches them through the fence): they are reported only when they
+ * answer.
  *
  * A probe that gets no answer proves nothing unless the same packet
  * would have been answered without the fence. So every probe is made
@@ -36,6 +39,7 @@
 #include <errno.h>
 #include <linux/capability.h>
 #include <fcntl.h>
+#include <net/if.h>
 #include <netinet/icmp6.h>
 #include <netinet/in.h>
 #include <netinet/ip_icmp.h>
@@ -61,12 +65,12 @@
 #include "daemon/reload.h"
 #include "daemon/selftest.h"
 
-#define ROUND_MS     1500 /* one round of probes (or of controls) */
-#define PROBES_MAX   64
-#define DENIED_MS    2000
-#define PORT_DOT     853
-#define PORT_QUIC    443
-#define ICMP_ECHO_ID 0x4446 /* "DF"; the kernel keeps raw ids as sent */
+#define ROUND_MS      1500 /* one round of probes (or of controls) */
+#define PROBES_MAX    64
+#define DENIED_MS     2000
+#define PORT_DOT      853
+#define PORT_QUIC     443
+#define ICMP_ECHO_SEQ 0x4446 /* "DF"; raw sockets send it as written */
 
 enum kind { K_DNS_UDP, K_TCP, K_UDP, K_ICMP };
 
@@ -89,6 +93,7 @@ struct probe {
 	uint16_t id;
 	enum outcome ctl, got;
 	int ctl_err, got_err;
+	bool uncontrolled; /* no control can reach it: it can only find */
 };
 
 struct prober {
@@ -106,6 +111,8 @@ static void add(struct prober *pr, enum kind kind, const struct sockaddr *sa,
 static void plan(struct prober *pr);
 static uint16_t other_port(const struct config *cfg);
 static bool has_v6_routes(void);
+static void add_gateways(struct prober *pr);
+static void add_gateway(struct prober *pr, const struct sockaddr *sa);
 static int open_socket(const struct probe *p, bool marked, uint32_t mark,
 		       int *err);
 static void start(struct probe *p, bool marked, uint32_t mark, enum outcome *o,
@@ -323,6 +330,88 @@ static void plan(struct prober *pr)
 		say(pr, SELFTEST_UNPROVEN,
 		    "IPv6: the namespace has IPv6 routes, but no upstream has "
 		    "an IPv6 address to probe");
+	add_gateways(pr);
+}
+
+/* The routers of the namespace's routes (/proc/net/route and
+ * ipv6_route), probed too: no control reaches them through the fence,
+ * so they prove nothing when silent and are reported only when one
+ * answers (a v6 router answering an echo finds an IPv4-only fence even
+ * when every upstream is IPv4). */
+static void add_gateways(struct prober *pr)
+{
+	char line[256], dev[32], hop[33];
+	unsigned dst, gw, flags;
+	FILE *f = fopen("/proc/net/route", "re");
+
+	while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
+		struct sockaddr_in sin = {.sin_family = AF_INET};
+
+		if (sscanf(line, "%31s %x %x %x", dev, &dst, &gw, &flags) ==
+			4 &&
+		    (flags & 0x2) != 0 && gw != 0) { /* RTF_GATEWAY */
+			sin.sin_addr.s_addr = gw;    /* printed as stored */
+			add_gateway(pr, (struct sockaddr *)&sin);
+		}
+	}
+	if (f != NULL)
+		fclose(f);
+	f = fopen("/proc/net/ipv6_route", "re");
+	while (f != NULL &&
+	       fscanf(f, "%*32s %*s %*s %*s %32s %*s %*s %*s %*s %31s", hop,
+		      dev) == 2) {
+		struct sockaddr_in6 sin6 = {.sin6_family = AF_INET6};
+
+		for (size_t i = 0; i < 16; i++) {
+			unsigned b;
+
+			if (sscanf(hop + 2 * i, "%2x", &b) != 1)
+				break;
+			sin6.sin6_addr.s6_addr[i] = (uint8_t)b;
+		}
+		if (IN6_IS_ADDR_UNSPECIFIED(&sin6.sin6_addr) ||
+		    strcmp(dev, "lo") == 0)
+			continue;
+		if (IN6_IS_ADDR_LINKLOCAL(&sin6.sin6_addr))
+			sin6.sin6_scope_id = if_nametoindex(dev);
+		add_gateway(pr, (struct sockaddr *)&sin6);
+	}
+	if (f != NULL)
+		fclose(f);
+}
+
+static void add_gateway(struct prober *pr, const struct sockaddr *sa)
+{
+	char a[NETADDR_STRLEN];
+	struct netaddr na, u;
+	size_t first = pr->n;
+
+	if (!netaddr_from_sockaddr(sa, &na))
+		return;
+	for (size_t i = 0; i < pr->cfg->n_upstreams; i++) {
+		if (netaddr_from_sockaddr(
+			(const struct sockaddr *)&pr->cfg->upstreams[i].sa,
+			&u) &&
+		    netaddr_equal(&u, &na))
+			return; /* probed above, with controls */
+	}
+	for (size_t i = 0; i < pr->n; i++) {
+		if (pr->p[i].uncontrolled &&
+		    pr->p[i].to.ss_family == sa->sa_family &&
+		    netaddr_from_sockaddr((struct sockaddr *)&pr->p[i].to,
+					  &u) &&
+		    netaddr_equal(&u, &na))
+			return;
+	}
+	netaddr_format(&na, a, sizeof(a));
+	add(pr, K_ICMP, sa, 0, "ICMP%s echo to the router %s",
+	    sa->sa_family == AF_INET ? "" : "v6", a);
+	add(pr, K_DNS_UDP, sa, 53, "DNS over UDP to the router %s, port %u", a,
+	    53u);
+	add(pr, K_TCP, sa, 53, "DNS over TCP to the router %s, port %u", a,
+	    53u);
+	for (size_t i = first; i < pr->n; i++)
+		pr->p[i].uncontrolled = true;
 }
 
 /* A TCP port `ports` does not allow (ssh first: a real service). */
@@ -495,6 +584,10 @@ static void run_round(struct prober *pr, bool marked)
 		struct probe *p = &pr->p[i];
 
 		p->id ^= marked ? 0 : 0x5a5a; /* control and probe differ */
+		if (marked && p->uncontrolled) {
+			p->ctl = O_SILENT;
+			continue;
+		}
 		start(p, marked, pr->cfg->mark, marked ? &p->ctl : &p->got,
 		      marked ? &p->ctl_err : &p->got_err);
 	}
@@ -562,10 +655,13 @@ static size_t build_echo(const struct probe *p, uint8_t *buf, size_t cap)
 		return 0;
 	memset(buf, 0, len);
 	buf[0] = p->to.ss_family == AF_INET ? ICMP_ECHO : ICMP6_ECHO_REQUEST;
-	buf[4] = ICMP_ECHO_ID >> 8;
-	buf[5] = ICMP_ECHO_ID & 0xff;
-	buf[6] = (uint8_t)(p->id >> 8);
-	buf[7] = (uint8_t)p->id;
+	/* The identifier is what conntrack keys an echo on: random per
+	 * probe, so no earlier echo's entry (a control's, or one from
+	 * when the fence was open) lets this one through. */
+	buf[4] = (uint8_t)(p->id >> 8);
+	buf[5] = (uint8_t)p->id;
+	buf[6] = ICMP_ECHO_SEQ >> 8;
+	buf[7] = ICMP_ECHO_SEQ & 0xff;
 	memcpy(buf + 8, "dnsfence", 8);
 	if (p->to.ss_family != AF_INET)
 		return len;
@@ -594,10 +690,10 @@ static bool is_echo_reply(const struct probe *p, const uint8_t *buf, size_t len)
 		return false;
 	return buf[off] == (p->to.ss_family == AF_INET ? ICMP_ECHOREPLY
 						       : ICMP6_ECHO_REPLY) &&
-	       buf[off + 4] == ICMP_ECHO_ID >> 8 &&
-	       buf[off + 5] == (ICMP_ECHO_ID & 0xff) &&
-	       buf[off + 6] == (uint8_t)(p->id >> 8) &&
-	       buf[off + 7] == (uint8_t)p->id;
+	       buf[off + 4] == (uint8_t)(p->id >> 8) &&
+	       buf[off + 5] == (uint8_t)p->id &&
+	       buf[off + 6] == ICMP_ECHO_SEQ >> 8 &&
+	       buf[off + 7] == (ICMP_ECHO_SEQ & 0xff);
 }
 
 static const char *describe(enum outcome o, int e, char *buf, size_t cap)
@@ -622,6 +718,8 @@ static void judge(struct prober *pr, const struct probe *p)
 {
 	char c[96], g[96];
 
+	if (p->uncontrolled && p->got != O_ANSWERED)
+		return; /* silence proves nothing without a control */
 	if (p->got == O_ANSWERED)
 		say(pr, SELFTEST_OPEN,
 		    "%s: answered uid %u without capabilities or the socket "

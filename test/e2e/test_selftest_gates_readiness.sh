@@ -13,7 +13,9 @@
 #     serve never sends READY=1 (`probe` fails while its gate runs,
 #     though other queries are answered): it logs the line and exits 1.
 #  3. IPv4 only: the ip6tables rules deleted, `selftest` exits 1 naming
-#     the IPv6 upstream.
+#     the IPv6 upstream; with only an IPv4 upstream, the IPv6 router's
+#     answer (probed without a control, so reported only when it answers)
+#     names it.
 #  4. No control target (the upstream is an address nobody holds):
 #     "could not prove", never "passed".
 source "$(dirname "$0")/lib.sh"
@@ -127,6 +129,24 @@ grep -q "^OPEN *DNS over UDP to the upstream \[2001:db8::1\]:53 directly" <<<"$D
 grep -q "^OPEN *ICMPv6 echo to \[2001:db8::1\]" <<<"$DF_CMD_OUT" || fail "ICMPv6 echo not found open: $DF_CMD_OUT"
 grep -q "^held *DNS over UDP to the upstream 198.18.0.1:53" <<<"$DF_CMD_OUT" || fail "IPv4 no longer held: $DF_CMD_OUT"
 ok "IPv4-only fence: exit 1, $(grep -c '^OPEN' <<<"$DF_CMD_OUT") IPv6 probes open"
+
+# 3b. The same with only an IPv4 upstream: the IPv6 router answers.
+df_config allow='["www.allowed.test"]' upstreams='["198.18.0.1"]' guard_interval=3600
+df_setup_fence
+df_dnsfence selftest
+[ "$DF_CMD_RC" -eq 0 ] || fail "selftest with the fence intact (IPv4 upstream) exited $DF_CMD_RC: $DF_CMD_OUT"
+grep -q "^could not prove *IPv6: the namespace has IPv6 routes, but no upstream" <<<"$DF_CMD_OUT" ||
+	fail "no IPv6 upstream not said: $DF_CMD_OUT"
+! grep -q "router" <<<"$DF_CMD_OUT" || fail "a silent router was reported (no control can prove it): $DF_CMD_OUT"
+wl ip6tables -w -D OUTPUT -j DNSFENCE-OUT
+wl ip6tables -w -F DNSFENCE-OUT
+wl ip6tables -w -X DNSFENCE-OUT
+wl ip6tables -w -P OUTPUT ACCEPT
+df_dnsfence selftest
+[ "$DF_CMD_RC" -eq 1 ] || fail "selftest on an IPv4-only fence, IPv4 upstream, exited $DF_CMD_RC: $DF_CMD_OUT"
+grep -q "^OPEN *ICMPv6 echo to the router 2001:db8::1: answered" <<<"$DF_CMD_OUT" ||
+	fail "the IPv6 router's answer was not found: $DF_CMD_OUT"
+ok "IPv4-only fence, IPv4 upstream: exit 1, $(grep -m1 '^OPEN' <<<"$DF_CMD_OUT" | cut -c1-80)..."
 
 # 4. Nothing that would answer: an upstream address nobody holds.
 df_config allow='["www.allowed.test"]' upstreams='["198.18.0.99"]'
