@@ -311,22 +311,30 @@ int learn_write_file(int dirfd, const char *name, const char *text)
 	return rc;
 }
 
-int learn_write(struct learn *l)
+int learn_save(int dirfd, const char *dir, const char *name, cJSON *root,
+	       bool *warned)
 {
-	cJSON *root = to_json(l);
 	char *text = root != NULL ? cJSON_Print(root) : NULL;
-	int rc = text != NULL ? learn_write_file(l->dirfd, LEARN_FILE, text)
-			      : -ENOMEM;
+	int rc = text != NULL ? learn_write_file(dirfd, name, text) : -ENOMEM;
 
 	cJSON_Delete(root);
 	free(text);
 	if (rc == 0) {
-		l->dirty = false;
-		l->warned = false;
-	} else if (!l->warned) {
-		l->warned = true;
-		log_warn(SYS, "cannot write %s/%s: %s", l->dir, LEARN_FILE,
+		*warned = false;
+	} else if (!*warned) {
+		*warned = true;
+		log_warn(SYS, "cannot write %s/%s: %s", dir, name,
 			 strerror(-rc));
 	}
+	return rc;
+}
+
+int learn_write(struct learn *l)
+{
+	int rc =
+	    learn_save(l->dirfd, l->dir, LEARN_FILE, to_json(l), &l->warned);
+
+	if (rc == 0)
+		l->dirty = false;
 	return rc;
 }

@@ -243,21 +243,11 @@ static cJSON *to_json(const struct usage *u)
 
 int usage_write(struct usage *u)
 {
-	cJSON *root = to_json(u);
-	char *text = root != NULL ? cJSON_Print(root) : NULL;
-	int rc = text != NULL ? learn_write_file(u->dirfd, USAGE_FILE, text)
-			      : -ENOMEM;
+	int rc =
+	    learn_save(u->dirfd, u->dir, USAGE_FILE, to_json(u), &u->warned);
 
-	cJSON_Delete(root);
-	free(text);
-	if (rc == 0) {
+	if (rc == 0)
 		u->dirty = false;
-		u->warned = false;
-	} else if (!u->warned) {
-		u->warned = true;
-		log_warn(SYS, "cannot write %s/%s: %s", u->dir, USAGE_FILE,
-			 strerror(-rc));
-	}
 	return rc;
 }
 

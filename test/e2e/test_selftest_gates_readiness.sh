@@ -44,6 +44,14 @@ PYEOF
 DF_PIDS+=("$!")
 sleep 0.3
 
+# An IPv4-only fence: dnsfence's ip6tables rules gone, the policy open.
+drop_v6_fence() {
+	wl ip6tables -w -D OUTPUT -j DNSFENCE-OUT
+	wl ip6tables -w -F DNSFENCE-OUT
+	wl ip6tables -w -X DNSFENCE-OUT
+	wl ip6tables -w -P OUTPUT ACCEPT
+}
+
 start_serve() {
 	: >"$DF_TMP/notify.log"
 	ip netns exec "$DF_WL" env -u DNSFENCE_CONFIG -u DNSFENCE_MODE -u DNSFENCE_EXTRA_HOSTS \
@@ -118,10 +126,7 @@ df_config allow='["www.allowed.test"]' upstreams='["198.18.0.1", "[2001:db8::1]"
 df_setup_fence
 
 # 3. IPv4 only.
-wl ip6tables -w -D OUTPUT -j DNSFENCE-OUT
-wl ip6tables -w -F DNSFENCE-OUT
-wl ip6tables -w -X DNSFENCE-OUT
-wl ip6tables -w -P OUTPUT ACCEPT
+drop_v6_fence
 df_dnsfence selftest
 [ "$DF_CMD_RC" -eq 1 ] || fail "selftest on an IPv4-only fence exited $DF_CMD_RC, expected 1: $DF_CMD_OUT"
 grep -q "^OPEN *DNS over UDP to the upstream \[2001:db8::1\]:53 directly" <<<"$DF_CMD_OUT" ||
@@ -138,10 +143,7 @@ df_dnsfence selftest
 grep -q "^could not prove *IPv6: the namespace has IPv6 routes, but no upstream" <<<"$DF_CMD_OUT" ||
 	fail "no IPv6 upstream not said: $DF_CMD_OUT"
 ! grep -q "router" <<<"$DF_CMD_OUT" || fail "a silent router was reported (no control can prove it): $DF_CMD_OUT"
-wl ip6tables -w -D OUTPUT -j DNSFENCE-OUT
-wl ip6tables -w -F DNSFENCE-OUT
-wl ip6tables -w -X DNSFENCE-OUT
-wl ip6tables -w -P OUTPUT ACCEPT
+drop_v6_fence
 df_dnsfence selftest
 [ "$DF_CMD_RC" -eq 1 ] || fail "selftest on an IPv4-only fence, IPv4 upstream, exited $DF_CMD_RC: $DF_CMD_OUT"
 grep -q "^OPEN *ICMPv6 echo to the router 2001:db8::1: answered" <<<"$DF_CMD_OUT" ||
