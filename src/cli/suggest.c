@@ -330,8 +330,9 @@ out:
 }
 
 /* `dnsfence prune`: cfg's allow without what usage.json says has gone
- * unused for unused_s: an entry's clock is its last question, or when
- * the daemon first had it. An entry the file does not know is kept. */
+ * unused for unused_s: an entry's clock is its last use (a question or a
+ * flow), or when the daemon first had it. An entry the file does not know
+ * is kept. */
 int suggest_prune(const struct config *cfg, int64_t unused_s, FILE *out,
 		  FILE *err_out, char *err, size_t errlen)
 {

@@ -5,7 +5,9 @@
  * An entry is the text of the policy entry a question matched
  * ("api.example.com", or "*.example.com" for every name it covers; an
  * ecosystem's host is an entry of its own). Per entry: allowed
- * questions, addresses their answers put in the sets, when the daemon
+ * questions, addresses their answers put in the sets, connections that
+ * went out to those addresses (conntrack's NEW events, ctevents.c, named
+ * through the recent memory), when the daemon
  * first had the entry ("first_seen": an entry unused since then is
  * unused for that long) and when it was last asked for, wall-clock
  * seconds. The table is open addressing over twice USAGE_MAX slots and
@@ -27,6 +29,7 @@
 #include "base/hash.h"
 #include "observe/learn.h"
 #include "base/log.h"
+#include "dns/dnsmsg.h"
 #include "config/policy.h"
 #include "observe/usage.h"
 
@@ -37,7 +40,7 @@
 
 struct entry {
 	char *name;
-	uint64_t questions, addresses;
+	uint64_t questions, addresses, flows;
 	int64_t first_seen, last_used; /* wall seconds; last 0: never */
 };
 
@@ -49,6 +52,7 @@ struct usage {
 	struct entry slots[SLOTS];
 	size_t n;
 	uint64_t dropped;
+	const struct policy *pol; /* the running one, for flows' names */
 };
 
 static struct entry *find(struct usage *u, const char *name, bool add);
@@ -116,13 +120,15 @@ static struct entry *find(struct usage *u, const char *name, bool add)
 	return &u->slots[i];
 }
 
-void usage_track(struct usage *u, const struct config *cfg)
+void usage_track(struct usage *u, const struct config *cfg,
+		 const struct policy *pol)
 {
 	int64_t now = (int64_t)time(NULL);
 	struct entry *e;
 
 	if (u == NULL)
 		return;
+	u->pol = pol;
 	for (size_t i = 0; i < cfg->n_allow; i++) {
 		if ((e = find(u, cfg->allow[i], true)) != NULL &&
 		    e->first_seen == 0)
@@ -169,6 +175,23 @@ void usage_answered(struct usage *u, const struct policy *pol,
 	u->dirty = true;
 }
 
+void usage_flow(struct usage *u, const char *name)
+{
+	uint8_t wire[DNS_MAX_NAME];
+	char entry[ENTRY_MAX];
+	size_t len = sizeof(wire);
+	struct entry *e;
+
+	if (u == NULL || u->pol == NULL ||
+	    dns_name_from_text(name, wire, &len) != 0 ||
+	    !policy_entry(u->pol, wire, len, entry, sizeof(entry)) ||
+	    (e = find(u, entry, true)) == NULL)
+		return;
+	e->flows++;
+	e->last_used = (int64_t)time(NULL);
+	u->dirty = true;
+}
+
 cJSON *usage_status(const struct usage *u)
 {
 	cJSON *o = cJSON_CreateObject(), *e;
@@ -182,6 +205,7 @@ cJSON *usage_status(const struct usage *u)
 			continue;
 		cJSON_AddNumberToObject(e, "questions", (double)s->questions);
 		cJSON_AddNumberToObject(e, "addresses", (double)s->addresses);
+		cJSON_AddNumberToObject(e, "flows", (double)s->flows);
 		cJSON_AddNumberToObject(
 		    e, "last_used_ago_s",
 		    s->last_used != 0 ? (double)(now - s->last_used) : -1);
@@ -227,6 +251,8 @@ static cJSON *to_json(const struct usage *u)
 						   (double)s->questions);
 		ok = ok && cJSON_AddNumberToObject(e, "addresses",
 						   (double)s->addresses);
+		ok =
+		    ok && cJSON_AddNumberToObject(e, "flows", (double)s->flows);
 		ok = ok && cJSON_AddNumberToObject(e, "first_seen",
 						   (double)s->first_seen);
 		ok = ok && cJSON_AddNumberToObject(e, "last_used",
@@ -309,6 +335,7 @@ static void load(struct usage *u)
 			continue;
 		e->questions = (uint64_t)num(it, "questions");
 		e->addresses = (uint64_t)num(it, "addresses");
+		e->flows = (uint64_t)num(it, "flows");
 		e->first_seen = (int64_t)num(it, "first_seen");
 		e->last_used = (int64_t)num(it, "last_used");
 	}

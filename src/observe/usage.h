@@ -28,16 +28,21 @@ int usage_write(struct usage *u);
 
 /* The running policy's entries (cfg's allow, its ecosystems' hosts):
  * those not yet known start their "unused since" clock now. At start and
- * after each reload. */
-void usage_track(struct usage *u, const struct config *cfg);
+ * after each reload; pol is what names a flow's entry from then on. */
+void usage_track(struct usage *u, const struct config *cfg,
+		 const struct policy *pol);
+/* A connection went out to an address answered for name: a flow on the
+ * entry of the running policy (usage_track's) that admits name. */
+void usage_flow(struct usage *u, const char *name);
 /* An allowed question for wire (uncompressed) and the addresses its
  * answer put in the sets, counted on the entry of pol that matched. */
 void usage_question(struct usage *u, const struct policy *pol,
 		    const uint8_t *wire, size_t len);
 void usage_answered(struct usage *u, const struct policy *pol,
 		    const uint8_t *wire, size_t len, size_t n_addrs);
-/* {"ENTRY": {"questions": N, "addresses": N, "last_used_ago_s": S or
- * -1}, ...} for `status` (names: the control socket only). */
+/* {"ENTRY": {"questions": N, "addresses": N, "flows": N,
+ * "last_used_ago_s": S or -1}, ...} for `status` (names: the control socket
+ * only). */
 struct cJSON *usage_status(const struct usage *u);
 /* Entries with questions, and without, for the metrics (counts only). */
 void usage_counts(const struct usage *u, size_t *used, size_t *unused);

@@ -748,7 +748,7 @@ size_t resolver_set_policy(struct resolver *r, const struct config *cfg,
 {
 	r->cfg = cfg;
 	r->pol = pol;
-	usage_track(r->usage, cfg);
+	usage_track(r->usage, cfg, pol);
 	cache_set_stale(r->cache, cfg->serve_stale);
 	return cache_drop_if(r->cache, cache_keep, r);
 }
@@ -756,7 +756,7 @@ size_t resolver_set_policy(struct resolver *r, const struct config *cfg,
 void resolver_set_usage(struct resolver *r, struct usage *u)
 {
 	r->usage = u;
-	usage_track(u, r->cfg);
+	usage_track(u, r->cfg, r->pol);
 }
 
 struct usage *resolver_usage(const struct resolver *r)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Allow lists, once learned, can shrink. Per allow entry the daemon
-# counts allowed questions and the addresses their answers brought,
+# counts allowed questions, the addresses their answers brought and the
+# connections that went out to them (a refused one does not count),
 # in state_dir/usage.json: `status` shows the counts (a wildcard entry
 # counts every name below it), the metrics only how many entries are used
 # and unused (no names), and they survive a reload and a restart.
@@ -10,6 +11,7 @@
 # config shows exactly the names it adds.
 source "$(dirname "$0")/lib.sh"
 df_setup
+df_start_listener 8080
 allow='["www.allowed.test", "*.b.allowed.test", "never.allowed.test"]'
 df_start_dnsfence allow="$allow" metrics='"127.0.0.1:9253"'
 # The daemon (uid nobody) reads its config again on reload.
@@ -47,11 +49,22 @@ expect_rcode NXDOMAIN
 [ "$(usage www.allowed.test addresses)" -ge 1 ] || fail "www.allowed.test: no addresses counted"
 [ "$(usage '*.b.allowed.test' questions)" = 2 ] || fail "*.b.allowed.test: expected 2 questions (two names below it)"
 [ "$(usage never.allowed.test questions)" = 0 ] || fail "never.allowed.test moved without a question"
+[ "$(usage www.allowed.test flows)" = 0 ] || fail "www.allowed.test has flows before any connection"
+# Connections that got out count as flows of the entry whose name
+# answered their address; a refused one (port 9999) does not.
+df_tcp_connect 198.18.1.10 8080 || fail "198.18.1.10:8080 (www.allowed.test) did not connect"
+df_tcp_connect 198.18.1.10 8080 || fail "198.18.1.10:8080 (www.allowed.test) did not connect"
+df_tcp_connect 198.18.1.11 8080 || fail "198.18.1.11:8080 (a.b.allowed.test) did not connect"
+! df_tcp_connect 198.18.1.10 9999 || fail "198.18.1.10:9999 connected: the fence is open"
+flows_are() { [ "$(usage www.allowed.test flows)" = 2 ] && [ "$(usage '*.b.allowed.test' flows)" = 1 ]; }
+df_poll 30 flows_are ||
+	fail "flows: www.allowed.test $(usage www.allowed.test flows) (want 2), *.b.allowed.test $(usage '*.b.allowed.test' flows) (want 1)"
+[ "$(usage never.allowed.test flows)" = 0 ] || fail "never.allowed.test has flows"
 m="$(wl curl -s --max-time 5 http://127.0.0.1:9253/metrics)" || fail "no metrics"
 grep -qx 'dnsfence_allow_entries{used="yes"} 2' <<<"$m" || fail "metrics: expected 2 used entries: $(grep allow_entries <<<"$m")"
 grep -qx 'dnsfence_allow_entries{used="no"} 1' <<<"$m" || fail "metrics: expected 1 unused entry: $(grep allow_entries <<<"$m")"
 ! grep -q "allowed.test" <<<"$m" || fail "metrics carry entry names (they belong on the control socket only)"
-ok "status: www.allowed.test 3 questions, $(usage www.allowed.test addresses) address(es); *.b.allowed.test 2; never.allowed.test 0"
+ok "status: www.allowed.test 3 questions, $(usage www.allowed.test addresses) address(es), 2 flows; *.b.allowed.test 2 questions, 1 flow; never.allowed.test 0"
 
 # A reload keeps them.
 df_dnsfence reload
