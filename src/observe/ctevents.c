@@ -9,10 +9,11 @@
  * find the name, and the name's allow entry counts a flow.
  *
  * The bytes come from the kernel, but they are parsed like anything from
- * the network: the one bounds-checked reader of dnsmsg, nested attributes
- * each within their parent, every length checked before use (fuzzed:
- * test/fuzz/fuzz_ctevents.c). A burst beyond the socket buffer is dropped
- * by the kernel (ENOBUFS): flows go uncounted, nothing else. */
+ * the network: nflog.c's walk over the one bounds-checked reader of
+ * dnsmsg, nested attributes each within their parent, every length checked
+ * before use (fuzzed: test/fuzz/fuzz_ctevents.c). A burst beyond the socket
+ * buffer is dropped by the kernel (ENOBUFS): flows go uncounted, nothing else.
+ */
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -26,13 +27,11 @@
 #include <linux/netfilter/nfnetlink_conntrack.h>
 #include <linux/netlink.h>
 
-#include "dns/dnsmsg.h"
 #include "observe/ctevents.h"
+#include "observe/nflog.h"
 
 #define READS_PER_WAKE 64
 #define RCVBUF	       (256 * 1024)
-#define NLMSG_HDRLEN_  16
-#define NFGEN_HDRLEN_  4
 
 struct ctevents {
 	struct mnl_socket *nl;
@@ -42,66 +41,32 @@ struct ctevents {
 	uint8_t buf[16384];
 };
 
-typedef int (*attr_fn)(uint16_t type, const uint8_t *val, size_t len, int depth,
-		       struct ct_flow *f);
+struct walk_ctx {
+	int depth;
+	struct ct_flow *f;
+};
 
-static int read_host(struct dns_reader *r, void *v, size_t n);
-static int walk(const uint8_t *buf, size_t len, int depth, attr_fn fn,
-		struct ct_flow *f);
-static int on_attr(uint16_t type, const uint8_t *val, size_t len, int depth,
-		   struct ct_flow *f);
+static int on_attr(void *arg, uint16_t type, const uint8_t *val, size_t len);
+static int on_msg(void *arg, uint8_t family, const uint8_t *attrs, size_t len);
 static void on_read(evutil_socket_t fd, short what, void *arg);
-
-static int read_host(struct dns_reader *r, void *v, size_t n)
-{
-	const uint8_t *p;
-	int rc = dns_read_bytes(r, &p, n);
-
-	if (rc == 0)
-		memcpy(v, p, n);
-	return rc;
-}
-
-/* Attributes of buf, each padded to 4 bytes, to fn. */
-static int walk(const uint8_t *buf, size_t len, int depth, attr_fn fn,
-		struct ct_flow *f)
-{
-	struct dns_reader r;
-
-	dns_reader_init(&r, buf, len);
-	while (r.len - r.pos >= 4) {
-		size_t start = r.pos;
-		uint16_t nla_len, nla_type;
-		const uint8_t *val;
-
-		if (read_host(&r, &nla_len, sizeof(nla_len)) ||
-		    read_host(&r, &nla_type, sizeof(nla_type)) || nla_len < 4 ||
-		    nla_len > r.len - start ||
-		    dns_read_bytes(&r, &val, (size_t)nla_len - 4) != 0)
-			return -EBADMSG;
-		if (fn(nla_type & NLA_TYPE_MASK, val, (size_t)nla_len - 4,
-		       depth, f) != 0)
-			return -EBADMSG;
-		r.pos = start + NLA_ALIGN(nla_len) < r.len
-			    ? start + NLA_ALIGN(nla_len)
-			    : r.len;
-	}
-	return 0;
-}
 
 /* depth 0: the message (CTA_TUPLE_ORIG); 1: the tuple (CTA_TUPLE_IP,
  * CTA_TUPLE_PROTO); 2: an address or the protocol and port. Which
  * nest a depth-2 attribute is in is told by its type and size alone:
  * CTA_IP_V4_DST (2) is 4 bytes, CTA_PROTO_DST_PORT (3) is 2. */
-static int on_attr(uint16_t type, const uint8_t *val, size_t len, int depth,
-		   struct ct_flow *f)
+static int on_attr(void *arg, uint16_t type, const uint8_t *val, size_t len)
 {
-	if (depth == 0)
-		return type == CTA_TUPLE_ORIG ? walk(val, len, 1, on_attr, f)
-					      : 0;
-	if (depth == 1)
+	struct walk_ctx *w = arg;
+	struct walk_ctx in = {w->depth + 1, w->f};
+	struct ct_flow *f = w->f;
+
+	if (w->depth == 0)
+		return type == CTA_TUPLE_ORIG
+			   ? nflog_each_attr(val, len, on_attr, &in)
+			   : 0;
+	if (w->depth == 1)
 		return type == CTA_TUPLE_IP || type == CTA_TUPLE_PROTO
-			   ? walk(val, len, 2, on_attr, f)
+			   ? nflog_each_attr(val, len, on_attr, &in)
 			   : 0;
 	if (type == CTA_IP_V4_DST && len == 4) {
 		f->dst.family = AF_INET;
@@ -117,43 +82,35 @@ static int on_attr(uint16_t type, const uint8_t *val, size_t len, int depth,
 	return 0;
 }
 
+struct parse_ctx {
+	ct_flow_fn fn;
+	void *arg;
+};
+
+/* One NEW message: its flow, or skipped (1) without a destination. */
+static int on_msg(void *arg, uint8_t family, const uint8_t *attrs, size_t len)
+{
+	struct parse_ctx *c = arg;
+	struct ct_flow f;
+	struct walk_ctx w = {0, &f};
+
+	(void)family;
+	memset(&f, 0, sizeof(f));
+	if (nflog_each_attr(attrs, len, on_attr, &w) != 0)
+		return -EBADMSG;
+	if (f.dst.family == 0)
+		return 1;
+	c->fn(c->arg, &f);
+	return 0;
+}
+
 int ctevents_parse(const uint8_t *buf, size_t len, ct_flow_fn fn, void *arg)
 {
-	struct dns_reader r;
-	int count = 0;
+	struct parse_ctx c = {fn, arg};
 
-	dns_reader_init(&r, buf, len);
-	while (r.len - r.pos >= NLMSG_HDRLEN_) {
-		size_t start = r.pos;
-		uint32_t mlen, seq, pid;
-		uint16_t type, flags;
-		struct ct_flow f;
-
-		if (read_host(&r, &mlen, sizeof(mlen)) ||
-		    read_host(&r, &type, sizeof(type)) ||
-		    read_host(&r, &flags, sizeof(flags)) ||
-		    read_host(&r, &seq, sizeof(seq)) ||
-		    read_host(&r, &pid, sizeof(pid)))
-			return -EBADMSG;
-		if (mlen < NLMSG_HDRLEN_ + NFGEN_HDRLEN_ ||
-		    mlen > r.len - start)
-			return -EBADMSG;
-		r.pos = start + NLMSG_ALIGN(mlen) < r.len
-			    ? start + NLMSG_ALIGN(mlen)
-			    : r.len;
-		if (type != ((NFNL_SUBSYS_CTNETLINK << 8) | IPCTNL_MSG_CT_NEW))
-			continue;
-		memset(&f, 0, sizeof(f));
-		if (walk(buf + start + NLMSG_HDRLEN_ + NFGEN_HDRLEN_,
-			 mlen - NLMSG_HDRLEN_ - NFGEN_HDRLEN_, 0, on_attr,
-			 &f) != 0)
-			return -EBADMSG;
-		if (f.dst.family == 0)
-			continue;
-		fn(arg, &f);
-		count++;
-	}
-	return count;
+	return nflog_each_msg(buf, len,
+			      (NFNL_SUBSYS_CTNETLINK << 8) | IPCTNL_MSG_CT_NEW,
+			      on_msg, &c);
 }
 
 struct ctevents *ctevents_open(struct event_base *base, ct_flow_fn fn,
