@@ -224,6 +224,11 @@ void attrib_quiet(struct attrib *a, uid_t uid, uint64_t until_ms)
 	a->quiet_ms = until_ms;
 }
 
+void attrib_set_config(struct attrib *a, const struct config *cfg)
+{
+	a->cfg = cfg;
+}
+
 void attrib_free(struct attrib *a)
 {
 	free(a);

@@ -122,6 +122,18 @@ void observe_quiet(struct observe *o, uid_t uid, uint64_t until_ms)
 		attrib_quiet(o->attrib, uid, until_ms);
 }
 
+void observe_set_config(struct observe *o, const struct config *cfg)
+{
+	if (o == NULL)
+		return;
+	if (o->attrib != NULL)
+		attrib_set_config(o->attrib, cfg);
+	if (o->recent != NULL)
+		recent_set_ttl(o->recent, cfg->ttl_min, cfg->ttl_max);
+	if (o->learn != NULL)
+		learn_set_mode(o->learn, config_mode_name(cfg->mode));
+}
+
 void observe_close(struct observe *o)
 {
 	if (o == NULL)
