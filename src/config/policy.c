@@ -30,8 +30,6 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include <libpsl.h>
-
 #include "base/hash.h"
 #include "base/log.h"
 #include "config/policy.h"
@@ -68,7 +66,6 @@ struct preset {
 };
 
 static void seed_init(void);
-static void psl_init(void);
 static uint64_t name_hash(const uint8_t *key, size_t len);
 static int strip_wild(const char *text, size_t len, bool allow_wild, bool *wild,
 		      const char **why);
@@ -87,11 +84,11 @@ static int arena_append(struct nameset *s, const uint8_t *key, size_t len,
 			uint32_t *off);
 static void set_free(struct nameset *s);
 static bool match_lower(const struct policy *p, const uint8_t *name, size_t len,
-			const uint8_t *starts, size_t n_labels);
+			const uint8_t *starts, size_t n_labels,
+			struct policy_hit *hit);
 static const struct preset *preset_find(const char *name);
 static void wire_text(const uint8_t *w, size_t len, char *out, size_t cap);
-static size_t lower_name(const uint8_t *wire, size_t len, uint8_t *buf,
-			 uint8_t *starts, size_t *n_labels);
+static void psl_init(void);
 
 /* ---- presets ----
  * The public hostnames each ecosystem's client contacts by default.
@@ -515,36 +512,6 @@ struct policy *policy_new(void)
 	return calloc(1, sizeof(struct policy));
 }
 
-/* The Public Suffix List (libpsl's newest copy), read once, at the first
- * policy_new: before the daemon drops privileges, never per query. */
-static void psl_init(void)
-{
-	psl_ctx = psl_latest(NULL);
-}
-
-const char *policy_wildcard_parent(const char *name)
-{
-	const psl_ctx_t *psl = policy_psl();
-	const char *reg, *dot = strchr(name, '.');
-
-	if (psl == NULL || dot == NULL)
-		return NULL;
-	reg = psl_registrable_domain(psl, name);
-	if (reg == NULL || reg == name)
-		return NULL;
-	return dot + 1;
-}
-
-void policy_admitting(const char *name, char *buf, size_t cap)
-{
-	const char *parent = policy_wildcard_parent(name);
-
-	if (parent != NULL)
-		snprintf(buf, cap, "add \"%s\" or \"*.%s\"", name, parent);
-	else
-		snprintf(buf, cap, "add \"%s\"", name);
-}
-
 void policy_free(struct policy *p)
 {
 	if (!p)
@@ -642,41 +609,58 @@ const char *const *policy_preset_names(void)
 /* name: lower-cased wire name of len bytes (root included); starts: the
  * offset of each of its n_labels labels. */
 static bool match_lower(const struct policy *p, const uint8_t *name, size_t len,
-			const uint8_t *starts, size_t n_labels)
+			const uint8_t *starts, size_t n_labels,
+			struct policy_hit *hit)
 {
 	if (set_lookup(&p->exact, name, len))
 		return true;
 	if (p->suffix.count == 0)
 		return false;
-	/* Proper suffixes only, and never the root alone. */
+	/* Proper suffixes only, and never the root alone; the longest (the
+	 * nearest wildcard) first. */
 	for (size_t i = 1; i < n_labels; i++) {
-		if (set_lookup(&p->suffix, name + starts[i], len - starts[i]))
-			return true;
+		if (!set_lookup(&p->suffix, name + starts[i], len - starts[i]))
+			continue;
+		if (hit != NULL) {
+			hit->depth = i;
+			hit->suffix_off = starts[i];
+			for (size_t j = 0; j < i; j++) {
+				if (name[starts[j]] > hit->label_max)
+					hit->label_max = name[starts[j]];
+			}
+		}
+		return true;
 	}
 	return false;
 }
 
-/* wire lower-cased into buf (NAME_WIRE_MAX), the offset of each label
- * in starts; the length with the root label, 0 when wire is no plain
- * name within len (a compression pointer, no root label) or the root. */
-static size_t lower_name(const uint8_t *wire, size_t len, uint8_t *buf,
-			 uint8_t *starts, size_t *n_labels)
+bool policy_match(const struct policy *p, const uint8_t *wire, size_t len)
 {
+	return policy_match_hit(p, wire, len, NULL);
+}
+
+bool policy_match_hit(const struct policy *p, const uint8_t *wire, size_t len,
+		      struct policy_hit *hit)
+{
+	uint8_t buf[NAME_WIRE_MAX];
+	uint8_t starts[NAME_WIRE_MAX / 2 + 1];
 	size_t pos = 0, n = 0;
 
+	if (!p || !wire)
+		return false;
 	/* Bytes after the root label are not part of the name. */
 	for (;;) {
 		size_t l;
 
 		if (pos >= len)
-			return 0;
+			return false;
 		l = wire[pos];
 		if (l == 0)
 			break;
 		if (l > LABEL_MAX) /* compression pointer or extended type */
-			return 0;
+			return false;
 		if (pos + 1 + l >= len || pos + 1 + l + 1 > NAME_WIRE_MAX)
-			return 0;
+			return false;
 		starts[n++] = (uint8_t)pos;
 		buf[pos] = (uint8_t)l;
 		for (size_t j = 1; j <= l; j++)
@@ -684,61 +668,11 @@ static size_t lower_name(const uint8_t *wire, size_t len, uint8_t *buf,
 		pos += 1 + l;
 	}
 	buf[pos++] = 0;
-	*n_labels = n;
-	return n == 0 ? 0 : pos; /* the root matches nothing */
-}
-
-bool policy_match(const struct policy *p, const uint8_t *wire, size_t len)
-{
-	uint8_t buf[NAME_WIRE_MAX];
-	uint8_t starts[NAME_WIRE_MAX / 2 + 1];
-	size_t pos, n = 0;
-
-	if (!p || !wire)
+	if (n == 0) /* the root matches nothing */
 		return false;
-	pos = lower_name(wire, len, buf, starts, &n);
-	return pos != 0 && match_lower(p, buf, pos, starts, n);
-}
-
-/* The dotted text of the wire name at w (lower case, labels < 64). */
-static void wire_text(const uint8_t *w, size_t len, char *out, size_t cap)
-{
-	size_t o = 0;
-
-	for (size_t i = 0; i < len && w[i] != 0 && o + 1 < cap;
-	     i += 1u + w[i]) {
-		if (o > 0)
-			out[o++] = '.';
-		for (size_t j = 1; j <= w[i] && o + 1 < cap && i + j < len; j++)
-			out[o++] = (char)w[i + j];
-	}
-	out[o] = '\0';
-}
-
-bool policy_entry(const struct policy *p, const uint8_t *wire, size_t len,
-		  char *out, size_t cap)
-{
-	uint8_t buf[NAME_WIRE_MAX];
-	uint8_t starts[NAME_WIRE_MAX / 2 + 1];
-	size_t pos, n = 0;
-
-	if (!p || !wire || cap < 3 ||
-	    (pos = lower_name(wire, len, buf, starts, &n)) == 0)
-		return false;
-	if (set_lookup(&p->exact, buf, pos)) {
-		wire_text(buf, pos, out, cap);
-		return true;
-	}
-	for (size_t i = 1; p->suffix.count > 0 && i < n; i++) {
-		if (set_lookup(&p->suffix, buf + starts[i], pos - starts[i])) {
-			out[0] = '*';
-			out[1] = '.';
-			wire_text(buf + starts[i], pos - starts[i], out + 2,
-				  cap - 2);
-			return true;
-		}
-	}
-	return false;
+	if (hit != NULL)
+		memset(hit, 0, sizeof(*hit));
+	return match_lower(p, buf, pos, starts, n, hit);
 }
 
 bool policy_match_text(const struct policy *p, const char *name)
@@ -761,10 +695,73 @@ size_t policy_size(const struct policy *p)
 	return p ? p->exact.count + p->suffix.count : 0;
 }
 
+/* The Public Suffix List (libpsl's newest copy), read once, at the first
+ * policy_new: before the daemon drops privileges, never per query. */
+static void psl_init(void)
+{
+	psl_ctx = psl_latest(NULL);
+}
+
 const psl_ctx_t *policy_psl(void)
 {
 	pthread_once(&psl_once, psl_init);
 	return psl_ctx;
+}
+
+const char *policy_wildcard_parent(const char *name)
+{
+	const psl_ctx_t *psl = policy_psl();
+	const char *reg, *dot = strchr(name, '.');
+
+	if (psl == NULL || dot == NULL)
+		return NULL;
+	reg = psl_registrable_domain(psl, name);
+	if (reg == NULL || reg == name)
+		return NULL;
+	return dot + 1;
+}
+
+void policy_admitting(const char *name, char *buf, size_t cap)
+{
+	const char *parent = policy_wildcard_parent(name);
+
+	if (parent != NULL)
+		snprintf(buf, cap, "add \"%s\" or \"*.%s\"", name, parent);
+	else
+		snprintf(buf, cap, "add \"%s\"", name);
+}
+
+/* The dotted text of the wire name at w, lower case. */
+static void wire_text(const uint8_t *w, size_t len, char *out, size_t cap)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < len && w[i] != 0 && o + 1 < cap;
+	     i += 1u + w[i]) {
+		if (o > 0)
+			out[o++] = '.';
+		for (size_t j = 1; j <= w[i] && o + 1 < cap && i + j < len; j++)
+			out[o++] = (char)lower(w[i + j]);
+	}
+	out[o] = '\0';
+}
+
+bool policy_entry(const struct policy *p, const uint8_t *wire, size_t len,
+		  char *out, size_t cap)
+{
+	struct policy_hit hit;
+
+	if (cap < 3 || !policy_match_hit(p, wire, len, &hit))
+		return false;
+	if (hit.depth == 0) {
+		wire_text(wire, len, out, cap);
+		return true;
+	}
+	out[0] = '*';
+	out[1] = '.';
+	wire_text(wire + hit.suffix_off, len - hit.suffix_off, out + 2,
+		  cap - 2);
+	return true;
 }
 
 bool policy_wildcard_on_public_suffix(const char *pattern)

@@ -49,7 +49,6 @@ struct nflog {
 	uint8_t buf[65536];
 };
 
-static int read_host(struct dns_reader *r, void *v, size_t n);
 static int on_packet_attr(void *arg, uint16_t type, const uint8_t *val,
 			  size_t len);
 static int on_packet(void *arg, uint8_t family, const uint8_t *attrs,
@@ -57,21 +56,11 @@ static int on_packet(void *arg, uint8_t family, const uint8_t *attrs,
 static int parse_attr(uint16_t type, const uint8_t *val, size_t len, int family,
 		      struct nflog_pkt *pkt);
 static int parse_ports(struct dns_reader *r, struct nflog_pkt *pkt);
+static int parse_icmp(struct dns_reader *r, struct nflog_pkt *pkt);
 static int config(struct nflog *n, uint8_t cmd, bool with_mode, char *err,
 		  size_t errlen);
 static void on_read(evutil_socket_t fd, short what, void *arg);
 static void drain(struct nflog *n);
-
-/* n bytes in host order (netlink's own headers), through the reader. */
-static int read_host(struct dns_reader *r, void *v, size_t n)
-{
-	const uint8_t *p;
-	int rc = dns_read_bytes(r, &p, n);
-
-	if (rc == 0)
-		memcpy(v, p, n);
-	return rc;
-}
 
 int nflog_each_msg(const uint8_t *buf, size_t len, uint16_t type,
 		   nflog_msg_fn fn, void *arg)
@@ -88,11 +77,11 @@ int nflog_each_msg(const uint8_t *buf, size_t len, uint16_t type,
 		uint8_t family;
 		int rc;
 
-		if (read_host(&r, &mlen, sizeof(mlen)) ||
-		    read_host(&r, &mtype, sizeof(mtype)) ||
-		    read_host(&r, &flags, sizeof(flags)) ||
-		    read_host(&r, &seq, sizeof(seq)) ||
-		    read_host(&r, &pid, sizeof(pid)))
+		if (dns_read_copy(&r, &mlen, sizeof(mlen)) ||
+		    dns_read_copy(&r, &mtype, sizeof(mtype)) ||
+		    dns_read_copy(&r, &flags, sizeof(flags)) ||
+		    dns_read_copy(&r, &seq, sizeof(seq)) ||
+		    dns_read_copy(&r, &pid, sizeof(pid)))
 			return -EBADMSG;
 		if (mlen < NLMSG_HDRLEN_ || mlen > r.len - start)
 			return -EBADMSG;
@@ -124,8 +113,8 @@ int nflog_each_attr(const uint8_t *buf, size_t len, nflog_attr_fn fn, void *arg)
 		uint16_t nla_len, nla_type;
 		const uint8_t *val;
 
-		if (read_host(&r, &nla_len, sizeof(nla_len)) ||
-		    read_host(&r, &nla_type, sizeof(nla_type)))
+		if (dns_read_copy(&r, &nla_len, sizeof(nla_len)) ||
+		    dns_read_copy(&r, &nla_type, sizeof(nla_type)))
 			return -EBADMSG;
 		if (nla_len < 4 || nla_len > r.len - start)
 			return -EBADMSG;
@@ -251,8 +240,24 @@ int nflog_parse_ip(const uint8_t *p, size_t len, int family,
 	out->proto = proto;
 	out->has_ports = false;
 	out->sport = out->dport = 0;
+	out->has_icmp = false;
+	out->icmp_type = out->icmp_code = 0;
 	if (proto == IPPROTO_TCP || proto == IPPROTO_UDP)
 		(void)parse_ports(&r, out);
+	else if (proto == (family == AF_INET ? IPPROTO_ICMP : IPPROTO_ICMPV6))
+		(void)parse_icmp(&r, out);
+	return 0;
+}
+
+static int parse_icmp(struct dns_reader *r, struct nflog_pkt *pkt)
+{
+	uint8_t type, code;
+
+	if (dns_read_u8(r, &type) || dns_read_u8(r, &code))
+		return -EBADMSG;
+	pkt->icmp_type = type;
+	pkt->icmp_code = code;
+	pkt->has_icmp = true;
 	return 0;
 }
 
