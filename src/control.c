@@ -18,6 +18,7 @@
  * reload is answered when it is over (rules written, deletes acked). */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,7 @@
 
 #include "dnsfence/config.h"
 #include "dnsfence/control.h"
+#include "dnsfence/instance.h"
 #include "dnsfence/log.h"
 #include "dnsfence/reload.h"
 
@@ -52,6 +54,8 @@ struct control {
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	uid_t uid;
 	gid_t gid;
+	dev_t dev; /* the socket file we bound, the only one we remove */
+	ino_t ino;
 	struct conn *conns[CONTROL_CLIENTS_MAX];
 };
 
@@ -122,7 +126,9 @@ static void give_group(const char *path, gid_t gid)
 static int bind_socket(struct control *c, char *err, size_t errlen)
 {
 	struct sockaddr_un sun = {.sun_family = AF_UNIX};
-	int fd, rc;
+	struct stat st;
+	pid_t other;
+	int fd = -1, rc;
 	mode_t old;
 
 	memcpy(sun.sun_path, c->path, strlen(c->path) + 1);
@@ -132,6 +138,14 @@ static int bind_socket(struct control *c, char *err, size_t errlen)
 			 c->path, strerror(-rc));
 		return rc;
 	}
+	other = instance_socket_owner(c->path);
+	if (other != 0) {
+		snprintf(err, errlen,
+			 "%s: another process (pid %ld) listens "
+			 "on it",
+			 c->path, (long)other);
+		return -EADDRINUSE;
+	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		goto fail;
@@ -139,8 +153,10 @@ static int bind_socket(struct control *c, char *err, size_t errlen)
 	old = umask(0117);     /* born 0660: no window with a wider mode */
 	rc = bind(fd, (struct sockaddr *)&sun, sizeof(sun));
 	umask(old);
-	if (rc < 0 || chmod(c->path, 0660) < 0)
+	if (rc < 0 || chmod(c->path, 0660) < 0 || stat(c->path, &st) < 0)
 		goto fail;
+	c->dev = st.st_dev;
+	c->ino = st.st_ino;
 	give_group(c->path, c->gid);
 	c->lis =
 	    evconnlistener_new(c->base, on_accept, c,
@@ -195,8 +211,13 @@ void control_free(struct control *c)
 	for (size_t i = 0; i < CONTROL_CLIENTS_MAX; i++)
 		conn_free(c->conns[i]);
 	if (c->lis != NULL) {
+		struct stat st;
+
 		evconnlistener_free(c->lis);
-		(void)unlink(c->path);
+		/* Another daemon's socket in its place is left alone. */
+		if (stat(c->path, &st) == 0 && st.st_dev == c->dev &&
+		    st.st_ino == c->ino)
+			(void)unlink(c->path);
 	}
 	free(c);
 }
@@ -456,16 +477,16 @@ void control_socket_of(const char *config_path, char *buf, size_t cap)
 	cJSON *root = NULL;
 	const cJSON *s;
 	FILE *f, *mem;
-	char chunk[4096];
+	char chunk[4096], dir[PATH_MAX];
 	size_t n;
 
-	snprintf(buf, cap, "%s", CONFIG_DEFAULT_CONTROL);
+	instance_default_dir(dir, sizeof(dir));
 	if (path == NULL || *path == '\0')
 		path = getenv("DNSFENCE_CONFIG");
 	if (path == NULL || *path == '\0')
 		path = CONFIG_DEFAULT_PATH;
 	if ((f = fopen(path, "re")) == NULL)
-		return;
+		goto out;
 	if ((mem = open_memstream(&text, &len)) != NULL) {
 		while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
 			fwrite(chunk, 1, n, mem);
@@ -474,10 +495,25 @@ void control_socket_of(const char *config_path, char *buf, size_t cap)
 	fclose(f);
 	if (text != NULL)
 		root = cJSON_ParseWithLength(text, len);
+	s = cJSON_GetObjectItemCaseSensitive(root, "state_dir");
+	if (cJSON_IsString(s) && s->valuestring[0] == '/')
+		snprintf(dir, sizeof(dir), "%s", s->valuestring);
 	s = cJSON_GetObjectItemCaseSensitive(
 	    cJSON_GetObjectItemCaseSensitive(root, "control"), "socket");
-	if (cJSON_IsString(s) && s->valuestring[0] == '/')
+	if (cJSON_IsString(s) && s->valuestring[0] == '/') {
 		snprintf(buf, cap, "%s", s->valuestring);
+		buf = NULL;
+	}
 	cJSON_Delete(root);
 	free(text);
+out:
+	/* As config.c defaults it: the state directory's socket (its
+	 * trailing slashes dropped). */
+	if (buf != NULL) {
+		size_t dlen = strlen(dir);
+
+		while (dlen > 1 && dir[dlen - 1] == '/')
+			dir[--dlen] = '\0';
+		snprintf(buf, cap, "%s/%s", dir, CONFIG_CONTROL_FILE);
+	}
 }

@@ -13,6 +13,7 @@
 #include "dnsfence/fence.h"
 #include "dnsfence/firewall.h"
 #include "dnsfence/fwforward.h"
+#include "dnsfence/instance.h"
 #include "dnsfence/log.h"
 #include "dnsfence/provenance.h"
 #include "dnsfence/serve.h"
@@ -98,12 +99,23 @@ static int serve_fenced(const struct config *cfg, const char *path, uid_t uid,
 int fence_run(const struct config *cfg, const char *path, uid_t uid, gid_t gid,
 	      bool do_setup, bool do_serve)
 {
+	struct instance *in = NULL;
+	char err[512];
 	int r = 0;
 
+	/* A second daemon is refused before it touches the fence, the
+	 * state or the first one's control socket. */
+	if (do_serve &&
+	    (in = instance_claim(cfg->state_dir, cfg->control_socket, uid, gid,
+				 err, sizeof(err))) == NULL) {
+		log_err("main", "%s", err);
+		return -EBUSY;
+	}
 	if (do_setup)
 		r = setup(cfg, uid);
 	if (r == 0 && do_serve)
 		r = serve_fenced(cfg, path, uid, gid, !do_setup);
+	instance_release(in);
 	return r;
 }
 

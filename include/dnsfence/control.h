@@ -18,7 +18,8 @@ struct control;
 #define CONTROL_CLIENTS_MAX 8  /* connections served at once */
 #define CONTROL_IO_TIMEOUT  2  /* seconds to send the line / read reply */
 
-/* Bind path (a stale socket there is replaced), owned by root and gid
+/* Bind path (a stale socket there is replaced; one a live process
+ * answers on is -EADDRINUSE, never taken over), owned by root and gid
  * (when the process may chown), mode 0660; a missing parent directory is
  * created, 0770 root:gid. Served: peers with uid 0, uid or gid (checked
  * with SO_PEERCRED on every connection). Call before the privilege drop.
@@ -26,7 +27,8 @@ struct control;
 struct control *control_new(struct event_base *base, const char *path,
 			    uid_t uid, gid_t gid, struct reload *rl, char *err,
 			    size_t errlen);
-/* Closes the clients and removes the socket file (best effort). */
+/* Closes the clients and removes the socket file, if it is still the one
+ * control_new bound (best effort). */
 void control_free(struct control *c);
 
 /* The protocol's command check, pure (for tests): 0 and *json for

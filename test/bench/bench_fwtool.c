@@ -10,9 +10,9 @@
  *                                    or 3
  *   bench_fwtool remove              exit 0, or 3 with the error
  *
- * modules: firewall fwforward fwfwdrules fwrules provenance setsadm fwexec
- * config configkeys configjson resolvconf netaddr policy sets setserr expiry
- * stats log hash monotime */
+ * modules: instance firewall fwforward fwfwdrules fwrules provenance setsadm
+ * fwexec config configkeys configjson resolvconf netaddr policy sets setserr
+ * expiry stats log hash monotime */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,8 +3,8 @@
  * message or give a config whose config_to_json parses again to an equal
  * config. The resolv.conf default comes from a fixed file written once,
  * so that the result does not depend on the host. */
-/* modules: config configkeys configjson resolvconf netaddr policy sets setserr
- * expiry stats log hash monotime */
+/* modules: instance config configkeys configjson resolvconf netaddr policy sets
+ * setserr expiry stats log hash monotime */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,7 +42,7 @@ static const char *resolv_conf(void)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct config_env env = {NULL, "extra.example, *.wild.example",
-				 resolv_conf(), NULL};
+				 resolv_conf(), NULL, NULL};
 	struct config *a = NULL, *b = NULL;
 	char err[256], *text = NULL;
 

@@ -3,8 +3,8 @@
  * defaults are those of DESIGN.md, env overrides apply, the resolv.conf
  * default skips our own addresses, and config_to_json round-trips. No
  * test reads a file outside the temporary ones it writes. */
-/* modules: config configkeys configjson resolvconf netaddr policy sets setserr
- * expiry stats log hash monotime */
+/* modules: instance config configkeys configjson resolvconf netaddr policy sets
+ * setserr expiry stats log hash monotime */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <setjmp.h>
@@ -50,7 +50,7 @@ static int write_temp(char *path, size_t cap, const char *text)
 
 static struct config *parse_ok(const char *json, const struct config_env *e)
 {
-	struct config_env def = {NULL, NULL, resolv_path, NULL};
+	struct config_env def = {NULL, NULL, resolv_path, NULL, NULL};
 	struct config *c = NULL;
 	int rc = config_parse(json, strlen(json), e ? e : &def, &c, err,
 			      sizeof(err));
@@ -64,7 +64,7 @@ static struct config *parse_ok(const char *json, const struct config_env *e)
 static void expect_err(const char *json, const struct config_env *e,
 		       const char *want)
 {
-	struct config_env def = {NULL, NULL, resolv_path, NULL};
+	struct config_env def = {NULL, NULL, resolv_path, NULL, NULL};
 	struct config *c = NULL;
 	int rc = config_parse(json, strlen(json), e ? e : &def, &c, err,
 			      sizeof(err));
@@ -406,7 +406,7 @@ static void test_listen_and_upstream_rules(void **state)
 static void test_upstreams_default_from_resolv_conf(void **state)
 {
 	char path[64], want[256];
-	struct config_env env = {NULL, NULL, path, NULL};
+	struct config_env env = {NULL, NULL, path, NULL, NULL};
 	struct config *c;
 
 	(void)state;
@@ -455,7 +455,7 @@ static void test_upstreams_default_from_resolv_conf(void **state)
 static void test_upstreams_from_saved_original(void **state)
 {
 	char saved[64], want[256];
-	struct config_env env = {NULL, NULL, empty_resolv, saved};
+	struct config_env env = {NULL, NULL, empty_resolv, saved, NULL};
 	struct config *c;
 
 	(void)state;
@@ -492,7 +492,7 @@ static void test_upstreams_from_saved_original(void **state)
 
 static void test_env_overrides(void **state)
 {
-	struct config_env env = {"audit", NULL, resolv_path, NULL};
+	struct config_env env = {"audit", NULL, resolv_path, NULL, NULL};
 	struct config *c;
 
 	(void)state;
@@ -529,7 +529,7 @@ static void test_env_overrides(void **state)
 static void test_round_trip(void **state)
 {
 	struct config_env env = {"off", "extra.example, *.x.example",
-				 resolv_path, NULL};
+				 resolv_path, NULL, NULL};
 
 	(void)state;
 	round_trip("{}", NULL);

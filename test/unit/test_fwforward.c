@@ -5,9 +5,9 @@
  * interfaces; where the jump belongs (DOCKER-USER when FORWARD sends
  * everything there first, else FORWARD) and fwfwd_compare finding each
  * kind of drift; firewall.c dispatching to it.
- * modules: fwforward fwfwdrules firewall fwrules provenance setsadm fwexec
- * config configkeys configjson resolvconf netaddr policy sets setserr expiry
- * stats log hash monotime */
+ * modules: instance fwforward fwfwdrules firewall fwrules provenance setsadm
+ * fwexec config configkeys configjson resolvconf netaddr policy sets setserr
+ * expiry stats log hash monotime */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -48,7 +48,8 @@ static char *saved_of(const struct config *c, int family, const char *hooks);
 
 static int parse_err(const char *json, char *err, size_t len)
 {
-	struct config_env env = {NULL, NULL, "/nonexistent/resolv.conf", NULL};
+	struct config_env env = {NULL, NULL, "/nonexistent/resolv.conf", NULL,
+				 NULL};
 	struct config *c = NULL;
 	char text[512];
 	int rc;
