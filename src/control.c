@@ -36,6 +36,7 @@
 #include "dnsfence/config.h"
 #include "dnsfence/control.h"
 #include "dnsfence/instance.h"
+#include "dnsfence/learn.h"
 #include "dnsfence/log.h"
 #include "dnsfence/reload.h"
 
@@ -51,6 +52,7 @@ struct control {
 	struct event_base *base;
 	struct evconnlistener *lis;
 	struct reload *rl;
+	const struct learn *learn;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	uid_t uid;
 	gid_t gid;
@@ -85,6 +87,8 @@ int control_parse(const char *line, size_t len, bool *json)
 		return 1;
 	if (len == 6 && memcmp(line, "status", 6) == 0)
 		return 0;
+	if (len == 7 && memcmp(line, "suggest", 7) == 0)
+		return 2;
 	if (len == 11 && memcmp(line, "status json", 11) == 0) {
 		*json = true;
 		return 0;
@@ -202,6 +206,12 @@ struct control *control_new(struct event_base *base, const char *path,
 	log_info(SYS, "listening on %s (uid 0, %u and gid %u)", c->path,
 		 (unsigned)uid, (unsigned)gid);
 	return c;
+}
+
+void control_set_learn(struct control *c, const struct learn *l)
+{
+	if (c != NULL)
+		c->learn = l;
 }
 
 void control_free(struct control *c)
@@ -344,8 +354,20 @@ static void handle(struct conn *k, const char *line, size_t len)
 	if (cmd < 0) {
 		reply(k,
 		      "error 2 unknown command (expected reload, status, "
-		      "status json)",
+		      "status json, suggest)",
 		      NULL);
+		return;
+	}
+	if (cmd == 2) {
+		body = k->ctl->learn != NULL ? learn_text(k->ctl->learn) : NULL;
+		reply(k,
+		      body != NULL ? "ok"
+		      : k->ctl->learn != NULL
+			  ? "error 3 out of memory"
+			  : "error 3 this daemon learns nothing (mode off, or "
+			    "no state directory)",
+		      body);
+		free(body);
 		return;
 	}
 	if (cmd == 1) {

@@ -311,13 +311,20 @@ static int write_text(int dirfd, const char *text)
 	return rc;
 }
 
-int learn_write(struct learn *l)
+char *learn_text(const struct learn *l)
 {
 	cJSON *root = to_json(l);
 	char *text = root != NULL ? cJSON_Print(root) : NULL;
-	int rc = text != NULL ? write_text(l->dirfd, text) : -ENOMEM;
 
 	cJSON_Delete(root);
+	return text;
+}
+
+int learn_write(struct learn *l)
+{
+	char *text = learn_text(l);
+	int rc = text != NULL ? write_text(l->dirfd, text) : -ENOMEM;
+
 	free(text);
 	if (rc == 0) {
 		l->dirty = false;

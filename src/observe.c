@@ -87,6 +87,11 @@ struct observe *observe_open(struct event_base *base, const struct config *cfg,
 	return o;
 }
 
+const struct learn *observe_learn(const struct observe *o)
+{
+	return o != NULL ? o->learn : NULL;
+}
+
 void observe_close(struct observe *o)
 {
 	if (o == NULL)

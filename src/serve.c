@@ -180,7 +180,10 @@ static int open_parts(struct daemon *d)
 		return -EIO;
 	}
 	d->obs = observe_open(d->base, cfg, d->uid, d->gid);
-	return d->obs != NULL ? 0 : -EIO;
+	if (d->obs == NULL)
+		return -EIO;
+	control_set_learn(d->ctl, observe_learn(d->obs));
+	return 0;
 }
 
 /* The policy, the reload steps, the control socket and the watch (before

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* control: the daemon's control socket (a unix stream socket, one
- * command line per connection: "reload", "status", "status json") and
- * the client side the `reload` and `status` commands use. */
+ * command line per connection: "reload", "status", "status json",
+ * "suggest") and the client side the `reload`, `status` and `suggest`
+ * commands use. */
 #ifndef DNSFENCE_CONTROL_H
 #define DNSFENCE_CONTROL_H
 
@@ -13,6 +14,7 @@
 struct event_base;
 struct reload;
 struct control;
+struct learn;
 
 #define CONTROL_LINE_MAX    64 /* a command line, newline included */
 #define CONTROL_CLIENTS_MAX 8  /* connections served at once */
@@ -27,12 +29,15 @@ struct control;
 struct control *control_new(struct event_base *base, const char *path,
 			    uid_t uid, gid_t gid, struct reload *rl, char *err,
 			    size_t errlen);
+/* Answer `suggest` with what l has learned (learn_text); NULL: refuse. */
+void control_set_learn(struct control *c, const struct learn *l);
 /* Closes the clients and removes the socket file, if it is still the one
  * control_new bound (best effort). */
 void control_free(struct control *c);
 
 /* The protocol's command check, pure (for tests): 0 and *json for
- * "status"/"status json", 1 for "reload", -EINVAL otherwise. */
+ * "status"/"status json", 1 for "reload", 2 for "suggest", -EINVAL
+ * otherwise. */
 int control_parse(const char *line, size_t len, bool *json);
 
 /* Client: send cmd, copy the reply's body to out. Returns the daemon's

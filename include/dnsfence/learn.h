@@ -32,6 +32,10 @@ struct learn *learn_new(struct event_base *base, int dirfd, const char *dir,
 void learn_free(struct learn *l);
 /* Write STATE_DIR/suggest.json now (temporary file, fsync, rename). */
 int learn_write(struct learn *l);
+/* What suggest.json would hold now (malloc'd JSON text; NULL on ENOMEM):
+ * the control socket's answer to `suggest`, which includes the last
+ * lookup, where the file may lag by LEARN_WRITE_SECONDS. */
+char *learn_text(const struct learn *l);
 
 /* The daemon's instance (NULL: nothing is learned), and the hooks: a
  * name the policy does not allow (dotted text), and an attributed blocked

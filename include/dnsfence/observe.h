@@ -19,5 +19,7 @@ struct observe *observe_open(struct event_base *base, const struct config *cfg,
 			     uid_t uid, gid_t gid);
 /* Writes the state file one last time. */
 void observe_close(struct observe *o);
+/* The learned names (NULL: nothing is learned), for the control socket. */
+const struct learn *observe_learn(const struct observe *o);
 
 #endif

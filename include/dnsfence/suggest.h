@@ -30,7 +30,8 @@ int suggest_collapse(const struct suggest_name *in, size_t n,
 		     uint64_t min_count, char ***out, size_t *n_out);
 void suggest_free_list(char **list, size_t n);
 
-/* Read cfg->state_dir/suggest.json and print `{"allow": [...]}` to out:
+/* Ask the daemon on cfg->control_socket for what it learned, else read
+ * cfg->state_dir/suggest.json, and print `{"allow": [...]}` to out:
  * cfg's own allow entries first, then the learned ones; notes about
  * blocked flows no name explains go to the log. 0, or -errno with err
  * set (-ENOENT: no state file yet). */

@@ -5,7 +5,8 @@
  * covered by a chosen wildcard, --min-count, sorted unique output, and
  * an empty input or result.
  *
- * modules: suggest log */
+ * (suggest asks the daemon through control.c, which needs the rest)
+ * modules: all */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
