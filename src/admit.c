@@ -71,6 +71,12 @@ size_t admit_addrs(const struct config *cfg, const uint8_t *qname,
 	return nkeep;
 }
 
+bool admit_addr_ok(const struct config *cfg, const struct netaddr *a)
+{
+	return !is_upstream(cfg, a) &&
+	       netaddr_admissible(a, cfg->allow_cidrs, cfg->n_allow_cidrs);
+}
+
 /* Would the running policy send this name upstream? (Audit forwards every
  * name.) */
 bool admit_allowed(const struct config *cfg, const struct policy *pol,

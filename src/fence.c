@@ -15,13 +15,13 @@
 #include "dnsfence/fwforward.h"
 #include "dnsfence/instance.h"
 #include "dnsfence/log.h"
-#include "dnsfence/provenance.h"
+#include "dnsfence/restart.h"
 #include "dnsfence/serve.h"
 #include "dnsfence/setsadm.h"
 
 static void report_log(void *arg, const char *line);
 static void report_stdout(void *arg, const char *line);
-static int setup(const struct config *cfg, uid_t uid);
+static int setup(const struct config *cfg, uid_t uid, gid_t gid);
 static int serve_fenced(const struct config *cfg, const char *path, uid_t uid,
 			gid_t gid, bool verify);
 
@@ -37,7 +37,7 @@ static void report_stdout(void *arg, const char *line)
 }
 
 /* Create the sets, install the rules, read both back. */
-static int setup(const struct config *cfg, uid_t uid)
+static int setup(const struct config *cfg, uid_t uid, gid_t gid)
 {
 	char err[512];
 	int r;
@@ -53,7 +53,7 @@ static int setup(const struct config *cfg, uid_t uid)
 		log_err("setup", "sets: %s", err);
 		return -EIO;
 	}
-	if (provenance_reconcile(cfg, err, sizeof(err)) != 0) {
+	if (restart_reconcile(cfg, uid, gid, err, sizeof(err)) != 0) {
 		log_err("setup", "sets: %s", err);
 		return -EIO;
 	}
@@ -112,7 +112,7 @@ int fence_run(const struct config *cfg, const char *path, uid_t uid, gid_t gid,
 		return -EBUSY;
 	}
 	if (do_setup)
-		r = setup(cfg, uid);
+		r = setup(cfg, uid, gid);
 	if (r == 0 && do_serve)
 		r = serve_fenced(cfg, path, uid, gid, !do_setup);
 	instance_release(in);

@@ -24,8 +24,12 @@
 #include "dnsfence/prov.h"
 
 #define PROV_MAX_LINKS (1u << 26)
-#define MIN_BUCKETS    1024
-#define NAME_MAX_WIRE  255
+/* (address, name) links per set entry (both sets), and at least: a small
+ * set must fail as full in the kernel, not here first. */
+#define PROV_LINKS_PER_ENTRY 2
+#define PROV_LINKS_MIN	     65536
+#define MIN_BUCKETS	     1024
+#define NAME_MAX_WIRE	     255
 
 struct pname {
 	struct pname *next;
@@ -149,6 +153,15 @@ static int htab_grow(struct htab *t, uint32_t (*hash_of)(const void *))
 	t->b = b;
 	t->mask = n - 1;
 	return 0;
+}
+
+size_t prov_max_for(uint32_t maxelem)
+{
+	uint64_t links = (uint64_t)maxelem * 2 * PROV_LINKS_PER_ENTRY;
+
+	if (links < PROV_LINKS_MIN)
+		links = PROV_LINKS_MIN;
+	return links < PROV_MAX_LINKS ? (size_t)links : PROV_MAX_LINKS;
 }
 
 struct prov *prov_new(size_t max)
@@ -417,6 +430,49 @@ size_t prov_evict(struct prov *p, prov_allowed_fn allowed, void *aarg,
 	}
 	sweep(p, now, true);
 	return evicted;
+}
+
+static const struct paddr *addr_find(const struct prov *p,
+				     const struct netaddr *a)
+{
+	uint32_t h = addr_hash(p, a);
+	size_t alen = a->family == AF_INET ? 4 : 16;
+	const struct paddr *e = p->addrs.b[h & p->addrs.mask];
+
+	for (; e != NULL; e = e->next) {
+		if (e->hash == h && e->addr.family == a->family &&
+		    memcmp(e->addr.bytes, a->bytes, alen) == 0)
+			return e;
+	}
+	return NULL;
+}
+
+size_t prov_links_of(const struct prov *p, const struct netaddr *a,
+		     uint64_t now, prov_link_fn fn, void *arg)
+{
+	const struct paddr *e = addr_find(p, a);
+	size_t n = 0;
+
+	for (uint32_t i = 0; e != NULL && i < e->n; i++) {
+		const struct plink *l = &e->links[i];
+
+		if (l->expires <= now)
+			continue;
+		n++;
+		if (fn != NULL)
+			fn(arg, &e->addr, l->name->wire, l->name->len,
+			   l->expires);
+	}
+	return n;
+}
+
+void prov_each(const struct prov *p, uint64_t now, prov_link_fn fn, void *arg)
+{
+	for (size_t i = 0; i <= p->addrs.mask; i++) {
+		for (const struct paddr *a = p->addrs.b[i]; a != NULL;
+		     a = a->next)
+			(void)prov_links_of(p, &a->addr, now, fn, arg);
+	}
 }
 
 size_t prov_addresses(const struct prov *p)

@@ -1,15 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* provenance: the policy fingerprint, and flushing the sets when the
- * policy that filled them is not the one being installed.
+/* provenance: the policy fingerprint.
  *
- * A set entry does not say which name put it there, so the question "is
- * every entry still allowed" cannot be answered per entry. Instead the
- * rules carry the fingerprint of the policy they were installed for (a
- * comment on the last rule of our chain, see fwrules.c): whoever fills
- * the sets runs behind those rules, so the fingerprint in the kernel
- * names the policy of the entries. Setup compares it with the config's
- * and flushes both sets when they differ (or when no rules are there to
- * say), and `check` sees another fingerprint as a rule that differs.
+ * The rules carry the fingerprint of the policy they were installed for
+ * (a comment on the last rule of our chain, see fwrules.c): whoever
+ * fills the sets runs behind those rules, so the fingerprint in the
+ * kernel names the policy of the entries. Setup compares it with the
+ * config's (restart.c), and `check` sees another fingerprint as a rule
+ * that differs.
  *
  * The fingerprint is FNV-1a 64 over a canonical text: each list sorted,
  * so reordering or repeating the same names is the same policy. It
@@ -21,15 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dnsfence/firewall.h"
-#include "dnsfence/fwforward.h"
 #include "dnsfence/hash.h"
-#include "dnsfence/log.h"
 #include "dnsfence/netaddr.h"
 #include "dnsfence/provenance.h"
-#include "dnsfence/setsadm.h"
 
-#define SYS	  "policy"
 #define ADDR_TEXT (NETADDR_STRLEN + 8) /* an address and its "/len" */
 
 /* Write entry i of one of cfg's address lists as text into buf. */
@@ -138,38 +130,4 @@ int provenance_fingerprint(const struct config *cfg,
 		snprintf(hex, PROVENANCE_HEXLEN, "%016llx",
 			 (unsigned long long)h);
 	return ret;
-}
-
-int provenance_reconcile(const struct config *cfg, char *err, size_t errlen)
-{
-	char want[PROVENANCE_HEXLEN], have[PROVENANCE_HEXLEN];
-	int ret = provenance_fingerprint(cfg, want);
-
-	if (ret) {
-		snprintf(err, errlen, "policy fingerprint: %s", strerror(-ret));
-		return ret;
-	}
-	ret = cfg->scope == CONFIG_SCOPE_FORWARD
-		  ? fwfwd_stored_policy(have, sizeof(have), err, errlen)
-		  : fw_stored_policy(have, sizeof(have), err, errlen);
-	if (ret)
-		return ret;
-	if (strcmp(have, want) == 0) {
-		log_info(SYS, "policy %s unchanged: set entries kept", want);
-		return 0;
-	}
-	ret = setsadm_flush(cfg->set4, cfg->set6, err, errlen);
-	if (ret)
-		return ret;
-	if (have[0])
-		log_warn(SYS,
-			 "policy %s replaces %s: sets %s and %s flushed, so "
-			 "no entry of the old policy stays reachable",
-			 want, have, cfg->set4, cfg->set6);
-	else
-		log_info(SYS,
-			 "policy %s: no policy recorded with the rules, sets "
-			 "%s and %s flushed",
-			 want, cfg->set4, cfg->set6);
-	return 0;
 }

@@ -57,14 +57,10 @@
 #include "dnsfence/status.h"
 #include "dnsfence/upstream.h"
 
-#define SYS	    "reload"
-#define WAITERS_MAX 16
-#define TEXT_MAX    512
-/* (address, name) links the provenance map holds per set entry, and at
- * least: a small set must fail as full in the kernel, not here first. */
-#define PROV_LINKS_PER_ENTRY 2
-#define PROV_LINKS_MIN	     65536
-#define DRAINING_MAX	     4 /* replaced upstream channels still busy */
+#define SYS	     "reload"
+#define WAITERS_MAX  16
+#define TEXT_MAX     512
+#define DRAINING_MAX 4 /* replaced upstream channels still busy */
 
 struct waiter {
 	reload_done_fn fn;
@@ -180,10 +176,6 @@ struct reload *reload_new(const struct reload_parts *parts,
 			  const char *path)
 {
 	struct reload *rl = calloc(1, sizeof(*rl));
-	size_t links = (size_t)cfg->maxelem * 2 * PROV_LINKS_PER_ENTRY;
-
-	if (links < PROV_LINKS_MIN)
-		links = PROV_LINKS_MIN;
 
 	if (rl == NULL)
 		return NULL;
@@ -202,7 +194,7 @@ struct reload *reload_new(const struct reload_parts *parts,
 		rl->loaded_ev = event_new(parts->base, rl->loaded_fd,
 					  EV_READ | EV_PERSIST, on_loaded, rl);
 	rl->drain_ev = evtimer_new(parts->base, on_drain, rl);
-	rl->prov = prov_new(links < (1u << 26) ? links : (1u << 26));
+	rl->prov = prov_new(prov_max_for(cfg->maxelem));
 	if (rl->kick_ev == NULL || rl->drain_ev == NULL || rl->prov == NULL ||
 	    rl->loaded_ev == NULL || event_add(rl->loaded_ev, NULL) != 0) {
 		reload_free(rl);
@@ -266,6 +258,11 @@ const struct config *reload_config(const struct reload *rl)
 const struct policy *reload_policy(const struct reload *rl)
 {
 	return rl->pol;
+}
+
+struct prov *reload_prov(const struct reload *rl)
+{
+	return rl->prov;
 }
 
 const char *reload_path(const struct reload *rl)

@@ -28,6 +28,10 @@ bool admit_allowed(const struct config *cfg, const struct policy *pol,
  * internal ones (netaddr_admissible, allow_cidrs excepted) and the
  * upstreams' own are left out, counted and logged with qname. Returns how
  * many were kept. */
+/* May a enter the sets under cfg (invariants 3 and 5), without a log
+ * line: a restart's check of the entries another policy let in. */
+bool admit_addr_ok(const struct config *cfg, const struct netaddr *a);
+
 size_t admit_addrs(const struct config *cfg, const uint8_t *qname,
 		   size_t qname_len, const struct dns_addr *addrs, size_t n,
 		   struct dns_addr *keep);

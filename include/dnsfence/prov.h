@@ -27,6 +27,9 @@
 
 struct prov;
 
+/* The bound for sets of maxelem entries each: two links per entry of
+ * both sets, at least 65536, at most 2^26. */
+size_t prov_max_for(uint32_t maxelem);
 /* A map for at most max links (1 .. 2^26); NULL on a bad max or ENOMEM. */
 struct prov *prov_new(size_t max);
 void prov_free(struct prov *p);
@@ -51,6 +54,16 @@ typedef void (*prov_evict_fn)(void *arg, const struct netaddr *a);
  * of addresses passed to evict(). */
 size_t prov_evict(struct prov *p, prov_allowed_fn allowed, void *aarg,
 		  prov_evict_fn evict, void *earg, uint64_t now);
+
+/* One live link: address a was put in the sets for name until expires. */
+typedef void (*prov_link_fn)(void *arg, const struct netaddr *a,
+			     const uint8_t *name, size_t len, uint64_t expires);
+/* Call fn for every link of a that is live at now (fn may be NULL);
+ * returns how many there are. */
+size_t prov_links_of(const struct prov *p, const struct netaddr *a,
+		     uint64_t now, prov_link_fn fn, void *arg);
+/* Call fn for every live link (the map must not change meanwhile). */
+void prov_each(const struct prov *p, uint64_t now, prov_link_fn fn, void *arg);
 
 /* Forget everything (the sets were recreated and are empty). */
 void prov_clear(struct prov *p);

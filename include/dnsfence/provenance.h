@@ -18,10 +18,4 @@
 int provenance_fingerprint(const struct config *cfg,
 			   char hex[PROVENANCE_HEXLEN]);
 
-/* Before installing the rules: when the fingerprint the installed rules
- * carry differs from cfg's, or none is there, empty both sets, since
- * their entries may come from names cfg no longer allows. Same policy:
- * nothing is touched, entries survive. 0, or -errno with err set. */
-int provenance_reconcile(const struct config *cfg, char *err, size_t errlen);
-
 #endif

@@ -60,6 +60,8 @@ const struct config *reload_config(const struct reload *rl);
 const struct policy *reload_policy(const struct reload *rl);
 /* The config file path, resolved like config_load does. */
 const char *reload_path(const struct reload *rl);
+/* The provenance map, for serve to restore at start and save at exit. */
+struct prov *reload_prov(const struct reload *rl);
 
 /* Reload the config file now (trigger: "signal", "control", "watch", for
  * the log). A request while a reload is under way is served by one more

@@ -18,7 +18,7 @@
  *	other in one process (so the never-shorten map carries over);
  *	prints "call K: status S added A skipped B" per call.
  *
- * modules: sets setserr setsadm expiry stats log hash monotime */
+ * modules: netaddr sets setserr setsadm expiry stats log hash monotime */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>

@@ -2,7 +2,7 @@
 /* Unit tests of the pure parts of the sets module: the timeout clamp, the
  * netlink ADD request, error mapping, set-name checks. No kernel needed.
  *
- * modules: sets setserr setsadm expiry stats log hash monotime */
+ * modules: netaddr sets setserr setsadm expiry stats log hash monotime */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <setjmp.h>

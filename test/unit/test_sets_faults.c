@@ -8,7 +8,7 @@
  * at its deadline and gives its in-flight count back, and the late ack is
  * ignored; sendto() EAGAIN waits for the socket to be writable.
  *
- *  modules: sets setserr setsadm expiry stats log hash monotime */
+ *  modules: netaddr sets setserr setsadm expiry stats log hash monotime */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <setjmp.h>
