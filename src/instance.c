@@ -34,6 +34,7 @@
 
 #include "dnsfence/config.h"
 #include "dnsfence/instance.h"
+#include "dnsfence/log.h"
 
 #define NETNS_DIR    "/run/netns"
 #define NAME_MAX_LEN 64
@@ -144,18 +145,19 @@ static pid_t read_pid(int fd)
 	return pid > 0 && (*end == '\n' || *end == '\0') ? (pid_t)pid : 0;
 }
 
-/* The state directory, created 0750 uid:gid when missing (as root). */
+/* The state directory, created 0750 uid:gid when missing (as root; a
+ * root without CAP_CHOWN, in a container, keeps it root's: then the
+ * daemon cannot write its state after the drop, which learn and serve
+ * say when they try). */
 static int open_dir(const char *dir, uid_t uid, gid_t gid, char *err,
 		    size_t errlen)
 {
 	int fd;
 
 	if (mkdir(dir, 0750) == 0) {
-		if (geteuid() == 0 && chown(dir, uid, gid) != 0) {
-			snprintf(err, errlen, "%s: chown: %s", dir,
-				 strerror(errno));
-			return -errno;
-		}
+		if (geteuid() == 0 && chown(dir, uid, gid) != 0)
+			log_warn("main", "%s: chown to %u:%u: %s", dir,
+				 (unsigned)uid, (unsigned)gid, strerror(errno));
 	} else if (errno != EEXIST) {
 		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
 		return -errno;
