@@ -196,6 +196,7 @@ start_dnsfence() {
   "upstreams": ["127.0.0.2:5300"],
   "allow": ["*.uniq.bench.test", "*.cached.bench.test"],
   "sets": {"ipv4": "dnsfence4", "ipv6": "dnsfence6", "maxelem": 1048576},
+  "state_dir": "$tmp/state",
   "log": {"level": "warning"}
 }
 EOF
