@@ -45,12 +45,18 @@ struct plink {
 	uint32_t expires; /* monotonic seconds */
 };
 
+/* Most addresses have one name: that link lives in the node (cap <= 1),
+ * more go to an array of their own, so the common case is one
+ * allocation of 56 bytes. */
 struct paddr {
 	struct paddr *next;
-	struct plink *links;
 	uint32_t hash;
 	uint32_t n, cap;
 	struct netaddr addr;
+	union {
+		struct plink one; /* cap <= 1 */
+		struct plink *many;
+	} u;
 };
 
 struct htab {
@@ -82,6 +88,7 @@ static size_t addr_prune(struct prov *p, struct paddr *a, uint64_t now,
 static int link_add(struct prov *p, struct paddr *a, struct pname *n,
 		    uint32_t expires);
 static void sweep(struct prov *p, uint64_t now, bool drop_gone);
+static struct plink *links(struct paddr *a);
 static size_t name_len(const uint8_t *w, size_t len);
 
 static uint64_t mix64(uint64_t x)
@@ -201,6 +208,11 @@ void prov_clear(struct prov *p)
 	}
 }
 
+static struct plink *links(struct paddr *a)
+{
+	return a->cap <= 1 ? &a->u.one : a->u.many;
+}
+
 /* The length of the wire name up to its root label, or 0. */
 static size_t name_len(const uint8_t *w, size_t len)
 {
@@ -289,13 +301,14 @@ static void addr_drop(struct prov *p, struct paddr *a)
 	    (struct paddr **)&p->addrs.b[a->hash & p->addrs.mask];
 
 	for (uint32_t i = 0; i < a->n; i++)
-		name_put(p, a->links[i].name);
+		name_put(p, links(a)[i].name);
 	p->links -= a->n;
 	while (*pp != a)
 		pp = &(*pp)->next;
 	*pp = a->next;
 	p->addrs.count--;
-	free(a->links);
+	if (a->cap > 1)
+		free(a->u.many);
 	free(a);
 }
 
@@ -307,10 +320,10 @@ static size_t addr_prune(struct prov *p, struct paddr *a, uint64_t now,
 	uint32_t k = 0;
 
 	for (uint32_t i = 0; i < a->n; i++) {
-		struct plink *l = &a->links[i];
+		struct plink *l = &links(a)[i];
 
 		if (l->expires > now && !(drop_gone && l->name->gone)) {
-			a->links[k++] = *l;
+			links(a)[k++] = *l;
 			continue;
 		}
 		name_put(p, l->name);
@@ -323,17 +336,23 @@ static size_t addr_prune(struct prov *p, struct paddr *a, uint64_t now,
 static int link_add(struct prov *p, struct paddr *a, struct pname *n,
 		    uint32_t expires)
 {
-	if (a->n == a->cap) {
-		uint32_t cap = a->cap ? a->cap * 2 : 1;
-		struct plink *l = reallocarray(a->links, cap, sizeof(*l));
+	if (a->n == a->cap && a->cap == 0) {
+		a->cap = 1;
+	} else if (a->n == a->cap) {
+		uint32_t cap = a->cap * 2;
+		struct plink *l =
+		    a->cap == 1 ? malloc(cap * sizeof(*l))
+				: reallocarray(a->u.many, cap, sizeof(*l));
 
 		if (l == NULL)
 			return -ENOMEM;
-		a->links = l;
+		if (a->cap == 1)
+			l[0] = a->u.one;
+		a->u.many = l;
 		a->cap = cap;
 	}
-	a->links[a->n].name = n;
-	a->links[a->n].expires = expires;
+	links(a)[a->n].name = n;
+	links(a)[a->n].expires = expires;
 	a->n++;
 	n->refs++;
 	p->links++;
@@ -360,7 +379,7 @@ int prov_note(struct prov *p, const uint8_t *name, size_t len,
 		return -ENOMEM;
 	(void)addr_prune(p, e, now, false);
 	for (uint32_t i = 0; i < e->n; i++) {
-		struct plink *l = &e->links[i];
+		struct plink *l = &links(e)[i];
 
 		if (l->name->len == len &&
 		    memcmp(l->name->wire, name, len) == 0) {
@@ -417,9 +436,9 @@ size_t prov_evict(struct prov *p, prov_allowed_fn allowed, void *aarg,
 			bool gone = false, keep = false;
 
 			for (uint32_t k = 0; k < a->n; k++) {
-				if (a->links[k].name->gone)
+				if (links(a)[k].name->gone)
 					gone = true;
-				else if (a->links[k].expires > now)
+				else if (links(a)[k].expires > now)
 					keep = true;
 			}
 			if (gone && !keep) {
@@ -454,7 +473,7 @@ size_t prov_links_of(const struct prov *p, const struct netaddr *a,
 	size_t n = 0;
 
 	for (uint32_t i = 0; e != NULL && i < e->n; i++) {
-		const struct plink *l = &e->links[i];
+		const struct plink *l = &links((struct paddr *)e)[i];
 
 		if (l->expires <= now)
 			continue;

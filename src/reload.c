@@ -31,6 +31,7 @@
  * The file is read with the daemon's credentials (after the privilege
  * drop): it must be readable by `user`. */
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -639,6 +640,10 @@ static void finish(struct reload *rl, int result, const char *text)
 	}
 	rl->n_cur = 0;
 	rl->busy = false;
+	/* The parse ran in a thread of its own, whose malloc arena keeps
+	 * what the old policy and the parse's temporaries gave back: hand it
+	 * to the kernel, or every reload of a big list leaves it behind. */
+	(void)malloc_trim(0);
 	if (rl->next_trigger != NULL)
 		event_active(rl->kick_ev, EV_TIMEOUT, 0);
 }
