@@ -46,8 +46,6 @@ struct instance {
 static bool name_ok(const char *name);
 static bool netns_name(char *name, size_t cap);
 static pid_t read_pid(int fd);
-static int open_dir(const char *dir, uid_t uid, gid_t gid, char *err,
-		    size_t errlen);
 
 static bool name_ok(const char *name)
 {
@@ -145,12 +143,11 @@ static pid_t read_pid(int fd)
 	return pid > 0 && (*end == '\n' || *end == '\0') ? (pid_t)pid : 0;
 }
 
-/* The state directory, created 0750 uid:gid when missing (as root; a
- * root without CAP_CHOWN, in a container, keeps it root's: then the
- * daemon cannot write its state after the drop, which learn and serve
- * say when they try). */
-static int open_dir(const char *dir, uid_t uid, gid_t gid, char *err,
-		    size_t errlen)
+/* A root without CAP_CHOWN (in a container) keeps the directory root's:
+ * then the daemon cannot write its state after the drop, which learn and
+ * serve say when they try. */
+int instance_open_dir(const char *dir, uid_t uid, gid_t gid, char *err,
+		      size_t errlen)
 {
 	int fd;
 
@@ -179,7 +176,7 @@ struct instance *instance_claim(const char *state_dir,
 	int dfd, fd = -1, n;
 	pid_t other;
 
-	dfd = open_dir(state_dir, uid, gid, err, errlen);
+	dfd = instance_open_dir(state_dir, uid, gid, err, errlen);
 	if (dfd < 0)
 		return NULL;
 	fd = openat(dfd, INSTANCE_PID_FILE,

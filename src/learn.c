@@ -73,29 +73,6 @@ static int write_text(int dirfd, const char *text);
 
 static struct learn *global;
 
-int learn_open_dir(const char *dir, uid_t uid, gid_t gid, char *err,
-		   size_t errlen)
-{
-	int fd;
-
-	if (mkdir(dir, 0750) == 0) {
-		if (chown(dir, uid, gid) != 0) {
-			snprintf(err, errlen, "%s: chown: %s", dir,
-				 strerror(errno));
-			return -errno;
-		}
-	} else if (errno != EEXIST) {
-		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
-		return -errno;
-	}
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
-		return -errno;
-	}
-	return fd;
-}
-
 struct learn *learn_new(struct event_base *base, int dirfd, const char *dir,
 			const char *mode)
 {

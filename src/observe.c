@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "dnsfence/attrib.h"
+#include "dnsfence/instance.h"
 #include "dnsfence/learn.h"
 #include "dnsfence/log.h"
 #include "dnsfence/metrics.h"
@@ -50,7 +51,7 @@ static void open_learn(struct observe *o, struct event_base *base,
 		       const struct config *cfg, uid_t uid, gid_t gid)
 {
 	char err[512];
-	int fd = learn_open_dir(cfg->state_dir, uid, gid, err, sizeof(err));
+	int fd = instance_open_dir(cfg->state_dir, uid, gid, err, sizeof(err));
 
 	if (fd < 0) {
 		log_warn("learn", "%s: `dnsfence suggest` will have no data",

@@ -35,6 +35,13 @@ struct instance *instance_claim(const char *state_dir,
 				gid_t gid, char *err, size_t errlen);
 void instance_release(struct instance *in);
 
+/* Open the state directory (creating it, mode 0750, owned by uid:gid
+ * when run as root, if missing) while privileges allow; the daemon
+ * writes through the descriptor, so only the directory itself must be
+ * writable by uid later. fd >= 0, or -errno with err set. */
+int instance_open_dir(const char *dir, uid_t uid, gid_t gid, char *err,
+		      size_t errlen);
+
 /* The pid of the process listening on the unix socket path, 0 when none
  * answers there (a stale file, or none). */
 pid_t instance_socket_owner(const char *path);

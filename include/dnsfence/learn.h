@@ -19,14 +19,9 @@
 struct event_base;
 struct learn;
 
-/* Open (creating it, mode 0750, owned by uid:gid, when missing) the state
- * directory while privileges allow; the daemon writes through the
- * returned descriptor, so only the directory itself must be writable by
- * uid later. fd >= 0, or -errno with err set. */
-int learn_open_dir(const char *dir, uid_t uid, gid_t gid, char *err,
-		   size_t errlen);
-/* Takes over dirfd; writes every LEARN_WRITE_SECONDS when something
- * changed, and at learn_free. mode is the config's mode name. */
+/* Takes over dirfd (the state directory, instance_open_dir); writes every
+ * LEARN_WRITE_SECONDS when something changed, and at learn_free. mode is the
+ * config's mode name. */
 struct learn *learn_new(struct event_base *base, int dirfd, const char *dir,
 			const char *mode);
 void learn_free(struct learn *l);

@@ -24,13 +24,18 @@ df_setup
 df_start_listener 443
 state="$DF_TMP/state/prov.state"
 
+# Both names allowed, both resolved and connected to, the daemon stopped.
+run_wide_policy() {
+	df_start_dnsfence allow='["*.allowed.test", "target.cdn.test"]'
+	df_ask_connect www.allowed.test A 443
+	expect_connected 198.18.1.10
+	df_ask_connect target.cdn.test A 443
+	expect_connected 198.18.1.20
+	df_stop_dnsfence
+}
+
 # --- 1. a narrower policy
-df_start_dnsfence allow='["*.allowed.test", "target.cdn.test"]'
-df_ask_connect www.allowed.test A 443
-expect_connected 198.18.1.10
-df_ask_connect target.cdn.test A 443
-expect_connected 198.18.1.20
-df_stop_dnsfence
+run_wide_policy
 df_start_dnsfence allow='["*.allowed.test"]'
 df_tcp_connect 198.18.1.10 443 || fail "198.18.1.10:443 (www.allowed.test, still allowed) unreachable after the restart"
 expect_in_set dnsfence4 198.18.1.10
@@ -62,12 +67,7 @@ ok "audit -> enforce across a restart: what only audit let in is evicted, the al
 
 # --- 3. control: the state file deleted
 df_stop_dnsfence
-df_start_dnsfence allow='["*.allowed.test", "target.cdn.test"]'
-df_ask_connect www.allowed.test A 443
-expect_connected 198.18.1.10
-df_ask_connect target.cdn.test A 443
-expect_connected 198.18.1.20
-df_stop_dnsfence
+run_wide_policy
 rm -f "$state"
 df_start_dnsfence allow='["*.allowed.test"]'
 grep -q "flushed.*names that filled them are not known: .*prov.state: No such file" <<<"$DF_CMD_ERR" ||
