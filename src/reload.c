@@ -640,9 +640,9 @@ static void finish(struct reload *rl, int result, const char *text)
 	}
 	rl->n_cur = 0;
 	rl->busy = false;
-	/* The parse ran in a thread of its own, whose malloc arena keeps
-	 * what the old policy and the parse's temporaries gave back: hand it
-	 * to the kernel, or every reload of a big list leaves it behind. */
+	/* What the old policy and the parse's temporaries gave back goes to
+	 * the kernel, or every reload of a big list leaves it behind (the
+	 * daemon runs one arena, serve.c). */
 	(void)malloc_trim(0);
 	if (rl->next_trigger != NULL)
 		event_active(rl->kick_ev, EV_TIMEOUT, 0);

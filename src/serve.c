@@ -17,6 +17,7 @@
  * struct daemon; close_parts undoes them in the one safe order. */
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -364,6 +365,10 @@ int serve_run(const struct config *cfg, const char *path, uid_t uid, gid_t gid)
 
 	signal(SIGPIPE, SIG_IGN);
 	raise_nofile();
+	/* One malloc arena: the reload's parse thread then allocates where
+	 * the loop frees, so what an old policy gives back is reused and
+	 * trimmed (reload.c) instead of stranded in a thread's own arena. */
+	(void)mallopt(M_ARENA_MAX, 1);
 	if (cfg->mode == CONFIG_MODE_OFF)
 		log_warn("main",
 			 "mode is \"off\": NO FENCE. Every name is forwarded "
