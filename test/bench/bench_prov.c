@@ -5,7 +5,7 @@
  * dnsperf.sh fills it; prints the heap the map holds (mallinfo2) per
  * address and the time per note. "bench_prov N" for another N (default
  * 100000 and 262144). Not a test: it asserts nothing.
- * modules: prov hash monotime */
+ */
 #include <malloc.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -14,7 +14,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include "dnsfence/prov.h"
+#include "resolve/prov.h"
 
 static void run(size_t n);
 static size_t heap(void);

@@ -3,13 +3,13 @@
  * (written by the unprivileged daemon, read by setup as root): any bytes
  * are loaded whole or refused whole (the map is then cleared by the
  * caller), never beyond the map's bound, and every link loaded is live.
- * modules: provstate prov netaddr log monotime hash */
+ */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "dnsfence/prov.h"
-#include "dnsfence/provstate.h"
+#include "resolve/prov.h"
+#include "resolve/provstate.h"
 
 #define MAX_LINKS 64
 

@@ -4,8 +4,7 @@
  * on the same state directory refused with the holder's pid, a claim on
  * a control socket a live process answers on refused, a stale socket
  * file accepted.
- *
- * modules: instance log */
+ */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "dnsfence/instance.h"
+#include "base/instance.h"
 
 static void named_namespaces_get_their_own_dir(void **state);
 static void second_claim_on_the_state_is_refused(void **state);

@@ -3,8 +3,7 @@
  * for link (expired links left out), and a file of another policy,
  * another boot or version, a truncated or malformed one, or one with
  * more links than the map holds is refused whole.
- *
- * modules: provstate prov netaddr log monotime hash */
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -18,10 +17,10 @@
 
 #include <cmocka.h>
 
-#include "dnsfence/monotime.h"
-#include "dnsfence/netaddr.h"
-#include "dnsfence/prov.h"
-#include "dnsfence/provstate.h"
+#include "base/monotime.h"
+#include "base/netaddr.h"
+#include "resolve/prov.h"
+#include "resolve/provstate.h"
 
 #define POLICY "0123456789abcdef"
 #define BOOT   "00000000-0000-0000-0000-000000000000"
