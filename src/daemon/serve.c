@@ -77,57 +77,6 @@ static struct sets *open_sets(struct event_base *base,
 			      const struct config *cfg);
 static int open_parts(struct daemon *d);
 static int open_reload(struct daemon *d);
-/* The names of the set entries the last daemon (or setup) left: loaded,
- * then removed, so that a crash leaves none for the next setup to trust
- * (persist_prov writes them again at a clean exit). */
-static void restore_prov(struct daemon *d)
-{
-	char want[PROVENANCE_HEXLEN], err[512];
-	int rc;
-
-	if (d->sets == NULL || provenance_fingerprint(d->cfg, want) != 0)
-		return;
-	d->state_fd =
-	    open(d->cfg->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (d->state_fd < 0) {
-		log_warn("prov",
-			 "%s: %s; a restart with another policy will flush "
-			 "the sets",
-			 d->cfg->state_dir, strerror(errno));
-		return;
-	}
-	rc = provstate_load(reload_prov(d->rl), d->state_fd, d->cfg->state_dir,
-			    want, err, sizeof(err));
-	if (rc == 0)
-		log_info("prov",
-			 "the names of %zu set entries restored from %s/%s",
-			 prov_addresses(reload_prov(d->rl)), d->cfg->state_dir,
-			 PROVSTATE_FILE);
-	else if (rc != -ENOENT)
-		log_warn("prov",
-			 "%s: not used; a reload will not take back entries "
-			 "an earlier run added",
-			 err);
-	provstate_remove(d->state_fd, d->cfg->state_dir);
-}
-
-static void persist_prov(struct daemon *d)
-{
-	const struct config *cfg;
-	char fp[PROVENANCE_HEXLEN], err[512] = "out of memory";
-
-	if (d->sets == NULL || d->rl == NULL || d->state_fd < 0)
-		return;
-	cfg = reload_config(d->rl);
-	if (provenance_fingerprint(cfg, fp) != 0 ||
-	    provstate_save(reload_prov(d->rl), d->state_fd, cfg->state_dir, fp,
-			   d->uid, d->gid, err, sizeof(err)) != 0)
-		log_warn("prov",
-			 "%s: a restart with another policy will flush the "
-			 "sets",
-			 err);
-}
-
 static int add_signals(struct daemon *d);
 static int drop_privileges(struct daemon *d);
 static void restore_prov(struct daemon *d);
@@ -279,6 +228,57 @@ static int open_reload(struct daemon *d)
 	if (d->cfg->control_watch)
 		d->watch = watch_new(d->base, reload_path(d->rl), d->rl);
 	return 0;
+}
+
+/* The names of the set entries the last daemon (or setup) left: loaded,
+ * then removed, so that a crash leaves none for the next setup to trust
+ * (persist_prov writes them again at a clean exit). */
+static void restore_prov(struct daemon *d)
+{
+	char want[PROVENANCE_HEXLEN], err[512];
+	int rc;
+
+	if (d->sets == NULL || provenance_fingerprint(d->cfg, want) != 0)
+		return;
+	d->state_fd =
+	    open(d->cfg->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (d->state_fd < 0) {
+		log_warn("prov",
+			 "%s: %s; a restart with another policy will flush "
+			 "the sets",
+			 d->cfg->state_dir, strerror(errno));
+		return;
+	}
+	rc = provstate_load(reload_prov(d->rl), d->state_fd, d->cfg->state_dir,
+			    want, err, sizeof(err));
+	if (rc == 0)
+		log_info("prov",
+			 "the names of %zu set entries restored from %s/%s",
+			 prov_addresses(reload_prov(d->rl)), d->cfg->state_dir,
+			 PROVSTATE_FILE);
+	else if (rc != -ENOENT)
+		log_warn("prov",
+			 "%s: not used; a reload will not take back entries "
+			 "an earlier run added",
+			 err);
+	provstate_remove(d->state_fd, d->cfg->state_dir);
+}
+
+static void persist_prov(struct daemon *d)
+{
+	const struct config *cfg;
+	char fp[PROVENANCE_HEXLEN], err[512] = "out of memory";
+
+	if (d->sets == NULL || d->rl == NULL || d->state_fd < 0)
+		return;
+	cfg = reload_config(d->rl);
+	if (provenance_fingerprint(cfg, fp) != 0 ||
+	    provstate_save(reload_prov(d->rl), d->state_fd, cfg->state_dir, fp,
+			   d->uid, d->gid, err, sizeof(err)) != 0)
+		log_warn("prov",
+			 "%s: a restart with another policy will flush the "
+			 "sets",
+			 err);
 }
 
 static int add_signals(struct daemon *d)
