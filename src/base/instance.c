@@ -39,12 +39,14 @@
 #define NAME_MAX_LEN 64
 
 struct instance {
-	int fd; /* the locked pid file */
+	int fd; /* the locked pid file, or -1 (no state directory) */
 };
 
 static bool name_ok(const char *name);
 static bool netns_name(char *name, size_t cap);
 static pid_t read_pid(int fd);
+static int take_lock(const char *state_dir, uid_t uid, gid_t gid, int *fdp,
+		     char *err, size_t errlen);
 
 static bool name_ok(const char *name)
 {
@@ -166,37 +168,61 @@ int instance_open_dir(const char *dir, uid_t uid, gid_t gid, char *err,
 	return fd;
 }
 
+/* The lock on state_dir/INSTANCE_PID_FILE: 0 and *fdp held; 1 when the
+ * directory or the file cannot be had at all (a daemon started without
+ * root, with no way to create its state directory: said once, and the
+ * socket check alone guards it); -EBUSY with err naming the holder. */
+static int take_lock(const char *state_dir, uid_t uid, gid_t gid, int *fdp,
+		     char *err, size_t errlen)
+{
+	char why[512];
+	int dfd, fd;
+
+	*fdp = -1;
+	dfd = instance_open_dir(state_dir, uid, gid, why, sizeof(why));
+	if (dfd < 0) {
+		log_warn("main",
+			 "%s: no lock on the state directory; only the "
+			 "control socket keeps a second daemon out",
+			 why);
+		return 1;
+	}
+	fd = openat(dfd, INSTANCE_PID_FILE,
+		    O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	close(dfd);
+	if (fd < 0) {
+		log_warn("main",
+			 "%s/%s: %s; only the control socket keeps a second "
+			 "daemon out",
+			 state_dir, INSTANCE_PID_FILE, strerror(errno));
+		return 1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		snprintf(err, errlen,
+			 errno == EWOULDBLOCK
+			     ? "another dnsfence (pid %ld) runs with state_dir "
+			       "%s: refusing to start a second daemon on the "
+			       "same state"
+			     : "(pid %ld) %s: cannot lock the state directory",
+			 (long)read_pid(fd), state_dir);
+		close(fd);
+		return -EBUSY;
+	}
+	*fdp = fd;
+	return 0;
+}
+
 struct instance *instance_claim(const char *state_dir,
 				const char *control_socket, uid_t uid,
 				gid_t gid, char *err, size_t errlen)
 {
 	struct instance *in = NULL;
 	char line[32];
-	int dfd, fd = -1, n;
+	int fd = -1, n;
 	pid_t other;
 
-	dfd = instance_open_dir(state_dir, uid, gid, err, errlen);
-	if (dfd < 0)
+	if (take_lock(state_dir, uid, gid, &fd, err, errlen) < 0)
 		return NULL;
-	fd = openat(dfd, INSTANCE_PID_FILE,
-		    O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0) {
-		snprintf(err, errlen, "%s/%s: %s", state_dir, INSTANCE_PID_FILE,
-			 strerror(errno));
-		goto fail;
-	}
-	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-		if (errno == EWOULDBLOCK)
-			snprintf(err, errlen,
-				 "another dnsfence (pid %ld) runs with "
-				 "state_dir %s: refusing to start a second "
-				 "daemon on the same state",
-				 (long)read_pid(fd), state_dir);
-		else
-			snprintf(err, errlen, "%s/%s: lock: %s", state_dir,
-				 INSTANCE_PID_FILE, strerror(errno));
-		goto fail;
-	}
 	other = instance_socket_owner(control_socket);
 	if (other != 0) {
 		if (other > 0)
@@ -213,22 +239,19 @@ struct instance *instance_claim(const char *state_dir,
 		goto fail;
 	}
 	n = snprintf(line, sizeof(line), "%ld\n", (long)getpid());
-	if (ftruncate(fd, 0) != 0 || pwrite(fd, line, (size_t)n, 0) != n) {
-		snprintf(err, errlen, "%s/%s: %s", state_dir, INSTANCE_PID_FILE,
-			 strerror(errno));
-		goto fail;
-	}
+	if (fd >= 0 &&
+	    (ftruncate(fd, 0) != 0 || pwrite(fd, line, (size_t)n, 0) != n))
+		log_warn("main", "%s/%s: cannot write our pid: %s", state_dir,
+			 INSTANCE_PID_FILE, strerror(errno));
 	if ((in = calloc(1, sizeof(*in))) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
 	in->fd = fd;
-	close(dfd);
 	return in;
 fail:
 	if (fd >= 0)
 		close(fd);
-	close(dfd);
 	return NULL;
 }
 
@@ -236,6 +259,7 @@ void instance_release(struct instance *in)
 {
 	if (in == NULL)
 		return;
-	close(in->fd);
+	if (in->fd >= 0)
+		close(in->fd);
 	free(in);
 }

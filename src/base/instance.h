@@ -29,8 +29,10 @@ void instance_dir_for(const char *name, char *buf, size_t cap);
  * uid:gid, when missing) by an exclusive lock on STATE_DIR/dnsfence.pid
  * holding our pid, and make sure no live daemon answers on the control
  * socket. Another daemon on either is refused with err naming its pid.
- * The claim lasts until instance_release (or the process's end). NULL
- * with err set on failure. */
+ * A state directory that cannot be had at all (no root to create it) is
+ * a warning: then the socket check alone guards. The claim lasts until
+ * instance_release (or the process's end). NULL with err set on
+ * refusal. */
 struct instance *instance_claim(const char *state_dir,
 				const char *control_socket, uid_t uid,
 				gid_t gid, char *err, size_t errlen);
