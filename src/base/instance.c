@@ -106,28 +106,30 @@ void instance_default_dir(char *buf, size_t cap)
 			 cap);
 }
 
-pid_t instance_socket_owner(const char *path)
+int instance_socket_owner(const char *path, pid_t *pid)
 {
 	struct sockaddr_un sun = {.sun_family = AF_UNIX};
-	struct ucred cr = {0};
+	struct ucred cr;
 	socklen_t len = sizeof(cr);
-	pid_t pid = 0;
-	int fd;
+	int fd, rc;
 
+	*pid = 0;
 	if (strlen(path) >= sizeof(sun.sun_path))
-		return 0;
+		return -ENAMETOOLONG;
 	memcpy(sun.sun_path, path, strlen(path) + 1);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return 0;
-	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0) {
-		pid = -1; /* someone listens, even if it will not say who */
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0 &&
-		    cr.pid > 0)
-			pid = cr.pid;
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		rc = errno == ENOENT || errno == ECONNREFUSED ? 0 : -errno;
+		goto out;
 	}
+	rc = 1;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0)
+		*pid = cr.pid;
+out:
 	close(fd);
-	return pid;
+	return rc;
 }
 
 static pid_t read_pid(int fd)
@@ -223,8 +225,7 @@ struct instance *instance_claim(const char *state_dir,
 
 	if (take_lock(state_dir, uid, gid, &fd, err, errlen) < 0)
 		return NULL;
-	other = instance_socket_owner(control_socket);
-	if (other != 0) {
+	if (instance_socket_owner(control_socket, &other) > 0) {
 		if (other > 0)
 			snprintf(err, errlen,
 				 "another dnsfence (pid %ld) listens on the "

@@ -45,8 +45,11 @@ void instance_release(struct instance *in);
 int instance_open_dir(const char *dir, uid_t uid, gid_t gid, char *err,
 		      size_t errlen);
 
-/* The pid of the process listening on the unix socket path, 0 when none
- * answers there (a stale file, or none). */
-pid_t instance_socket_owner(const char *path);
+/* Does a process listen on the unix socket path? 1 with *pid its pid
+ * (read with SO_PEERCRED; 0 if unknown), 0 when none does (no socket
+ * file, or a stale one nothing accepts on), -errno when it cannot be told
+ * (-EACCES: the socket's mode keeps the caller out). Connects and closes
+ * at once: a daemon reads EOF and forgets the connection. */
+int instance_socket_owner(const char *path, pid_t *pid);
 
 #endif

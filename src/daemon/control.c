@@ -11,7 +11,7 @@
  *
  * The protocol is one line per connection, at most CONTROL_LINE_MAX
  * bytes, then one reply and close: "ok[ TEXT]\n" followed by a body
- * (status), or "error CODE TEXT\n" (CODE an exit code: 2 bad config, 3
+ * (status, entries), or "error CODE TEXT\n" (CODE an exit code: 2 bad config, 3
  * failure). Bounded: CONTROL_CLIENTS_MAX connections at once (more are
  * closed at accept), CONTROL_IO_TIMEOUT seconds to send the line and to
  * take the reply, bufferevents so that no client blocks the loop. A
@@ -88,11 +88,13 @@ int control_parse(const char *line, size_t len, bool *json)
 	if (len == 6 && memcmp(line, "status", 6) == 0)
 		return 0;
 	if (len == 7 && memcmp(line, "suggest", 7) == 0)
-		return 2;
+		return 3;
 	if (len == 11 && memcmp(line, "status json", 11) == 0) {
 		*json = true;
 		return 0;
 	}
+	if (len == 7 && memcmp(line, "entries", 7) == 0)
+		return 2;
 	return -EINVAL;
 }
 
@@ -142,8 +144,7 @@ static int bind_socket(struct control *c, char *err, size_t errlen)
 			 c->path, strerror(-rc));
 		return rc;
 	}
-	other = instance_socket_owner(c->path);
-	if (other != 0) {
+	if (instance_socket_owner(c->path, &other) > 0) {
 		snprintf(err, errlen,
 			 "%s: another process (pid %ld) listens "
 			 "on it",
@@ -354,11 +355,11 @@ static void handle(struct conn *k, const char *line, size_t len)
 	if (cmd < 0) {
 		reply(k,
 		      "error 2 unknown command (expected reload, status, "
-		      "status json, suggest)",
+		      "status json, entries, suggest)",
 		      NULL);
 		return;
 	}
-	if (cmd == 2) {
+	if (cmd == 3) {
 		body = k->ctl->learn != NULL ? learn_text(k->ctl->learn) : NULL;
 		reply(k,
 		      body != NULL ? "ok"
@@ -377,7 +378,8 @@ static void handle(struct conn *k, const char *line, size_t len)
 		reload_request(k->ctl->rl, "control", on_reloaded, k);
 		return;
 	}
-	body = reload_status(k->ctl->rl, json);
+	body = cmd == 2 ? reload_entries(k->ctl->rl)
+			: reload_status(k->ctl->rl, json);
 	reply(k, body != NULL ? "ok" : "error 3 out of memory", body);
 	free(body);
 }
@@ -385,7 +387,7 @@ static void handle(struct conn *k, const char *line, size_t len)
 static void on_reloaded(void *arg, int result, const char *text)
 {
 	struct conn *k = arg;
-	char head[CONTROL_LINE_MAX + 512];
+	char head[CONTROL_LINE_MAX + 1024];
 
 	if (result == RELOAD_OK)
 		snprintf(head, sizeof(head), "ok %s", text);
@@ -449,7 +451,7 @@ out:
 /* "ok[ TEXT]\n" BODY, or "error CODE TEXT\n", until the daemon closes. */
 static int read_reply(int fd, FILE *out, char *err, size_t errlen)
 {
-	char buf[4096], head[1024];
+	char buf[4096], head[1536];
 	size_t hlen = 0;
 	bool in_body = false;
 	ssize_t n;
@@ -538,4 +540,9 @@ out:
 			dir[--dlen] = '\0';
 		snprintf(buf, cap, "%s/%s", dir, CONFIG_CONTROL_FILE);
 	}
+}
+
+int control_listener(const char *path, pid_t *pid)
+{
+	return instance_socket_owner(path, pid);
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* control: the daemon's control socket (a unix stream socket, one
  * command line per connection: "reload", "status", "status json",
- * "suggest") and the client side the `reload`, `status` and `suggest`
- * commands use. */
+ * "entries", "suggest") and the client side the `reload`, `status`,
+ * `entries` and `suggest` commands use. */
 #ifndef DNSFENCE_CONTROL_H
 #define DNSFENCE_CONTROL_H
 
@@ -36,8 +36,8 @@ void control_set_learn(struct control *c, const struct learn *l);
 void control_free(struct control *c);
 
 /* The protocol's command check, pure (for tests): 0 and *json for
- * "status"/"status json", 1 for "reload", 2 for "suggest", -EINVAL
- * otherwise. */
+ * "status"/"status json", 1 for "reload", 2 for "entries" (reload.h's
+ * reload_entries), 3 for "suggest", -EINVAL otherwise. */
 int control_parse(const char *line, size_t len, bool *json);
 
 /* Client: send cmd, copy the reply's body to out. Returns the daemon's
@@ -46,6 +46,10 @@ int control_parse(const char *line, size_t len, bool *json);
  * -EACCES, -ETIMEDOUT, -EPROTO (reply not understood) with err set. */
 int control_call(const char *path, const char *cmd, int timeout_s, FILE *out,
 		 char *err, size_t errlen);
+
+/* Client: does a daemon listen on path? instance_socket_owner's answer
+ * (1 with *pid, 0 none, -errno cannot tell). */
+int control_listener(const char *path, pid_t *pid);
 
 /* The control.socket a config file names, read without validating the
  * rest (a reload is often asked for a file with an error in it), else

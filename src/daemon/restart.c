@@ -46,8 +46,8 @@ struct judge {
 
 static bool still_allowed(void *arg, const uint8_t *name, size_t len);
 static void no_evict(void *arg, const struct netaddr *a);
-static void copy_link(void *arg, const struct netaddr *a, const uint8_t *name,
-		      size_t len, uint64_t expires);
+static void copy_link(void *arg, const uint8_t *name, size_t len,
+		      const struct netaddr *a, uint64_t left_s);
 static void judge_member(void *arg, const struct netaddr *a);
 static int push(struct addrs *s, const struct netaddr *a);
 static int judge_sets(struct judge *j, char *why, size_t whylen);
@@ -66,11 +66,11 @@ static void no_evict(void *arg, const struct netaddr *a)
 	(void)a;
 }
 
-static void copy_link(void *arg, const struct netaddr *a, const uint8_t *name,
-		      size_t len, uint64_t expires)
+static void copy_link(void *arg, const uint8_t *name, size_t len,
+		      const struct netaddr *a, uint64_t left_s)
 {
 	struct judge *j = arg;
-	int rc = prov_note(j->kept, name, len, a, expires, j->now);
+	int rc = prov_note(j->kept, name, len, a, j->now + left_s, j->now);
 
 	if (rc != 0 && j->rc == 0)
 		j->rc = rc;
@@ -96,9 +96,9 @@ static void judge_member(void *arg, const struct netaddr *a)
 	struct judge *j = arg;
 	int rc;
 
-	if (prov_links_of(j->old, a, j->now, NULL, NULL) > 0 &&
+	if (prov_links_of(j->old, a, NULL, NULL, j->now) > 0 &&
 	    admit_addr_ok(j->cfg, a)) {
-		prov_links_of(j->old, a, j->now, copy_link, j);
+		prov_links_of(j->old, a, copy_link, j, j->now);
 		j->kept_n++;
 		return;
 	}

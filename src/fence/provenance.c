@@ -59,8 +59,8 @@ int provenance_reconcile(const struct config *cfg, provenance_keep_fn keep,
 			 why[0] ? why : "no record of them");
 	else
 		log_info(SYS,
-			 "policy %s: no policy recorded with the rules, sets "
-			 "%s and %s flushed",
+			 "policy %s: no rules of an earlier setup recorded a "
+			 "policy, so sets %s and %s start empty",
 			 want, cfg->set4, cfg->set6);
 	return 0;
 }

@@ -89,6 +89,10 @@ static int link_add(struct prov *p, struct paddr *a, struct pname *n,
 		    uint32_t expires);
 static void sweep(struct prov *p, uint64_t now, bool drop_gone);
 static struct plink *links(struct paddr *a);
+static const struct paddr *addr_find(const struct prov *p,
+				     const struct netaddr *a);
+static size_t walk_links(const struct paddr *e, prov_walk_fn fn, void *arg,
+			 uint64_t now);
 static size_t name_len(const uint8_t *w, size_t len);
 
 static uint64_t mix64(uint64_t x)
@@ -466,32 +470,30 @@ static const struct paddr *addr_find(const struct prov *p,
 	return NULL;
 }
 
-size_t prov_links_of(const struct prov *p, const struct netaddr *a,
-		     uint64_t now, prov_link_fn fn, void *arg)
+/* fn for each link of e live at now; returns how many. */
+static size_t walk_links(const struct paddr *e, prov_walk_fn fn, void *arg,
+			 uint64_t now)
 {
-	const struct paddr *e = addr_find(p, a);
+	const struct plink *l = links((struct paddr *)e);
 	size_t n = 0;
 
-	for (uint32_t i = 0; e != NULL && i < e->n; i++) {
-		const struct plink *l = &links((struct paddr *)e)[i];
-
-		if (l->expires <= now)
+	for (uint32_t i = 0; i < e->n; i++) {
+		if (l[i].expires <= now)
 			continue;
 		n++;
 		if (fn != NULL)
-			fn(arg, &e->addr, l->name->wire, l->name->len,
-			   l->expires);
+			fn(arg, l[i].name->wire, l[i].name->len, &e->addr,
+			   l[i].expires - now);
 	}
 	return n;
 }
 
-void prov_each(const struct prov *p, uint64_t now, prov_link_fn fn, void *arg)
+size_t prov_links_of(const struct prov *p, const struct netaddr *a,
+		     prov_walk_fn fn, void *arg, uint64_t now)
 {
-	for (size_t i = 0; i <= p->addrs.mask; i++) {
-		for (const struct paddr *a = p->addrs.b[i]; a != NULL;
-		     a = a->next)
-			(void)prov_links_of(p, &a->addr, now, fn, arg);
-	}
+	const struct paddr *e = addr_find(p, a);
+
+	return e != NULL ? walk_links(e, fn, arg, now) : 0;
 }
 
 size_t prov_addresses(const struct prov *p)
@@ -507,4 +509,13 @@ size_t prov_names(const struct prov *p)
 size_t prov_links(const struct prov *p)
 {
 	return p->links;
+}
+
+void prov_walk(const struct prov *p, prov_walk_fn fn, void *arg, uint64_t now)
+{
+	for (size_t b = 0; b <= p->addrs.mask; b++) {
+		for (const struct paddr *a = p->addrs.b[b]; a != NULL;
+		     a = a->next)
+			(void)walk_links(a, fn, arg, now);
+	}
 }

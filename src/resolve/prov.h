@@ -55,15 +55,17 @@ typedef void (*prov_evict_fn)(void *arg, const struct netaddr *a);
 size_t prov_evict(struct prov *p, prov_allowed_fn allowed, void *aarg,
 		  prov_evict_fn evict, void *earg, uint64_t now);
 
-/* One live link: address a was put in the sets for name until expires. */
-typedef void (*prov_link_fn)(void *arg, const struct netaddr *a,
-			     const uint8_t *name, size_t len, uint64_t expires);
-/* Call fn for every link of a that is live at now (fn may be NULL);
- * returns how many there are. */
+/* Called once per live link: the name (wire format), the address it put
+ * in the sets, and the seconds left of the timeout its answer asked for. */
+typedef void (*prov_walk_fn)(void *arg, const uint8_t *name, size_t len,
+			     const struct netaddr *a, uint64_t left_s);
+/* Every live link, in no order; changes nothing (for `dnsfence entries`).
+ * O(addresses + links). */
+void prov_walk(const struct prov *p, prov_walk_fn fn, void *arg, uint64_t now);
+/* Call fn for every link of a that is live at now (fn may be NULL), as
+ * prov_walk does; returns how many there are. */
 size_t prov_links_of(const struct prov *p, const struct netaddr *a,
-		     uint64_t now, prov_link_fn fn, void *arg);
-/* Call fn for every live link (the map must not change meanwhile). */
-void prov_each(const struct prov *p, uint64_t now, prov_link_fn fn, void *arg);
+		     prov_walk_fn fn, void *arg, uint64_t now);
 
 /* Forget everything (the sets were recreated and are empty). */
 void prov_clear(struct prov *p);

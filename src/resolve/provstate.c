@@ -37,11 +37,12 @@
 
 struct writer {
 	FILE *f;
+	uint64_t now;
 };
 
 static void boot_id(char buf[BOOT_LEN + 1]);
-static void write_link(void *arg, const struct netaddr *a, const uint8_t *name,
-		       size_t len, uint64_t expires);
+static void write_link(void *arg, const uint8_t *name, size_t len,
+		       const struct netaddr *a, uint64_t left_s);
 static int parse_link(struct prov *p, const char *line, uint64_t now);
 static int hexval(char c);
 static int read_all(int dirfd, char **text, size_t *len);
@@ -59,14 +60,15 @@ static void boot_id(char buf[BOOT_LEN + 1])
 	fclose(f);
 }
 
-static void write_link(void *arg, const struct netaddr *a, const uint8_t *name,
-		       size_t len, uint64_t expires)
+static void write_link(void *arg, const uint8_t *name, size_t len,
+		       const struct netaddr *a, uint64_t left_s)
 {
 	struct writer *w = arg;
 	char addr[NETADDR_STRLEN];
 
 	netaddr_format(a, addr, sizeof(addr));
-	fprintf(w->f, "L %s %llu ", addr, (unsigned long long)expires);
+	fprintf(w->f, "L %s %llu ", addr,
+		(unsigned long long)(w->now + left_s));
 	for (size_t i = 0; i < len; i++)
 		fprintf(w->f, "%02x", name[i]);
 	fputc('\n', w->f);
@@ -77,7 +79,7 @@ int provstate_save(const struct prov *p, int dirfd, const char *dir,
 		   size_t errlen)
 {
 	char path[4096], tmp[4096 + sizeof(TMP_SUFFIX)], boot[BOOT_LEN + 1];
-	struct writer w = {NULL};
+	struct writer w = {NULL, monotime_s()};
 	int fd, rc = 0;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, PROVSTATE_FILE);
@@ -97,7 +99,7 @@ int provstate_save(const struct prov *p, int dirfd, const char *dir,
 		rc = -errno;
 	fprintf(w.f, "%s %d\npolicy %s\nboot %s\n", MAGIC, PROVSTATE_VERSION,
 		policy, boot);
-	prov_each(p, monotime_s(), write_link, &w);
+	prov_walk(p, write_link, &w, w.now);
 	fputs("end\n", w.f);
 	if (rc == 0 && (fflush(w.f) != 0 || fsync(fd) != 0))
 		rc = -errno;

@@ -3,10 +3,11 @@
 # One daemon per fence: a second daemon on the state or the control socket
 # of a running one is refused before it touches anything, with the first
 # one's pid in the message, and the first one keeps its control socket.
-#  1. a second `serve` of the same config: exit 3 naming the first's pid
-#     and its state_dir; `status` still reaches the first (its pid).
+#  1. a second `serve` of the same config: exit 4 (a daemon serves)
+#     naming the first's pid and its state_dir; `status` still reaches
+#     the first (its pid).
 #  2. a second `run` with its own state_dir but the first's control
-#     socket: exit 3 naming the pid and the socket; the socket file is
+#     socket: exit 4 naming the pid and the socket; the socket file is
 #     still the first's, `reload` and `status` still reach it.
 #  3. control: once the first has stopped, the same second daemon starts
 #     and answers (the refusals were the first daemon's doing).
@@ -27,7 +28,7 @@ status_pid() {
 
 # --- 1. the same config again
 df_dnsfence serve
-[ "$DF_CMD_RC" -eq 3 ] || fail "a second serve of the same config exited $DF_CMD_RC, expected 3: $DF_CMD_ERR"
+[ "$DF_CMD_RC" -eq 4 ] || fail "a second serve of the same config exited $DF_CMD_RC, expected 4: $DF_CMD_ERR"
 grep -q "pid $first" <<<"$DF_CMD_ERR" || fail "the refusal does not name the running daemon's pid $first: $DF_CMD_ERR"
 grep -q "state_dir $DF_TMP/state" <<<"$DF_CMD_ERR" || fail "the refusal does not name the state_dir: $DF_CMD_ERR"
 expect_dnsfence_running
@@ -43,9 +44,9 @@ mv "$conf1" "$DF_TMP/second.json"
 cp "$DF_TMP/first.json" "$conf1"
 DF_DNSFENCE_CONF="$DF_TMP/second.json"
 df_dnsfence run
-[ "$DF_CMD_RC" -eq 3 ] || fail "a second run on the same control socket exited $DF_CMD_RC, expected 3: $DF_CMD_ERR"
+[ "$DF_CMD_RC" -eq 4 ] || fail "a second run on the same control socket exited $DF_CMD_RC, expected 4: $DF_CMD_ERR"
 grep -q "pid $first" <<<"$DF_CMD_ERR" || fail "the refusal does not name the running daemon's pid $first: $DF_CMD_ERR"
-grep -q "control socket $sock" <<<"$DF_CMD_ERR" || fail "the refusal does not name the control socket: $DF_CMD_ERR"
+grep -qF "$sock" <<<"$DF_CMD_ERR" || fail "the refusal does not name the control socket: $DF_CMD_ERR"
 [ -S "$sock" ] || fail "the first daemon's control socket $sock is gone"
 [ "$(stat -c %i "$sock")" = "$ino_before" ] || fail "the control socket $sock was replaced"
 DF_DNSFENCE_CONF=$conf1

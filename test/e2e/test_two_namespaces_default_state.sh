@@ -73,10 +73,10 @@ ok "status in each namespace reaches that namespace's daemon; each has its own s
 
 # --- reload reaches its own daemon
 in_ns "$DF_WL" reload >/dev/null || fail "reload in $DF_WL failed"
-[ "$(status_field "$DF_WL" reloads)" = 1 ] || fail "the daemon in $DF_WL did not reload"
-[ "$(status_field "$DF_WL2" reloads)" = 0 ] || fail "reload in $DF_WL reached the daemon in $DF_WL2"
+[ "$(status_field "$DF_WL" reload_requests)" = 1 ] || fail "the daemon in $DF_WL did not reload"
+[ "$(status_field "$DF_WL2" reload_requests)" = 0 ] || fail "reload in $DF_WL reached the daemon in $DF_WL2"
 in_ns "$DF_WL2" reload >/dev/null || fail "reload in $DF_WL2 failed"
-[ "$(status_field "$DF_WL2" reloads)" = 1 ] || fail "the daemon in $DF_WL2 did not reload"
+[ "$(status_field "$DF_WL2" reload_requests)" = 1 ] || fail "the daemon in $DF_WL2 did not reload"
 ok "reload in each namespace reaches that namespace's daemon only"
 
 # --- suggest: its own daemon's names, the last lookup included

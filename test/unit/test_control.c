@@ -31,7 +31,9 @@ static void commands_are_exact(void **state)
 	assert_false(json);
 	assert_int_equal(control_parse("status json\r\n", 13, &json), 0);
 	assert_true(json);
-	assert_int_equal(control_parse("suggest\n", 8, &json), 2);
+	assert_int_equal(control_parse("entries\n", 8, &json), 2);
+	assert_int_equal(control_parse("entries json", 12, &json), -EINVAL);
+	assert_int_equal(control_parse("suggest\n", 8, &json), 3);
 	assert_false(json);
 	assert_int_equal(control_parse("suggest json", 12, &json), -EINVAL);
 	assert_int_equal(control_parse("", 0, &json), -EINVAL);

@@ -93,13 +93,15 @@ static void live_control_socket_is_refused(void **state)
 	char dir[] = "/tmp/test_instance.XXXXXX", sock[128], want[64];
 	char err[512], path[160];
 	struct instance *in;
+	pid_t pid;
 	int fd;
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
 	snprintf(sock, sizeof(sock), "%s/control.sock", dir);
 	fd = listen_on(sock);
-	assert_int_equal(instance_socket_owner(sock), getpid());
+	assert_int_equal(instance_socket_owner(sock, &pid), 1);
+	assert_int_equal(pid, getpid());
 	in = instance_claim(dir, sock, getuid(), getgid(), err, sizeof(err));
 	assert_null(in);
 	snprintf(want, sizeof(want), "(pid %ld)", (long)getpid());
@@ -107,7 +109,7 @@ static void live_control_socket_is_refused(void **state)
 	assert_non_null(strstr(err, sock));
 	/* The listener gone, its file stale: accepted. */
 	close(fd);
-	assert_int_equal(instance_socket_owner(sock), 0);
+	assert_int_equal(instance_socket_owner(sock, &pid), 0);
 	in = instance_claim(dir, sock, getuid(), getgid(), err, sizeof(err));
 	assert_non_null(in);
 	instance_release(in);

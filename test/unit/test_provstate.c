@@ -74,7 +74,7 @@ static void saved_map_loads_back(void **state)
 			 0);
 	assert_int_equal(prov_links(b), 3);
 	assert_int_equal(prov_addresses(b), 2);
-	assert_int_equal(prov_links_of(b, &x, now, NULL, NULL), 2);
+	assert_int_equal(prov_links_of(b, &x, NULL, NULL, now), 2);
 	/* Another policy's file is stale, and the map is left empty. */
 	assert_int_equal(
 	    provstate_load(b, fd, dir, "fedcba9876543210", err, sizeof(err)),
