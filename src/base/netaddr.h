@@ -39,6 +39,10 @@ struct config_endpoint {
 	struct sockaddr_storage sa;
 	socklen_t len;
 };
+/* The one endpoint equality: family, address, port (and an IPv6 scope),
+ * field by field, so padding and sin6_flowinfo never matter. */
+bool netaddr_endpoint_equal(const struct config_endpoint *a,
+			    const struct config_endpoint *b);
 
 /* "1.2.3.4:53" / "[2001:db8::1]:53"; buf of at least NETADDR_ENDPOINT_STRLEN.
  */
@@ -46,6 +50,8 @@ struct config_endpoint {
 void netaddr_format_endpoint(const struct sockaddr *sa, char *buf, size_t len);
 #define NETADDR_STRLEN 46
 void netaddr_format(const struct netaddr *a, char *buf, size_t len);
+/* Called with one address (a set's member, an address to evict). */
+typedef void (*netaddr_fn)(void *arg, const struct netaddr *a);
 void netaddr_format_cidr(const struct netcidr *c, char *buf, size_t len);
 bool netaddr_equal(const struct netaddr *a, const struct netaddr *b);
 bool netaddr_from_sockaddr(const struct sockaddr *sa, struct netaddr *out);

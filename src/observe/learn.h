@@ -25,6 +25,8 @@ struct learn;
 struct learn *learn_new(struct event_base *base, int dirfd, const char *dir,
 			const char *mode);
 void learn_free(struct learn *l);
+/* A reload's mode name (static): the next write says it. */
+void learn_set_mode(struct learn *l, const char *mode);
 /* Write STATE_DIR/suggest.json now (temporary file, fsync, rename). */
 int learn_write(struct learn *l);
 /* What suggest.json would hold now (malloc'd JSON text; NULL on ENOMEM):

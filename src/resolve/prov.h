@@ -45,7 +45,7 @@ int prov_note(struct prov *p, const uint8_t *name, size_t len,
 /* Is this name (wire format, as noted) still allowed? */
 typedef bool (*prov_allowed_fn)(void *arg, const uint8_t *name, size_t len);
 /* Called once per address to take out of the sets. */
-typedef void (*prov_evict_fn)(void *arg, const struct netaddr *a);
+typedef netaddr_fn prov_evict_fn;
 
 /* Judge every name once with allowed(). Every address that some
  * no-longer-allowed name put in the sets and that no still-allowed name

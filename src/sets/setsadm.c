@@ -402,8 +402,8 @@ int setsadm_flush(const char *set4, const char *set6, char *err, size_t errlen)
 }
 
 /* "add NAME ADDR timeout T" lines of `ipset save NAME`. */
-int setsadm_members(const char *name, setsadm_member_fn fn, void *arg,
-		    char *err, size_t errlen)
+int setsadm_members(const char *name, netaddr_fn fn, void *arg, char *err,
+		    size_t errlen)
 {
 	struct capture c;
 	char line[64], addr[NETADDR_STRLEN];

@@ -22,11 +22,11 @@ int setsadm_destroy(const char *set4, const char *set6, char *err,
 		    size_t errlen);
 /* Remove every entry of both sets (a missing set is no error). */
 int setsadm_flush(const char *set4, const char *set6, char *err, size_t errlen);
-/* Call fn for every address in set name (blocking; `ipset save`). 0, or
- * -errno with err set. */
-typedef void (*setsadm_member_fn)(void *arg, const struct netaddr *a);
-int setsadm_members(const char *name, setsadm_member_fn fn, void *arg,
-		    char *err, size_t errlen);
+/* Call fn for every address in set name (blocking; `ipset save`). fn
+ * has prov_evict_fn's shape, netaddr_fn (base/netaddr.h). 0, or -errno
+ * with err set. */
+int setsadm_members(const char *name, netaddr_fn fn, void *arg, char *err,
+		    size_t errlen);
 /* Delete these addresses from set name (missing ones are no error), in
  * one restore stream. 0, or -errno with err set. */
 int setsadm_del(const char *name, const struct netaddr *addrs, size_t n,
