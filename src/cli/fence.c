@@ -16,6 +16,7 @@
 #include "fence/firewall.h"
 #include "fence/fwforward.h"
 #include "base/instance.h"
+#include "fence/fwnat.h"
 #include "base/log.h"
 #include "daemon/restart.h"
 #include "fence/install.h"
@@ -142,7 +143,8 @@ int fence_teardown(const struct config *cfg)
 
 	if ((cfg->scope == CONFIG_SCOPE_FORWARD
 		 ? fwfwd_remove(err, sizeof(err))
-		 : fw_remove(err, sizeof(err))) != 0) {
+		 : (fw_remove(err, sizeof(err)) ||
+		    fwnat_remove(err, sizeof(err)))) != 0) {
 		log_err("teardown", "firewall: %s", err);
 		r = -EIO;
 	}
