@@ -97,7 +97,7 @@ static void judge_member(void *arg, const struct netaddr *a)
 	int rc;
 
 	if (prov_links_of(j->old, a, NULL, NULL, j->now) > 0 &&
-	    admit_addr_ok(j->cfg, a)) {
+	    admit_check(j->cfg, a) == ADMIT_OK) {
 		prov_links_of(j->old, a, copy_link, j, j->now);
 		j->kept_n++;
 		return;

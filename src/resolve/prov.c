@@ -93,6 +93,8 @@ static const struct paddr *addr_find(const struct prov *p,
 				     const struct netaddr *a);
 static size_t walk_links(const struct paddr *e, prov_walk_fn fn, void *arg,
 			 uint64_t now);
+static bool judge_addr(struct paddr *a, const struct prov_shorten *sh,
+		       uint64_t now, prov_evict_fn evict, void *earg);
 static size_t name_len(const uint8_t *w, size_t len);
 
 static uint64_t mix64(uint64_t x)
@@ -429,6 +431,15 @@ static void sweep(struct prov *p, uint64_t now, bool drop_gone)
 size_t prov_evict(struct prov *p, prov_allowed_fn allowed, void *aarg,
 		  prov_evict_fn evict, void *earg, uint64_t now)
 {
+	const struct prov_shorten none = {0};
+
+	return prov_evict_shorten(p, allowed, aarg, evict, earg, &none, now);
+}
+
+size_t prov_evict_shorten(struct prov *p, prov_allowed_fn allowed, void *aarg,
+			  prov_evict_fn evict, void *earg,
+			  const struct prov_shorten *sh, uint64_t now)
+{
 	size_t evicted = 0;
 
 	for (size_t i = 0; i <= p->names.mask; i++) {
@@ -437,18 +448,8 @@ size_t prov_evict(struct prov *p, prov_allowed_fn allowed, void *aarg,
 	}
 	for (size_t i = 0; i <= p->addrs.mask; i++) {
 		for (struct paddr *a = p->addrs.b[i]; a != NULL; a = a->next) {
-			bool gone = false, keep = false;
-
-			for (uint32_t k = 0; k < a->n; k++) {
-				if (links(a)[k].name->gone)
-					gone = true;
-				else if (links(a)[k].expires > now)
-					keep = true;
-			}
-			if (gone && !keep) {
-				evict(earg, &a->addr);
+			if (judge_addr(a, sh, now, evict, earg))
 				evicted++;
-			}
 		}
 	}
 	sweep(p, now, true);
@@ -494,6 +495,44 @@ size_t prov_links_of(const struct prov *p, const struct netaddr *a,
 	const struct paddr *e = addr_find(p, a);
 
 	return e != NULL ? walk_links(e, fn, arg, now) : 0;
+}
+
+/* Evict a when only names no longer allowed hold it; else, with
+ * sh->fn, when its longest live link is a removed name's or beyond
+ * sh->cap, cut the kept links to the cap and say how long it should
+ * live now. True when a was evicted. */
+static bool judge_addr(struct paddr *a, const struct prov_shorten *sh,
+		       uint64_t now, prov_evict_fn evict, void *earg)
+{
+	uint64_t had = 0, keep = 0, cap = sh->cap ? sh->cap : UINT32_MAX;
+
+	for (uint32_t k = 0; k < a->n; k++) {
+		const struct plink *l = &links(a)[k];
+
+		if (l->expires <= now)
+			continue;
+		if (l->expires > had)
+			had = l->expires;
+		if (!l->name->gone && l->expires > keep)
+			keep = l->expires;
+	}
+	if (keep == 0) {
+		for (uint32_t k = 0; k < a->n; k++) {
+			if (links(a)[k].name->gone) {
+				evict(earg, &a->addr);
+				return true;
+			}
+		}
+		return false;
+	}
+	if (sh->fn == NULL || (keep >= had && keep <= cap))
+		return false;
+	for (uint32_t k = 0; k < a->n; k++) {
+		if (links(a)[k].expires > cap)
+			links(a)[k].expires = (uint32_t)cap;
+	}
+	sh->fn(sh->arg, &a->addr, keep < cap ? keep : cap);
+	return false;
 }
 
 size_t prov_addresses(const struct prov *p)
