@@ -33,6 +33,7 @@
 
 #include "config/config.h"
 #include "config/configkeys.h"
+#include "base/instance.h"
 #include "config/subjects.h"
 #include "config/policy.h"
 
@@ -256,9 +257,15 @@ static const struct key_spec specs[] = {
 		"can read them, so keep it on loopback"},
     {"state_dir", K_STRING, configkeys_state_dir, .defs = state_dir_defs,
      .type = "absolute path",
-     .meaning = "where the daemon keeps `suggest.json`, the names and "
-		"blocked flows `dnsfence suggest` reads; created (mode "
-		"0750, owned by `user`) when missing"},
+     .def_doc = "`\"/run/dnsfence\"`; in a network namespace `ip netns` "
+		"named NAME, `\"/run/dnsfence-NAME\"`",
+     .meaning = "the daemon's own directory: its lock and pid "
+		"(`dnsfence.pid`: a second daemon on the same directory is "
+		"refused), the control socket by default, the set entries' "
+		"names kept over a restart (`prov.state`) and `suggest.json`, "
+		"the names and blocked flows `dnsfence suggest` reads after "
+		"the run; created (mode 0750, owned by `user`) when missing. "
+		"Give each daemon on one host its own (docs/deployment.md)"},
     {"scope", K_CHOICE, configkeys_choice, .choices = scope_names,
      .meaning = "output: fence this network namespace's own egress (the "
 		"OUTPUT chain). forward: run on the host and fence what "
@@ -340,9 +347,12 @@ static const struct key_spec specs[] = {
 		"`ports` stays address-only"},
     {"control.socket", K_STRING, configkeys_path, .off = OFF(control_socket),
      .defs = control_defs, .type = "absolute path",
-     .meaning = "unix socket of `reload` and `status`, mode 0660, owned by "
-		"root and the daemon's group; only uid 0 and the daemon's "
-		"uid or gid are served. Cannot change on reload"},
+     .def_doc = "`state_dir` + `\"/control.sock\"`",
+     .meaning = "unix socket of `reload`, `status` and `suggest`, mode "
+		"0660, owned by root and the daemon's group; only uid 0 and "
+		"the daemon's uid or gid are served. A daemon that finds "
+		"another one answering here refuses to start. Cannot change "
+		"on reload"},
     {"control.watch", K_CHOICE, configkeys_bool, .choices = bool_names,
      .def = 1, .type = "boolean", .def_doc = "`true`",
      .meaning = "reload when the config file changes (inotify on its "
@@ -689,8 +699,10 @@ int config_load(const char *path, struct config **out, char *err, size_t errlen)
 {
 	const char *state = getenv("DNSFENCE_STATE_DIR");
 	char saved[PATH_MAX];
+	char state_dir[PATH_MAX];
 	struct config_env env = {getenv("DNSFENCE_MODE"),
-				 getenv("DNSFENCE_EXTRA_HOSTS"), NULL, NULL};
+				 getenv("DNSFENCE_EXTRA_HOSTS"), NULL, NULL,
+				 state_dir};
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = NULL, *mem = NULL;
@@ -699,6 +711,7 @@ int config_load(const char *path, struct config **out, char *err, size_t errlen)
 	int rc;
 
 	*out = NULL;
+	instance_default_dir(state_dir, sizeof(state_dir));
 	if (state != NULL && *state != '\0' &&
 	    snprintf(saved, sizeof(saved), "%s/resolv.conf.orig", state) <
 		(int)sizeof(saved))

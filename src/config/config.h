@@ -10,12 +10,14 @@
 #include <stdio.h>
 #include <sys/socket.h>
 
+#include "base/instance.h"
 #include "base/log.h"
 #include "base/netaddr.h"
 
 #define CONFIG_DEFAULT_PATH	 "/etc/dnsfence/dnsfence.json"
-#define CONFIG_DEFAULT_STATE_DIR "/run/dnsfence"
-#define CONFIG_DEFAULT_CONTROL	 "/run/dnsfence/control.sock"
+#define CONFIG_DEFAULT_STATE_DIR INSTANCE_DEFAULT_DIR
+#define CONFIG_CONTROL_FILE	 "control.sock" /* in state_dir, by default */
+#define CONFIG_DEFAULT_CONTROL	 CONFIG_DEFAULT_STATE_DIR "/" CONFIG_CONTROL_FILE
 /* sun_path holds 108 bytes with the NUL. */
 #define CONFIG_SOCKET_PATH_MAX 107
 
@@ -127,6 +129,9 @@ struct config_env {
 	 * pointed resolv.conf at us; NULL means CONFIG_SAVED_RESOLV_CONF
 	 * ($DNSFENCE_STATE_DIR/resolv.conf.orig when that is set). */
 	const char *saved_resolv_conf;
+	/* The state directory when the file names none; NULL means
+	 * CONFIG_DEFAULT_STATE_DIR (config_load: instance_default_dir). */
+	const char *state_dir;
 };
 
 #define CONFIG_SAVED_RESOLV_CONF "/run/dnsfence/resolv.conf.orig"

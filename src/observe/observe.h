@@ -28,6 +28,8 @@ struct attrib *observe_attrib(const struct observe *o);
 void observe_set_config(struct observe *o, const struct config *cfg);
 /* Writes the state file one last time. */
 void observe_close(struct observe *o);
+/* The learned names (NULL: nothing is learned), for the control socket. */
+const struct learn *observe_learn(const struct observe *o);
 /* The allow entries' usage table (state_dir/usage.json), or NULL. */
 struct usage;
 struct usage *observe_usage(const struct observe *o);

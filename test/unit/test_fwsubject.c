@@ -247,7 +247,8 @@ static void fixes_delete_every_jump_and_insert_in_order(void **state)
 
 static void expect_error(const char *json, const char *want)
 {
-	struct config_env env = {NULL, NULL, "/nonexistent/resolv.conf", NULL};
+	struct config_env env = {NULL, NULL, "/nonexistent/resolv.conf", NULL,
+				 NULL};
 	struct config *c = NULL;
 	char err[512] = "";
 
