@@ -373,6 +373,20 @@ df_dnsfence() {
 	return 0
 }
 
+# df_status_value KEY: one value of the running daemon's `status --json`,
+# KEY a dotted path ("set_entries.ipv4", "counters.forwarded"); fails the
+# test if status fails or has no such key.
+df_status_value() {
+	df_dnsfence status --json
+	[ "$DF_CMD_RC" -eq 0 ] || fail "status --json exited $DF_CMD_RC: $DF_CMD_ERR"
+	"$DF_PY" -c 'import json, sys
+v = json.loads(sys.argv[1])
+for k in sys.argv[2].split("."):
+    v = v[k]
+print(int(v) if isinstance(v, float) and v == int(v) else v)' "$DF_CMD_OUT" "$1" ||
+		fail "status --json has no $1: $DF_CMD_OUT"
+}
+
 # df_setup_fence: "dnsfence setup" for the current config (sets and rules);
 # fails the test unless it exits 0.
 df_setup_fence() {

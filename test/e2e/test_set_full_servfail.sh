@@ -61,8 +61,13 @@ expect_rcode NXDOMAIN
 ok "still serving: www.allowed.test A (already in the set) and AAAA -> NOERROR, denied -> NXDOMAIN"
 
 # Only one log line per cause until adds succeed again (no log flood).
+# Every address of big.allowed.test failed its add, twice, and
+# a.b.allowed.test's too when the set filled up: one cause, so one
+# line.
 c="$(grep -cF "add to set dnsfence4 failed" "$DF_DNSFENCE_LOG")"
-echo "failure log lines for dnsfence4: $c"
+[ "$c" -eq 1 ] || fail "expected one 'add to set dnsfence4 failed' line (one cause: the set is full), saw $c:
+$(grep -F "add to set dnsfence4 failed" "$DF_DNSFENCE_LOG")"
+ok "one log line for the full set, for every failed add"
 
 kill -USR1 "$pid"
 df_wait_log 20 "add_fail_full=" || fail "no stats line after SIGUSR1"
