@@ -83,7 +83,7 @@ df_require_root() {
 		exit 77
 	fi
 	local t
-	for t in ip ss ipset nsd unbound dig getent timeout; do
+	for t in ip ss ipset nsd unbound dig getent timeout setpriv; do
 		command -v "$t" >/dev/null 2>&1 ||
 			{ echo "FAIL $DF_TEST: '$t' is not installed (see contrib/deps.sh)" >&2; exit 1; }
 	done
@@ -527,6 +527,16 @@ df_getent() {
 # look like "info: 198.18.0.2 www.allowed.test. A IN").
 df_unbound_saw() {
 	grep -qiF -- " $1. " "$DF_TMP/unbound.log"
+}
+
+# df_count GREP-ARGS...: what "grep -c GREP-ARGS" prints (0 when nothing
+# matches), but a grep error (a missing file, a bad pattern) fails the test
+# instead of reading as a count.
+df_count() {
+	local n rc=0
+	n="$(grep -c "$@")" || rc=$?
+	[ "$rc" -le 1 ] || fail "grep -c $*: exit $rc"
+	printf '%s\n' "$n"
 }
 
 # df_now_ms: monotonic-enough wall clock in milliseconds.
