@@ -152,7 +152,7 @@ run_tests() {
 				timeout 300 bash "$tree/test/$t" >>"$tmp/run.log" 2>&1 || rc=$?
 			;;
 		unit/*)
-			timeout 120 "$build/${t#unit/}" >>"$tmp/run.log" 2>&1 || rc=$?
+			timeout 120 "$build/test/${t#unit/}" >>"$tmp/run.log" 2>&1 || rc=$?
 			;;
 		esac
 		if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ]; then
