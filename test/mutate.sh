@@ -183,7 +183,8 @@ while IFS=$'\t' read -r id path tests what; do
 	echo "mutate.sh: $id ($path)" >&2
 	cp -p "$tree/$path" "$tmp/orig"
 	cat "$tmp/breaks/$id" >"$tree/$path"
-	targets=(dnsfence)
+	# test_firewall_rules drives the firewall module through bench_fwtool.
+	targets=(dnsfence bench_fwtool)
 	for t in $tests; do case "$t" in unit/*) targets+=("${t#unit/}") ;; esac; done
 	s0=$(date +%s)
 	: >"$tmp/run.log"
@@ -200,7 +201,7 @@ while IFS=$'\t' read -r id path tests what; do
 			cp "$tmp/run.log" "$tmp/survived-$id.log"
 		else
 			result="killed"
-			why="$(grep -m1 -E '^(FAIL|\[  FAILED|.*ERROR)' "$tmp/run.log" | cut -c1-160)"
+			why="$(grep -m1 -E '^(FAIL|\[  FAILED  \]|\[  ERROR   \])' "$tmp/run.log" | cut -c1-160)"
 			printf '%s\t%s\n' "$id" "${why:-exit status only}" >>"$tmp/why"
 		fi
 	fi
