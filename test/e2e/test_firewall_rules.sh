@@ -59,7 +59,9 @@ in_ns iptables -A OUTPUT -d 198.51.100.7/32 -p tcp --dport 25 -j DROP
 # What the kernel must hold for this config, written out here (not
 # rendered by the binary under test, so a rendering mistake fails): the
 # kernel's own iptables-save form, the policy fingerprint replaced by
-# FINGERPRINT. A change to the rules changes this text, on purpose.
+# FINGERPRINT. A change to the rules changes this text, on purpose: after
+# a deliberate one, read the new rules in the failure message ("---
+# kernel"), check each, and paste them here.
 want4=$(cat <<'RULES'
 -A DNSFENCE-OUT -d 127.0.0.1/32 -p udp -m udp --dport 53 -j ACCEPT
 -A DNSFENCE-OUT -d 127.0.0.1/32 -p tcp -m tcp --dport 53 -j ACCEPT
