@@ -142,7 +142,7 @@ ok "MLDv2: no report for the workload's groups, for a data group (alone or besid
 # solicited-node group.
 groups="$(awk '/listener (report|done)/ {
 		for (i = 1; i < NF; i++) if ($i == "[gaddr" || $i == "addr:") print $(i + 1)
-	}' <<<"$report$report2" | sort -u)"
+	}' <<<"$report"$'\n'"$report2" | sort -u)"
 [ -n "$groups" ] || fail "no group found in the reports that left: $report$report2"
 others="$(awk '!/^ff02::1:ff[0-9a-f]?[0-9a-f]?:[0-9a-f]+$/' <<<"$groups" | tr '\n' ' ')"
 [ -z "$others" ] || fail "MLD reports named groups that are not solicited-node: $others"
