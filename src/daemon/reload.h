@@ -15,6 +15,7 @@
 
 struct event_base;
 struct guard;
+struct observe;
 struct policy;
 struct resolver;
 struct sets;
@@ -36,6 +37,7 @@ struct reload_parts {
 	struct sets *sets;   /* NULL in mode off */
 	struct guard *guard; /* NULL in mode off, or set later */
 	struct upstream *up; /* taken over: a reload may replace it */
+	struct observe *obs; /* told each new config; may be NULL */
 };
 
 /* Compile cfg's allowlist; NULL (logged, naming the entry) on failure. */
@@ -72,6 +74,11 @@ void reload_forget(struct reload *rl, void *arg);
 /* The daemon's state for `dnsfence status`, as JSON (malloc'd) or text
  * lines (malloc'd); NULL on ENOMEM. */
 char *reload_status(const struct reload *rl, bool json);
+/* What the daemon put in the sets, for `dnsfence entries`: one JSON line
+ * {"mode": M, "entries": [{"name": N, "address": A, "expires_in_s": S},
+ * ...]}, one element per live (name, address) link of the provenance map,
+ * in no order. malloc'd; NULL on ENOMEM. */
+char *reload_entries(const struct reload *rl);
 
 /* Do the rules rendered for a and b differ, so that a reload from a to
  * b must re-apply them? (ports, allow_cidrs, upstreams, mode.) The one
