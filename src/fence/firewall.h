@@ -88,6 +88,10 @@ void fw_say(fw_report_fn report, void *arg, const char *fmt, ...)
 int fw_saved_each(const char *text, int (*on_line)(void *arg, const char *line),
 		  void *arg);
 
+/* The same for the lines of table ("*filter", "*nat") of the text. */
+int fw_saved_each_table(const char *text, const char *table,
+			int (*on_line)(void *arg, const char *line), void *arg);
+
 /* The chain whose last rule carries the policy fingerprint: the
  * fingerprint (fw_compare_policy) and its rules (fw_compare_rules). The
  * number of differences, or -errno. */
@@ -119,6 +123,10 @@ int fw_compare_policy(const struct config *cfg, int family,
  * the caller frees it, also on error). 0, or -errno with err set. */
 int fw_save_family(enum fwexec_backend b, int family, char **text, char *err,
 		   size_t errlen);
+
+/* The same for another table ("nat"). */
+int fw_save_table(enum fwexec_backend b, int family, const char *table,
+		  char **text, char *err, size_t errlen);
 
 /* One `iptables-restore -w 5 --noflush` transaction of input. 0, or
  * -errno with err naming the rejected line and the tool's first line of
