@@ -52,8 +52,15 @@ expect_not_in_set dnsfence4 198.18.1.10
 expect_in_set dnsfence4 198.18.1.11
 ok "ConfigMap swap picked up by the watch: a.b allowed, www denied, www's 198.18.1.10 evicted"
 
-df_dnsfence status --json
-[ "$DF_CMD_RC" -eq 0 ] || fail "status --json exited $DF_CMD_RC: $DF_CMD_ERR"
+# The new policy answers before the reload's last step (the rules, through
+# the guard) has recorded it: wait for the record, then read it whole.
+reload_recorded() {
+	df_dnsfence status --json
+	[ "$DF_CMD_RC" -eq 0 ] && "$DF_PY" -c 'import json, sys
+r = json.loads(sys.argv[1]).get("last_reload") or {}
+sys.exit(0 if r.get("trigger") == "watch" and r.get("result") == "ok" else 1)' "$DF_CMD_OUT"
+}
+df_poll 50 reload_recorded || fail "status never recorded the watch's reload: $DF_CMD_OUT $DF_CMD_ERR"
 "$DF_PY" - "$before" "$DF_CMD_OUT" <<'PY' || fail "status --json does not show the reload: $DF_CMD_OUT"
 import json, sys
 b, a = json.loads(sys.argv[1]), json.loads(sys.argv[2])
