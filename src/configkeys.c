@@ -563,6 +563,24 @@ int configkeys_item_cidr(struct pctx *p, const char *s, const char *path)
 	return push(&p->c->allow_cidrs, &p->c->n_allow_cidrs, sizeof(c), &c);
 }
 
+int configkeys_item_source_cidr(struct pctx *p, const char *s, const char *path)
+{
+	struct netcidr c;
+	const char *why = "";
+	char val[72];
+
+	memset(&c, 0, sizeof(c));
+	configkeys_show(s, val, sizeof(val));
+	if (netaddr_parse_cidr(s, &c, &why) != 0)
+		return configkeys_fail(p, path, "\"%s\": %s", val, why);
+	for (size_t i = 0; i < p->c->n_source_cidrs; i++) {
+		if (p->c->source_cidrs[i].prefix == c.prefix &&
+		    netaddr_equal(&p->c->source_cidrs[i].addr, &c.addr))
+			return 0;
+	}
+	return push(&p->c->source_cidrs, &p->c->n_source_cidrs, sizeof(c), &c);
+}
+
 /* Interface names as the kernel and iptables take them (IFNAMSIZ, no '/',
  * ':' or blanks), narrowed to what is safe on an iptables-restore line. */
 int configkeys_item_interface(struct pctx *p, const char *s, const char *path)
@@ -665,6 +683,12 @@ int configkeys_check_scope(struct pctx *p)
 			return configkeys_fail(
 			    p, "host_allow",
 			    "only used with \"scope\": \"forward\"");
+		if (p->c->n_source_cidrs > 0)
+			return configkeys_fail(
+			    p, "source_cidrs",
+			    "only used with \"scope\": \"forward\" (the "
+			    "output scope fences what this namespace "
+			    "sends, whatever its source)");
 		return 0;
 	}
 	if (p->c->n_interfaces == 0)

@@ -69,6 +69,8 @@ static int remove_family(enum fwexec_backend b, int family, char *err,
 			 size_t errlen);
 static char *jump_fixes(const struct saved *sv);
 static void prefer_mldv1(void);
+static int save_scope(const struct config *cfg, enum fwexec_backend b,
+		      int family, char **text, char *err, size_t errlen);
 
 static const int families[] = {AF_INET, AF_INET6};
 
@@ -85,7 +87,7 @@ char *fw_render(const struct config *cfg, int family, uid_t uid)
 
 	(void)uid;
 	if (cfg->scope == CONFIG_SCOPE_FORWARD)
-		return fwfwd_rules_text(cfg, family);
+		return fwfwd_tables_text(cfg, family, "");
 	if (fw_rules_render(cfg, family, &r) < 0)
 		goto out;
 	if (cfg->mode == CONFIG_MODE_OFF) {
@@ -133,6 +135,12 @@ static int saved_line(void *arg, const char *line)
 int fw_saved_each(const char *text, int (*on_line)(void *arg, const char *line),
 		  void *arg)
 {
+	return fw_saved_each_table(text, "filter", on_line, arg);
+}
+
+int fw_saved_each_table(const char *text, const char *table,
+			int (*on_line)(void *arg, const char *line), void *arg)
+{
 	const char *p = text ? text : "";
 	bool filter = false;
 	int ret = 0;
@@ -150,7 +158,7 @@ int fw_saved_each(const char *text, int (*on_line)(void *arg, const char *line),
 		line[len] = '\0';
 		p = eol ? eol + 1 : p + strlen(p);
 		if (line[0] == '*')
-			filter = strcmp(line, "*filter") == 0;
+			filter = strcmp(line + 1, table) == 0;
 		else if (filter)
 			ret = on_line(arg, line);
 	}
@@ -161,11 +169,19 @@ int fw_saved_read(enum fwexec_backend b, int family,
 		  int (*on_line)(void *arg, const char *line), void *arg,
 		  char *err, size_t errlen)
 {
+	return fw_saved_read_table(b, family, "filter", on_line, arg, err,
+				   errlen);
+}
+
+int fw_saved_read_table(enum fwexec_backend b, int family, const char *table,
+			int (*on_line)(void *arg, const char *line), void *arg,
+			char *err, size_t errlen)
+{
 	char *text = NULL;
-	int ret = fw_save_family(b, family, &text, err, errlen);
+	int ret = fw_save_table(b, family, table, &text, err, errlen);
 
 	if (!ret)
-		ret = fw_saved_each(text, on_line, arg);
+		ret = fw_saved_each_table(text, table, on_line, arg);
 	free(text);
 	return ret;
 }
@@ -368,7 +384,13 @@ static void keep_first(void *arg, const char *line)
 int fw_save_family(enum fwexec_backend b, int family, char **text, char *err,
 		   size_t errlen)
 {
-	static const char *const args[] = {"-t", "filter", NULL};
+	return fw_save_table(b, family, "filter", text, err, errlen);
+}
+
+int fw_save_table(enum fwexec_backend b, int family, const char *table,
+		  char **text, char *err, size_t errlen)
+{
+	const char *const args[] = {"-t", table, NULL};
 	const char *name = fwexec_name(b, family, FWEXEC_SAVE);
 	char *stderr_text = NULL;
 	int ret = fwexec_run(name, args, NULL, text, &stderr_text);
@@ -592,6 +614,28 @@ int fw_check(const struct config *cfg, uid_t uid,
 	return fw_check_with(cfg, compare, report, arg);
 }
 
+/* What compare_fn reads for cfg's scope: the filter table, and in the
+ * forward scope the raw table after it (DNSFENCE-PRE). */
+static int save_scope(const struct config *cfg, enum fwexec_backend b,
+		      int family, char **text, char *err, size_t errlen)
+{
+	char *raw = NULL, *both;
+	int ret = fw_save_family(b, family, text, err, errlen);
+
+	if (ret || cfg->scope != CONFIG_SCOPE_FORWARD)
+		return ret;
+	ret = fw_save_table(b, family, "raw", &raw, err, errlen);
+	if (!ret &&
+	    asprintf(&both, "%s%s", *text ? *text : "", raw ? raw : "") < 0)
+		ret = -ENOMEM;
+	if (!ret) {
+		free(*text);
+		*text = both;
+	}
+	free(raw);
+	return ret;
+}
+
 int fw_verify(const struct config *cfg, enum fwexec_backend b,
 	      fw_compare_fn compare_fn, char *err, size_t errlen)
 {
@@ -602,7 +646,7 @@ int fw_verify(const struct config *cfg, enum fwexec_backend b,
 		struct first_diff fd = {diff, sizeof(diff), 0};
 		char *saved = NULL;
 
-		ret = fw_save_family(b, families[i], &saved, err, errlen);
+		ret = save_scope(cfg, b, families[i], &saved, err, errlen);
 		if (!ret)
 			ret = compare_fn(cfg, families[i], saved, keep_first,
 					 &fd);
@@ -634,7 +678,7 @@ int fw_check_with(const struct config *cfg, fw_compare_fn compare_fn,
 	for (size_t i = 0; !ret && i < 2; i++) {
 		char *saved = NULL;
 
-		ret = fw_save_family(b, families[i], &saved, err, sizeof(err));
+		ret = save_scope(cfg, b, families[i], &saved, err, sizeof(err));
 		if (!ret)
 			ret = compare_fn(cfg, families[i], saved, report, arg);
 		free(saved);

@@ -11,6 +11,9 @@
  * the same).
  *
  * The order is the design:
+ *   0. IPv6 only: any packet carrying a routing header is rejected: its
+ *      destination is only the next segment, so the set accept below
+ *      would judge the wrong address (invariant 13);
  *   1. our own listeners, for anyone;
  *   2. anything whose conntrack ORIGINAL destination is an upstream
  *      address: accepted only with the daemon's socket mark (and, for a
@@ -89,6 +92,16 @@ static int log_then_reject(struct fw_rules *r, const char *match,
 			   const char *prefix, const char *with);
 static int render_cidrs(const struct config *cfg, int family, const char *pn,
 			const char *list, struct fw_rules *r);
+/* Any routing header, whatever its type (the kernel's SRv6 or a type 0
+ * one a raw socket writes): the packet's destination is the next segment,
+ * not where it ends, so no later rule may judge it (invariant 13). */
+const char *fw_rules_rthdr(const struct config *cfg)
+{
+	return cfg->mode == CONFIG_MODE_AUDIT
+		   ? "-m rt -j NFLOG --nflog-prefix " AUDIT_PREFIX
+		   : "-m rt -j REJECT --reject-with icmp6-adm-prohibited";
+}
+
 static bool policy_of(const char *line, char *hex, size_t len);
 
 void fw_rules_free(struct fw_rules *r)
@@ -448,7 +461,10 @@ int fw_rules_render(const struct config *cfg, int family, struct fw_rules *r)
 		return -EINVAL;
 	if (cfg->mode == CONFIG_MODE_OFF)
 		return 0;
-	ret = render_listen(cfg, family, r);
+	ret = family == AF_INET6 ? fw_rules_add(r, C "%s", fw_rules_rthdr(cfg))
+				 : 0;
+	if (!ret)
+		ret = render_listen(cfg, family, r);
 	if (!ret)
 		ret = render_upstreams(cfg, family, r);
 	if (!ret)

@@ -15,7 +15,8 @@
 
 #include "dnsfence/fwrules.h"
 
-/* The iptables-restore input for one family (AF_INET or AF_INET6), rules
+/* The iptables-restore input for one family (AF_INET or AF_INET6; in the
+ * forward scope fwfwd_tables_text's, the raw table first), rules
  * written exactly as iptables-save prints them, so that what the kernel
  * holds can be compared line by line. uid is unused since the socket
  * mark (cfg->mark) identifies the daemon; kept for the callers. malloc'd text,
@@ -75,6 +76,9 @@ void fw_say(fw_report_fn report, void *arg, const char *fmt, ...)
  * return of on_line and returns it; 0 when all lines were read. */
 int fw_saved_each(const char *text, int (*on_line)(void *arg, const char *line),
 		  void *arg);
+/* The same for the lines of another table ("raw"). */
+int fw_saved_each_table(const char *text, const char *table,
+			int (*on_line)(void *arg, const char *line), void *arg);
 
 /* The chain whose last rule carries the policy fingerprint: the
  * fingerprint (fw_compare_policy) and its rules (fw_compare_rules). The
@@ -88,6 +92,10 @@ int fw_compare_chain(const struct config *cfg, int family, const char *chain,
 int fw_saved_read(enum fwexec_backend b, int family,
 		  int (*on_line)(void *arg, const char *line), void *arg,
 		  char *err, size_t errlen);
+/* The same for another table ("raw"). */
+int fw_saved_read_table(enum fwexec_backend b, int family, const char *table,
+			int (*on_line)(void *arg, const char *line), void *arg,
+			char *err, size_t errlen);
 
 /* Compare the rules read back from chain (have) with the wanted ones:
  * each wanted rule present once, nothing else, and in order. The number
@@ -107,6 +115,9 @@ int fw_compare_policy(const struct config *cfg, int family,
  * the caller frees it, also on error). 0, or -errno with err set. */
 int fw_save_family(enum fwexec_backend b, int family, char **text, char *err,
 		   size_t errlen);
+/* The same for another table ("raw"). */
+int fw_save_table(enum fwexec_backend b, int family, const char *table,
+		  char **text, char *err, size_t errlen);
 
 /* One `iptables-restore -w 5 --noflush` transaction of input. 0, or
  * -errno with err naming the rejected line and the tool's first line of

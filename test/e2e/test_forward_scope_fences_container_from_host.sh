@@ -215,9 +215,11 @@ guard_drill() {
 }
 
 dump_rules() {
-	echo "--- rules as built ($1), host namespace: $2-save -t filter / ${2/iptables/ip6tables}-save -t filter"
+	echo "--- rules as built ($1), host namespace: $2-save -t filter, -t raw / ${2/iptables/ip6tables}-save -t filter, -t raw"
 	host "$2-save" -t filter | grep -v '^#'
+	host "$2-save" -t raw | grep -v '^#'
 	host "${2/iptables/ip6tables}-save" -t filter | grep -v '^#'
+	host "${2/iptables/ip6tables}-save" -t raw | grep -v '^#'
 	echo "---"
 }
 
@@ -246,8 +248,11 @@ expect_all_blocked "nft, fenced"
 	>>"$DF_TMP/ct-listener.log" 2>&1 &
 DF_PIDS+=("$!")
 df_poll 50 df_tcp_listening "$CT" 9090 || fail "the container's service did not start"
-up timeout 3 bash -c 'exec 3<>"/dev/tcp/$1/9090"' _ "$CT4" ||
-	fail "the upstream cannot connect to the container's service (replies blocked)"
+# (The peer is an address of the upstream's namespace other than the
+# upstream's own: the container never reaches an upstream address, not
+# even as a reply.)
+up curl -s -o /dev/null --max-time 3 --interface 198.18.2.7 "http://$CT4:9090/" ||
+	fail "a peer cannot connect to the container's service (replies blocked)"
 ok "nft: a peer's connection into the container is answered (inbound allow)"
 container_breaks_out
 expect_all_blocked "nft, after the container flushed, marked and re-routed"
