@@ -9,19 +9,16 @@
  *   bench_fwtool check  CONFIG UID   exit 0, 1 with one line per difference,
  *                                    or 3
  *   bench_fwtool remove              exit 0, or 3 with the error
- *
- * modules: firewall fwforward fwfwdrules fwrules provenance setsadm fwexec
- * config configkeys configjson resolvconf netaddr policy sets setserr expiry
- * stats log hash monotime */
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
-#include "dnsfence/config.h"
-#include "dnsfence/firewall.h"
-#include "dnsfence/log.h"
+#include "config/config.h"
+#include "fence/firewall.h"
+#include "base/log.h"
 
 static void print_line(void *arg, const char *line);
 static int usage(void);

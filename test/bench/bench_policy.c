@@ -3,14 +3,14 @@
  * wildcard), then time 1,000,000 lookups of wire names, a mix of hits and
  * misses at several depths ("bench_policy N" loads N entries instead).
  * Not a test: it asserts nothing about time.
- * modules: policy hash monotime log */
+ */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "dnsfence/policy.h"
+#include "config/policy.h"
 
 #define N_ENTRIES 100000 /* default; argv[1] overrides */
 #define N_LOOKUPS 1000000

@@ -17,8 +17,7 @@
  *	each quoted argument is one sets_add call, run one after the
  *	other in one process (so the never-shorten map carries over);
  *	prints "call K: status S added A skipped B" per call.
- *
- * modules: sets setserr setsadm expiry stats log hash monotime */
+ */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
@@ -29,10 +28,10 @@
 
 #include <event2/event.h>
 
-#include "dnsfence/log.h"
-#include "dnsfence/sets.h"
-#include "dnsfence/setsadm.h"
-#include "dnsfence/stats.h"
+#include "base/log.h"
+#include "sets/sets.h"
+#include "sets/setsadm.h"
+#include "base/stats.h"
 
 #define V4_COUNT 131072u /* 198.18.0.0/15 */
 

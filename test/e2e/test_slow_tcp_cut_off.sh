@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Slow TCP clients are cut off by the server's timeouts (src/server.c: 5 s
+# Slow TCP clients are cut off by the server's timeouts (src/resolve/server.c: 5 s
 # for a partly received message, 10 s idle), while other queries are
 # answered meanwhile:
 #  - a 2-byte length prefix, then one byte of the message a second: closed

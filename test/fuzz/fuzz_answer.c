@@ -6,15 +6,15 @@
  * must parse again through the reader, carry the client's ID and question,
  * hold exactly one OPT iff the client sent EDNS, fit the limit, and hand
  * out no internal address. Any violation abort()s.
- * modules: dnsmsg dnsrr netaddr */
+ */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "dnsfence/dnsmsg.h"
-#include "dnsfence/dnsrr.h"
-#include "dnsfence/netaddr.h"
+#include "dns/dnsmsg.h"
+#include "dns/dnsrr.h"
+#include "base/netaddr.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -3,16 +3,14 @@
  * message or give a config whose config_to_json parses again to an equal
  * config. The resolv.conf default comes from a fixed file written once,
  * so that the result does not depend on the host. */
-/* modules: config configkeys configjson resolvconf netaddr policy sets setserr
- * expiry stats log hash monotime */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "dnsfence/config.h"
-#include "dnsfence/configjson.h"
+#include "config/config.h"
+#include "config/configjson.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

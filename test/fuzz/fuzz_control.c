@@ -3,14 +3,14 @@
  * bytes are one of the three commands or refused, and only the exact
  * spellings are accepted. */
 /* Control and reload reach every part of the daemon.
- * modules: all */
+ */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "dnsfence/control.h"
+#include "daemon/control.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

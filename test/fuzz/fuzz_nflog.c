@@ -5,8 +5,6 @@
  * TCP/UDP), and is then explained by attrib_explain as the daemon would,
  * with and without a remembered name. The same bytes are also read as a
  * bare IPv4 and IPv6 packet. Any violation abort()s.
- * modules: nflog attrib recent learn sets setserr expiry dnsmsg dnsrr netaddr
- * log stats hash monotime
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -14,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dnsfence/attrib.h"
-#include "dnsfence/nflog.h"
+#include "observe/attrib.h"
+#include "observe/nflog.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -4,12 +4,12 @@
  * upstream query, BADVERS, or a header-only error. The upstream query we
  * build must parse back as a clean query of the same question, and every
  * reply must fit the client's UDP size.
- * modules: dnsmsg */
+ */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "dnsfence/dnsmsg.h"
+#include "dns/dnsmsg.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

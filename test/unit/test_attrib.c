@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Unit tests of attrib_explain: each reason, in the order the daemon
  * decides them, with the words the log line carries.
- *
- * modules: attrib learn recent sets setserr expiry dnsmsg dnsrr netaddr log
- * stats hash monotime */
+ */
 #include <netinet/in.h>
 #include <stdio.h>
 #include <setjmp.h>
@@ -14,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "dnsfence/attrib.h"
+#include "observe/attrib.h"
 
 #define WALL 1700000000 /* 2023-11-14 22:13:20 UTC */
 

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Unit tests of the answer cache: hits, expiry, replacement, LRU eviction
  * by count and by bytes, and references that outlive eviction. */
-/* modules: cache hash monotime */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "dnsfence/cache.h"
+#include "resolve/cache.h"
 
 static const uint8_t answer[] = {0x12, 0x34, 0x81, 0x80, 0, 1,
 				 0,    1,    0,	   0,	 0, 0};

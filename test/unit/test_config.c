@@ -3,8 +3,6 @@
  * defaults are those of DESIGN.md, env overrides apply, the resolv.conf
  * default skips our own addresses, and config_to_json round-trips. No
  * test reads a file outside the temporary ones it writes. */
-/* modules: config configkeys configjson resolvconf netaddr policy sets setserr
- * expiry stats log hash monotime */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <setjmp.h>
@@ -19,8 +17,8 @@
 
 #include <cmocka.h>
 
-#include "dnsfence/config.h"
-#include "dnsfence/configjson.h"
+#include "config/config.h"
+#include "config/configjson.h"
 
 static char resolv_path[64];  /* a resolv.conf naming 198.18.0.53 */
 static char empty_resolv[64]; /* one naming only our own addresses */

@@ -2,7 +2,7 @@
 /* Unit tests of the control protocol's command check and of finding the
  * socket in a config file that does not validate. */
 /* Control and reload reach every part of the daemon.
- * modules: all */
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -17,8 +17,8 @@
 
 #include <cmocka.h>
 
-#include "dnsfence/config.h"
-#include "dnsfence/control.h"
+#include "config/config.h"
+#include "daemon/control.h"
 
 static void commands_are_exact(void **state)
 {

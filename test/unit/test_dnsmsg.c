@@ -2,7 +2,7 @@
 /* Unit tests of dnsmsg.c: the reader, names, query parsing and the
  * messages built locally (replies, BADVERS, header errors, upstream
  * queries).
- * modules: dnsmsg */
+ */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "dnsfence/dnsmsg.h"
+#include "dns/dnsmsg.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 #define HDR(id, flags, qd, an, ns, ar)                                         \

@@ -2,7 +2,7 @@
 /* Unit tests of dnsrr.c: rewriting upstream answers for the client and
  * snooping the addresses they hand out. Answers are built here with the
  * module's own writer, names uncompressed unless a test says otherwise.
- * modules: dnsmsg dnsrr */
+ */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <setjmp.h>
@@ -14,8 +14,8 @@
 
 #include <cmocka.h>
 
-#include "dnsfence/dnsmsg.h"
-#include "dnsfence/dnsrr.h"
+#include "dns/dnsmsg.h"
+#include "dns/dnsrr.h"
 
 struct msg {
 	uint8_t buf[4096];

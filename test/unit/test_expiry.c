@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Unit tests of the never-shorten map: longer then shorter, expiry, the
  * bound, clear, and the table against a brute-force model.
- *
- * modules: expiry hash monotime */
+ */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "dnsfence/expiry.h"
+#include "sets/expiry.h"
 
 #include "fixtures.h"
 

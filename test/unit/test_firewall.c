@@ -4,9 +4,7 @@
  * family, port ranges and the 15-slot multiport limit, IPv4/IPv6/loopback
  * upstreams, and fw_compare finding each kind of drift; plus the
  * "does this backend hold rules" test of fwexec.
- * modules: firewall fwforward fwfwdrules fwrules provenance setsadm fwexec
- * config configkeys configjson resolvconf netaddr policy sets setserr expiry
- * stats log hash monotime */
+ */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,10 +17,10 @@
 
 #include <cmocka.h>
 
-#include "dnsfence/config.h"
-#include "dnsfence/firewall.h"
-#include "dnsfence/fwexec.h"
-#include "dnsfence/provenance.h"
+#include "config/config.h"
+#include "fence/firewall.h"
+#include "fence/fwexec.h"
+#include "config/fingerprint.h"
 
 #include "fixtures.h"
 

@@ -5,9 +5,7 @@
  * interfaces; where the jump belongs (DOCKER-USER when FORWARD sends
  * everything there first, else FORWARD) and fwfwd_compare finding each
  * kind of drift; firewall.c dispatching to it.
- * modules: fwforward fwfwdrules firewall fwrules provenance setsadm fwexec
- * config configkeys configjson resolvconf netaddr policy sets setserr expiry
- * stats log hash monotime */
+ */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,10 +18,10 @@
 
 #include <cmocka.h>
 
-#include "dnsfence/config.h"
-#include "dnsfence/firewall.h"
-#include "dnsfence/fwforward.h"
-#include "dnsfence/provenance.h"
+#include "config/config.h"
+#include "fence/firewall.h"
+#include "fence/fwforward.h"
+#include "config/fingerprint.h"
 
 #include "fixtures.h"
 

@@ -2,8 +2,7 @@
 /* Unit tests of the log rate limit: the token bucket (a burst, then a
  * steady rate), and log_limited() writing a "N similar messages
  * suppressed" line before the next line of its class.
- *
- * modules: log */
+ */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "dnsfence/log.h"
+#include "base/log.h"
 
 static void bucket_gives_a_burst_then_the_rate(void **state)
 {

@@ -2,7 +2,6 @@
 /* Unit tests of netaddr: parsing tables, formatting, and every range of
  * invariant 3 probed at its first and last address and at the neighbours
  * just outside. */
-/* modules: netaddr */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <setjmp.h>
@@ -13,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "dnsfence/netaddr.h"
+#include "base/netaddr.h"
 
 static struct netaddr addr(const char *s);
 static struct netcidr cidr(const char *s);

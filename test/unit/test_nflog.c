@@ -3,8 +3,7 @@
  * (prefix, uid, gid, IPv4/TCP and IPv6/UDP payloads), several messages in
  * one datagram, other message types skipped, a payload cut short (the
  * packet still reported, without ports), and lengths that lie.
- *
- * modules: nflog dnsmsg dnsrr netaddr log stats */
+ */
 #include <errno.h>
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nfnetlink_log.h>
@@ -17,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "dnsfence/nflog.h"
+#include "observe/nflog.h"
 
 struct msg {
 	uint8_t b[512];

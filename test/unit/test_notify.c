@@ -2,7 +2,6 @@
 /* Unit tests of the sd_notify sender: a datagram reaches a socket named by
  * path and one in the abstract namespace ('@'), an unset name is a no-op,
  * and a relative name is refused. */
-/* modules: notify */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "dnsfence/notify.h"
+#include "daemon/notify.h"
 
 /* A datagram socket bound to name ('@' = abstract); returns the fd. */
 static int listen_on(const char *name)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Unit tests of the policy module: pattern syntax, label-aligned matching
  * on wire names, presets, and a 100,000-entry list (correctness only).
- * modules: policy hash monotime log */
+ */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "dnsfence/policy.h"
+#include "config/policy.h"
 
 struct match_case {
 	const char *name;

@@ -3,8 +3,7 @@
  * put in the sets is evicted, one a still-allowed name holds stays, an
  * expired link holds nothing, names are judged once, the bound, and the
  * map against a brute-force model under churn.
- *
- *  modules: prov hash monotime */
+ */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "dnsfence/prov.h"
+#include "resolve/prov.h"
 
 #define MODEL_ADDRS 64
 #define MODEL_NAMES 8

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Unit tests of the in-flight cap: the global limit, each client
  * address's share of it (the port does not count), and slots given back.
- *
- *   modules: quota hash monotime */
+ */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -14,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "dnsfence/quota.h"
+#include "resolve/quota.h"
 
 static struct sockaddr_storage v4(const char *addr, uint16_t port)
 {

@@ -3,9 +3,7 @@
  * expiry never shortens, TTLs are clamped like the sets', the bound holds
  * with the least recently answered forgotten first, families stay apart,
  * long names are cut, and the table agrees with a brute-force model.
- *
- * modules: recent sets setserr expiry dnsmsg dnsrr netaddr log stats hash
- * monotime */
+ */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "dnsfence/recent.h"
+#include "observe/recent.h"
 
 #include "fixtures.h"
 

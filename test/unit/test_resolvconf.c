@@ -3,7 +3,6 @@
  * (bare IPv4/IPv6 addresses, port 53, in file order, once each) and which
  * are skipped (comments, other keywords, an IPv6 zone, a port, our own
  * listen addresses), a missing file, and lines longer than the buffer. */
-/* modules: resolvconf netaddr */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "dnsfence/netaddr.h"
-#include "dnsfence/resolvconf.h"
+#include "base/netaddr.h"
+#include "config/resolvconf.h"
 
 static char path[64];
 

@@ -6,8 +6,6 @@
  * client's share of it, remembered failures, serve-stale, the upstream's
  * SERVFAIL, a failed send, and the kernel step's failures.
  */
-/* modules: resolver admit failmem local reply quota cache dnsmsg dnsrr policy
- * netaddr log stats hash monotime learn recent prov */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -21,14 +19,14 @@
 
 #include <cmocka.h>
 
-#include "dnsfence/config.h"
-#include "dnsfence/dnsmsg.h"
-#include "dnsfence/local.h"
-#include "dnsfence/log.h"
-#include "dnsfence/policy.h"
-#include "dnsfence/resolver.h"
-#include "dnsfence/sets.h"
-#include "dnsfence/upstream.h"
+#include "config/config.h"
+#include "dns/dnsmsg.h"
+#include "resolve/local.h"
+#include "base/log.h"
+#include "config/policy.h"
+#include "resolve/resolver.h"
+#include "sets/sets.h"
+#include "resolve/upstream.h"
 
 /* ---- the fake upstream ---- */
 

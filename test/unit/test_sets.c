@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Unit tests of the pure parts of the sets module: the timeout clamp, the
  * netlink ADD request, error mapping, set-name checks. No kernel needed.
- *
- * modules: sets setserr setsadm expiry stats log hash monotime */
+ */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <setjmp.h>
@@ -18,8 +17,8 @@
 #include <libipset/nfproto.h>
 #include <libipset/linux_ip_set_hash.h>
 
-#include "dnsfence/sets.h"
-#include "dnsfence/setserr.h"
+#include "sets/sets.h"
+#include "sets/setserr.h"
 
 #define TB_MAX 64
 

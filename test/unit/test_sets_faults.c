@@ -7,8 +7,7 @@
  * sent until the socket is read dry; a batch whose ack never comes fails
  * at its deadline and gives its in-flight count back, and the late ack is
  * ignored; sendto() EAGAIN waits for the socket to be writable.
- *
- *  modules: sets setserr setsadm expiry stats log hash monotime */
+ */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <setjmp.h>
@@ -24,8 +23,8 @@
 #include <event2/event.h>
 #include <linux/netlink.h>
 
-#include "dnsfence/log.h"
-#include "dnsfence/sets.h"
+#include "base/log.h"
+#include "sets/sets.h"
 
 /* ---- the shim ---- */
 

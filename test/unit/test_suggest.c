@@ -4,8 +4,7 @@
  * public suffix or a wildcard over one (co.uk, github.io), deeper names
  * covered by a chosen wildcard, --min-count, sorted unique output, and
  * an empty input or result.
- *
- * modules: suggest log */
+ */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "dnsfence/suggest.h"
+#include "cli/suggest.h"
 
 static void expect(const struct suggest_name *in, size_t n, uint64_t min,
 		   const char *const *want, size_t n_want);

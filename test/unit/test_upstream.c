@@ -8,8 +8,7 @@
  * in bounded time and -EAGAIN when all are taken (against a silent
  * upstream: a UDP socket of the test's own on 127.0.0.1 that never
  * answers).
- *
- *  modules: upstream netaddr log monotime stats */
+ */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -24,8 +23,8 @@
 #include <cmocka.h>
 #include <event2/event.h>
 
-#include "dnsfence/log.h"
-#include "dnsfence/upstream.h"
+#include "base/log.h"
+#include "resolve/upstream.h"
 
 struct calls {
 	int n;

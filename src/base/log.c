@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* log: levelled log lines, as text or JSON lines, to stderr or syslog.
+ *
+ * Every line carries a subsystem tag. Text lines look like
+ *   2026-11-30T04:06:28Z info server: denied www.evil.test A from 198.18.0.2
+ * and JSON lines like
+ *   {"ts":"2026-11-30T04:06:28Z","level":"info","sys":"server","msg":"..."}
+ * The message is escaped for JSON, so a hostile query name cannot forge a
+ * field or a line.
+ *
+ * Lines a flood can repeat (denied names, upstream failures, set adds)
+ * go through log_limited(): one token bucket per message class, and the
+ * count of what was left out is written before the class's next line, so
+ * the log volume is bounded whatever the traffic. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <syslog.h>
+#include <time.h>
+
+#include "base/log.h"
+
+static void json_escape(const char *in, char *out, size_t cap);
+static void vlog_msg(enum log_level level, const char *sys, const char *fmt,
+		     va_list ap) __attribute__((format(printf, 3, 0)));
+static uint64_t mono_ms(void);
+static void report_suppressed(enum log_class cls, enum log_level level,
+			      const char *sys);
+
+static enum log_level cur_level = LOGL_INFO;
+static enum log_format cur_format = LOG_FORMAT_TEXT;
+static bool cur_syslog;
+
+static const char *const level_names[] = {"error", "warning", "info", "debug"};
+static const int syslog_prio[] = {LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG};
+static const char *const class_names[LOG_CLASS__COUNT] = {
+    [LOG_CLASS_DENIED] = "denied names",
+    [LOG_CLASS_AUDIT] = "audit",
+    [LOG_CLASS_UPSTREAM] = "upstream failures",
+    [LOG_CLASS_INTERNAL] = "internal addresses",
+    [LOG_CLASS_OVERLOAD] = "queries over the in-flight cap",
+    [LOG_CLASS_SETS] = "set adds",
+    [LOG_CLASS_CLIENT] = "client errors",
+};
+static struct log_bucket buckets[LOG_CLASS__COUNT];
+static uint64_t suppressed_total;
+static struct {
+	enum log_level level;
+	const char *sys;
+} last_of[LOG_CLASS__COUNT];
+
+void log_setup(enum log_level level, enum log_format format, bool use_syslog)
+{
+	cur_level = level;
+	cur_format = format;
+	if (use_syslog && !cur_syslog)
+		openlog("dnsfence", LOG_PID, LOG_DAEMON);
+	cur_syslog = use_syslog;
+}
+
+bool log_enabled(enum log_level level)
+{
+	return level <= cur_level;
+}
+
+int log_level_parse(const char *s, enum log_level *out)
+{
+	for (size_t i = 0; i < sizeof(level_names) / sizeof(level_names[0]);
+	     i++) {
+		if (strcmp(s, level_names[i]) == 0) {
+			*out = (enum log_level)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const char *log_level_name(enum log_level level)
+{
+	if ((unsigned)level >= sizeof(level_names) / sizeof(level_names[0]))
+		return "unknown";
+	return level_names[level];
+}
+
+/* Control characters become \u00XX; quote and backslash are escaped. */
+static void json_escape(const char *in, char *out, size_t cap)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+
+	for (; *in != '\0' && o + 7 < cap; in++) {
+		unsigned char c = (unsigned char)*in;
+
+		if (c == '"' || c == '\\') {
+			out[o++] = '\\';
+			out[o++] = (char)c;
+		} else if (c < 0x20 || c == 0x7f) {
+			out[o++] = '\\';
+			out[o++] = 'u';
+			out[o++] = '0';
+			out[o++] = '0';
+			out[o++] = hex[c >> 4];
+			out[o++] = hex[c & 0xf];
+		} else {
+			out[o++] = (char)c;
+		}
+	}
+	out[o] = '\0';
+}
+
+void log_msg(enum log_level level, const char *sys, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog_msg(level, sys, fmt, ap);
+	va_end(ap);
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+bool log_bucket_take(struct log_bucket *b, uint64_t now_ms)
+{
+	uint64_t add;
+
+	if (!b->primed) {
+		b->primed = true;
+		b->tokens = LOG_BURST;
+		b->last_ms = now_ms;
+	}
+	add = now_ms > b->last_ms ? (now_ms - b->last_ms) * LOG_RATE / 1000 : 0;
+	if (add > 0) {
+		b->tokens = add >= LOG_BURST - b->tokens
+				? LOG_BURST
+				: b->tokens + (uint32_t)add;
+		b->last_ms += add * 1000 / LOG_RATE;
+	}
+	if (b->tokens == LOG_BURST)
+		b->last_ms = now_ms;
+	if (b->tokens == 0) {
+		b->suppressed++;
+		return false;
+	}
+	b->tokens--;
+	return true;
+}
+
+static void report_suppressed(enum log_class cls, enum log_level level,
+			      const char *sys)
+{
+	struct log_bucket *b = &buckets[cls];
+
+	if (b->suppressed == 0)
+		return;
+	log_msg(level, sys, "%llu similar messages suppressed (%s)",
+		(unsigned long long)b->suppressed, class_names[cls]);
+	b->suppressed = 0;
+}
+
+void log_limited(enum log_class cls, enum log_level level, const char *sys,
+		 const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!log_enabled(level) || (unsigned)cls >= LOG_CLASS__COUNT)
+		return;
+	last_of[cls].level = level;
+	last_of[cls].sys = sys;
+	if (!log_bucket_take(&buckets[cls], mono_ms())) {
+		suppressed_total++;
+		return;
+	}
+	report_suppressed(cls, level, sys);
+	va_start(ap, fmt);
+	vlog_msg(level, sys, fmt, ap);
+	va_end(ap);
+}
+
+uint64_t log_suppressed_total(void)
+{
+	return suppressed_total;
+}
+
+void log_flush_suppressed(void)
+{
+	for (int c = 0; c < LOG_CLASS__COUNT; c++)
+		report_suppressed((enum log_class)c, last_of[c].level,
+				  last_of[c].sys != NULL ? last_of[c].sys
+							 : "log");
+}
+
+static void vlog_msg(enum log_level level, const char *sys, const char *fmt,
+		     va_list ap)
+{
+	char msg[1024], esc[sizeof(msg) * 6 + 1], ts[32];
+	struct timespec now;
+	struct tm tm;
+	int saved = errno;
+
+	if (!log_enabled(level))
+		return;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+
+	if (cur_syslog) {
+		syslog(syslog_prio[level], "%s: %s", sys, msg);
+		errno = saved;
+		return;
+	}
+	clock_gettime(CLOCK_REALTIME, &now);
+	gmtime_r(&now.tv_sec, &tm);
+	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	if (cur_format == LOG_FORMAT_JSON) {
+		json_escape(msg, esc, sizeof(esc));
+		fprintf(stderr,
+			"{\"ts\":\"%s\",\"level\":\"%s\",\"sys\":\"%s\","
+			"\"msg\":\"%s\"}\n",
+			ts, level_names[level], sys, esc);
+	} else {
+		fprintf(stderr, "%s %s %s: %s\n", ts, level_names[level], sys,
+			msg);
+	}
+	errno = saved;
+}

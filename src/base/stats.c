@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* stats: process-wide counters. The daemon is one thread, so plain
+ * integers suffice; the names are what operators grep for. */
+#include <stdio.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "base/stats.h"
+
+static uint64_t counters[STAT__COUNT];
+
+static const char *const names[STAT__COUNT] = {
+    [STAT_QUERIES] = "queries",
+    [STAT_DENIED] = "denied",
+    [STAT_AUDIT_ALLOWED] = "audit_allowed",
+    [STAT_MALFORMED] = "malformed",
+    [STAT_FORWARDED] = "forwarded",
+    [STAT_COALESCED] = "coalesced",
+    [STAT_ANSWERS] = "answers",
+    [STAT_SERVFAIL] = "servfail",
+    [STAT_UPSTREAM_FAIL] = "upstream_fail",
+    [STAT_BAD_ANSWER] = "bad_answer",
+    [STAT_TRUNCATED] = "truncated",
+    [STAT_ADDR_ADDED] = "addr_added",
+    [STAT_ADDR_SKIPPED] = "addr_skipped",
+    [STAT_ADDR_INTERNAL] = "addr_internal",
+    [STAT_ADD_FAIL_NOSET] = "add_fail_noset",
+    [STAT_ADD_FAIL_FULL] = "add_fail_full",
+    [STAT_ADD_FAIL_OTHER] = "add_fail_other",
+    [STAT_TCP_REFUSED] = "tcp_refused",
+    [STAT_GUARD_DRIFT] = "guard_drift",
+    [STAT_GUARD_RESTORED] = "guard_restored",
+    [STAT_CACHE_HIT] = "cache_hit",
+    [STAT_BLOCKED_NEVER] = "blocked_never_answered",
+    [STAT_BLOCKED_EXPIRED] = "blocked_expired",
+    [STAT_BLOCKED_PORT] = "blocked_port",
+    [STAT_BLOCKED_DNS] = "blocked_dns",
+    [STAT_BLOCKED_NOTSET] = "blocked_not_in_set",
+    [STAT_BLOCKED_PROTO] = "blocked_protocol",
+    [STAT_NFLOG_LOST] = "nflog_lost",
+    [STAT_OVER_CAP] = "over_cap",
+    [STAT_FAIL_CACHED] = "fail_cached",
+    [STAT_STALE] = "stale",
+    [STAT_NOT_IN] = "not_in",
+    [STAT_ADDR_EVICTED] = "addr_evicted",
+    [STAT_RELOADS] = "reloads",
+    [STAT_RELOAD_FAIL] = "reload_fail",
+};
+
+const uint32_t stats_latency_bounds_us[STATS_LATENCY_BUCKETS - 1] = {
+    1000, 5000, 10000, 25000, 50000, 100000, 250000, 1000000, 5000000};
+static uint64_t latency[STATS_LATENCY_BUCKETS];
+static uint64_t latency_sum_us;
+static uint64_t upstream_inflight;
+
+void stats_inc(enum stat_id id)
+{
+	counters[id]++;
+}
+
+void stats_add(enum stat_id id, uint64_t n)
+{
+	counters[id] += n;
+}
+
+uint64_t stats_get(enum stat_id id)
+{
+	return counters[id];
+}
+
+const char *stats_name(enum stat_id id)
+{
+	return names[id];
+}
+
+void stats_reset(void)
+{
+	memset(counters, 0, sizeof(counters));
+	memset(latency, 0, sizeof(latency));
+	latency_sum_us = 0;
+	upstream_inflight = 0;
+}
+
+void stats_log(void)
+{
+	char line[2048];
+	size_t off = 0;
+
+	for (int i = 0; i < STAT__COUNT && off < sizeof(line); i++) {
+		int n = snprintf(line + off, sizeof(line) - off, "%s%s=%llu",
+				 i ? " " : "", names[i],
+				 (unsigned long long)counters[i]);
+		if (n < 0)
+			break;
+		off += (size_t)n;
+	}
+	if (off < sizeof(line))
+		snprintf(line + off, sizeof(line) - off, " log_suppressed=%llu",
+			 (unsigned long long)log_suppressed_total());
+	log_info("stats", "%s", line);
+}
+
+void stats_upstream_latency(uint64_t us)
+{
+	size_t i = 0;
+
+	while (i < STATS_LATENCY_BUCKETS - 1 && us > stats_latency_bounds_us[i])
+		i++;
+	latency[i]++;
+	latency_sum_us += us;
+}
+
+void stats_latency(uint64_t cum[STATS_LATENCY_BUCKETS], uint64_t *count,
+		   uint64_t *sum_us)
+{
+	uint64_t run = 0;
+
+	for (size_t i = 0; i < STATS_LATENCY_BUCKETS; i++) {
+		run += latency[i];
+		cum[i] = run;
+	}
+	*count = run;
+	*sum_us = latency_sum_us;
+}
+
+void stats_upstream_inflight(int delta)
+{
+	if (delta < 0 && upstream_inflight < (uint64_t)-delta)
+		upstream_inflight = 0;
+	else
+		upstream_inflight += (uint64_t)(int64_t)delta;
+}
+
+uint64_t stats_upstream_inflight_now(void)
+{
+	return upstream_inflight;
+}

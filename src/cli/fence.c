@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* fence: the commands behind the command line. setup creates the sets
+ * (setsadm), installs the rules (firewall) and proves them with the same
+ * comparison `check` makes (drift); serve refuses to start unless that
+ * comparison finds the fence in place, then hands over to serve.c, which
+ * drops privileges; run does both in one process, so it serves right after
+ * its own verification. mode "off" installs nothing, loudly. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "fence/drift.h"
+#include "cli/fence.h"
+#include "fence/firewall.h"
+#include "fence/fwforward.h"
+#include "base/log.h"
+#include "fence/provenance.h"
+#include "daemon/serve.h"
+#include "sets/setsadm.h"
+
+static void report_log(void *arg, const char *line);
+static void report_stdout(void *arg, const char *line);
+static int setup(const struct config *cfg, uid_t uid);
+static int serve_fenced(const struct config *cfg, const char *path, uid_t uid,
+			gid_t gid, bool verify);
+
+static void report_log(void *arg, const char *line)
+{
+	log_err((const char *)arg, "%s", line);
+}
+
+static void report_stdout(void *arg, const char *line)
+{
+	(void)arg;
+	printf("%s\n", line);
+}
+
+/* Create the sets, install the rules, read both back. */
+static int setup(const struct config *cfg, uid_t uid)
+{
+	char err[512];
+	int r;
+
+	if (cfg->mode == CONFIG_MODE_OFF) {
+		log_warn("setup",
+			 "mode is \"off\": installing NO rules and NO sets; "
+			 "the workload is NOT fenced");
+		return 0;
+	}
+	if (setsadm_create(cfg->set4, cfg->set6, cfg->maxelem, err,
+			   sizeof(err)) != 0) {
+		log_err("setup", "sets: %s", err);
+		return -EIO;
+	}
+	if (provenance_reconcile(cfg, err, sizeof(err)) != 0) {
+		log_err("setup", "sets: %s", err);
+		return -EIO;
+	}
+	if (fw_apply(cfg, uid, err, sizeof(err)) != 0) {
+		log_err("setup", "firewall: %s", err);
+		return -EIO;
+	}
+	r = drift_compare(cfg, uid, report_log, (void *)"setup", err,
+			  sizeof(err));
+	if (r != 0) {
+		log_err("setup", "verification failed%s%s", r < 0 ? ": " : "",
+			r < 0 ? err : " (differences above)");
+		return -EIO;
+	}
+	log_info("setup",
+		 "rules and sets in place (mode %s, upstream traffic "
+		 "for socket mark %#x only)",
+		 config_mode_name(cfg->mode), (unsigned)cfg->mark);
+	return 0;
+}
+
+/* Serve, after checking (verify) that the fence is in place. */
+static int serve_fenced(const struct config *cfg, const char *path, uid_t uid,
+			gid_t gid, bool verify)
+{
+	char err[512];
+	int r;
+
+	if (verify && cfg->mode != CONFIG_MODE_OFF) {
+		r = drift_compare(cfg, uid, report_log, (void *)"serve", err,
+				  sizeof(err));
+		if (r != 0) {
+			log_err("serve",
+				"%s: refusing to serve an unfenced namespace; "
+				"run 'dnsfence setup' (or 'run') first",
+				r < 0 ? err : "the fence is not in place");
+			return -EIO;
+		}
+	}
+	return serve_run(cfg, path, uid, gid);
+}
+
+int fence_run(const struct config *cfg, const char *path, uid_t uid, gid_t gid,
+	      bool do_setup, bool do_serve)
+{
+	int r = 0;
+
+	if (do_setup)
+		r = setup(cfg, uid);
+	if (r == 0 && do_serve)
+		r = serve_fenced(cfg, path, uid, gid, !do_setup);
+	return r;
+}
+
+int fence_check(const struct config *cfg, uid_t uid)
+{
+	char err[512];
+	int r;
+
+	if (cfg->mode == CONFIG_MODE_OFF) {
+		log_warn("check", "mode is \"off\": no fence is expected, "
+				  "nothing to compare");
+		return 0;
+	}
+	r = drift_compare(cfg, uid, report_stdout, NULL, err, sizeof(err));
+	fflush(stdout);
+	if (r < 0) {
+		log_err("check", "%s", err);
+		return r;
+	}
+	return r > 0 ? 1 : 0;
+}
+
+int fence_teardown(const struct config *cfg)
+{
+	char err[512];
+	int r = 0;
+
+	if ((cfg->scope == CONFIG_SCOPE_FORWARD
+		 ? fwfwd_remove(err, sizeof(err))
+		 : fw_remove(err, sizeof(err))) != 0) {
+		log_err("teardown", "firewall: %s", err);
+		r = -EIO;
+	}
+	if (setsadm_destroy(cfg->set4, cfg->set6, err, sizeof(err)) != 0) {
+		log_err("teardown", "sets: %s", err);
+		r = -EIO;
+	}
+	if (r == 0)
+		log_warn("teardown",
+			 "rules and sets removed: outbound traffic is NO "
+			 "LONGER fenced");
+	return r;
+}

@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* suggest: the command half of the learned allowlist.
+ *
+ * Collapsing: names are grouped by their parent (the name minus its first
+ * label); a parent with SUGGEST_SIBLINGS or more distinct children
+ * becomes `*.parent`, which then also covers deeper names below it. A
+ * parent qualifies only when the child is strictly below its registrable
+ * domain (libpsl's psl_registrable_domain), so the parent is that domain
+ * or below it: `a.co.uk`, `b.co.uk`, `c.co.uk` stay three exact names,
+ * since each is itself a registrable domain. The Public Suffix List is
+ * psl_latest(): the newest of libpsl's built-in copy and the system's
+ * (Debian's publicsuffix package). A wildcard covered by a broader chosen
+ * one goes. The order of the output is sorted, so it diffs well. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <libpsl.h>
+
+#include "base/log.h"
+#include "cli/suggest.h"
+
+#define SYS	  "suggest"
+#define STATE_MAX (16u << 20)
+
+static const psl_ctx_t *psl(void);
+static int cmp_str(const void *a, const void *b);
+static const char *collapsible_parent(const psl_ctx_t *p, const char *name);
+static bool covered(const char *name, char *const *wild, size_t n_wild);
+static int push(char ***v, size_t *n, size_t *cap, const char *s);
+static int pick_wildcards(const struct suggest_name *in, size_t n,
+			  uint64_t min_count, char ***wild, size_t *n_wild);
+static char *read_state(const char *path, int *rc, char *err, size_t errlen);
+static int load_names(const cJSON *root, struct suggest_name **names,
+		      size_t *n);
+static void note_flows(const cJSON *root);
+static void print_allow(FILE *out, char *const *cfg_allow, size_t n_cfg,
+			char *const *learned, size_t n_learned);
+
+static const psl_ctx_t *psl(void)
+{
+	static psl_ctx_t *ctx;
+
+	if (ctx == NULL)
+		ctx = psl_latest(NULL);
+	return ctx;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The parent of name when it may become `*.parent`, else NULL. */
+static const char *collapsible_parent(const psl_ctx_t *p, const char *name)
+{
+	const char *reg = psl_registrable_domain(p, name);
+	const char *dot = strchr(name, '.');
+
+	if (reg == NULL || reg == name || dot == NULL)
+		return NULL;
+	return dot + 1;
+}
+
+/* Does `*.w` for some w in wild match name (at any depth)? */
+static bool covered(const char *name, char *const *wild, size_t n_wild)
+{
+	size_t nl = strlen(name);
+
+	for (size_t i = 0; i < n_wild; i++) {
+		const char *w = wild[i] + 2; /* past "*." */
+		size_t wl = strlen(w);
+
+		if (nl > wl + 1 && name[nl - wl - 1] == '.' &&
+		    strcmp(name + nl - wl, w) == 0)
+			return true;
+	}
+	return false;
+}
+
+static int push(char ***v, size_t *n, size_t *cap, const char *s)
+{
+	char *dup;
+
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 16;
+		char **nv = reallocarray(*v, c, sizeof(*nv));
+
+		if (nv == NULL)
+			return -ENOMEM;
+		*v = nv;
+		*cap = c;
+	}
+	if ((dup = strdup(s)) == NULL)
+		return -ENOMEM;
+	(*v)[(*n)++] = dup;
+	return 0;
+}
+
+/* Parents with enough distinct children, as "*.parent", sorted, and none
+ * covered by another. */
+static int pick_wildcards(const struct suggest_name *in, size_t n,
+			  uint64_t min_count, char ***wild, size_t *n_wild)
+{
+	const char **parents = calloc(n + 1, sizeof(*parents));
+	size_t np = 0, cap = 0, run;
+	char buf[300];
+	int rc = 0;
+
+	if (parents == NULL)
+		return -ENOMEM;
+	/* Distinct children: the eligible names, sorted, duplicates out. */
+	for (size_t i = 0; i < n; i++) {
+		if (in[i].count >= min_count &&
+		    collapsible_parent(psl(), in[i].name) != NULL)
+			parents[np++] = in[i].name;
+	}
+	qsort(parents, np, sizeof(*parents), cmp_str);
+	for (size_t i = 0, k = 0; i < np; i++) {
+		if (k == 0 || strcmp(parents[k - 1], parents[i]) != 0)
+			parents[k++] = parents[i];
+		if (i + 1 == np)
+			np = k;
+	}
+	for (size_t i = 0; i < np; i++)
+		parents[i] = collapsible_parent(psl(), parents[i]);
+	qsort(parents, np, sizeof(*parents), cmp_str);
+	for (size_t i = 0; i < np && rc == 0; i += run) {
+		for (run = 1;
+		     i + run < np && strcmp(parents[i], parents[i + run]) == 0;)
+			run++;
+		if (run < SUGGEST_SIBLINGS ||
+		    (size_t)snprintf(buf, sizeof(buf), "*.%s", parents[i]) >=
+			sizeof(buf))
+			continue;
+		rc = push(wild, n_wild, &cap, buf);
+	}
+	free(parents);
+	/* Drop a wildcard that a broader one covers. */
+	for (size_t i = 0; rc == 0 && i < *n_wild;) {
+		if (covered((*wild)[i] + 2, *wild, *n_wild)) {
+			free((*wild)[i]);
+			memmove(&(*wild)[i], &(*wild)[i + 1],
+				(*n_wild - i - 1) * sizeof(**wild));
+			(*n_wild)--;
+		} else {
+			i++;
+		}
+	}
+	return rc;
+}
+
+int suggest_collapse(const struct suggest_name *in, size_t n,
+		     uint64_t min_count, char ***out, size_t *n_out)
+{
+	char **v = NULL;
+	size_t nv = 0, cap, k = 0;
+	int rc;
+
+	*out = NULL;
+	*n_out = 0;
+	if (psl() == NULL)
+		return -ENOENT;
+	rc = pick_wildcards(in, n, min_count, &v, &nv);
+	cap = nv;
+	for (size_t i = 0, n_wild = nv; i < n && rc == 0; i++) {
+		if (in[i].count < min_count ||
+		    psl_is_public_suffix(psl(), in[i].name) ||
+		    covered(in[i].name, v, n_wild))
+			continue;
+		rc = push(&v, &nv, &cap, in[i].name);
+	}
+	if (rc != 0) {
+		suggest_free_list(v, nv);
+		return rc;
+	}
+	if (nv > 0)
+		qsort(v, nv, sizeof(*v), cmp_str);
+	for (size_t i = 0; i < nv; i++) { /* unique */
+		if (k > 0 && strcmp(v[k - 1], v[i]) == 0)
+			free(v[i]);
+		else
+			v[k++] = v[i];
+	}
+	*out = v;
+	*n_out = k;
+	return 0;
+}
+
+void suggest_free_list(char **list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(list[i]);
+	free(list);
+}
+
+static char *read_state(const char *path, int *rc, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "re");
+	char *text = NULL;
+	size_t len = 0, n;
+
+	*rc = -EIO;
+	if (f == NULL) {
+		*rc = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	text = malloc(STATE_MAX + 1);
+	if (text != NULL) {
+		while ((n = fread(text + len, 1, STATE_MAX - len, f)) > 0)
+			len += n;
+		text[len] = '\0';
+	}
+	if (text == NULL || ferror(f) || len == STATE_MAX) {
+		snprintf(err, errlen, "%s: cannot read it (over %u bytes?)",
+			 path, STATE_MAX);
+		free(text);
+		text = NULL;
+	}
+	fclose(f);
+	return text;
+}
+
+static int load_names(const cJSON *root, struct suggest_name **names, size_t *n)
+{
+	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "names");
+	const cJSON *it;
+	int size = cJSON_GetArraySize(arr);
+
+	*n = 0;
+	*names = calloc((size_t)size + 1, sizeof(**names));
+	if (*names == NULL)
+		return -ENOMEM;
+	cJSON_ArrayForEach(it, arr)
+	{
+		const cJSON *nm = cJSON_GetObjectItemCaseSensitive(it, "name");
+		const cJSON *c = cJSON_GetObjectItemCaseSensitive(it, "count");
+
+		if (!cJSON_IsString(nm) || !cJSON_IsNumber(c) ||
+		    c->valuedouble < 0)
+			continue;
+		(*names)[*n].name = nm->valuestring;
+		(*names)[(*n)++].count = (uint64_t)c->valuedouble;
+	}
+	return 0;
+}
+
+/* Blocked flows no allow entry can fix say so, once each. */
+static void note_flows(const cJSON *root)
+{
+	const cJSON *it, *arr = cJSON_GetObjectItemCaseSensitive(root, "flows");
+
+	cJSON_ArrayForEach(it, arr)
+	{
+		const cJSON *dst = cJSON_GetObjectItemCaseSensitive(it, "dst");
+		const cJSON *port =
+		    cJSON_GetObjectItemCaseSensitive(it, "port");
+		const cJSON *why =
+		    cJSON_GetObjectItemCaseSensitive(it, "reason");
+		const cJSON *cnt =
+		    cJSON_GetObjectItemCaseSensitive(it, "count");
+
+		if (!cJSON_IsString(dst) || !cJSON_IsString(why) ||
+		    !cJSON_IsNumber(port) || !cJSON_IsNumber(cnt))
+			continue;
+		log_warn(SYS,
+			 "%.0f blocked flow(s) to %s port %.0f (%s): not "
+			 "covered by `allow`; see `ports` / `allow_cidrs`",
+			 cnt->valuedouble, dst->valuestring, port->valuedouble,
+			 why->valuestring);
+	}
+}
+
+static void print_allow(FILE *out, char *const *cfg_allow, size_t n_cfg,
+			char *const *learned, size_t n_learned)
+{
+	size_t k = 0;
+
+	fprintf(out, "{\n  \"allow\": [");
+	for (size_t i = 0; i < n_cfg + n_learned; i++) {
+		const char *s = i < n_cfg ? cfg_allow[i] : learned[i - n_cfg];
+		bool dup = false;
+		cJSON *js;
+		char *q;
+
+		for (size_t j = 0; i >= n_cfg && j < n_cfg && !dup; j++)
+			dup = strcmp(cfg_allow[j], s) == 0;
+		if (dup)
+			continue;
+		js = cJSON_CreateString(s);
+		q = js != NULL ? cJSON_PrintUnformatted(js) : NULL;
+		fprintf(out, "%s\n    %s", k++ ? "," : "", q ? q : "\"\"");
+		free(q);
+		cJSON_Delete(js);
+	}
+	fprintf(out, "%s]\n}\n", k ? "\n  " : "");
+}
+
+int suggest_run(const struct config *cfg, uint64_t min_count, FILE *out,
+		char *err, size_t errlen)
+{
+	char path[512], *text = NULL, **learned = NULL;
+	struct suggest_name *names = NULL;
+	size_t n = 0, n_learned = 0;
+	cJSON *root = NULL;
+	int rc = -EINVAL;
+
+	snprintf(path, sizeof(path), "%s/suggest.json", cfg->state_dir);
+	if ((text = read_state(path, &rc, err, errlen)) == NULL)
+		goto out;
+	rc = -EINVAL;
+	root = cJSON_Parse(text);
+	if (!cJSON_IsObject(root)) {
+		snprintf(err, errlen, "%s: not a dnsfence state file", path);
+		goto out;
+	}
+	if ((rc = load_names(root, &names, &n)) != 0 ||
+	    (rc = suggest_collapse(names, n, min_count, &learned,
+				   &n_learned)) != 0) {
+		snprintf(err, errlen, "%s",
+			 rc == -ENOENT ? "cannot load the Public Suffix List"
+				       : "out of memory");
+		goto out;
+	}
+	note_flows(root);
+	print_allow(out, cfg->allow, cfg->n_allow, learned, n_learned);
+out:
+	suggest_free_list(learned, n_learned);
+	free(names);
+	cJSON_Delete(root);
+	free(text);
+	return rc;
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* suggest: `dnsfence suggest`, an `allow` list learned from what the
+ * fence denied (STATE_DIR/suggest.json, written by learn.c), never
+ * broader than a registrable domain (Public Suffix List, libpsl). */
+#ifndef DNSFENCE_SUGGEST_H
+#define DNSFENCE_SUGGEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "config/config.h"
+
+/* Distinct names directly below one parent that make it `*.parent`. */
+#define SUGGEST_SIBLINGS 3
+
+struct suggest_name {
+	const char *name; /* lower case, no trailing dot */
+	uint64_t count;
+};
+
+/* The allow entries for names seen at least min_count times: exact names,
+ * except that SUGGEST_SIBLINGS or more names directly below one parent
+ * become `*.parent`, and only when the parent is the registrable domain
+ * or below it (never `*.co.uk`, `*.github.io`). A name that is itself a
+ * public suffix is left out. *out: sorted, unique, malloc'd strings in a
+ * malloc'd array (free with suggest_free_list). 0 or -ENOMEM; -ENOENT
+ * when no Public Suffix List can be loaded. */
+int suggest_collapse(const struct suggest_name *in, size_t n,
+		     uint64_t min_count, char ***out, size_t *n_out);
+void suggest_free_list(char **list, size_t n);
+
+/* Read cfg->state_dir/suggest.json and print `{"allow": [...]}` to out:
+ * cfg's own allow entries first, then the learned ones; notes about
+ * blocked flows no name explains go to the log. 0, or -errno with err
+ * set (-ENOENT: no state file yet). */
+int suggest_run(const struct config *cfg, uint64_t min_count, FILE *out,
+		char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,700 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* config: the JSON file turned into an immutable struct config.
+ *
+ * One static table, specs[], lists every key (nested ones as "ttl.min"):
+ * its handler, its range or choices, its default and its documentation.
+ * Parsing walks the JSON once to match every member to a row (unknown keys,
+ * keys given twice and non-objects where an object belongs fail here),
+ * then calls each row's handler in table order with the member, or with
+ * NULL when the key is absent so that the handler applies the default
+ * through the same code path as input. The handlers (what one value
+ * means) are in configkeys.c; this file keeps the table, the walk, the
+ * checks that span keys and the reference generated from the table. Table order
+ * matters: listen comes before upstreams (the loop check and the resolv.conf
+ * default need it). config_print_reference() renders the same table as
+ * Markdown, so the documentation cannot drift from the parser.
+ *
+ * Errors are written to the caller's buffer as "KEY.PATH: reason", never
+ * logged: main decides. Values echoed in errors are cut and stripped of
+ * control bytes, since they may come from anywhere. cJSON keeps duplicate
+ * members and decodes \u0000 into a string terminator, so both are caught
+ * here: the first by the table walk, the second by a scan of the text. */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cjson/cJSON.h>
+
+#include "config/config.h"
+#include "config/configkeys.h"
+#include "config/policy.h"
+
+#define N_SPECS (sizeof(specs) / sizeof(specs[0]))
+
+static int find_spec(const char *prefix, const char *key);
+static int collect(struct pctx *p, const cJSON *obj, const char *prefix);
+static int known_keys(const char *prefix, char *buf, size_t cap);
+static int finish(struct pctx *p);
+static uint32_t choice_of(const struct pctx *p, const char *path);
+static int check_nul_escape(const char *text, size_t len, char *err,
+			    size_t errlen);
+static void err_at(const char *text, size_t off, const char *what, char *err,
+		   size_t errlen);
+static void print_cell_default(FILE *f, const struct key_spec *k);
+static void print_cell_type(FILE *f, const struct key_spec *k);
+static int parse_json(const char *text, size_t len, char **buf, cJSON **root,
+		      char *err, size_t errlen);
+static int apply_specs(struct pctx *p, const cJSON *root);
+
+static const char *const mode_names[] = {"enforce", "audit", "off", NULL};
+static const char *const deny_names[] = {"nxdomain", "refused", NULL};
+static const char *const inbound_names[] = {"allow", "deny", NULL};
+static const char *const hairpin_names[] = {"allow", "deny", NULL};
+static const char *const level_names[] = {"error", "warning", "info", "debug",
+					  NULL};
+static const char *const format_names[] = {"text", "json", NULL};
+static const char *const listen_defs[] = {"127.0.0.1:53", "[::1]:53", NULL};
+static const char *const ports_defs[] = {"tcp/80", "tcp/443", NULL};
+static const char *const set4_defs[] = {"dnsfence4", NULL};
+static const char *const set6_defs[] = {"dnsfence6", NULL};
+static const char *const user_defs[] = {"dnsfence", NULL};
+static const char *const state_dir_defs[] = {CONFIG_DEFAULT_STATE_DIR, NULL};
+static const char *const scope_names[] = {"output", "forward", NULL};
+static const char *const control_defs[] = {CONFIG_DEFAULT_CONTROL, NULL};
+static const char *const bool_names[] = {"false", "true", NULL};
+
+#define OFF(f) offsetof(struct config, f)
+
+static const struct key_spec specs[] = {
+    {"listen", K_LIST, configkeys_list, 1, .item = configkeys_item_listen,
+     .defs = listen_defs, .type = "array of \"addr:port\" / \"[v6]:port\"",
+     .meaning = "UDP and TCP listeners; a port is required, each entry "
+		"once. On a wildcard address (`0.0.0.0`, `::`) each UDP reply "
+		"leaves from the address its query was sent to"},
+    {"upstreams", K_LIST, configkeys_upstreams, 1,
+     .item = configkeys_item_upstream,
+     .type = "array of \"addr[:port]\" / \"[v6][:port]\"",
+     .def_doc = "the `nameserver` lines of /etc/resolv.conf at start "
+		"(port 53), minus our own listen addresses; when it names "
+		"only those, the ones of the original that the container "
+		"entrypoint saved in /run/dnsfence/resolv.conf.orig (used "
+		"only if root's and not group- or world-writable)",
+     .meaning = "where allowed names are resolved; one of our own listen "
+		"endpoints is an error (a loop)"},
+    {"allow", K_LIST, configkeys_list, .item = configkeys_item_name,
+     .type = "array of names",
+     .meaning = "`example.com` matches that name only; `*.example.com` "
+		"matches every name below it, at any depth, but not "
+		"example.com itself. Lower-cased, one trailing dot "
+		"removed, duplicates dropped"},
+    {"ecosystems", K_LIST, configkeys_list, .item = configkeys_item_ecosystem,
+     .type = "array of preset names",
+     .meaning = "named host lists added to `allow`: npm, pypi, crates, "
+		"go, maven, rubygems, nuget, github, debian, ubuntu, "
+		"alpine, ..."},
+    {"deny_rcode", K_CHOICE, configkeys_choice, .choices = deny_names,
+     .meaning = "answer to a name not allowed. With `\"refused\"`, "
+		"musl (Alpine) waits its whole timeout (5 s) on each denied "
+		"name and stops walking the search list at the first "
+		"REFUSED, which breaks Kubernetes-style search domains; "
+		"`validate` warns about it"},
+    {"sets", K_GROUP, NULL, .type = "object",
+     .meaning = "the kernel ipsets (hash:ip with timeout)"},
+    {"sets.ipv4", K_STRING, configkeys_set_name, .off = OFF(set4),
+     .defs = set4_defs, .type = "set name",
+     .meaning = "IPv4 set: 1..31 of `A-Z a-z 0-9 _ . -`, not starting "
+		"with `-`"},
+    {"sets.ipv6", K_STRING, configkeys_set_name, .off = OFF(set6),
+     .defs = set6_defs, .type = "set name",
+     .meaning = "IPv6 set; must differ from sets.ipv4"},
+    {"sets.maxelem", K_INT, configkeys_int, 1, 2147483647, 65536, 1,
+     OFF(maxelem), .meaning = "capacity of each set when dnsfence creates it"},
+    {"ttl", K_GROUP, NULL, .type = "object",
+     .meaning = "clamp for set timeouts"},
+    {"ttl.min", K_INT, configkeys_int, 1, 2147483, 60, 1, OFF(ttl_min),
+     .meaning = "shortest set timeout, seconds (0 would mean \"forever\" "
+		"to the kernel)"},
+    {"ttl.max", K_INT, configkeys_int, 1, 2147483, 86400, 1, OFF(ttl_max),
+     .meaning = "longest set timeout, seconds; at least ttl.min"},
+    {"ports", K_LIST, configkeys_list, .item = configkeys_item_port,
+     .defs = ports_defs, .type = "array of \"tcp/N\", \"udp/N\", \"tcp/N-M\"",
+     .meaning = "where set members may be reached"},
+    {"allow_cidrs", K_LIST, configkeys_list, .item = configkeys_item_cidr,
+     .type = "array of CIDRs",
+     .meaning = "always reachable (on `ports`), no DNS needed; answers in "
+		"these ranges are admitted even when internal. Host "
+		"bits must be zero"},
+    {"user", K_STRING, configkeys_user, .defs = user_defs,
+     .type = "name or uid",
+     .def_doc = "`\"dnsfence\"`, falling back to `nobody`",
+     .meaning = "the daemon's uid after setup; give it a user of its own "
+		"(a warning names nobody; uid 0 is refused). The rules trust "
+		"the socket `mark`, not the uid. A name has no blanks, control "
+		"characters or ':'; a uid is 0..4294967294 and is printed "
+		"back as a string"},
+    {"mark", K_INT, configkeys_int, 1, 2147483647, 0x64000000, 1, OFF(mark),
+     .meaning = "socket mark (SO_MARK) of the daemon's sockets to the "
+		"upstreams. The fence lets traffic to an upstream address "
+		"leave only when a packet's whole mark equals this value, "
+		"which only a holder of CAP_NET_ADMIN can set. The default, "
+		"0x64000000 (1677721600), keeps clear of the bits kube-proxy "
+		"(0x4000, 0x8000), Cilium (0x0f00), Istio (0x539) and the "
+		"AWS VPC CNI (0x80) use; change it if another program in the "
+		"namespace marks packets with it"},
+    {"inbound", K_CHOICE, configkeys_choice, .choices = inbound_names,
+     .meaning = "allow: a connection a peer opens into this namespace gets "
+		"its replies (the ESTABLISHED accept works both ways); deny: "
+		"only connections the namespace opened itself get packets "
+		"out, so no server in it can answer a peer outside (health "
+		"probes and services included). See docs/security.md"},
+    {"mode", K_CHOICE, configkeys_choice, .choices = mode_names,
+     .meaning = "audit: allow and log what enforce would block; off: "
+		"install no rules"},
+    {"upstream_timeout", K_INT, configkeys_int, 1, 60, 3, 1000,
+     OFF(upstream_timeout_ms),
+     .meaning = "seconds before an upstream query fails (SERVFAIL), c-ares' "
+		"retries included. Below the 5 s a stub resolver (glibc, "
+		"musl, Go) waits before its first retry, so the client gets "
+		"the failure instead of asking again"},
+    {"max_inflight", K_INT, configkeys_int, 16, 60000, 2048, 1,
+     OFF(max_inflight),
+     .meaning = "upstream questions in flight at most; a query beyond it "
+		"gets SERVFAIL at once (Extended DNS Error 0 \"too many "
+		"queries in flight\"). One client address may hold 3/4 of "
+		"them. Denied names and cache hits are answered whatever the "
+		"count"},
+    {"failure_ttl", K_INT, configkeys_int, 1, 300, 5, 1, OFF(failure_ttl),
+     .meaning = "seconds an upstream failure (timeout, unreachable, "
+		"SERVFAIL, REFUSED, malformed answer) is remembered for its "
+		"question: repeats get SERVFAIL at once (RFC 9520)"},
+    {"serve_stale", K_INT, configkeys_int, 0, 604800, 86400, 1,
+     OFF(serve_stale),
+     .meaning = "seconds past its TTL an answer may still be served when "
+		"the upstream fails (RFC 8767), with a TTL of 30 s and its "
+		"addresses put back in the sets first; 0 turns it off"},
+    {"guard_interval", K_INT, configkeys_int, 1, 3600, 5, 1,
+     OFF(guard_interval),
+     .meaning = "seconds between checks that the rules and sets are "
+		"still in place"},
+    {"log", K_GROUP, NULL, .type = "object", .meaning = "logging"},
+    {"log.level", K_CHOICE, configkeys_choice, .choices = level_names, .def = 2,
+     .meaning = "least severe level logged"},
+    {"log.format", K_CHOICE, configkeys_choice, .choices = format_names,
+     .meaning = "text lines, or one JSON object per line"},
+    {"metrics", K_STRING, configkeys_metrics,
+     .type = "\"addr:port\" / \"[v6]:port\" or null", .def_doc = "`null` (off)",
+     .meaning = "serve Prometheus metrics over HTTP at `/metrics` "
+		"(docs/metrics.md); anything that can reach the address "
+		"can read them, so keep it on loopback"},
+    {"state_dir", K_STRING, configkeys_state_dir, .defs = state_dir_defs,
+     .type = "absolute path",
+     .meaning = "where the daemon keeps `suggest.json`, the names and "
+		"blocked flows `dnsfence suggest` reads; created (mode "
+		"0750, owned by `user`) when missing"},
+    {"scope", K_CHOICE, configkeys_choice, .choices = scope_names,
+     .meaning = "output: fence this network namespace's own egress (the "
+		"OUTPUT chain). forward: run on the host and fence what "
+		"comes in on `interfaces` (a container bridge or veth): "
+		"forwarded traffic (FORWARD, or Docker's DOCKER-USER) and "
+		"traffic to the host itself (INPUT, where only DNS to our "
+		"`listen` addresses passes); the host's own OUTPUT is left "
+		"alone. `listen` must then name addresses on the host side "
+		"of those interfaces, not loopback or a wildcard. See "
+		"docs/firewall.md"},
+    {"interfaces", K_LIST, configkeys_list, .item = configkeys_item_interface,
+     .type = "array of interface names",
+     .meaning = "scope forward only, and required there: the bridge or "
+		"veth names fenced traffic comes in on, 1..15 of `A-Z a-z "
+		"0-9 _ . -`, not starting with `-`; a trailing `+` matches "
+		"every name with that prefix (`veth+`). `lo`, and a "
+		"wildcard that matches it or every name, are refused"},
+    {"host_allow", K_LIST, configkeys_list, .item = configkeys_item_host_allow,
+     .type = "array of \"tcp/addr:port\" / \"udp/[v6]:port\"",
+     .meaning = "scope forward only: services of the host itself that the "
+		"fenced interfaces may reach besides dnsfence's DNS (a "
+		"proxy on the gateway address, say). One address each, not "
+		"loopback or a wildcard; everything else on the host stays "
+		"out of reach"},
+    {"source_cidrs", K_LIST, configkeys_list,
+     .item = configkeys_item_source_cidr, .type = "array of CIDRs",
+     .def_doc = "`[]` (the host's routes decide)",
+     .meaning = "scope forward only: the source addresses a packet coming "
+		"in on `interfaces` may carry; any other is dropped before "
+		"it makes conntrack state, reaches the listener or earns a "
+		"reject. Empty: a source is accepted when the host's own "
+		"route back to it leaves by the interface the packet came "
+		"in on (the networks of the host's addresses and routes on "
+		"that interface). Listing CIDRs of a family replaces that "
+		"check for the family with exactly these ranges (to narrow "
+		"it, or to add a range routed elsewhere); IPv6 link-local "
+		"and unspecified sources (neighbour discovery) always pass. "
+		"Host bits must be zero. See docs/firewall.md"},
+    {"hairpin", K_CHOICE, configkeys_choice, .choices = hairpin_names,
+     .meaning = "scope forward only: allow: traffic that comes in on a "
+		"fenced interface and goes out on one (container to "
+		"container through the gateway: an app and its database on "
+		"one compose network) passes, as both ends are fenced; "
+		"deny: it is rejected, so no two fenced workloads reach each "
+		"other through the host (traffic a bridge switches itself "
+		"meets FORWARD only with br_netfilter loaded, as Docker "
+		"does). See docs/firewall.md"},
+    {"control", K_GROUP, NULL, .type = "object",
+     .meaning = "the running daemon's control socket and config watch "
+		"(`dnsfence reload`, `dnsfence status`)"},
+    {"control.socket", K_STRING, configkeys_path, .off = OFF(control_socket),
+     .defs = control_defs, .type = "absolute path",
+     .meaning = "unix socket of `reload` and `status`, mode 0660, owned by "
+		"root and the daemon's group; only uid 0 and the daemon's "
+		"uid or gid are served. Cannot change on reload"},
+    {"control.watch", K_CHOICE, configkeys_bool, .choices = bool_names,
+     .def = 1, .type = "boolean", .def_doc = "`true`",
+     .meaning = "reload when the config file changes (inotify on its "
+		"directory, so a Kubernetes ConfigMap update is seen)"},
+};
+
+static const struct {
+	const char *name, *meaning;
+} env_specs[] = {
+    {"DNSFENCE_CONFIG", "the config file when `-c` is not given "
+			"(default " CONFIG_DEFAULT_PATH ")"},
+    {"DNSFENCE_MODE", "overrides `mode` (`enforce`, `audit` or `off`); "
+		      "empty means unset"},
+    {"DNSFENCE_EXTRA_HOSTS",
+     "comma-separated names appended to `allow` (blanks trimmed, empty "
+     "items skipped, each validated like `allow`; errors name "
+     "`DNSFENCE_EXTRA_HOSTS[i]`, counting every comma-separated item "
+     "from 0)"},
+};
+
+static int find_spec(const char *prefix, const char *key)
+{
+	size_t pl = strlen(prefix);
+
+	for (size_t i = 0; i < N_SPECS; i++) {
+		const char *sp = specs[i].path;
+
+		if (pl > 0 && (strncmp(sp, prefix, pl) != 0 || sp[pl] != '.'))
+			continue;
+		if (pl > 0)
+			sp += pl + 1;
+		else if (strchr(sp, '.') != NULL)
+			continue;
+		if (strcmp(sp, key) == 0)
+			return (int)i;
+	}
+	return -1;
+}
+
+static int known_keys(const char *prefix, char *buf, size_t cap)
+{
+	size_t pl = strlen(prefix), o = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < N_SPECS; i++) {
+		const char *sp = specs[i].path;
+
+		if (pl > 0 && (strncmp(sp, prefix, pl) != 0 || sp[pl] != '.'))
+			continue;
+		sp += pl > 0 ? pl + 1 : 0;
+		if (strchr(sp, '.') != NULL)
+			continue;
+		int n = snprintf(buf + o, cap - o, "%s%s", o ? ", " : "", sp);
+		if (n < 0 || (size_t)n >= cap - o)
+			return -ENOSPC;
+		o += (size_t)n;
+	}
+	return 0;
+}
+
+/* Match each member of obj to a row of specs[]; recurse into groups. */
+static int collect(struct pctx *p, const cJSON *obj, const char *prefix)
+{
+	char path[CONFIGKEYS_PATH_LEN], key[72], known[256];
+
+	for (const cJSON *it = obj->child; it != NULL; it = it->next) {
+		int i = find_spec(prefix, it->string);
+
+		configkeys_show(it->string, key, sizeof(key));
+		snprintf(path, sizeof(path), "%s%s%s", prefix,
+			 *prefix ? "." : "", key);
+		if (i < 0) {
+			known_keys(prefix, known, sizeof(known));
+			return configkeys_fail(
+			    p, path, "unknown key (known: %s)", known);
+		}
+		if (p->given[i] != NULL)
+			return configkeys_fail(p, path, "given twice");
+		p->given[i] = it;
+		if (specs[i].kind != K_GROUP)
+			continue;
+		if (!cJSON_IsObject(it))
+			return configkeys_fail(p, path, "expected an object");
+		int rc = collect(p, it, specs[i].path);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
+static uint32_t choice_of(const struct pctx *p, const char *path)
+{
+	for (size_t i = 0; i < N_SPECS; i++) {
+		if (strcmp(specs[i].path, path) == 0)
+			return p->choice[i];
+	}
+	return 0;
+}
+
+/* What needs more than one key, or the environment. The file's mode is
+ * validated even when DNSFENCE_MODE overrides it. */
+static int finish(struct pctx *p)
+{
+	const char *env_mode = p->env != NULL ? p->env->mode : NULL;
+	const uint32_t level = choice_of(p, "log.level");
+	uint32_t mode = choice_of(p, "mode");
+	char val[72];
+	int rc;
+
+	if (p->env != NULL && p->env->extra_hosts != NULL &&
+	    (rc = configkeys_extra_hosts(p, p->env->extra_hosts)) != 0)
+		return rc;
+	if ((rc = configkeys_dedupe(p->c->allow, &p->c->n_allow)) != 0)
+		return rc;
+	if (env_mode != NULL && *env_mode != '\0') {
+		for (mode = 0; mode_names[mode] != NULL; mode++) {
+			if (strcmp(env_mode, mode_names[mode]) == 0)
+				break;
+		}
+		configkeys_show(env_mode, val, sizeof(val));
+		if (mode_names[mode] == NULL)
+			return configkeys_fail(
+			    p, "DNSFENCE_MODE",
+			    "unknown mode \"%s\" (expected enforce, "
+			    "audit or off)",
+			    val);
+	}
+	p->c->mode = mode == 2	 ? CONFIG_MODE_OFF
+		     : mode == 1 ? CONFIG_MODE_AUDIT
+				 : CONFIG_MODE_ENFORCE;
+	p->c->deny_rcode = choice_of(p, "deny_rcode") ? CONFIG_DENY_REFUSED
+						      : CONFIG_DENY_NXDOMAIN;
+	p->c->inbound_deny = choice_of(p, "inbound") == 1;
+	p->c->hairpin_deny = choice_of(p, "hairpin") == 1;
+	p->c->scope =
+	    choice_of(p, "scope") ? CONFIG_SCOPE_FORWARD : CONFIG_SCOPE_OUTPUT;
+	p->c->log_level = level == 0   ? LOGL_ERR
+			  : level == 1 ? LOGL_WARN
+			  : level == 2 ? LOGL_INFO
+				       : LOGL_DEBUG;
+	p->c->log_format =
+	    choice_of(p, "log.format") ? LOG_FORMAT_JSON : LOG_FORMAT_TEXT;
+	p->c->control_watch = choice_of(p, "control.watch") != 0;
+	if (p->c->ttl_min > p->c->ttl_max)
+		return configkeys_fail(p, "ttl.min",
+				       "%u is greater than ttl.max (%u)",
+				       p->c->ttl_min, p->c->ttl_max);
+	if (strcmp(p->c->set4, p->c->set6) == 0)
+		return configkeys_fail(p, "sets.ipv6",
+				       "same name as sets.ipv4");
+	return configkeys_check_scope(p);
+}
+
+static void err_at(const char *text, size_t off, const char *what, char *err,
+		   size_t errlen)
+{
+	size_t line = 1, col = 1;
+
+	for (size_t i = 0; i < off; i++) {
+		if (text[i] == '\n') {
+			line++;
+			col = 1;
+		} else {
+			col++;
+		}
+	}
+	snprintf(err, errlen, "line %zu, column %zu: %s", line, col, what);
+}
+
+/* An escaped backslash before "u0000" is not an escape. */
+static int check_nul_escape(const char *text, size_t len, char *err,
+			    size_t errlen)
+{
+	for (size_t i = 0; i + 6 <= len; i++) {
+		if (text[i] != '\\')
+			continue;
+		if (strncmp(text + i + 1, "u0000", 5) == 0) {
+			err_at(text, i, "parse error (\\u0000 is not allowed)",
+			       err, errlen);
+			return -EINVAL;
+		}
+		i++; /* skip the escaped character */
+	}
+	return 0;
+}
+
+/* text (not NUL-terminated) to a cJSON tree in *root, with *buf its
+ * NUL-terminated copy; errors name the line and column. */
+static int parse_json(const char *text, size_t len, char **buf, cJSON **root,
+		      char *err, size_t errlen)
+{
+	const char *end = NULL;
+	int rc;
+
+	if ((*buf = malloc(len + 1)) == NULL)
+		return -ENOMEM;
+	memcpy(*buf, text, len);
+	(*buf)[len] = '\0';
+	if ((rc = check_nul_escape(*buf, len, err, errlen)) != 0)
+		return rc;
+	*root = cJSON_ParseWithLengthOpts(*buf, len, &end, false);
+	if (*root != NULL && end != NULL) {
+		end += strspn(end, " \t\r\n");
+		if (end < *buf + len) {
+			err_at(*buf, (size_t)(end - *buf),
+			       "parse error (data after the JSON value)", err,
+			       errlen);
+			return -EINVAL;
+		}
+	}
+	if (*root == NULL) {
+		if (end == NULL || end < *buf || end > *buf + len)
+			end = *buf + len;
+		err_at(*buf, (size_t)(end - *buf), "parse error", err, errlen);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Match the members to rows, run every row's parser in table order, then
+ * the checks that span keys. */
+static int apply_specs(struct pctx *p, const cJSON *root)
+{
+	int rc;
+
+	if (!cJSON_IsObject(root))
+		return configkeys_fail(p, "top level",
+				       "expected a JSON object");
+	if ((rc = collect(p, root, "")) != 0)
+		return rc;
+	for (size_t i = 0; i < N_SPECS; i++) {
+		if (specs[i].parse == NULL)
+			continue;
+		if ((rc = specs[i].parse(p, &specs[i], p->given[i])) != 0)
+			return rc;
+	}
+	return finish(p);
+}
+
+int config_parse(const char *text, size_t len, const struct config_env *env,
+		 struct config **out, char *err, size_t errlen)
+{
+	const cJSON *given[N_SPECS] = {0};
+	uint32_t choice[N_SPECS] = {0};
+	struct pctx p = {env, NULL, err, errlen, specs, given, choice};
+	char *buf = NULL;
+	cJSON *root = NULL;
+	int rc;
+
+	*out = NULL;
+	if (errlen > 0)
+		err[0] = '\0';
+	if ((p.c = calloc(1, sizeof(*p.c))) == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if ((rc = parse_json(text, len, &buf, &root, err, errlen)) != 0)
+		goto out;
+	if ((rc = apply_specs(&p, root)) != 0)
+		goto out;
+	*out = p.c;
+	p.c = NULL;
+out:
+	if (rc == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
+	cJSON_Delete(root);
+	config_free(p.c);
+	free(buf);
+	return rc;
+}
+
+int config_load(const char *path, struct config **out, char *err, size_t errlen)
+{
+	const char *state = getenv("DNSFENCE_STATE_DIR");
+	char saved[PATH_MAX];
+	struct config_env env = {getenv("DNSFENCE_MODE"),
+				 getenv("DNSFENCE_EXTRA_HOSTS"), NULL, NULL};
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = NULL, *mem = NULL;
+	char chunk[4096];
+	size_t n;
+	int rc;
+
+	*out = NULL;
+	if (state != NULL && *state != '\0' &&
+	    snprintf(saved, sizeof(saved), "%s/resolv.conf.orig", state) <
+		(int)sizeof(saved))
+		env.saved_resolv_conf = saved;
+	if (path == NULL)
+		path = getenv("DNSFENCE_CONFIG");
+	if (path == NULL || *path == '\0')
+		path = CONFIG_DEFAULT_PATH;
+	if ((f = fopen(path, "re")) == NULL) {
+		rc = errno == ENOENT ? -ENOENT : -EIO;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		goto out;
+	}
+	if ((mem = open_memstream(&text, &len)) == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		fwrite(chunk, 1, n, mem);
+	if (ferror(f)) {
+		rc = -EIO;
+		snprintf(err, errlen, "%s: read error", path);
+		goto out;
+	}
+	if (fclose(mem) != 0) {
+		mem = NULL;
+		rc = -ENOMEM;
+		goto out;
+	}
+	mem = NULL;
+	rc = config_parse(text, len, &env, out, err, errlen);
+	if (rc != 0) { /* name the file too */
+		char tmp[512];
+
+		snprintf(tmp, sizeof(tmp), "%s", err);
+		snprintf(err, errlen, "%s: %s", path, tmp);
+	}
+out:
+	if (mem != NULL)
+		fclose(mem);
+	if (f != NULL)
+		fclose(f);
+	free(text);
+	return rc;
+}
+
+void config_free(struct config *c)
+{
+	if (c == NULL)
+		return;
+	for (size_t i = 0; i < c->n_allow; i++)
+		free(c->allow[i]);
+	for (size_t i = 0; i < c->n_ecosystems; i++)
+		free(c->ecosystems[i]);
+	free(c->allow);
+	free(c->ecosystems);
+	free(c->listen);
+	free(c->upstreams);
+	free(c->ports);
+	free(c->allow_cidrs);
+	free(c->source_cidrs);
+	free(c->set4);
+	free(c->set6);
+	free(c->user);
+	free(c->state_dir);
+	for (size_t i = 0; i < c->n_interfaces; i++)
+		free(c->interfaces[i]);
+	free(c->interfaces);
+	for (size_t i = 0; i < c->n_host_allow; i++)
+		free(c->host_allow[i]);
+	free(c->host_allow);
+	free(c->control_socket);
+	free(c);
+}
+
+const char *config_mode_name(enum config_mode m)
+{
+	return (unsigned)m < 3 ? mode_names[m] : "unknown";
+}
+
+const char *config_deny_name(enum config_deny d)
+{
+	return (unsigned)d < 2 ? deny_names[d] : "unknown";
+}
+
+const char *config_log_format_name(enum log_format f)
+{
+	return format_names[f == LOG_FORMAT_JSON];
+}
+
+const char *config_scope_name(enum config_scope s)
+{
+	return (unsigned)s < 2 ? scope_names[s] : "unknown";
+}
+
+static void print_cell_type(FILE *f, const struct key_spec *k)
+{
+	if (k->type != NULL)
+		fprintf(f, "%s", k->type);
+	else if (k->kind == K_INT)
+		fprintf(f, "integer, %u..%u", k->lo, k->hi);
+	else
+		for (size_t i = 0; k->choices[i] != NULL; i++)
+			fprintf(f, "%s`\"%s\"`", i ? " / " : "", k->choices[i]);
+}
+
+static void print_cell_default(FILE *f, const struct key_spec *k)
+{
+	if (k->def_doc != NULL)
+		fprintf(f, "%s", k->def_doc);
+	else if (k->kind == K_INT)
+		fprintf(f, "`%u`", k->def);
+	else if (k->kind == K_CHOICE)
+		fprintf(f, "`\"%s\"`", k->choices[k->def]);
+	else if (k->kind == K_STRING)
+		fprintf(f, "`\"%s\"`", k->defs[0]);
+	else if (k->kind == K_LIST) {
+		fprintf(f, "`[");
+		for (size_t i = 0; k->defs != NULL && k->defs[i] != NULL; i++)
+			fprintf(f, "%s\"%s\"", i ? ", " : "", k->defs[i]);
+		fprintf(f, "]`");
+	}
+}
+
+void config_print_reference(FILE *f)
+{
+	fprintf(f,
+		"# dnsfence configuration reference\n\n"
+		"<!-- Generated from the key table in src/config/config.c "
+		"(config_print_reference). Edit the table, not this file. -->"
+		"\n\n"
+		"The configuration is one JSON object, read from `-c FILE`, "
+		"else `$DNSFENCE_CONFIG`, else `" CONFIG_DEFAULT_PATH "`. "
+		"Every key is optional: the defaults give a working deny-all "
+		"fence. Unknown keys, keys given twice, and values of the "
+		"wrong type are errors (exit 2), and the message names the "
+		"key path and the reason, for example "
+		"`ttl.min: expected an integer` or "
+		"`ports[0]: \"tcp/99999\": ports are 1..65535`. A key path "
+		"`ttl.min` is the key `min` inside the object `ttl`.\n\n"
+		"Integers are JSON numbers without a fraction. `dnsfence "
+		"validate` prints the normalized configuration, with every "
+		"default filled in.\n\n"
+		"## Keys\n\n"
+		"| key | type | default | meaning |\n"
+		"|---|---|---|---|\n");
+	for (size_t i = 0; i < N_SPECS; i++) {
+		fprintf(f, "| `%s` | ", specs[i].path);
+		print_cell_type(f, &specs[i]);
+		fprintf(f, " | ");
+		if (specs[i].kind != K_GROUP)
+			print_cell_default(f, &specs[i]);
+		fprintf(f, " | %s |\n", specs[i].meaning);
+	}
+	fprintf(f, "\n## Environment\n\n"
+		   "| variable | meaning |\n"
+		   "|---|---|\n");
+	for (size_t i = 0; i < sizeof(env_specs) / sizeof(env_specs[0]); i++)
+		fprintf(f, "| `%s` | %s |\n", env_specs[i].name,
+			env_specs[i].meaning);
+}

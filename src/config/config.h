@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* config: the JSON file (cJSON) turned into an immutable struct config,
+ * validated with errors that name the key path and the reason. */
+#ifndef DNSFENCE_CONFIG_H
+#define DNSFENCE_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/socket.h>
+
+#include "base/log.h"
+#include "base/netaddr.h"
+
+#define CONFIG_DEFAULT_PATH	 "/etc/dnsfence/dnsfence.json"
+#define CONFIG_DEFAULT_STATE_DIR "/run/dnsfence"
+#define CONFIG_DEFAULT_CONTROL	 "/run/dnsfence/control.sock"
+/* sun_path holds 108 bytes with the NUL. */
+#define CONFIG_SOCKET_PATH_MAX 107
+
+enum config_mode {
+	CONFIG_MODE_ENFORCE = 0,
+	CONFIG_MODE_AUDIT,
+	CONFIG_MODE_OFF
+};
+enum config_deny { CONFIG_DENY_NXDOMAIN = 0, CONFIG_DENY_REFUSED };
+/* output: fence this namespace's own egress (OUTPUT). forward: fence, from
+ * the host, what comes in on `interfaces` (FORWARD and INPUT; fwforward.c). */
+enum config_scope { CONFIG_SCOPE_OUTPUT = 0, CONFIG_SCOPE_FORWARD };
+
+struct config_port {
+	uint8_t proto; /* IPPROTO_TCP or IPPROTO_UDP */
+	uint16_t first, last;
+};
+
+struct config {
+	struct config_endpoint *listen;
+	size_t n_listen;
+	struct config_endpoint *upstreams;
+	size_t n_upstreams;
+	char **allow; /* lower case, no trailing dot, EXTRA_HOSTS appended */
+	size_t n_allow;
+	char **ecosystems;
+	size_t n_ecosystems;
+	enum config_deny deny_rcode;
+	char *set4, *set6;
+	uint32_t maxelem; /* "sets": {"maxelem": N}, default 65536 */
+	uint32_t ttl_min, ttl_max;
+	struct config_port *ports;
+	size_t n_ports;
+	struct netcidr *allow_cidrs;
+	size_t n_allow_cidrs;
+	char *user;
+	enum config_mode mode;
+	uint32_t upstream_timeout_ms; /* "upstream_timeout" in s, default 3 */
+	uint32_t max_inflight;	      /* upstream questions, default 2048 */
+	uint32_t failure_ttl;	      /* seconds, default 5 */
+	uint32_t serve_stale;	      /* seconds past the TTL, 0 off */
+	uint32_t guard_interval;      /* seconds, default 5 */
+	uint32_t mark;		      /* SO_MARK of the upstream sockets */
+	bool inbound_deny;	    /* "inbound": "deny": no replies to peers */
+	enum log_level log_level;   /* "log": {"level": "info"} */
+	enum log_format log_format; /* "log": {"format": "text"} */
+	bool metrics_on;	    /* "metrics": "addr:port"; null: off */
+	struct config_endpoint metrics;
+	char *state_dir; /* "state_dir", default CONFIG_DEFAULT_STATE_DIR */
+	enum config_scope scope; /* "scope", default output */
+	char **interfaces; /* forward scope: names, a trailing '+' wildcard */
+	size_t n_interfaces;
+	char **host_allow; /* forward scope: "tcp/addr:port", normalized */
+	size_t n_host_allow;
+	struct netcidr *source_cidrs; /* forward: sources a fenced interface
+				       * may carry; none: the host's routes */
+	size_t n_source_cidrs;
+	bool hairpin_deny;    /* forward: "hairpin": "deny" */
+	char *control_socket; /* "control": {"socket": PATH} */
+	bool control_watch;   /* "control": {"watch": true} */
+};
+
+/* Where the process environment would come from; tests fill it in.
+ * NULL members mean "not set". */
+struct config_env {
+	const char *mode;	 /* DNSFENCE_MODE */
+	const char *extra_hosts; /* DNSFENCE_EXTRA_HOSTS */
+	const char *resolv_conf; /* path; NULL means /etc/resolv.conf */
+	/* The original resolv.conf a container entrypoint saved before it
+	 * pointed resolv.conf at us; NULL means CONFIG_SAVED_RESOLV_CONF
+	 * ($DNSFENCE_STATE_DIR/resolv.conf.orig when that is set). */
+	const char *saved_resolv_conf;
+};
+
+#define CONFIG_SAVED_RESOLV_CONF "/run/dnsfence/resolv.conf.orig"
+
+/* Parse and validate JSON text. 0 and *out set, or -EINVAL with err
+ * holding "KEY.PATH: reason" (e.g. "ports[0]: port 99999 out of range"). */
+int config_parse(const char *text, size_t len, const struct config_env *env,
+		 struct config **out, char *err, size_t errlen);
+/* Read path (NULL: $DNSFENCE_CONFIG, else CONFIG_DEFAULT_PATH) and parse
+ * it with the real environment (DNSFENCE_MODE, DNSFENCE_EXTRA_HOSTS).
+ * -ENOENT/-EIO/-EINVAL with err set and starting with the path:
+ * "/etc/dnsfence/dnsfence.json: ttl.min: expected an integer". */
+int config_load(const char *path, struct config **out, char *err,
+		size_t errlen);
+void config_free(struct config *c);
+
+const char *config_mode_name(enum config_mode m);
+const char *config_deny_name(enum config_deny d);
+const char *config_log_format_name(enum log_format f);
+const char *config_scope_name(enum config_scope s);
+/* Text of the config schema (key, type, default, meaning) as Markdown,
+ * from the same table the parser uses; docs/configuration.md is exactly
+ * this output. */
+void config_print_reference(FILE *stream);
+
+#endif

@@ -1,0 +1,800 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* reload: the live policy change (see reload.h).
+ *
+ * Requests (SIGHUP, the control socket, the config watch) only queue a
+ * waiter and make one event active, so requests that arrive together
+ * cost one reload, and a request during a reload gets one more after
+ * it. A reload runs in steps, each a plain function:
+ *
+ *   load       read and validate the file, compile the allowlist; any
+ *              error keeps the running policy (nothing was touched yet)
+ *   refuse     keys that cannot change in a running daemon (the
+ *              listeners, the sets, the user, the control socket, the
+ *              upstream timeout, mode "off" on either side): a restart
+ *              is needed
+ *   upstreams  a new c-ares channel for new upstreams, used once the new
+ *              rules (which let the daemon reach them) are in place; the
+ *              old channel finishes the questions it holds and is freed
+ *              when idle (their answers come back as established flows)
+ *   swap       resolver, sets' timeout clamp, log level: between two
+ *              queries, since the loop runs one callback at a time;
+ *              questions already upstream are judged again on arrival
+ *   evict      every address only removed names put in the sets is
+ *              deleted over netlink (sets_del), their cached answers
+ *              dropped (by the swap)
+ *   rules      when reload_rules_differ, the guard writes the new rules
+ *              in a child (guard_apply) and checks against them from then
+ *              on; it never restores the old ones
+ *   complete   when the deletes are acked and the rules written: one log
+ *              line, the waiters answered
+ *
+ * The file is read with the daemon's credentials (after the privilege
+ * drop): it must be readable by `user`. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "config/configjson.h"
+#include "fence/firewall.h"
+#include "fence/guard.h"
+#include "base/log.h"
+#include "config/policy.h"
+#include "base/monotime.h"
+#include "resolve/prov.h"
+#include "config/fingerprint.h"
+#include "daemon/reload.h"
+#include "resolve/resolver.h"
+#include "sets/sets.h"
+#include "base/stats.h"
+#include "observe/status.h"
+#include "resolve/upstream.h"
+
+#define SYS	    "reload"
+#define WAITERS_MAX 16
+#define TEXT_MAX    512
+/* (address, name) links the provenance map holds per set entry, and at
+ * least: a small set must fail as full in the kernel, not here first. */
+#define PROV_LINKS_PER_ENTRY 2
+#define PROV_LINKS_MIN	     65536
+#define DRAINING_MAX	     4 /* replaced upstream channels still busy */
+
+struct waiter {
+	reload_done_fn fn;
+	void *arg;
+};
+
+/* What the slow half of a reload hands to the fast half. */
+struct job {
+	struct config *cfg;
+	struct policy *pol;
+	int result; /* RELOAD_OK or RELOAD_BAD_CONFIG (err says why) */
+	bool unchanged, rules, upstreams;
+	size_t added, removed;
+	char err[TEXT_MAX];
+};
+
+struct reload {
+	struct reload_parts p;
+	char path[4096];
+	const struct config *cfg; /* running */
+	struct config *owned;	  /* cfg, when a reload loaded it */
+	struct policy *pol;
+	struct prov *prov;
+	struct event *kick_ev;
+	struct upstream *up;	  /* the channel new questions go to */
+	struct upstream *next_up; /* the reload's, once its rules are in */
+	struct upstream *draining[DRAINING_MAX];
+	struct event *drain_ev;
+	uint64_t started_ms;
+	/* the reload under way */
+	bool busy, loading;
+	pthread_t thread;
+	struct job job;
+	int loaded_fd; /* eventfd: the thread is done */
+	struct event *loaded_ev;
+	const char *trigger, *next_trigger;
+	struct waiter cur[WAITERS_MAX], next[WAITERS_MAX];
+	size_t n_cur, n_next;
+	int waits; /* deletes and rules still to come */
+	int result;
+	char text[TEXT_MAX];
+	uint64_t t0_ms;
+	struct netaddr *evict;
+	size_t n_evict, cap_evict;
+	/* the last one, for status */
+	uint64_t last_wall, last_ms, count;
+	char last_trigger[16];
+	int last_result;
+	char last_text[TEXT_MAX];
+};
+
+static void on_kick(evutil_socket_t fd, short what, void *arg);
+static void run(struct reload *rl);
+static int load(const struct reload *rl, struct config **cfg,
+		struct policy **pol, char *err, size_t errlen);
+static void *prepare_main(void *arg);
+static void prepare(const struct reload *rl, struct job *j);
+static void on_loaded(evutil_socket_t fd, short what, void *arg);
+static void apply(struct reload *rl, struct job *j);
+static bool restart_needed(const struct config *a, const struct config *b,
+			   char *err, size_t errlen);
+static void names_diff(const struct config *a, const struct config *b,
+		       size_t *added, size_t *removed);
+static void swap(struct reload *rl, struct config *cfg, struct policy *pol);
+static size_t evict(struct reload *rl);
+static bool still_allowed(void *arg, const uint8_t *name, size_t len);
+static void collect(void *arg, const struct netaddr *a);
+static void on_deleted(void *arg, int status);
+static void on_applied(void *arg, int status, const char *detail);
+static void step_done(struct reload *rl);
+static void finish(struct reload *rl, int result, const char *text);
+static int cmp_str(const void *a, const void *b);
+static int new_upstream(struct reload *rl, const struct config *cfg, char *err,
+			size_t errlen);
+static void use_upstream(struct reload *rl);
+static void on_drain(evutil_socket_t fd, short what, void *arg);
+static bool same_endpoints(const struct config_endpoint *a, size_t na,
+			   const struct config_endpoint *b, size_t nb);
+static char **sorted_entries(const struct config *c, size_t *n);
+
+struct policy *reload_build_policy(const struct config *cfg, char *err,
+				   size_t errlen)
+{
+	struct policy *pol = policy_new();
+	const char *why = NULL;
+
+	if (pol == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	for (size_t i = 0; i < cfg->n_allow; i++) {
+		if (policy_add(pol, cfg->allow[i], &why) != 0) {
+			snprintf(err, errlen, "allow: %s: %s", cfg->allow[i],
+				 why != NULL ? why : "cannot add");
+			goto fail;
+		}
+	}
+	for (size_t i = 0; i < cfg->n_ecosystems; i++) {
+		if (policy_add_preset(pol, cfg->ecosystems[i]) != 0) {
+			snprintf(err, errlen, "ecosystems: %s: cannot load",
+				 cfg->ecosystems[i]);
+			goto fail;
+		}
+	}
+	return pol;
+fail:
+	policy_free(pol);
+	return NULL;
+}
+
+struct reload *reload_new(const struct reload_parts *parts,
+			  const struct config *cfg, struct policy *pol,
+			  const char *path)
+{
+	struct reload *rl = calloc(1, sizeof(*rl));
+	size_t links = (size_t)cfg->maxelem * 2 * PROV_LINKS_PER_ENTRY;
+
+	if (links < PROV_LINKS_MIN)
+		links = PROV_LINKS_MIN;
+
+	if (rl == NULL)
+		return NULL;
+	rl->p = *parts;
+	rl->cfg = cfg;
+	rl->pol = pol;
+	rl->started_ms = monotime_ms();
+	if (path == NULL || *path == '\0')
+		path = getenv("DNSFENCE_CONFIG");
+	if (path == NULL || *path == '\0')
+		path = CONFIG_DEFAULT_PATH;
+	snprintf(rl->path, sizeof(rl->path), "%s", path);
+	rl->kick_ev = event_new(parts->base, -1, 0, on_kick, rl);
+	rl->loaded_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (rl->loaded_fd >= 0)
+		rl->loaded_ev = event_new(parts->base, rl->loaded_fd,
+					  EV_READ | EV_PERSIST, on_loaded, rl);
+	rl->drain_ev = evtimer_new(parts->base, on_drain, rl);
+	rl->prov = prov_new(links < (1u << 26) ? links : (1u << 26));
+	if (rl->kick_ev == NULL || rl->drain_ev == NULL || rl->prov == NULL ||
+	    rl->loaded_ev == NULL || event_add(rl->loaded_ev, NULL) != 0) {
+		reload_free(rl);
+		return NULL;
+	}
+	rl->up = parts->up;
+	resolver_set_policy(rl->p.res, cfg, pol);
+	if (rl->p.sets != NULL)
+		resolver_set_prov(rl->p.res, rl->prov);
+	return rl;
+}
+
+void reload_set_guard(struct reload *rl, struct guard *guard)
+{
+	rl->p.guard = guard;
+}
+
+/* The resolver must be gone (or repointed) first: it holds cfg and pol. */
+void reload_free(struct reload *rl)
+{
+	if (rl == NULL)
+		return;
+	if (rl->loading)
+		pthread_join(rl->thread, NULL);
+	config_free(rl->job.cfg);
+	policy_free(rl->job.pol);
+	if (rl->loaded_ev != NULL)
+		event_free(rl->loaded_ev);
+	if (rl->loaded_fd >= 0)
+		close(rl->loaded_fd);
+	if (rl->kick_ev != NULL)
+		event_free(rl->kick_ev);
+	if (rl->drain_ev != NULL)
+		event_free(rl->drain_ev);
+	reload_close_upstreams(rl);
+	prov_free(rl->prov);
+	policy_free(rl->pol);
+	config_free(rl->owned);
+	free(rl->evict);
+	free(rl);
+}
+
+/* Their pending callbacks run now (-ECANCELED): the resolver must still
+ * be there. */
+void reload_close_upstreams(struct reload *rl)
+{
+	upstream_free(rl->next_up);
+	upstream_free(rl->up);
+	rl->next_up = rl->up = NULL;
+	for (size_t i = 0; i < DRAINING_MAX; i++) {
+		upstream_free(rl->draining[i]);
+		rl->draining[i] = NULL;
+	}
+}
+
+const struct config *reload_config(const struct reload *rl)
+{
+	return rl->cfg;
+}
+
+const struct policy *reload_policy(const struct reload *rl)
+{
+	return rl->pol;
+}
+
+const char *reload_path(const struct reload *rl)
+{
+	return rl->path;
+}
+
+void reload_request(struct reload *rl, const char *trigger, reload_done_fn done,
+		    void *arg)
+{
+	if (done != NULL && rl->n_next == WAITERS_MAX) {
+		done(arg, RELOAD_FAILED, "too many reload requests waiting");
+		return;
+	}
+	if (done != NULL)
+		rl->next[rl->n_next++] = (struct waiter){done, arg};
+	if (rl->next_trigger == NULL)
+		rl->next_trigger = trigger;
+	if (!rl->busy)
+		event_active(rl->kick_ev, EV_TIMEOUT, 0);
+}
+
+void reload_forget(struct reload *rl, void *arg)
+{
+	for (size_t i = 0; i < rl->n_cur; i++) {
+		if (rl->cur[i].arg == arg)
+			rl->cur[i].fn = NULL;
+	}
+	for (size_t i = 0; i < rl->n_next; i++) {
+		if (rl->next[i].arg == arg)
+			rl->next[i].fn = NULL;
+	}
+}
+
+static void on_kick(evutil_socket_t fd, short what, void *arg)
+{
+	struct reload *rl = arg;
+
+	(void)fd;
+	(void)what;
+	if (rl->busy || rl->next_trigger == NULL)
+		return;
+	memcpy(rl->cur, rl->next, rl->n_next * sizeof(rl->next[0]));
+	rl->n_cur = rl->n_next;
+	rl->n_next = 0;
+	rl->trigger = rl->next_trigger;
+	rl->next_trigger = NULL;
+	run(rl);
+}
+
+/* The slow half (read, parse, compile, compare: ~0.1 s for a 100k list)
+ * runs in a thread, so that queries are answered meanwhile; it only
+ * reads the running config, which changes in apply(), after it is
+ * joined. Without a thread, the same work runs here. */
+static void run(struct reload *rl)
+{
+	rl->busy = true;
+	rl->t0_ms = monotime_ms();
+	rl->waits = 0;
+	memset(&rl->job, 0, sizeof(rl->job));
+	if (pthread_create(&rl->thread, NULL, prepare_main, rl) == 0) {
+		rl->loading = true;
+		return;
+	}
+	prepare(rl, &rl->job);
+	apply(rl, &rl->job);
+}
+
+static void *prepare_main(void *arg)
+{
+	struct reload *rl = arg;
+	uint64_t one = 1;
+
+	prepare(rl, &rl->job);
+	while (write(rl->loaded_fd, &one, sizeof(one)) < 0 && errno == EINTR)
+		;
+	return NULL;
+}
+
+/* No logging and no event loop here: this may run in the thread. */
+static void prepare(const struct reload *rl, struct job *j)
+{
+	if (load(rl, &j->cfg, &j->pol, j->err, sizeof(j->err)) != 0 ||
+	    restart_needed(rl->cfg, j->cfg, j->err, sizeof(j->err))) {
+		j->result = RELOAD_BAD_CONFIG;
+		return;
+	}
+	j->unchanged = config_equal(rl->cfg, j->cfg);
+	if (j->unchanged)
+		return;
+	names_diff(rl->cfg, j->cfg, &j->added, &j->removed);
+	j->rules = reload_rules_differ(rl->cfg, j->cfg);
+	j->upstreams = !same_endpoints(rl->cfg->upstreams, rl->cfg->n_upstreams,
+				       j->cfg->upstreams, j->cfg->n_upstreams);
+}
+
+static void on_loaded(evutil_socket_t fd, short what, void *arg)
+{
+	struct reload *rl = arg;
+	uint64_t n;
+
+	(void)what;
+	if (read(fd, &n, sizeof(n)) < 0 || !rl->loading)
+		return;
+	pthread_join(rl->thread, NULL);
+	rl->loading = false;
+	apply(rl, &rl->job);
+}
+
+/* The fast half, in the loop: between two queries. */
+static void apply(struct reload *rl, struct job *j)
+{
+	char err[TEXT_MAX];
+	size_t evicted, dropped;
+
+	if (j->result != RELOAD_OK) {
+		finish(rl, j->result, j->err);
+		goto out;
+	}
+	if (j->unchanged) {
+		finish(rl, RELOAD_OK, "no change");
+		goto out;
+	}
+	if (j->upstreams && new_upstream(rl, j->cfg, err, sizeof(err)) != 0) {
+		finish(rl, RELOAD_BAD_CONFIG, err);
+		goto out;
+	}
+	dropped = resolver_set_policy(rl->p.res, j->cfg, j->pol);
+	swap(rl, j->cfg, j->pol);
+	j->cfg = NULL;
+	j->pol = NULL;
+	evicted = evict(rl);
+	rl->waits++; /* held until the steps below are started */
+	if (rl->p.guard != NULL && j->rules) {
+		rl->waits++;
+		guard_apply(rl->p.guard, rl->cfg, on_applied, rl);
+	} else if (rl->p.guard != NULL) {
+		guard_set_config(rl->p.guard, rl->cfg);
+	}
+	if (rl->next_up != NULL && (rl->p.guard == NULL || !j->rules))
+		use_upstream(rl);
+	snprintf(rl->text, sizeof(rl->text),
+		 "+%zu/-%zu names, rules %s, %zu addresses evicted, %zu "
+		 "cached answers dropped",
+		 j->added, j->removed, j->rules ? "re-applied" : "unchanged",
+		 evicted, dropped);
+	rl->result = RELOAD_OK;
+	step_done(rl);
+out:
+	config_free(j->cfg);
+	policy_free(j->pol);
+	j->cfg = NULL;
+	j->pol = NULL;
+}
+
+/* Read, validate, compile. On error nothing has changed. */
+static int load(const struct reload *rl, struct config **cfg,
+		struct policy **pol, char *err, size_t errlen)
+{
+	char why[TEXT_MAX - 64];
+	int rc = config_load(rl->path, cfg, why, sizeof(why));
+
+	if (rc != 0) {
+		snprintf(err, errlen, "%s", why);
+		return rc;
+	}
+	*pol = reload_build_policy(*cfg, why, sizeof(why));
+	if (*pol == NULL) {
+		snprintf(err, errlen, "%.200s: %.250s", rl->path, why);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* A key the running daemon cannot take: err names it. */
+static bool restart_needed(const struct config *a, const struct config *b,
+			   char *err, size_t errlen)
+{
+	const char *key = NULL;
+
+	if (!same_endpoints(a->listen, a->n_listen, b->listen, b->n_listen))
+		key = "listen";
+	else if (strcmp(a->set4, b->set4) != 0)
+		key = "sets.ipv4";
+	else if (strcmp(a->set6, b->set6) != 0)
+		key = "sets.ipv6";
+	else if (a->maxelem != b->maxelem)
+		key = "sets.maxelem";
+	else if (strcmp(a->user, b->user) != 0)
+		key = "user";
+	else if (strcmp(a->control_socket, b->control_socket) != 0)
+		key = "control.socket";
+	else if (a->upstream_timeout_ms != b->upstream_timeout_ms)
+		key = "upstream_timeout";
+	else if (a->mark != b->mark)
+		key = "mark";
+	else if (a->scope != b->scope)
+		key = "scope";
+	else if (a->max_inflight != b->max_inflight)
+		key = "max_inflight";
+	else if (a->metrics_on != b->metrics_on ||
+		 !same_endpoints(&a->metrics, a->metrics_on, &b->metrics,
+				 b->metrics_on))
+		key = "metrics";
+	else if (strcmp(a->state_dir, b->state_dir) != 0)
+		key = "state_dir";
+	else if (a->mode != b->mode &&
+		 (a->mode == CONFIG_MODE_OFF || b->mode == CONFIG_MODE_OFF))
+		key = "mode";
+	if (key == NULL)
+		return false;
+	snprintf(err, errlen,
+		 "%s: cannot change while dnsfence runs; restart it to apply "
+		 "the new value (the running policy stays)",
+		 key);
+	return true;
+}
+
+bool reload_rules_differ(const struct config *a, const struct config *b)
+{
+	static const int families[] = {AF_INET, AF_INET6};
+	bool differ = !same_endpoints(a->upstreams, a->n_upstreams,
+				      b->upstreams, b->n_upstreams);
+
+	/* The rules as the kernel would hold them, fingerprint included:
+	 * whatever key they depend on (ports, allow_cidrs, mode, inbound,
+	 * interfaces, the policy's fingerprint), they differ exactly when
+	 * their text does. A render that fails counts as different. */
+	for (size_t i = 0; !differ && i < 2; i++) {
+		char *ra = fw_render(a, families[i], 0);
+		char *rb = fw_render(b, families[i], 0);
+
+		differ = ra == NULL || rb == NULL || strcmp(ra, rb) != 0;
+		free(ra);
+		free(rb);
+	}
+	return differ;
+}
+
+/* Field by field: the structs' padding is not zeroed everywhere. */
+static bool same_endpoints(const struct config_endpoint *a, size_t na,
+			   const struct config_endpoint *b, size_t nb)
+{
+	if (na != nb)
+		return false;
+	for (size_t i = 0; i < na; i++) {
+		if (a[i].len != b[i].len ||
+		    memcmp(&a[i].sa, &b[i].sa, a[i].len) != 0)
+			return false;
+	}
+	return true;
+}
+
+/* The resolver already judges with the new pair; the old one goes. */
+static void swap(struct reload *rl, struct config *cfg, struct policy *pol)
+{
+	policy_free(rl->pol);
+	config_free(rl->owned);
+	rl->pol = pol;
+	rl->owned = cfg;
+	rl->cfg = cfg;
+	if (rl->p.sets != NULL)
+		sets_set_ttl(rl->p.sets, cfg->ttl_min, cfg->ttl_max);
+	log_setup(cfg->log_level, cfg->log_format, false);
+}
+
+/* Queue the deletes of every address only removed names put in the
+ * sets; returns how many. */
+static size_t evict(struct reload *rl)
+{
+	size_t n;
+	int rc;
+
+	if (rl->p.sets == NULL)
+		return 0;
+	rl->n_evict = 0;
+	n = prov_evict(rl->prov, still_allowed, rl, collect, rl,
+		       monotime_ms() / 1000);
+	if (rl->n_evict == 0)
+		return n;
+	rc = sets_del(rl->p.sets, rl->evict, rl->n_evict, on_deleted, rl);
+	if (rc != 0)
+		log_err(SYS, "cannot queue %zu deletes: %s", rl->n_evict,
+			strerror(-rc));
+	else
+		rl->waits++;
+	return n;
+}
+
+static bool still_allowed(void *arg, const uint8_t *name, size_t len)
+{
+	const struct reload *rl = arg;
+
+	return rl->cfg->mode == CONFIG_MODE_AUDIT ||
+	       policy_match(rl->pol, name, len);
+}
+
+static void collect(void *arg, const struct netaddr *a)
+{
+	struct reload *rl = arg;
+
+	if (rl->n_evict == rl->cap_evict) {
+		size_t cap = rl->cap_evict ? rl->cap_evict * 2 : 256;
+		struct netaddr *v = reallocarray(rl->evict, cap, sizeof(*v));
+
+		if (v == NULL) {
+			log_err(SYS, "out of memory: an address stays");
+			return;
+		}
+		rl->evict = v;
+		rl->cap_evict = cap;
+	}
+	rl->evict[rl->n_evict++] = *a;
+}
+
+static void on_deleted(void *arg, int status)
+{
+	struct reload *rl = arg;
+
+	if (status != 0)
+		log_err(SYS, "deleting evicted addresses failed: %s",
+			strerror(-status));
+	step_done(rl);
+}
+
+static void on_applied(void *arg, int status, const char *detail)
+{
+	struct reload *rl = arg;
+
+	if (status == 0 && rl->next_up != NULL)
+		use_upstream(rl);
+	if (status != 0) {
+		rl->result = RELOAD_FAILED;
+		snprintf(rl->text, sizeof(rl->text),
+			 "the new rules could not be applied: %s; stopping",
+			 detail);
+	}
+	step_done(rl);
+}
+
+static void step_done(struct reload *rl)
+{
+	if (--rl->waits > 0)
+		return;
+	stats_inc(STAT_RELOADS);
+	finish(rl, rl->result, rl->text);
+}
+
+/* Log, remember for status, answer the waiters, start the next. */
+static void finish(struct reload *rl, int result, const char *text)
+{
+	uint64_t ms = monotime_ms() - rl->t0_ms;
+	char line[TEXT_MAX];
+
+	snprintf(line, sizeof(line), "%s", text);
+	if (result == RELOAD_OK && strcmp(line, "no change") == 0)
+		log_debug(SYS, "%s (%s): no change", rl->trigger, rl->path);
+	else if (result == RELOAD_OK)
+		log_info(SYS, "%s (%s): %s, %llu ms", rl->trigger, rl->path,
+			 line, (unsigned long long)ms);
+	else
+		log_err(SYS, "%s: %s", rl->trigger, line);
+	if (result != RELOAD_OK)
+		stats_inc(STAT_RELOAD_FAIL);
+	rl->last_wall = (uint64_t)time(NULL);
+	rl->last_ms = ms;
+	rl->count++;
+	rl->last_result = result;
+	snprintf(rl->last_trigger, sizeof(rl->last_trigger), "%s", rl->trigger);
+	snprintf(rl->last_text, sizeof(rl->last_text), "%s", line);
+	for (size_t i = 0; i < rl->n_cur; i++) {
+		if (rl->cur[i].fn != NULL)
+			rl->cur[i].fn(rl->cur[i].arg, result, line);
+	}
+	rl->n_cur = 0;
+	rl->busy = false;
+	if (rl->next_trigger != NULL)
+		event_active(rl->kick_ev, EV_TIMEOUT, 0);
+}
+
+/* +N/-M: entries (allow names and ecosystem presets) only in b / only in
+ * a, by a merge of the sorted lists. */
+static void names_diff(const struct config *a, const struct config *b,
+		       size_t *added, size_t *removed)
+{
+	size_t na, nb, i = 0, j = 0;
+	char **sa = sorted_entries(a, &na), **sb = sorted_entries(b, &nb);
+
+	*added = *removed = 0;
+	if (sa == NULL || sb == NULL)
+		goto out;
+	while (i < na || j < nb) {
+		int c = i == na ? 1 : j == nb ? -1 : strcmp(sa[i], sb[j]);
+
+		if (c < 0) {
+			(*removed)++;
+			i++;
+		} else if (c > 0) {
+			(*added)++;
+			j++;
+		} else {
+			i++;
+			j++;
+		}
+	}
+out:
+	free(sa);
+	free(sb);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Pointers to c's allow and ecosystem entries, sorted (an ecosystem and
+ * a name cannot collide: presets have no dot). */
+static char **sorted_entries(const struct config *c, size_t *n)
+{
+	char **v = calloc(c->n_allow + c->n_ecosystems + 1, sizeof(*v));
+
+	*n = 0;
+	if (v == NULL)
+		return NULL;
+	for (size_t i = 0; i < c->n_allow; i++)
+		v[(*n)++] = c->allow[i];
+	for (size_t i = 0; i < c->n_ecosystems; i++)
+		v[(*n)++] = c->ecosystems[i];
+	qsort(v, *n, sizeof(*v), cmp_str);
+	return v;
+}
+
+/* FNV-1a over the sorted allow entries, the mode and allow_cidrs: the
+ * same policy gives the same value whatever the order in the file. */
+char *reload_status(const struct reload *rl, bool json)
+{
+	struct status_info si = {
+	    .mode = config_mode_name(rl->cfg->mode),
+	    .config = rl->path,
+	    .allow_entries = policy_size(rl->pol),
+	    .uptime_s = (monotime_ms() - rl->started_ms) / 1000,
+	    .in_flight = resolver_pending(rl->p.res),
+	    .cached = resolver_cached(rl->p.res),
+	    .prov_addresses = prov_addresses(rl->prov),
+	    .prov_names = prov_names(rl->prov),
+	    .prov_links = prov_links(rl->prov),
+	    .reloads = rl->count,
+	    .last_trigger = rl->count > 0 ? rl->last_trigger : NULL,
+	    .last_ok = rl->last_result == RELOAD_OK,
+	    .last_text = rl->last_text,
+	    .last_ago_s = (uint64_t)time(NULL) - rl->last_wall,
+	    .last_ms = rl->last_ms,
+	};
+
+	/* the fingerprint the rules carry (provenance.c) */
+	if (provenance_fingerprint(rl->cfg, si.fingerprint) != 0)
+		si.fingerprint[0] = '\0';
+	if (rl->p.sets != NULL)
+		sets_entries(rl->p.sets, &si.set4, &si.set6);
+	return status_render(&si, json);
+}
+
+/* A channel for cfg's upstreams, held in next_up until the rules let the
+ * daemon reach them. Refused while DRAINING_MAX replaced channels still
+ * hold questions. */
+static int new_upstream(struct reload *rl, const struct config *cfg, char *err,
+			size_t errlen)
+{
+	char why[256];
+	size_t i;
+
+	for (i = 0; i < DRAINING_MAX && rl->draining[i] != NULL; i++)
+		;
+	if (i == DRAINING_MAX) {
+		snprintf(err, errlen,
+			 "upstreams: earlier changes still have questions in "
+			 "flight; try again in a few seconds (the running "
+			 "policy stays)");
+		return -EBUSY;
+	}
+	rl->next_up = upstream_new(rl->p.base, cfg->upstreams, cfg->n_upstreams,
+				   cfg->upstream_timeout_ms, why, sizeof(why));
+	if (rl->next_up == NULL) {
+		snprintf(err, errlen,
+			 "upstreams: %s (the running policy stays)", why);
+		return -EIO;
+	}
+	/* the rules let only the daemon's mark reach an upstream */
+	if (cfg->mode != CONFIG_MODE_OFF)
+		upstream_set_mark(rl->next_up, cfg->mark);
+	return 0;
+}
+
+/* New questions go to next_up; the old channel drains. */
+static void use_upstream(struct reload *rl)
+{
+	struct timeval tv = {.tv_sec = 1};
+
+	for (size_t i = 0; i < DRAINING_MAX; i++) {
+		if (rl->draining[i] == NULL) {
+			rl->draining[i] = rl->up;
+			break;
+		}
+	}
+	rl->up = rl->next_up;
+	rl->next_up = NULL;
+	resolver_set_upstream(rl->p.res, rl->up);
+	evtimer_add(rl->drain_ev, &tv);
+	log_info(SYS, "new questions go to the new upstreams");
+}
+
+static void on_drain(evutil_socket_t fd, short what, void *arg)
+{
+	struct reload *rl = arg;
+	struct timeval tv = {.tv_sec = 1};
+	bool busy = false;
+
+	(void)fd;
+	(void)what;
+	for (size_t i = 0; i < DRAINING_MAX; i++) {
+		if (rl->draining[i] == NULL)
+			continue;
+		if (!upstream_idle(rl->draining[i])) {
+			busy = true;
+			continue;
+		}
+		upstream_free(rl->draining[i]);
+		rl->draining[i] = NULL;
+	}
+	if (busy)
+		evtimer_add(rl->drain_ev, &tv);
+}

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* reload: the running policy and how it changes live. It owns the
+ * current config and compiled policy, and applies a new config file in
+ * steps: load and validate, refuse keys that need a restart, swap the
+ * policy between two queries, evict what only removed names put in the
+ * sets, re-apply the rules when they changed, and report. */
+#ifndef DNSFENCE_RELOAD_H
+#define DNSFENCE_RELOAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "config/config.h"
+
+struct event_base;
+struct guard;
+struct policy;
+struct resolver;
+struct sets;
+struct upstream;
+struct reload;
+
+/* Exit-code-like results of a reload. */
+#define RELOAD_OK	  0
+#define RELOAD_BAD_CONFIG 2 /* kept the running policy; text names the key */
+#define RELOAD_FAILED	  3 /* the kernel refused (rules); daemon stops */
+
+/* Called once per request when its reload is over. text: the summary or
+ * the error, one line; valid during the call. */
+typedef void (*reload_done_fn)(void *arg, int result, const char *text);
+
+struct reload_parts {
+	struct event_base *base;
+	struct resolver *res;
+	struct sets *sets;   /* NULL in mode off */
+	struct guard *guard; /* NULL in mode off, or set later */
+	struct upstream *up; /* taken over: a reload may replace it */
+};
+
+/* Compile cfg's allowlist; NULL (logged, naming the entry) on failure. */
+struct policy *reload_build_policy(const struct config *cfg, char *err,
+				   size_t errlen);
+
+/* Take over pol and parts->up (freed by reload_free); cfg stays the caller's
+ * and must outlive the reload object (later configs are owned here). path: the
+ * config file as given to config_load (NULL: its default). Installs the
+ * policy and the provenance map into the resolver. NULL on ENOMEM. */
+struct reload *reload_new(const struct reload_parts *parts,
+			  const struct config *cfg, struct policy *pol,
+			  const char *path);
+void reload_set_guard(struct reload *rl, struct guard *guard);
+/* Free the upstream channels (current, pending, draining): their
+ * callbacks run now, so the resolver must still exist. */
+void reload_close_upstreams(struct reload *rl);
+void reload_free(struct reload *rl);
+
+/* The running config and policy. */
+const struct config *reload_config(const struct reload *rl);
+const struct policy *reload_policy(const struct reload *rl);
+/* The config file path, resolved like config_load does. */
+const char *reload_path(const struct reload *rl);
+
+/* Reload the config file now (trigger: "signal", "control", "watch", for
+ * the log). A request while a reload is under way is served by one more
+ * reload after it. done may be NULL. Never blocks on the kernel. */
+void reload_request(struct reload *rl, const char *trigger, reload_done_fn done,
+		    void *arg);
+/* A done that must no longer be called (its client went away). */
+void reload_forget(struct reload *rl, void *arg);
+
+/* The daemon's state for `dnsfence status`, as JSON (malloc'd) or text
+ * lines (malloc'd); NULL on ENOMEM. */
+char *reload_status(const struct reload *rl, bool json);
+
+/* Do the rules rendered for a and b differ, so that a reload from a to
+ * b must re-apply them? (ports, allow_cidrs, upstreams, mode.) The one
+ * place to widen when the rules carry more of the policy. */
+bool reload_rules_differ(const struct config *a, const struct config *b);
+
+#endif

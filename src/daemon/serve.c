@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* serve: assembles the daemon and runs its loop. The order is the point:
+ * everything that needs privileges (the listeners on port 53, the
+ * netlink socket for the set adds) is opened first, then the process
+ * drops to `user` with CAP_NET_ADMIN only (privs.c), and only then does
+ * the guard start and the loop serve: no query is ever answered by a
+ * root process, and the upstream sockets c-ares opens on the first query
+ * belong to `user`, the one uid the firewall lets reach the upstreams.
+ * Before binding, privs_preflight says which capabilities a reduced start
+ * (systemd User=, a Kubernetes sidecar) lacks, all at once; after the
+ * guard has started, READY=1 goes to systemd (notify.c), so a Type=notify
+ * unit is "active" only when queries are answered behind the fence.
+ *
+ * The policy lives in reload.c, which changes it on SIGHUP, on
+ * `dnsfence reload` (the control socket, control.c) and when the config
+ * file changes (watch.c). serve_run is a sequence of short steps on one
+ * struct daemon; close_parts undoes them in the one safe order. */
+#include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include <event2/event.h>
+
+#include "daemon/control.h"
+#include "fence/guard.h"
+#include "base/log.h"
+#include "daemon/notify.h"
+#include "observe/observe.h"
+#include "config/policy.h"
+#include "daemon/privs.h"
+#include "daemon/reload.h"
+#include "resolve/resolver.h"
+#include "daemon/serve.h"
+#include "resolve/server.h"
+#include "sets/sets.h"
+#include "base/stats.h"
+#include "resolve/upstream.h"
+#include "daemon/watch.h"
+
+struct daemon {
+	const struct config *cfg; /* as started; reload_config() since */
+	const char *path;
+	uid_t uid;
+	gid_t gid;
+	struct event_base *base;
+	struct upstream *up;
+	struct sets *sets;
+	struct resolver *res;
+	struct server *srv;
+	struct reload *rl;
+	struct control *ctl;
+	struct watch *watch;
+	struct guard *guard;
+	struct observe *obs;
+	struct event *sigev[4];
+	bool ready;
+};
+
+static const int signals[] = {SIGTERM, SIGINT, SIGUSR1, SIGHUP};
+
+static void on_signal(evutil_socket_t sig, short what, void *arg);
+static void raise_nofile(void);
+static bool binds_low_port(const struct config *cfg);
+static void notify_state(const char *state);
+static struct sets *open_sets(struct event_base *base,
+			      const struct config *cfg);
+static int open_parts(struct daemon *d);
+static int open_reload(struct daemon *d);
+static int add_signals(struct daemon *d);
+static int drop_privileges(struct daemon *d);
+static void announce(struct daemon *d);
+static void close_parts(struct daemon *d);
+
+static void on_signal(evutil_socket_t sig, short what, void *arg)
+{
+	struct daemon *d = arg;
+
+	(void)what;
+	if (sig == SIGUSR1) {
+		stats_log();
+		return;
+	}
+	if (sig == SIGHUP) {
+		reload_request(d->rl, "signal", NULL, NULL);
+		return;
+	}
+	log_info("main", "signal %d: shutting down", (int)sig);
+	event_base_loopbreak(d->base);
+}
+/* Each TCP client is a descriptor; the soft limit of 1024 is too low. */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+/* Does a listener need cap_net_bind_service (port below
+ * net.ipv4.ip_unprivileged_port_start, 1024 unless lowered)? */
+static bool binds_low_port(const struct config *cfg)
+{
+	FILE *f = fopen("/proc/sys/net/ipv4/ip_unprivileged_port_start", "re");
+	unsigned start = 1024;
+
+	if (f != NULL) {
+		if (fscanf(f, "%u", &start) != 1)
+			start = 1024;
+		fclose(f);
+	}
+	for (size_t i = 0; i < cfg->n_listen; i++) {
+		if (netaddr_port((const struct sockaddr *)&cfg->listen[i].sa) <
+		    start)
+			return true;
+	}
+	return false;
+}
+
+/* systemd is told, when it is listening; a failure to tell it is worth a
+ * warning but never stops the daemon. */
+static void notify_state(const char *state)
+{
+	int r = notify_send(state);
+
+	if (r < 0)
+		log_warn("notify", "cannot notify $NOTIFY_SOCKET: %s",
+			 strerror(-r));
+}
+
+static struct sets *open_sets(struct event_base *base, const struct config *cfg)
+{
+	struct sets_params sp = {
+	    .set4 = cfg->set4,
+	    .set6 = cfg->set6,
+	    .ttl_min = cfg->ttl_min,
+	    .ttl_max = cfg->ttl_max,
+	    .map_max = (size_t)cfg->maxelem * 2,
+	};
+	char err[512];
+	struct sets *sets = sets_open(base, &sp, err, sizeof(err));
+
+	if (sets == NULL)
+		log_err("sets", "%s", err);
+	return sets;
+}
+
+/* Everything that may need privileges: the upstream channel, the sets'
+ * netlink socket, the listeners, the policy and its reload machinery. */
+static int open_parts(struct daemon *d)
+{
+	const struct config *cfg = d->cfg;
+	char err[512];
+
+	d->base = event_base_new();
+	if (d->base == NULL)
+		return -ENOMEM;
+	d->up = upstream_new(d->base, cfg->upstreams, cfg->n_upstreams,
+			     cfg->upstream_timeout_ms, err, sizeof(err));
+	if (d->up == NULL) {
+		log_err("upstream", "%s", err);
+		return -EIO;
+	}
+	if (cfg->mode != CONFIG_MODE_OFF)
+		upstream_set_mark(d->up, cfg->mark);
+	if (cfg->mode != CONFIG_MODE_OFF &&
+	    (d->sets = open_sets(d->base, cfg)) == NULL)
+		return -EIO;
+	d->res = resolver_new(d->base, cfg, NULL, d->up, d->sets);
+	if (d->res == NULL || open_reload(d) != 0)
+		return -ENOMEM;
+	d->srv = server_new(d->base, cfg, d->res, err, sizeof(err));
+	if (d->srv == NULL) {
+		log_err("server", "%s", err);
+		return -EIO;
+	}
+	d->obs = observe_open(d->base, cfg, d->uid, d->gid);
+	return d->obs != NULL ? 0 : -EIO;
+}
+
+/* The policy, the reload steps, the control socket and the watch (before
+ * the drop: the socket is chowned, the directory may need root to read).
+ * Neither the socket nor the watch is worth refusing to serve for. */
+static int open_reload(struct daemon *d)
+{
+	struct reload_parts parts = {
+	    .base = d->base, .res = d->res, .sets = d->sets, .up = d->up};
+	struct policy *pol;
+	char err[512];
+
+	pol = reload_build_policy(d->cfg, err, sizeof(err));
+	if (pol == NULL) {
+		log_err("config", "%s", err);
+		return -EINVAL;
+	}
+	d->rl = reload_new(&parts, d->cfg, pol, d->path);
+	if (d->rl == NULL) {
+		policy_free(pol);
+		return -ENOMEM;
+	}
+	d->up = NULL; /* the reload's now */
+	d->ctl = control_new(d->base, d->cfg->control_socket, d->uid, d->gid,
+			     d->rl, err, sizeof(err));
+	if (d->ctl == NULL)
+		log_warn("control",
+			 "no control socket (%s): 'dnsfence reload' and "
+			 "'status' will not reach this daemon; SIGHUP still "
+			 "reloads",
+			 err);
+	if (d->cfg->control_watch)
+		d->watch = watch_new(d->base, reload_path(d->rl), d->rl);
+	return 0;
+}
+
+static int add_signals(struct daemon *d)
+{
+	for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++) {
+		d->sigev[i] = evsignal_new(d->base, signals[i], on_signal, d);
+		if (d->sigev[i] == NULL || evsignal_add(d->sigev[i], NULL) != 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int drop_privileges(struct daemon *d)
+{
+	char err[512];
+
+	if (privs_drop(d->uid, d->gid, err, sizeof(err)) != 0) {
+		log_err("privs", "cannot drop privileges: %s; not serving",
+			err);
+		return -EPERM;
+	}
+	log_info("privs",
+		 "running as uid %u gid %u, effective capabilities: "
+		 "cap_net_admin only",
+		 (unsigned)d->uid, (unsigned)d->gid);
+	return 0;
+}
+
+static void announce(struct daemon *d)
+{
+	const struct config *cfg = reload_config(d->rl);
+	size_t n = policy_size(reload_policy(d->rl));
+	char state[256];
+
+	log_info("main",
+		 "dnsfence %s serving, mode %s, %zu allow entries, %zu "
+		 "upstream(s)",
+		 DNSFENCE_VERSION, config_mode_name(cfg->mode), n,
+		 cfg->n_upstreams);
+	snprintf(state, sizeof(state),
+		 "READY=1\nSTATUS=serving, mode %s, %zu allow entries",
+		 config_mode_name(cfg->mode), n);
+	notify_state(state);
+	d->ready = true;
+}
+
+/* Order matters: the guard's child goes first, then the control clients
+ * and the transports (their clients are dropped), then c-ares and the
+ * kernel adds finish their pending work, then the resolver that those
+ * callbacks point at, and only then the policy it judged with. */
+static void close_parts(struct daemon *d)
+{
+	if (d->ready)
+		notify_state("STOPPING=1\nSTATUS=shutting down");
+	guard_free(d->guard);
+	control_free(d->ctl);
+	watch_free(d->watch);
+	observe_close(d->obs);
+	server_free(d->srv);
+	upstream_free(d->up);
+	if (d->rl != NULL)
+		reload_close_upstreams(d->rl);
+	sets_close(d->sets);
+	resolver_free(d->res);
+	reload_free(d->rl);
+	for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++) {
+		if (d->sigev[i] != NULL)
+			event_free(d->sigev[i]);
+	}
+	if (d->base != NULL)
+		event_base_free(d->base);
+	stats_log();
+}
+
+int serve_run(const struct config *cfg, const char *path, uid_t uid, gid_t gid)
+{
+	struct daemon d = {.cfg = cfg, .path = path, .uid = uid, .gid = gid};
+	char err[512];
+	int rc = -EIO;
+
+	signal(SIGPIPE, SIG_IGN);
+	raise_nofile();
+	if (cfg->mode == CONFIG_MODE_OFF)
+		log_warn("main",
+			 "mode is \"off\": NO FENCE. Every name is forwarded "
+			 "and nothing is put in the sets; the workload is "
+			 "not protected");
+	if (privs_preflight(uid, binds_low_port(cfg), err, sizeof(err)) != 0) {
+		log_err("privs", "cannot serve: %s", err);
+		rc = -EPERM;
+		goto out;
+	}
+	if (open_parts(&d) != 0 || add_signals(&d) != 0)
+		goto out;
+	if ((rc = drop_privileges(&d)) != 0)
+		goto out;
+	rc = -EIO;
+	if (cfg->mode != CONFIG_MODE_OFF) {
+		d.guard = guard_new(d.base, reload_config(d.rl), uid, d.sets);
+		if (d.guard == NULL) {
+			log_err("guard", "cannot start: out of memory");
+			goto out;
+		}
+		reload_set_guard(d.rl, d.guard);
+	}
+	announce(&d);
+	if (event_base_dispatch(d.base) != 0 || guard_failed(d.guard))
+		goto out;
+	rc = 0;
+out:
+	close_parts(&d);
+	return rc;
+}

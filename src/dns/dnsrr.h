@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* dnsrr: what dnsfence does with an upstream answer: the rewritten
+ * answer each client gets, the addresses it hands out (snoop), and how
+ * long it may be cached. Built on dnsmsg's reader and writer. */
+#ifndef DNSFENCE_DNSRR_H
+#define DNSFENCE_DNSRR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "dns/dnsmsg.h"
+#include "base/netaddr.h"
+
+/* Return false to leave the record out of the client's answer. */
+/* It may also lower rr->ttl: the copy the client gets carries that TTL. */
+typedef bool (*dns_rr_keep_fn)(struct dns_rr *rr, void *arg);
+
+/* The answer one client gets from an upstream answer: ID and question
+ * name (with the client's case) from q, RD/CD from the client, rcode and
+ * records from upstream, records for which keep() is false left out,
+ * counts fixed, names re-compressed. OPT: the upstream's is dropped; when
+ * the client sent EDNS, a fresh OPT (our size, DO as the client) is added.
+ * When the result exceeds max (the client's UDP size; 65535 for TCP),
+ * the reply is header + question (+ OPT) with TC set. keep may be NULL.
+ * Returns the length, -EBADMSG for a malformed answer, -ENOSPC. */
+ssize_t dnsmsg_rewrite_answer(const uint8_t *ans, size_t len,
+			      const struct dns_query *q, size_t max,
+			      dns_rr_keep_fn keep, void *arg, uint8_t *out,
+			      size_t cap);
+
+/* An address an answer hands out, with the TTL of its record. */
+struct dns_addr {
+	struct netaddr addr;
+	uint32_t ttl;
+};
+
+#define DNS_MAX_CNAME_CHAIN 16
+
+/* The addresses a client may connect to after this answer to qname: A
+ * and AAAA records of the answer section whose owner is qname or on its
+ * CNAME chain (at most DNS_MAX_CNAME_CHAIN links, loops stop), plus
+ * ipv4hint/ipv6hint of HTTPS/SVCB records on that chain. Authority and
+ * additional sections are ignored. Writes at most cap to out, *n the
+ * count found (may exceed cap: then -E2BIG). -EBADMSG if malformed. */
+int dnsmsg_snoop(const uint8_t *ans, size_t len, const uint8_t *qname,
+		 size_t qname_len, struct dns_addr *out, size_t cap, size_t *n);
+/* How long an upstream answer may be served from a cache: the smallest
+ * TTL of its answer and authority records. -ENOENT when it must not be
+ * cached (TC set, an rcode other than NOERROR/NXDOMAIN, no records, a TTL
+ * of 0), -EBADMSG when malformed. */
+int dnsmsg_cache_ttl(const uint8_t *ans, size_t len, uint32_t *ttl);
+/* Call fn for every ipv4hint/ipv6hint address in SVCB/HTTPS rdata
+ * (uncompressed target name expected, as RFC 9460 requires). Stops and
+ * returns fn's non-zero value; -EBADMSG if the rdata is malformed. */
+int dnsmsg_svcb_hints(const uint8_t *rdata, size_t rdlen,
+		      int (*fn)(const struct netaddr *a, void *arg), void *arg);
+
+#endif

@@ -1,0 +1,516 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* fwrules: the fence as a list of rules, per family, in the order the
+ * kernel walks them (docs/firewall.md gives the reason for each).
+ *
+ * Each rule is written exactly as `iptables-save -t filter` prints it
+ * (match order, "-m udp" after "-p udp", "/32" on -d but not on
+ * --ctorigdst, the default --reject-with spelled out, the comment
+ * quoted), so that the same text is the iptables-restore input, the
+ * expected lines of `check`, and what the unit tests read. The forms were
+ * found by applying and saving with iptables 1.8.9 (nft and legacy print
+ * the same).
+ *
+ * The order is the design:
+ *   0. IPv6 only: any packet carrying a routing header is rejected: its
+ *      destination is only the next segment, so the set accept below
+ *      would judge the wrong address (invariant 13);
+ *   1. our own listeners, for anyone;
+ *   2. anything whose conntrack ORIGINAL destination is an upstream
+ *      address: accepted only with the daemon's socket mark (and, for a
+ *      loopback upstream, the resolver's replies to us), else rejected,
+ *      on every packet, before rule 3 (invariant 5);
+ *   3. RELATED,ESTABLISHED (with inbound "deny", only in the original
+ *      direction, connections this namespace opened, and on loopback);
+ *   4. IPv6 only: what neighbour discovery needs, no more (invariant 6);
+ *   5. every other DNS (original port 53) rejected, before rule 6;
+ *   6. loopback;
+ *   7. set members and allow_cidrs on the configured ports;
+ *   8. reject (audit: log and accept), the last rule carrying the policy
+ *      fingerprint (provenance.c). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <netinet/in.h>
+
+#include "fence/fwrules.h"
+#include "base/netaddr.h"
+#include "config/fingerprint.h"
+#include "sets/sets.h"
+
+#define MULTIPORT_MAX 15 /* xt_multiport slots; a range takes two */
+#define AUDIT_PREFIX  "dnsfence-audit"
+/* Enforce mode: what the rejects drop is also copied to NFLOG for the
+ * daemon's attribution (nflog.c), at most this often per rule, so that
+ * a flood costs the daemon a bounded amount of work. */
+#define BLOCK_NFLOG                                                            \
+	"-m limit --limit 10/sec --limit-burst 20 -j NFLOG --nflog-prefix "
+#define C     FW_CHAIN_RULE
+#define ICMP6 "-p ipv6-icmp -m icmp6 --icmpv6-type "
+
+/* An MLDv2 report (type 143 to ff02::16, hop limit 1) is let out only
+ * when it announces one or two groups, each in ff02::1:ff00:0/104 (the
+ * solicited-node groups ND uses). u32 offsets count from the IPv6 header:
+ * the hop-by-hop header (router alert) at 40 with next header 58 and
+ * length 0, the ICMPv6 header at 48, the record count at 54, records of
+ * 20 bytes from 56, each with its group at +4..+19. A payload length of
+ * exactly 16 + 20 per record means no record has sources or aux data.
+ * xt_u32 takes at most 10 tests: the two-record rule leaves out the
+ * hop-by-hop check (only the kernel writes MLD reports, and it always
+ * puts that header first; a program would need CAP_NET_RAW to write its
+ * own). A longer report, or one naming any other group, stays in. */
+#define MLD_GROUP(g, h, i, j)                                                  \
+	"&&0x" g "=0xff020000&&0x" h "=0x0&&0x" i "=0x1&&0x" j ">>0x18=0xff"
+#define MLD_ONE                                                                \
+	"\"0x4>>0x10=0x24&&0x28>>0x10=0x3a00&&0x34&0xffff=0x1" MLD_GROUP(      \
+	    "3c", "40", "44", "48") "\""
+#define MLD_TWO                                                                \
+	"\"0x4>>0x10=0x38&&0x34&0xffff=0x2" MLD_GROUP("3c", "40", "44", "48")  \
+	    MLD_GROUP("50", "54", "58", "5c") "\""
+#define MLD_RULE C "-d ff02::16/128 " ICMP6 "143 -m hl --hl-eq 1 -m u32 --u32 "
+
+static const char *reject_with(int family);
+static int render_listen(const struct config *cfg, int family,
+			 struct fw_rules *r);
+static int render_upstream(const struct config *cfg, const struct netaddr *a,
+			   struct fw_rules *r);
+static int render_upstreams(const struct config *cfg, int family,
+			    struct fw_rules *r);
+static int render_icmp6(struct fw_rules *r);
+static int render_dns(const struct config *cfg, int family, struct fw_rules *r);
+static int port_list(const struct config *cfg, uint8_t proto, size_t *i,
+		     char *list, size_t cap);
+static int render_ports(const struct config *cfg, int family, const char *set,
+			struct fw_rules *r);
+static int render_last(const struct config *cfg, int family,
+		       struct fw_rules *r);
+static int log_then_accept(struct fw_rules *r, const char *match);
+static int log_then_reject(struct fw_rules *r, const char *match,
+			   const char *prefix, const char *with);
+static int render_cidrs(const struct config *cfg, int family, const char *pn,
+			const char *list, struct fw_rules *r);
+/* Any routing header, whatever its type (the kernel's SRv6 or a type 0
+ * one a raw socket writes): the packet's destination is the next segment,
+ * not where it ends, so no later rule may judge it (invariant 13). */
+const char *fw_rules_rthdr(const struct config *cfg)
+{
+	return cfg->mode == CONFIG_MODE_AUDIT
+		   ? "-m rt -j NFLOG --nflog-prefix " AUDIT_PREFIX
+		   : "-m rt -j REJECT --reject-with icmp6-adm-prohibited";
+}
+
+static bool policy_of(const char *line, char *hex, size_t len);
+
+void fw_rules_free(struct fw_rules *r)
+{
+	for (size_t i = 0; i < r->n; i++)
+		free(r->v[i]);
+	free(r->v);
+	memset(r, 0, sizeof(*r));
+}
+
+int fw_rules_push(struct fw_rules *r, const char *line)
+{
+	char *dup;
+
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 32;
+		char **v = reallocarray(r->v, cap, sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		r->v = v;
+		r->cap = cap;
+	}
+	dup = strdup(line);
+	if (!dup)
+		return -ENOMEM;
+	r->v[r->n++] = dup;
+	return 0;
+}
+
+int fw_rules_add(struct fw_rules *r, const char *fmt, ...)
+{
+	char line[FW_RULE_MAX];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(line))
+		return -E2BIG;
+	for (size_t i = 0; i < r->n; i++) {
+		if (strcmp(r->v[i], line) == 0)
+			return 0;
+	}
+	return fw_rules_push(r, line);
+}
+
+static const char *reject_with(int family)
+{
+	return family == AF_INET ? "icmp-admin-prohibited"
+				 : "icmp6-adm-prohibited";
+}
+
+/* Our own listeners, for anyone (a wildcard listener: any local address).
+ * -d is the destination after the nat table, so this reaches our socket. */
+static int render_listen(const struct config *cfg, int family,
+			 struct fw_rules *r)
+{
+	static const char *const protos[] = {"udp", "tcp"};
+	static const uint8_t zero[16];
+	const char *host = family == AF_INET ? "/32" : "/128";
+	char a[NETADDR_STRLEN];
+	struct netaddr na;
+	int ret = 0;
+
+	for (size_t i = 0; i < cfg->n_listen; i++) {
+		const struct sockaddr *sa =
+		    (const struct sockaddr *)&cfg->listen[i].sa;
+		unsigned port = netaddr_port(sa);
+
+		if (sa->sa_family != family || !netaddr_from_sockaddr(sa, &na))
+			continue;
+		netaddr_format(&na, a, sizeof(a));
+		for (size_t p = 0; p < 2; p++) {
+			if (memcmp(na.bytes, zero, family == AF_INET ? 4 : 16))
+				ret = fw_rules_add(
+				    r,
+				    C "-d %s%s -p %s -m %s --dport "
+				      "%u -j ACCEPT",
+				    a, host, protos[p], protos[p], port);
+			else
+				ret = fw_rules_add(
+				    r,
+				    C "-p %s -m addrtype --dst-type "
+				      "LOCAL -m %s --dport %u -j "
+				      "ACCEPT",
+				    protos[p], protos[p], port);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+/* Everything whose original destination is this upstream, on any port
+ * and in any conntrack state: the daemon's mark, or (loopback upstream)
+ * the local resolver's replies to the daemon, or nothing. A reply-
+ * direction packet of an entry goes to the original source, and only a
+ * marked packet could create an entry towards the upstream. */
+static int render_upstream(const struct config *cfg, const struct netaddr *a,
+			   struct fw_rules *r)
+{
+	char s[NETADDR_STRLEN];
+	int ret;
+
+	netaddr_format(a, s, sizeof(s));
+	ret = fw_rules_add(r,
+			   C "-m conntrack --ctorigdst %s -m mark --mark 0x%x "
+			     "-j ACCEPT",
+			   s, (unsigned)cfg->mark);
+	/* Reply-direction packets of the upstream's connections go back to
+	 * their local originator: a loopback resolver's answers, and the RST
+	 * or ICMP error our own REJECT below makes (it travels OUTPUT too;
+	 * rejecting it would turn every refusal into a timeout). */
+	if (!ret)
+		ret =
+		    fw_rules_add(r,
+				 C "-m conntrack --ctorigdst %s --ctdir REPLY "
+				   "-j ACCEPT",
+				 s);
+	if (ret)
+		return ret;
+	if (cfg->mode == CONFIG_MODE_AUDIT) {
+		char match[NETADDR_STRLEN + 32];
+
+		snprintf(match, sizeof(match), "-m conntrack --ctorigdst %s ",
+			 s);
+		return log_then_accept(r, match);
+	}
+	ret = fw_rules_add(
+	    r, C "-m conntrack --ctorigdst %s " BLOCK_NFLOG "dnsfence-dns", s);
+	if (!ret)
+		ret = fw_rules_add(
+		    r,
+		    C "-p tcp -m conntrack --ctorigdst %s -j REJECT "
+		      "--reject-with tcp-reset",
+		    s);
+	return ret ? ret
+		   : fw_rules_add(r,
+				  C "-m conntrack --ctorigdst %s -j REJECT "
+				    "--reject-with %s",
+				  s, reject_with(a->family));
+}
+
+static int render_upstreams(const struct config *cfg, int family,
+			    struct fw_rules *r)
+{
+	struct netaddr na;
+	int ret;
+
+	for (size_t i = 0; i < cfg->n_upstreams; i++) {
+		const struct sockaddr *sa =
+		    (const struct sockaddr *)&cfg->upstreams[i].sa;
+
+		if (sa->sa_family != family || !netaddr_from_sockaddr(sa, &na))
+			continue;
+		ret = render_upstream(cfg, &na, r);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* What neighbour discovery needs (RFC 4861 packets carry hop limit 255):
+ * router solicitations to all-routers, neighbour solicitations to a
+ * solicited-node group or to a unicast neighbour (NUD), advertisements;
+ * and MLD reports for solicited-node groups only, so no group a
+ * workload joins is announced: an MLDv1 report (setup makes the kernel
+ * send those, see prefer_mldv1 in firewall.c) names its one group as its
+ * destination; an MLDv2 report passes when it names one or two groups,
+ * all solicited-node (MLD_ONE, MLD_TWO). */
+static int render_icmp6(struct fw_rules *r)
+{
+	static const char *const nd[] = {
+	    C "-d ff02::2/128 " ICMP6 "133 -m hl --hl-eq 255 -j ACCEPT",
+	    C "-d ff02::1:ff00:0/104 " ICMP6 "135 -m hl --hl-eq 255 -j ACCEPT",
+	    C ICMP6 "135 -m addrtype --dst-type UNICAST -m hl --hl-eq 255 "
+		    "-j ACCEPT",
+	    C ICMP6 "136 -m hl --hl-eq 255 -j ACCEPT",
+	    C "-d ff02::1:ff00:0/104 " ICMP6 "131 -m hl --hl-eq 1 -j ACCEPT",
+	    MLD_RULE MLD_ONE " -j ACCEPT",
+	    MLD_RULE MLD_TWO " -j ACCEPT",
+	};
+	int ret;
+
+	for (size_t i = 0; i < sizeof(nd) / sizeof(nd[0]); i++) {
+		ret = fw_rules_add(r, "%s", nd[i]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* Every other DNS, matched on the original port (Docker DNATs
+ * 127.0.0.11:53 elsewhere), refused before the loopback accept; in audit
+ * mode logged, then let through. */
+static int render_dns(const struct config *cfg, int family, struct fw_rules *r)
+{
+	static const char *const protos[] = {"udp", "tcp"};
+	char match[64];
+	int ret;
+
+	for (size_t p = 0; p < 2; p++) {
+		snprintf(match, sizeof(match),
+			 "-p %s -m conntrack --ctorigdstport 53 ", protos[p]);
+		if (cfg->mode == CONFIG_MODE_AUDIT)
+			ret = log_then_accept(r, match);
+		else
+			ret = log_then_reject(r, match, "dnsfence-dns",
+					      p ? "tcp-reset"
+						: reject_with(family));
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* In enforce mode a rejected packet is also copied, rate-limited, to
+ * NFLOG under prefix, for the daemon's attribution. */
+static int log_then_reject(struct fw_rules *r, const char *match,
+			   const char *prefix, const char *with)
+{
+	int ret = fw_rules_add(r, C "%s" BLOCK_NFLOG "%s", match, prefix);
+
+	return ret ? ret
+		   : fw_rules_add(r, C "%s-j REJECT --reject-with %s", match,
+				  with);
+}
+
+/* In audit mode what enforce would reject is logged, then let through. */
+static int log_then_accept(struct fw_rules *r, const char *match)
+{
+	int ret =
+	    fw_rules_add(r, C "%s-j NFLOG --nflog-prefix " AUDIT_PREFIX, match);
+
+	return ret ? ret : fw_rules_add(r, C "%s-j ACCEPT", match);
+}
+
+/* The multiport list of proto's ports from cfg->ports[*i] on, at most 15
+ * slots; *i moves past what was taken. 0 slots: nothing left. */
+static int port_list(const struct config *cfg, uint8_t proto, size_t *i,
+		     char *list, size_t cap)
+{
+	size_t len = 0;
+	int slots = 0;
+
+	list[0] = '\0';
+	for (; *i < cfg->n_ports; (*i)++) {
+		const struct config_port *cp = &cfg->ports[*i];
+		int w = cp->first == cp->last ? 1 : 2;
+
+		if (cp->proto != proto)
+			continue;
+		if (slots + w > MULTIPORT_MAX)
+			break;
+		len += (size_t)snprintf(
+		    list + len, cap - len,
+		    cp->first == cp->last ? "%s%u" : "%s%u:%u", len ? "," : "",
+		    (unsigned)cp->first, (unsigned)cp->last);
+		slots += w;
+	}
+	return slots;
+}
+
+int fw_rules_port_list(const struct config *cfg, uint8_t proto, size_t *i,
+		       char *list, size_t cap)
+{
+	return port_list(cfg, proto, i, list, cap);
+}
+
+/* Set members and allow_cidrs on the configured ports, one rule per
+ * protocol and per run of at most 15 multiport slots. */
+static int render_ports(const struct config *cfg, int family, const char *set,
+			struct fw_rules *r)
+{
+	static const uint8_t protos[] = {IPPROTO_TCP, IPPROTO_UDP};
+	char list[16 * 12];
+	int ret;
+
+	for (size_t p = 0; p < 2; p++) {
+		const char *pn = protos[p] == IPPROTO_TCP ? "tcp" : "udp";
+		size_t i = 0;
+
+		while (port_list(cfg, protos[p], &i, list, sizeof(list)) > 0) {
+			ret =
+			    fw_rules_add(r,
+					 C "-p %s -m set --match-set %s dst -m "
+					   "multiport --dports %s -j ACCEPT",
+					 pn, set, list);
+			if (!ret)
+				ret = render_cidrs(cfg, family, pn, list, r);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+/* Each allow_cidrs entry of this family on the same ports. */
+static int render_cidrs(const struct config *cfg, int family, const char *pn,
+			const char *list, struct fw_rules *r)
+{
+	char c[NETADDR_STRLEN + 8];
+	int ret;
+
+	for (size_t k = 0; k < cfg->n_allow_cidrs; k++) {
+		if (cfg->allow_cidrs[k].addr.family != family)
+			continue;
+		netaddr_format_cidr(&cfg->allow_cidrs[k], c, sizeof(c));
+		ret = fw_rules_add(r,
+				   C "-d %s -p %s -m multiport --dports %s -j "
+				     "ACCEPT",
+				   c, pn, list);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* The catch-all, carrying the policy fingerprint as its comment. */
+static int render_last(const struct config *cfg, int family, struct fw_rules *r)
+{
+	char fp[PROVENANCE_HEXLEN];
+	int ret = provenance_fingerprint(cfg, fp);
+
+	if (ret)
+		return ret;
+	if (cfg->mode == CONFIG_MODE_AUDIT) {
+		ret =
+		    fw_rules_add(r, C "-j NFLOG --nflog-prefix " AUDIT_PREFIX);
+		return ret ? ret
+			   : fw_rules_add(r,
+					  C "-m comment " FW_POLICY_TAG
+					    "%s\" -j ACCEPT",
+					  fp);
+	}
+	ret = fw_rules_add(r, C BLOCK_NFLOG "dnsfence-block");
+	if (!ret)
+		ret = fw_rules_add(r, C
+				   "-p tcp -j REJECT --reject-with tcp-reset");
+	return ret ? ret
+		   : fw_rules_add(r,
+				  C "-m comment " FW_POLICY_TAG
+				    "%s\" -j REJECT --reject-with %s",
+				  fp, reject_with(family));
+}
+
+int fw_rules_render(const struct config *cfg, int family, struct fw_rules *r)
+{
+	const char *set = family == AF_INET ? cfg->set4 : cfg->set6;
+	int ret;
+
+	if (family != AF_INET && family != AF_INET6)
+		return -EAFNOSUPPORT;
+	if (!sets_name_valid(set))
+		return -EINVAL;
+	if (cfg->mode == CONFIG_MODE_OFF)
+		return 0;
+	ret = family == AF_INET6 ? fw_rules_add(r, C "%s", fw_rules_rthdr(cfg))
+				 : 0;
+	if (!ret)
+		ret = render_listen(cfg, family, r);
+	if (!ret)
+		ret = render_upstreams(cfg, family, r);
+	if (!ret)
+		ret =
+		    fw_rules_add(r,
+				 C "-m conntrack --ctstate RELATED,ESTABLISHED "
+				   "%s-j ACCEPT",
+				 cfg->inbound_deny ? "--ctdir ORIGINAL " : "");
+	if (!ret && cfg->inbound_deny) /* our listeners' (local) answers */
+		ret = fw_rules_add(r, C "-o lo -m conntrack --ctstate "
+					"RELATED,ESTABLISHED -j ACCEPT");
+	if (!ret && family == AF_INET6)
+		ret = render_icmp6(r);
+	if (!ret)
+		ret = render_dns(cfg, family, r);
+	if (!ret)
+		ret = fw_rules_add(r, C "-o lo -j ACCEPT");
+	if (!ret)
+		ret = render_ports(cfg, family, set, r);
+	if (!ret)
+		ret = render_last(cfg, family, r);
+	return ret;
+}
+
+static bool policy_of(const char *line, char *hex, size_t len)
+{
+	const char *p = strstr(line, FW_POLICY_TAG);
+	size_t n;
+
+	if (!p)
+		return false;
+	p += strlen(FW_POLICY_TAG);
+	n = strspn(p, "0123456789abcdef");
+	if (n == 0 || p[n] != '"' || n >= len)
+		return false;
+	memcpy(hex, p, n);
+	hex[n] = '\0';
+	return true;
+}
+
+bool fw_rules_find_policy(const struct fw_rules *r, char *hex, size_t len)
+{
+	hex[0] = '\0';
+	for (size_t i = 0; i < r->n; i++) {
+		if (policy_of(r->v[i], hex, len))
+			return true;
+	}
+	return false;
+}

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* fwscope: the public fw_render, fw_apply, fw_check and fw_compare
+ * (declared in firewall.h, where their callers look), dispatching on the
+ * config's scope: forward to fwforward.c, output to firewall.c's fwout_*.
+ * The dispatch sits above both scopes, so neither the engine (firewall.c)
+ * nor a scope calls up; uid is unused (the socket mark identifies the
+ * daemon). */
+#include "fence/firewall.h"
+#include "fence/fwforward.h"
+
+char *fw_render(const struct config *cfg, int family, uid_t uid)
+{
+	(void)uid;
+	if (cfg->scope == CONFIG_SCOPE_FORWARD)
+		return fwfwd_tables_text(cfg, family, "");
+	return fwout_render(cfg, family);
+}
+
+int fw_apply(const struct config *cfg, uid_t uid, char *err, size_t errlen)
+{
+	(void)uid;
+	if (cfg->scope == CONFIG_SCOPE_FORWARD)
+		return fwfwd_apply(cfg, err, errlen);
+	return fwout_apply(cfg, err, errlen);
+}
+
+int fw_check(const struct config *cfg, uid_t uid,
+	     void (*report)(void *arg, const char *line), void *arg)
+{
+	(void)uid;
+	if (cfg->scope == CONFIG_SCOPE_FORWARD)
+		return fwfwd_check(cfg, report, arg);
+	return fwout_check(cfg, report, arg);
+}
+
+int fw_compare(const struct config *cfg, int family, uid_t uid,
+	       const char *saved, void (*report)(void *arg, const char *line),
+	       void *arg)
+{
+	(void)uid;
+	if (cfg->scope == CONFIG_SCOPE_FORWARD)
+		return fwfwd_compare(cfg, family, saved, report, arg);
+	return fwout_compare(cfg, family, saved, report, arg);
+}

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* provenance: flushing the sets at setup when the policy that filled them
+ * is not the one being installed (invariant 9). The fingerprint compared
+ * is config/fingerprint.c's; the one the installed rules carry is read
+ * back by the engine of the config's scope (firewall.c, fwforward.c). */
+#include <stdio.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "config/fingerprint.h"
+#include "fence/firewall.h"
+#include "fence/fwforward.h"
+#include "fence/provenance.h"
+#include "sets/setsadm.h"
+
+#define SYS "policy"
+
+int provenance_reconcile(const struct config *cfg, char *err, size_t errlen)
+{
+	char want[PROVENANCE_HEXLEN], have[PROVENANCE_HEXLEN];
+	int ret = provenance_fingerprint(cfg, want);
+
+	if (ret) {
+		snprintf(err, errlen, "policy fingerprint: %s", strerror(-ret));
+		return ret;
+	}
+	ret = cfg->scope == CONFIG_SCOPE_FORWARD
+		  ? fwfwd_stored_policy(have, sizeof(have), err, errlen)
+		  : fw_stored_policy(have, sizeof(have), err, errlen);
+	if (ret)
+		return ret;
+	if (strcmp(have, want) == 0) {
+		log_info(SYS, "policy %s unchanged: set entries kept", want);
+		return 0;
+	}
+	ret = setsadm_flush(cfg->set4, cfg->set6, err, errlen);
+	if (ret)
+		return ret;
+	if (have[0])
+		log_warn(SYS,
+			 "policy %s replaces %s: sets %s and %s flushed, so "
+			 "no entry of the old policy stays reachable",
+			 want, have, cfg->set4, cfg->set6);
+	else
+		log_info(SYS,
+			 "policy %s: no policy recorded with the rules, sets "
+			 "%s and %s flushed",
+			 want, cfg->set4, cfg->set6);
+	return 0;
+}

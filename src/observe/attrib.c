@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* attrib: blocked-flow attribution.
+ *
+ * A packet reaches us only through one of our NFLOG rules (prefix
+ * "dnsfence-block" or "dnsfence-dns" in enforce mode, "dnsfence-audit" in
+ * audit mode; other prefixes in the same group belong to someone else and
+ * are ignored). The reason is decided in this order: DNS around the
+ * resolver (the DNS rule, or port 53 in audit mode, where one prefix
+ * serves both rules), a protocol that is never allowed, then what the
+ * recent memory says of the destination: answered and still within its
+ * set timeout but on a port not in `ports`; answered but expired;
+ * answered, live, on an allowed port and still rejected (the entry was
+ * removed behind our back: ipset del/flush); never answered (or answered
+ * so long ago that the bounded memory forgot it), unless allow_cidrs
+ * covers it, when the port is the reason.
+ *
+ * Every packet is counted by reason. Lines are deduplicated per
+ * (destination address, reason) for ATTRIB_DEDUP_MS in a direct-mapped
+ * table (a collision only costs an extra line), and at most
+ * ATTRIB_BUDGET_LINES go out per ATTRIB_BUDGET_MS; what the budget
+ * withholds is summed up in one line when the next window opens. */
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "observe/attrib.h"
+#include "base/hash.h"
+#include "observe/learn.h"
+#include "base/log.h"
+#include "base/monotime.h"
+#include "base/stats.h"
+
+#define SYS	     "blocked"
+#define PREFIX_BLOCK "dnsfence-block"
+#define PREFIX_DNS   "dnsfence-dns"
+#define PREFIX_AUDIT "dnsfence-audit"
+
+struct slot {
+	struct netaddr dst;
+	uint8_t reason; /* ATTRIB__COUNT: empty */
+	uint64_t logged_ms;
+};
+
+struct attrib {
+	const struct config *cfg;
+	struct slot slots[ATTRIB_DEDUP_SLOTS];
+	uint64_t window_ms; /* start of the current budget window */
+	unsigned lines;	    /* lines logged in it */
+	uint64_t withheld;  /* flows over budget since the last summary */
+};
+
+static bool port_allowed(const struct config *cfg, uint8_t proto,
+			 uint16_t port);
+static bool in_allow_cidrs(const struct config *cfg, const struct netaddr *a);
+static void clock_text(int64_t wall, char *buf, size_t cap);
+static const char *proto_name(uint8_t proto, char *buf, size_t cap);
+static enum attrib_reason explain_known(const struct config *cfg,
+					const struct nflog_pkt *pkt,
+					const struct recent_info *k,
+					uint64_t now_ms, int64_t wall_now,
+					char *text, size_t cap);
+static bool dedup(struct attrib *a, const struct netaddr *dst,
+		  enum attrib_reason r, uint64_t now);
+static bool budget(struct attrib *a, uint64_t now);
+static void endpoint(const struct netaddr *addr, bool with_port, uint16_t port,
+		     char *buf, size_t cap);
+static void log_flow(const struct attrib *a, const struct nflog_pkt *pkt,
+		     const char *text);
+
+static const enum stat_id reason_stat[ATTRIB__COUNT] = {
+    [ATTRIB_NEVER] = STAT_BLOCKED_NEVER,
+    [ATTRIB_EXPIRED] = STAT_BLOCKED_EXPIRED,
+    [ATTRIB_PORT] = STAT_BLOCKED_PORT,
+    [ATTRIB_DNS] = STAT_BLOCKED_DNS,
+    [ATTRIB_NOTSET] = STAT_BLOCKED_NOTSET,
+    [ATTRIB_PROTO] = STAT_BLOCKED_PROTO,
+};
+
+const char *attrib_reason_name(enum attrib_reason r)
+{
+	static const char *const names[ATTRIB__COUNT] = {
+	    [ATTRIB_NEVER] = "never_answered",
+	    [ATTRIB_EXPIRED] = "expired",
+	    [ATTRIB_PORT] = "port",
+	    [ATTRIB_DNS] = "dns",
+	    [ATTRIB_NOTSET] = "not_in_set",
+	    [ATTRIB_PROTO] = "protocol",
+	};
+
+	return (unsigned)r < ATTRIB__COUNT ? names[r] : "unknown";
+}
+
+static bool port_allowed(const struct config *cfg, uint8_t proto, uint16_t port)
+{
+	for (size_t i = 0; i < cfg->n_ports; i++) {
+		const struct config_port *p = &cfg->ports[i];
+
+		if (p->proto == proto && port >= p->first && port <= p->last)
+			return true;
+	}
+	return false;
+}
+
+static bool in_allow_cidrs(const struct config *cfg, const struct netaddr *a)
+{
+	for (size_t i = 0; i < cfg->n_allow_cidrs; i++) {
+		if (netaddr_cidr_contains(&cfg->allow_cidrs[i], a))
+			return true;
+	}
+	return false;
+}
+
+static void clock_text(int64_t wall, char *buf, size_t cap)
+{
+	time_t t = (time_t)wall;
+	struct tm tm;
+
+	if (gmtime_r(&t, &tm) == NULL ||
+	    strftime(buf, cap, "%H:%M:%S", &tm) == 0)
+		snprintf(buf, cap, "?");
+}
+
+static const char *proto_name(uint8_t proto, char *buf, size_t cap)
+{
+	switch (proto) {
+	case IPPROTO_TCP:
+		return "tcp";
+	case IPPROTO_UDP:
+		return "udp";
+	case IPPROTO_ICMP:
+		return "icmp";
+	case IPPROTO_ICMPV6:
+		return "ipv6-icmp";
+	default:
+		snprintf(buf, cap, "protocol %u", (unsigned)proto);
+		return buf;
+	}
+}
+
+enum attrib_reason attrib_explain(const struct config *cfg,
+				  const struct nflog_pkt *pkt,
+				  const struct recent_info *known,
+				  uint64_t now_ms, int64_t wall_now, char *text,
+				  size_t cap)
+{
+	char dst[NETADDR_STRLEN], pn[24];
+	const char *proto = proto_name(pkt->proto, pn, sizeof(pn));
+	bool dns = strcmp(pkt->prefix, PREFIX_DNS) == 0 ||
+		   (strcmp(pkt->prefix, PREFIX_AUDIT) == 0 && pkt->has_ports &&
+		    pkt->dport == 53);
+
+	netaddr_format(&pkt->dst, dst, sizeof(dst));
+	if (dns) {
+		snprintf(text, cap, "DNS to %s bypassing dnsfence", dst);
+		return ATTRIB_DNS;
+	}
+	if (!pkt->has_ports) {
+		snprintf(text, cap, "%s is never allowed (only `ports`)",
+			 proto);
+		return ATTRIB_PROTO;
+	}
+	if (known != NULL)
+		return explain_known(cfg, pkt, known, now_ms, wall_now, text,
+				     cap);
+	if (in_allow_cidrs(cfg, &pkt->dst)) {
+		snprintf(text, cap,
+			 "port %s/%u is not in `ports` (address in "
+			 "allow_cidrs)",
+			 proto, (unsigned)pkt->dport);
+		return ATTRIB_PORT;
+	}
+	snprintf(text, cap, "address was never answered by dnsfence");
+	return ATTRIB_NEVER;
+}
+
+static enum attrib_reason explain_known(const struct config *cfg,
+					const struct nflog_pkt *pkt,
+					const struct recent_info *k,
+					uint64_t now_ms, int64_t wall_now,
+					char *text, size_t cap)
+{
+	char at[16], until[16];
+	const char *proto = pkt->proto == IPPROTO_TCP ? "tcp" : "udp";
+	int64_t ago = (int64_t)((now_ms - k->answered_ms) / 1000);
+	int64_t left = ((int64_t)k->expires_ms - (int64_t)now_ms) / 1000;
+
+	clock_text(wall_now - ago, at, sizeof(at));
+	clock_text(wall_now + left, until, sizeof(until));
+	if (k->expires_ms > now_ms &&
+	    !port_allowed(cfg, pkt->proto, pkt->dport)) {
+		snprintf(text, cap,
+			 "port %s/%u is not in `ports` (address answered for "
+			 "%s at %s)",
+			 proto, (unsigned)pkt->dport, k->name, at);
+		return ATTRIB_PORT;
+	}
+	if (k->expires_ms <= now_ms) {
+		snprintf(text, cap,
+			 "answered for %s at %s, entry expired at %s", k->name,
+			 at, until);
+		return ATTRIB_EXPIRED;
+	}
+	snprintf(text, cap,
+		 "answered for %s at %s, entry due until %s, but not in the "
+		 "set (removed behind dnsfence's back?)",
+		 k->name, at, until);
+	return ATTRIB_NOTSET;
+}
+
+struct attrib *attrib_new(const struct config *cfg)
+{
+	struct attrib *a = calloc(1, sizeof(*a));
+
+	if (a == NULL)
+		return NULL;
+	a->cfg = cfg;
+	for (size_t i = 0; i < ATTRIB_DEDUP_SLOTS; i++)
+		a->slots[i].reason = ATTRIB__COUNT;
+	return a;
+}
+
+void attrib_free(struct attrib *a)
+{
+	free(a);
+}
+
+/* true when (dst, r) was logged less than ATTRIB_DEDUP_MS ago. */
+static bool dedup(struct attrib *a, const struct netaddr *dst,
+		  enum attrib_reason r, uint64_t now)
+{
+	size_t n = dst->family == AF_INET ? 4 : 16;
+	uint32_t h = hash_fnv1a(dst->bytes, n, (uint32_t)r);
+	struct slot *s = &a->slots[h % ATTRIB_DEDUP_SLOTS];
+	if (s->reason == r && netaddr_equal(&s->dst, dst) &&
+	    now - s->logged_ms < ATTRIB_DEDUP_MS)
+		return true;
+	s->dst = *dst;
+	s->reason = (uint8_t)r;
+	s->logged_ms = now;
+	return false;
+}
+
+/* May one more line go out in this window? Opens a new window (and says
+ * what the last one withheld) when the old one is over. */
+static bool budget(struct attrib *a, uint64_t now)
+{
+	if (now - a->window_ms >= ATTRIB_BUDGET_MS) {
+		if (a->withheld > 0)
+			log_warn(SYS,
+				 "%llu more blocked flows not logged (at most "
+				 "%d lines per %d s; see the "
+				 "dnsfence_blocked_flows_total metric)",
+				 (unsigned long long)a->withheld,
+				 ATTRIB_BUDGET_LINES, ATTRIB_BUDGET_MS / 1000);
+		a->window_ms = now;
+		a->lines = 0;
+		a->withheld = 0;
+	}
+	if (a->lines >= ATTRIB_BUDGET_LINES) {
+		a->withheld++;
+		return false;
+	}
+	a->lines++;
+	return true;
+}
+
+/* "198.18.1.10:80", "[2001:db8::1]:443", or the bare address. */
+static void endpoint(const struct netaddr *addr, bool with_port, uint16_t port,
+		     char *buf, size_t cap)
+{
+	char a[NETADDR_STRLEN];
+
+	netaddr_format(addr, a, sizeof(a));
+	if (!with_port)
+		snprintf(buf, cap, "%s", a);
+	else if (addr->family == AF_INET6)
+		snprintf(buf, cap, "[%s]:%u", a, (unsigned)port);
+	else
+		snprintf(buf, cap, "%s:%u", a, (unsigned)port);
+}
+
+static void log_flow(const struct attrib *a, const struct nflog_pkt *pkt,
+		     const char *text)
+{
+	char src[NETADDR_ENDPOINT_STRLEN], dst[NETADDR_ENDPOINT_STRLEN];
+	char pn[24], uid[24];
+
+	endpoint(&pkt->src, pkt->has_ports, pkt->sport, src, sizeof(src));
+	endpoint(&pkt->dst, pkt->has_ports, pkt->dport, dst, sizeof(dst));
+	if (pkt->has_uid)
+		snprintf(uid, sizeof(uid), "uid %u", (unsigned)pkt->uid);
+	else
+		snprintf(uid, sizeof(uid), "no socket");
+	log_info(SYS, "%s %s %s -> %s from %s: %s",
+		 a->cfg->mode == CONFIG_MODE_AUDIT ? "would block" : "blocked",
+		 proto_name(pkt->proto, pn, sizeof(pn)), src, dst, uid, text);
+}
+
+void attrib_packet(void *arg, const struct nflog_pkt *pkt)
+{
+	struct attrib *a = arg;
+	struct recent_info info;
+	char text[ATTRIB_TEXT_MAX];
+	uint64_t now = monotime_ms();
+	bool known;
+	enum attrib_reason r;
+
+	if (!pkt->has_addrs || strncmp(pkt->prefix, "dnsfence-", 9) != 0)
+		return;
+	known = recent_get(recent_global(), &pkt->dst, &info);
+	r = attrib_explain(a->cfg, pkt, known ? &info : NULL, now,
+			   (int64_t)time(NULL), text, sizeof(text));
+	stats_inc(reason_stat[r]);
+	learn_flow(pkt, attrib_reason_name(r), known ? info.name : NULL);
+	if (!dedup(a, &pkt->dst, r, now) && budget(a, now))
+		log_flow(a, pkt, text);
+}

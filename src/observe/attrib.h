@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* attrib: "why was this blocked?" Each packet the fence's NFLOG rules
+ * copy to the daemon is explained (reason, name, uid), deduplicated per
+ * (destination, reason) and logged as one line per blocked flow. */
+#ifndef DNSFENCE_ATTRIB_H
+#define DNSFENCE_ATTRIB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config/config.h"
+#include "observe/nflog.h"
+#include "observe/recent.h"
+
+enum attrib_reason {
+	ATTRIB_NEVER = 0, /* address was never answered by dnsfence */
+	ATTRIB_EXPIRED,	  /* answered, but its set entry has expired */
+	ATTRIB_PORT,	  /* address allowed, port not in `ports` */
+	ATTRIB_DNS,	  /* DNS to another resolver */
+	ATTRIB_NOTSET,	  /* answered, entry should live, not in the set */
+	ATTRIB_PROTO,	  /* neither TCP nor UDP */
+	ATTRIB__COUNT
+};
+
+/* Dedup window and table, and the log budget (lines per window). */
+#define ATTRIB_DEDUP_MS	    60000
+#define ATTRIB_DEDUP_SLOTS  1024
+#define ATTRIB_BUDGET_MS    10000
+#define ATTRIB_BUDGET_LINES 20
+#define ATTRIB_TEXT_MAX	    (RECENT_NAME_MAX + 160)
+
+struct attrib;
+
+/* Short stable name of a reason ("never_answered", "expired", "port",
+ * "dns", "not_in_set", "protocol"): metric labels and suggest.json. */
+const char *attrib_reason_name(enum attrib_reason r);
+/* Explain one packet (pure): known is the recent memory's entry for its
+ * destination, NULL when unknown; now_ms is monotime_ms()'s clock and
+ * wall_now the matching real time (times print as HH:MM:SS UTC). The
+ * explanation goes to text, without the "blocked"/"would block" head. */
+enum attrib_reason attrib_explain(const struct config *cfg,
+				  const struct nflog_pkt *pkt,
+				  const struct recent_info *known,
+				  uint64_t now_ms, int64_t wall_now, char *text,
+				  size_t cap);
+
+/* cfg must outlive it; the recent memory is recent_global(). */
+struct attrib *attrib_new(const struct config *cfg);
+void attrib_free(struct attrib *a);
+/* The nflog_pkt_fn: explain, count, dedup, log, and tell learn.c. */
+void attrib_packet(void *arg, const struct nflog_pkt *pkt);
+
+#endif

@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* learn: the daemon's half of `dnsfence suggest`.
+ *
+ * Two bounded tables: names the policy refused (LEARN_NAMES_MAX, open
+ * addressing over twice as many slots, never deleted: once full, new
+ * names are counted as dropped), and attributed blocked flows
+ * (LEARN_FLOWS_MAX, keyed by destination, protocol, port and reason).
+ * Both only grow for the daemon's life; they are small enough for that.
+ *
+ * The state file is JSON, written to a temporary name in the state
+ * directory, fsync'ed and renamed over suggest.json, so a reader sees the
+ * old or the new file, never half of one. It goes through a directory
+ * descriptor opened before the privilege drop: after it, only the
+ * directory itself must be writable by `user`, not every parent. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <event2/event.h>
+#include <netinet/in.h>
+
+#include "base/hash.h"
+#include "observe/learn.h"
+#include "base/log.h"
+#include "observe/recent.h"
+
+#define SYS	   "learn"
+#define NAME_SLOTS (2 * LEARN_NAMES_MAX)
+#define TMP_FILE   ".suggest.json.tmp"
+
+struct name_slot {
+	char *name;
+	uint64_t count;
+};
+
+struct flow {
+	struct netaddr dst;
+	uint8_t proto;
+	uint16_t port;
+	const char *reason; /* static string */
+	char name[RECENT_NAME_MAX];
+	uint32_t uid;
+	bool has_uid;
+	uint64_t count;
+};
+
+struct learn {
+	int dirfd;
+	char *dir;
+	const char *mode;
+	struct event *timer;
+	bool dirty, warned;
+	struct name_slot names[NAME_SLOTS];
+	size_t n_names;
+	uint64_t names_dropped;
+	struct flow flows[LEARN_FLOWS_MAX];
+	size_t n_flows;
+	uint64_t flows_dropped;
+};
+
+static uint32_t name_hash(const char *s);
+static void on_timer(evutil_socket_t fd, short what, void *arg);
+static struct flow *find_flow(struct learn *l, const struct nflog_pkt *pkt,
+			      const char *reason);
+static cJSON *to_json(const struct learn *l);
+static cJSON *flow_json(const struct flow *f);
+static int write_text(int dirfd, const char *text);
+
+static struct learn *global;
+
+int learn_open_dir(const char *dir, uid_t uid, gid_t gid, char *err,
+		   size_t errlen)
+{
+	int fd;
+
+	if (mkdir(dir, 0750) == 0) {
+		if (chown(dir, uid, gid) != 0) {
+			snprintf(err, errlen, "%s: chown: %s", dir,
+				 strerror(errno));
+			return -errno;
+		}
+	} else if (errno != EEXIST) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		return -errno;
+	}
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		return -errno;
+	}
+	return fd;
+}
+
+struct learn *learn_new(struct event_base *base, int dirfd, const char *dir,
+			const char *mode)
+{
+	struct learn *l = calloc(1, sizeof(*l));
+	struct timeval tv = {LEARN_WRITE_SECONDS, 0};
+
+	if (l == NULL || (l->dir = strdup(dir)) == NULL)
+		goto fail;
+	l->dirfd = dirfd;
+	l->mode = mode;
+	l->timer = event_new(base, -1, EV_PERSIST, on_timer, l);
+	if (l->timer == NULL || event_add(l->timer, &tv) != 0)
+		goto fail;
+	l->dirty = true; /* a fresh file says what this run has seen */
+	return l;
+fail:
+	if (l != NULL) {
+		if (l->timer != NULL)
+			event_free(l->timer);
+		free(l->dir);
+		free(l);
+	}
+	close(dirfd);
+	return NULL;
+}
+
+void learn_free(struct learn *l)
+{
+	if (l == NULL)
+		return;
+	if (global == l)
+		global = NULL;
+	(void)learn_write(l);
+	event_free(l->timer);
+	for (size_t i = 0; i < NAME_SLOTS; i++)
+		free(l->names[i].name);
+	close(l->dirfd);
+	free(l->dir);
+	free(l);
+}
+
+void learn_set_global(struct learn *l)
+{
+	global = l;
+}
+
+size_t learn_names(const struct learn *l)
+{
+	return l != NULL ? l->n_names : 0;
+}
+
+static uint32_t name_hash(const char *s)
+{
+	return hash_fnv1a(s, strlen(s), 0);
+}
+
+void learn_name(const char *name)
+{
+	struct learn *l = global;
+	size_t i;
+
+	if (l == NULL)
+		return;
+	for (i = name_hash(name) % NAME_SLOTS; l->names[i].name != NULL;
+	     i = (i + 1) % NAME_SLOTS) {
+		if (strcmp(l->names[i].name, name) == 0) {
+			l->names[i].count++;
+			l->dirty = true;
+			return;
+		}
+	}
+	if (l->n_names >= LEARN_NAMES_MAX ||
+	    (l->names[i].name = strdup(name)) == NULL) {
+		l->names_dropped++;
+		return;
+	}
+	l->names[i].count = 1;
+	l->n_names++;
+	l->dirty = true;
+}
+
+static struct flow *find_flow(struct learn *l, const struct nflog_pkt *pkt,
+			      const char *reason)
+{
+	for (size_t i = 0; i < l->n_flows; i++) {
+		struct flow *f = &l->flows[i];
+
+		if (f->proto == pkt->proto && f->port == pkt->dport &&
+		    f->reason == reason && netaddr_equal(&f->dst, &pkt->dst))
+			return f;
+	}
+	return NULL;
+}
+
+void learn_flow(const struct nflog_pkt *pkt, const char *reason,
+		const char *name)
+{
+	struct learn *l = global;
+	struct flow *f;
+
+	if (l == NULL)
+		return;
+	f = find_flow(l, pkt, reason);
+	if (f == NULL && l->n_flows >= LEARN_FLOWS_MAX) {
+		l->flows_dropped++;
+		return;
+	}
+	if (f == NULL) {
+		f = &l->flows[l->n_flows++];
+		memset(f, 0, sizeof(*f));
+		f->dst = pkt->dst;
+		f->proto = pkt->proto;
+		f->port = pkt->dport;
+		f->reason = reason;
+	}
+	if (name != NULL)
+		snprintf(f->name, sizeof(f->name), "%s", name);
+	f->has_uid = pkt->has_uid;
+	f->uid = pkt->uid;
+	f->count++;
+	l->dirty = true;
+}
+
+static void on_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct learn *l = arg;
+
+	(void)fd;
+	(void)what;
+	if (l->dirty)
+		(void)learn_write(l);
+}
+
+static cJSON *flow_json(const struct flow *f)
+{
+	cJSON *o = cJSON_CreateObject();
+	char a[NETADDR_STRLEN];
+	bool ok = o != NULL;
+
+	netaddr_format(&f->dst, a, sizeof(a));
+	ok = ok && cJSON_AddStringToObject(o, "dst", a);
+	ok = ok && cJSON_AddNumberToObject(o, "proto", f->proto);
+	ok = ok && cJSON_AddNumberToObject(o, "port", f->port);
+	ok = ok && cJSON_AddStringToObject(o, "reason", f->reason);
+	ok = ok && cJSON_AddStringToObject(o, "name", f->name);
+	if (f->has_uid)
+		ok = ok && cJSON_AddNumberToObject(o, "uid", f->uid);
+	ok = ok && cJSON_AddNumberToObject(o, "count", (double)f->count);
+	if (!ok) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+static cJSON *to_json(const struct learn *l)
+{
+	cJSON *root = cJSON_CreateObject(), *names, *flows, *n;
+	bool ok = root != NULL;
+
+	ok = ok && cJSON_AddNumberToObject(root, "version", 1);
+	ok = ok && cJSON_AddStringToObject(root, "mode", l->mode);
+	ok = ok && (names = cJSON_AddArrayToObject(root, "names")) != NULL;
+	for (size_t i = 0; ok && i < NAME_SLOTS; i++) {
+		if (l->names[i].name == NULL)
+			continue;
+		ok = (n = cJSON_CreateObject()) != NULL &&
+		     cJSON_AddItemToArray(names, n);
+		ok = ok && cJSON_AddStringToObject(n, "name", l->names[i].name);
+		ok = ok && cJSON_AddNumberToObject(n, "count",
+						   (double)l->names[i].count);
+	}
+	ok = ok && cJSON_AddNumberToObject(root, "names_dropped",
+					   (double)l->names_dropped);
+	ok = ok && (flows = cJSON_AddArrayToObject(root, "flows")) != NULL;
+	for (size_t i = 0; ok && i < l->n_flows; i++)
+		ok = cJSON_AddItemToArray(flows, flow_json(&l->flows[i]));
+	ok = ok && cJSON_AddNumberToObject(root, "flows_dropped",
+					   (double)l->flows_dropped);
+	if (!ok) {
+		cJSON_Delete(root);
+		return NULL;
+	}
+	return root;
+}
+
+static int write_text(int dirfd, const char *text)
+{
+	size_t len = strlen(text), off = 0;
+	int fd, rc = 0;
+
+	fd =
+	    openat(dirfd, TMP_FILE,
+		   O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0640);
+	if (fd < 0)
+		return -errno;
+	while (off < len && rc == 0) {
+		ssize_t n = write(fd, text + off, len - off);
+
+		if (n < 0 && errno != EINTR)
+			rc = -errno;
+		else if (n > 0)
+			off += (size_t)n;
+	}
+	if (rc == 0 && fsync(fd) != 0)
+		rc = -errno;
+	if (close(fd) != 0 && rc == 0)
+		rc = -errno;
+	if (rc == 0 && renameat(dirfd, TMP_FILE, dirfd, LEARN_FILE) != 0)
+		rc = -errno;
+	if (rc != 0)
+		(void)unlinkat(dirfd, TMP_FILE, 0);
+	return rc;
+}
+
+int learn_write(struct learn *l)
+{
+	cJSON *root = to_json(l);
+	char *text = root != NULL ? cJSON_Print(root) : NULL;
+	int rc = text != NULL ? write_text(l->dirfd, text) : -ENOMEM;
+
+	cJSON_Delete(root);
+	free(text);
+	if (rc == 0) {
+		l->dirty = false;
+		l->warned = false;
+	} else if (!l->warned) {
+		l->warned = true;
+		log_warn(SYS, "cannot write %s/%s: %s", l->dir, LEARN_FILE,
+			 strerror(-rc));
+	}
+	return rc;
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* learn: what the fence denied (or, in audit mode, would have denied),
+ * with counts, bounded, and written atomically to STATE_DIR/suggest.json
+ * for `dnsfence suggest`. */
+#ifndef DNSFENCE_LEARN_H
+#define DNSFENCE_LEARN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "observe/nflog.h"
+
+#define LEARN_FILE	    "suggest.json"
+#define LEARN_NAMES_MAX	    4096
+#define LEARN_FLOWS_MAX	    256
+#define LEARN_WRITE_SECONDS 5
+
+struct event_base;
+struct learn;
+
+/* Open (creating it, mode 0750, owned by uid:gid, when missing) the state
+ * directory while privileges allow; the daemon writes through the
+ * returned descriptor, so only the directory itself must be writable by
+ * uid later. fd >= 0, or -errno with err set. */
+int learn_open_dir(const char *dir, uid_t uid, gid_t gid, char *err,
+		   size_t errlen);
+/* Takes over dirfd; writes every LEARN_WRITE_SECONDS when something
+ * changed, and at learn_free. mode is the config's mode name. */
+struct learn *learn_new(struct event_base *base, int dirfd, const char *dir,
+			const char *mode);
+void learn_free(struct learn *l);
+/* Write STATE_DIR/suggest.json now (temporary file, fsync, rename). */
+int learn_write(struct learn *l);
+
+/* The daemon's instance (NULL: nothing is learned), and the hooks: a
+ * name the policy does not allow (dotted text), and an attributed blocked
+ * flow (name: what the address was answered for, or NULL). */
+void learn_set_global(struct learn *l);
+void learn_name(const char *name);
+void learn_flow(const struct nflog_pkt *pkt, const char *reason,
+		const char *name);
+size_t learn_names(const struct learn *l);
+
+#endif

@@ -1,0 +1,432 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* metrics: Prometheus text exposition over libevent's evhttp.
+ *
+ * Every counter of stats.c is exported; a table maps each to a metric
+ * family and, where several counters are one family, a label. A counter
+ * the table does not know (added later) is still exported, as
+ * dnsfence_<name>_total, so nothing is silently left out. Labels never
+ * carry a name or an address, only fixed words: the output is the same
+ * size whatever the workload does, and it tells a reader how much was
+ * asked and blocked, never what.
+ *
+ * Whoever can reach the endpoint is untrusted (the fenced workload can
+ * reach loopback), so evhttp is held to: GET and HEAD, /metrics only,
+ * METRICS_MAX_HEADERS bytes of headers, no body, a timeout, and
+ * METRICS_MAX_CONNS connections. evhttp 2.1 has no connection limit, so
+ * we keep one reference to each connection's bufferevent (created in
+ * evhttp's bevcb): a slot whose bufferevent evhttp has freed (its
+ * callbacks cleared) is released, the listener pauses while all slots are
+ * taken, and a connection older than METRICS_CONN_SECONDS is closed
+ * through evhttp's own error callback, so none lives longer. The kernel
+ * set sizes come from one netlink round trip, at most once a second. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/listener.h>
+
+#include "observe/learn.h"
+#include "base/log.h"
+#include "observe/metrics.h"
+#include "base/monotime.h"
+#include "observe/recent.h"
+#include "sets/setsadm.h"
+#include "base/stats.h"
+
+#define SYS "metrics"
+
+struct family {
+	const char *name, *type, *help;
+};
+
+struct mapping {
+	int family;	   /* index into families[] */
+	const char *label; /* "result=\"denied\"" or NULL */
+};
+
+struct conn {
+	struct bufferevent *bev;
+	uint64_t born_ms;
+};
+
+struct metrics {
+	struct event_base *base;
+	const struct config *cfg;
+	struct evhttp *http;
+	struct evhttp_bound_socket *bound;
+	struct event *sweep;
+	struct conn conns[METRICS_MAX_CONNS];
+	bool paused;
+	uint64_t sets_ms;
+	long long set4, set6;
+};
+
+enum fam_id {
+	F_QUERIES,
+	F_RESULTS,
+	F_MALFORMED,
+	F_UPSTREAM,
+	F_COALESCED,
+	F_UPSTREAM_FAIL,
+	F_BAD_ANSWER,
+	F_TRUNCATED,
+	F_SET_ADDS,
+	F_SET_SKIPPED,
+	F_INTERNAL,
+	F_SET_FAILS,
+	F_TCP_REFUSED,
+	F_GUARD_DRIFT,
+	F_GUARD_RESTORED,
+	F_BLOCKED,
+	F_NFLOG_LOST,
+	F__COUNT
+};
+
+static const struct family families[F__COUNT] = {
+    [F_QUERIES] = {"dnsfence_queries_total", "counter",
+		   "Client queries parsed, UDP and TCP."},
+    [F_RESULTS] = {"dnsfence_query_results_total", "counter",
+		   "Client queries by result: allowed (answer relayed), denied "
+		   "(not on the allowlist), audit_allowed (would be denied, "
+		   "forwarded in audit mode), servfail, cache_hit."},
+    [F_MALFORMED] = {"dnsfence_malformed_queries_total", "counter",
+		     "Queries answered FORMERR/NOTIMP/BADVERS or dropped."},
+    [F_UPSTREAM] = {"dnsfence_upstream_queries_total", "counter",
+		    "Queries sent to the upstreams."},
+    [F_COALESCED] = {"dnsfence_coalesced_queries_total", "counter",
+		     "Queries that joined an identical one in flight."},
+    [F_UPSTREAM_FAIL] = {"dnsfence_upstream_failures_total", "counter",
+			 "Upstream timeouts and errors."},
+    [F_BAD_ANSWER] = {"dnsfence_upstream_bad_answers_total", "counter",
+		      "Malformed or oversized upstream answers."},
+    [F_TRUNCATED] = {"dnsfence_truncated_answers_total", "counter",
+		     "UDP answers sent with TC set."},
+    [F_SET_ADDS] = {"dnsfence_set_adds_total", "counter",
+		    "Addresses added to the sets and acked by the kernel."},
+    [F_SET_SKIPPED] = {"dnsfence_set_adds_skipped_total", "counter",
+		       "Adds skipped: the entry already lived long enough."},
+    [F_INTERNAL] = {"dnsfence_internal_addresses_total", "counter",
+		    "Internal addresses left out of answers and sets."},
+    [F_SET_FAILS] = {"dnsfence_set_add_failures_total", "counter",
+		     "Failed set adds by reason: noset, full, other."},
+    [F_TCP_REFUSED] = {"dnsfence_tcp_refused_total", "counter",
+		       "TCP clients closed at the connection cap."},
+    [F_GUARD_DRIFT] = {"dnsfence_guard_drift_total", "counter",
+		       "Guard checks that found the fence changed."},
+    [F_GUARD_RESTORED] = {"dnsfence_guard_restored_total", "counter",
+			  "Times the guard wrote the rules and sets back."},
+    [F_BLOCKED] = {"dnsfence_blocked_flows_total", "counter",
+		   "Blocked (audit: would-be-blocked) packets the NFLOG rules "
+		   "reported (rate-limited), by reason."},
+    [F_NFLOG_LOST] =
+	{"dnsfence_nflog_lost_total", "counter",
+	 "NFLOG reads that found the kernel had dropped messages."},
+};
+
+static const struct mapping map[STAT__COUNT] = {
+    [STAT_QUERIES] = {F_QUERIES, NULL},
+    [STAT_DENIED] = {F_RESULTS, "result=\"denied\""},
+    [STAT_AUDIT_ALLOWED] = {F_RESULTS, "result=\"audit_allowed\""},
+    [STAT_MALFORMED] = {F_MALFORMED, NULL},
+    [STAT_FORWARDED] = {F_UPSTREAM, NULL},
+    [STAT_COALESCED] = {F_COALESCED, NULL},
+    [STAT_ANSWERS] = {F_RESULTS, "result=\"allowed\""},
+    [STAT_SERVFAIL] = {F_RESULTS, "result=\"servfail\""},
+    [STAT_UPSTREAM_FAIL] = {F_UPSTREAM_FAIL, NULL},
+    [STAT_BAD_ANSWER] = {F_BAD_ANSWER, NULL},
+    [STAT_TRUNCATED] = {F_TRUNCATED, NULL},
+    [STAT_ADDR_ADDED] = {F_SET_ADDS, NULL},
+    [STAT_ADDR_SKIPPED] = {F_SET_SKIPPED, NULL},
+    [STAT_ADDR_INTERNAL] = {F_INTERNAL, NULL},
+    [STAT_ADD_FAIL_NOSET] = {F_SET_FAILS, "reason=\"noset\""},
+    [STAT_ADD_FAIL_FULL] = {F_SET_FAILS, "reason=\"full\""},
+    [STAT_ADD_FAIL_OTHER] = {F_SET_FAILS, "reason=\"other\""},
+    [STAT_TCP_REFUSED] = {F_TCP_REFUSED, NULL},
+    [STAT_GUARD_DRIFT] = {F_GUARD_DRIFT, NULL},
+    [STAT_GUARD_RESTORED] = {F_GUARD_RESTORED, NULL},
+    [STAT_CACHE_HIT] = {F_RESULTS, "result=\"cache_hit\""},
+    [STAT_BLOCKED_NEVER] = {F_BLOCKED, "reason=\"never_answered\""},
+    [STAT_BLOCKED_EXPIRED] = {F_BLOCKED, "reason=\"expired\""},
+    [STAT_BLOCKED_PORT] = {F_BLOCKED, "reason=\"port\""},
+    [STAT_BLOCKED_DNS] = {F_BLOCKED, "reason=\"dns\""},
+    [STAT_BLOCKED_NOTSET] = {F_BLOCKED, "reason=\"not_in_set\""},
+    [STAT_BLOCKED_PROTO] = {F_BLOCKED, "reason=\"protocol\""},
+    [STAT_NFLOG_LOST] = {F_NFLOG_LOST, NULL},
+};
+
+static bool mapped(int id);
+static void render_counters(struct evbuffer *b);
+static void render_latency(struct evbuffer *b);
+static void render_gauges(struct evbuffer *b, long long set4, long long set6);
+static void on_request(struct evhttp_request *req, void *arg);
+static void answer(struct metrics *m, struct evhttp_request *req);
+static struct bufferevent *on_new_conn(struct event_base *base, void *arg);
+static void on_sweep(evutil_socket_t fd, short what, void *arg);
+static void sweep(struct metrics *m);
+static void refresh_sets(struct metrics *m);
+
+/* A zeroed row is F_QUERIES with no label: only STAT_QUERIES is that. */
+static bool mapped(int id)
+{
+	return id == STAT_QUERIES || map[id].family != F_QUERIES ||
+	       map[id].label != NULL;
+}
+
+static void render_counters(struct evbuffer *b)
+{
+	for (int f = 0; f < F__COUNT; f++) {
+		evbuffer_add_printf(b, "# HELP %s %s\n# TYPE %s %s\n",
+				    families[f].name, families[f].help,
+				    families[f].name, families[f].type);
+		for (int id = 0; id < STAT__COUNT; id++) {
+			if (!mapped(id) || map[id].family != f)
+				continue;
+			evbuffer_add_printf(
+			    b, "%s%s%s%s %" PRIu64 "\n", families[f].name,
+			    map[id].label ? "{" : "",
+			    map[id].label ? map[id].label : "",
+			    map[id].label ? "}" : "", stats_get(id));
+		}
+	}
+	for (int id = 0; id < STAT__COUNT; id++) {
+		if (mapped(id))
+			continue;
+		evbuffer_add_printf(b,
+				    "# HELP dnsfence_%s_total stats counter "
+				    "%s.\n# TYPE dnsfence_%s_total counter\n"
+				    "dnsfence_%s_total %" PRIu64 "\n",
+				    stats_name(id), stats_name(id),
+				    stats_name(id), stats_name(id),
+				    stats_get(id));
+	}
+}
+
+static void render_latency(struct evbuffer *b)
+{
+	static const char *const n = "dnsfence_upstream_latency_seconds";
+	uint64_t cum[STATS_LATENCY_BUCKETS], count, sum_us;
+
+	stats_latency(cum, &count, &sum_us);
+	evbuffer_add_printf(b,
+			    "# HELP %s Upstream round trips, sent to answered "
+			    "or failed.\n# TYPE %s histogram\n",
+			    n, n);
+	for (size_t i = 0; i < STATS_LATENCY_BUCKETS - 1; i++)
+		evbuffer_add_printf(b, "%s_bucket{le=\"%g\"} %" PRIu64 "\n", n,
+				    stats_latency_bounds_us[i] / 1e6, cum[i]);
+	evbuffer_add_printf(b,
+			    "%s_bucket{le=\"+Inf\"} %" PRIu64 "\n%s_sum %.6f\n"
+			    "%s_count %" PRIu64 "\n",
+			    n, cum[STATS_LATENCY_BUCKETS - 1], n,
+			    (double)sum_us / 1e6, n, count);
+}
+
+static void render_gauges(struct evbuffer *b, long long set4, long long set6)
+{
+	evbuffer_add_printf(
+	    b,
+	    "# HELP dnsfence_upstream_queries_in_flight Upstream queries "
+	    "sent and not yet answered.\n"
+	    "# TYPE dnsfence_upstream_queries_in_flight gauge\n"
+	    "dnsfence_upstream_queries_in_flight %" PRIu64 "\n",
+	    stats_upstream_inflight_now());
+	evbuffer_add_printf(b,
+			    "# HELP dnsfence_set_entries Entries in each "
+			    "kernel set (-1: unknown).\n"
+			    "# TYPE dnsfence_set_entries gauge\n"
+			    "dnsfence_set_entries{family=\"ipv4\"} %lld\n"
+			    "dnsfence_set_entries{family=\"ipv6\"} %lld\n",
+			    set4, set6);
+	evbuffer_add_printf(
+	    b,
+	    "# HELP dnsfence_recent_addresses Addresses in the attribution "
+	    "memory (bounded).\n"
+	    "# TYPE dnsfence_recent_addresses gauge\n"
+	    "dnsfence_recent_addresses %zu\n"
+	    "# HELP dnsfence_build_info The running version.\n"
+	    "# TYPE dnsfence_build_info gauge\n"
+	    "dnsfence_build_info{version=\"%s\"} 1\n",
+	    recent_count(recent_global()), DNSFENCE_VERSION);
+}
+
+int metrics_render(struct evbuffer *buf, long long set4, long long set6)
+{
+	render_counters(buf);
+	render_latency(buf);
+	render_gauges(buf, set4, set6);
+	return 0;
+}
+
+static void refresh_sets(struct metrics *m)
+{
+	uint64_t n, now = monotime_ms();
+
+	if (m->sets_ms != 0 && now - m->sets_ms < METRICS_SETS_CACHE_MS)
+		return;
+	m->sets_ms = now;
+	m->set4 = m->set6 = -1;
+	if (m->cfg->mode == CONFIG_MODE_OFF)
+		return;
+	if (setsadm_count(m->cfg->set4, &n) == 0)
+		m->set4 = (long long)n;
+	if (setsadm_count(m->cfg->set6, &n) == 0)
+		m->set6 = (long long)n;
+}
+
+static void on_request(struct evhttp_request *req, void *arg)
+{
+	answer(arg, req);
+}
+
+static void answer(struct metrics *m, struct evhttp_request *req)
+{
+	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
+	struct evbuffer *b;
+
+	evhttp_add_header(h, "Connection", "close");
+	if (strcmp(evhttp_request_get_uri(req), "/metrics") != 0) {
+		evhttp_send_error(req, HTTP_NOTFOUND, "only /metrics");
+		return;
+	}
+	b = evbuffer_new();
+	if (b == NULL) {
+		evhttp_send_error(req, HTTP_SERVUNAVAIL, NULL);
+		return;
+	}
+	refresh_sets(m);
+	metrics_render(b, m->set4, m->set6);
+	evhttp_add_header(h, "Content-Type",
+			  "text/plain; version=0.0.4; charset=utf-8");
+	evhttp_send_reply(req, HTTP_OK, "OK", b);
+	evbuffer_free(b);
+}
+
+/* evhttp's bevcb: the bufferevent of each accepted connection, with one
+ * reference of ours so that its end can be seen (see the header note). */
+static struct bufferevent *on_new_conn(struct event_base *base, void *arg)
+{
+	struct metrics *m = arg;
+	struct bufferevent *bev =
+	    bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
+	size_t free_slots = 0;
+
+	sweep(m);
+	for (size_t i = 0; bev != NULL && i < METRICS_MAX_CONNS; i++) {
+		if (m->conns[i].bev != NULL)
+			continue;
+		if (free_slots++ > 0)
+			continue;
+		bufferevent_incref(bev);
+		m->conns[i].bev = bev;
+		m->conns[i].born_ms = monotime_ms();
+	}
+	if (free_slots <= 1 && !m->paused) {
+		evconnlistener_disable(
+		    evhttp_bound_socket_get_listener(m->bound));
+		m->paused = true;
+	}
+	return bev;
+}
+
+/* Release the slots of connections evhttp has freed, close those past
+ * their lifetime, and resume accepting when a slot is free. */
+static void sweep(struct metrics *m)
+{
+	uint64_t now = monotime_ms();
+	bool any_free = false;
+
+	for (size_t i = 0; i < METRICS_MAX_CONNS; i++) {
+		struct conn *c = &m->conns[i];
+		bufferevent_event_cb ecb = NULL;
+		void *cbarg = NULL;
+
+		if (c->bev == NULL) {
+			any_free = true;
+			continue;
+		}
+		bufferevent_getcb(c->bev, NULL, NULL, &ecb, &cbarg);
+		if (ecb == NULL) {
+			bufferevent_decref(c->bev);
+			c->bev = NULL;
+			any_free = true;
+		} else if (now - c->born_ms >= METRICS_CONN_SECONDS * 1000ull) {
+			ecb(c->bev, BEV_EVENT_EOF | BEV_EVENT_READING, cbarg);
+		}
+	}
+	if (any_free && m->paused) {
+		evconnlistener_enable(
+		    evhttp_bound_socket_get_listener(m->bound));
+		m->paused = false;
+	}
+}
+
+static void on_sweep(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	sweep(arg);
+}
+
+struct metrics *metrics_open(struct event_base *base, const struct config *cfg,
+			     char *err, size_t errlen)
+{
+	struct metrics *m = calloc(1, sizeof(*m));
+	const struct sockaddr *sa = (const struct sockaddr *)&cfg->metrics.sa;
+	struct timeval tv = {1, 0};
+	char host[NETADDR_STRLEN], ep[NETADDR_ENDPOINT_STRLEN];
+	struct netaddr na;
+
+	netaddr_format_endpoint(sa, ep, sizeof(ep));
+	if (m == NULL || !netaddr_from_sockaddr(sa, &na))
+		goto fail;
+	netaddr_format(&na, host, sizeof(host));
+	m->base = base;
+	m->cfg = cfg;
+	m->set4 = m->set6 = -1;
+	if ((m->http = evhttp_new(base)) == NULL)
+		goto fail;
+	evhttp_set_allowed_methods(m->http, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD);
+	evhttp_set_max_headers_size(m->http, METRICS_MAX_HEADERS);
+	evhttp_set_max_body_size(m->http, 0);
+	evhttp_set_timeout(m->http, METRICS_CONN_SECONDS);
+	evhttp_set_gencb(m->http, on_request, m);
+	evhttp_set_bevcb(m->http, on_new_conn, m);
+	m->bound =
+	    evhttp_bind_socket_with_handle(m->http, host, netaddr_port(sa));
+	if (m->bound == NULL) {
+		snprintf(err, errlen, "metrics: cannot listen on %s", ep);
+		goto out_fail;
+	}
+	m->sweep = event_new(base, -1, EV_PERSIST, on_sweep, m);
+	if (m->sweep == NULL || event_add(m->sweep, &tv) != 0)
+		goto fail;
+	log_info(SYS, "Prometheus metrics on http://%s/metrics", ep);
+	return m;
+fail:
+	snprintf(err, errlen, "metrics: %s: out of memory", ep);
+out_fail:
+	metrics_close(m);
+	return NULL;
+}
+
+void metrics_close(struct metrics *m)
+{
+	if (m == NULL)
+		return;
+	if (m->sweep != NULL)
+		event_free(m->sweep);
+	if (m->http != NULL)
+		evhttp_free(m->http);
+	for (size_t i = 0; i < METRICS_MAX_CONNS; i++) {
+		if (m->conns[i].bev != NULL)
+			bufferevent_decref(m->conns[i].bev);
+	}
+	free(m);
+}

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* observe: assembles the observability pieces for serve.c. The NFLOG
+ * socket needs CAP_NET_ADMIN for its configuration, the state directory
+ * may need root to be created: both happen here, before the drop. In
+ * mode "off" there is no fence, so nothing to attribute or learn; only
+ * the metrics endpoint runs. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "observe/attrib.h"
+#include "observe/learn.h"
+#include "base/log.h"
+#include "observe/metrics.h"
+#include "observe/nflog.h"
+#include "observe/observe.h"
+#include "observe/recent.h"
+
+struct observe {
+	struct recent *recent;
+	struct attrib *attrib;
+	struct nflog *nflog;
+	struct learn *learn;
+	struct metrics *metrics;
+};
+
+static void open_attribution(struct observe *o, struct event_base *base,
+			     const struct config *cfg);
+static void open_learn(struct observe *o, struct event_base *base,
+		       const struct config *cfg, uid_t uid, gid_t gid);
+
+static void open_attribution(struct observe *o, struct event_base *base,
+			     const struct config *cfg)
+{
+	char err[512];
+
+	o->recent = recent_new(RECENT_DEFAULT_MAX, cfg->ttl_min, cfg->ttl_max);
+	o->attrib = attrib_new(cfg);
+	if (o->recent == NULL || o->attrib == NULL) {
+		log_warn("nflog", "out of memory: no blocked-flow attribution");
+		return;
+	}
+	recent_set_global(o->recent);
+	o->nflog = nflog_open(base, attrib_packet, o->attrib, err, sizeof(err));
+	if (o->nflog == NULL)
+		log_warn("nflog", "%s: blocked flows will not be attributed",
+			 err);
+}
+
+static void open_learn(struct observe *o, struct event_base *base,
+		       const struct config *cfg, uid_t uid, gid_t gid)
+{
+	char err[512];
+	int fd = learn_open_dir(cfg->state_dir, uid, gid, err, sizeof(err));
+
+	if (fd < 0) {
+		log_warn("learn", "%s: `dnsfence suggest` will have no data",
+			 err);
+		return;
+	}
+	o->learn =
+	    learn_new(base, fd, cfg->state_dir, config_mode_name(cfg->mode));
+	if (o->learn == NULL)
+		log_warn("learn", "out of memory: no learned allowlist");
+	learn_set_global(o->learn);
+}
+
+struct observe *observe_open(struct event_base *base, const struct config *cfg,
+			     uid_t uid, gid_t gid)
+{
+	struct observe *o = calloc(1, sizeof(*o));
+	char err[512];
+
+	if (o == NULL)
+		return NULL;
+	if (cfg->mode != CONFIG_MODE_OFF) {
+		open_attribution(o, base, cfg);
+		open_learn(o, base, cfg, uid, gid);
+	}
+	if (cfg->metrics_on) {
+		o->metrics = metrics_open(base, cfg, err, sizeof(err));
+		if (o->metrics == NULL) {
+			log_err("metrics", "%s", err);
+			observe_close(o);
+			return NULL;
+		}
+	}
+	return o;
+}
+
+void observe_close(struct observe *o)
+{
+	if (o == NULL)
+		return;
+	metrics_close(o->metrics);
+	nflog_close(o->nflog);
+	learn_free(o->learn);
+	attrib_free(o->attrib);
+	recent_free(o->recent);
+	free(o);
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* observe: the daemon's answers to "why was this blocked?": the recent
+ * address memory, NFLOG attribution, the learned allowlist's state file
+ * and the metrics endpoint, opened together while privileges allow. */
+#ifndef DNSFENCE_OBSERVE_H
+#define DNSFENCE_OBSERVE_H
+
+#include <sys/types.h>
+
+#include "config/config.h"
+
+struct event_base;
+struct observe;
+
+/* Before the privilege drop. Attribution and the state file are best
+ * effort (a warning says what is missing); the metrics endpoint, when
+ * configured, is not: NULL (logged) when it cannot listen. */
+struct observe *observe_open(struct event_base *base, const struct config *cfg,
+			     uid_t uid, gid_t gid);
+/* Writes the state file one last time. */
+void observe_close(struct observe *o);
+
+#endif

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* status: renders the daemon's state (see status.h). The text form is
+ * made from the JSON object, so both always carry the same keys. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <cjson/cJSON.h>
+
+#include "base/stats.h"
+#include "observe/status.h"
+
+static cJSON *last_reload(const struct status_info *si);
+static cJSON *to_json(const struct status_info *si);
+static void lines(FILE *f, const cJSON *o, const char *prefix);
+
+static cJSON *last_reload(const struct status_info *si)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (o == NULL || si->last_trigger == NULL)
+		return o;
+	cJSON_AddStringToObject(o, "trigger", si->last_trigger);
+	cJSON_AddStringToObject(o, "result", si->last_ok ? "ok" : "error");
+	cJSON_AddStringToObject(o, "text", si->last_text);
+	cJSON_AddNumberToObject(o, "ago_s", (double)si->last_ago_s);
+	cJSON_AddNumberToObject(o, "duration_ms", (double)si->last_ms);
+	return o;
+}
+
+static cJSON *to_json(const struct status_info *si)
+{
+	cJSON *o = cJSON_CreateObject(), *sets, *prov, *ctr;
+
+	if (o == NULL)
+		return NULL;
+	cJSON_AddStringToObject(o, "version", DNSFENCE_VERSION);
+	cJSON_AddStringToObject(o, "mode", si->mode);
+	cJSON_AddStringToObject(o, "config", si->config);
+	cJSON_AddStringToObject(o, "policy_fingerprint", si->fingerprint);
+	cJSON_AddNumberToObject(o, "allow_entries", (double)si->allow_entries);
+	cJSON_AddNumberToObject(o, "uptime_s", (double)si->uptime_s);
+	cJSON_AddNumberToObject(o, "queries_in_flight", (double)si->in_flight);
+	cJSON_AddNumberToObject(o, "cache_entries", (double)si->cached);
+	sets = cJSON_AddObjectToObject(o, "set_entries");
+	cJSON_AddNumberToObject(sets, "ipv4", (double)si->set4);
+	cJSON_AddNumberToObject(sets, "ipv6", (double)si->set6);
+	prov = cJSON_AddObjectToObject(o, "provenance");
+	cJSON_AddNumberToObject(prov, "addresses", (double)si->prov_addresses);
+	cJSON_AddNumberToObject(prov, "names", (double)si->prov_names);
+	cJSON_AddNumberToObject(prov, "links", (double)si->prov_links);
+	cJSON_AddNumberToObject(o, "reloads", (double)si->reloads);
+	cJSON_AddItemToObject(o, "last_reload", last_reload(si));
+	ctr = cJSON_AddObjectToObject(o, "counters");
+	for (int i = 0; i < STAT__COUNT; i++)
+		cJSON_AddNumberToObject(ctr, stats_name((enum stat_id)i),
+					(double)stats_get((enum stat_id)i));
+	return o;
+}
+
+static void lines(FILE *f, const cJSON *o, const char *prefix)
+{
+	for (const cJSON *it = o->child; it != NULL; it = it->next) {
+		char key[96];
+
+		snprintf(key, sizeof(key), "%s%s", prefix, it->string);
+		if (cJSON_IsObject(it)) {
+			char sub[100];
+
+			if (it->child == NULL)
+				fprintf(f, "%s: none\n", key);
+			snprintf(sub, sizeof(sub), "%s.", key);
+			lines(f, it, sub);
+		} else if (cJSON_IsString(it)) {
+			fprintf(f, "%s: %s\n", key, it->valuestring);
+		} else {
+			fprintf(f, "%s: %.0f\n", key, it->valuedouble);
+		}
+	}
+}
+
+char *status_render(const struct status_info *si, bool json)
+{
+	cJSON *o = to_json(si);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (o == NULL)
+		return NULL;
+	if (json) {
+		text = cJSON_PrintUnformatted(o);
+	} else if ((f = open_memstream(&text, &len)) != NULL) {
+		lines(f, o, "");
+		fclose(f);
+	}
+	cJSON_Delete(o);
+	return text;
+}

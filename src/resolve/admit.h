@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* admit: the resolver's decisions on an upstream answer that depend only
+ * on the running config, policy and provenance map.
+ *
+ * Contract: the caller passes the config and policy it runs now (after a
+ * reload, the new ones); nothing here keeps state between calls. Every
+ * address a client is handed or the sets receive has passed
+ * admit_addrs() (invariants 3 and 5), and, when provenance is kept, been
+ * noted by admit_note_prov() before it goes to the sets. */
+#ifndef DNSFENCE_ADMIT_H
+#define DNSFENCE_ADMIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config/config.h"
+#include "dns/dnsrr.h"
+
+struct policy;
+struct prov;
+
+/* Would the running policy send this name (wire form, lower case)
+ * upstream? In audit mode every name is. */
+bool admit_allowed(const struct config *cfg, const struct policy *pol,
+		   const uint8_t *name, size_t len);
+/* The admissible addresses of addrs into keep (room for n), in order:
+ * internal ones (netaddr_admissible, allow_cidrs excepted) and the
+ * upstreams' own are left out, counted and logged with qname. Returns how
+ * many were kept. */
+size_t admit_addrs(const struct config *cfg, const uint8_t *qname,
+		   size_t qname_len, const struct dns_addr *addrs, size_t n,
+		   struct dns_addr *keep);
+/* Note name as the origin of each address until its set entry expires.
+ * 0 when noted or prov is NULL; -ENOSPC or -ENOMEM when the map refuses,
+ * and then the answer must not go out (SERVFAIL). */
+int admit_note_prov(struct prov *prov, const struct config *cfg,
+		    const uint8_t *name, size_t len,
+		    const struct dns_addr *addrs, size_t n);
+
+#endif

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* local: what the resolver answers itself.
+ *
+ * A denied name, a class other than IN (CH, HS, ANY: the upstream would
+ * refuse them, and nothing in them is for the fence to forward), a zone
+ * transfer and a query that does not parse are answered here, and nothing
+ * about them leaves the machine (invariant 1). Denied names are logged
+ * through the rate limit of log.c: a flood of them costs a bounded number
+ * of lines, and the counters keep the exact count. A denied name that is
+ * an allowed name plus a search-list suffix (glibc and musl try
+ * "www.example.com.default.svc.cluster.local" before "www.example.com"
+ * with ndots:5) is logged at debug: it is noise, not an attempt.
+ *
+ * Every reply is built in a buffer of the function that sends it. */
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "observe/learn.h"
+#include "resolve/local.h"
+#include "base/log.h"
+#include "config/policy.h"
+#include "resolve/reply.h"
+#include "base/stats.h"
+
+#define LOCAL_MAX    2048 /* header, question, OPT, EDE */
+#define DNS_CLASS_IN 1
+
+static bool denied(const struct config *cfg, const struct policy *pol,
+		   const struct dns_query *q, const struct sockaddr *peer);
+
+void local_client_init(struct client *c, const struct sockaddr *peer,
+		       socklen_t peerlen, const struct sockaddr *local,
+		       bool tcp, resolver_reply_fn fn, void *ctx)
+{
+	if (peerlen > sizeof(c->peer))
+		peerlen = sizeof(c->peer);
+	memcpy(&c->peer, peer, peerlen);
+	memset(&c->local, 0, sizeof(c->local));
+	if (local != NULL && local->sa_family == AF_INET)
+		memcpy(&c->local, local, sizeof(struct sockaddr_in));
+	else if (local != NULL && local->sa_family == AF_INET6)
+		memcpy(&c->local, local, sizeof(struct sockaddr_in6));
+	c->peerlen = peerlen;
+	c->tcp = tcp;
+	c->fn = fn;
+	c->ctx = ctx;
+}
+
+void local_send(const struct client *c, struct rquery *rq, const uint8_t *msg,
+		size_t len)
+{
+	const struct sockaddr *local = (const struct sockaddr *)&c->local;
+
+	c->fn(c->ctx, rq, (const struct sockaddr *)&c->peer, c->peerlen,
+	      local->sa_family != 0 ? local : NULL, msg, len);
+}
+
+void local_send_answer(const struct reply_view *v, const struct dns_query *q,
+		       const struct client *c, struct rquery *rq)
+{
+	uint8_t out[DNS_MAX_UDP + 1];
+	ssize_t n = reply_render(v, q, c->tcp, out, sizeof(out));
+
+	if (n < 0)
+		local_reply(q, c, rq, DNS_RCODE_SERVFAIL, DNS_EDE_NONE, NULL);
+	else
+		local_send(c, rq, out, (size_t)n);
+}
+
+void local_reply(const struct dns_query *q, const struct client *c,
+		 struct rquery *rq, enum dns_rcode rcode, uint16_t ede,
+		 const char *ede_text)
+{
+	uint8_t out[LOCAL_MAX];
+	ssize_t n =
+	    dnsmsg_build_reply(q, rcode, ede, ede_text, out, sizeof(out));
+
+	if (rcode == DNS_RCODE_SERVFAIL)
+		stats_inc(STAT_SERVFAIL);
+	if (n > 0)
+		local_send(c, rq, out, (size_t)n);
+}
+
+void local_parse_error(enum dns_parse pr, const uint8_t *msg, size_t len,
+		       const struct dns_query *q, const struct client *c)
+{
+	uint8_t out[LOCAL_MAX];
+	ssize_t n = -1;
+
+	stats_inc(STAT_MALFORMED);
+	if (pr == DNS_PARSE_FORMERR || pr == DNS_PARSE_NOTIMP)
+		n = dnsmsg_build_header_error(msg, len,
+					      pr == DNS_PARSE_NOTIMP
+						  ? DNS_RCODE_NOTIMP
+						  : DNS_RCODE_FORMERR,
+					      out, sizeof(out));
+	else if (pr == DNS_PARSE_BADVERS)
+		n = dnsmsg_build_badvers(q, out, sizeof(out));
+	if (n > 0)
+		local_send(c, NULL, out, (size_t)n);
+}
+
+/* Zone transfers, classes other than IN and names off the allowlist are
+ * answered here; true when q was. */
+bool local_answer(const struct config *cfg, const struct policy *pol,
+		  const struct dns_query *q, const struct client *c)
+{
+	char text[DNS_NAME_STRLEN + 64], name[DNS_NAME_STRLEN];
+
+	if (q->qtype == DNS_TYPE_AXFR || q->qtype == DNS_TYPE_IXFR) {
+		local_reply(q, c, NULL, DNS_RCODE_NOTIMP, DNS_EDE_NONE, NULL);
+		return true;
+	}
+	if (q->qclass != DNS_CLASS_IN) {
+		stats_inc(STAT_NOT_IN);
+		local_reply(q, c, NULL, DNS_RCODE_REFUSED,
+			    DNS_EDE_NOT_SUPPORTED,
+			    "dnsfence forwards class IN only");
+		return true;
+	}
+	if (!denied(cfg, pol, q, (const struct sockaddr *)&c->peer))
+		return false;
+	dns_name_to_text(q->name, q->name_len, name, sizeof(name));
+	snprintf(text, sizeof(text), "%s is not on the dnsfence allowlist",
+		 name);
+	local_reply(q, c, NULL,
+		    cfg->deny_rcode == CONFIG_DENY_REFUSED ? DNS_RCODE_REFUSED
+							   : DNS_RCODE_NXDOMAIN,
+		    DNS_EDE_BLOCKED, text);
+	return true;
+}
+
+/* Must q be refused? Logs the verdict for a name off the allowlist:
+ * in audit mode it is forwarded after all (false). A search-list
+ * expansion of an allowed name ("www.example.com.svc.cluster.local") is
+ * logged at debug only: every lookup of an allowed name makes some. */
+static bool denied(const struct config *cfg, const struct policy *pol,
+		   const struct dns_query *q, const struct sockaddr *peer)
+{
+	char name[DNS_NAME_STRLEN], type[16], client[NETADDR_ENDPOINT_STRLEN];
+	bool audit = cfg->mode == CONFIG_MODE_AUDIT;
+
+	if (policy_match(pol, q->name, q->name_len))
+		return false;
+	local_describe(q, peer, name, sizeof(name), type, sizeof(type), client,
+		       sizeof(client));
+	learn_name(name);
+	stats_inc(audit ? STAT_AUDIT_ALLOWED : STAT_DENIED);
+	if (audit)
+		log_limited(LOG_CLASS_AUDIT, LOGL_WARN, "policy",
+			    "audit: would deny %s %s from %s (not on the "
+			    "allowlist); forwarding",
+			    name, type, client);
+	else if (local_search_suffix(pol, q))
+		log_limited(LOG_CLASS_DENIED, LOGL_DEBUG, "policy",
+			    "denied %s %s from %s: an allowed name with a "
+			    "search-list suffix",
+			    name, type, client);
+	else
+		log_limited(LOG_CLASS_DENIED, LOGL_INFO, "policy",
+			    "denied %s %s from %s: not on the allowlist", name,
+			    type, client);
+	return !audit;
+}
+
+/* Is q an allowed name with labels appended (a resolv.conf search list
+ * at work)? Tries every proper prefix of whole labels. */
+bool local_search_suffix(const struct policy *pol, const struct dns_query *q)
+{
+	uint8_t prefix[DNS_MAX_NAME];
+	size_t off = 0;
+
+	while (off < q->name_len && q->lname[off] != 0) {
+		off += 1u + q->lname[off];
+		if (off >= q->name_len || q->lname[off] == 0)
+			break;
+		memcpy(prefix, q->lname, off);
+		prefix[off] = 0;
+		if (policy_match(pol, prefix, off + 1))
+			return true;
+	}
+	return false;
+}
+
+void local_describe(const struct dns_query *q, const struct sockaddr *peer,
+		    char *name, size_t namecap, char *type, size_t typecap,
+		    char *client, size_t clientcap)
+{
+	dns_name_to_text(q->name, q->name_len, name, namecap);
+	dns_type_name(q->qtype, type, typecap);
+	netaddr_format_endpoint(peer, client, clientcap);
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* local: the answers the resolver gives without asking upstream (parse
+ * errors, zone transfers, other classes, names off the allowlist), and
+ * where a client's reply goes. */
+#ifndef DNSFENCE_LOCAL_H
+#define DNSFENCE_LOCAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "config/config.h"
+#include "dns/dnsmsg.h"
+#include "resolve/reply.h"
+#include "resolve/replyfn.h"
+
+struct policy;
+
+/* Where a reply goes: a copy of the client's address and its transport's
+ * callback. */
+struct client {
+	struct sockaddr_storage peer;
+	socklen_t peerlen;
+	struct sockaddr_storage local; /* ss_family 0: none */
+	bool tcp;
+	resolver_reply_fn fn;
+	void *ctx;
+};
+
+void local_client_init(struct client *c, const struct sockaddr *peer,
+		       socklen_t peerlen, const struct sockaddr *local,
+		       bool tcp, resolver_reply_fn fn, void *ctx);
+/* Hand msg to c's transport; rq is the pending query it completes, or
+ * NULL for an immediate reply. */
+void local_send(const struct client *c, struct rquery *rq, const uint8_t *msg,
+		size_t len);
+/* Send the client's copy of an answer (reply_render of v for q), or
+ * SERVFAIL when it cannot be rendered. rq as for local_send. */
+void local_send_answer(const struct reply_view *v, const struct dns_query *q,
+		       const struct client *c, struct rquery *rq);
+/* Reply rcode to q (with an Extended DNS Error when ede is not
+ * DNS_EDE_NONE and the client speaks EDNS). Counts SERVFAIL. */
+void local_reply(const struct dns_query *q, const struct client *c,
+		 struct rquery *rq, enum dns_rcode rcode, uint16_t ede,
+		 const char *ede_text);
+/* The reply to a query that did not parse (pr != DNS_PARSE_OK), if any. */
+void local_parse_error(enum dns_parse pr, const uint8_t *msg, size_t len,
+		       const struct dns_query *q, const struct client *c);
+/* Answer q here when it is a zone transfer, of a class other than IN, or
+ * (mode enforce) off the allowlist; true when it was. Logs denied names
+ * (rate-limited; search-list expansions of allowed names at debug). */
+bool local_answer(const struct config *cfg, const struct policy *pol,
+		  const struct dns_query *q, const struct client *c);
+/* Is q an allowed name with labels appended (a resolv.conf search list
+ * at work)? */
+bool local_search_suffix(const struct policy *pol, const struct dns_query *q);
+/* Name, type and client of q as text, for log lines. */
+void local_describe(const struct dns_query *q, const struct sockaddr *peer,
+		    char *name, size_t namecap, char *type, size_t typecap,
+		    char *client, size_t clientcap);
+
+#endif

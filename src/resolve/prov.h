@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* prov: the provenance of the set entries, for reload's eviction
+ * (invariant 9). For each address the daemon put into the sets it
+ * remembers which queried names' answers put it there, and until when
+ * (monotonic seconds, the timeout each answer asked for). When the
+ * policy changes, an address goes only if every name that put it there
+ * is no longer allowed: an address that a still-allowed name also
+ * answered stays.
+ *
+ * Bounded: at most `max` (address, name) links. Expired links are
+ * dropped on the way (when their address is noted again, at eviction,
+ * and by a sweep when the bound is reached, at most once a second). A
+ * full map of live links refuses a new one (-ENOSPC): the caller must
+ * then not hand the address out (fail closed), or eviction could miss
+ * it. Memory: an address costs one 48-byte node plus 16 bytes per link
+ * (allocator rounding included, about 80 bytes for an address with one
+ * name); a name costs 24 bytes plus its wire length, shared by all its
+ * addresses. 100k live addresses with one name each: about 10 MiB. */
+#ifndef DNSFENCE_PROV_H
+#define DNSFENCE_PROV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/netaddr.h"
+
+struct prov;
+
+/* A map for at most max links (1 .. 2^26); NULL on a bad max or ENOMEM. */
+struct prov *prov_new(size_t max);
+void prov_free(struct prov *p);
+
+/* The answer for name (uncompressed wire format, lower case, len bytes
+ * up to and including the root label) put a in the sets until expires
+ * (monotonic seconds, after now). A later note for the same pair only
+ * lengthens it. 0, -EINVAL (bad name, family or expires), -ENOSPC (the
+ * bound is reached with live links: not noted), -ENOMEM. */
+int prov_note(struct prov *p, const uint8_t *name, size_t len,
+	      const struct netaddr *a, uint64_t expires, uint64_t now);
+
+/* Is this name (wire format, as noted) still allowed? */
+typedef bool (*prov_allowed_fn)(void *arg, const uint8_t *name, size_t len);
+/* Called once per address to take out of the sets. */
+typedef void (*prov_evict_fn)(void *arg, const struct netaddr *a);
+
+/* Judge every name once with allowed(). Every address that some
+ * no-longer-allowed name put in the sets and that no still-allowed name
+ * holds with a live link is passed to evict(); the links of the names no
+ * longer allowed are forgotten, and so are the names. Returns the number
+ * of addresses passed to evict(). */
+size_t prov_evict(struct prov *p, prov_allowed_fn allowed, void *aarg,
+		  prov_evict_fn evict, void *earg, uint64_t now);
+
+/* Forget everything (the sets were recreated and are empty). */
+void prov_clear(struct prov *p);
+
+size_t prov_addresses(const struct prov *p);
+size_t prov_names(const struct prov *p);
+size_t prov_links(const struct prov *p);
+
+#endif

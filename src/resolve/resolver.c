@@ -1,0 +1,795 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* resolver: the life of one client query.
+ *
+ * A query that parses is checked against the policy. A denied name, a
+ * class other than IN, a zone transfer are answered here (with an
+ * Extended DNS Error when the client speaks EDNS) and nothing about them
+ * leaves the machine (invariant 1). An allowed name is answered from the
+ * cache, or gets SERVFAIL at once when its upstream question failed in
+ * the last failure_ttl seconds (RFC 9520), or joins the pending upstream
+ * question with the same key (name, type, class, DO, CD), or starts one:
+ * a query built afresh by dnsmsg with a random ID and our own EDNS
+ * (invariant 5). Starting one takes a slot of the in-flight cap
+ * (quota.c); at the cap, or at the client's share of it, the query gets
+ * SERVFAIL at once instead of waiting: a drop would only bring the stub
+ * resolver's retry five seconds later, on top of the flood.
+ *
+ * When the upstream answers, the answer is snooped once for the addresses
+ * it hands out; internal ones are dropped (admit.c, invariant 3), the
+ * rest go to the kernel sets, and only when the kernel has acked them all
+ * does each waiting client get its rewritten copy (reply.c, invariant 2).
+ * A failed add is SERVFAIL. A failed upstream question (timeout,
+ * unreachable, SERVFAIL, REFUSED, malformed answer) is remembered
+ * (failmem.c), and an expired cached answer, when there is one within
+ * serve_stale, is served instead (RFC 8767) with a 30 s TTL, its
+ * addresses put back in the sets first.
+ *
+ * Answers are cached for their smallest TTL (capped at ttl.max). A hit
+ * takes the same road from the kernel step on: its addresses are offered
+ * to the sets again (the never-shorten map makes that free when their
+ * entries already live long enough), and the client's copy carries TTLs
+ * reduced by the entry's age.
+ *
+ * A reload swaps the config and the policy between two queries
+ * (resolver_set_policy). A question already upstream is judged again
+ * when its answer arrives: a name the new policy denies gets the deny
+ * answer, and nothing of it reaches the sets. Every address put into the
+ * sets is noted with the name that put it there (prov.c), so that a
+ * reload can take out what only removed names brought in.
+ *
+ * Ownership: a struct pending owns its waiting rqueries, its quota slot
+ * and either its copy of the answer or one cache reference (p->hit);
+ * free_pending() releases all of it. A pending is linked (table, list)
+ * before its question is sent. An rquery is freed after its reply is
+ * sent or when its transport cancels it. Every reply is built in a buffer
+ * of the function that sends it: callbacks never share a scratch buffer. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/queue.h>
+#include <time.h>
+
+#include <event2/event.h>
+
+#include "resolve/admit.h"
+#include "resolve/cache.h"
+#include "dns/dnsmsg.h"
+#include "dns/dnsrr.h"
+#include "resolve/failmem.h"
+#include "base/hash.h"
+#include "resolve/local.h"
+#include "base/log.h"
+#include "base/monotime.h"
+#include "config/policy.h"
+#include "resolve/prov.h"
+#include "resolve/quota.h"
+#include "observe/recent.h"
+#include "resolve/reply.h"
+#include "resolve/resolver.h"
+#include "sets/sets.h"
+#include "base/stats.h"
+#include "resolve/upstream.h"
+
+#define PENDING_BUCKETS 4096 /* power of two */
+#define SNOOP_MAX	512
+#define CACHE_ENTRIES	4096
+#define CACHE_BYTES	(1u << 20)
+#define STALE_TTL	30 /* RFC 8767 section 4 */
+
+struct pending;
+
+struct rquery {
+	TAILQ_ENTRY(rquery) link;
+	struct pending *p;
+	struct dns_query q;
+	struct client c;
+};
+
+TAILQ_HEAD(rquery_list, rquery);
+
+struct pending {
+	struct pending *hnext;
+	TAILQ_ENTRY(pending) all;
+	struct resolver *r;
+	bool in_table; /* joinable: its upstream question is open */
+	bool counted;  /* holds quota slot */
+	uint32_t slot;
+	uint8_t key[DNSMSG_KEY_MAX];
+	size_t keylen;
+	struct rquery_list waiters;
+	uint8_t *answer; /* owned, or hit->answer */
+	size_t answer_len;
+	struct dns_addr *addrs; /* handed out: owned, or hit->addrs */
+	size_t n_addrs;
+	const struct cache_entry *hit; /* a cache reference, or NULL */
+	uint32_t age;		       /* seconds since the hit was stored */
+	uint32_t ttl_max;	       /* cap on the client's TTLs */
+	uint8_t qname[DNS_MAX_NAME];
+	size_t qname_len;
+	uint16_t qtype;
+};
+
+struct resolver {
+	struct event_base *base;
+	const struct config *cfg;
+	const struct policy *pol;
+	struct upstream *up;
+	struct sets *sets;
+	struct prov *prov; /* NULL: provenance not kept */
+	struct cache *cache;
+	struct failmem *fails; /* questions that failed upstream, recently */
+	struct quota *quota;
+	struct pending *table[PENDING_BUCKETS];
+	TAILQ_HEAD(, pending) pendings;
+};
+
+static struct rquery *lookup(struct resolver *r, const struct dns_query *q,
+			     const struct client *c);
+static struct rquery *rquery_new(const struct dns_query *q,
+				 const struct client *c);
+static int start_question(struct resolver *r, const struct dns_query *q,
+			  const struct client *c, const uint8_t *key,
+			  size_t keylen, struct pending **out);
+static struct pending *pending_new(struct resolver *r, const uint8_t *key,
+				   size_t keylen);
+static struct pending *pending_find(struct resolver *r, const uint8_t *key,
+				    size_t len);
+static void pending_link(struct pending *p);
+static void pending_unlink(struct pending *p);
+static void free_pending(struct pending *p);
+static void on_upstream(void *arg, int status, const uint8_t *answer,
+			size_t len);
+static int take_answer(struct pending *p, const uint8_t *answer, size_t len);
+static void upstream_failed(struct pending *p, int rc);
+static bool serve_stale(struct pending *p);
+static void put_in_sets(struct pending *p, const struct dns_addr *addrs,
+			size_t n);
+static void on_sets_done(void *arg, int status);
+static void finish_pending(struct pending *p, int status);
+static void answer_one(struct pending *p, struct rquery *rq);
+static bool answer_hit_now(struct resolver *r, const struct dns_query *q,
+			   const struct client *c,
+			   const struct cache_entry *hit, uint32_t age);
+static void answer_hit(struct resolver *r, const struct dns_query *q,
+		       const struct client *c, const struct cache_entry *hit,
+		       uint32_t age, uint32_t ttl_max);
+static struct rquery *wait_hit(struct resolver *r, struct rquery *rq,
+			       const struct cache_entry *hit, uint32_t age,
+			       uint32_t ttl_max);
+static void hold_hit(struct pending *p, const struct cache_entry *hit,
+		     uint32_t age, uint32_t ttl_max);
+static const struct cache_entry *stale_entry(struct resolver *r,
+					     const uint8_t *key, size_t keylen);
+static void cache_answer(struct pending *p, const uint8_t *answer, size_t len);
+static void deny_pending(struct pending *p);
+static bool cache_keep(void *arg, const uint8_t *key, size_t keylen);
+
+struct resolver *resolver_new(struct event_base *base, const struct config *cfg,
+			      const struct policy *pol, struct upstream *up,
+			      struct sets *sets)
+{
+	struct resolver *r = calloc(1, sizeof(*r));
+	uint32_t max = cfg->max_inflight ? cfg->max_inflight : 2048;
+
+	if (r == NULL)
+		return NULL;
+	r->base = base;
+	r->cfg = cfg;
+	r->pol = pol;
+	r->up = up;
+	r->sets = sets;
+	TAILQ_INIT(&r->pendings);
+	r->cache = cache_new(CACHE_ENTRIES, CACHE_BYTES);
+	r->fails = failmem_new();
+	/* One client address may hold 3/4 of the cap: a quarter stays for
+	 * the others whatever it sends. */
+	r->quota = quota_new(max, max - max / 4);
+	if (r->cache == NULL || r->fails == NULL || r->quota == NULL) {
+		resolver_free(r);
+		return NULL;
+	}
+	cache_set_stale(r->cache, cfg->serve_stale);
+	return r;
+}
+
+void resolver_shutdown(struct resolver *r)
+{
+	struct pending *p;
+	struct rquery *rq;
+
+	TAILQ_FOREACH(p, &r->pendings, all)
+	{
+		while ((rq = TAILQ_FIRST(&p->waiters)) != NULL) {
+			TAILQ_REMOVE(&p->waiters, rq, link);
+			free(rq);
+		}
+	}
+}
+
+/* Pending questions still waiting on c-ares or the kernel are the
+ * arguments of those callbacks: the caller frees the upstream and the sets
+ * first, which completes them, and only then the resolver. */
+void resolver_free(struct resolver *r)
+{
+	struct pending *p;
+
+	if (r == NULL)
+		return;
+	while ((p = TAILQ_FIRST(&r->pendings)) != NULL) {
+		pending_unlink(p);
+		free_pending(p);
+	}
+	cache_free(r->cache);
+	failmem_free(r->fails);
+	quota_free(r->quota);
+	free(r);
+}
+
+uint32_t resolver_inflight(const struct resolver *r)
+{
+	return quota_used(r->quota);
+}
+
+struct rquery *resolver_handle(struct resolver *r, const uint8_t *msg,
+			       size_t len, const struct sockaddr *peer,
+			       socklen_t peerlen, const struct sockaddr *local,
+			       bool tcp, resolver_reply_fn fn, void *ctx)
+{
+	struct dns_query q;
+	struct client c;
+	enum dns_parse pr;
+
+	local_client_init(&c, peer, peerlen, local, tcp, fn, ctx);
+	pr = dnsmsg_parse_query(msg, len, &q);
+	if (pr != DNS_PARSE_OK) {
+		local_parse_error(pr, msg, len, &q, &c);
+		return NULL;
+	}
+	stats_inc(STAT_QUERIES);
+	if (local_answer(r->cfg, r->pol, &q, &c))
+		return NULL;
+	return lookup(r, &q, &c);
+}
+
+void resolver_cancel(struct rquery *rq)
+{
+	if (rq == NULL)
+		return;
+	TAILQ_REMOVE(&rq->p->waiters, rq, link);
+	free(rq);
+}
+
+static struct rquery *rquery_new(const struct dns_query *q,
+				 const struct client *c)
+{
+	struct rquery *rq = calloc(1, sizeof(*rq));
+
+	if (rq == NULL)
+		return NULL;
+	rq->q = *q;
+	rq->c = *c;
+	return rq;
+}
+
+/* An allowed name: the cache, the failure cache, a question in flight,
+ * or a new one. Returns the rquery the transport may cancel, or NULL
+ * when the reply was sent. */
+static struct rquery *lookup(struct resolver *r, const struct dns_query *q,
+			     const struct client *c)
+{
+	uint8_t key[DNSMSG_KEY_MAX];
+	size_t keylen = dnsmsg_question_key(q, key);
+	uint64_t now = monotime_ms();
+	const struct cache_entry *hit = cache_get(r->cache, key, keylen, now);
+	struct pending *p = NULL;
+	struct rquery *rq;
+	int rc = 0;
+
+	uint32_t age = 0, ttl_max = r->cfg->ttl_max;
+
+	stats_add(STAT_CACHE_HIT, hit != NULL);
+	if (hit != NULL) {
+		age = (uint32_t)((now - hit->stored_ms) / 1000);
+		if (answer_hit_now(r, q, c, hit, age))
+			return NULL;
+	} else if (failmem_recent(r->fails, key, keylen, now)) {
+		/* Failed a moment ago: a stale answer, or SERVFAIL. */
+		hit = stale_entry(r, key, keylen);
+		if (hit == NULL) {
+			stats_inc(STAT_FAIL_CACHED);
+			local_reply(q, c, NULL, DNS_RCODE_SERVFAIL,
+				    DNS_EDE_NONE, NULL);
+			return NULL;
+		}
+		ttl_max = STALE_TTL;
+	}
+	rq = rquery_new(q, c);
+	if (rq == NULL) {
+		cache_release(r->cache, hit);
+		local_reply(q, c, NULL, DNS_RCODE_SERVFAIL, DNS_EDE_NONE, NULL);
+		return NULL;
+	}
+	if (hit != NULL)
+		return wait_hit(r, rq, hit, age, ttl_max);
+	rc = start_question(r, q, c, key, keylen, &p);
+	if (rc != 0) {
+		free(rq);
+		local_reply(q, c, NULL, DNS_RCODE_SERVFAIL,
+			    rc == -EBUSY || rc == -EDQUOT ? DNS_EDE_OTHER
+							  : DNS_EDE_NONE,
+			    "too many queries in flight");
+		return NULL;
+	}
+	rq->p = p;
+	TAILQ_INSERT_TAIL(&p->waiters, rq, link);
+	return rq;
+}
+
+/* Join the open question for key, or send one. 0 and *out, -EBUSY or
+ * -EDQUOT at the cap, or another -errno. */
+static int start_question(struct resolver *r, const struct dns_query *q,
+			  const struct client *c, const uint8_t *key,
+			  size_t keylen, struct pending **out)
+{
+	char name[DNS_NAME_STRLEN], type[16], who[NETADDR_ENDPOINT_STRLEN];
+	uint8_t query[DNS_MAX_NAME + 64];
+	struct pending *p = pending_find(r, key, keylen);
+	uint16_t id;
+	ssize_t n;
+	int rc;
+
+	if (p != NULL) {
+		stats_inc(STAT_COALESCED);
+		*out = p;
+		return 0;
+	}
+	p = pending_new(r, key, keylen);
+	if (p == NULL)
+		return -ENOMEM;
+	memcpy(p->qname, q->lname, q->name_len);
+	p->qname_len = q->name_len;
+	p->qtype = q->qtype;
+	rc = quota_take(r->quota, (const struct sockaddr *)&c->peer, &p->slot);
+	if (rc != 0) {
+		stats_inc(STAT_OVER_CAP);
+		local_describe(q, (const struct sockaddr *)&c->peer, name,
+			       sizeof(name), type, sizeof(type), who,
+			       sizeof(who));
+		log_limited(LOG_CLASS_OVERLOAD, LOGL_WARN, "resolver",
+			    "%s %s from %s: SERVFAIL, %s (%u in flight)", name,
+			    type, who,
+			    rc == -EBUSY ? "max_inflight reached"
+					 : "this client's share is used up",
+			    quota_used(r->quota));
+		goto fail;
+	}
+	p->counted = true;
+	rc = upstream_new_id(r->up, &id);
+	n = rc == 0 ? dnsmsg_build_upstream_query(q, id, query, sizeof(query))
+		    : rc;
+	if (n < 0) {
+		rc = (int)n;
+		goto fail;
+	}
+	/* Linked first: the completion may find it at once. */
+	pending_link(p);
+	rc = upstream_send(r->up, query, (size_t)n, on_upstream, p);
+	if (rc != 0) {
+		pending_unlink(p);
+		goto fail;
+	}
+	stats_inc(STAT_FORWARDED);
+	*out = p;
+	return 0;
+fail:
+	free_pending(p);
+	return rc;
+}
+
+/* A pending on the resolver's list (so resolver_free finds it), not yet
+ * in the table. */
+static struct pending *pending_new(struct resolver *r, const uint8_t *key,
+				   size_t keylen)
+{
+	struct pending *p = calloc(1, sizeof(*p));
+
+	if (p == NULL)
+		return NULL;
+	p->r = r;
+	memcpy(p->key, key, keylen);
+	p->keylen = keylen;
+	p->ttl_max = r->cfg->ttl_max;
+	TAILQ_INIT(&p->waiters);
+	TAILQ_INSERT_TAIL(&r->pendings, p, all);
+	return p;
+}
+
+static struct pending *pending_find(struct resolver *r, const uint8_t *key,
+				    size_t len)
+{
+	struct pending *p =
+	    r->table[hash_fnv1a(key, len, 0) & (PENDING_BUCKETS - 1)];
+
+	for (; p != NULL; p = p->hnext) {
+		if (p->keylen == len && memcmp(p->key, key, len) == 0)
+			return p;
+	}
+	return NULL;
+}
+
+static void pending_link(struct pending *p)
+{
+	uint32_t b = hash_fnv1a(p->key, p->keylen, 0) & (PENDING_BUCKETS - 1);
+
+	p->hnext = p->r->table[b];
+	p->r->table[b] = p;
+	p->in_table = true;
+}
+
+/* Once the upstream has answered, later identical queries start a new
+ * upstream question instead of joining one whose answer is decided. */
+static void pending_unlink(struct pending *p)
+{
+	struct pending **pp;
+
+	if (!p->in_table)
+		return;
+	pp = &p->r->table[hash_fnv1a(p->key, p->keylen, 0) &
+			  (PENDING_BUCKETS - 1)];
+	while (*pp != p)
+		pp = &(*pp)->hnext;
+	*pp = p->hnext;
+	p->in_table = false;
+}
+
+static void free_pending(struct pending *p)
+{
+	struct rquery *rq;
+
+	while ((rq = TAILQ_FIRST(&p->waiters)) != NULL) {
+		TAILQ_REMOVE(&p->waiters, rq, link);
+		free(rq);
+	}
+	TAILQ_REMOVE(&p->r->pendings, p, all);
+	if (p->counted)
+		quota_give(p->r->quota, p->slot);
+	if (p->hit != NULL) {
+		cache_release(p->r->cache, p->hit);
+	} else {
+		free(p->answer);
+		free(p->addrs);
+	}
+	free(p);
+}
+
+static void on_upstream(void *arg, int status, const uint8_t *answer,
+			size_t len)
+{
+	struct pending *p = arg;
+	int rc = status;
+
+	pending_unlink(p);
+	if (status == -ECANCELED) {
+		free_pending(p);
+		return;
+	}
+	if (!admit_allowed(p->r->cfg, p->r->pol, p->qname, p->qname_len)) {
+		deny_pending(p);
+		return;
+	}
+	if (rc == 0)
+		rc = take_answer(p, answer, len);
+	if (rc != 0)
+		upstream_failed(p, rc);
+	else
+		put_in_sets(p, p->addrs, p->n_addrs);
+}
+
+/* Keep a copy of an upstream answer and the admissible addresses it
+ * hands out, and cache it. -EREMOTEIO/-EACCES for an upstream SERVFAIL
+ * or REFUSED, -EBADMSG/-E2BIG for one we cannot snoop, -ENOMEM. */
+static int take_answer(struct pending *p, const uint8_t *answer, size_t len)
+{
+	struct dns_addr addrs[SNOOP_MAX], keep[SNOOP_MAX];
+	size_t n = 0, nkeep;
+	uint8_t rcode = answer[3] & 0xf;
+	int rc;
+
+	if (rcode == DNS_RCODE_SERVFAIL)
+		return -EREMOTEIO;
+	if (rcode == DNS_RCODE_REFUSED)
+		return -EACCES;
+	rc = dnsmsg_snoop(answer, len, p->qname, p->qname_len, addrs, SNOOP_MAX,
+			  &n);
+	if (rc != 0) {
+		stats_inc(STAT_BAD_ANSWER);
+		return rc == -E2BIG ? -E2BIG : -EBADMSG;
+	}
+	nkeep = admit_addrs(p->r->cfg, p->qname, p->qname_len, addrs, n, keep);
+	p->answer = malloc(len);
+	p->addrs = malloc(nkeep > 0 ? nkeep * sizeof(*p->addrs) : 1);
+	if (p->answer == NULL || p->addrs == NULL)
+		return -ENOMEM;
+	memcpy(p->answer, answer, len);
+	p->answer_len = len;
+	memcpy(p->addrs, keep, nkeep * sizeof(*keep));
+	p->n_addrs = nkeep;
+	cache_answer(p, answer, len);
+	recent_note(p->qname, p->qname_len, keep, nkeep);
+	return 0;
+}
+
+/* The question failed: remember it, and serve a stale answer if there
+ * is one, else SERVFAIL. */
+static void upstream_failed(struct pending *p, int rc)
+{
+	char name[DNS_NAME_STRLEN], type[16];
+
+	stats_inc(STAT_UPSTREAM_FAIL);
+	dns_name_to_text(p->qname, p->qname_len, name, sizeof(name));
+	dns_type_name(p->qtype, type, sizeof(type));
+	log_limited(LOG_CLASS_UPSTREAM, LOGL_WARN, "upstream",
+		    "no answer for %s %s: %s", name, type,
+		    upstream_strerror(rc));
+	if (rc != -ENOMEM)
+		failmem_note(p->r->fails, p->key, p->keylen,
+			     p->r->cfg->failure_ttl, monotime_ms());
+	if (!serve_stale(p))
+		finish_pending(p, rc);
+}
+
+/* RFC 8767: an expired answer for p's question, within serve_stale, goes
+ * to its waiters with a STALE_TTL TTL, after its addresses are back in
+ * the sets. False when there is none (p is untouched). */
+static bool serve_stale(struct pending *p)
+{
+	struct dns_addr aged[SNOOP_MAX];
+	const struct cache_entry *e = stale_entry(p->r, p->key, p->keylen);
+	size_t n;
+
+	if (e == NULL)
+		return false;
+	free(p->answer);
+	free(p->addrs);
+	hold_hit(p, e, 0, STALE_TTL);
+	n = reply_aged_addrs(e->addrs, e->n_addrs, 0, STALE_TTL, aged,
+			     SNOOP_MAX);
+	put_in_sets(p, aged, n);
+	return true;
+}
+
+/* An expired answer for key within serve_stale (counted), or NULL. */
+static const struct cache_entry *stale_entry(struct resolver *r,
+					     const uint8_t *key, size_t keylen)
+{
+	const struct cache_entry *e;
+
+	if (r->cfg->serve_stale == 0)
+		return NULL;
+	e = cache_get_stale(r->cache, key, keylen, monotime_ms());
+	if (e != NULL)
+		stats_inc(STAT_STALE);
+	return e;
+}
+
+/* p answers from hit (a reference p now owns). */
+static void hold_hit(struct pending *p, const struct cache_entry *hit,
+		     uint32_t age, uint32_t ttl_max)
+{
+	p->hit = hit;
+	p->answer = (uint8_t *)(uintptr_t)hit->answer;
+	p->answer_len = hit->len;
+	p->addrs = (struct dns_addr *)(uintptr_t)hit->addrs;
+	p->n_addrs = hit->n_addrs;
+	p->age = age;
+	p->ttl_max = ttl_max;
+}
+
+/* The kernel step: p's waiters are answered when the sets have addrs. */
+static void put_in_sets(struct pending *p, const struct dns_addr *addrs,
+			size_t n)
+{
+	int rc;
+
+	if (p->r->sets == NULL || n == 0) {
+		finish_pending(p, 0);
+		return;
+	}
+	rc = admit_note_prov(p->r->prov, p->r->cfg, p->qname, p->qname_len,
+			     addrs, n);
+	if (rc == 0)
+		rc = sets_add(p->r->sets, addrs, n, on_sets_done, p);
+	if (rc != 0)
+		finish_pending(p, rc);
+}
+
+static void on_sets_done(void *arg, int status)
+{
+	finish_pending(arg, status);
+}
+
+/* Answer (status 0) or fail every client waiting on p, then free it. */
+static void finish_pending(struct pending *p, int status)
+{
+	struct rquery *rq;
+
+	while ((rq = TAILQ_FIRST(&p->waiters)) != NULL) {
+		TAILQ_REMOVE(&p->waiters, rq, link);
+		if (status == 0)
+			answer_one(p, rq);
+		else
+			local_reply(&rq->q, &rq->c, rq, DNS_RCODE_SERVFAIL,
+				    DNS_EDE_NONE, NULL);
+		free(rq);
+	}
+	free_pending(p);
+}
+
+static void answer_one(struct pending *p, struct rquery *rq)
+{
+	struct reply_view v = {.answer = p->answer,
+			       .len = p->answer_len,
+			       .addrs = p->addrs,
+			       .n_addrs = p->n_addrs,
+			       .age = p->age,
+			       .ttl_max = p->ttl_max};
+
+	local_send_answer(&v, &rq->q, &rq->c, rq);
+}
+
+/* Answer a cache hit at once when the kernel has nothing to do for it:
+ * no addresses, no sets, or every entry confirmed recently and living
+ * long enough (the common case); the hit is then released. Returns
+ * false, with the hit still held, when it must wait for the kernel. */
+static bool answer_hit_now(struct resolver *r, const struct dns_query *q,
+			   const struct client *c,
+			   const struct cache_entry *hit, uint32_t age)
+{
+	struct dns_addr aged[SNOOP_MAX];
+	size_t n = reply_aged_addrs(hit->addrs, hit->n_addrs, age, UINT32_MAX,
+				    aged, SNOOP_MAX);
+
+	if (r->sets != NULL && n > 0 && !sets_covered(r->sets, aged, n))
+		return false;
+	if (r->sets != NULL &&
+	    admit_note_prov(r->prov, r->cfg, q->lname, q->name_len, aged, n)) {
+		cache_release(r->cache, hit);
+		local_reply(q, c, NULL, DNS_RCODE_SERVFAIL, DNS_EDE_NONE, NULL);
+		return true;
+	}
+	answer_hit(r, q, c, hit, age, r->cfg->ttl_max);
+	return true;
+}
+
+/* Send the client's copy of hit, and release it. */
+static void answer_hit(struct resolver *r, const struct dns_query *q,
+		       const struct client *c, const struct cache_entry *hit,
+		       uint32_t age, uint32_t ttl_max)
+{
+	struct reply_view v = {.answer = hit->answer,
+			       .len = hit->len,
+			       .addrs = hit->addrs,
+			       .n_addrs = hit->n_addrs,
+			       .age = age,
+			       .ttl_max = ttl_max};
+
+	local_send_answer(&v, q, c, NULL);
+	cache_release(r->cache, hit);
+}
+
+/* A hit whose addresses the kernel must (re)confirm first: it waits like
+ * an upstream answer does. Takes over rq and the hit; NULL when the reply
+ * was sent at once (no sets, or a failure to queue the adds). */
+static struct rquery *wait_hit(struct resolver *r, struct rquery *rq,
+			       const struct cache_entry *hit, uint32_t age,
+			       uint32_t ttl_max)
+{
+	struct dns_addr aged[SNOOP_MAX];
+	size_t n = reply_aged_addrs(hit->addrs, hit->n_addrs, age, ttl_max,
+				    aged, SNOOP_MAX);
+	struct pending *p = NULL;
+
+	if (r->sets == NULL) {
+		answer_hit(r, &rq->q, &rq->c, hit, age, ttl_max);
+		free(rq);
+		return NULL;
+	}
+	p = pending_new(r, (const uint8_t *)"", 0);
+	if (p == NULL ||
+	    admit_note_prov(r->prov, r->cfg, rq->q.lname, rq->q.name_len, aged,
+			    n) != 0 ||
+	    sets_add(r->sets, aged, n, on_sets_done, p) != 0) {
+		if (p != NULL)
+			free_pending(p);
+		cache_release(r->cache, hit);
+		local_reply(&rq->q, &rq->c, NULL, DNS_RCODE_SERVFAIL,
+			    DNS_EDE_NONE, NULL);
+		free(rq);
+		return NULL;
+	}
+	hold_hit(p, hit, age, ttl_max);
+	rq->p = p;
+	TAILQ_INSERT_TAIL(&p->waiters, rq, link);
+	return rq;
+}
+
+static void cache_answer(struct pending *p, const uint8_t *answer, size_t len)
+{
+	uint32_t ttl;
+
+	if (dnsmsg_cache_ttl(answer, len, &ttl) != 0)
+		return;
+	if (ttl > p->r->cfg->ttl_max)
+		ttl = p->r->cfg->ttl_max;
+	(void)cache_put(p->r->cache, p->key, p->keylen, answer, len, p->addrs,
+			p->n_addrs, ttl, monotime_ms());
+}
+
+size_t resolver_set_policy(struct resolver *r, const struct config *cfg,
+			   const struct policy *pol)
+{
+	r->cfg = cfg;
+	r->pol = pol;
+	cache_set_stale(r->cache, cfg->serve_stale);
+	return cache_drop_if(r->cache, cache_keep, r);
+}
+
+void resolver_set_upstream(struct resolver *r, struct upstream *up)
+{
+	r->up = up;
+}
+
+void resolver_set_prov(struct resolver *r, struct prov *prov)
+{
+	r->prov = prov;
+}
+
+size_t resolver_pending(const struct resolver *r)
+{
+	const struct pending *p;
+	size_t n = 0;
+
+	TAILQ_FOREACH(p, &r->pendings, all)
+	n++;
+	return n;
+}
+
+size_t resolver_cached(const struct resolver *r)
+{
+	return cache_count(r->cache);
+}
+
+static bool cache_keep(void *arg, const uint8_t *key, size_t keylen)
+{
+	const struct resolver *r = arg;
+
+	return admit_allowed(r->cfg, r->pol, key, keylen);
+}
+
+/* The policy changed while p's question was upstream, and its name is no
+ * longer allowed: every waiting client gets the deny answer, and the
+ * upstream's answer is dropped unread. */
+static void deny_pending(struct pending *p)
+{
+	const struct config *cfg = p->r->cfg;
+	char name[DNS_NAME_STRLEN], text[DNS_NAME_STRLEN + 64];
+	struct rquery *rq;
+
+	dns_name_to_text(p->qname, p->qname_len, name, sizeof(name));
+	log_limited(LOG_CLASS_DENIED, LOGL_INFO, "policy",
+		    "denied %s: removed from the allowlist while upstream",
+		    name);
+	snprintf(text, sizeof(text), "%s is not on the dnsfence allowlist",
+		 name);
+	while ((rq = TAILQ_FIRST(&p->waiters)) != NULL) {
+		TAILQ_REMOVE(&p->waiters, rq, link);
+		stats_inc(STAT_DENIED);
+		local_reply(&rq->q, &rq->c, rq,
+			    cfg->deny_rcode == CONFIG_DENY_REFUSED
+				? DNS_RCODE_REFUSED
+				: DNS_RCODE_NXDOMAIN,
+			    DNS_EDE_BLOCKED, text);
+		free(rq);
+	}
+	free_pending(p);
+}

@@ -1,0 +1,696 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* server: the UDP and TCP listeners.
+ *
+ * UDP: each wake-up reads at most UDP_BURST datagrams with one recvmmsg
+ * (work per wake-up is capped, as in memcached) and hands each to the
+ * resolver; the replies it gives at once (denied names, cache hits) are
+ * gathered and go out with one sendmmsg, later ones with sendto. A reply
+ * that cannot be sent at once is dropped (the client retries) rather than
+ * queued. A listener on a wildcard address (0.0.0.0, ::) asks for
+ * IP_PKTINFO / IPV6_RECVPKTINFO and answers each query from the address
+ * it was sent to: a reply from whatever address routing picks is dropped
+ * by the client as coming from the wrong server.
+ *
+ * TCP (RFC 7766): 2-byte length framing, several queries per connection,
+ * answers in completion order. Limits keep a hostile client from holding
+ * resources: a message size cap, a per-connection cap on queries in
+ * flight (reading pauses at the cap), an idle timeout, a deadline for a
+ * partly received message (slow senders are cut off), and a cap on
+ * connections. At the cap a new connection evicts the least recently
+ * active idle one, so held-open connections cannot lock out new clients;
+ * if none is idle the new one is closed. UDP is never starved by TCP. */
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+
+#include "dns/dnsmsg.h"
+#include "base/log.h"
+#include "resolve/resolver.h"
+#include "resolve/server.h"
+#include "base/stats.h"
+
+#define UDP_BURST	 64
+#define UDP_QUERY_MAX	 4096 /* a longer datagram is no query we answer */
+#define UDP_REPLY_SLOT	 1280 /* UDP replies are at most DNS_EDNS_UDPSIZE */
+#define TCP_MAX_CONNS	 512
+#define TCP_MAX_PENDING	 32
+#define TCP_MAX_MSG	 4096 /* a query; answers may be larger */
+#define TCP_MAX_OUTPUT	 (256 * 1024)
+#define TCP_IDLE_SECONDS 10
+#define TCP_MSG_SECONDS	 5
+#define LISTEN_BACKLOG	 256
+#define UDP_CTL_SPACE	 CMSG_SPACE(sizeof(struct in6_pktinfo))
+
+struct server;
+
+struct udp_listener {
+	struct server *s;
+	int fd;
+	bool pktinfo; /* wildcard address: reply from the one asked */
+	struct event *ev;
+};
+
+struct tcp_conn {
+	TAILQ_ENTRY(tcp_conn) link; /* least recently active first */
+	struct server *s;
+	struct bufferevent *bev;
+	struct event *msg_timer;
+	struct event *resume; /* read what is buffered once below the cap */
+	struct sockaddr_storage peer;
+	socklen_t peerlen;
+	struct rquery *pending[TCP_MAX_PENDING];
+	size_t n_pending;
+};
+
+/* One recvmmsg's worth of datagrams in, and the replies going out. */
+struct udp_burst {
+	struct mmsghdr in[UDP_BURST];
+	struct iovec in_iov[UDP_BURST];
+	struct sockaddr_storage in_peer[UDP_BURST];
+	struct sockaddr_storage in_local[UDP_BURST];
+	uint8_t in_ctl[UDP_BURST][UDP_CTL_SPACE];
+	uint8_t in_buf[UDP_BURST][UDP_QUERY_MAX];
+	struct mmsghdr out[UDP_BURST];
+	struct iovec out_iov[UDP_BURST];
+	struct sockaddr_storage out_peer[UDP_BURST];
+	uint8_t out_ctl[UDP_BURST][UDP_CTL_SPACE];
+	uint8_t out_buf[UDP_BURST][UDP_REPLY_SLOT];
+	unsigned n_out;
+	struct udp_listener *active; /* replies to gather, NULL outside */
+};
+
+struct server {
+	struct event_base *base;
+	struct resolver *res;
+	struct udp_listener *udp;
+	size_t n_udp;
+	struct evconnlistener **tcp;
+	size_t n_tcp;
+	TAILQ_HEAD(, tcp_conn) conns;
+	size_t n_conns;
+	struct udp_burst *burst;
+	bool freebind; /* forward scope: the bridge may come later */
+};
+
+static int bind_socket(const struct config_endpoint *ep, int type,
+		       bool freebind, int *out);
+static int add_udp(struct server *s, const struct config_endpoint *ep);
+static int add_tcp(struct server *s, const struct config_endpoint *ep);
+static void on_udp(evutil_socket_t fd, short what, void *arg);
+static void udp_reply(void *ctx, struct rquery *q, const struct sockaddr *peer,
+		      socklen_t peerlen, const struct sockaddr *local,
+		      const uint8_t *msg, size_t len);
+static void udp_flush(struct udp_listener *l);
+static bool is_wildcard(const struct config_endpoint *ep);
+static const struct sockaddr *arrived_at(struct msghdr *m,
+					 struct sockaddr_storage *local);
+static size_t put_pktinfo(const struct sockaddr *local, uint8_t *ctl);
+static void on_accept(struct evconnlistener *l, evutil_socket_t fd,
+		      struct sockaddr *sa, int salen, void *arg);
+static bool make_room(struct server *s);
+static void on_tcp_read(struct bufferevent *bev, void *arg);
+static void on_tcp_event(struct bufferevent *bev, short what, void *arg);
+static void on_msg_timeout(evutil_socket_t fd, short what, void *arg);
+static void on_resume(evutil_socket_t fd, short what, void *arg);
+static void tcp_reply(void *ctx, struct rquery *q, const struct sockaddr *peer,
+		      socklen_t peerlen, const struct sockaddr *local,
+		      const uint8_t *msg, size_t len);
+static void tcp_close(struct tcp_conn *c);
+static void tcp_touch(struct tcp_conn *c);
+
+struct server *server_new(struct event_base *base, const struct config *cfg,
+			  struct resolver *res, char *err, size_t errlen)
+{
+	char where[NETADDR_ENDPOINT_STRLEN];
+	struct server *s;
+	int rc;
+
+	s = calloc(1, sizeof(*s));
+	if (s == NULL)
+		goto nomem;
+	s->base = base;
+	s->res = res;
+	s->freebind = cfg->scope == CONFIG_SCOPE_FORWARD;
+	TAILQ_INIT(&s->conns);
+	s->udp = calloc(cfg->n_listen, sizeof(*s->udp));
+	s->tcp = calloc(cfg->n_listen, sizeof(*s->tcp));
+	s->burst = calloc(1, sizeof(*s->burst));
+	if (s->udp == NULL || s->tcp == NULL || s->burst == NULL)
+		goto nomem;
+
+	for (size_t i = 0; i < cfg->n_listen; i++) {
+		const struct config_endpoint *ep = &cfg->listen[i];
+
+		netaddr_format_endpoint((const struct sockaddr *)&ep->sa, where,
+					sizeof(where));
+		rc = add_udp(s, ep);
+		if (rc == 0)
+			rc = add_tcp(s, ep);
+		if (rc == -EADDRNOTAVAIL && ep->sa.ss_family == AF_INET6) {
+			/* Containers often run with IPv6 disabled; then
+			 * [::1] cannot be bound and there is nothing to
+			 * serve on it (ip6tables still drops). */
+			log_warn("server",
+				 "cannot listen on %s: %s (IPv6 disabled?); "
+				 "skipping it",
+				 where, strerror(-rc));
+			continue;
+		}
+		if (rc != 0) {
+			snprintf(err, errlen,
+				 "listen[%zu]: cannot listen on %s: %s", i,
+				 where, strerror(-rc));
+			goto fail;
+		}
+		log_info("server", "listening on %s (udp, tcp)", where);
+	}
+	if (s->n_udp == 0) {
+		snprintf(err, errlen, "listen: no address could be bound");
+		goto fail;
+	}
+	return s;
+nomem:
+	snprintf(err, errlen, "out of memory");
+fail:
+	server_free(s);
+	return NULL;
+}
+
+void server_free(struct server *s)
+{
+	if (s == NULL)
+		return;
+	while (!TAILQ_EMPTY(&s->conns))
+		tcp_close(TAILQ_FIRST(&s->conns));
+	/* UDP queries still pending point at the listeners. */
+	resolver_shutdown(s->res);
+	for (size_t i = 0; i < s->n_udp; i++) {
+		event_free(s->udp[i].ev);
+		close(s->udp[i].fd);
+	}
+	for (size_t i = 0; i < s->n_tcp; i++)
+		evconnlistener_free(s->tcp[i]);
+	free(s->udp);
+	free(s->tcp);
+	free(s->burst);
+	free(s);
+}
+
+/* freebind: bind an address no interface holds yet. In forward scope the
+ * gateway address appears when Docker creates the bridge, which happens
+ * after dnsfence is up (fence first); the socket then receives on it. */
+static int bind_socket(const struct config_endpoint *ep, int type,
+		       bool freebind, int *out)
+{
+	int one = 1, fd, rc = 0;
+
+	fd = socket(ep->sa.ss_family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (ep->sa.ss_family == AF_INET6 &&
+	    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) != 0)
+		goto fail;
+	if (type == SOCK_STREAM &&
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0)
+		goto fail;
+	if (freebind && ep->sa.ss_family == AF_INET6 &&
+	    setsockopt(fd, IPPROTO_IPV6, IPV6_FREEBIND, &one, sizeof(one)) != 0)
+		goto fail;
+	if (freebind && ep->sa.ss_family == AF_INET &&
+	    setsockopt(fd, IPPROTO_IP, IP_FREEBIND, &one, sizeof(one)) != 0)
+		goto fail;
+	if (type == SOCK_DGRAM) {
+		int rcvbuf = 4 << 20;
+
+		/* Best effort: a larger buffer absorbs bursts, and the loop's
+		 * pause while a reload compiles a large allowlist (~0.1 s
+		 * for 100k entries). Above net.core.rmem_max only with
+		 * CAP_NET_ADMIN, which the daemon holds here. */
+		if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf,
+			       sizeof(rcvbuf)) != 0)
+			(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf,
+					 sizeof(rcvbuf));
+	}
+	if (bind(fd, (const struct sockaddr *)&ep->sa, ep->len) != 0)
+		goto fail;
+	if (type == SOCK_STREAM && listen(fd, LISTEN_BACKLOG) != 0)
+		goto fail;
+	*out = fd;
+	return 0;
+fail:
+	rc = -errno;
+	close(fd);
+	return rc;
+}
+
+static int add_udp(struct server *s, const struct config_endpoint *ep)
+{
+	struct udp_listener *l = &s->udp[s->n_udp];
+	int rc;
+
+	rc = bind_socket(ep, SOCK_DGRAM, s->freebind, &l->fd);
+	if (rc != 0)
+		return rc;
+	l->s = s;
+	if (is_wildcard(ep)) {
+		int one = 1;
+
+		if (ep->sa.ss_family == AF_INET)
+			rc = setsockopt(l->fd, IPPROTO_IP, IP_PKTINFO, &one,
+					sizeof(one));
+		else
+			rc = setsockopt(l->fd, IPPROTO_IPV6, IPV6_RECVPKTINFO,
+					&one, sizeof(one));
+		if (rc != 0) {
+			rc = -errno;
+			close(l->fd);
+			return rc;
+		}
+		l->pktinfo = true;
+	}
+	l->ev = event_new(s->base, l->fd, EV_READ | EV_PERSIST, on_udp, l);
+	if (l->ev == NULL || event_add(l->ev, NULL) != 0) {
+		if (l->ev != NULL)
+			event_free(l->ev);
+		close(l->fd);
+		return -ENOMEM;
+	}
+	s->n_udp++;
+	return 0;
+}
+
+static int add_tcp(struct server *s, const struct config_endpoint *ep)
+{
+	struct evconnlistener *l;
+	int fd, rc;
+
+	rc = bind_socket(ep, SOCK_STREAM, s->freebind, &fd);
+	if (rc != 0)
+		return rc;
+	/* backlog 0: the socket is already listening. */
+	l = evconnlistener_new(s->base, on_accept, s, LEV_OPT_CLOSE_ON_FREE, 0,
+			       fd);
+	if (l == NULL) {
+		close(fd);
+		return -ENOMEM;
+	}
+	s->tcp[s->n_tcp++] = l;
+	return 0;
+}
+
+static void on_udp(evutil_socket_t fd, short what, void *arg)
+{
+	struct udp_listener *l = arg;
+	struct udp_burst *b = l->s->burst;
+	int n;
+
+	(void)what;
+	for (int i = 0; i < UDP_BURST; i++) {
+		b->in_iov[i].iov_base = b->in_buf[i];
+		b->in_iov[i].iov_len = UDP_QUERY_MAX;
+		b->in[i].msg_hdr = (struct msghdr){
+		    .msg_name = &b->in_peer[i],
+		    .msg_namelen = sizeof(b->in_peer[i]),
+		    .msg_iov = &b->in_iov[i],
+		    .msg_iovlen = 1,
+		    .msg_control = l->pktinfo ? b->in_ctl[i] : NULL,
+		    .msg_controllen = l->pktinfo ? UDP_CTL_SPACE : 0,
+		};
+	}
+	n = recvmmsg(fd, b->in, UDP_BURST, MSG_DONTWAIT, NULL);
+	if (n < 0) {
+		if (errno != EAGAIN && errno != EINTR)
+			log_limited(LOG_CLASS_CLIENT, LOGL_DEBUG, "server",
+				    "udp recvmmsg: %s", strerror(errno));
+		return;
+	}
+	b->active = l;
+	for (int i = 0; i < n; i++) {
+		if (b->in[i].msg_hdr.msg_flags & MSG_TRUNC) {
+			stats_inc(STAT_MALFORMED);
+			continue;
+		}
+		(void)resolver_handle(
+		    l->s->res, b->in_buf[i], b->in[i].msg_len,
+		    (struct sockaddr *)&b->in_peer[i],
+		    b->in[i].msg_hdr.msg_namelen,
+		    l->pktinfo ? arrived_at(&b->in[i].msg_hdr, &b->in_local[i])
+			       : NULL,
+		    false, udp_reply, l);
+	}
+	b->active = NULL;
+	udp_flush(l);
+}
+
+/* Inside on_udp, a reply joins the burst's sendmmsg; otherwise (an
+ * upstream answer, a kernel ack) it goes out alone. */
+static void udp_reply(void *ctx, struct rquery *q, const struct sockaddr *peer,
+		      socklen_t peerlen, const struct sockaddr *local,
+		      const uint8_t *msg, size_t len)
+{
+	struct udp_listener *l = ctx;
+	struct udp_burst *b = l->s->burst;
+	uint8_t ctl[UDP_CTL_SPACE];
+	struct iovec iov = {(void *)(uintptr_t)msg, len};
+	struct msghdr mh = {.msg_name = (void *)(uintptr_t)peer,
+			    .msg_namelen = peerlen,
+			    .msg_iov = &iov,
+			    .msg_iovlen = 1};
+
+	(void)q;
+	if (b->active == l && b->n_out < UDP_BURST && len <= UDP_REPLY_SLOT &&
+	    peerlen <= sizeof(b->out_peer[0])) {
+		unsigned i = b->n_out++;
+
+		memcpy(b->out_buf[i], msg, len);
+		memcpy(&b->out_peer[i], peer, peerlen);
+		b->out_iov[i] = (struct iovec){b->out_buf[i], len};
+		b->out[i].msg_hdr = (struct msghdr){
+		    .msg_name = &b->out_peer[i],
+		    .msg_namelen = peerlen,
+		    .msg_iov = &b->out_iov[i],
+		    .msg_iovlen = 1,
+		};
+		if (local != NULL) {
+			b->out[i].msg_hdr.msg_control = b->out_ctl[i];
+			b->out[i].msg_hdr.msg_controllen =
+			    put_pktinfo(local, b->out_ctl[i]);
+		}
+		return;
+	}
+	if (local != NULL) {
+		mh.msg_control = ctl;
+		mh.msg_controllen = put_pktinfo(local, ctl);
+	}
+	if (sendmsg(l->fd, &mh, MSG_DONTWAIT) < 0)
+		log_limited(LOG_CLASS_CLIENT, LOGL_DEBUG, "server",
+			    "udp sendto: %s", strerror(errno));
+}
+
+static bool is_wildcard(const struct config_endpoint *ep)
+{
+	const struct sockaddr_in *sin = (const struct sockaddr_in *)&ep->sa;
+	const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)&ep->sa;
+
+	if (ep->sa.ss_family == AF_INET)
+		return sin->sin_addr.s_addr == htonl(INADDR_ANY);
+	return ep->sa.ss_family == AF_INET6 &&
+	       IN6_IS_ADDR_UNSPECIFIED(&sin6->sin6_addr);
+}
+
+/* The address a datagram was sent to, from its IP_PKTINFO or
+ * IPV6_PKTINFO (into *local), or NULL when the kernel gave none. */
+static const struct sockaddr *arrived_at(struct msghdr *m,
+					 struct sockaddr_storage *local)
+{
+	struct cmsghdr *cm;
+
+	memset(local, 0, sizeof(*local));
+	for (cm = CMSG_FIRSTHDR(m); cm != NULL; cm = CMSG_NXTHDR(m, cm)) {
+		if (cm->cmsg_level == IPPROTO_IP &&
+		    cm->cmsg_type == IP_PKTINFO) {
+			struct in_pktinfo pi;
+			struct sockaddr_in *sin = (struct sockaddr_in *)local;
+
+			memcpy(&pi, CMSG_DATA(cm), sizeof(pi));
+			sin->sin_family = AF_INET;
+			sin->sin_addr = pi.ipi_addr;
+			return (struct sockaddr *)local;
+		}
+		if (cm->cmsg_level == IPPROTO_IPV6 &&
+		    cm->cmsg_type == IPV6_PKTINFO) {
+			struct in6_pktinfo pi;
+			struct sockaddr_in6 *sin6 =
+			    (struct sockaddr_in6 *)local;
+
+			memcpy(&pi, CMSG_DATA(cm), sizeof(pi));
+			sin6->sin6_family = AF_INET6;
+			sin6->sin6_addr = pi.ipi6_addr;
+			sin6->sin6_scope_id = pi.ipi6_ifindex;
+			return (struct sockaddr *)local;
+		}
+	}
+	return NULL;
+}
+
+/* The control message that sends a reply from local; its length. */
+static size_t put_pktinfo(const struct sockaddr *local, uint8_t *ctl)
+{
+	struct msghdr m = {.msg_control = ctl, .msg_controllen = UDP_CTL_SPACE};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+
+	memset(ctl, 0, UDP_CTL_SPACE);
+	if (local->sa_family == AF_INET) {
+		struct in_pktinfo pi = {0};
+
+		pi.ipi_spec_dst = ((const struct sockaddr_in *)local)->sin_addr;
+		cm->cmsg_level = IPPROTO_IP;
+		cm->cmsg_type = IP_PKTINFO;
+		cm->cmsg_len = CMSG_LEN(sizeof(pi));
+		memcpy(CMSG_DATA(cm), &pi, sizeof(pi));
+		return CMSG_SPACE(sizeof(pi));
+	} else {
+		const struct sockaddr_in6 *sin6 =
+		    (const struct sockaddr_in6 *)local;
+		struct in6_pktinfo pi = {0};
+
+		pi.ipi6_addr = sin6->sin6_addr;
+		pi.ipi6_ifindex = sin6->sin6_scope_id;
+		cm->cmsg_level = IPPROTO_IPV6;
+		cm->cmsg_type = IPV6_PKTINFO;
+		cm->cmsg_len = CMSG_LEN(sizeof(pi));
+		memcpy(CMSG_DATA(cm), &pi, sizeof(pi));
+		return CMSG_SPACE(sizeof(pi));
+	}
+}
+
+static void udp_flush(struct udp_listener *l)
+{
+	struct udp_burst *b = l->s->burst;
+	unsigned sent = 0;
+
+	while (sent < b->n_out) {
+		int n = sendmmsg(l->fd, b->out + sent, b->n_out - sent,
+				 MSG_DONTWAIT);
+
+		if (n <= 0) {
+			/* The socket buffer is full: the rest is dropped,
+			 * and those clients retry. */
+			log_limited(LOG_CLASS_CLIENT, LOGL_DEBUG, "server",
+				    "udp sendmmsg: %s",
+				    n < 0 ? strerror(errno) : "nothing sent");
+			break;
+		}
+		sent += (unsigned)n;
+	}
+	b->n_out = 0;
+}
+
+static void on_accept(struct evconnlistener *lis, evutil_socket_t fd,
+		      struct sockaddr *sa, int salen, void *arg)
+{
+	struct server *s = arg;
+	struct timeval idle = {TCP_IDLE_SECONDS, 0};
+	struct tcp_conn *c;
+
+	(void)lis;
+	if (!make_room(s)) {
+		stats_inc(STAT_TCP_REFUSED);
+		close(fd);
+		return;
+	}
+	c = calloc(1, sizeof(*c));
+	if (c == NULL) {
+		close(fd);
+		return;
+	}
+	c->s = s;
+	memcpy(&c->peer, sa, (size_t)salen);
+	c->peerlen = (socklen_t)salen;
+	c->bev = bufferevent_socket_new(s->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	c->msg_timer = evtimer_new(s->base, on_msg_timeout, c);
+	c->resume = event_new(s->base, -1, 0, on_resume, c);
+	if (c->bev == NULL || c->msg_timer == NULL || c->resume == NULL) {
+		if (c->bev != NULL)
+			bufferevent_free(c->bev);
+		else
+			close(fd);
+		if (c->msg_timer != NULL)
+			event_free(c->msg_timer);
+		if (c->resume != NULL)
+			event_free(c->resume);
+		free(c);
+		return;
+	}
+	bufferevent_setcb(c->bev, on_tcp_read, NULL, on_tcp_event, c);
+	bufferevent_set_timeouts(c->bev, &idle, &idle);
+	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+	TAILQ_INSERT_TAIL(&s->conns, c, link);
+	s->n_conns++;
+}
+
+/* At the cap, close the least recently active connection that has no
+ * query in flight. */
+static bool make_room(struct server *s)
+{
+	struct tcp_conn *c;
+
+	if (s->n_conns < TCP_MAX_CONNS)
+		return true;
+	TAILQ_FOREACH(c, &s->conns, link)
+	{
+		if (c->n_pending == 0) {
+			stats_inc(STAT_TCP_REFUSED);
+			tcp_close(c);
+			return true;
+		}
+	}
+	return false;
+}
+
+static void tcp_touch(struct tcp_conn *c)
+{
+	TAILQ_REMOVE(&c->s->conns, c, link);
+	TAILQ_INSERT_TAIL(&c->s->conns, c, link);
+}
+
+static void on_tcp_read(struct bufferevent *bev, void *arg)
+{
+	struct tcp_conn *c = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
+	uint8_t lenbuf[2];
+	size_t msglen;
+	bool progress = false;
+
+	tcp_touch(c);
+	while (c->n_pending < TCP_MAX_PENDING && evbuffer_get_length(in) >= 2) {
+		struct rquery *q;
+		uint8_t *msg;
+
+		evbuffer_copyout(in, lenbuf, 2);
+		msglen = (size_t)lenbuf[0] << 8 | lenbuf[1];
+		if (msglen == 0 || msglen > TCP_MAX_MSG) {
+			log_limited(LOG_CLASS_CLIENT, LOGL_DEBUG, "server",
+				    "tcp message of %zu bytes: closing",
+				    msglen);
+			stats_inc(STAT_MALFORMED);
+			tcp_close(c);
+			return;
+		}
+		if (evbuffer_get_length(in) < 2 + msglen)
+			break;
+		evbuffer_drain(in, 2);
+		msg = evbuffer_pullup(in, (ssize_t)msglen);
+		q = resolver_handle(c->s->res, msg, msglen,
+				    (struct sockaddr *)&c->peer, c->peerlen,
+				    NULL, true, tcp_reply, c);
+		evbuffer_drain(in, msglen);
+		progress = true;
+		if (q != NULL)
+			c->pending[c->n_pending++] = q;
+	}
+	if (c->n_pending >= TCP_MAX_PENDING) {
+		/* Complete messages may wait in the buffer: that is our
+		 * doing, not a slow client, so no deadline runs. */
+		bufferevent_disable(bev, EV_READ);
+		evtimer_del(c->msg_timer);
+		return;
+	}
+	/* Each message must arrive whole within TCP_MSG_SECONDS of its
+	 * first byte: the clock restarts when one completes. */
+	if (evbuffer_get_length(in) == 0 || progress)
+		evtimer_del(c->msg_timer);
+	if (evbuffer_get_length(in) > 0 &&
+	    !evtimer_pending(c->msg_timer, NULL)) {
+		struct timeval tv = {TCP_MSG_SECONDS, 0};
+
+		evtimer_add(c->msg_timer, &tv);
+	}
+}
+
+static void on_tcp_event(struct bufferevent *bev, short what, void *arg)
+{
+	struct tcp_conn *c = arg;
+
+	if ((what & BEV_EVENT_TIMEOUT) && (what & BEV_EVENT_READING) &&
+	    c->n_pending > 0) {
+		/* Idle only because we are still answering. */
+		bufferevent_enable(bev, EV_READ);
+		return;
+	}
+	tcp_close(c);
+}
+
+static void on_msg_timeout(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	log_limited(LOG_CLASS_CLIENT, LOGL_DEBUG, "server",
+		    "tcp message not complete in %d s: closing",
+		    TCP_MSG_SECONDS);
+	tcp_close(arg);
+}
+
+static void on_resume(evutil_socket_t fd, short what, void *arg)
+{
+	struct tcp_conn *c = arg;
+
+	(void)fd;
+	(void)what;
+	on_tcp_read(c->bev, c);
+}
+
+static void tcp_reply(void *ctx, struct rquery *q, const struct sockaddr *peer,
+		      socklen_t peerlen, const struct sockaddr *local,
+		      const uint8_t *msg, size_t len)
+{
+	struct tcp_conn *c = ctx;
+	struct evbuffer *out = bufferevent_get_output(c->bev);
+	uint8_t lenbuf[2] = {(uint8_t)(len >> 8), (uint8_t)len};
+
+	(void)peer;
+	(void)peerlen;
+	(void)local;
+	for (size_t i = 0; q != NULL && i < c->n_pending; i++) {
+		if (c->pending[i] != q)
+			continue;
+		c->pending[i] = c->pending[--c->n_pending];
+		if (c->n_pending + 1 == TCP_MAX_PENDING) {
+			/* Below the cap again: read what waits in the buffer,
+			 * but not from here (we are inside the resolver). */
+			bufferevent_enable(c->bev, EV_READ);
+			event_active(c->resume, EV_TIMEOUT, 0);
+		}
+		break;
+	}
+	if (evbuffer_get_length(out) > TCP_MAX_OUTPUT) {
+		/* The client does not read its answers. Closing here would
+		 * free c under the resolver's feet; stop reading instead and
+		 * let the write timeout close it. */
+		bufferevent_disable(c->bev, EV_READ);
+		return;
+	}
+	evbuffer_add(out, lenbuf, 2);
+	evbuffer_add(out, msg, len);
+}
+
+static void tcp_close(struct tcp_conn *c)
+{
+	for (size_t i = 0; i < c->n_pending; i++)
+		resolver_cancel(c->pending[i]);
+	TAILQ_REMOVE(&c->s->conns, c, link);
+	c->s->n_conns--;
+	event_free(c->msg_timer);
+	event_free(c->resume);
+	bufferevent_free(c->bev);
+	free(c);
+}

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* sets: the kernel ipsets on the hot path: adds over libmnl netlink,
+ * batched, acked, never blocking the event loop. Creating, checking and
+ * destroying the sets (blocking, libipset) is setsadm.h. */
+#ifndef DNSFENCE_SETS_H
+#define DNSFENCE_SETS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dns/dnsrr.h"
+
+struct event_base;
+struct sets;
+
+#define SETS_KERNEL_MAX_TIMEOUT 2147483u
+/* An add is skipped when the entry already lives long enough and the
+ * kernel confirmed it less than this long ago; otherwise it is sent again
+ * with the longest expiry known (never shorter). This bounds how long an
+ * answer can hand out an address that someone removed from the set
+ * behind the daemon's back (ipset flush, destroy and create). */
+#define SETS_FRESH_SECONDS 1
+/* A batch whose acks have not all come by then fails (-ETIMEDOUT). */
+#define SETS_DEADLINE_MS 2000
+
+/* clamp(ttl, min, max), then at least 1 and at most the kernel maximum. */
+uint32_t sets_timeout(uint32_t ttl, uint32_t min, uint32_t max);
+
+/* The largest message sets_build_add writes. */
+#define SETS_ADD_MSG_MAX 128
+/* One netlink IPSET_CMD_ADD request for a (AF_INET or AF_INET6) into buf:
+ * NLM_F_REQUEST|NLM_F_ACK (no NLM_F_EXCL: a re-add refreshes), with
+ * IPSET_ATTR_TIMEOUT. Returns its length, -EINVAL for a bad set name or
+ * family, -ENOSPC when cap < SETS_ADD_MSG_MAX. Pure; exposed for tests. */
+int sets_build_add(void *buf, size_t cap, const char *setname,
+		   const struct netaddr *a, uint32_t timeout, uint32_t seq);
+/* The same for IPSET_CMD_DEL (no timeout). */
+int sets_build_del(void *buf, size_t cap, const char *setname,
+		   const struct netaddr *a, uint32_t seq);
+/* Set names: 1..31 bytes of [A-Za-z0-9_.-]. */
+bool sets_name_valid(const char *name);
+
+struct sets_params {
+	const char *set4, *set6;
+	uint32_t ttl_min, ttl_max;
+	/* Bound of the never-shorten map (see expiry.h); give at least the
+	 * sum of both sets' maxelem. 0: SETS_DEFAULT_MAP_MAX. */
+	size_t map_max;
+};
+
+#define SETS_DEFAULT_MAP_MAX (2 * 65536)
+
+/* Opens the netlink socket (needs CAP_NET_ADMIN for the adds). */
+struct sets *sets_open(struct event_base *base, const struct sets_params *p,
+		       char *err, size_t errlen);
+/* Drops adds still queued or in flight WITHOUT calling their done: the
+ * caller tears its queries down itself. Never call it from a done. */
+void sets_close(struct sets *s);
+/* New clamp for the timeouts of later adds (reload). */
+void sets_set_ttl(struct sets *s, uint32_t ttl_min, uint32_t ttl_max);
+/* Addresses the never-shorten map holds per family (status; expired
+ * entries not yet swept included). */
+void sets_entries(const struct sets *s, size_t *v4, size_t *v6);
+/* Forget the never-shorten map (see expiry.h): the sets were recreated
+ * (the guard restored them) and are empty, so no entry outlives anything.
+ * Adds in flight still complete normally. */
+void sets_forget(struct sets *s);
+
+/* Would sets_add skip every one of addrs (each entry confirmed by the
+ * kernel within SETS_FRESH_SECONDS and already living long enough)? Then
+ * the caller may answer at once; the skips are counted. */
+bool sets_covered(struct sets *s, const struct dns_addr *addrs, size_t n);
+
+/* status 0: every address is in its set; -ENOENT set missing, -ENOSPC set
+ * full, -ETIMEDOUT no ack within SETS_DEADLINE_MS, -EIO other failure
+ * (logged, rate-limited). */
+typedef void (*sets_done_fn)(void *arg, int status);
+
+/* Put addrs (copied) into the sets with timeouts from their TTLs, skipping
+ * those whose entry already outlives the new timeout. done is called once,
+ * always later from the event loop, never from inside sets_add. Adds
+ * queued in one loop iteration go out in one send. 0, -ENOMEM, or -EINVAL
+ * (an address neither AF_INET nor AF_INET6; nothing queued, no done).
+ * An add for an address whose longer add is still in flight carries that
+ * longer timeout, so the order the kernel applies them in cannot shorten
+ * the entry. */
+int sets_add(struct sets *s, const struct dns_addr *addrs, size_t n,
+	     sets_done_fn done, void *arg);
+/* Read the acks waiting on the socket (what its read event does; for
+ * tests that fake the socket). */
+void sets_read(struct sets *s);
+/* Requests sent and not yet acked (or failed). */
+size_t sets_inflight(const struct sets *s);
+
+/* Take addrs (copied) out of the sets (reload's eviction); an address
+ * already gone counts as done. done as for sets_add, in order with the
+ * adds: an add queued later lands after the del. 0, -ENOMEM, -EINVAL. */
+int sets_del(struct sets *s, const struct netaddr *addrs, size_t n,
+	     sets_done_fn done, void *arg);
+
+#endif
