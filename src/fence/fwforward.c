@@ -84,6 +84,7 @@ struct fsaved {
 static bool starts(const char *s, const char *prefix);
 static void count_jump(struct hook *h, const char *line, const char *jump);
 static int saved_line(void *arg, const char *line);
+static bool ends_in_drop(const char *line);
 static int raw_line(void *arg, const char *line);
 static int read_saved(enum fwexec_backend b, int family, struct fsaved *sv,
 		      char *err, size_t errlen);
@@ -146,7 +147,18 @@ static int saved_line(void *arg, const char *line)
 	return 0;
 }
 
-/* One line of the raw table: our chain, its rules, PREROUTING's jumps. */
+/* A rule that can only drop: one before our jump cannot let a forged
+ * packet past it (Docker puts such rules in raw PREROUTING for published
+ * ports), so it does not count as a rule ahead of ours. */
+static bool ends_in_drop(const char *line)
+{
+	size_t n = strlen(line);
+
+	return n >= 8 && strcmp(line + n - 8, " -j DROP") == 0;
+}
+
+/* One line of the raw table: our chain, its rules, PREROUTING's jumps
+ * (counted among the rules that do not only drop). */
 static int raw_line(void *arg, const char *line)
 {
 	struct fsaved *sv = arg;
@@ -155,7 +167,7 @@ static int raw_line(void *arg, const char *line)
 		sv->pre_chain = true;
 	else if (starts(line, PRE))
 		return fw_rules_push(&sv->pre, line);
-	else if (starts(line, "-A PREROUTING "))
+	else if (starts(line, "-A PREROUTING ") && !ends_in_drop(line))
 		count_jump(&sv->prerouting, line,
 			   "-A PREROUTING -j " FWFWD_PRE_CHAIN);
 	return 0;

@@ -53,8 +53,11 @@ static int render_in(const struct config *cfg, int family, const char *ifn,
 		     struct fw_rules *r);
 static int render_hairpin(const struct config *cfg, int family, const char *ifn,
 			  struct fw_rules *r);
-static int render_listen_others(const struct config *cfg, int family,
-				struct fw_rules *r);
+static bool endpoint_text(const struct config_endpoint *e, int family, char *a,
+			  size_t len);
+static int render_listen(const struct config *cfg, int family,
+			 const char *ifmatch, const char *target,
+			 struct fw_rules *r);
 static int render_pre(const struct config *cfg, int family, const char *ifn,
 		      struct fw_rules *r);
 
@@ -80,16 +83,11 @@ static int render_upstreams(const struct config *cfg, int family,
 	bool audit = cfg->mode == CONFIG_MODE_AUDIT;
 	const char *host = family == AF_INET ? "/32" : "/128";
 	char u[NETADDR_STRLEN];
-	struct netaddr na;
 	int ret = 0;
 
 	for (size_t i = 0; !ret && i < cfg->n_upstreams; i++) {
-		const struct sockaddr *sa =
-		    (const struct sockaddr *)&cfg->upstreams[i].sa;
-
-		if (sa->sa_family != family || !netaddr_from_sockaddr(sa, &na))
+		if (!endpoint_text(&cfg->upstreams[i], family, u, sizeof(u)))
 			continue;
-		netaddr_format(&na, u, sizeof(u));
 		if (audit) {
 			ret = fw_rules_add(
 			    r,
@@ -311,12 +309,10 @@ static int render_host_allow(const char *spec, int family, const char *ifn,
 static int render_in(const struct config *cfg, int family, const char *ifn,
 		     struct fw_rules *r)
 {
-	static const char *const protos[] = {"udp", "tcp"};
-	const char *host = family == AF_INET ? "/32" : "/128";
-	char a[NETADDR_STRLEN];
-	struct netaddr na;
+	char ifmatch[24];
 	int ret = 0;
 
+	snprintf(ifmatch, sizeof(ifmatch), "-i %s", ifn);
 	if (family == AF_INET6)
 		ret = fw_rules_add(r, IN "-i %s %s", ifn, fw_rules_rthdr(cfg));
 	if (!ret)
@@ -331,21 +327,8 @@ static int render_in(const struct config *cfg, int family, const char *ifn,
 	if (!ret && family == AF_INET6)
 		ret = fw_rules_add(
 		    r, IN "-i %s " ND "136 -m hl --hl-eq 255 -j ACCEPT", ifn);
-	for (size_t i = 0; !ret && i < cfg->n_listen; i++) {
-		const struct sockaddr *sa =
-		    (const struct sockaddr *)&cfg->listen[i].sa;
-
-		if (sa->sa_family != family || !netaddr_from_sockaddr(sa, &na))
-			continue;
-		netaddr_format(&na, a, sizeof(a));
-		for (size_t p = 0; !ret && p < 2; p++)
-			ret = fw_rules_add(
-			    r,
-			    IN "-d %s%s -i %s -p %s -m %s --dport %u -j "
-			       "ACCEPT",
-			    a, host, ifn, protos[p], protos[p],
-			    netaddr_port(sa));
-	}
+	if (!ret)
+		ret = render_listen(cfg, family, ifmatch, "ACCEPT", r);
 	for (size_t i = 0; !ret && i < cfg->n_host_allow; i++)
 		ret = render_host_allow(cfg->host_allow[i], family, ifn, r);
 	if (!ret && cfg->mode == CONFIG_MODE_AUDIT)
@@ -361,32 +344,43 @@ static int render_in(const struct config *cfg, int family, const char *ifn,
 	return ret;
 }
 
-/* Our listeners answer the fenced interfaces only: a query from any
- * other interface (the uplink, the LAN) is dropped, after every
- * interface's block accepted its own. The host itself (lo) still asks. */
-static int render_listen_others(const struct config *cfg, int family,
-				struct fw_rules *r)
+/* The address of an endpoint of family, formatted into a; false when it
+ * is of the other family. */
+static bool endpoint_text(const struct config_endpoint *e, int family, char *a,
+			  size_t len)
+{
+	const struct sockaddr *sa = (const struct sockaddr *)&e->sa;
+	struct netaddr na;
+
+	if (sa->sa_family != family || !netaddr_from_sockaddr(sa, &na))
+		return false;
+	netaddr_format(&na, a, len);
+	return true;
+}
+
+/* DNS to each listen address of family, UDP and TCP, from the packets
+ * ifmatch names ("-i IFACE": a fenced interface's, accepted; "! -i lo"
+ * after every interface's block: any other interface's, so our listeners
+ * answer the fenced interfaces and the host itself only), to target. */
+static int render_listen(const struct config *cfg, int family,
+			 const char *ifmatch, const char *target,
+			 struct fw_rules *r)
 {
 	static const char *const protos[] = {"udp", "tcp"};
 	const char *host = family == AF_INET ? "/32" : "/128";
-	bool audit = cfg->mode == CONFIG_MODE_AUDIT;
 	char a[NETADDR_STRLEN];
-	struct netaddr na;
 	int ret = 0;
 
 	for (size_t i = 0; !ret && i < cfg->n_listen; i++) {
-		const struct sockaddr *sa =
-		    (const struct sockaddr *)&cfg->listen[i].sa;
-
-		if (sa->sa_family != family || !netaddr_from_sockaddr(sa, &na))
+		if (!endpoint_text(&cfg->listen[i], family, a, sizeof(a)))
 			continue;
-		netaddr_format(&na, a, sizeof(a));
 		for (size_t p = 0; !ret && p < 2; p++)
 			ret = fw_rules_add(
-			    r,
-			    IN "-d %s%s ! -i lo -p %s -m %s --dport %u -j %s",
-			    a, host, protos[p], protos[p], netaddr_port(sa),
-			    audit ? "NFLOG --nflog-prefix " AUDIT : "DROP");
+			    r, IN "-d %s%s %s -p %s -m %s --dport %u -j %s", a,
+			    host, ifmatch, protos[p], protos[p],
+			    netaddr_port(
+				(const struct sockaddr *)&cfg->listen[i].sa),
+			    target);
 	}
 	return ret;
 }
@@ -491,7 +485,11 @@ int fwfwd_rules_render(const struct config *cfg, int family,
 	for (size_t i = 0; !ret && i < cfg->n_interfaces; i++)
 		ret = render_in(cfg, family, cfg->interfaces[i], in);
 	if (!ret)
-		ret = render_listen_others(cfg, family, in);
+		ret = render_listen(cfg, family, "! -i lo",
+				    cfg->mode == CONFIG_MODE_AUDIT
+					? "NFLOG --nflog-prefix " AUDIT
+					: "DROP",
+				    in);
 	return ret;
 }
 

@@ -36,30 +36,34 @@ LAB_EXTRA=() # more KEY=JSON for the daemon's config
 host() { ip netns exec "$DF_WL" "$@"; }
 ct() { ip netns exec "$CT" "$@"; }
 
-ip netns add "$CT"
-DF_NETNS+=("$CT")
-ct ip link set lo up
-ct sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0
+# lab_container NS IF HOST_IF ADDR4 ADDR6: a container namespace NS behind
+# the veth IF (HOST_IF on the bridge), with those addresses and its default
+# routes via the gateway.
+lab_container() {
+	local ns=$1 ifn=$2 hif=$3
+	ip netns add "$ns"
+	DF_NETNS+=("$ns")
+	ip netns exec "$ns" ip link set lo up
+	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0
+	host ip link add "$hif" type veth peer name "$ifn" netns "$ns"
+	host ip link set "$hif" master "$BR" up
+	ip netns exec "$ns" ip addr add "$4/24" dev "$ifn"
+	ip netns exec "$ns" ip addr add "$5/64" dev "$ifn" nodad
+	ip netns exec "$ns" ip link set "$ifn" up
+	ip netns exec "$ns" ip route replace default via "$GW4"
+	ip netns exec "$ns" ip -6 route replace default via "$GW6"
+}
+
 host sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
 host ip link add "$BR" type bridge
-host ip link add "$HOST_PORT_IF" type veth peer name "$CT_IF" netns "$CT"
-host ip link set "$HOST_PORT_IF" master "$BR" up
 host ip link set "$BR" up
 host ip addr add "$GW4/24" dev "$BR"
 host ip addr add "$GW6/64" dev "$BR" nodad
-ct ip addr add "$CT4/24" dev "$CT_IF"
-ct ip addr add "$CT6/64" dev "$CT_IF" nodad
-ct ip link set "$CT_IF" up
-ct ip route replace default via "$GW4"
-ct ip -6 route replace default via "$GW6"
+lab_container "$CT" "$CT_IF" "$HOST_PORT_IF" "$CT4" "$CT6"
 up ip route add 198.18.64.0/24 via "$DF_WL4"
 up ip -6 route add 2001:db8:64::/64 via "$DF_WL6"
 # (both spoofed sources are on the upstream's lo already: lib.sh)
 GW_MAC="$(host cat "/sys/class/net/$BR/address")"
-# Neighbours resolved before any attack, so a forged frame is not lost
-# while the host resolves the container.
-ct dig +time=1 +tries=1 @"$GW4" . >/dev/null 2>&1 || true # (ARP; no server yet)
-ct dig +time=1 +tries=1 @"$GW6" . >/dev/null 2>&1 || true # (ND)
 
 # lab_capture_start: tcpdump on the far side, numbers only, what comes in.
 lab_capture_start() {

@@ -21,18 +21,8 @@ CT2="df$$-ct2"
 CT2_IF="df$$d"
 CT2_4=198.18.64.3
 CT2_6=2001:db8:64::3
-ip netns add "$CT2"
-DF_NETNS+=("$CT2")
+lab_container "$CT2" "$CT2_IF" "df$$i" "$CT2_4" "$CT2_6"
 ct2() { ip netns exec "$CT2" "$@"; }
-ct2 ip link set lo up
-ct2 sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0
-host ip link add "df$$i" type veth peer name "$CT2_IF" netns "$CT2"
-host ip link set "df$$i" master "$BR" up
-ct2 ip addr add "$CT2_4/24" dev "$CT2_IF"
-ct2 ip addr add "$CT2_6/64" dev "$CT2_IF" nodad
-ct2 ip link set "$CT2_IF" up
-ct2 ip route replace default via "$GW4"
-ct2 ip -6 route replace default via "$GW6"
 (cd "$DF_TMP" && exec ip netns exec "$CT2" "$DF_PY" -m http.server --bind :: 8080) >>"$DF_TMP/ct2.log" 2>&1 &
 DF_PIDS+=("$!")
 df_poll 50 df_tcp_listening "$CT2" 8080 || fail "the second container's service did not start"

@@ -21,13 +21,7 @@
 # plain connection to ::10 works. Both iptables backends.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/forward_lab.sh"
-up sysctl -qw net.ipv6.conf.all.seg6_enabled=1 "net.ipv6.conf.$DF_VETH_UP.seg6_enabled=1"
-ARRIVED="$DF_TMP/arrived.txt"
-: >"$ARRIVED"
-(cd "$DF_TMP" && exec ip netns exec "$DF_UP" "$DF_PY" "$DF_E2E_DIR/addr_logger.py" 8080 "$ARRIVED") \
-	>>"$DF_TMP/logger.log" 2>&1 &
-DF_PIDS+=("$!")
-df_poll 50 df_tcp_listening "$DF_UP" 8080 || fail "the logging listener did not start"
+df_srv6_far_side 8080
 M6=2001:db8:1::10
 
 srh() { ct "$DF_PY" "$DF_E2E_DIR/srh_connect.py" "$V6" "$M6" 8080; }
@@ -37,7 +31,6 @@ rthdr_rejected() {
 		awk -v r="-A DNSFENCE-FWD -i $BR -m rt -j REJECT --reject-with icmp6-adm-prohibited" \
 			'index($0, r) { gsub(/[\[\]]/, "", $1); split($1, c, ":"); n += c[1] } END { print n + 0 }'
 }
-reached() { awk -v a="$1" '$0 == a { n++ } END { print n + 0 }' "$ARRIVED"; }
 
 # scapy_probes OFF: each header in front of a SYN, to the member and to ::20.
 scapy_probes() {
@@ -64,7 +57,7 @@ seen() { grep -qE " IP6 ${CT6}(\\.[0-9]+)? > ${1}(\\.8080)?: .*\\b$2\\b" "$LAB_C
 # Control: no fence. The routing header gets to ::20.
 lab_capture_start
 [ "$(srh)" = connected ] || fail "control (no fence): the SRH connection through $M6 to $V6 failed"
-[ "$(reached "$V6")" -ge 1 ] || fail "control (no fence): the listener saw no connection on $V6"
+[ "$(df_arrived "$V6")" -ge 1 ] || fail "control (no fence): the listener saw no connection on $V6"
 scapy_probes 0
 for h in "hop-by-hop 44001" "destination-options 44002" "fragments 44003"; do
 	seen "$M6" "${h#* }" || fail "control (no fence): the SYN with ${h% *} did not reach $M6"
@@ -76,11 +69,11 @@ off=0
 for be in nft legacy; do
 	lab_fence "$be"
 	lab_allowed_works "$be"
-	before=$(reached "$V6")
+	before=$(df_arrived "$V6")
 	ct timeout 3 bash -c 'exec 3<>"/dev/tcp/$1/8080"' _ "$M6" || fail "$be: a plain connection to $M6 failed"
 	got=$(srh)
 	[ "$got" != connected ] || fail "$be: the connection with a segment routing header through $M6 reached $V6"
-	[ "$(reached "$V6")" -eq "$before" ] || fail "$be: the listener saw a connection on $V6"
+	[ "$(df_arrived "$V6")" -eq "$before" ] || fail "$be: the listener saw a connection on $V6"
 	# The kernel matches the ICMP error to no socket (it quotes ::10, the
 	# socket is connected to ::20), so the client times out; the rule's
 	# counter says it was our reject, not a routing hole.

@@ -24,40 +24,15 @@
 # (picked per namespace, as fwexec does: the backend already holding rules)
 # on a Docker-style host, where the jump goes into DOCKER-USER.
 source "$(dirname "$0")/lib.sh"
-df_setup
+source "$(dirname "$0")/forward_lab.sh" # the host, its bridge, the container
 
-CT="df$$-ct"
-BR="df$$br"
-CT_IF="df$$c"
-HOST_PORT_IF="df$$h"
-GW4=198.18.64.1
-GW6=2001:db8:64::1
-CT4=198.18.64.2
-CT6=2001:db8:64::2
 META=198.18.9.254
 HOST_ADDRS=("$DF_WL4" "$GW4" 198.18.65.1 "$DF_WL6" "$GW6")
 BLOCKED=(198.18.2.5 2001:db8:1::20 "$DF_UP4" "$DF_UP6" "$META" "${HOST_ADDRS[@]}")
 
-host() { ip netns exec "$DF_WL" "$@"; }
-ct() { ip netns exec "$CT" "$@"; }
-
 # --- the lab ------------------------------------------------------------------
-ip netns add "$CT"
-DF_NETNS+=("$CT")
-ct ip link set lo up
-ct sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0
-host sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
-host ip link add "$BR" type bridge
-host ip link add "$HOST_PORT_IF" type veth peer name "$CT_IF" netns "$CT"
-host ip link set "$HOST_PORT_IF" master "$BR" up
-host ip link set "$BR" up
 host ip addr add 198.18.65.1/32 dev lo
-ct ip addr add "$CT4/24" dev "$CT_IF"
-ct ip addr add "$CT6/64" dev "$CT_IF" nodad
-ct ip link set "$CT_IF" up
 up ip addr add "$META/32" dev lo
-up ip route add 198.18.64.0/24 via "$DF_WL4"
-up ip -6 route add 2001:db8:64::/64 via "$DF_WL6"
 
 gateway_up() {
 	host ip addr add "$GW4/24" dev "$BR"
@@ -69,7 +44,6 @@ gateway_down() {
 	host ip addr del "$GW4/24" dev "$BR"
 	host ip addr del "$GW6/64" dev "$BR"
 }
-gateway_up
 df_start_listener 8080
 (cd "$DF_TMP" && exec ip netns exec "$DF_WL" "$DF_PY" -m http.server --bind :: 8080) \
 	>>"$DF_TMP/host-listener.log" 2>&1 &

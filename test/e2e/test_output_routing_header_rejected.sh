@@ -13,31 +13,24 @@
 # them the same uid connects to ::10 directly.
 source "$(dirname "$0")/lib.sh"
 df_setup
-up sysctl -qw net.ipv6.conf.all.seg6_enabled=1 "net.ipv6.conf.$DF_VETH_UP.seg6_enabled=1"
-ARRIVED="$DF_TMP/arrived.txt"
-: >"$ARRIVED"
-(cd "$DF_TMP" && exec ip netns exec "$DF_UP" "$DF_PY" "$DF_E2E_DIR/addr_logger.py" 8080 "$ARRIVED") \
-	>>"$DF_TMP/logger.log" 2>&1 &
-DF_PIDS+=("$!")
-df_poll 50 df_tcp_listening "$DF_UP" 8080 || fail "the logging listener did not start"
+df_srv6_far_side 8080
 M6=2001:db8:1::10
 V6=2001:db8:1::20
 APP=4242
-reached() { awk -v a="$1" '$0 == a { n++ } END { print n + 0 }' "$ARRIVED"; }
 srh() { df_wl_as "$APP" "$DF_PY" "$DF_E2E_DIR/srh_connect.py" "$V6" "$M6" 8080; }
 
 [ "$(srh)" = connected ] || fail "control (no fence): uid $APP's SRH connection through $M6 to $V6 failed"
-[ "$(reached "$V6")" -eq 1 ] || fail "control (no fence): the listener saw no connection on $V6"
+[ "$(df_arrived "$V6")" -eq 1 ] || fail "control (no fence): the listener saw no connection on $V6"
 ok "control (no fence): uid $APP's segment routing header through $M6 reaches $V6"
 
 df_start_dnsfence allow='["www.allowed.test"]'
 df_dig www.allowed.test AAAA
 expect_answer_contains "$M6"
 df_connect_as "$APP" "$M6" 8080 || fail "uid $APP cannot connect to the allowed $M6"
-[ "$(reached "$M6")" -eq 1 ] || fail "the listener did not log the allowed connection to $M6"
+[ "$(df_arrived "$M6")" -eq 1 ] || fail "the listener did not log the allowed connection to $M6"
 got=$(srh)
 [ "$got" != connected ] || fail "uid $APP's connection with a segment routing header through $M6 reached $V6"
-[ "$(reached "$V6")" -eq 1 ] || fail "the listener saw a connection on $V6 through the fence"
+[ "$(df_arrived "$V6")" -eq 1 ] || fail "the listener saw a connection on $V6 through the fence"
 # The kernel matches the ICMP error to no socket (it quotes ::10, the
 # socket is connected to ::20), so the client times out; the rule's
 # counter says it was our reject, not a routing hole.

@@ -42,7 +42,13 @@ struct reports {
 	int n;
 };
 
+/* A config (parse_err adds an upstream) and a text its error must hold. */
+struct bad_config {
+	const char *json, *want;
+};
+
 static int parse_err(const char *json, char *err, size_t len);
+static void expect_errors(const struct bad_config *bad, size_t n);
 static void collect(void *arg, const char *line);
 static bool reported(const struct reports *r, const char *text);
 static char *saved_of(const struct config *c, int family, const char *hooks);
@@ -63,6 +69,21 @@ static int parse_err(const char *json, char *err, size_t len)
 
 	config_free(c);
 	return rc;
+}
+
+/* Each of bad is refused, with its key named as want says. */
+static void expect_errors(const struct bad_config *bad, size_t n)
+{
+	char err[512];
+
+	for (size_t i = 0; i < n; i++) {
+		err[0] = '\0';
+		assert_int_equal(parse_err(bad[i].json, err, sizeof(err)),
+				 -EINVAL);
+		if (!strstr(err, bad[i].want))
+			fail_msg("%s: got \"%s\", want \"%s\"", bad[i].json,
+				 err, bad[i].want);
+	}
 }
 
 static void collect(void *arg, const char *line)
@@ -121,9 +142,7 @@ static char *saved_raw(const struct config *c, int family, const char *hooks,
 
 static void config_keys_named_in_errors(void **state)
 {
-	static const struct {
-		const char *json, *want;
-	} bad[] = {
+	static const struct bad_config bad[] = {
 	    {"\"scope\": \"forward\", \"interfaces\": []",
 	     "interfaces: required"},
 	    {"\"scope\": \"forward\"", "interfaces: required"},
@@ -152,18 +171,10 @@ static void config_keys_named_in_errors(void **state)
 	     "interfaces[0]: expected a string"},
 	    {"\"scope\": \"sideways\"", "scope: unknown value \"sideways\""},
 	};
-	char err[512];
 	struct config *c;
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		err[0] = '\0';
-		assert_int_equal(parse_err(bad[i].json, err, sizeof(err)),
-				 -EINVAL);
-		if (!strstr(err, bad[i].want))
-			fail_msg("%s: got \"%s\", want \"%s\"", bad[i].json,
-				 err, bad[i].want);
-	}
+	expect_errors(bad, sizeof(bad) / sizeof(bad[0]));
 	c = fixture_config("{" BASE_NO_IF
 			   ", \"interfaces\": [\"veth+\", \"br-fenced\", "
 			   "\"veth+\"]}");
@@ -296,9 +307,7 @@ static void inbound_deny_keeps_only_own_connections(void **state)
 
 static void host_allow_opens_one_service(void **state)
 {
-	static const struct {
-		const char *json, *want;
-	} bad[] = {
+	static const struct bad_config bad[] = {
 	    {"\"host_allow\": [\"tcp/172.30.0.1:3128\"]",
 	     "host_allow: only used with"},
 	    {FWD ", \"host_allow\": [\"tcp/0.0.0.0:22\"]",
@@ -313,16 +322,9 @@ static void host_allow_opens_one_service(void **state)
 					  "\"udp/[fd00:30::1]:123\"]}");
 	char *v4 = fwfwd_rules_text(c, AF_INET);
 	char *v6 = fwfwd_rules_text(c, AF_INET6);
-	char err[512];
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		err[0] = '\0';
-		assert_int_equal(parse_err(bad[i].json, err, sizeof(err)),
-				 -EINVAL);
-		if (!strstr(err, bad[i].want))
-			fail_msg("%s: got \"%s\"", bad[i].json, err);
-	}
+	expect_errors(bad, sizeof(bad) / sizeof(bad[0]));
 	assert_non_null(strstr(v4, IN "-d 172.30.0.1/32 -i br-fenced -p tcp "
 				      "-m tcp --dport 3128 -j ACCEPT\n" IN
 				      "-i br-fenced -p tcp -j REJECT"));
@@ -472,9 +474,7 @@ static void compare_reports_each_kind_of_drift(void **state)
  * listener closed to other interfaces; key-named errors; check's view. */
 static void forged_sources_and_headers_rules(void **state)
 {
-	static const struct {
-		const char *json, *want;
-	} bad[] = {
+	static const struct bad_config bad[] = {
 	    {"\"source_cidrs\": [\"172.30.0.0/16\"]",
 	     "source_cidrs: only used with"},
 	    {FWD ", \"source_cidrs\": [\"172.30.0.1/16\"]",
@@ -496,16 +496,10 @@ static void forged_sources_and_headers_rules(void **state)
 	char *v6 = fwfwd_rules_text(c, AF_INET6);
 	char *v4d = fwfwd_rules_text(cidrs, AF_INET);
 	struct reports r = {0};
-	char err[512], *s;
+	char *s;
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		err[0] = '\0';
-		assert_int_equal(parse_err(bad[i].json, err, sizeof(err)),
-				 -EINVAL);
-		if (!strstr(err, bad[i].want))
-			fail_msg("%s: got \"%s\"", bad[i].json, err);
-	}
+	expect_errors(bad, sizeof(bad) / sizeof(bad[0]));
 	assert_string_equal(pre4, "*raw\n:DNSFENCE-PRE - [0:0]\n" PRE
 				  "-i br-fenced -m rpfilter --invert -j DROP\n"
 				  "COMMIT\n");
@@ -549,6 +543,13 @@ static void forged_sources_and_headers_rules(void **state)
 	assert_int_equal(fwfwd_compare(c, AF_INET, s, collect, &r), 1);
 	assert_true(reported(&r, "ipv4: jump from raw PREROUTING to "
 				 "DNSFENCE-PRE is rule 2 of raw PREROUTING"));
+	free(s);
+	/* Docker's rules that only drop may stand before it. */
+	r.n = 0;
+	s = saved_raw(
+	    c, AF_INET, "-A INPUT -j DNSFENCE-IN|-A FORWARD -j DNSFENCE-FWD",
+	    "-A PREROUTING -d 192.0.2.2/32 ! -i br-x -j DROP\n" RAW_HOOK);
+	assert_int_equal(fwfwd_compare(c, AF_INET, s, collect, &r), 0);
 	free(s);
 	free(pre4);
 	free(pre4c);
