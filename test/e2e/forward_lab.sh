@@ -107,6 +107,16 @@ lab_backend_cleanup() {
 
 lab_gw_answers() { host dig +time=1 +tries=1 @"$GW4" ready.dnsfence.invalid A >/dev/null 2>&1; }
 
+# lab_serve NAME: "dnsfence serve" in the host namespace with the current
+# config, logging to dnsfence-NAME.log (does not wait for it).
+lab_serve() {
+	DF_DNSFENCE_LOG="$DF_TMP/dnsfence-$1.log"
+	ip netns exec "$DF_WL" env -u DNSFENCE_CONFIG -u DNSFENCE_MODE -u DNSFENCE_EXTRA_HOSTS \
+		"$DNSFENCE_BIN" -c "$DF_DNSFENCE_CONF" serve >>"$DF_DNSFENCE_LOG" 2>&1 &
+	DF_DNSFENCE_PID=$!
+	DF_PIDS+=("$DF_DNSFENCE_PID")
+}
+
 # lab_fence BACKEND: setup, then serve; waits until the gateway answers.
 lab_fence() {
 	lab_backend_prepare "$1"
@@ -114,11 +124,7 @@ lab_fence() {
 		listen="[\"$GW4:53\", \"[$GW6]:53\"]" allow='["www.allowed.test"]' \
 		guard_interval=3600 "${LAB_EXTRA[@]}"
 	df_setup_fence
-	DF_DNSFENCE_LOG="$DF_TMP/dnsfence-$1.log"
-	ip netns exec "$DF_WL" env -u DNSFENCE_CONFIG -u DNSFENCE_MODE -u DNSFENCE_EXTRA_HOSTS \
-		"$DNSFENCE_BIN" -c "$DF_DNSFENCE_CONF" serve >>"$DF_DNSFENCE_LOG" 2>&1 &
-	DF_DNSFENCE_PID=$!
-	DF_PIDS+=("$DF_DNSFENCE_PID")
+	lab_serve "$1"
 	df_poll 50 lab_gw_answers || fail "dnsfence ($1) did not answer on $GW4:53"
 	host "$([ "$1" = legacy ] && echo iptables-legacy-save || echo iptables-nft-save)" -t filter |
 		grep -q -- "-A DNSFENCE-FWD" || fail "the fence is not in iptables-$1"

@@ -80,10 +80,7 @@ for be in nft legacy; do
 		df_config scope='"forward"' interfaces="[\"$BR\"]" \
 			listen="[\"$GW4:53\", \"[$GW6]:53\"]" allow='["www.allowed.test"]' guard_interval=1
 		df_setup_fence
-		ip netns exec "$DF_WL" env -u DNSFENCE_CONFIG -u DNSFENCE_MODE -u DNSFENCE_EXTRA_HOSTS \
-			"$DNSFENCE_BIN" -c "$DF_DNSFENCE_CONF" serve >>"$DF_DNSFENCE_LOG" 2>&1 &
-		DF_DNSFENCE_PID=$!
-		DF_PIDS+=("$DF_DNSFENCE_PID")
+		lab_serve "$be-guard"
 		df_poll 50 lab_gw_answers || fail "$be: the restarted dnsfence did not answer"
 		eval "host iptables-$be -w -t raw -D ${rule#-A }"
 		host "ip6tables-$be" -w -t raw -D PREROUTING -j DNSFENCE-PRE

@@ -115,11 +115,7 @@ start_forward_dnsfence() {
 		listen="[\"$GW4:53\", \"[$GW6]:53\"]" allow='["www.allowed.test"]' guard_interval=2 \
 		"${FWD_EXTRA[@]}"
 	df_setup_fence
-	DF_DNSFENCE_LOG="$DF_TMP/dnsfence-$1.log"
-	ip netns exec "$DF_WL" env -u DNSFENCE_CONFIG -u DNSFENCE_MODE -u DNSFENCE_EXTRA_HOSTS \
-		"$DNSFENCE_BIN" -c "$DF_DNSFENCE_CONF" serve >>"$DF_DNSFENCE_LOG" 2>&1 &
-	DF_DNSFENCE_PID=$!
-	DF_PIDS+=("$DF_DNSFENCE_PID")
+	lab_serve "$1"
 }
 gw_answers() { host dig +time=1 +tries=1 @"$GW4" ready.dnsfence.invalid A >/dev/null 2>&1; }
 
