@@ -34,6 +34,8 @@
 #define F     "-A " FWFWD_CHAIN " "
 #define IN    "-A " FWFWD_IN_CHAIN " "
 #define PRE   "-A " FWFWD_PRE_CHAIN " "
+#define SRC   "dnsfence-source"
+#define LIMIT "-m limit --limit 10/sec --limit-burst 20 "
 #define AUDIT "dnsfence-audit"
 #define ND    "-p ipv6-icmp -m icmp6 --icmpv6-type "
 
@@ -392,30 +394,33 @@ static int render_listen(const struct config *cfg, int family,
 static int render_pre(const struct config *cfg, int family, const char *ifn,
 		      struct fw_rules *r)
 {
-	const char *drop = cfg->mode == CONFIG_MODE_AUDIT
-			       ? "NFLOG --nflog-prefix " AUDIT
-			       : "DROP";
+	bool audit = cfg->mode == CONFIG_MODE_AUDIT, listed = false;
 	char c[NETADDR_STRLEN + 8];
-	bool listed = false;
+	const char *m;
 	int ret = 0;
 
 	for (size_t k = 0; k < cfg->n_source_cidrs; k++)
 		listed |= cfg->source_cidrs[k].addr.family == family;
-	if (!listed)
-		return fw_rules_add(r, PRE "-i %s -m rpfilter --invert -j %s",
-				    ifn, drop);
-	if (family == AF_INET6)
+	if (listed && family == AF_INET6)
 		ret = fw_rules_add(r, PRE "-s fe80::/10 -i %s -j RETURN", ifn);
-	if (!ret && family == AF_INET6)
+	if (!ret && listed && family == AF_INET6)
 		ret = fw_rules_add(r, PRE "-s ::/128 -i %s -j RETURN", ifn);
-	for (size_t k = 0; !ret && k < cfg->n_source_cidrs; k++) {
+	for (size_t k = 0; !ret && listed && k < cfg->n_source_cidrs; k++) {
 		if (cfg->source_cidrs[k].addr.family != family)
 			continue;
 		netaddr_format_cidr(&cfg->source_cidrs[k], c, sizeof(c));
 		ret = fw_rules_add(r, PRE "-s %s -i %s -j RETURN", c, ifn);
 	}
+	/* What is left: a sample for the log ("source ... is not of the
+	 * fenced interface's networks"), as rule 9a of the output scope
+	 * (audit: all of it, and nothing dropped), then the drop. */
+	m = listed ? "" : "-m rpfilter --invert ";
 	if (!ret)
-		ret = fw_rules_add(r, PRE "-i %s -j %s", ifn, drop);
+		ret = fw_rules_add(r,
+				   PRE "-i %s %s%s-j NFLOG --nflog-prefix " SRC,
+				   ifn, m, audit ? "" : LIMIT);
+	if (!ret && !audit)
+		ret = fw_rules_add(r, PRE "-i %s %s-j DROP", ifn, m);
 	return ret;
 }
 

@@ -19,6 +19,7 @@ enum attrib_reason {
 	ATTRIB_DNS,	  /* DNS to another resolver */
 	ATTRIB_NOTSET,	  /* answered, entry should live, not in the set */
 	ATTRIB_PROTO,	  /* neither TCP nor UDP */
+	ATTRIB_SOURCE,	  /* forward scope: a source not of the interface's */
 	ATTRIB__COUNT
 };
 

@@ -98,7 +98,11 @@ print(" ".join(r))')
 	got6=$(probes 6 "$SPOOF6" "$off")
 	[ -z "$got4" ] || fail "$be: spoofed IPv4 source $SPOOF4: reached the far side: $got4"
 	[ -z "$got6" ] || fail "$be: spoofed IPv6 source $SPOOF6: reached the far side: $got6"
-	ok "$be: spoofed sources $SPOOF4, $SPOOF6: no answer, no reset, no ICMP error, no probe reached the far side"
+	for src in "$SPOOF4" "$SPOOF6"; do
+		df_wait_log 30 "source $src is not of the fenced interface's networks (forged or spoofed)" ||
+			fail "$be: the daemon did not explain the dropped packets from $src"
+	done
+	ok "$be: spoofed sources $SPOOF4, $SPOOF6: no answer, no reset, no ICMP error, no probe reached the far side; each drop explained in the log"
 	# The listener answers only the fenced interfaces: not the uplink.
 	for s in "$GW4" "$GW6"; do
 		! up dig +time=1 +tries=1 @"$s" www.allowed.test A +short | grep -q . ||

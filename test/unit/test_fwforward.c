@@ -30,6 +30,7 @@
 #define IN	 "-A DNSFENCE-IN "
 #define PRE	 "-A DNSFENCE-PRE "
 #define RAW_HOOK "-A PREROUTING -j DNSFENCE-PRE\n"
+#define LIMIT	 "-m limit --limit 10/sec --limit-burst 20 "
 #define BASE_NO_IF                                                             \
 	"\"scope\": \"forward\", "                                             \
 	"\"upstreams\": [\"198.18.0.1\", \"[2001:db8::1]\"], "                 \
@@ -454,7 +455,7 @@ static void compare_reports_each_kind_of_drift(void **state)
 	assert_int_equal(fwfwd_compare(c, AF_INET,
 				       "*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n",
 				       collect, &r),
-			 6 + 1 + 11 + 7 + 1);
+			 6 + 1 + 11 + 7 + 2);
 	assert_true(reported(&r, "ipv4: chain DNSFENCE-IN missing"));
 	config_free(other);
 	config_free(c);
@@ -500,17 +501,23 @@ static void forged_sources_and_headers_rules(void **state)
 
 	(void)state;
 	expect_errors(bad, sizeof(bad) / sizeof(bad[0]));
-	assert_string_equal(pre4, "*raw\n:DNSFENCE-PRE - [0:0]\n" PRE
-				  "-i br-fenced -m rpfilter --invert -j DROP\n"
-				  "COMMIT\n");
-	assert_string_equal(pre4c,
+	assert_string_equal(pre4,
 			    "*raw\n:DNSFENCE-PRE - [0:0]\n" PRE
-			    "-s 172.30.0.0/16 -i br-fenced -j RETURN\n" PRE
-			    "-i br-fenced -j DROP\nCOMMIT\n");
+			    "-i br-fenced -m rpfilter --invert " LIMIT
+			    "-j NFLOG --nflog-prefix dnsfence-source\n" PRE
+			    "-i br-fenced -m rpfilter --invert -j DROP\n"
+			    "COMMIT\n");
+	assert_string_equal(
+	    pre4c, "*raw\n:DNSFENCE-PRE - [0:0]\n" PRE
+		   "-s 172.30.0.0/16 -i br-fenced -j RETURN\n" PRE
+		   "-i br-fenced " LIMIT "-j NFLOG --nflog-prefix "
+		   "dnsfence-source\n" PRE "-i br-fenced -j DROP\nCOMMIT\n");
 	/* No IPv6 range listed: IPv6 keeps the route check. */
 	assert_non_null(strstr(pre6c, "-m rpfilter --invert -j DROP\n"));
-	assert_non_null(strstr(prea, "-m rpfilter --invert -j NFLOG "
-				     "--nflog-prefix dnsfence-audit\n"));
+	/* Audit: every such packet logged, none dropped. */
+	assert_string_equal(prea, "*raw\n:DNSFENCE-PRE - [0:0]\n" PRE
+				  "-i br-fenced -m rpfilter --invert -j NFLOG "
+				  "--nflog-prefix dnsfence-source\nCOMMIT\n");
 	/* Routing headers first in both chains, IPv6 only. */
 	assert_non_null(strstr(v6, ":DNSFENCE-IN - [0:0]\n" F
 				   "-m rt -j REJECT --reject-with "
