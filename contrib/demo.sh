@@ -4,8 +4,10 @@
 # makes two throwaway network namespaces (an "upstream" host with nsd,
 # unbound and a web server, a "workload" fenced by dnsfence), shows an
 # allowed name resolving and connecting, a denied one refused without ever
-# leaving, an address nobody answered refused, and the workload's own DNS
-# to the upstream blocked; then removes everything. Nothing outside those
+# leaving, an address nobody answered refused (and the log line that says
+# why), and the workload's own DNS to the upstream blocked; then what the
+# operator sees (status, entries, allowed) and a learning run (audit mode,
+# then suggest); then removes everything. Nothing outside those
 # namespaces is touched.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,6 +42,12 @@ run() {
 	wl "$@" >"$DF_TMP/demo.out" 2>&1 || rc=$?
 	grep -E -- "${re:-.}" "$DF_TMP/demo.out" | sed 's/^/    /' || true
 	[ "$rc" -eq 0 ] || printf '    %s(exit status %d: no address)%s\n' "$dim" "$rc" "$off"
+}
+# cli ARGS...: a dnsfence command as the operator types it, and its output.
+cli() {
+	printf '%soperator# dnsfence %s%s\n' "$bold" "$*" "$off"
+	df_dnsfence "$@"
+	printf '%s\n' "$DF_CMD_OUT" "$DF_CMD_ERR" | grep -v -e '^$' -e '^counters\.' | sed 's/^/    /' || true
 }
 # run_as CMD...: the same, as the workload's own unprivileged uid.
 run_as() {
@@ -82,9 +90,30 @@ printf '    %s(no evil.test anywhere)%s\n' "$dim" "$off"
 
 say "An address nobody answered is refused at once (a.b.allowed.test's, never asked for)"
 run_as curl -sS -m 5 -o /dev/null http://198.18.1.11/
+df_poll 20 grep -qF 'blocked tcp' "$DF_DNSFENCE_LOG" || true
+printf '%sdnsfence logged why (the attribution line):%s\n' "$dim" "$off"
+grep -aF 'blocked tcp' "$DF_DNSFENCE_LOG" | head -n 1 | sed 's/^/    /' || true
 
 say "The workload cannot go around dnsfence: its own DNS to the upstream is blocked"
 run_as dig +time=2 +tries=1 @198.18.0.1 www.allowed.test A
 run_as dig +time=2 +tries=1 +tcp @198.18.0.1 www.allowed.test A
+
+say "What the operator sees: the daemon's state, what is in the sets, and why a name is allowed"
+cli status
+printf '%s(status also prints every counter: `dnsfence status --json`)%s\n' "$dim" "$off"
+cli entries
+cli allowed www.allowed.test
+cli allowed secret-data.evil.test
+
+say "Learning an allowlist: audit mode blocks nothing and logs what enforce would block"
+df_stop_dnsfence
+df_start_dnsfence allow='["www.allowed.test"]' mode='"audit"' log='{"level": "info"}'
+grep -aF 'mode is "audit"' "$DF_DNSFENCE_LOG" | sed 's/^/    /' || true
+run_as curl -sS -m 5 -o /dev/null -w 'HTTP %{http_code} from %{remote_ip}\n' http://www.allowed.test/
+run_as curl -sS -m 5 -o /dev/null -w 'HTTP %{http_code} from %{remote_ip}\n' http://a.b.allowed.test/
+grep -aF 'would deny a.b.allowed.test' "$DF_DNSFENCE_LOG" | head -n 1 | sed 's/^/    /' || true
+df_stop_dnsfence
+printf '%s...and suggest prints the allow list that run needed:%s\n' "$dim" "$off"
+cli suggest
 
 say "Cleaning up (namespaces, daemons, temp files)"

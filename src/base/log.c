@@ -8,6 +8,17 @@
  * The message is escaped for JSON, so a hostile query name cannot forge a
  * field or a line.
  *
+ * Where the lines go (log_init): a daemon command under systemd (when
+ * JOURNAL_STREAM or NOTIFY_SOCKET is set) writes the sd-daemon form,
+ *   <4>guard: DRIFT: ...
+ * a syslog priority prefix journald turns into the line's priority, and
+ * no timestamp of its own (the journal keeps one); elsewhere it writes
+ * the timestamped lines above. A one-shot command (validate, check,
+ * teardown, ...) writes what a command-line tool writes,
+ *   dnsfence: config: /etc/dnsfence/dnsfence.json: allow[0]: ...
+ *   dnsfence: warning: teardown: ...
+ * with no timestamp and no level word for errors.
+ *
  * Lines a flood can repeat (denied names, upstream failures, set adds)
  * go through log_limited(): one token bucket per message class, and the
  * count of what was left out is written before the class's next line, so
@@ -15,6 +26,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
 #include <time.h>
@@ -31,9 +43,14 @@ static void report_suppressed(enum log_class cls, enum log_level level,
 static enum log_level cur_level = LOGL_INFO;
 static enum log_format cur_format = LOG_FORMAT_TEXT;
 static bool cur_syslog;
+static enum log_dest cur_dest = LOG_DEST_STDERR;
+static enum log_dest init_dest = LOG_DEST_STDERR; /* what log_init chose */
 
 static const char *const level_names[] = {"error", "warning", "info", "debug"};
 static const int syslog_prio[] = {LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG};
+_Static_assert(LOG_ERR == 3 && LOG_WARNING == 4 && LOG_INFO == 6 &&
+		   LOG_DEBUG == 7,
+	       "the <N> prefixes are syslog priorities");
 static const char *const class_names[LOG_CLASS__COUNT] = {
     [LOG_CLASS_DENIED] = "denied names",
     [LOG_CLASS_AUDIT] = "audit",
@@ -53,10 +70,35 @@ static struct {
 void log_setup(enum log_level level, enum log_format format, bool use_syslog)
 {
 	cur_level = level;
-	cur_format = format;
+	cur_format =
+	    format == LOG_FORMAT_JSON ? LOG_FORMAT_JSON : LOG_FORMAT_TEXT;
+	/* "journal": the sd-daemon form without the environment's word
+	 * (a runtime that hands stderr to journald); commands stay plain. */
+	cur_dest = format == LOG_FORMAT_JOURNAL && init_dest == LOG_DEST_STDERR
+		       ? LOG_DEST_JOURNAL
+		       : init_dest;
 	if (use_syslog && !cur_syslog)
 		openlog("dnsfence", LOG_PID, LOG_DAEMON);
 	cur_syslog = use_syslog;
+}
+
+void log_init(enum log_dest dest)
+{
+	const char *js = getenv("JOURNAL_STREAM");
+	const char *ns = getenv("NOTIFY_SOCKET");
+	bool systemd =
+	    (js != NULL && *js != '\0') || (ns != NULL && *ns != '\0');
+
+	if (dest == LOG_DEST_AUTO)
+		dest = systemd ? LOG_DEST_JOURNAL : LOG_DEST_STDERR;
+	else if (dest == LOG_DEST_CLI && systemd)
+		dest = LOG_DEST_JOURNAL; /* ExecStartPre=dnsfence setup */
+	cur_dest = init_dest = dest;
+}
+
+enum log_dest log_dest(void)
+{
+	return cur_dest;
 }
 
 bool log_enabled(enum log_level level)
@@ -213,15 +255,32 @@ static void vlog_msg(enum log_level level, const char *sys, const char *fmt,
 		errno = saved;
 		return;
 	}
+	if (cur_dest == LOG_DEST_CLI && cur_format == LOG_FORMAT_TEXT) {
+		fprintf(stderr, "dnsfence: %s%s%s: %s\n",
+			level == LOGL_ERR ? "" : level_names[level],
+			level == LOGL_ERR ? "" : ": ", sys, msg);
+		errno = saved;
+		return;
+	}
+	if (cur_dest == LOG_DEST_JOURNAL)
+		snprintf(ts, sizeof(ts), "<%d>", syslog_prio[level]);
 	clock_gettime(CLOCK_REALTIME, &now);
 	gmtime_r(&now.tv_sec, &tm);
-	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	if (cur_format == LOG_FORMAT_JSON) {
+	if (cur_dest != LOG_DEST_JOURNAL)
+		strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	if (cur_format == LOG_FORMAT_JSON && cur_dest == LOG_DEST_JOURNAL) {
+		json_escape(msg, esc, sizeof(esc));
+		fprintf(stderr,
+			"%s{\"level\":\"%s\",\"sys\":\"%s\",\"msg\":\"%s\"}\n",
+			ts, level_names[level], sys, esc);
+	} else if (cur_format == LOG_FORMAT_JSON) {
 		json_escape(msg, esc, sizeof(esc));
 		fprintf(stderr,
 			"{\"ts\":\"%s\",\"level\":\"%s\",\"sys\":\"%s\","
 			"\"msg\":\"%s\"}\n",
 			ts, level_names[level], sys, esc);
+	} else if (cur_dest == LOG_DEST_JOURNAL) {
+		fprintf(stderr, "%s%s: %s\n", ts, sys, msg);
 	} else {
 		fprintf(stderr, "%s %s %s: %s\n", ts, level_names[level], sys,
 			msg);

@@ -8,9 +8,28 @@
 
 /* Not LOG_ERR etc.: <syslog.h> owns those names. */
 enum log_level { LOGL_ERR = 0, LOGL_WARN, LOGL_INFO, LOGL_DEBUG };
-enum log_format { LOG_FORMAT_TEXT = 0, LOG_FORMAT_JSON };
+/* JOURNAL: text lines in the sd-daemon form ("<N>sys: msg") for the
+ * daemon even without JOURNAL_STREAM/NOTIFY_SOCKET ("log.format"). */
+enum log_format { LOG_FORMAT_TEXT = 0, LOG_FORMAT_JSON, LOG_FORMAT_JOURNAL };
 
-/* Defaults before log_setup(): info, text, stderr. */
+/* Where lines go. AUTO: JOURNAL when JOURNAL_STREAM or NOTIFY_SOCKET is
+ * set (systemd), else STDERR. JOURNAL: "<N>sys: msg", N the syslog
+ * priority (sd-daemon(3)), no timestamp. STDERR: timestamped lines.
+ * CLI: a one-shot command's "dnsfence: [LEVEL: ]sys: msg" lines, or
+ * JOURNAL under systemd (setup as ExecStartPre). */
+enum log_dest {
+	LOG_DEST_AUTO = 0,
+	LOG_DEST_STDERR,
+	LOG_DEST_JOURNAL,
+	LOG_DEST_CLI
+};
+
+/* Once, before the first line (main). The default is STDERR. */
+void log_init(enum log_dest dest);
+enum log_dest log_dest(void);
+
+/* Defaults before log_setup(): info, text, stderr. log_setup keeps the
+ * destination log_init chose. */
 void log_setup(enum log_level level, enum log_format format, bool use_syslog);
 bool log_enabled(enum log_level level);
 /* sys is a short subsystem tag ("server", "config", "sets"). */

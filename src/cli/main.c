@@ -4,9 +4,16 @@
  * (fence.c for setup, serve, run, check and teardown; probe.c for probe;
  * control.c for reload and status, one line to the daemon's socket;
  * suggest.c for suggest; config.c and configjson.c for reference and
- * validate), and turns its result into the exit code. */
+ * validate), and turns its result into the exit code.
+ *
+ * Every command is one row of `commands`: its name, operands, options,
+ * one-line summary and exit codes. The parser, `COMMAND --help`,
+ * `help COMMAND` and the command list of `--help` all read that row, so
+ * a new command is one row and one function. Options may come before or
+ * after the command's operands; `--` ends them. */
 #include <errno.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +24,7 @@
 #include "config/configjson.h"
 #include "daemon/control.h"
 #include "cli/fence.h"
+#include "cli/inspect.h"
 #include "base/log.h"
 #include "daemon/privs.h"
 #include "cli/probe.h"
@@ -28,97 +36,335 @@ enum exit_code {
 	EXIT_DRIFT = 1,
 	EXIT_USAGE = 2,
 	EXIT_KERNEL = 3,
+	EXIT_DAEMON = 4,
+};
+
+#define CMD_OPTS_MAX 4
+
+struct cmd_opt {
+	const char *name; /* the long option, without "--" */
+	const char *arg;  /* its argument's name; NULL: a flag */
+	const char *help;
+};
+
+/* What the parser hands a command: the config path (global -c, or the
+ * command's own -c), each declared option's value in the order of the
+ * row's opts ("" for a flag that was given, NULL for one that was not),
+ * and the operands. */
+struct invocation {
+	const struct command *cmd;
+	const char *config_path;
+	const char *opt[CMD_OPTS_MAX];
+	int argc;
+	char **argv;
 };
 
 struct command {
 	const char *name;
-	int (*fn)(const char *config_path, const char *arg);
-	const char *arg; /* an optional operand, e.g. "[NAME]"; NULL: none */
-	const char *help;
+	int (*fn)(const struct invocation *inv);
+	const char *operands; /* e.g. "[NAME]"; NULL: none */
+	int max_operands;
+	const char *summary;
+	struct cmd_opt opts[CMD_OPTS_MAX];
+	const char *exits; /* the exit codes this command gives */
+	bool daemon;	   /* logs as a daemon (timestamps, levels) */
 };
 
-/* The command's own argv (argv[0] its name), for a command whose operand
- * is options ("[--...") that it parses itself. */
-static int cmd_argc;
-static char **cmd_argv;
-
-static int cmd_validate(const char *config_path, const char *arg);
-static int cmd_setup(const char *config_path, const char *arg);
-static int cmd_serve(const char *config_path, const char *arg);
-static int cmd_run(const char *config_path, const char *arg);
-static int cmd_check(const char *config_path, const char *arg);
-static int cmd_teardown(const char *config_path, const char *arg);
-static int cmd_reference(const char *config_path, const char *arg);
-static int cmd_probe(const char *config_path, const char *arg);
-static int cmd_suggest(const char *config_path, const char *arg);
+static int cmd_validate(const struct invocation *inv);
+static int cmd_setup(const struct invocation *inv);
+static int cmd_serve(const struct invocation *inv);
+static int cmd_run(const struct invocation *inv);
+static int cmd_check(const struct invocation *inv);
+static int cmd_teardown(const struct invocation *inv);
+static int cmd_reference(const struct invocation *inv);
+static int cmd_probe(const struct invocation *inv);
+static int cmd_suggest(const struct invocation *inv);
+static int cmd_reload(const struct invocation *inv);
+static int cmd_status(const struct invocation *inv);
+static int cmd_entries(const struct invocation *inv);
+static int cmd_allowed(const struct invocation *inv);
+static int cmd_help(const struct invocation *inv);
 static int load_config(const char *path, struct config **out);
-static int lookup_user(const struct config *cfg, uid_t *uid, gid_t *gid);
-static int fence(const char *config_path, bool do_setup, bool do_serve);
-static int cmd_reload(const char *config_path, const char *arg);
-static int cmd_status(const char *config_path, const char *arg);
+static int lookup_user(const struct config *cfg, uid_t *uid, gid_t *gid,
+		       bool warn_shared);
+static int fence(const struct invocation *inv, bool do_setup, bool do_serve);
+static int no_daemon(const char *config_path, const char *what);
 static int control(const char *config_path, const char *cmd, int timeout_s,
 		   const char *what);
-#define RELOAD_TIMEOUT_S 90 /* above the guard's 60 s child timeout */
+static void other_file(const char *config_path, const char *text);
+static const struct command *find_command(const char *name);
+static int parse_command(const struct command *c, int argc, char **argv,
+			 struct invocation *inv);
+static int usage_error(const struct command *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void wrap(FILE *out, size_t col, const char *text);
 static void usage(FILE *out);
+static void command_help(const struct command *c, FILE *out);
+#define RELOAD_TIMEOUT_S 90 /* above the guard's 60 s child timeout */
+
+#define EXITS_FENCE                                                            \
+	"0 done; 2 bad usage or config; 3 the kernel refused something "       \
+	"(rules, sets, sockets, privileges); 4 a daemon already serves this "  \
+	"config (its control socket answers)"
+#define EXITS_CONTROL                                                          \
+	"0 done; 2 bad usage, or the daemon found the config bad; 3 no "       \
+	"daemon listens on the control socket, or it failed"
 
 static const struct command commands[] = {
-    {"run", cmd_run, NULL, "setup, then serve (drops privileges after setup)"},
-    {"setup", cmd_setup, NULL, "create the sets, install and verify the rules"},
-    {"serve", cmd_serve, NULL,
-     "serve DNS only; the sets and rules must already be in place"},
-    {"check", cmd_check, NULL,
-     "compare the kernel with the config; exit 1 and list each "
-     "difference"},
-    {"teardown", cmd_teardown, NULL,
-     "remove the rules and the sets: the deliberate way to OPEN the "
-     "namespace"},
-    {"validate", cmd_validate, NULL,
-     "load and validate the config; print it normalized as JSON"},
-    {"reference", cmd_reference, NULL,
-     "print the configuration reference (docs/configuration.md)"},
-    {"probe", cmd_probe, "[NAME]",
-     "ask the daemon for NAME (default " PROBE_DEFAULT_NAME
-     "); exit 0 on any reply within 2 s, else 1"},
-    {"suggest", cmd_suggest, "[--min-count N]",
-     "print an allow list learned from what the fence denied (audit mode: "
-     "would deny), as JSON"},
-    {"reload", cmd_reload, NULL,
-     "make the running daemon apply the config file now; exit 2 (naming "
-     "the key) when it keeps the running policy, 3 when no daemon "
-     "listens"},
-    {"status", cmd_status, "[--json]",
-     "the running daemon's mode, policy, sets, counters and last "
-     "reload"},
+    {.name = "run",
+     .fn = cmd_run,
+     .summary = "setup, then serve (drops privileges after setup)",
+     .exits = EXITS_FENCE,
+     .daemon = true},
+    {.name = "setup",
+     .fn = cmd_setup,
+     .summary = "create the sets, install and verify the rules",
+     .exits = EXITS_FENCE},
+    {.name = "serve",
+     .fn = cmd_serve,
+     .summary = "serve DNS only; the sets and rules must already be in "
+		"place",
+     .exits = "0 stopped by a signal; 2 bad usage or config; 3 the fence "
+	      "is not in place, or the kernel refused something",
+     .daemon = true},
+    {.name = "check",
+     .fn = cmd_check,
+     .summary = "compare the kernel with the config; exit 1 and list each "
+		"difference",
+     .exits = "0 the fence matches the config; 1 a difference (one line "
+	      "each on stdout); 2 bad usage or config; 3 the kernel state "
+	      "cannot be read"},
+    {.name = "teardown",
+     .fn = cmd_teardown,
+     .summary = "remove the rules and the sets: the deliberate way to OPEN "
+		"the namespace",
+     .exits = "0 removed; 2 bad usage or config; 3 the kernel refused "
+	      "something; 4 a daemon serves this config: nothing was "
+	      "removed (its guard would put the fence back); stop it "
+	      "first"},
+    {.name = "validate",
+     .fn = cmd_validate,
+     .summary = "load and validate the config; print it normalized as JSON",
+     .opts = {{"effective", NULL,
+	       "print \"allow\" with every ecosystem preset expanded into "
+	       "its names (and \"ecosystems\" empty): the names the fence "
+	       "allows"}},
+     .exits = "0 valid; 2 bad usage or config (the message names the key "
+	      "and the fix)"},
+    {.name = "reference",
+     .fn = cmd_reference,
+     .summary = "print the configuration reference (docs/configuration.md)",
+     .exits = "0"},
+    {.name = "probe",
+     .fn = cmd_probe,
+     .operands = "[NAME]",
+     .max_operands = 1,
+     .summary = "ask the daemon for NAME (default " PROBE_DEFAULT_NAME
+		"); exit 0 on any reply within 2 s, else 1",
+     .exits = "0 a reply came; 1 none within 2 s; 2 bad usage or config"},
+    {.name = "suggest",
+     .fn = cmd_suggest,
+     .summary = "print an allow list learned from what the fence denied "
+		"(audit mode: would deny), as JSON",
+     .opts = {{"min-count", "N",
+	       "leave out names seen fewer than N times (default 1)"}},
+     .exits = "0 printed; 2 bad usage or config; 3 no state file (has the "
+	      "daemon run with this config?) or it cannot be read"},
+    {.name = "reload",
+     .fn = cmd_reload,
+     .summary = "make the running daemon apply the config file now",
+     .exits = "0 applied (or nothing to change); 2 the daemon kept its "
+	      "running policy (the message names the key); 3 no daemon "
+	      "listens on the control socket, or it failed"},
+    {.name = "status",
+     .fn = cmd_status,
+     .summary = "the running daemon's mode, policy, sets, counters and "
+		"last reload",
+     .opts = {{"json", NULL, "one JSON object instead of key: value lines"}},
+     .exits = EXITS_CONTROL},
+    {.name = "entries",
+     .fn = cmd_entries,
+     .summary = "what the running daemon put in the sets: name -> "
+		"addresses -> expiry",
+     .opts = {{"json", NULL, "one JSON object instead of lines"},
+	      {"name", "NAME", "only NAME and the names below it"},
+	      {"addr", "ADDR", "only the names that put ADDR in the sets"}},
+     .exits = "0 listed (also when nothing matches); 2 bad usage; 3 no "
+	      "daemon listens on the control socket, or it failed"},
+    {.name = "allowed",
+     .fn = cmd_allowed,
+     .operands = "NAME",
+     .max_operands = 1,
+     .summary = "is NAME allowed by the config, and by which entry (allow, "
+		"or an ecosystem preset)?",
+     .opts = {{"json", NULL,
+	       "one JSON object: name, allowed, entry, source, mode"}},
+     .exits = "0 allowed; 1 not allowed; 2 bad usage, bad config or not a "
+	      "name"},
+    {.name = "help",
+     .fn = cmd_help,
+     .operands = "[COMMAND]",
+     .max_operands = 1,
+     .summary = "this list, or COMMAND's options and exit codes",
+     .exits = "0; 2 an unknown COMMAND"},
 };
+#define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+/* text from column col (the cursor is there), wrapped at 79 columns with
+ * later lines indented to col. */
+static void wrap(FILE *out, size_t col, const char *text)
+{
+	size_t at = col;
+
+	while (*text != '\0') {
+		size_t w = strcspn(text, " ");
+
+		if (at > col && at + 1 + w > 79) {
+			fprintf(out, "\n%*s", (int)col, "");
+			at = col;
+		} else if (at > col) {
+			fputc(' ', out);
+			at++;
+		}
+		fwrite(text, 1, w, out);
+		at += w;
+		text += w;
+		text += strspn(text, " ");
+	}
+	fputc('\n', out);
+}
 
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: dnsfence [-c FILE] COMMAND [NAME]\n"
+		"usage: dnsfence [-c FILE] COMMAND [OPTIONS] [OPERANDS]\n"
 		"\n"
 		"A DNS resolver that forwards only allowlisted names and puts "
 		"the\naddresses it hands out into kernel ipsets.\n"
 		"\n"
 		"commands:\n");
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+	for (size_t i = 0; i < N_COMMANDS; i++) {
 		char name[40];
 
 		snprintf(name, sizeof(name), "%s%s%s", commands[i].name,
-			 commands[i].arg != NULL ? " " : "",
-			 commands[i].arg != NULL ? commands[i].arg : "");
-		fprintf(out, "  %-13s %s\n", name, commands[i].help);
+			 commands[i].operands != NULL ? " " : "",
+			 commands[i].operands != NULL ? commands[i].operands
+						      : "");
+		fprintf(out, "  %-17s ", name);
+		wrap(out, 20, commands[i].summary);
 	}
-	fprintf(out,
-		"\n"
-		"options:\n"
-		"  -c, --config FILE  config file (default $DNSFENCE_CONFIG, "
-		"else %s)\n"
-		"  -h, --help         this text\n"
-		"  -V, --version      print the version\n"
-		"\n"
-		"exit codes: 0 success, 1 check found drift (probe: no reply), "
-		"2 bad usage\nor config, 3 the kernel refused something\n",
-		CONFIG_DEFAULT_PATH);
+	fprintf(
+	    out,
+	    "\n"
+	    "options (before or after the command):\n"
+	    "  -c, --config FILE  config file (default $DNSFENCE_CONFIG, "
+	    "else %s)\n"
+	    "  -h, --help         this text; 'dnsfence COMMAND --help' or "
+	    "'dnsfence help\n"
+	    "                     COMMAND': that command's options and exit "
+	    "codes\n"
+	    "  -V, --version      print the version\n"
+	    "\n"
+	    "exit codes: 0 success, 1 check found drift (probe: no reply), "
+	    "2 bad usage\nor config, 3 the kernel refused something (for "
+	    "reload and status: no daemon\nlistens), 4 a running daemon is "
+	    "in the way (setup, run, teardown)\n",
+	    CONFIG_DEFAULT_PATH);
+}
+
+static void command_help(const struct command *c, FILE *out)
+{
+	fprintf(out, "usage: dnsfence [-c FILE] %s", c->name);
+	for (size_t i = 0; i < CMD_OPTS_MAX && c->opts[i].name != NULL; i++)
+		fprintf(out, " [--%s%s%s]", c->opts[i].name,
+			c->opts[i].arg != NULL ? " " : "",
+			c->opts[i].arg != NULL ? c->opts[i].arg : "");
+	fprintf(out, "%s%s\n\n%s\n\noptions:\n", c->operands != NULL ? " " : "",
+		c->operands != NULL ? c->operands : "", c->summary);
+	fprintf(out, "  -c, --config FILE  the config file (default "
+		     "$DNSFENCE_CONFIG, else\n"
+		     "                     " CONFIG_DEFAULT_PATH ")\n");
+	for (size_t i = 0; i < CMD_OPTS_MAX && c->opts[i].name != NULL; i++) {
+		char opt[40];
+
+		snprintf(opt, sizeof(opt), "--%s%s%s", c->opts[i].name,
+			 c->opts[i].arg != NULL ? " " : "",
+			 c->opts[i].arg != NULL ? c->opts[i].arg : "");
+		fprintf(out, "  %-18s ", opt);
+		wrap(out, 21, c->opts[i].help);
+	}
+	fprintf(out, "  -h, --help         this text\n\nexit codes: ");
+	wrap(out, 12, c->exits);
+}
+
+static int usage_error(const struct command *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "dnsfence: %s%s", c != NULL ? c->name : "",
+		c != NULL ? ": " : "");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	if (c != NULL)
+		fprintf(stderr, "\nTry 'dnsfence %s --help'.\n", c->name);
+	else
+		fprintf(stderr, "\nTry 'dnsfence --help'.\n");
+	return EXIT_USAGE;
+}
+
+static const struct command *find_command(const char *name)
+{
+	for (size_t i = 0; i < N_COMMANDS; i++) {
+		if (strcmp(name, commands[i].name) == 0)
+			return &commands[i];
+	}
+	return NULL;
+}
+
+/* argv[0] is the command's name. The options are -c/--config and
+ * -h/--help for every command, and the row's own; getopt permutes, so
+ * they may follow the operands. 0 with inv filled; -1 when --help was
+ * printed; EXIT_USAGE (said) otherwise. */
+static int parse_command(const struct command *c, int argc, char **argv,
+			 struct invocation *inv)
+{
+	struct option longopts[CMD_OPTS_MAX + 3];
+	size_t n = 0;
+	int opt;
+
+	longopts[n++] = (struct option){"config", required_argument, NULL, 'c'};
+	longopts[n++] = (struct option){"help", no_argument, NULL, 'h'};
+	for (size_t i = 0; i < CMD_OPTS_MAX && c->opts[i].name != NULL; i++)
+		longopts[n++] = (struct option){
+		    c->opts[i].name,
+		    c->opts[i].arg != NULL ? required_argument : no_argument,
+		    NULL, 256 + (int)i};
+	longopts[n] = (struct option){NULL, 0, NULL, 0};
+	optind = 0; /* glibc: start afresh on this argv */
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":c:h", longopts, NULL)) != -1) {
+		if (opt == 'c')
+			inv->config_path = optarg;
+		else if (opt == 'h')
+			return -1;
+		else if (opt >= 256)
+			inv->opt[opt - 256] = optarg != NULL ? optarg : "";
+		else if (opt == ':')
+			return usage_error(c, "option '%s' needs an argument",
+					   argv[optind - 1]);
+		else
+			return usage_error(c, "unknown option '%s'",
+					   argv[optind - 1]);
+	}
+	inv->cmd = c;
+	inv->argc = argc - optind;
+	inv->argv = argv + optind;
+	if (inv->argc > c->max_operands)
+		return usage_error(c, "unexpected operand '%s'%s",
+				   inv->argv[c->max_operands],
+				   c->operands != NULL ? "" : " (none taken)");
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -129,13 +375,16 @@ int main(int argc, char **argv)
 	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
 	};
-	const char *config_path = NULL;
-	int opt;
+	struct invocation inv = {0};
+	const struct command *c;
+	int opt, r;
 
-	while ((opt = getopt_long(argc, argv, "+c:hV", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "+:c:hV", longopts, NULL)) !=
+	       -1) {
 		switch (opt) {
 		case 'c':
-			config_path = optarg;
+			inv.config_path = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -143,37 +392,45 @@ int main(int argc, char **argv)
 		case 'V':
 			printf("dnsfence %s\n", DNSFENCE_VERSION);
 			return EXIT_OK;
+		case ':':
+			return usage_error(NULL,
+					   "option '%s' needs an argument",
+					   argv[optind - 1]);
 		default:
-			usage(stderr);
-			return EXIT_USAGE;
+			return usage_error(NULL, "unknown option '%s'",
+					   argv[optind - 1]);
 		}
 	}
-	if (optind == argc) {
-		fprintf(stderr, "dnsfence: no command given\n");
-		usage(stderr);
-		return EXIT_USAGE;
+	if (optind == argc)
+		return usage_error(NULL, "no command given");
+	c = find_command(argv[optind]);
+	if (c == NULL)
+		return usage_error(NULL, "unknown command '%s'", argv[optind]);
+	r = parse_command(c, argc - optind, argv + optind, &inv);
+	if (r < 0) {
+		command_help(c, stdout);
+		return EXIT_OK;
 	}
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
-		const struct command *c = &commands[i];
+	if (r != 0)
+		return r;
+	log_init(c->daemon ? LOG_DEST_AUTO : LOG_DEST_CLI);
+	return c->fn(&inv);
+}
 
-		if (strcmp(argv[optind], c->name) != 0)
-			continue;
-		cmd_argc = argc - optind;
-		cmd_argv = argv + optind;
-		if (argc - optind > (c->arg == NULL		     ? 1
-				     : strncmp(c->arg, "[-", 2) == 0 ? 3
-								     : 2)) {
-			fprintf(stderr, "dnsfence: %s: too many operands\n",
-				c->name);
-			usage(stderr);
-			return EXIT_USAGE;
-		}
-		return c->fn(config_path,
-			     optind + 1 < argc ? argv[optind + 1] : NULL);
+static int cmd_help(const struct invocation *inv)
+{
+	const struct command *c;
+
+	if (inv->argc == 0) {
+		usage(stdout);
+		return EXIT_OK;
 	}
-	fprintf(stderr, "dnsfence: unknown command '%s'\n", argv[optind]);
-	usage(stderr);
-	return EXIT_USAGE;
+	c = find_command(inv->argv[0]);
+	if (c == NULL)
+		return usage_error(inv->cmd, "unknown command '%s'",
+				   inv->argv[0]);
+	command_help(c, stdout);
+	return EXIT_OK;
 }
 
 static int load_config(const char *path, struct config **out)
@@ -189,15 +446,20 @@ static int load_config(const char *path, struct config **out)
 	return EXIT_OK;
 }
 
-static int cmd_validate(const char *config_path, const char *arg)
+static int cmd_validate(const struct invocation *inv)
 {
-	(void)arg;
 	struct config *cfg = NULL;
+	uid_t uid;
+	gid_t gid;
 	char *json;
-	int rc = load_config(config_path, &cfg);
+	int rc = load_config(inv->config_path, &cfg);
 
-	if (rc != EXIT_OK)
+	if (rc == EXIT_OK)
+		rc = lookup_user(cfg, &uid, &gid, false);
+	if (rc != EXIT_OK) {
+		config_free(cfg);
 		return rc;
+	}
 	if (cfg->deny_rcode == CONFIG_DENY_REFUSED)
 		log_warn("config",
 			 "deny_rcode: \"refused\": musl waits for its timeout "
@@ -205,7 +467,8 @@ static int cmd_validate(const char *config_path, const char *arg)
 			 "search list at the first REFUSED, which breaks "
 			 "Kubernetes-style search domains; \"nxdomain\" has "
 			 "neither problem");
-	json = config_to_json(cfg);
+	json = inv->opt[0] != NULL ? config_to_json_effective(cfg)
+				   : config_to_json(cfg);
 	if (json == NULL) {
 		config_free(cfg);
 		log_err("config", "out of memory");
@@ -218,16 +481,18 @@ static int cmd_validate(const char *config_path, const char *arg)
 	return EXIT_OK;
 }
 
-static int cmd_reference(const char *config_path, const char *arg)
+static int cmd_reference(const struct invocation *inv)
 {
-	(void)arg;
-	(void)config_path;
+	(void)inv;
 	config_print_reference(stdout);
 	return EXIT_OK;
 }
 
-/* The configured user, resolved: uid/gid for the rules and the drop. */
-static int lookup_user(const struct config *cfg, uid_t *uid, gid_t *gid)
+/* The configured user, resolved as run resolves it: uid/gid for the
+ * rules and the drop. warn_shared: say so when that is nobody (only
+ * for the commands that install or serve with it). */
+static int lookup_user(const struct config *cfg, uid_t *uid, gid_t *gid,
+		       bool warn_shared)
 {
 	char err[512];
 
@@ -235,54 +500,96 @@ static int lookup_user(const struct config *cfg, uid_t *uid, gid_t *gid)
 		log_err("config", "%s", err);
 		return EXIT_USAGE;
 	}
+	if (warn_shared && privs_shared_uid(*uid))
+		log_warn("config",
+			 "user: the daemon runs as nobody (uid %u), a uid "
+			 "other programs share; give dnsfence a user of its "
+			 "own (docs/security.md)",
+			 (unsigned)*uid);
 	return EXIT_OK;
 }
 
+/* setup, run and teardown change the fence a running daemon keeps (its
+ * guard puts back what they remove, and a second daemon would take over
+ * the control socket): ask the config's control socket first. */
+static int no_daemon(const char *config_path, const char *what)
+{
+	char path[128], who[64], stop[48] = "";
+	pid_t pid = 0;
+	int r;
+
+	control_socket_of(config_path, path, sizeof(path));
+	r = control_listener(path, &pid);
+	if (r <= 0)
+		return EXIT_OK;
+	if (pid > 0)
+		snprintf(who, sizeof(who), "a dnsfence daemon (pid %ld)",
+			 (long)pid);
+	else
+		snprintf(who, sizeof(who), "a dnsfence daemon");
+	if (pid > 0)
+		snprintf(stop, sizeof(stop), ", or 'kill -TERM %ld'",
+			 (long)pid);
+	if (strcmp(what, "teardown") == 0)
+		log_err(what,
+			"%s serves this config on %s; its guard would put the "
+			"rules back within guard_interval seconds, so nothing "
+			"was removed and the namespace stays FENCED. Stop the "
+			"daemon first ('systemctl stop dnsfence', 'docker "
+			"stop'%s), then run 'dnsfence teardown' again",
+			who, path, stop);
+	else
+		log_err(what,
+			"%s already serves this config on %s; 'dnsfence "
+			"reload' makes it apply the file, 'dnsfence status' "
+			"shows it; stop it first to start another",
+			who, path);
+	return EXIT_DAEMON;
+}
+
 /* setup, serve and run: load the config, resolve the user, fence_run. */
-static int fence(const char *config_path, bool do_setup, bool do_serve)
+static int fence(const struct invocation *inv, bool do_setup, bool do_serve)
 {
 	struct config *cfg = NULL;
 	uid_t uid;
 	gid_t gid;
-	int rc = load_config(config_path, &cfg);
+	int rc = load_config(inv->config_path, &cfg);
 
 	if (rc == EXIT_OK)
-		rc = lookup_user(cfg, &uid, &gid);
+		rc = lookup_user(cfg, &uid, &gid, true);
+	if (rc == EXIT_OK && do_setup)
+		rc = no_daemon(inv->config_path, inv->cmd->name);
 	if (rc == EXIT_OK &&
-	    fence_run(cfg, config_path, uid, gid, do_setup, do_serve) != 0)
+	    fence_run(cfg, inv->config_path, uid, gid, do_setup, do_serve) != 0)
 		rc = EXIT_KERNEL;
 	config_free(cfg);
 	return rc;
 }
 
-static int cmd_setup(const char *config_path, const char *arg)
+static int cmd_setup(const struct invocation *inv)
 {
-	(void)arg;
-	return fence(config_path, true, false);
+	return fence(inv, true, false);
 }
 
-static int cmd_serve(const char *config_path, const char *arg)
+static int cmd_serve(const struct invocation *inv)
 {
-	(void)arg;
-	return fence(config_path, false, true);
+	return fence(inv, false, true);
 }
 
-static int cmd_run(const char *config_path, const char *arg)
+static int cmd_run(const struct invocation *inv)
 {
-	(void)arg;
-	return fence(config_path, true, true);
+	return fence(inv, true, true);
 }
 
-static int cmd_check(const char *config_path, const char *arg)
+static int cmd_check(const struct invocation *inv)
 {
-	(void)arg;
 	struct config *cfg = NULL;
 	uid_t uid;
 	gid_t gid;
-	int r, rc = load_config(config_path, &cfg);
+	int r, rc = load_config(inv->config_path, &cfg);
 
 	if (rc == EXIT_OK)
-		rc = lookup_user(cfg, &uid, &gid);
+		rc = lookup_user(cfg, &uid, &gid, false);
 	if (rc == EXIT_OK) {
 		r = fence_check(cfg, uid);
 		rc = r < 0 ? EXIT_KERNEL : r > 0 ? EXIT_DRIFT : EXIT_OK;
@@ -291,24 +598,25 @@ static int cmd_check(const char *config_path, const char *arg)
 	return rc;
 }
 
-static int cmd_teardown(const char *config_path, const char *arg)
+static int cmd_teardown(const struct invocation *inv)
 {
-	(void)arg;
 	struct config *cfg = NULL;
-	int rc = load_config(config_path, &cfg);
+	int rc = load_config(inv->config_path, &cfg);
 
+	if (rc == EXIT_OK)
+		rc = no_daemon(inv->config_path, "teardown");
 	if (rc == EXIT_OK && fence_teardown(cfg) != 0)
 		rc = EXIT_KERNEL;
 	config_free(cfg);
 	return rc;
 }
 
-static int cmd_probe(const char *config_path, const char *arg)
+static int cmd_probe(const struct invocation *inv)
 {
 	struct config *cfg = NULL;
-	const char *name = arg != NULL ? arg : PROBE_DEFAULT_NAME;
+	const char *name = inv->argc > 0 ? inv->argv[0] : PROBE_DEFAULT_NAME;
 	char err[512];
-	int rcode = 0, r, rc = load_config(config_path, &cfg);
+	int rcode = 0, r, rc = load_config(inv->config_path, &cfg);
 
 	if (rc != EXIT_OK)
 		return rc;
@@ -327,34 +635,24 @@ static int cmd_probe(const char *config_path, const char *arg)
 }
 
 /* suggest [--min-count N]: names seen fewer than N times are left out. */
-static int cmd_suggest(const char *config_path, const char *arg)
+static int cmd_suggest(const struct invocation *inv)
 {
-	static const struct option longopts[] = {
-	    {"min-count", required_argument, NULL, 'm'},
-	    {NULL, 0, NULL, 0},
-	};
 	struct config *cfg = NULL;
 	unsigned long long min = 1;
+	const char *arg = inv->opt[0];
 	char err[512], *end = NULL;
-	int opt, r, rc;
+	int r, rc;
 
-	(void)arg;
-	optind = 1;
-	while ((opt = getopt_long(cmd_argc, cmd_argv, "+", longopts, NULL)) !=
-	       -1) {
+	if (arg != NULL) {
 		errno = 0;
-		if (opt != 'm' || (min = strtoull(optarg, &end, 10)) == 0 ||
-		    errno != 0 || *end != '\0' || optarg[0] == '-') {
-			fprintf(stderr, "dnsfence: suggest: usage: suggest "
-					"[--min-count N] (N >= 1)\n");
-			return EXIT_USAGE;
-		}
+		min = strtoull(arg, &end, 10);
+		if (min == 0 || errno != 0 || *end != '\0' || arg[0] == '-')
+			return usage_error(inv->cmd,
+					   "--min-count '%s': expected a whole "
+					   "number, 1 or more",
+					   arg);
 	}
-	if (optind != cmd_argc) {
-		fprintf(stderr, "dnsfence: suggest: too many operands\n");
-		return EXIT_USAGE;
-	}
-	rc = load_config(config_path, &cfg);
+	rc = load_config(inv->config_path, &cfg);
 	if (rc != EXIT_OK)
 		return rc;
 	r = suggest_run(cfg, min, stdout, err, sizeof(err));
@@ -368,22 +666,85 @@ static int cmd_suggest(const char *config_path, const char *arg)
 	return rc;
 }
 
-static int cmd_reload(const char *config_path, const char *arg)
+static int cmd_reload(const struct invocation *inv)
 {
-	(void)arg;
-	return control(config_path, "reload", RELOAD_TIMEOUT_S, "reload");
+	return control(inv->config_path, "reload", RELOAD_TIMEOUT_S, "reload");
 }
 
-static int cmd_status(const char *config_path, const char *arg)
+static int cmd_status(const struct invocation *inv)
 {
-	if (arg != NULL && strcmp(arg, "--json") != 0) {
-		fprintf(stderr, "dnsfence: status: unknown operand '%s'\n",
-			arg);
-		usage(stderr);
-		return EXIT_USAGE;
-	}
-	return control(config_path, arg != NULL ? "status json" : "status",
+	return control(inv->config_path,
+		       inv->opt[0] != NULL ? "status json" : "status",
 		       CONTROL_IO_TIMEOUT * 2, "status");
+}
+
+static int cmd_entries(const struct invocation *inv)
+{
+	char path[128], err[512], *reply = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&reply, &len);
+	int r;
+
+	if (mem == NULL)
+		return EXIT_KERNEL;
+	control_socket_of(inv->config_path, path, sizeof(path));
+	r = control_call(path, "entries", CONTROL_IO_TIMEOUT * 5, mem, err,
+			 sizeof(err));
+	fclose(mem);
+	if (r == -ENOENT || r == -ECONNREFUSED) {
+		log_err("entries", "no dnsfence daemon listens on %s", path);
+		r = EXIT_KERNEL;
+	} else if (r != 0) {
+		log_err("entries", "%s", err);
+		r = r < 0 ? EXIT_KERNEL : r;
+	} else if (inspect_entries(reply, inv->opt[1], inv->opt[2],
+				   inv->opt[0] != NULL, stdout, err,
+				   sizeof(err)) < 0) {
+		log_err("entries", "%s", err);
+		r = EXIT_USAGE;
+	}
+	free(reply);
+	return r;
+}
+
+static int cmd_allowed(const struct invocation *inv)
+{
+	struct config *cfg = NULL;
+	char err[512];
+	int r, rc;
+
+	if (inv->argc != 1)
+		return usage_error(inv->cmd, "NAME is required");
+	rc = load_config(inv->config_path, &cfg);
+	if (rc != EXIT_OK)
+		return rc;
+	r = inspect_allowed(cfg, inv->argv[0], inv->opt[0] != NULL, stdout, err,
+			    sizeof(err));
+	if (r < 0)
+		log_err("allowed", "%s", err);
+	config_free(cfg);
+	return r < 0 ? EXIT_USAGE : r == 1 ? EXIT_OK : EXIT_DRIFT;
+}
+
+/* The daemon reloads the file it was started with ("read PATH: ..."):
+ * say so when -c named another one. */
+static void other_file(const char *config_path, const char *text)
+{
+	const char *path = config_path, *end;
+
+	if (path == NULL || *path == '\0')
+		path = getenv("DNSFENCE_CONFIG");
+	if (path == NULL || *path == '\0')
+		path = CONFIG_DEFAULT_PATH;
+	if (strncmp(text, "read ", 5) != 0 ||
+	    (end = strstr(text + 5, ": ")) == NULL)
+		return;
+	if ((size_t)(end - text - 5) != strlen(path) ||
+	    strncmp(text + 5, path, strlen(path)) != 0)
+		log_warn("reload",
+			 "the daemon re-read the file it was started with, "
+			 "%.*s, not %s (-c only chose the control socket)",
+			 (int)(end - text - 5), text + 5, path);
 }
 
 /* The socket is the config's control.socket, read even from a file that
@@ -393,7 +754,7 @@ static int control(const char *config_path, const char *cmd, int timeout_s,
 		   const char *what)
 {
 	struct config *cfg = NULL;
-	char err[1024], lerr[512] = "", path[128];
+	char err[1536], lerr[512] = "", path[128];
 	int r;
 
 	control_socket_of(config_path, path, sizeof(path));
@@ -415,6 +776,7 @@ static int control(const char *config_path, const char *cmd, int timeout_s,
 		log_err(what, "%s", err);
 	} else if (strcmp(what, "reload") == 0) {
 		printf("reloaded: %s\n", err);
+		other_file(config_path, err);
 	}
 	return r;
 }

@@ -12,14 +12,17 @@
  * (Debian's publicsuffix package). A wildcard covered by a broader chosen
  * one goes. The order of the output is sorted, so it diffs well. */
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <cjson/cJSON.h>
 #include <libpsl.h>
 
 #include "base/log.h"
+#include "config/policy.h"
 #include "cli/suggest.h"
 
 #define SYS	  "suggest"
@@ -35,17 +38,16 @@ static int pick_wildcards(const struct suggest_name *in, size_t n,
 static char *read_state(const char *path, int *rc, char *err, size_t errlen);
 static int load_names(const cJSON *root, struct suggest_name **names,
 		      size_t *n);
-static void note_flows(const cJSON *root);
+static void port_entry(double proto, double port, char *buf, size_t cap);
+static size_t note_flows(const cJSON *root, char ports[][16]);
+static void print_ports(FILE *out, const struct config *cfg, char ports[][16],
+			size_t n);
 static void print_allow(FILE *out, char *const *cfg_allow, size_t n_cfg,
 			char *const *learned, size_t n_learned);
 
 static const psl_ctx_t *psl(void)
 {
-	static psl_ctx_t *ctx;
-
-	if (ctx == NULL)
-		ctx = psl_latest(NULL);
-	return ctx;
+	return policy_psl();
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -62,6 +64,23 @@ static const char *collapsible_parent(const psl_ctx_t *p, const char *name)
 	if (reg == NULL || reg == name || dot == NULL)
 		return NULL;
 	return dot + 1;
+}
+
+bool suggest_never_proposed(const char *name)
+{
+	/* RFC 6761/7686/6762 names no upstream can answer: the probe and
+	 * readiness names (*.dnsfence.invalid), localhost, Tor, mDNS.
+	 * ".test" and ".example" are left: test networks serve them. */
+	static const char *const tlds[] = {"invalid", "localhost", "onion",
+					   "local", NULL};
+	const char *dot = strrchr(name, '.');
+	const char *tld = dot != NULL ? dot + 1 : name;
+
+	for (size_t i = 0; tlds[i] != NULL; i++) {
+		if (strcasecmp(tld, tlds[i]) == 0)
+			return true;
+	}
+	return false;
 }
 
 /* Does `*.w` for some w in wild match name (at any depth)? */
@@ -240,7 +259,8 @@ static int load_names(const cJSON *root, struct suggest_name **names, size_t *n)
 		const cJSON *c = cJSON_GetObjectItemCaseSensitive(it, "count");
 
 		if (!cJSON_IsString(nm) || !cJSON_IsNumber(c) ||
-		    c->valuedouble < 0)
+		    c->valuedouble < 0 ||
+		    suggest_never_proposed(nm->valuestring))
 			continue;
 		(*names)[*n].name = nm->valuestring;
 		(*names)[(*n)++].count = (uint64_t)c->valuedouble;
@@ -248,30 +268,102 @@ static int load_names(const cJSON *root, struct suggest_name **names, size_t *n)
 	return 0;
 }
 
-/* Blocked flows no allow entry can fix say so, once each. */
-static void note_flows(const cJSON *root)
+/* "tcp/22" for a flow's protocol number and port. */
+static void port_entry(double proto, double port, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "%s/%.0f",
+		 proto == IPPROTO_TCP	? "tcp"
+		 : proto == IPPROTO_UDP ? "udp"
+					: "proto",
+		 port);
+}
+
+/* Each blocked flow, said as what it is, in the log; a flow refused by
+ * its port, to an address answered for a name, is what a `ports` entry
+ * fixes: those entries go to ports (at most SUGGEST_PORTS_MAX). */
+static size_t note_flows(const cJSON *root, char ports[][16])
 {
 	const cJSON *it, *arr = cJSON_GetObjectItemCaseSensitive(root, "flows");
+	size_t n_ports = 0;
 
 	cJSON_ArrayForEach(it, arr)
 	{
-		const cJSON *dst = cJSON_GetObjectItemCaseSensitive(it, "dst");
+		const char *dst = cJSON_GetStringValue(
+		    cJSON_GetObjectItemCaseSensitive(it, "dst"));
+		const char *why = cJSON_GetStringValue(
+		    cJSON_GetObjectItemCaseSensitive(it, "reason"));
+		const char *name = cJSON_GetStringValue(
+		    cJSON_GetObjectItemCaseSensitive(it, "name"));
 		const cJSON *port =
 		    cJSON_GetObjectItemCaseSensitive(it, "port");
-		const cJSON *why =
-		    cJSON_GetObjectItemCaseSensitive(it, "reason");
+		const cJSON *proto =
+		    cJSON_GetObjectItemCaseSensitive(it, "proto");
 		const cJSON *cnt =
 		    cJSON_GetObjectItemCaseSensitive(it, "count");
+		char pe[16];
+		bool fresh = true;
 
-		if (!cJSON_IsString(dst) || !cJSON_IsString(why) ||
-		    !cJSON_IsNumber(port) || !cJSON_IsNumber(cnt))
+		if (dst == NULL || why == NULL || !cJSON_IsNumber(port) ||
+		    !cJSON_IsNumber(proto) || !cJSON_IsNumber(cnt))
 			continue;
+		port_entry(proto->valuedouble, port->valuedouble, pe,
+			   sizeof(pe));
+		if (strcmp(why, "dns") == 0) {
+			log_warn(
+			    SYS,
+			    "%.0f DNS quer%s went straight to %s port "
+			    "%.0f, bypassing dnsfence: no allow entry or "
+			    "port fixes that; point the program's resolver "
+			    "at dnsfence (resolv.conf, or its own DNS "
+			    "setting)",
+			    cnt->valuedouble,
+			    cnt->valuedouble == 1 ? "y" : "ies", dst,
+			    port->valuedouble);
+			continue;
+		}
+		if (strcmp(why, "port") == 0 && name != NULL &&
+		    name[0] != '\0') {
+			log_warn(SYS,
+				 "%.0f blocked flow(s) to %s %s, answered for "
+				 "%s: its port is not in `ports`; the "
+				 "suggestion adds \"%s\" to \"ports\"",
+				 cnt->valuedouble, dst, pe, name, pe);
+			for (size_t k = 0; k < n_ports && fresh; k++)
+				fresh = strcmp(ports[k], pe) != 0;
+			if (fresh && n_ports < SUGGEST_PORTS_MAX)
+				snprintf(ports[n_ports++], 16, "%s", pe);
+			continue;
+		}
 		log_warn(SYS,
-			 "%.0f blocked flow(s) to %s port %.0f (%s): not "
-			 "covered by `allow`; see `ports` / `allow_cidrs`",
-			 cnt->valuedouble, dst->valuestring, port->valuedouble,
-			 why->valuestring);
+			 "%.0f blocked flow(s) to %s %s (%s): no name the "
+			 "workload asked dnsfence for explains them (an "
+			 "address it never looked up here); `allow_cidrs` "
+			 "admits an address without DNS",
+			 cnt->valuedouble, dst, pe, why);
 	}
+	return n_ports;
+}
+
+/* "ports": the config's entries, then the ones the flows need. */
+static void print_ports(FILE *out, const struct config *cfg, char ports[][16],
+			size_t n)
+{
+	fprintf(out, ",\n  \"ports\": [");
+	for (size_t i = 0; i < cfg->n_ports; i++) {
+		const struct config_port *p = &cfg->ports[i];
+		const char *pn = p->proto == IPPROTO_TCP ? "tcp" : "udp";
+
+		if (p->first == p->last)
+			fprintf(out, "%s\"%s/%u\"", i ? ", " : "", pn,
+				(unsigned)p->first);
+		else
+			fprintf(out, "%s\"%s/%u-%u\"", i ? ", " : "", pn,
+				(unsigned)p->first, (unsigned)p->last);
+	}
+	for (size_t i = 0; i < n; i++)
+		fprintf(out, "%s\"%s\"", cfg->n_ports + i ? ", " : "",
+			ports[i]);
+	fprintf(out, "]");
 }
 
 static void print_allow(FILE *out, char *const *cfg_allow, size_t n_cfg,
@@ -296,15 +388,16 @@ static void print_allow(FILE *out, char *const *cfg_allow, size_t n_cfg,
 		free(q);
 		cJSON_Delete(js);
 	}
-	fprintf(out, "%s]\n}\n", k ? "\n  " : "");
+	fprintf(out, "%s]", k ? "\n  " : "");
 }
 
 int suggest_run(const struct config *cfg, uint64_t min_count, FILE *out,
 		char *err, size_t errlen)
 {
 	char path[512], *text = NULL, **learned = NULL;
+	char ports[SUGGEST_PORTS_MAX][16];
 	struct suggest_name *names = NULL;
-	size_t n = 0, n_learned = 0;
+	size_t n = 0, n_learned = 0, n_ports;
 	cJSON *root = NULL;
 	int rc = -EINVAL;
 
@@ -325,8 +418,11 @@ int suggest_run(const struct config *cfg, uint64_t min_count, FILE *out,
 				       : "out of memory");
 		goto out;
 	}
-	note_flows(root);
+	n_ports = note_flows(root, ports);
 	print_allow(out, cfg->allow, cfg->n_allow, learned, n_learned);
+	if (n_ports > 0)
+		print_ports(out, cfg, ports, n_ports);
+	fprintf(out, "\n}\n");
 out:
 	suggest_free_list(learned, n_learned);
 	free(names);

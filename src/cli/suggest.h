@@ -5,11 +5,20 @@
 #ifndef DNSFENCE_SUGGEST_H
 #define DNSFENCE_SUGGEST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "config/config.h"
+
+/* `ports` entries a suggestion adds at most (flows refused by port). */
+#define SUGGEST_PORTS_MAX 16
+
+/* Names no suggestion ever holds: the special-use names no upstream can
+ * answer (.invalid, the probe and readiness names among them;
+ * localhost, .onion, .local). */
+bool suggest_never_proposed(const char *name);
 
 /* Distinct names directly below one parent that make it `*.parent`. */
 #define SUGGEST_SIBLINGS 3
@@ -31,8 +40,10 @@ int suggest_collapse(const struct suggest_name *in, size_t n,
 void suggest_free_list(char **list, size_t n);
 
 /* Read cfg->state_dir/suggest.json and print `{"allow": [...]}` to out:
- * cfg's own allow entries first, then the learned ones; notes about
- * blocked flows no name explains go to the log. 0, or -errno with err
+ * cfg's own allow entries first, then the learned ones; and, when flows
+ * to answered names were refused by their port, `"ports": [...]`: cfg's
+ * entries, then those. Each blocked flow is described in the log (a DNS
+ * bypass as one). 0, or -errno with err
  * set (-ENOENT: no state file yet). */
 int suggest_run(const struct config *cfg, uint64_t min_count, FILE *out,
 		char *err, size_t errlen);

@@ -44,6 +44,7 @@ static int finish(struct pctx *p);
 static uint32_t choice_of(const struct pctx *p, const char *path);
 static int check_nul_escape(const char *text, size_t len, char *err,
 			    size_t errlen);
+static const char *syntax_hint(const char *text, size_t off);
 static void err_at(const char *text, size_t off, const char *what, char *err,
 		   size_t errlen);
 static void print_cell_default(FILE *f, const struct key_spec *k);
@@ -56,9 +57,10 @@ static const char *const mode_names[] = {"enforce", "audit", "off", NULL};
 static const char *const deny_names[] = {"nxdomain", "refused", NULL};
 static const char *const inbound_names[] = {"allow", "deny", NULL};
 static const char *const hairpin_names[] = {"allow", "deny", NULL};
+static const char *const audit_denied_names[] = {"forward", "local", NULL};
 static const char *const level_names[] = {"error", "warning", "info", "debug",
 					  NULL};
-static const char *const format_names[] = {"text", "json", NULL};
+static const char *const format_names[] = {"text", "json", "journal", NULL};
 static const char *const listen_defs[] = {"127.0.0.1:53", "[::1]:53", NULL};
 static const char *const ports_defs[] = {"tcp/80", "tcp/443", NULL};
 static const char *const set4_defs[] = {"dnsfence4", NULL};
@@ -93,11 +95,17 @@ static const struct key_spec specs[] = {
 		"matches every name below it, at any depth, but not "
 		"example.com itself. Lower-cased, one trailing dot "
 		"removed, duplicates dropped"},
+    {"allow_public_suffix_wildcards", K_CHOICE, configkeys_bool,
+     .choices = bool_names, .type = "boolean", .def_doc = "`false`",
+     .meaning = "let `allow` hold a wildcard on a public suffix (`*.com`, "
+		"`*.co.uk`, `*.github.io`: Public Suffix List, libpsl), "
+		"which allows every domain registered under it; refused "
+		"(exit 2) unless this is true"},
     {"ecosystems", K_LIST, configkeys_list, .item = configkeys_item_ecosystem,
      .type = "array of preset names",
-     .meaning = "named host lists added to `allow`: npm, pypi, crates, "
-		"go, maven, rubygems, nuget, github, debian, ubuntu, "
-		"alpine, ..."},
+     .meaning = "named host lists added to `allow`; every preset and its "
+		"names are listed under \"Ecosystem presets\" below "
+		"(`dnsfence validate --effective` prints them expanded)"},
     {"deny_rcode", K_CHOICE, configkeys_choice, .choices = deny_names,
      .meaning = "answer to a name not allowed. With `\"refused\"`, "
 		"musl (Alpine) waits its whole timeout (5 s) on each denied "
@@ -156,6 +164,16 @@ static const struct key_spec specs[] = {
     {"mode", K_CHOICE, configkeys_choice, .choices = mode_names,
      .meaning = "audit: allow and log what enforce would block; off: "
 		"install no rules"},
+    {"audit_denied", K_CHOICE, configkeys_choice, .choices = audit_denied_names,
+     .meaning = "audit mode only. forward: a name not on the allowlist is "
+		"forwarded upstream and answered (logged as would deny), and "
+		"DNS to other resolvers is let through (logged): the learning "
+		"run sees everything, and DNS can carry data out. local: such "
+		"a name is answered locally as enforce answers it, and logged "
+		"as denied; DNS to other resolvers and to the upstreams from "
+		"the workload is rejected as in enforce; every other flow is "
+		"still only logged (would block). For learning runs that must "
+		"not leak through DNS"},
     {"upstream_timeout", K_INT, configkeys_int, 1, 60, 3, 1000,
      OFF(upstream_timeout_ms),
      .meaning = "seconds before an upstream query fails (SERVFAIL), c-ares' "
@@ -186,7 +204,11 @@ static const struct key_spec specs[] = {
     {"log.level", K_CHOICE, configkeys_choice, .choices = level_names, .def = 2,
      .meaning = "least severe level logged"},
     {"log.format", K_CHOICE, configkeys_choice, .choices = format_names,
-     .meaning = "text lines, or one JSON object per line"},
+     .meaning = "text lines, or one JSON object per line; journal: text "
+		"lines with an sd-daemon `<N>` priority prefix and no "
+		"timestamp, for a daemon whose stderr goes to journald "
+		"without `JOURNAL_STREAM` or `NOTIFY_SOCKET` set (with "
+		"either, run and serve write that form anyway)"},
     {"metrics", K_STRING, configkeys_metrics,
      .type = "\"addr:port\" / \"[v6]:port\" or null", .def_doc = "`null` (off)",
      .meaning = "serve Prometheus metrics over HTTP at `/metrics` "
@@ -366,6 +388,21 @@ static int finish(struct pctx *p)
 		return rc;
 	if ((rc = configkeys_dedupe(p->c->allow, &p->c->n_allow)) != 0)
 		return rc;
+	p->c->allow_psl_wildcards =
+	    choice_of(p, "allow_public_suffix_wildcards") != 0;
+	for (size_t i = 0; !p->c->allow_psl_wildcards && i < p->c->n_allow;
+	     i++) {
+		if (policy_wildcard_on_public_suffix(p->c->allow[i]))
+			return configkeys_fail(
+			    p, "allow",
+			    "\"%s\" is a wildcard on the public suffix "
+			    "\"%s\": it allows every domain registered under "
+			    "it. Name the domains (\"*.example%s%s\"), or set "
+			    "\"allow_public_suffix_wildcards\": true if that "
+			    "is what you mean",
+			    p->c->allow[i], p->c->allow[i] + 2, ".",
+			    p->c->allow[i] + 2);
+	}
 	if (env_mode != NULL && *env_mode != '\0') {
 		for (mode = 0; mode_names[mode] != NULL; mode++) {
 			if (strcmp(env_mode, mode_names[mode]) == 0)
@@ -386,14 +423,14 @@ static int finish(struct pctx *p)
 						      : CONFIG_DENY_NXDOMAIN;
 	p->c->inbound_deny = choice_of(p, "inbound") == 1;
 	p->c->hairpin_deny = choice_of(p, "hairpin") == 1;
+	p->c->audit_denied_local = choice_of(p, "audit_denied") == 1;
 	p->c->scope =
 	    choice_of(p, "scope") ? CONFIG_SCOPE_FORWARD : CONFIG_SCOPE_OUTPUT;
 	p->c->log_level = level == 0   ? LOGL_ERR
 			  : level == 1 ? LOGL_WARN
 			  : level == 2 ? LOGL_INFO
 				       : LOGL_DEBUG;
-	p->c->log_format =
-	    choice_of(p, "log.format") ? LOG_FORMAT_JSON : LOG_FORMAT_TEXT;
+	p->c->log_format = (enum log_format)choice_of(p, "log.format");
 	p->c->control_watch = choice_of(p, "control.watch") != 0;
 	if (p->c->ttl_min > p->c->ttl_max)
 		return configkeys_fail(p, "ttl.min",
@@ -419,6 +456,37 @@ static void err_at(const char *text, size_t off, const char *what, char *err,
 		}
 	}
 	snprintf(err, errlen, "line %zu, column %zu: %s", line, col, what);
+}
+
+/* What people write in JSON that JSON does not have, when it is at the
+ * position cJSON stopped at (off): a comment, or a comma before a closing
+ * bracket. */
+static const char *syntax_hint(const char *text, size_t off)
+{
+	size_t i = off, back = off;
+
+	while (back > 0 && strchr(" \t\r\n", text[back - 1]) != NULL)
+		back--;
+	for (size_t k = off >= 2 ? off - 2 : 0; k <= off && text[k] != '\0';
+	     k++) {
+		if (text[k] == '#' || (text[k] == '/' && (text[k + 1] == '/' ||
+							  text[k + 1] == '*')))
+			return "parse error: JSON has no comments (// or #); "
+			       "remove the comment";
+	}
+	/* cJSON stops at the bracket after the comma, or just past it. */
+	i += strspn(text + i, " \t\r\n");
+	if (text[i] != '}' && text[i] != ']' && back > 0 &&
+	    (text[back - 1] == '}' || text[back - 1] == ']')) {
+		i = back - 1;
+		for (back = i; back > 0 && strchr(" \t\r\n", text[back - 1]);)
+			back--;
+	}
+	if ((text[i] == '}' || text[i] == ']') && back > 0 &&
+	    text[back - 1] == ',')
+		return "parse error: JSON allows no trailing comma; remove the "
+		       "',' before this bracket";
+	return "parse error";
 }
 
 /* An escaped backslash before "u0000" is not an escape. */
@@ -465,7 +533,8 @@ static int parse_json(const char *text, size_t len, char **buf, cJSON **root,
 	if (*root == NULL) {
 		if (end == NULL || end < *buf || end > *buf + len)
 			end = *buf + len;
-		err_at(*buf, (size_t)(end - *buf), "parse error", err, errlen);
+		err_at(*buf, (size_t)(end - *buf),
+		       syntax_hint(*buf, (size_t)(end - *buf)), err, errlen);
 		return -EINVAL;
 	}
 	return 0;
@@ -568,11 +637,15 @@ int config_load(const char *path, struct config **out, char *err, size_t errlen)
 	}
 	mem = NULL;
 	rc = config_parse(text, len, &env, out, err, errlen);
-	if (rc != 0) { /* name the file too */
+	if (rc != 0) { /* name the file, or the environment, too */
 		char tmp[512];
 
 		snprintf(tmp, sizeof(tmp), "%s", err);
-		snprintf(err, errlen, "%s: %s", path, tmp);
+		if (strncmp(tmp, "DNSFENCE_", 9) == 0)
+			snprintf(err, errlen, "the environment (not %s): %s",
+				 path, tmp);
+		else
+			snprintf(err, errlen, "%s: %s", path, tmp);
 	}
 out:
 	if (mem != NULL)
@@ -624,7 +697,7 @@ const char *config_deny_name(enum config_deny d)
 
 const char *config_log_format_name(enum log_format f)
 {
-	return format_names[f == LOG_FORMAT_JSON];
+	return (unsigned)f <= LOG_FORMAT_JOURNAL ? format_names[f] : "text";
 }
 
 const char *config_scope_name(enum config_scope s)
@@ -690,6 +763,17 @@ void config_print_reference(FILE *f)
 		if (specs[i].kind != K_GROUP)
 			print_cell_default(f, &specs[i]);
 		fprintf(f, " | %s |\n", specs[i].meaning);
+	}
+	fprintf(f, "\n## Ecosystem presets\n\n"
+		   "| preset | names |\n"
+		   "|---|---|\n");
+	for (const char *const *p = policy_preset_names(); *p != NULL; p++) {
+		const char *const *h = policy_preset_hosts(*p);
+
+		fprintf(f, "| `%s` |", *p);
+		for (size_t k = 0; h != NULL && h[k] != NULL; k++)
+			fprintf(f, "%s`%s`", k ? ", " : " ", h[k]);
+		fprintf(f, " |\n");
 	}
 	fprintf(f, "\n## Environment\n\n"
 		   "| variable | meaning |\n"

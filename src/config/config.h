@@ -41,6 +41,7 @@ struct config {
 	size_t n_upstreams;
 	char **allow; /* lower case, no trailing dot, EXTRA_HOSTS appended */
 	size_t n_allow;
+	bool allow_psl_wildcards; /* "allow_public_suffix_wildcards" */
 	char **ecosystems;
 	size_t n_ecosystems;
 	enum config_deny deny_rcode;
@@ -53,6 +54,7 @@ struct config {
 	size_t n_allow_cidrs;
 	char *user;
 	enum config_mode mode;
+	bool audit_denied_local;      /* "audit_denied": "local" */
 	uint32_t upstream_timeout_ms; /* "upstream_timeout" in s, default 3 */
 	uint32_t max_inflight;	      /* upstream questions, default 2048 */
 	uint32_t failure_ttl;	      /* seconds, default 5 */
@@ -108,6 +110,13 @@ const char *config_mode_name(enum config_mode m);
 const char *config_deny_name(enum config_deny d);
 const char *config_log_format_name(enum log_format f);
 const char *config_scope_name(enum config_scope s);
+/* Does DNS stay open in this config: audit mode with "audit_denied":
+ * "forward" (denied names forwarded, DNS to other resolvers let through,
+ * both only logged)? false in enforce, and in audit with "local". */
+static inline bool config_audit_dns_open(const struct config *c)
+{
+	return c->mode == CONFIG_MODE_AUDIT && !c->audit_denied_local;
+}
 /* Text of the config schema (key, type, default, meaning) as Markdown,
  * from the same table the parser uses; docs/configuration.md is exactly
  * this output. */

@@ -15,10 +15,15 @@
 #include "config/configjson.h"
 #include "base/log.h"
 #include "base/netaddr.h"
+#include "config/policy.h"
 
 static cJSON *json_strings(char *const *s, size_t n);
 static cJSON *json_endpoints(const struct config_endpoint *e, size_t n);
 static char *indent_two(char *s);
+static cJSON *config_tree(const struct config *c);
+static char *tree_text(cJSON *root);
+static cJSON *effective_allow(const struct config *c);
+static bool has_string(const cJSON *arr, const char *s);
 static bool json_resolving(cJSON *root, const struct config *c);
 static bool json_sets(cJSON *root, const struct config *c);
 static bool json_ports(cJSON *root, const struct config *c);
@@ -99,23 +104,91 @@ out:
 
 /* Each json_* step adds its keys to root in the order people read them;
  * false when cJSON runs out of memory. */
-char *config_to_json(const struct config *c)
+static cJSON *config_tree(const struct config *c)
 {
 	cJSON *root = cJSON_CreateObject();
-	char *text = NULL;
 	bool ok = root != NULL && json_resolving(root, c) &&
 		  json_sets(root, c) && json_ports(root, c) &&
 		  json_cidrs(root, c) && json_daemon(root, c) &&
 		  json_observe(root, c) && json_control(root, c) &&
 		  json_scope(root, c);
 
-	if (ok && (text = cJSON_Print(root)) != NULL)
+	if (!ok) {
+		cJSON_Delete(root);
+		return NULL;
+	}
+	return root;
+}
+
+static char *tree_text(cJSON *root)
+{
+	char *text = NULL;
+
+	if (root != NULL && (text = cJSON_Print(root)) != NULL)
 		text = indent_two(text);
 	cJSON_Delete(root);
 	return text;
 }
 
-/* "listen", "upstreams", "allow", "ecosystems", "deny_rcode". */
+char *config_to_json(const struct config *c)
+{
+	return tree_text(config_tree(c));
+}
+
+static bool has_string(const cJSON *arr, const char *s)
+{
+	const cJSON *e;
+
+	cJSON_ArrayForEach(e, arr)
+	{
+		if (strcmp(e->valuestring, s) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* allow, then each preset's hosts that allow does not already hold. */
+static cJSON *effective_allow(const struct config *c)
+{
+	cJSON *arr = json_strings(c->allow, c->n_allow);
+
+	for (size_t i = 0; arr != NULL && i < c->n_ecosystems; i++) {
+		const char *const *h = policy_preset_hosts(c->ecosystems[i]);
+
+		for (; h != NULL && *h != NULL; h++) {
+			if (!has_string(arr, *h) &&
+			    !cJSON_AddItemToArray(arr,
+						  cJSON_CreateString(*h))) {
+				cJSON_Delete(arr);
+				return NULL;
+			}
+		}
+	}
+	return arr;
+}
+
+char *config_to_json_effective(const struct config *c)
+{
+	cJSON *root = config_tree(c), *allow = effective_allow(c);
+	cJSON *none = cJSON_CreateArray();
+
+	if (root == NULL || allow == NULL || none == NULL ||
+	    !cJSON_ReplaceItemInObjectCaseSensitive(root, "allow", allow)) {
+		cJSON_Delete(root);
+		cJSON_Delete(allow);
+		cJSON_Delete(none);
+		return NULL;
+	}
+	if (!cJSON_ReplaceItemInObjectCaseSensitive(root, "ecosystems", none)) {
+		cJSON_Delete(root);
+		cJSON_Delete(none);
+		return NULL;
+	}
+	return tree_text(root);
+}
+
+/* "listen", "upstreams", "allow", "allow_public_suffix_wildcards",
+ * "ecosystems", "deny_rcode". */
 static bool json_resolving(cJSON *root, const struct config *c)
 {
 	bool ok;
@@ -127,6 +200,8 @@ static bool json_resolving(cJSON *root, const struct config *c)
 		       json_endpoints(c->upstreams, c->n_upstreams));
 	ok = ok && cJSON_AddItemToObject(root, "allow",
 					 json_strings(c->allow, c->n_allow));
+	ok = ok && cJSON_AddBoolToObject(root, "allow_public_suffix_wildcards",
+					 c->allow_psl_wildcards) != NULL;
 	ok = ok && cJSON_AddItemToObject(
 		       root, "ecosystems",
 		       json_strings(c->ecosystems, c->n_ecosystems));
@@ -201,6 +276,9 @@ static bool json_daemon(cJSON *root, const struct config *c)
 	ok = cJSON_AddStringToObject(root, "user", c->user);
 	ok = ok &&
 	     cJSON_AddStringToObject(root, "mode", config_mode_name(c->mode));
+	ok = ok && cJSON_AddStringToObject(root, "audit_denied",
+					   c->audit_denied_local ? "local"
+								 : "forward");
 	ok = ok && cJSON_AddNumberToObject(root, "upstream_timeout",
 					   c->upstream_timeout_ms / 1000);
 	ok = ok &&

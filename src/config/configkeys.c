@@ -18,8 +18,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <cjson/cJSON.h>
+#include <idn2.h>
 
 #include "config/config.h"
 #include "config/configkeys.h"
@@ -54,6 +56,9 @@ static int upstreams_from_resolv(struct pctx *p, const char *path,
 				 const char *saved);
 static bool endpoint_eq(const struct config_endpoint *a,
 			const struct config_endpoint *b);
+static unsigned scheme_port(const char *s, size_t n);
+static int name_fix(struct pctx *p, const char *s, const char *path,
+		    const char *val);
 
 int configkeys_fail(struct pctx *p, const char *path, const char *fmt, ...)
 {
@@ -445,6 +450,107 @@ int configkeys_upstreams(struct pctx *p, const struct key_spec *k,
 	return each_string(p, k, v);
 }
 
+/* The port a URL's scheme implies, or 0. */
+static unsigned scheme_port(const char *s, size_t n)
+{
+	if (n == 5 && strncasecmp(s, "https", 5) == 0)
+		return 443;
+	if (n == 4 && strncasecmp(s, "http", 4) == 0)
+		return 80;
+	return 0;
+}
+
+/* An allow entry that is not a name but something people write for one
+ * (an address, a URL, "host:port", a non-ASCII name, a preset's name):
+ * fail with what to write instead. 1 when s is none of these. */
+static int name_fix(struct pctx *p, const char *s, const char *path,
+		    const char *val)
+{
+	struct netaddr a;
+	struct netcidr cidr;
+	const char *why = NULL, *host = s, *colon, *end;
+	char bare[256], *idn = NULL;
+	unsigned port = 0;
+	int rc;
+
+	if (netaddr_parse(s, &a) == 0 ||
+	    netaddr_parse_cidr(s, &cidr, &why) == 0)
+		return configkeys_fail(
+		    p, path,
+		    "\"%s\" is an address, not a name: addresses go in "
+		    "\"allow_cidrs\" (\"%s%s\"), names in \"allow\"",
+		    val, val,
+		    strchr(s, '/') != NULL   ? ""
+		    : strchr(s, ':') != NULL ? "/128"
+					     : "/32");
+	if ((end = strstr(s, "://")) != NULL) {
+		port = scheme_port(s, (size_t)(end - s));
+		host = end + 3;
+	}
+	end = host + strcspn(host, "/?#");
+	colon = memchr(host, ':', (size_t)(end - host));
+	if (colon != NULL) {
+		char *pend = NULL;
+		unsigned long n = strtoul(colon + 1, &pend, 10);
+
+		if (pend == end && n > 0 && n < 65536)
+			port = (unsigned)n;
+		else if (host == s)
+			return 1; /* not "host:port": the character error */
+		end = colon;
+	}
+	if ((host != s || colon != NULL || *end != '\0') && end > host &&
+	    (size_t)(end - host) < sizeof(bare)) {
+		memcpy(bare, host, (size_t)(end - host));
+		bare[end - host] = '\0';
+		if (netaddr_parse(bare, &a) == 0)
+			return configkeys_fail(
+			    p, path,
+			    "\"%s\" names an address, not a name: addresses "
+			    "go in \"allow_cidrs\" (\"%s/%s\")%s",
+			    val, bare, strchr(bare, ':') ? "128" : "32",
+			    port != 0 ? ", their port in \"ports\"" : "");
+		if (!policy_pattern_valid(bare, NULL, 0))
+			return 1;
+		if (port != 0)
+			return configkeys_fail(
+			    p, path,
+			    "\"%s\": write the bare name \"%s\" here; the "
+			    "port goes in \"ports\" (\"tcp/%u\")",
+			    val, bare, port);
+		return configkeys_fail(p, path,
+				       "\"%s\": write the bare name \"%s\" "
+				       "(no scheme, port or path)",
+				       val, bare);
+	}
+	for (const char *c = s; *c != '\0'; c++) {
+		if ((unsigned char)*c < 0x80)
+			continue;
+		rc = idn2_to_ascii_8z(s, &idn, IDN2_NONTRANSITIONAL);
+		if (rc != IDN2_OK)
+			return configkeys_fail(
+			    p, path,
+			    "\"%s\" is not ASCII, and not a name IDNA2008 "
+			    "can write in punycode either (%s)",
+			    val, idn2_strerror(rc));
+		configkeys_show(idn, bare, sizeof(bare));
+		idn2_free(idn);
+		return configkeys_fail(p, path,
+				       "\"%s\" is not ASCII: write its "
+				       "punycode form \"%s\" (the name DNS "
+				       "carries)",
+				       val, bare);
+	}
+	if (policy_preset_exists(s))
+		return configkeys_fail(
+		    p, path,
+		    "\"%s\" is a single label, and the name of a preset: "
+		    "put it in \"ecosystems\": [\"%s\"] (or write the "
+		    "names it should allow)",
+		    val, val);
+	return 1;
+}
+
 int configkeys_item_name(struct pctx *p, const char *s, const char *path)
 {
 	char why[POLICY_WHY_MAX], val[72], *norm;
@@ -452,6 +558,8 @@ int configkeys_item_name(struct pctx *p, const char *s, const char *path)
 	int rc;
 
 	configkeys_show(s, val, sizeof(val));
+	if ((rc = name_fix(p, s, path, val)) <= 0)
+		return rc;
 	if (!policy_pattern_valid(s, why, sizeof(why)))
 		return configkeys_fail(p, path, "\"%s\": %s", val, why);
 	if ((norm = strdup(s)) == NULL)

@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "base/hash.h"
@@ -667,4 +668,40 @@ bool policy_match_text(const struct policy *p, const char *name)
 size_t policy_size(const struct policy *p)
 {
 	return p ? p->exact.count + p->suffix.count : 0;
+}
+
+const psl_ctx_t *policy_psl(void)
+{
+	static psl_ctx_t *ctx;
+
+	if (ctx == NULL)
+		ctx = psl_latest(NULL);
+	return ctx;
+}
+
+bool policy_wildcard_on_public_suffix(const char *pattern)
+{
+	const psl_ctx_t *psl = policy_psl();
+
+	/* Without the implicit "*" rule: a TLD the list does not know
+	 * (test, internal, corp) is a private namespace, not a suffix. */
+	return psl != NULL && strncmp(pattern, "*.", 2) == 0 &&
+	       psl_is_public_suffix2(psl, pattern + 2,
+				     PSL_TYPE_ANY | PSL_TYPE_NO_STAR_RULE) != 0;
+}
+
+bool policy_entry_matches(const char *pattern, const char *name)
+{
+	size_t n = strlen(name), plen;
+	const char *parent;
+
+	if (n > 1 && name[n - 1] == '.')
+		n--;
+	if (strncmp(pattern, "*.", 2) != 0)
+		return strlen(pattern) == n &&
+		       strncasecmp(pattern, name, n) == 0;
+	parent = pattern + 2;
+	plen = strlen(parent);
+	return n > plen + 1 && name[n - plen - 1] == '.' &&
+	       strncasecmp(name + n - plen, parent, plen) == 0;
 }

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <libpsl.h>
+
 struct policy;
 
 struct policy *policy_new(void);
@@ -45,6 +47,19 @@ bool policy_match(const struct policy *p, const uint8_t *wire, size_t len);
 /* The same for a dotted name ("Example.COM."); false if it is not a
  * valid name. */
 bool policy_match_text(const struct policy *p, const char *name);
+/* The Public Suffix List (libpsl's psl_latest: the newer of its built-in
+ * copy and the system's), loaded once; NULL when neither exists. */
+const psl_ctx_t *policy_psl(void);
+/* Is the parent of this wildcard entry ("*.co.uk": "co.uk") a public
+ * suffix, so that the entry allows every domain registered under it?
+ * false for an exact entry, or without a list. */
+bool policy_wildcard_on_public_suffix(const char *pattern);
+/* Does the entry (an allow pattern, lower case) match the dotted name?
+ * Exact entries match the name (any case, one trailing dot ignored);
+ * "*.parent" every name below parent. For `dnsfence allowed`: a linear
+ * walk over the entries is fine there, never on the query path. */
+bool policy_entry_matches(const char *pattern, const char *name);
+
 /* Number of distinct entries (exact and wildcard). */
 size_t policy_size(const struct policy *p);
 

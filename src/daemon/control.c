@@ -11,7 +11,7 @@
  *
  * The protocol is one line per connection, at most CONTROL_LINE_MAX
  * bytes, then one reply and close: "ok[ TEXT]\n" followed by a body
- * (status), or "error CODE TEXT\n" (CODE an exit code: 2 bad config, 3
+ * (status, entries), or "error CODE TEXT\n" (CODE an exit code: 2 bad config, 3
  * failure). Bounded: CONTROL_CLIENTS_MAX connections at once (more are
  * closed at accept), CONTROL_IO_TIMEOUT seconds to send the line and to
  * take the reply, bufferevents so that no client blocks the loop. A
@@ -85,6 +85,8 @@ int control_parse(const char *line, size_t len, bool *json)
 		*json = true;
 		return 0;
 	}
+	if (len == 7 && memcmp(line, "entries", 7) == 0)
+		return 2;
 	return -EINVAL;
 }
 
@@ -323,7 +325,7 @@ static void handle(struct conn *k, const char *line, size_t len)
 	if (cmd < 0) {
 		reply(k,
 		      "error 2 unknown command (expected reload, status, "
-		      "status json)",
+		      "status json, entries)",
 		      NULL);
 		return;
 	}
@@ -334,7 +336,8 @@ static void handle(struct conn *k, const char *line, size_t len)
 		reload_request(k->ctl->rl, "control", on_reloaded, k);
 		return;
 	}
-	body = reload_status(k->ctl->rl, json);
+	body = cmd == 2 ? reload_entries(k->ctl->rl)
+			: reload_status(k->ctl->rl, json);
 	reply(k, body != NULL ? "ok" : "error 3 out of memory", body);
 	free(body);
 }
@@ -342,7 +345,7 @@ static void handle(struct conn *k, const char *line, size_t len)
 static void on_reloaded(void *arg, int result, const char *text)
 {
 	struct conn *k = arg;
-	char head[CONTROL_LINE_MAX + 512];
+	char head[CONTROL_LINE_MAX + 1024];
 
 	if (result == RELOAD_OK)
 		snprintf(head, sizeof(head), "ok %s", text);
@@ -406,7 +409,7 @@ out:
 /* "ok[ TEXT]\n" BODY, or "error CODE TEXT\n", until the daemon closes. */
 static int read_reply(int fd, FILE *out, char *err, size_t errlen)
 {
-	char buf[4096], head[1024];
+	char buf[4096], head[1536];
 	size_t hlen = 0;
 	bool in_body = false;
 	ssize_t n;
@@ -480,4 +483,30 @@ void control_socket_of(const char *config_path, char *buf, size_t cap)
 		snprintf(buf, cap, "%s", s->valuestring);
 	cJSON_Delete(root);
 	free(text);
+}
+
+int control_listener(const char *path, pid_t *pid)
+{
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	int fd, rc;
+
+	*pid = 0;
+	if (strlen(path) >= sizeof(sun.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(sun.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		rc = errno == ENOENT || errno == ECONNREFUSED ? 0 : -errno;
+		goto out;
+	}
+	rc = 1;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0)
+		*pid = cr.pid;
+out:
+	close(fd);
+	return rc;
 }

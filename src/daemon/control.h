@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* control: the daemon's control socket (a unix stream socket, one
- * command line per connection: "reload", "status", "status json") and
+ * command line per connection: "reload", "status", "status json",
+ * "entries") and
  * the client side the `reload` and `status` commands use. */
 #ifndef DNSFENCE_CONTROL_H
 #define DNSFENCE_CONTROL_H
@@ -30,7 +31,8 @@ struct control *control_new(struct event_base *base, const char *path,
 void control_free(struct control *c);
 
 /* The protocol's command check, pure (for tests): 0 and *json for
- * "status"/"status json", 1 for "reload", -EINVAL otherwise. */
+ * "status"/"status json", 1 for "reload", 2 for "entries" (reload.h's
+ * reload_entries), -EINVAL otherwise. */
 int control_parse(const char *line, size_t len, bool *json);
 
 /* Client: send cmd, copy the reply's body to out. Returns the daemon's
@@ -39,6 +41,13 @@ int control_parse(const char *line, size_t len, bool *json);
  * -EACCES, -ETIMEDOUT, -EPROTO (reply not understood) with err set. */
 int control_call(const char *path, const char *cmd, int timeout_s, FILE *out,
 		 char *err, size_t errlen);
+
+/* Client: does a daemon listen on path? 1 with *pid its pid (read with
+ * SO_PEERCRED; 0 if unknown), 0 when none does (no socket file, or a
+ * stale one nothing accepts on), -errno when it cannot be told (-EACCES:
+ * the socket's mode keeps the caller out). Connects and closes at once:
+ * the daemon reads EOF and forgets the connection. */
+int control_listener(const char *path, pid_t *pid);
 
 /* The control.socket a config file names, read without validating the
  * rest (a reload is often asked for a file with an error in it), else

@@ -100,6 +100,14 @@ static const char *const cap_names[] = {
     "cap_checkpoint_restore",
 };
 
+bool privs_shared_uid(uid_t uid)
+{
+	const struct passwd *pw = getpwuid(uid);
+
+	return uid == 65534 ||
+	       (pw != NULL && strcmp(pw->pw_name, "nobody") == 0);
+}
+
 int privs_lookup(const char *user, uid_t *uid, gid_t *gid, char *err,
 		 size_t errlen)
 {
@@ -136,12 +144,6 @@ int privs_lookup(const char *user, uid_t *uid, gid_t *gid, char *err,
 		*uid = pw->pw_uid;
 		*gid = pw->pw_gid;
 	}
-	if (*uid == 65534 || (pw != NULL && strcmp(pw->pw_name, "nobody") == 0))
-		log_warn(SYS,
-			 "user: the daemon runs as nobody (uid %u), a uid "
-			 "other programs share; give dnsfence a user of its "
-			 "own (docs/security.md)",
-			 (unsigned)*uid);
 	if (*uid == 0) {
 		snprintf(err, errlen,
 			 "user: \"%s\" is uid 0; dnsfence never serves as root",

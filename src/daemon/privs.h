@@ -15,6 +15,10 @@
  * exist; -EINVAL when it is root (the daemon never serves as root). */
 int privs_lookup(const char *user, uid_t *uid, gid_t *gid, char *err,
 		 size_t errlen);
+/* Is uid nobody's (65534, or the passwd entry named "nobody"): a uid other
+ * programs share, which the caller warns about when it installs or serves
+ * with it. */
+bool privs_shared_uid(uid_t uid);
 
 /* Become uid/gid (setgroups, setgid, setuid), keeping CAP_NET_ADMIN in the
  * permitted, effective, inheritable and ambient sets (so an

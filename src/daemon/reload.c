@@ -40,9 +40,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
 #include <event2/event.h>
 
 #include "config/configjson.h"
+#include "dns/dnsmsg.h"
 #include "fence/firewall.h"
 #include "fence/guard.h"
 #include "base/log.h"
@@ -59,12 +61,17 @@
 
 #define SYS	    "reload"
 #define WAITERS_MAX 16
-#define TEXT_MAX    512
+#define TEXT_MAX    1024
 /* (address, name) links the provenance map holds per set entry, and at
  * least: a small set must fail as full in the kernel, not here first. */
 #define PROV_LINKS_PER_ENTRY 2
 #define PROV_LINKS_MIN	     65536
 #define DRAINING_MAX	     4 /* replaced upstream channels still busy */
+#define RELOAD_NAMES_SHOWN   5 /* names added / removed a reload names */
+
+/* Who asks for reloads: each one's last record is kept for status. */
+static const char *const triggers[] = {"control", "watch", "signal"};
+#define RELOAD_TRIGGERS (sizeof(triggers) / sizeof(triggers[0]))
 
 struct waiter {
 	reload_done_fn fn;
@@ -78,7 +85,18 @@ struct job {
 	int result; /* RELOAD_OK or RELOAD_BAD_CONFIG (err says why) */
 	bool unchanged, rules, upstreams;
 	size_t added, removed;
+	char names[TEXT_MAX / 2]; /* "(added a, b; removed c)", capped */
 	char err[TEXT_MAX];
+};
+
+/* One reload's outcome, for status: the last of each trigger is kept, so
+ * that a `dnsfence reload` finding nothing to do does not hide what the
+ * watch applied a moment before. */
+struct record {
+	char trigger[16];
+	int result;
+	char text[TEXT_MAX];
+	uint64_t wall, ms;
 };
 
 struct reload {
@@ -109,11 +127,10 @@ struct reload {
 	uint64_t t0_ms;
 	struct netaddr *evict;
 	size_t n_evict, cap_evict;
-	/* the last one, for status */
-	uint64_t last_wall, last_ms, count;
-	char last_trigger[16];
-	int last_result;
-	char last_text[TEXT_MAX];
+	/* for status: the last one, and the last of each trigger */
+	uint64_t count;
+	struct record last;
+	struct record by[RELOAD_TRIGGERS];
 };
 
 static void on_kick(evutil_socket_t fd, short what, void *arg);
@@ -127,7 +144,12 @@ static void apply(struct reload *rl, struct job *j);
 static bool restart_needed(const struct config *a, const struct config *b,
 			   char *err, size_t errlen);
 static void names_diff(const struct config *a, const struct config *b,
-		       size_t *added, size_t *removed);
+		       struct job *j);
+static void name_list(char *buf, size_t cap, const char *what, char *const *v,
+		      const size_t *idx, size_t n);
+static void describe(const struct reload *rl, const struct job *j,
+		     enum config_mode mode_was, size_t evicted, size_t dropped,
+		     char *buf, size_t cap);
 static void swap(struct reload *rl, struct config *cfg, struct policy *pol);
 static size_t evict(struct reload *rl);
 static bool still_allowed(void *arg, const uint8_t *name, size_t len);
@@ -144,6 +166,8 @@ static void on_drain(evutil_socket_t fd, short what, void *arg);
 static bool same_endpoints(const struct config_endpoint *a, size_t na,
 			   const struct config_endpoint *b, size_t nb);
 static char **sorted_entries(const struct config *c, size_t *n);
+static void entry_json(void *arg, const uint8_t *name, size_t len,
+		       const struct netaddr *a, uint64_t left_s);
 
 struct policy *reload_build_policy(const struct config *cfg, char *err,
 				   size_t errlen)
@@ -356,7 +380,7 @@ static void prepare(const struct reload *rl, struct job *j)
 	j->unchanged = config_equal(rl->cfg, j->cfg);
 	if (j->unchanged)
 		return;
-	names_diff(rl->cfg, j->cfg, &j->added, &j->removed);
+	names_diff(rl->cfg, j->cfg, j);
 	j->rules = reload_rules_differ(rl->cfg, j->cfg);
 	j->upstreams = !same_endpoints(rl->cfg->upstreams, rl->cfg->n_upstreams,
 				       j->cfg->upstreams, j->cfg->n_upstreams);
@@ -380,13 +404,15 @@ static void apply(struct reload *rl, struct job *j)
 {
 	char err[TEXT_MAX];
 	size_t evicted, dropped;
+	enum config_mode mode_was = rl->cfg->mode;
 
 	if (j->result != RELOAD_OK) {
 		finish(rl, j->result, j->err);
 		goto out;
 	}
 	if (j->unchanged) {
-		finish(rl, RELOAD_OK, "no change");
+		snprintf(err, sizeof(err), "read %.400s: no change", rl->path);
+		finish(rl, RELOAD_OK, err);
 		goto out;
 	}
 	if (j->upstreams && new_upstream(rl, j->cfg, err, sizeof(err)) != 0) {
@@ -407,11 +433,7 @@ static void apply(struct reload *rl, struct job *j)
 	}
 	if (rl->next_up != NULL && (rl->p.guard == NULL || !j->rules))
 		use_upstream(rl);
-	snprintf(rl->text, sizeof(rl->text),
-		 "+%zu/-%zu names, rules %s, %zu addresses evicted, %zu "
-		 "cached answers dropped",
-		 j->added, j->removed, j->rules ? "re-applied" : "unchanged",
-		 evicted, dropped);
+	describe(rl, j, mode_was, evicted, dropped, rl->text, sizeof(rl->text));
 	rl->result = RELOAD_OK;
 	step_done(rl);
 out:
@@ -419,6 +441,27 @@ out:
 	policy_free(j->pol);
 	j->cfg = NULL;
 	j->pol = NULL;
+}
+
+/* "read FILE: mode audit -> enforce, +1/-2 names (added a; removed b, c),
+ * rules re-applied, ...": what the reload changed, for the log line, the
+ * reply and status. */
+static void describe(const struct reload *rl, const struct job *j,
+		     enum config_mode mode_was, size_t evicted, size_t dropped,
+		     char *buf, size_t cap)
+{
+	char mode[64] = "";
+
+	if (mode_was != rl->cfg->mode)
+		snprintf(mode, sizeof(mode), "mode %s -> %s, ",
+			 config_mode_name(mode_was),
+			 config_mode_name(rl->cfg->mode));
+	snprintf(buf, cap,
+		 "read %.200s: %s+%zu/-%zu names%s%s, rules %s, %zu addresses "
+		 "evicted, %zu cached answers dropped",
+		 rl->path, mode, j->added, j->removed, j->names[0] ? " " : "",
+		 j->names, j->rules ? "re-applied" : "unchanged", evicted,
+		 dropped);
 }
 
 /* Read, validate, compile. On error nothing has changed. */
@@ -614,28 +657,31 @@ static void step_done(struct reload *rl)
 	finish(rl, rl->result, rl->text);
 }
 
-/* Log, remember for status, answer the waiters, start the next. */
+/* Log, remember for status, answer the waiters, start the next. Every
+ * reload logs one line, "no change" included: a SIGHUP is always seen. */
 static void finish(struct reload *rl, int result, const char *text)
 {
 	uint64_t ms = monotime_ms() - rl->t0_ms;
+	struct record *r = &rl->last;
 	char line[TEXT_MAX];
 
 	snprintf(line, sizeof(line), "%s", text);
-	if (result == RELOAD_OK && strcmp(line, "no change") == 0)
-		log_debug(SYS, "%s (%s): no change", rl->trigger, rl->path);
-	else if (result == RELOAD_OK)
-		log_info(SYS, "%s (%s): %s, %llu ms", rl->trigger, rl->path,
-			 line, (unsigned long long)ms);
+	if (result == RELOAD_OK)
+		log_info(SYS, "%s: %s, %llu ms", rl->trigger, line,
+			 (unsigned long long)ms);
 	else
 		log_err(SYS, "%s: %s", rl->trigger, line);
 	if (result != RELOAD_OK)
 		stats_inc(STAT_RELOAD_FAIL);
-	rl->last_wall = (uint64_t)time(NULL);
-	rl->last_ms = ms;
 	rl->count++;
-	rl->last_result = result;
-	snprintf(rl->last_trigger, sizeof(rl->last_trigger), "%s", rl->trigger);
-	snprintf(rl->last_text, sizeof(rl->last_text), "%s", line);
+	*r = (struct record){
+	    .result = result, .wall = (uint64_t)time(NULL), .ms = ms};
+	snprintf(r->trigger, sizeof(r->trigger), "%s", rl->trigger);
+	snprintf(r->text, sizeof(r->text), "%s", line);
+	for (size_t i = 0; i < RELOAD_TRIGGERS; i++) {
+		if (strcmp(triggers[i], rl->trigger) == 0)
+			rl->by[i] = *r;
+	}
 	for (size_t i = 0; i < rl->n_cur; i++) {
 		if (rl->cur[i].fn != NULL)
 			rl->cur[i].fn(rl->cur[i].arg, result, line);
@@ -647,33 +693,60 @@ static void finish(struct reload *rl, int result, const char *text)
 }
 
 /* +N/-M: entries (allow names and ecosystem presets) only in b / only in
- * a, by a merge of the sorted lists. */
+ * a, by a merge of the sorted lists; the first RELOAD_NAMES_SHOWN of each
+ * named in j->names. */
 static void names_diff(const struct config *a, const struct config *b,
-		       size_t *added, size_t *removed)
+		       struct job *j)
 {
-	size_t na, nb, i = 0, j = 0;
+	size_t na, nb, i = 0, k = 0, add[RELOAD_NAMES_SHOWN],
+		       rem[RELOAD_NAMES_SHOWN];
 	char **sa = sorted_entries(a, &na), **sb = sorted_entries(b, &nb);
+	char added[TEXT_MAX / 4] = "", removed[TEXT_MAX / 4] = "";
 
-	*added = *removed = 0;
+	j->added = j->removed = 0;
+	j->names[0] = '\0';
 	if (sa == NULL || sb == NULL)
 		goto out;
-	while (i < na || j < nb) {
-		int c = i == na ? 1 : j == nb ? -1 : strcmp(sa[i], sb[j]);
+	while (i < na || k < nb) {
+		int c = i == na ? 1 : k == nb ? -1 : strcmp(sa[i], sb[k]);
 
 		if (c < 0) {
-			(*removed)++;
+			if (j->removed < RELOAD_NAMES_SHOWN)
+				rem[j->removed] = i;
+			j->removed++;
 			i++;
 		} else if (c > 0) {
-			(*added)++;
-			j++;
+			if (j->added < RELOAD_NAMES_SHOWN)
+				add[j->added] = k;
+			j->added++;
+			k++;
 		} else {
 			i++;
-			j++;
+			k++;
 		}
 	}
+	name_list(added, sizeof(added), "added", sb, add, j->added);
+	name_list(removed, sizeof(removed), "removed", sa, rem, j->removed);
+	if (added[0] != '\0' || removed[0] != '\0')
+		snprintf(j->names, sizeof(j->names), "(%s%s%s)", added,
+			 added[0] && removed[0] ? "; " : "", removed);
 out:
 	free(sa);
 	free(sb);
+}
+
+/* "added a, b and 3 more" from the first RELOAD_NAMES_SHOWN of n. */
+static void name_list(char *buf, size_t cap, const char *what, char *const *v,
+		      const size_t *idx, size_t n)
+{
+	size_t o = 0, shown = n < RELOAD_NAMES_SHOWN ? n : RELOAD_NAMES_SHOWN;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < shown && o < cap; i++)
+		o += (size_t)snprintf(buf + o, cap - o, "%s%s%.60s",
+				      i == 0 ? what : ",", " ", v[idx[i]]);
+	if (n > shown && o < cap)
+		snprintf(buf + o, cap - o, " and %zu more", n - shown);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -712,20 +785,63 @@ char *reload_status(const struct reload *rl, bool json)
 	    .prov_addresses = prov_addresses(rl->prov),
 	    .prov_names = prov_names(rl->prov),
 	    .prov_links = prov_links(rl->prov),
-	    .reloads = rl->count,
-	    .last_trigger = rl->count > 0 ? rl->last_trigger : NULL,
-	    .last_ok = rl->last_result == RELOAD_OK,
-	    .last_text = rl->last_text,
-	    .last_ago_s = (uint64_t)time(NULL) - rl->last_wall,
-	    .last_ms = rl->last_ms,
+	    .reload_requests = rl->count,
 	};
+	uint64_t now = (uint64_t)time(NULL);
 
+	for (size_t i = 0;
+	     i <= RELOAD_TRIGGERS && si.n_reloads < STATUS_RELOADS; i++) {
+		const struct record *r = i == 0 ? &rl->last : &rl->by[i - 1];
+
+		if (r->trigger[0] == '\0')
+			continue;
+		si.reloads[si.n_reloads++] = (struct status_reload){
+		    .key = i == 0 ? NULL : triggers[i - 1],
+		    .trigger = r->trigger,
+		    .ok = r->result == RELOAD_OK,
+		    .text = r->text,
+		    .ago_s = now - r->wall,
+		    .ms = r->ms,
+		};
+	}
 	/* the fingerprint the rules carry (provenance.c) */
 	if (provenance_fingerprint(rl->cfg, si.fingerprint) != 0)
 		si.fingerprint[0] = '\0';
 	if (rl->p.sets != NULL)
 		sets_entries(rl->p.sets, &si.set4, &si.set6);
 	return status_render(&si, json);
+}
+
+static void entry_json(void *arg, const uint8_t *name, size_t len,
+		       const struct netaddr *a, uint64_t left_s)
+{
+	cJSON *e = cJSON_CreateObject();
+	char text[DNS_NAME_STRLEN], addr[NETADDR_STRLEN];
+
+	if (e == NULL || !cJSON_AddItemToArray(arg, e))
+		return;
+	dns_name_to_text(name, len, text, sizeof(text));
+	netaddr_format(a, addr, sizeof(addr));
+	cJSON_AddStringToObject(e, "name", text);
+	cJSON_AddStringToObject(e, "address", addr);
+	cJSON_AddNumberToObject(e, "expires_in_s", (double)left_s);
+}
+
+char *reload_entries(const struct reload *rl)
+{
+	cJSON *root = cJSON_CreateObject(), *arr;
+	char *text = NULL;
+
+	if (root == NULL)
+		return NULL;
+	cJSON_AddStringToObject(root, "mode", config_mode_name(rl->cfg->mode));
+	arr = cJSON_AddArrayToObject(root, "entries");
+	if (arr != NULL) {
+		prov_walk(rl->prov, entry_json, arr, monotime_ms() / 1000);
+		text = cJSON_PrintUnformatted(root);
+	}
+	cJSON_Delete(root);
+	return text;
 }
 
 /* A channel for cfg's upstreams, held in next_up until the rules let the

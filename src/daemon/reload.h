@@ -72,6 +72,11 @@ void reload_forget(struct reload *rl, void *arg);
 /* The daemon's state for `dnsfence status`, as JSON (malloc'd) or text
  * lines (malloc'd); NULL on ENOMEM. */
 char *reload_status(const struct reload *rl, bool json);
+/* What the daemon put in the sets, for `dnsfence entries`: one JSON line
+ * {"mode": M, "entries": [{"name": N, "address": A, "expires_in_s": S},
+ * ...]}, one element per live (name, address) link of the provenance map,
+ * in no order. malloc'd; NULL on ENOMEM. */
+char *reload_entries(const struct reload *rl);
 
 /* Do the rules rendered for a and b differ, so that a reload from a to
  * b must re-apply them? (ports, allow_cidrs, upstreams, mode.) The one

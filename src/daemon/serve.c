@@ -302,6 +302,20 @@ int serve_run(const struct config *cfg, const char *path, uid_t uid, gid_t gid)
 			 "mode is \"off\": NO FENCE. Every name is forwarded "
 			 "and nothing is put in the sets; the workload is "
 			 "not protected");
+	else if (config_audit_dns_open(cfg))
+		log_warn("main",
+			 "mode is \"audit\": NOTHING IS BLOCKED. Names not on "
+			 "the allowlist are FORWARDED upstream (DNS can carry "
+			 "data out) and logged as \"would deny\"; every flow "
+			 "the fence would block is let through and logged as "
+			 "\"would block\". \"audit_denied\": \"local\" keeps "
+			 "denied names local");
+	else if (cfg->mode == CONFIG_MODE_AUDIT)
+		log_warn("main",
+			 "mode is \"audit\" (audit_denied \"local\"): flows "
+			 "are NOT BLOCKED, only logged as \"would block\"; "
+			 "names not on the allowlist are answered locally and "
+			 "DNS to other resolvers is rejected, as in enforce");
 	if (privs_preflight(uid, binds_low_port(cfg), err, sizeof(err)) != 0) {
 		log_err("privs", "cannot serve: %s", err);
 		rc = -EPERM;

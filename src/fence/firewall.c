@@ -264,9 +264,12 @@ int fw_compare_policy(const struct config *cfg, int family,
 	if (strcmp(have, want) == 0)
 		return 0;
 	fw_say(report, arg,
-	       "%s: sets %s and %s may hold entries of another policy (rules "
-	       "installed for policy %s, this config is %s); run 'dnsfence "
-	       "setup' to flush them",
+	       "%s: sets %s and %s may hold entries of another policy (the "
+	       "rules were installed for fingerprint %s, this config's is %s: "
+	       "its allow, ecosystems, mode, allow_cidrs or upstreams "
+	       "differ); with a daemon running, 'dnsfence reload' applies the "
+	       "file and evicts them, without one 'dnsfence setup' reinstalls "
+	       "the rules and flushes the sets",
 	       fw_family_name(family), cfg->set4, cfg->set6,
 	       have[0] ? have : "none", want);
 	return 1;

@@ -82,7 +82,7 @@ static const char *inbound_dir(const struct config *cfg)
 static int render_upstreams(const struct config *cfg, int family,
 			    const char *ifn, struct fw_rules *r)
 {
-	bool audit = cfg->mode == CONFIG_MODE_AUDIT;
+	bool audit = config_audit_dns_open(cfg);
 	const char *host = family == AF_INET ? "/32" : "/128";
 	char u[NETADDR_STRLEN];
 	int ret = 0;
@@ -149,7 +149,7 @@ static int render_dns(const struct config *cfg, int family, const char *ifn,
 	int ret = 0;
 
 	for (size_t p = 0; !ret && p < 2; p++) {
-		if (cfg->mode == CONFIG_MODE_AUDIT) {
+		if (config_audit_dns_open(cfg)) {
 			ret = fw_rules_add(
 			    r,
 			    F "-i %s -p %s -m conntrack --ctorigdstport "

@@ -225,7 +225,7 @@ static int render_upstream(const struct config *cfg, const struct netaddr *a,
 				 s);
 	if (ret)
 		return ret;
-	if (cfg->mode == CONFIG_MODE_AUDIT) {
+	if (config_audit_dns_open(cfg)) {
 		char match[NETADDR_STRLEN + 32];
 
 		snprintf(match, sizeof(match), "-m conntrack --ctorigdst %s ",
@@ -308,7 +308,7 @@ static int render_dns(const struct config *cfg, int family, struct fw_rules *r)
 	for (size_t p = 0; p < 2; p++) {
 		snprintf(match, sizeof(match),
 			 "-p %s -m conntrack --ctorigdstport 53 ", protos[p]);
-		if (cfg->mode == CONFIG_MODE_AUDIT)
+		if (config_audit_dns_open(cfg))
 			ret = log_then_accept(r, match);
 		else
 			ret = log_then_reject(r, match, "dnsfence-dns",

@@ -43,8 +43,8 @@ int provenance_reconcile(const struct config *cfg, char *err, size_t errlen)
 			 want, have, cfg->set4, cfg->set6);
 	else
 		log_info(SYS,
-			 "policy %s: no policy recorded with the rules, sets "
-			 "%s and %s flushed",
+			 "policy %s: no rules of an earlier setup recorded a "
+			 "policy, so sets %s and %s start empty",
 			 want, cfg->set4, cfg->set6);
 	return 0;
 }

@@ -70,8 +70,7 @@ static bool dedup(struct attrib *a, const struct netaddr *dst,
 static bool budget(struct attrib *a, uint64_t now);
 static void endpoint(const struct netaddr *addr, bool with_port, uint16_t port,
 		     char *buf, size_t cap);
-static void log_flow(const struct attrib *a, const struct nflog_pkt *pkt,
-		     const char *text);
+static void log_flow(const struct nflog_pkt *pkt, const char *text);
 
 static const enum stat_id reason_stat[ATTRIB__COUNT] = {
     [ATTRIB_NEVER] = STAT_BLOCKED_NEVER,
@@ -295,8 +294,7 @@ static void endpoint(const struct netaddr *addr, bool with_port, uint16_t port,
 		snprintf(buf, cap, "%s:%u", a, (unsigned)port);
 }
 
-static void log_flow(const struct attrib *a, const struct nflog_pkt *pkt,
-		     const char *text)
+static void log_flow(const struct nflog_pkt *pkt, const char *text)
 {
 	char src[NETADDR_ENDPOINT_STRLEN], dst[NETADDR_ENDPOINT_STRLEN];
 	char pn[24], uid[24];
@@ -307,8 +305,12 @@ static void log_flow(const struct attrib *a, const struct nflog_pkt *pkt,
 		snprintf(uid, sizeof(uid), "uid %u", (unsigned)pkt->uid);
 	else
 		snprintf(uid, sizeof(uid), "no socket");
-	log_info(SYS, "%s %s %s -> %s from %s: %s",
-		 a->cfg->mode == CONFIG_MODE_AUDIT ? "would block" : "blocked",
+	/* warning in both modes: log.level "warning" shows every block. Only
+	 * an audit rule's packet went through: in audit mode with
+	 * audit_denied "local" the DNS rules still reject. */
+	log_warn(SYS, "%s %s %s -> %s from %s: %s",
+		 strcmp(pkt->prefix, PREFIX_AUDIT) == 0 ? "would block"
+							: "blocked",
 		 proto_name(pkt->proto, pn, sizeof(pn)), src, dst, uid, text);
 }
 
@@ -329,5 +331,5 @@ void attrib_packet(void *arg, const struct nflog_pkt *pkt)
 	stats_inc(reason_stat[r]);
 	learn_flow(pkt, attrib_reason_name(r), known ? info.name : NULL);
 	if (!dedup(a, &pkt->dst, r, now) && budget(a, now))
-		log_flow(a, pkt, text);
+		log_flow(pkt, text);
 }

@@ -27,15 +27,21 @@
 #include "base/hash.h"
 #include "observe/learn.h"
 #include "base/log.h"
+#include "base/monotime.h"
 #include "observe/recent.h"
 
 #define SYS	   "learn"
 #define NAME_SLOTS (2 * LEARN_NAMES_MAX)
 #define TMP_FILE   ".suggest.json.tmp"
+/* One lookup asks for A and AAAA (and HTTPS) at once, and a stub retries
+ * within a second: queries of a name this close together count once, so
+ * a count is lookups, as `suggest --min-count` means. */
+#define LEARN_LOOKUP_MS 1000
 
 struct name_slot {
 	char *name;
-	uint64_t count;
+	uint64_t count;	     /* lookups: at most one per LEARN_LOOKUP_MS */
+	uint64_t counted_ms; /* when count last grew */
 };
 
 struct flow {
@@ -155,17 +161,23 @@ static uint32_t name_hash(const char *s)
 void learn_name(const char *name)
 {
 	struct learn *l = global;
+	uint64_t now = monotime_ms();
 	size_t i;
 
 	if (l == NULL)
 		return;
 	for (i = name_hash(name) % NAME_SLOTS; l->names[i].name != NULL;
 	     i = (i + 1) % NAME_SLOTS) {
-		if (strcmp(l->names[i].name, name) == 0) {
-			l->names[i].count++;
+		struct name_slot *s = &l->names[i];
+
+		if (strcmp(s->name, name) != 0)
+			continue;
+		if (now - s->counted_ms >= LEARN_LOOKUP_MS) {
+			s->count++;
+			s->counted_ms = now;
 			l->dirty = true;
-			return;
 		}
+		return;
 	}
 	if (l->n_names >= LEARN_NAMES_MAX ||
 	    (l->names[i].name = strdup(name)) == NULL) {
@@ -173,6 +185,7 @@ void learn_name(const char *name)
 		return;
 	}
 	l->names[i].count = 1;
+	l->names[i].counted_ms = now;
 	l->n_names++;
 	l->dirty = true;
 }

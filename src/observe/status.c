@@ -9,22 +9,41 @@
 #include "base/stats.h"
 #include "observe/status.h"
 
-static cJSON *last_reload(const struct status_info *si);
+static cJSON *reload_record(const struct status_reload *r);
+static void reload_records(cJSON *o, const struct status_info *si);
 static cJSON *to_json(const struct status_info *si);
 static void lines(FILE *f, const cJSON *o, const char *prefix);
 
-static cJSON *last_reload(const struct status_info *si)
+static cJSON *reload_record(const struct status_reload *r)
 {
 	cJSON *o = cJSON_CreateObject();
 
-	if (o == NULL || si->last_trigger == NULL)
-		return o;
-	cJSON_AddStringToObject(o, "trigger", si->last_trigger);
-	cJSON_AddStringToObject(o, "result", si->last_ok ? "ok" : "error");
-	cJSON_AddStringToObject(o, "text", si->last_text);
-	cJSON_AddNumberToObject(o, "ago_s", (double)si->last_ago_s);
-	cJSON_AddNumberToObject(o, "duration_ms", (double)si->last_ms);
+	if (o == NULL)
+		return NULL;
+	cJSON_AddStringToObject(o, "trigger", r->trigger);
+	cJSON_AddStringToObject(o, "result", r->ok ? "ok" : "error");
+	cJSON_AddStringToObject(o, "text", r->text);
+	cJSON_AddNumberToObject(o, "ago_s", (double)r->ago_s);
+	cJSON_AddNumberToObject(o, "duration_ms", (double)r->ms);
 	return o;
+}
+
+/* "last_reload": the last one; "last_reload_by": the last per trigger. */
+static void reload_records(cJSON *o, const struct status_info *si)
+{
+	cJSON *last = NULL, *by = cJSON_CreateObject();
+
+	for (size_t i = 0; i < si->n_reloads; i++) {
+		const struct status_reload *r = &si->reloads[i];
+
+		if (r->key == NULL)
+			last = reload_record(r);
+		else
+			cJSON_AddItemToObject(by, r->key, reload_record(r));
+	}
+	cJSON_AddItemToObject(o, "last_reload",
+			      last != NULL ? last : cJSON_CreateObject());
+	cJSON_AddItemToObject(o, "last_reload_by", by);
 }
 
 static cJSON *to_json(const struct status_info *si)
@@ -48,8 +67,9 @@ static cJSON *to_json(const struct status_info *si)
 	cJSON_AddNumberToObject(prov, "addresses", (double)si->prov_addresses);
 	cJSON_AddNumberToObject(prov, "names", (double)si->prov_names);
 	cJSON_AddNumberToObject(prov, "links", (double)si->prov_links);
-	cJSON_AddNumberToObject(o, "reloads", (double)si->reloads);
-	cJSON_AddItemToObject(o, "last_reload", last_reload(si));
+	cJSON_AddNumberToObject(o, "reload_requests",
+				(double)si->reload_requests);
+	reload_records(o, si);
 	ctr = cJSON_AddObjectToObject(o, "counters");
 	for (int i = 0; i < STAT__COUNT; i++)
 		cJSON_AddNumberToObject(ctr, stats_name((enum stat_id)i),

@@ -8,16 +8,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* One reload's record. key NULL: the last reload of any trigger
+ * ("last_reload"); else the last one of that trigger ("last_reload_by").
+ * The strings belong to the caller. */
+struct status_reload {
+	const char *key, *trigger, *text;
+	bool ok;
+	uint64_t ago_s, ms;
+};
+#define STATUS_RELOADS 4
+
 struct status_info {
 	const char *mode, *config;
 	char fingerprint[20];
 	size_t allow_entries, in_flight, cached, set4, set6;
 	size_t prov_addresses, prov_names, prov_links;
-	uint64_t uptime_s, reloads;
-	const char *last_trigger; /* NULL: no reload yet */
-	bool last_ok;
-	const char *last_text;
-	uint64_t last_ago_s, last_ms;
+	uint64_t uptime_s;
+	uint64_t reload_requests; /* answered: applied, unchanged or refused */
+	struct status_reload reloads[STATUS_RELOADS];
+	size_t n_reloads;
 };
 
 /* si plus the counters (stats.c), malloc'd; NULL on ENOMEM. Text:

@@ -76,7 +76,7 @@ size_t admit_addrs(const struct config *cfg, const uint8_t *qname,
 bool admit_allowed(const struct config *cfg, const struct policy *pol,
 		   const uint8_t *name, size_t len)
 {
-	return cfg->mode == CONFIG_MODE_AUDIT || policy_match(pol, name, len);
+	return config_audit_dns_open(cfg) || policy_match(pol, name, len);
 }
 
 /* Remember which name put these addresses in the sets, until the entry

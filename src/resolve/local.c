@@ -139,7 +139,7 @@ static bool denied(const struct config *cfg, const struct policy *pol,
 		   const struct dns_query *q, const struct sockaddr *peer)
 {
 	char name[DNS_NAME_STRLEN], type[16], client[NETADDR_ENDPOINT_STRLEN];
-	bool audit = cfg->mode == CONFIG_MODE_AUDIT;
+	bool audit = config_audit_dns_open(cfg);
 
 	if (policy_match(pol, q->name, q->name_len))
 		return false;
@@ -152,13 +152,19 @@ static bool denied(const struct config *cfg, const struct policy *pol,
 			    "audit: would deny %s %s from %s (not on the "
 			    "allowlist); forwarding",
 			    name, type, client);
+	else if (cfg->mode == CONFIG_MODE_AUDIT)
+		log_limited(LOG_CLASS_DENIED, LOGL_WARN, "policy",
+			    "audit: denied %s %s from %s (not on the "
+			    "allowlist); answered locally (audit_denied "
+			    "\"local\")",
+			    name, type, client);
 	else if (local_search_suffix(pol, q))
 		log_limited(LOG_CLASS_DENIED, LOGL_DEBUG, "policy",
 			    "denied %s %s from %s: an allowed name with a "
 			    "search-list suffix",
 			    name, type, client);
 	else
-		log_limited(LOG_CLASS_DENIED, LOGL_INFO, "policy",
+		log_limited(LOG_CLASS_DENIED, LOGL_WARN, "policy",
 			    "denied %s %s from %s: not on the allowlist", name,
 			    type, client);
 	return !audit;

@@ -433,3 +433,19 @@ size_t prov_links(const struct prov *p)
 {
 	return p->links;
 }
+
+void prov_walk(const struct prov *p, prov_walk_fn fn, void *arg, uint64_t now)
+{
+	for (size_t b = 0; b <= p->addrs.mask; b++) {
+		for (const struct paddr *a = p->addrs.b[b]; a != NULL;
+		     a = a->next) {
+			for (uint32_t i = 0; i < a->n; i++) {
+				const struct plink *l = &a->links[i];
+
+				if (l->expires > now)
+					fn(arg, l->name->wire, l->name->len,
+					   &a->addr, l->expires - now);
+			}
+		}
+	}
+}

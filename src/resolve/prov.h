@@ -52,6 +52,14 @@ typedef void (*prov_evict_fn)(void *arg, const struct netaddr *a);
 size_t prov_evict(struct prov *p, prov_allowed_fn allowed, void *aarg,
 		  prov_evict_fn evict, void *earg, uint64_t now);
 
+/* Called once per live link: the name (wire format), the address it put
+ * in the sets, and the seconds left of the timeout its answer asked for. */
+typedef void (*prov_walk_fn)(void *arg, const uint8_t *name, size_t len,
+			     const struct netaddr *a, uint64_t left_s);
+/* Every live link, in no order; changes nothing (for `dnsfence entries`).
+ * O(addresses + links). */
+void prov_walk(const struct prov *p, prov_walk_fn fn, void *arg, uint64_t now);
+
 /* Forget everything (the sets were recreated and are empty). */
 void prov_clear(struct prov *p);
 

@@ -776,7 +776,7 @@ static void deny_pending(struct pending *p)
 	struct rquery *rq;
 
 	dns_name_to_text(p->qname, p->qname_len, name, sizeof(name));
-	log_limited(LOG_CLASS_DENIED, LOGL_INFO, "policy",
+	log_limited(LOG_CLASS_DENIED, LOGL_WARN, "policy",
 		    "denied %s: removed from the allowlist while upstream",
 		    name);
 	snprintf(text, sizeof(text), "%s is not on the dnsfence allowlist",

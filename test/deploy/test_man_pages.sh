@@ -24,14 +24,23 @@ for k in $keys; do
 done
 echo "ok   dnsfence.json.5 is generated from the code's key table ($(wc -l <<<"$keys") keys)"
 
-help_cmds="$("$BIN" --help | awk '/^commands:/ { on = 1; next } on && /^$/ { exit } on { print $1 }' | sort)"
+help_cmds="$("$BIN" --help | awk '/^commands:/ { on = 1; next } on && /^$/ { exit } on && /^  [a-z]/ { print $1 }' | sort)"
 man_cmds="$(awk '/^\.SH COMMANDS/ { on = 1; next } on && /^\.SH/ { exit }
-	on && prev == ".TP" { sub(/^\.BI? /, ""); gsub(/"/, ""); print $1 } { prev = $0 }' \
+	on && prev == ".TP" { sub(/^\.B[IR]? /, ""); gsub(/"/, ""); print $1 } { prev = $0 }' \
 	"$SRC/docs/man/dnsfence.8" | sort)"
 [ -n "$help_cmds" ] || fail "no commands in --help"
 [ "$help_cmds" = "$man_cmds" ] ||
 	fail "dnsfence.8 COMMANDS ($(echo $man_cmds)) differ from --help ($(echo $help_cmds))"
 echo "ok   dnsfence.8 lists the commands of --help: $(echo $help_cmds)"
+
+# Each command's usage as the page renders it: no option run into its
+# argument ("--min-countN"), one bold name per COMMANDS entry.
+if command -v groff >/dev/null 2>&1; then
+	text="$(MANWIDTH=200 groff -man -Tutf8 -P-cbou "$SRC/docs/man/dnsfence.8" 2>/dev/null)"
+	grep -q 'suggest \[--min-count N\]' <<<"$text" || fail "dnsfence.8 does not render 'suggest [--min-count N]': $(grep -m1 'suggest \[' <<<"$text")"
+	grep -q 'entries \[--json\] \[--name NAME\] \[--addr ADDR\]' <<<"$text" || fail "dnsfence.8 does not render the entries usage"
+	echo "ok   dnsfence.8 renders the command usages with their spaces"
+fi
 
 if command -v groff >/dev/null 2>&1; then
 	warn="$(groff -man -ww -z "$SRC/docs/man/dnsfence.8" "$SRC/docs/man/dnsfence.json.5" 2>&1)"

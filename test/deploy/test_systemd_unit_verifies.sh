@@ -29,6 +29,8 @@ want() {
 	grep -qxF -- "$1" <<<"$svc" || fail "expected '$1' in [Service]"
 }
 want "Type=notify"
+dups="$(cut -d= -f1 <<<"$svc" | sort | uniq -d)"
+[ -z "$dups" ] || fail "[Service] sets these keys more than once: $dups"
 want "ExecStartPre=+/usr/sbin/dnsfence setup"
 want "ExecStart=/usr/sbin/dnsfence serve"
 want "ExecReload=/usr/sbin/dnsfence reload"

@@ -68,5 +68,6 @@ grep -q 'deny_rcode: "refused": musl' <<<"$DF_CMD_ERR" ||
 	fail "validate did not warn about deny_rcode refused: $DF_CMD_ERR"
 df_config deny_rcode='"nxdomain"'
 df_dnsfence validate
-[ -z "$DF_CMD_ERR" ] || fail "validate warned about nxdomain: $DF_CMD_ERR"
+[ "$DF_CMD_RC" -eq 0 ] || fail "validate (nxdomain) exited $DF_CMD_RC: $DF_CMD_ERR"
+! grep -q 'deny_rcode' <<<"$DF_CMD_ERR" || fail "validate warned about nxdomain: $DF_CMD_ERR"
 ok "validate warns about deny_rcode \"refused\" (musl), not about \"nxdomain\""

@@ -54,7 +54,7 @@ last = a["last_reload"]
 assert last["trigger"] == "watch" and last["result"] == "ok", last
 assert "+2/-1 names" in last["text"], last
 assert a["allow_entries"] == 2 and b["allow_entries"] == 1, (a, b)
-assert a["reloads"] > b["reloads"], (a["reloads"], b["reloads"])
+assert a["reload_requests"] > b["reload_requests"], (a["reload_requests"], b["reload_requests"])
 assert a["policy_fingerprint"] != b["policy_fingerprint"]
 assert a["mode"] == "enforce" and a["counters"]["reloads"] >= 1
 assert a["set_entries"]["ipv4"] >= 0 and "queries_in_flight" in a

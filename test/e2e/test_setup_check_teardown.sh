@@ -11,6 +11,8 @@ df_setup_net
 df_config allow='["www.allowed.test"]'
 
 df_setup_fence
+! grep -q 'flushed' <<<"$DF_CMD_ERR" || fail "the first setup says it flushed sets it just created: $DF_CMD_ERR"
+grep -q 'start empty' <<<"$DF_CMD_ERR" || fail "the first setup does not say the sets start empty: $DF_CMD_ERR"
 df_setup_fence
 again4="$(wl iptables-save -t filter | grep -v '^#' | sort)"
 for t in iptables-save ip6tables-save; do
@@ -25,6 +27,7 @@ ok "setup twice: one copy of every rule, one jump, policy DROP ($(grep -c '^-A' 
 
 df_dnsfence check
 [ "$DF_CMD_RC" -eq 0 ] || fail "check after setup: expected 0, saw $DF_CMD_RC: $DF_CMD_OUT $DF_CMD_ERR"
+! grep -q 'runs as nobody' <<<"$DF_CMD_ERR" || fail "check repeats the nobody warning: $DF_CMD_ERR"
 [ -z "$DF_CMD_OUT" ] || fail "check after setup printed differences: $DF_CMD_OUT"
 ok "check after setup -> 0"
 
@@ -49,6 +52,7 @@ df_setup_fence
 # teardown: nothing left.
 df_dnsfence teardown
 [ "$DF_CMD_RC" -eq 0 ] || fail "teardown exited $DF_CMD_RC: $DF_CMD_ERR"
+! grep -q 'runs as nobody' <<<"$DF_CMD_ERR" || fail "teardown repeats the nobody warning: $DF_CMD_ERR"
 for t in iptables ip6tables; do
 	! wl "$t" -S DNSFENCE-OUT >/dev/null 2>&1 || fail "$t: DNSFENCE-OUT still there after teardown"
 	! wl "$t" -S OUTPUT | grep -q DNSFENCE || fail "$t: a jump is left after teardown"

@@ -7,8 +7,9 @@
 # names, `*.parent` only for three siblings under one registrable domain
 # (svc1-3.svc.allowed.test, www/api/cdn.shop.co.uk), and never a public
 # suffix: alice/bob/carol.github.io and a/b/c.co.uk stay exact (no
-# *.github.io, no *.co.uk). Audit mode also says "would block" for a
-# blocked flow (a port not in `ports`).
+# *.github.io, no *.co.uk), never the readiness probe's .invalid name.
+# Audit mode also says "would block" for a blocked flow (a port not in
+# `ports`), and the suggestion proposes that port.
 source "$(dirname "$0")/lib.sh"
 
 U=12345
@@ -55,8 +56,11 @@ printf '%s\n' "$DF_CMD_OUT" >"$DF_TMP/allow.json"
 "$DF_PY" - "$DF_TMP/allow.json" "$EXPECT" <<'PYEOF' || fail "suggest printed: $DF_CMD_OUT"
 import json, sys
 got = json.load(open(sys.argv[1]))
-assert list(got) == ["allow"], got
-allow = [n for n in got["allow"] if n != "ready.dnsfence.invalid"]  # lib.sh's readiness probe
+# the flow to 198.18.1.20:22 (answered for a name) proposes its port
+assert list(got) == ["allow", "ports"], got
+assert got["ports"] == ["tcp/80", "tcp/443", "tcp/8080", "tcp/22"], got["ports"]
+allow = got["allow"]
+assert "ready.dnsfence.invalid" not in allow, allow  # lib.sh's readiness probe
 for bad in ("*.github.io", "github.io", "*.co.uk", "co.uk", "*.uk", "*.io"):
     assert bad not in allow, "public suffix suggested: " + bad
 assert allow == json.loads(sys.argv[2]), allow

@@ -31,6 +31,8 @@ static void commands_are_exact(void **state)
 	assert_false(json);
 	assert_int_equal(control_parse("status json\r\n", 13, &json), 0);
 	assert_true(json);
+	assert_int_equal(control_parse("entries\n", 8, &json), 2);
+	assert_int_equal(control_parse("entries json", 12, &json), -EINVAL);
 	assert_int_equal(control_parse("", 0, &json), -EINVAL);
 	assert_int_equal(control_parse("\n", 1, &json), -EINVAL);
 	assert_int_equal(control_parse("reload now", 10, &json), -EINVAL);

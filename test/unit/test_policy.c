@@ -471,6 +471,36 @@ static void test_large_list_matches_correctly(void **state)
 	policy_free(p);
 }
 
+/* policy_entry_matches agrees with the compiled match: an exact entry
+ * that name only, a wildcard every name below its parent, label-aligned. */
+static void test_entry_matches_like_the_policy(void **state)
+{
+	(void)state;
+	assert_true(
+	    policy_entry_matches("www.example.com", "WWW.Example.com."));
+	assert_false(
+	    policy_entry_matches("www.example.com", "a.www.example.com"));
+	assert_true(policy_entry_matches("*.example.com", "a.b.example.com"));
+	assert_false(policy_entry_matches("*.example.com", "example.com"));
+	assert_false(policy_entry_matches("*.example.com", "badexample.com"));
+	assert_false(policy_entry_matches("*.example.com", ".example.com"));
+}
+
+/* The public-suffix test behind the refusal of "*.com" in allow. */
+static void test_wildcard_on_public_suffix(void **state)
+{
+	(void)state;
+	if (policy_psl() == NULL)
+		skip();
+	assert_true(policy_wildcard_on_public_suffix("*.com"));
+	assert_true(policy_wildcard_on_public_suffix("*.co.uk"));
+	assert_true(policy_wildcard_on_public_suffix("*.github.io"));
+	assert_false(policy_wildcard_on_public_suffix("*.example.com"));
+	assert_false(policy_wildcard_on_public_suffix("com"));
+	assert_false(policy_wildcard_on_public_suffix("*.test"));
+	assert_false(policy_wildcard_on_public_suffix("*.internal"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -488,6 +518,8 @@ int main(void)
 	    cmocka_unit_test(test_unknown_preset_is_enoent),
 	    cmocka_unit_test(test_preset_hosts_match_after_add),
 	    cmocka_unit_test(test_large_list_matches_correctly),
+	    cmocka_unit_test(test_entry_matches_like_the_policy),
+	    cmocka_unit_test(test_wildcard_on_public_suffix),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -135,6 +135,22 @@ static void duplicates_are_merged(void **state)
 	expect(in, N(in), 1, want, N(want));
 }
 
+/* The probe's and readiness names, localhost, Tor and mDNS are never
+ * proposed; the names of test networks are. */
+static void special_use_names_never_proposed(void **state)
+{
+	(void)state;
+	assert_true(suggest_never_proposed("probe.dnsfence.invalid"));
+	assert_true(suggest_never_proposed("ready.dnsfence.invalid"));
+	assert_true(suggest_never_proposed("localhost"));
+	assert_true(suggest_never_proposed("x.LOCALHOST"));
+	assert_true(suggest_never_proposed("abc.onion"));
+	assert_true(suggest_never_proposed("printer.local"));
+	assert_false(suggest_never_proposed("www.allowed.test"));
+	assert_false(suggest_never_proposed("invalid.example.com"));
+	assert_false(suggest_never_proposed("example.com"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -147,6 +163,7 @@ int main(void)
 	    cmocka_unit_test(min_count_filters_before_collapsing),
 	    cmocka_unit_test(duplicates_are_merged),
 	    cmocka_unit_test(nothing_left_is_an_empty_list),
+	    cmocka_unit_test(special_use_names_never_proposed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
