@@ -89,8 +89,13 @@ for be in nft legacy; do
 		expect_dnsfence_running
 		how="by the guard"
 	else
+		# What systemd does after the guard's exit 3: setup (which
+		# refuses while a daemon runs), then serve again.
+		df_stop_dnsfence
 		df_setup_fence
 		in_place || fail "$be: setup did not restore the raw rule and jump: $DF_CMD_OUT"
+		lab_serve "$be-restored"
+		df_poll 50 lab_gw_answers || fail "$be: the restarted dnsfence did not answer"
 		how="by setup"
 	fi
 	lab_capture_start
