@@ -12,6 +12,9 @@
 # 3. The module table: every src/LAYER/*.c and *.h is a row (or a row's
 #    header), a header sits beside its .c with the same name, and every
 #    row names files that exist.
+# 4. No callback type is declared twice: two function-pointer typedefs
+#    with the same return type and parameter list (names included) are
+#    one type written twice (fence.c had three report types).
 set -euo pipefail
 src=${1:?usage: architecture_map.sh SRCDIR}
 doc="$src/docs/architecture.md"
@@ -114,6 +117,14 @@ for f in "$src"/src/*/*.[ch]; do
 	c="${f#"$src"/}"
 	[ -n "${listed[$c]:-}" ] || fail "$c is missing from the module table in docs/architecture.md"
 done
+
+# --- 4. one callback type per signature
+dups="$(for h in "$src"/src/*/*.h; do tr '\n\t' '  ' <"$h"; done |
+	grep -oE 'typedef [^;]*\(\*[a-z_0-9]+\)\([^)]*\);' |
+	sed -E 's/ +/ /g; s/^typedef (.*)\(\*([a-z_0-9]+)\)(\(.*\));$/\1\3 \2/' |
+	awk '{ name = $NF; $NF = ""; names[$0] = names[$0] " " name; n[$0]++ }
+		END { for (k in n) if (n[k] > 1) print names[k] ": " k }')"
+[ -z "$dups" ] || fail "one callback type declared more than once:$dups"
 
 [ "$bad" -eq 0 ] || exit 1
 echo "ok: ${#listed[@]} files in ${#order[@]} layers (${order[*]}), no include or link up the order"

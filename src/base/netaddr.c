@@ -406,6 +406,22 @@ bool netaddr_equal(const struct netaddr *a, const struct netaddr *b)
 	return a->family == b->family && memcmp(a->bytes, b->bytes, n) == 0;
 }
 
+bool netaddr_endpoint_equal(const struct config_endpoint *a,
+			    const struct config_endpoint *b)
+{
+	const struct sockaddr *sa = (const struct sockaddr *)&a->sa;
+	const struct sockaddr *sb = (const struct sockaddr *)&b->sa;
+	struct netaddr na, nb;
+
+	if (!netaddr_from_sockaddr(sa, &na) || !netaddr_from_sockaddr(sb, &nb))
+		return false;
+	if (!netaddr_equal(&na, &nb) || netaddr_port(sa) != netaddr_port(sb))
+		return false;
+	return sa->sa_family != AF_INET6 ||
+	       ((const struct sockaddr_in6 *)sa)->sin6_scope_id ==
+		   ((const struct sockaddr_in6 *)sb)->sin6_scope_id;
+}
+
 bool netaddr_from_sockaddr(const struct sockaddr *sa, struct netaddr *out)
 {
 	memset(out, 0, sizeof(*out));

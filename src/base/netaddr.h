@@ -39,6 +39,10 @@ struct config_endpoint {
 	struct sockaddr_storage sa;
 	socklen_t len;
 };
+/* The one endpoint equality: family, address, port (and an IPv6 scope),
+ * field by field, so padding and sin6_flowinfo never matter. */
+bool netaddr_endpoint_equal(const struct config_endpoint *a,
+			    const struct config_endpoint *b);
 
 /* "1.2.3.4:53" / "[2001:db8::1]:53"; buf of at least NETADDR_ENDPOINT_STRLEN.
  */

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* fence: the commands behind the command line. setup creates the sets
- * (setsadm), installs the rules (firewall) and proves them with the same
- * comparison `check` makes (drift); serve refuses to start unless that
- * comparison finds the fence in place, then hands over to serve.c, which
- * drops privileges; run does both in one process, so it serves right after
- * its own verification. mode "off" installs nothing, loudly. */
+/* fence: the commands behind the command line. setup installs the fence
+ * (install.c: the sets, their reconcile with the policy fingerprint, the
+ * rules: the sequence the guard's restore runs too) and proves it with
+ * the same comparison `check` makes (drift); serve refuses to start
+ * unless that comparison finds the fence in place, then hands over to
+ * serve.c, which drops privileges; run does both in one process, so it
+ * serves right after its own verification. mode "off" installs nothing,
+ * loudly. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -14,13 +16,13 @@
 #include "fence/firewall.h"
 #include "fence/fwforward.h"
 #include "base/log.h"
-#include "fence/provenance.h"
+#include "fence/install.h"
 #include "daemon/serve.h"
 #include "sets/setsadm.h"
 
 static void report_log(void *arg, const char *line);
 static void report_stdout(void *arg, const char *line);
-static int setup(const struct config *cfg, uid_t uid);
+static int setup(const struct config *cfg);
 static int serve_fenced(const struct config *cfg, const char *path, uid_t uid,
 			gid_t gid, bool verify);
 
@@ -35,8 +37,9 @@ static void report_stdout(void *arg, const char *line)
 	printf("%s\n", line);
 }
 
-/* Create the sets, install the rules, read both back. */
-static int setup(const struct config *cfg, uid_t uid)
+/* Install the fence (install.c, the sequence the guard's restore runs
+ * too), then read it back. */
+static int setup(const struct config *cfg)
 {
 	char err[512];
 	int r;
@@ -47,21 +50,11 @@ static int setup(const struct config *cfg, uid_t uid)
 			 "the workload is NOT fenced");
 		return 0;
 	}
-	if (setsadm_create(cfg->set4, cfg->set6, cfg->maxelem, err,
-			   sizeof(err)) != 0) {
-		log_err("setup", "sets: %s", err);
+	if (install_fence(cfg, INSTALL_RECONCILE, err, sizeof(err)) != 0) {
+		log_err("setup", "%s", err);
 		return -EIO;
 	}
-	if (provenance_reconcile(cfg, err, sizeof(err)) != 0) {
-		log_err("setup", "sets: %s", err);
-		return -EIO;
-	}
-	if (fw_apply(cfg, uid, err, sizeof(err)) != 0) {
-		log_err("setup", "firewall: %s", err);
-		return -EIO;
-	}
-	r = drift_compare(cfg, uid, report_log, (void *)"setup", err,
-			  sizeof(err));
+	r = drift_compare(cfg, report_log, (void *)"setup", err, sizeof(err));
 	if (r != 0) {
 		log_err("setup", "verification failed%s%s", r < 0 ? ": " : "",
 			r < 0 ? err : " (differences above)");
@@ -82,7 +75,7 @@ static int serve_fenced(const struct config *cfg, const char *path, uid_t uid,
 	int r;
 
 	if (verify && cfg->mode != CONFIG_MODE_OFF) {
-		r = drift_compare(cfg, uid, report_log, (void *)"serve", err,
+		r = drift_compare(cfg, report_log, (void *)"serve", err,
 				  sizeof(err));
 		if (r != 0) {
 			log_err("serve",
@@ -101,13 +94,13 @@ int fence_run(const struct config *cfg, const char *path, uid_t uid, gid_t gid,
 	int r = 0;
 
 	if (do_setup)
-		r = setup(cfg, uid);
+		r = setup(cfg);
 	if (r == 0 && do_serve)
 		r = serve_fenced(cfg, path, uid, gid, !do_setup);
 	return r;
 }
 
-int fence_check(const struct config *cfg, uid_t uid)
+int fence_check(const struct config *cfg)
 {
 	char err[512];
 	int r;
@@ -117,7 +110,7 @@ int fence_check(const struct config *cfg, uid_t uid)
 				  "nothing to compare");
 		return 0;
 	}
-	r = drift_compare(cfg, uid, report_stdout, NULL, err, sizeof(err));
+	r = drift_compare(cfg, report_stdout, NULL, err, sizeof(err));
 	fflush(stdout);
 	if (r < 0) {
 		log_err("check", "%s", err);

@@ -22,7 +22,7 @@ int fence_run(const struct config *cfg, const char *path, uid_t uid, gid_t gid,
 /* check: compare the kernel with the config, one line per difference on
  * stdout. 0 in place (or mode off), 1 drift, -errno when the state
  * cannot be read. */
-int fence_check(const struct config *cfg, uid_t uid);
+int fence_check(const struct config *cfg);
 /* teardown: remove the rules and the sets. 0 or -EIO. */
 int fence_teardown(const struct config *cfg);
 

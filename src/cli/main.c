@@ -584,14 +584,10 @@ static int cmd_run(const struct invocation *inv)
 static int cmd_check(const struct invocation *inv)
 {
 	struct config *cfg = NULL;
-	uid_t uid;
-	gid_t gid;
 	int r, rc = load_config(inv->config_path, &cfg);
 
-	if (rc == EXIT_OK)
-		rc = lookup_user(cfg, &uid, &gid, false);
 	if (rc == EXIT_OK) {
-		r = fence_check(cfg, uid);
+		r = fence_check(cfg);
 		rc = r < 0 ? EXIT_KERNEL : r > 0 ? EXIT_DRIFT : EXIT_OK;
 	}
 	config_free(cfg);

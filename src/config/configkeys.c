@@ -54,8 +54,6 @@ static bool is_listen_addr(const struct config *c,
 			   const struct sockaddr_storage *ss);
 static int upstreams_from_resolv(struct pctx *p, const char *path,
 				 const char *saved);
-static bool endpoint_eq(const struct config_endpoint *a,
-			const struct config_endpoint *b);
 static unsigned scheme_port(const char *s, size_t n);
 static int name_fix(struct pctx *p, const char *s, const char *path,
 		    const char *val);
@@ -354,8 +352,7 @@ static bool is_listen_addr(const struct config *c,
 	struct config_endpoint e = {.sa = *ss};
 
 	for (size_t i = 0; i < c->n_listen; i++) {
-		e.len = c->listen[i].len;
-		if (endpoint_eq(&e, &c->listen[i]))
+		if (netaddr_endpoint_equal(&e, &c->listen[i]))
 			return true;
 	}
 	return false;
@@ -396,7 +393,7 @@ int configkeys_item_upstream(struct pctx *p, const char *s, const char *path)
 	e.sa = ss;
 	e.len = len;
 	for (size_t i = 0; i < p->c->n_upstreams; i++) {
-		if (endpoint_eq(&e, &p->c->upstreams[i]))
+		if (netaddr_endpoint_equal(&e, &p->c->upstreams[i]))
 			return configkeys_fail(p, path,
 					       "\"%s\" is listed twice", val);
 	}
@@ -911,11 +908,4 @@ int configkeys_state_dir(struct pctx *p, const struct key_spec *k,
 					       "control characters in path");
 	}
 	return (p->c->state_dir = strndup(s, n)) != NULL ? 0 : -ENOMEM;
-}
-
-/* Endpoints are built from zeroed storage, so bytes compare. */
-static bool endpoint_eq(const struct config_endpoint *a,
-			const struct config_endpoint *b)
-{
-	return a->len == b->len && memcmp(&a->sa, &b->sa, a->len) == 0;
 }

@@ -16,8 +16,9 @@
  *              rules (which let the daemon reach them) are in place; the
  *              old channel finishes the questions it holds and is freed
  *              when idle (their answers come back as established flows)
- *   swap       resolver, sets' timeout clamp, log level: between two
- *              queries, since the loop runs one callback at a time;
+ *   swap       resolver, sets' timeout clamp, log level, attribution,
+ *              the recent memory and the state file (observe): between
+ *              two queries, since the loop runs one callback at a time;
  *              questions already upstream are judged again on arrival
  *   evict      every address only removed names put in the sets is
  *              deleted over netlink (sets_del), their cached answers
@@ -51,11 +52,13 @@
 #include "config/policy.h"
 #include "base/monotime.h"
 #include "resolve/prov.h"
+#include "base/netaddr.h"
 #include "config/fingerprint.h"
 #include "daemon/reload.h"
 #include "resolve/resolver.h"
 #include "sets/sets.h"
 #include "base/stats.h"
+#include "observe/observe.h"
 #include "observe/status.h"
 #include "resolve/upstream.h"
 
@@ -538,8 +541,8 @@ bool reload_rules_differ(const struct config *a, const struct config *b)
 	 * interfaces, the policy's fingerprint), they differ exactly when
 	 * their text does. A render that fails counts as different. */
 	for (size_t i = 0; !differ && i < 2; i++) {
-		char *ra = fw_render(a, families[i], 0);
-		char *rb = fw_render(b, families[i], 0);
+		char *ra = fw_render(a, families[i]);
+		char *rb = fw_render(b, families[i]);
 
 		differ = ra == NULL || rb == NULL || strcmp(ra, rb) != 0;
 		free(ra);
@@ -548,15 +551,14 @@ bool reload_rules_differ(const struct config *a, const struct config *b)
 	return differ;
 }
 
-/* Field by field: the structs' padding is not zeroed everywhere. */
+/* The same endpoints in the same order. */
 static bool same_endpoints(const struct config_endpoint *a, size_t na,
 			   const struct config_endpoint *b, size_t nb)
 {
 	if (na != nb)
 		return false;
 	for (size_t i = 0; i < na; i++) {
-		if (a[i].len != b[i].len ||
-		    memcmp(&a[i].sa, &b[i].sa, a[i].len) != 0)
+		if (!netaddr_endpoint_equal(&a[i], &b[i]))
 			return false;
 	}
 	return true;
@@ -565,6 +567,7 @@ static bool same_endpoints(const struct config_endpoint *a, size_t na,
 /* The resolver already judges with the new pair; the old one goes. */
 static void swap(struct reload *rl, struct config *cfg, struct policy *pol)
 {
+	observe_set_config(rl->p.obs, cfg);
 	policy_free(rl->pol);
 	config_free(rl->owned);
 	rl->pol = pol;

@@ -15,6 +15,7 @@
 
 struct event_base;
 struct guard;
+struct observe;
 struct policy;
 struct resolver;
 struct sets;
@@ -36,6 +37,7 @@ struct reload_parts {
 	struct sets *sets;   /* NULL in mode off */
 	struct guard *guard; /* NULL in mode off, or set later */
 	struct upstream *up; /* taken over: a reload may replace it */
+	struct observe *obs; /* told each new config; may be NULL */
 };
 
 /* Compile cfg's allowlist; NULL (logged, naming the entry) on failure. */

@@ -151,7 +151,9 @@ static struct sets *open_sets(struct event_base *base, const struct config *cfg)
 }
 
 /* Everything that may need privileges: the upstream channel, the sets'
- * netlink socket, the listeners, the policy and its reload machinery. */
+ * netlink socket, observe (NFLOG, the state directory, metrics; before
+ * the reload machinery, which tells it each new config), the listeners,
+ * the policy and its reload machinery. */
 static int open_parts(struct daemon *d)
 {
 	const struct config *cfg = d->cfg;
@@ -171,6 +173,9 @@ static int open_parts(struct daemon *d)
 	if (cfg->mode != CONFIG_MODE_OFF &&
 	    (d->sets = open_sets(d->base, cfg)) == NULL)
 		return -EIO;
+	d->obs = observe_open(d->base, cfg, d->uid, d->gid);
+	if (d->obs == NULL)
+		return -EIO;
 	d->res = resolver_new(d->base, cfg, NULL, d->up, d->sets);
 	if (d->res == NULL || open_reload(d) != 0)
 		return -ENOMEM;
@@ -179,8 +184,7 @@ static int open_parts(struct daemon *d)
 		log_err("server", "%s", err);
 		return -EIO;
 	}
-	d->obs = observe_open(d->base, cfg, d->uid, d->gid);
-	return d->obs != NULL ? 0 : -EIO;
+	return 0;
 }
 
 /* The policy, the reload steps, the control socket and the watch (before
@@ -188,8 +192,11 @@ static int open_parts(struct daemon *d)
  * Neither the socket nor the watch is worth refusing to serve for. */
 static int open_reload(struct daemon *d)
 {
-	struct reload_parts parts = {
-	    .base = d->base, .res = d->res, .sets = d->sets, .up = d->up};
+	struct reload_parts parts = {.base = d->base,
+				     .res = d->res,
+				     .sets = d->sets,
+				     .up = d->up,
+				     .obs = d->obs};
 	struct policy *pol;
 	char err[512];
 
@@ -327,7 +334,7 @@ int serve_run(const struct config *cfg, const char *path, uid_t uid, gid_t gid)
 		goto out;
 	rc = -EIO;
 	if (cfg->mode != CONFIG_MODE_OFF) {
-		d.guard = guard_new(d.base, reload_config(d.rl), uid, d.sets);
+		d.guard = guard_new(d.base, reload_config(d.rl), d.sets);
 		if (d.guard == NULL) {
 			log_err("guard", "cannot start: out of memory");
 			goto out;

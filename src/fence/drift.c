@@ -12,13 +12,13 @@
 #include "fence/firewall.h"
 #include "sets/setsadm.h"
 
-int drift_compare(const struct config *cfg, uid_t uid, drift_report_fn report,
-		  void *arg, char *err, size_t errlen)
+int drift_compare(const struct config *cfg, fw_report_fn report, void *arg,
+		  char *err, size_t errlen)
 {
 	char why[512];
 	int drift = 0, r;
 
-	r = fw_check(cfg, uid, report, arg);
+	r = fw_check(cfg, report, arg);
 	if (r < 0) {
 		snprintf(err, errlen, "cannot read the firewall rules: %s",
 			 strerror(-r));

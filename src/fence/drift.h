@@ -6,15 +6,13 @@
 #define DNSFENCE_DRIFT_H
 
 #include <stddef.h>
-#include <sys/types.h>
 
 #include "config/config.h"
+#include "fence/firewall.h"
 
 /* drift_compare result bits: what differs. */
 #define DRIFT_RULES 1
 #define DRIFT_SETS  2
-
-typedef void (*drift_report_fn)(void *arg, const char *line);
 
 /* Compare the kernel with the config (fw_check, then setsadm_check): 0
  * when everything is in place; DRIFT_* bits when something differs, with
@@ -22,7 +20,7 @@ typedef void (*drift_report_fn)(void *arg, const char *line);
  * "sets: set dnsfence4 does not exist"); -errno with err set when the
  * state cannot be read. Blocks (runs iptables-save); never call it from
  * the event loop, the guard forks for it. */
-int drift_compare(const struct config *cfg, uid_t uid, drift_report_fn report,
-		  void *arg, char *err, size_t errlen);
+int drift_compare(const struct config *cfg, fw_report_fn report, void *arg,
+		  char *err, size_t errlen);
 
 #endif

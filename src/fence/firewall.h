@@ -15,21 +15,26 @@
 
 #include "fence/fwrules.h"
 
+/* One difference (or one line of a report), for check's output, a log
+ * or the guard's pipe: the one report callback of the fence layer
+ * (firewall, fwforward, drift). line is valid during the call. */
+typedef void (*fw_report_fn)(void *arg, const char *line);
+
 /* The iptables-restore input for one family (AF_INET or AF_INET6; in the
  * forward scope fwfwd_tables_text's, the raw table first), rules
  * written exactly as iptables-save prints them, so that what the kernel
- * holds can be compared line by line. uid is unused since the socket
- * mark (cfg->mark) identifies the daemon; kept for the callers. malloc'd text,
- * or NULL (bad family, set name unfit for the restore text, allocation).
- * fw_apply adds the jump from OUTPUT before COMMIT when it is not in place; in
- * mode off the text is a comment only. */
-char *fw_render(const struct config *cfg, int family, uid_t uid);
+ * holds can be compared line by line (the socket mark, cfg->mark,
+ * identifies the daemon: no uid is needed). malloc'd text, or NULL (bad
+ * family, set name unfit for the restore text, allocation). fw_apply adds
+ * the jump from OUTPUT before COMMIT when it is not in place; in mode off
+ * the text is a comment only. */
+char *fw_render(const struct config *cfg, int family);
 
 /* Install both families (enforce and audit; nothing for off), then
  * verify them as fw_check does. 0, or -errno with err saying which
  * family/rule failed: -EEXIST when both iptables backends (nft and legacy)
  * hold rules in this namespace, -EIO when the rules read back differ. */
-int fw_apply(const struct config *cfg, uid_t uid, char *err, size_t errlen);
+int fw_apply(const struct config *cfg, char *err, size_t errlen);
 
 /* Compare what the kernel holds with the config: policy, our chain's
  * rules, the single jump from OUTPUT (its first rule). 0 when all is in
@@ -37,16 +42,14 @@ int fw_apply(const struct config *cfg, uid_t uid, char *err, size_t errlen);
  * difference ("ipv4: rule missing: -A DNSFENCE-OUT ..."; both backends
  * holding rules is one such line); -errno when the state cannot be
  * read. */
-int fw_check(const struct config *cfg, uid_t uid,
-	     void (*report)(void *arg, const char *line), void *arg);
+int fw_check(const struct config *cfg, fw_report_fn report, void *arg);
 
 /* The comparison behind fw_check (and fw_apply's verification) for one
  * family, on the text of `iptables-save -t filter` (saved): no kernel
  * access, for the unit tests. The number of differences reported (0 when
  * all is in place), or -errno. Mode off expects no chain and no jump. */
-int fw_compare(const struct config *cfg, int family, uid_t uid,
-	       const char *saved, void (*report)(void *arg, const char *line),
-	       void *arg);
+int fw_compare(const struct config *cfg, int family, const char *saved,
+	       fw_report_fn report, void *arg);
 
 /* The four above are the public dispatcher on cfg->scope (fwscope.c):
  * forward scope goes to fwforward.c, output scope to this engine's own
@@ -70,7 +73,6 @@ int fw_remove(char *err, size_t errlen);
 
 /* What both scopes share (fwforward.c reads, compares and reports its
  * chains the way this file does DNSFENCE-OUT's). */
-typedef void (*fw_report_fn)(void *arg, const char *line);
 
 /* "ipv4" for AF_INET, "ipv6" for AF_INET6. */
 const char *fw_family_name(int family);
@@ -144,8 +146,8 @@ int fw_restore_family(enum fwexec_backend b, int family, const char *input,
 int fw_restore_rules(enum fwexec_backend b, int family, char *rules,
 		     char *extra, char *err, size_t errlen);
 
-/* One scope's comparison of a family's saved text with cfg (fw_compare's
- * without uid, or fwfwd_compare): differences, or -errno. */
+/* One scope's comparison of a family's saved text with cfg (fwout_compare
+ * or fwfwd_compare): differences, or -errno. */
 typedef int (*fw_compare_fn)(const struct config *cfg, int family,
 			     const char *saved, fw_report_fn report, void *arg);
 

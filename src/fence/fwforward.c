@@ -91,11 +91,11 @@ static int read_saved(enum fwexec_backend b, int family, struct fsaved *sv,
 static void fsaved_free(struct fsaved *sv);
 static bool use_docker_user(const struct fsaved *sv);
 static int hook_diff(int family, const struct hook *h, const char *hook,
-		     const char *chain, fwfwd_report_fn report, void *arg);
+		     const char *chain, fw_report_fn report, void *arg);
 static int compare_frame(int family, const struct fsaved *sv,
-			 fwfwd_report_fn report, void *arg);
-static int compare_off(int family, const struct fsaved *sv,
-		       fwfwd_report_fn report, void *arg);
+			 fw_report_fn report, void *arg);
+static int compare_off(int family, const struct fsaved *sv, fw_report_fn report,
+		       void *arg);
 static char *jump_fixes(const struct fsaved *sv);
 static char *restore_text(const struct config *cfg, int family,
 			  const struct fsaved *sv);
@@ -201,7 +201,7 @@ static bool use_docker_user(const struct fsaved *sv)
 }
 
 static int hook_diff(int family, const struct hook *h, const char *hook,
-		     const char *chain, fwfwd_report_fn report, void *arg)
+		     const char *chain, fw_report_fn report, void *arg)
 {
 	const char *fam = fw_family_name(family);
 
@@ -224,7 +224,7 @@ static int hook_diff(int family, const struct hook *h, const char *hook,
 /* The jumps, the chains, and no output-scope chain: that one would fence
  * the host's own OUTPUT, which this scope promises to leave alone. */
 static int compare_frame(int family, const struct fsaved *sv,
-			 fwfwd_report_fn report, void *arg)
+			 fw_report_fn report, void *arg)
 {
 	bool du = use_docker_user(sv);
 	const struct hook *other = du ? &sv->forward : &sv->docker;
@@ -271,8 +271,8 @@ static int compare_frame(int family, const struct fsaved *sv,
 	return diffs;
 }
 
-static int compare_off(int family, const struct fsaved *sv,
-		       fwfwd_report_fn report, void *arg)
+static int compare_off(int family, const struct fsaved *sv, fw_report_fn report,
+		       void *arg)
 {
 	const char *fam = fw_family_name(family);
 	int diffs = 0;
@@ -294,7 +294,7 @@ static int compare_off(int family, const struct fsaved *sv,
 }
 
 int fwfwd_compare(const struct config *cfg, int family, const char *saved,
-		  fwfwd_report_fn report, void *arg)
+		  fw_report_fn report, void *arg)
 {
 	struct fw_rules fwd = {0}, in = {0}, pre = {0};
 	struct fsaved sv = {0};
@@ -440,7 +440,7 @@ int fwfwd_apply(const struct config *cfg, char *err, size_t errlen)
 	return ret;
 }
 
-int fwfwd_check(const struct config *cfg, fwfwd_report_fn report, void *arg)
+int fwfwd_check(const struct config *cfg, fw_report_fn report, void *arg)
 {
 	return fw_check_with(cfg, fwfwd_compare, report, arg);
 }

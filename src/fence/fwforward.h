@@ -13,23 +13,22 @@
 #include <stddef.h>
 
 #include "config/config.h"
+#include "fence/firewall.h"
 #include "fence/fwfwdrules.h"
-
-typedef void (*fwfwd_report_fn)(void *arg, const char *line);
 
 /* Compare the text of `iptables-save -t filter` (saved) with cfg: the two
  * chains, their one jump each (first in DOCKER-USER or FORWARD, first in
  * INPUT), the policy fingerprint, and no output-scope chain. The number of
  * differences, each passed to report(); or -errno. No kernel access. */
 int fwfwd_compare(const struct config *cfg, int family, const char *saved,
-		  fwfwd_report_fn report, void *arg);
+		  fw_report_fn report, void *arg);
 
 /* Install both families (one iptables-restore --noflush transaction
  * each), then verify as fwfwd_check does. 0, or -errno with err set. */
 int fwfwd_apply(const struct config *cfg, char *err, size_t errlen);
 
 /* 0 in place, 1 with report() per difference, -errno unreadable. */
-int fwfwd_check(const struct config *cfg, fwfwd_report_fn report, void *arg);
+int fwfwd_check(const struct config *cfg, fw_report_fn report, void *arg);
 
 /* Delete our jumps and chains in both families; no policy is touched.
  * Missing pieces are not an error. */

@@ -3,41 +3,34 @@
  * (declared in firewall.h, where their callers look), dispatching on the
  * config's scope: forward to fwforward.c, output to firewall.c's fwout_*.
  * The dispatch sits above both scopes, so neither the engine (firewall.c)
- * nor a scope calls up; uid is unused (the socket mark identifies the
- * daemon). */
+ * nor a scope calls up. */
 #include "fence/firewall.h"
 #include "fence/fwforward.h"
 
-char *fw_render(const struct config *cfg, int family, uid_t uid)
+char *fw_render(const struct config *cfg, int family)
 {
-	(void)uid;
 	if (cfg->scope == CONFIG_SCOPE_FORWARD)
 		return fwfwd_tables_text(cfg, family, "");
 	return fwout_render(cfg, family);
 }
 
-int fw_apply(const struct config *cfg, uid_t uid, char *err, size_t errlen)
+int fw_apply(const struct config *cfg, char *err, size_t errlen)
 {
-	(void)uid;
 	if (cfg->scope == CONFIG_SCOPE_FORWARD)
 		return fwfwd_apply(cfg, err, errlen);
 	return fwout_apply(cfg, err, errlen);
 }
 
-int fw_check(const struct config *cfg, uid_t uid,
-	     void (*report)(void *arg, const char *line), void *arg)
+int fw_check(const struct config *cfg, fw_report_fn report, void *arg)
 {
-	(void)uid;
 	if (cfg->scope == CONFIG_SCOPE_FORWARD)
 		return fwfwd_check(cfg, report, arg);
 	return fwout_check(cfg, report, arg);
 }
 
-int fw_compare(const struct config *cfg, int family, uid_t uid,
-	       const char *saved, void (*report)(void *arg, const char *line),
-	       void *arg)
+int fw_compare(const struct config *cfg, int family, const char *saved,
+	       fw_report_fn report, void *arg)
 {
-	(void)uid;
 	if (cfg->scope == CONFIG_SCOPE_FORWARD)
 		return fwfwd_compare(cfg, family, saved, report, arg);
 	return fwout_compare(cfg, family, saved, report, arg);

@@ -10,14 +10,16 @@
  * The parent reads the pipe with a libevent event and reaps the child on
  * SIGCHLD; the job is over when both the pipe is closed and the child is
  * reaped. On drift it logs each difference, counts it, and forks a second
- * child that runs setsadm_create + fw_apply (what `setup` does). If that
+ * child that runs install_fence (install.c, what `setup` does: the sets,
+ * their reconcile with the policy fingerprint, the rules). If that
  * fails, the daemon stops (exit 3) so that its supervisor restarts it and
  * runs setup again: serving with a fence known to be broken is not an
  * option. A child that hangs is killed after GUARD_CHILD_TIMEOUT.
  *
  * A reload hands the guard a new config (guard_apply): from then on the
  * checks compare against it, and a third kind of child writes its rules
- * at once (the restore child, with the new config). A job already
+ * at once (install_fence with the new config, keeping the set entries:
+ * the reload deletes what its removed names put there). A job already
  * running finishes first and its result is dropped: it judged or wrote
  * the old config, and the guard never puts the old rules back.
  *
@@ -37,9 +39,9 @@
 #include "fence/drift.h"
 #include "fence/firewall.h"
 #include "fence/guard.h"
+#include "fence/install.h"
 #include "base/log.h"
 #include "sets/sets.h"
-#include "sets/setsadm.h"
 #include "base/stats.h"
 
 #define SYS		    "guard"
@@ -55,7 +57,6 @@ struct guard {
 	struct event_base *base;
 	const struct config *cfg;
 	struct sets *sets;
-	uid_t uid;
 	struct event *tick_ev, *pipe_ev, *chld_ev, *kill_ev;
 	enum job job;
 	pid_t pid;
@@ -91,14 +92,13 @@ static void log_lines(struct guard *g, enum log_level level,
 static void schedule(struct guard *g);
 
 struct guard *guard_new(struct event_base *base, const struct config *cfg,
-			uid_t uid, struct sets *sets)
+			struct sets *sets)
 {
 	struct guard *g = malloc(sizeof(*g));
 
 	if (g == NULL)
 		return NULL;
-	*g = (struct guard){
-	    .base = base, .cfg = cfg, .sets = sets, .uid = uid, .fd = -1};
+	*g = (struct guard){.base = base, .cfg = cfg, .sets = sets, .fd = -1};
 	g->tick_ev = evtimer_new(base, on_tick, g);
 	g->kill_ev = evtimer_new(base, on_kill, g);
 	g->chld_ev = evsignal_new(base, SIGCHLD, on_sigchld, g);
@@ -214,18 +214,16 @@ static void child_main(struct guard *g, enum job job, int fd)
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		signal(sigs[i], SIG_DFL);
 	if (job == JOB_CHECK) {
-		r = drift_compare(g->cfg, g->uid, report_line, &fd, err,
-				  sizeof(err));
+		r = drift_compare(g->cfg, report_line, &fd, err, sizeof(err));
 		if (r < 0) {
 			report_line(&fd, err);
 			_exit(CHILD_UNREADABLE);
 		}
 		_exit(r);
 	}
-	r = setsadm_create(g->cfg->set4, g->cfg->set6, g->cfg->maxelem, err,
-			   sizeof(err));
-	if (r == 0)
-		r = fw_apply(g->cfg, g->uid, err, sizeof(err));
+	r = install_fence(g->cfg,
+			  job == JOB_APPLY ? INSTALL_KEEP : INSTALL_RECONCILE,
+			  err, sizeof(err));
 	if (r < 0) {
 		report_line(&fd, err);
 		_exit(1);
@@ -459,9 +457,10 @@ static void restore_done(struct guard *g, int code)
 	if (code == 0) {
 		stats_inc(STAT_GUARD_RESTORED);
 		/* Adds made between the check and the recreation were
-		 * remembered against the old, missing sets. */
-		if (g->drift & DRIFT_SETS)
-			sets_forget(g->sets);
+		 * remembered against the old, missing sets; and the
+		 * reconcile flushes the sets when the rules it found did not
+		 * carry this policy (deleted, or another policy's). */
+		sets_forget(g->sets);
 		log_warn(SYS, "restored the firewall rules and sets");
 		schedule(g);
 		return;

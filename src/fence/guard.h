@@ -20,7 +20,7 @@ struct sets;
  * guard_failed() turns true: the caller exits 3 so its supervisor runs
  * setup again. NULL on allocation failure. */
 struct guard *guard_new(struct event_base *base, const struct config *cfg,
-			uid_t uid, struct sets *sets);
+			struct sets *sets);
 /* Check against cfg from now on (a reload whose rules are the same). */
 void guard_set_config(struct guard *g, const struct config *cfg);
 /* Called once when guard_apply's rules are in place (status 0) or

@@ -234,6 +234,11 @@ struct attrib *attrib_new(const struct config *cfg)
 	return a;
 }
 
+void attrib_set_config(struct attrib *a, const struct config *cfg)
+{
+	a->cfg = cfg;
+}
+
 void attrib_free(struct attrib *a)
 {
 	free(a);

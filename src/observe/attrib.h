@@ -45,8 +45,10 @@ enum attrib_reason attrib_explain(const struct config *cfg,
 				  uint64_t now_ms, int64_t wall_now, char *text,
 				  size_t cap);
 
-/* cfg must outlive it; the recent memory is recent_global(). */
+/* cfg must outlive it, or be replaced by attrib_set_config (a reload);
+ * the recent memory is recent_global(). */
 struct attrib *attrib_new(const struct config *cfg);
+void attrib_set_config(struct attrib *a, const struct config *cfg);
 void attrib_free(struct attrib *a);
 /* The nflog_pkt_fn: explain, count, dedup, log, and tell learn.c. */
 void attrib_packet(void *arg, const struct nflog_pkt *pkt);

@@ -128,6 +128,13 @@ fail:
 	return NULL;
 }
 
+void learn_set_mode(struct learn *l, const char *mode)
+{
+	if (strcmp(l->mode, mode) != 0)
+		l->dirty = true;
+	l->mode = mode;
+}
+
 void learn_free(struct learn *l)
 {
 	if (l == NULL)

@@ -30,6 +30,8 @@ int learn_open_dir(const char *dir, uid_t uid, gid_t gid, char *err,
 struct learn *learn_new(struct event_base *base, int dirfd, const char *dir,
 			const char *mode);
 void learn_free(struct learn *l);
+/* A reload's mode name (static): the next write says it. */
+void learn_set_mode(struct learn *l, const char *mode);
 /* Write STATE_DIR/suggest.json now (temporary file, fsync, rename). */
 int learn_write(struct learn *l);
 

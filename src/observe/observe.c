@@ -87,6 +87,18 @@ struct observe *observe_open(struct event_base *base, const struct config *cfg,
 	return o;
 }
 
+void observe_set_config(struct observe *o, const struct config *cfg)
+{
+	if (o == NULL)
+		return;
+	if (o->attrib != NULL)
+		attrib_set_config(o->attrib, cfg);
+	if (o->recent != NULL)
+		recent_set_ttl(o->recent, cfg->ttl_min, cfg->ttl_max);
+	if (o->learn != NULL)
+		learn_set_mode(o->learn, config_mode_name(cfg->mode));
+}
+
 void observe_close(struct observe *o)
 {
 	if (o == NULL)

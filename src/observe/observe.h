@@ -17,6 +17,10 @@ struct observe;
  * configured, is not: NULL (logged) when it cannot listen. */
 struct observe *observe_open(struct event_base *base, const struct config *cfg,
 			     uid_t uid, gid_t gid);
+/* A reload's config (it must outlive o, or be replaced again): the
+ * attribution's mode and ports, the recent memory's clamp, the state
+ * file's mode. The metrics endpoint and the sets cannot change live. */
+void observe_set_config(struct observe *o, const struct config *cfg);
 /* Writes the state file one last time. */
 void observe_close(struct observe *o);
 

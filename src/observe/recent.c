@@ -71,6 +71,12 @@ struct recent *recent_new(size_t max, uint32_t ttl_min, uint32_t ttl_max)
 	return r;
 }
 
+void recent_set_ttl(struct recent *r, uint32_t ttl_min, uint32_t ttl_max)
+{
+	r->ttl_min = ttl_min;
+	r->ttl_max = ttl_max;
+}
+
 void recent_free(struct recent *r)
 {
 	if (r == NULL)

@@ -32,6 +32,8 @@ struct recent_info {
 /* A memory of at most max (1 .. 2^24) addresses whose set timeouts are
  * clamp(TTL, ttl_min, ttl_max) as the sets module computes them. */
 struct recent *recent_new(size_t max, uint32_t ttl_min, uint32_t ttl_max);
+/* A reload's new clamp, for the answers noted from now on. */
+void recent_set_ttl(struct recent *r, uint32_t ttl_min, uint32_t ttl_max);
 void recent_free(struct recent *r);
 /* Remember that name (dotted text) was answered with a at now_ms, with
  * TTL ttl. A later answer's expiry never shortens an earlier one's

@@ -41,6 +41,23 @@ static bool is_upstream(const struct config *cfg, const struct netaddr *a)
 	return false;
 }
 
+enum admit_verdict admit_check(const struct config *cfg,
+			       const struct netaddr *a)
+{
+	if (is_upstream(cfg, a))
+		return ADMIT_UPSTREAM;
+	if (!netaddr_admissible(a, cfg->allow_cidrs, cfg->n_allow_cidrs))
+		return ADMIT_INTERNAL;
+	return ADMIT_OK;
+}
+
+const char *admit_verdict_name(enum admit_verdict v)
+{
+	return v == ADMIT_UPSTREAM   ? "an upstream's"
+	       : v == ADMIT_INTERNAL ? "internal"
+				     : "admissible";
+}
+
 /* The admissible addresses of addrs, into keep (invariant 3), less the
  * upstreams' own (invariant 5). */
 size_t admit_addrs(const struct config *cfg, const uint8_t *qname,
@@ -51,11 +68,9 @@ size_t admit_addrs(const struct config *cfg, const uint8_t *qname,
 	size_t nkeep = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		bool upstream = is_upstream(cfg, &addrs[i].addr);
+		enum admit_verdict v = admit_check(cfg, &addrs[i].addr);
 
-		if (!upstream &&
-		    netaddr_admissible(&addrs[i].addr, cfg->allow_cidrs,
-				       cfg->n_allow_cidrs)) {
+		if (v == ADMIT_OK) {
 			keep[nkeep++] = addrs[i];
 			continue;
 		}
@@ -65,8 +80,7 @@ size_t admit_addrs(const struct config *cfg, const uint8_t *qname,
 		log_limited(LOG_CLASS_INTERNAL, LOGL_WARN, "snoop",
 			    "%s answered %s address %s: left out of the "
 			    "answer and the sets",
-			    name, upstream ? "an upstream's" : "internal",
-			    astr);
+			    name, admit_verdict_name(v), astr);
 	}
 	return nkeep;
 }

@@ -24,6 +24,18 @@ struct prov;
  * upstream? In audit mode every name is. */
 bool admit_allowed(const struct config *cfg, const struct policy *pol,
 		   const uint8_t *name, size_t len);
+/* May a enter a set (invariants 3 and 5)? The one judgement both the
+ * resolver (admit_addrs) and the privileged set writer, which judges
+ * every address the DNS process asks it to add again, make. */
+enum admit_verdict {
+	ADMIT_OK = 0,
+	ADMIT_INTERNAL, /* an internal range, not covered by allow_cidrs */
+	ADMIT_UPSTREAM, /* one of the upstreams' addresses (or a form of it) */
+};
+enum admit_verdict admit_check(const struct config *cfg,
+			       const struct netaddr *a);
+/* "internal", "an upstream's" (for a log line). */
+const char *admit_verdict_name(enum admit_verdict v);
 /* The admissible addresses of addrs into keep (room for n), in order:
  * internal ones (netaddr_admissible, allow_cidrs excepted) and the
  * upstreams' own are left out, counted and logged with qname. Returns how

@@ -26,7 +26,6 @@ ip netns add "$ns"
 in_ns() { ip netns exec "$ns" "$@"; }
 fail() { echo "FAIL: $*"; exit 1; }
 ok() { echo "ok   $*"; }
-UID_DNS=4242
 conf=$tmp/fw.json
 cat >"$conf" <<'JSON'
 {
@@ -35,7 +34,7 @@ cat >"$conf" <<'JSON'
   "allow_cidrs": ["198.18.5.0/24", "2001:db8:5::/48"]
 }
 JSON
-fw() { in_ns "$BENCH_FWTOOL" "$1" "$conf" "$UID_DNS"; }
+fw() { in_ns "$BENCH_FWTOOL" "$1" "$conf"; }
 save4() { in_ns iptables-save -t filter 2>/dev/null | grep -v '^#'; }
 save6() { in_ns ip6tables-save -t filter 2>/dev/null | grep -v '^#'; }
 
@@ -152,10 +151,10 @@ ip netns exec "$ns6" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
 ip netns exec "$ns6" sysctl -qw net.ipv6.conf.default.disable_ipv6=1
 ip netns exec "$ns6" ipset create dnsfence4 hash:ip family inet timeout 0
 ip netns exec "$ns6" ipset create dnsfence6 hash:ip family inet6 timeout 0
-ip netns exec "$ns6" "$BENCH_FWTOOL" apply "$conf" "$UID_DNS" || fail "apply without IPv6"
+ip netns exec "$ns6" "$BENCH_FWTOOL" apply "$conf" || fail "apply without IPv6"
 s=$(ip netns exec "$ns6" ip6tables-save -t filter)
 grep -qx ':OUTPUT DROP \[[0-9]*:[0-9]*\]' <<<"$s" || fail "no ip6tables DROP without IPv6: $s"
-out=$(ip netns exec "$ns6" "$BENCH_FWTOOL" check "$conf" "$UID_DNS") || fail "check without IPv6: $out"
+out=$(ip netns exec "$ns6" "$BENCH_FWTOOL" check "$conf") || fail "check without IPv6: $out"
 ok "IPv6 disabled: ip6tables policy DROP and rules installed and checked"
 
 # 9. audit mode and a loopback upstream (Docker's 127.0.0.11) render in
@@ -165,8 +164,8 @@ audit=$tmp/audit.json
 cat >"$audit" <<'JSON'
 {"mode": "audit", "upstreams": ["127.0.0.11"], "listen": ["127.0.0.1:53", "0.0.0.0:5353"]}
 JSON
-ip netns exec "$ns6" "$BENCH_FWTOOL" apply "$audit" 0 || fail "audit apply"
-out=$(ip netns exec "$ns6" "$BENCH_FWTOOL" check "$audit" 0) || fail "audit check: $out"
+ip netns exec "$ns6" "$BENCH_FWTOOL" apply "$audit" || fail "audit apply"
+out=$(ip netns exec "$ns6" "$BENCH_FWTOOL" check "$audit") || fail "audit check: $out"
 s=$(ip netns exec "$ns6" iptables-save -t filter | grep '^-A DNSFENCE-OUT' | tail -2)
 grep -qx -- '-A DNSFENCE-OUT -j NFLOG --nflog-prefix dnsfence-audit' <<<"$(head -1 <<<"$s")" &&
 	grep -qx -- '-A DNSFENCE-OUT -m comment --comment "dnsfence policy [0-9a-f]\{16\}" -j ACCEPT' <<<"$(tail -1 <<<"$s")" ||

@@ -24,8 +24,7 @@
 
 #include "fixtures.h"
 
-#define UID 4242u
-#define C   "-A DNSFENCE-OUT "
+#define C "-A DNSFENCE-OUT "
 
 struct reports {
 	char lines[16][600];
@@ -91,8 +90,7 @@ static void enforce_renders_canonical_lines(void **state)
 {
 	struct config *c = fixture_config("{\"upstreams\": [\"198.18.0.1\", "
 					  "\"[2001:db8::1]:5300\"]}");
-	char *v4 = fw_render(c, AF_INET, UID),
-	     *v6 = fw_render(c, AF_INET6, UID);
+	char *v4 = fw_render(c, AF_INET), *v6 = fw_render(c, AF_INET6);
 	char fp[PROVENANCE_HEXLEN], want[4096];
 
 	(void)state;
@@ -195,7 +193,7 @@ static void audit_logs_and_accepts_instead_of_rejecting(void **state)
 	struct config *c =
 	    fixture_config("{\"mode\": \"audit\", \"upstreams\": "
 			   "[\"198.18.0.1\"]}");
-	char *v4 = fw_render(c, AF_INET, UID);
+	char *v4 = fw_render(c, AF_INET);
 
 	(void)state;
 	assert_non_null(
@@ -228,8 +226,7 @@ static void cidrs_go_to_their_family_with_port_ranges(void **state)
 	    "{\"upstreams\": [\"198.18.0.1\"], \"ports\": [\"tcp/443\", "
 	    "\"udp/443\", \"tcp/8000-8080\"], \"allow_cidrs\": "
 	    "[\"198.18.5.0/24\", \"2001:db8:5::/48\", \"198.19.0.7\"]}");
-	char *v4 = fw_render(c, AF_INET, UID),
-	     *v6 = fw_render(c, AF_INET6, UID);
+	char *v4 = fw_render(c, AF_INET), *v6 = fw_render(c, AF_INET6);
 
 	(void)state;
 	assert_non_null(strstr(
@@ -263,7 +260,7 @@ static void multiport_splits_at_fifteen_slots(void **state)
 	    "\"tcp/2\", \"tcp/3\", \"tcp/4\", \"tcp/5\", \"tcp/6\", \"tcp/7\", "
 	    "\"tcp/8\", \"tcp/9\", \"tcp/10\", \"tcp/11\", \"tcp/12\", "
 	    "\"tcp/13\", \"tcp/14-20\", \"udp/53-54\", \"tcp/30\"]}");
-	char *v4 = fw_render(c, AF_INET, UID);
+	char *v4 = fw_render(c, AF_INET);
 
 	(void)state;
 	/* 13 ports + a range (2 slots) = 15 fit; tcp/30 starts a rule. */
@@ -282,7 +279,7 @@ static void loopback_upstream_matches_original_destination(void **state)
 	struct config *c = fixture_config("{\"upstreams\": [\"127.0.0.11\"], "
 					  "\"listen\": [\"127.0.0.1:53\", "
 					  "\"0.0.0.0:5353\"]}");
-	char *v4 = fw_render(c, AF_INET, 0);
+	char *v4 = fw_render(c, AF_INET);
 
 	(void)state;
 	/* Docker DNATs 127.0.0.11:53 to another port: the original
@@ -319,19 +316,17 @@ static void off_renders_nothing_and_expects_nothing(void **state)
 	    fixture_config("{\"mode\": \"off\", \"upstreams\": "
 			   "[\"198.18.0.1\"]}");
 	struct config *on = fixture_config("{\"upstreams\": [\"198.18.0.1\"]}");
-	char *text = fw_render(off, AF_INET, UID),
-	     *r = fw_render(on, AF_INET, UID);
+	char *text = fw_render(off, AF_INET), *r = fw_render(on, AF_INET);
 	char *saved = as_saved(r, "DROP", 1);
 	struct reports rep = {0};
 
 	(void)state;
 	assert_null(strstr(text, "-A "));
-	assert_int_equal(fw_compare(off, AF_INET, UID,
+	assert_int_equal(fw_compare(off, AF_INET,
 				    "*filter\n:OUTPUT ACCEPT [0:0]\nCOMMIT\n",
 				    collect, &rep),
 			 0);
-	assert_int_equal(fw_compare(off, AF_INET, UID, saved, collect, &rep),
-			 2);
+	assert_int_equal(fw_compare(off, AF_INET, saved, collect, &rep), 2);
 	assert_string_equal(rep.lines[0],
 			    "ipv4: mode is off but chain DNSFENCE-OUT exists");
 	assert_string_equal(
@@ -346,17 +341,17 @@ static void off_renders_nothing_and_expects_nothing(void **state)
 static void compare_reports_each_kind_of_drift(void **state)
 {
 	struct config *c = fixture_config("{\"upstreams\": [\"198.18.0.1\"]}");
-	char *r = fw_render(c, AF_INET6, UID), *saved;
+	char *r = fw_render(c, AF_INET6), *saved;
 	const char *lo = C "-o lo -j ACCEPT";
 	struct reports rep = {0};
 
 	(void)state;
 	saved = as_saved(r, "DROP", 1);
-	assert_int_equal(fw_compare(c, AF_INET6, UID, saved, collect, &rep), 0);
+	assert_int_equal(fw_compare(c, AF_INET6, saved, collect, &rep), 0);
 	assert_int_equal(rep.n, 0);
 
 	fixture_drop_line(saved, lo);
-	assert_int_equal(fw_compare(c, AF_INET6, UID, saved, collect, &rep), 1);
+	assert_int_equal(fw_compare(c, AF_INET6, saved, collect, &rep), 1);
 	assert_string_equal(
 	    rep.lines[0],
 	    "ipv6: rule missing: -A DNSFENCE-OUT -o lo -j ACCEPT");
@@ -364,7 +359,7 @@ static void compare_reports_each_kind_of_drift(void **state)
 
 	rep.n = 0;
 	saved = as_saved(r, "ACCEPT", 2);
-	assert_int_equal(fw_compare(c, AF_INET6, UID, saved, collect, &rep), 2);
+	assert_int_equal(fw_compare(c, AF_INET6, saved, collect, &rep), 2);
 	assert_string_equal(rep.lines[0],
 			    "ipv6: OUTPUT policy is ACCEPT, expected DROP");
 	assert_string_equal(
@@ -374,7 +369,7 @@ static void compare_reports_each_kind_of_drift(void **state)
 
 	rep.n = 0;
 	saved = as_saved(r, "DROP", 0);
-	assert_int_equal(fw_compare(c, AF_INET6, UID, saved, collect, &rep), 1);
+	assert_int_equal(fw_compare(c, AF_INET6, saved, collect, &rep), 1);
 	assert_string_equal(rep.lines[0],
 			    "ipv6: jump from OUTPUT to DNSFENCE-OUT missing");
 	free(saved);
@@ -387,7 +382,7 @@ static void compare_reports_each_kind_of_drift(void **state)
 	/* And one rule too many in our chain. */
 	saved =
 	    insert_before(saved, "COMMIT", "-A DNSFENCE-OUT -p icmp -j ACC\n");
-	assert_int_equal(fw_compare(c, AF_INET6, UID, saved, collect, &rep), 2);
+	assert_int_equal(fw_compare(c, AF_INET6, saved, collect, &rep), 2);
 	assert_string_equal(
 	    rep.lines[0], "ipv6: jump from OUTPUT to DNSFENCE-OUT is rule 2 of "
 			  "OUTPUT, expected 1 (rules before it bypass the "
@@ -407,13 +402,13 @@ static void compare_reports_each_kind_of_drift(void **state)
 		snprintf(line, sizeof(line), "%s\n", lo);
 		saved = insert_before(saved, "COMMIT", line);
 	}
-	assert_int_equal(fw_compare(c, AF_INET6, UID, saved, collect, &rep), 1);
+	assert_int_equal(fw_compare(c, AF_INET6, saved, collect, &rep), 1);
 	assert_non_null(strstr(rep.lines[0], "ipv6: rules of DNSFENCE-OUT out "
 					     "of order: rule "));
 
 	/* No filter table at all (a fresh nft namespace). */
 	rep.n = 0;
-	assert_int_equal(fw_compare(c, AF_INET6, UID, "", collect, &rep), 3);
+	assert_int_equal(fw_compare(c, AF_INET6, "", collect, &rep), 3);
 	assert_string_equal(rep.lines[0], "ipv6: OUTPUT policy is ACCEPT (no "
 					  "filter table), expected DROP");
 	assert_string_equal(rep.lines[2], "ipv6: chain DNSFENCE-OUT missing");
@@ -428,12 +423,12 @@ static void bad_family_or_set_name_renders_nothing(void **state)
 	char *saved_name = c->set4;
 
 	(void)state;
-	assert_null(fw_render(c, AF_UNIX, UID));
+	assert_null(fw_render(c, AF_UNIX));
 	c->set4 = (char *)"evil\n-A OUTPUT -j ACCEPT";
-	assert_null(fw_render(c, AF_INET, UID));
+	assert_null(fw_render(c, AF_INET));
 	/* The one set-name rule (sets_name_valid), as config.c applies it. */
 	c->set4 = (char *)"a:b";
-	assert_null(fw_render(c, AF_INET, UID));
+	assert_null(fw_render(c, AF_INET));
 	c->set4 = saved_name;
 	config_free(c);
 }
@@ -500,25 +495,25 @@ static void policy_fingerprint_and_its_drift(void **state)
 	}
 	/* Rules installed for "same" differ from c's only in the ports rule
 	 * (missing, and the other unexpected): no policy difference. */
-	r = fw_render(same, AF_INET, UID);
+	r = fw_render(same, AF_INET);
 	saved = as_saved(r, "DROP", 1);
-	assert_int_equal(fw_compare(c, AF_INET, UID, saved, collect, &rep), 2);
+	assert_int_equal(fw_compare(c, AF_INET, saved, collect, &rep), 2);
 	assert_non_null(strstr(rep.lines[0], "rule missing: " C "-p tcp -m "
 					     "set --match-set dnsfence4"));
 	free(r);
 	free(saved);
 	memset(&rep, 0, sizeof(rep));
-	r = fw_render(c, AF_INET, UID);
+	r = fw_render(c, AF_INET);
 	saved = as_saved(r, "DROP", 1);
-	assert_int_equal(fw_compare(same, AF_INET, UID, saved, NULL, NULL),
+	assert_int_equal(fw_compare(same, AF_INET, saved, NULL, NULL),
 			 2); /* the ports rule and its replacement */
 	free(r);
 	free(saved);
 	c->mode = CONFIG_MODE_AUDIT;
-	r = fw_render(c, AF_INET, UID);
+	r = fw_render(c, AF_INET);
 	saved = as_saved(r, "DROP", 1);
 	c->mode = CONFIG_MODE_ENFORCE;
-	assert_true(fw_compare(c, AF_INET, UID, saved, collect, &rep) > 1);
+	assert_true(fw_compare(c, AF_INET, saved, collect, &rep) > 1);
 	assert_non_null(strstr(rep.lines[0], "ipv4: sets dnsfence4 and "
 					     "dnsfence6 may hold entries of "
 					     "another policy"));
@@ -535,8 +530,7 @@ static void inbound_deny_accepts_original_direction_only(void **state)
 	struct config *c = fixture_config("{\"upstreams\": [\"198.18.0.1\"], "
 					  "\"inbound\": \"deny\"}");
 	struct config *d = fixture_config("{\"upstreams\": [\"198.18.0.1\"]}");
-	char *v4 = fw_render(c, AF_INET, UID),
-	     *v4d = fw_render(d, AF_INET, UID);
+	char *v4 = fw_render(c, AF_INET), *v4d = fw_render(d, AF_INET);
 
 	(void)state;
 	assert_non_null(strstr(v4,

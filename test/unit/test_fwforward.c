@@ -572,14 +572,13 @@ static void forged_sources_and_headers_rules(void **state)
 static void firewall_dispatches_by_scope(void **state)
 {
 	struct config *c = fixture_config("{" BASE "}");
-	char *a = fw_render(c, AF_INET, 0),
-	     *b = fwfwd_tables_text(c, AF_INET, "");
+	char *a = fw_render(c, AF_INET), *b = fwfwd_tables_text(c, AF_INET, "");
 	char *s = saved_of(
 	    c, AF_INET, "-A INPUT -j DNSFENCE-IN|-A FORWARD -j DNSFENCE-FWD");
 
 	(void)state;
 	assert_string_equal(a, b);
-	assert_int_equal(fw_compare(c, AF_INET, 0, s, NULL, NULL), 0);
+	assert_int_equal(fw_compare(c, AF_INET, s, NULL, NULL), 0);
 	free(a);
 	free(b);
 	free(s);

@@ -468,6 +468,45 @@ static void test_admissible_with_allow_cidrs(void **state)
 	assert_false(netaddr_admissible(&a, allow, 3));
 }
 
+static struct config_endpoint endpoint(const char *s)
+{
+	struct config_endpoint e;
+	const char *why = "";
+
+	memset(&e, 0, sizeof(e));
+	assert_int_equal(
+	    netaddr_parse_endpoint(s, true, 0, &e.sa, &e.len, &why), 0);
+	return e;
+}
+
+/* One equality for endpoints, by field: what the socket address does not
+ * mean (sin_zero, sin6_flowinfo, bytes past len) never makes two
+ * endpoints differ; address, port, family and scope do. */
+static void test_endpoint_equal_by_field(void **state)
+{
+	struct config_endpoint a = endpoint("198.18.0.1:53"), b = a;
+	struct config_endpoint c = endpoint("[2001:db8::1]:53"), d = c;
+
+	(void)state;
+	memset(((struct sockaddr_in *)&b.sa)->sin_zero, 0xa5, 8);
+	b.len = sizeof(struct sockaddr_storage);
+	assert_true(netaddr_endpoint_equal(&a, &b));
+	((struct sockaddr_in6 *)&d.sa)->sin6_flowinfo = htonl(7);
+	assert_true(netaddr_endpoint_equal(&c, &d));
+	assert_true(netaddr_endpoint_equal(&c, &c));
+
+	b = endpoint("198.18.0.1:54");
+	assert_false(netaddr_endpoint_equal(&a, &b));
+	b = endpoint("198.18.0.2:53");
+	assert_false(netaddr_endpoint_equal(&a, &b));
+	assert_false(netaddr_endpoint_equal(&a, &c));
+	d = endpoint("[::ffff:198.18.0.1]:53");
+	assert_false(netaddr_endpoint_equal(&a, &d));
+	d = c;
+	((struct sockaddr_in6 *)&d.sa)->sin6_scope_id = 2;
+	assert_false(netaddr_endpoint_equal(&c, &d));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -485,6 +524,7 @@ int main(void)
 	    cmocka_unit_test(test_embedded_ipv4_judged_by_ipv4_inside),
 	    cmocka_unit_test(test_documentation_ranges_are_ordinary),
 	    cmocka_unit_test(test_admissible_with_allow_cidrs),
+	    cmocka_unit_test(test_endpoint_equal_by_field),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

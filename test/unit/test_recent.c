@@ -50,7 +50,7 @@ static void latest_name_wins_expiry_never_shortens(void **state)
 static void ttl_is_clamped_like_the_sets(void **state)
 {
 	struct recent *r = recent_new(8, 30, 600);
-	struct netaddr a = fixture_v4(2), b = fixture_v4(3);
+	struct netaddr a = fixture_v4(2), b = fixture_v4(3), c = fixture_v4(4);
 	struct recent_info i;
 
 	(void)state;
@@ -58,6 +58,13 @@ static void ttl_is_clamped_like_the_sets(void **state)
 	recent_put(r, "b", &b, 99999, 0);
 	assert_true(recent_get(r, &a, &i));
 	assert_int_equal(i.expires_ms, 30 * 1000);
+	assert_true(recent_get(r, &b, &i));
+	assert_int_equal(i.expires_ms, 600 * 1000);
+	/* a reload's clamp judges the answers noted after it */
+	recent_set_ttl(r, 1, 60);
+	recent_put(r, "c", &c, 99999, 0);
+	assert_true(recent_get(r, &c, &i));
+	assert_int_equal(i.expires_ms, 60 * 1000);
 	assert_true(recent_get(r, &b, &i));
 	assert_int_equal(i.expires_ms, 600 * 1000);
 	recent_free(r);

@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* ipc: writing and reading the frames of ipc.h. The reader trusts
+ * nothing: the size is checked against the type and count before a byte
+ * of the body is read, an address's family and padding are checked, and
+ * the unused bytes of an IPv4 address must be zero, so one frame has one
+ * meaning. */
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "base/ipc.h"
+
+static void put16(uint8_t *p, uint16_t v);
+static void put32(uint8_t *p, uint32_t v);
+static uint16_t get16(const uint8_t *p);
+static uint32_t get32(const uint8_t *p);
+static void put_hdr(uint8_t *buf, enum ipc_type type, uint16_t count,
+		    uint32_t id);
+static int read_addr(const uint8_t *p, struct ipc_addr *out, const char **why);
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+static uint16_t get16(const uint8_t *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static void put_hdr(uint8_t *buf, enum ipc_type type, uint16_t count,
+		    uint32_t id)
+{
+	put16(buf, (uint16_t)type);
+	put16(buf + 2, count);
+	put32(buf + 4, id);
+}
+
+int ipc_encode_add(uint8_t *buf, size_t cap, uint32_t id,
+		   const struct ipc_addr *addrs, size_t n)
+{
+	size_t len = IPC_HDR_SIZE + n * IPC_ADDR_SIZE;
+
+	if (n == 0 || n > IPC_ADD_MAX)
+		return -EINVAL;
+	if (cap < len)
+		return -ENOSPC;
+	put_hdr(buf, IPC_ADD, (uint16_t)n, id);
+	for (size_t i = 0; i < n; i++) {
+		uint8_t *p = buf + IPC_HDR_SIZE + i * IPC_ADDR_SIZE;
+		int fam = addrs[i].addr.family;
+
+		if (fam != AF_INET && fam != AF_INET6)
+			return -EINVAL;
+		memset(p, 0, IPC_ADDR_SIZE);
+		p[0] = fam == AF_INET ? 4 : 6;
+		put32(p + 4, addrs[i].ttl);
+		memcpy(p + 8, addrs[i].addr.bytes, fam == AF_INET ? 4 : 16);
+	}
+	return (int)len;
+}
+
+int ipc_encode_done(uint8_t *buf, size_t cap, uint32_t id, int32_t status)
+{
+	if (cap < IPC_HDR_SIZE + 4)
+		return -ENOSPC;
+	put_hdr(buf, IPC_ADD_DONE, 0, id);
+	put32(buf + IPC_HDR_SIZE, (uint32_t)status);
+	return IPC_HDR_SIZE + 4;
+}
+
+static int read_addr(const uint8_t *p, struct ipc_addr *out, const char **why)
+{
+	static const uint8_t zero[12];
+
+	if (p[0] != 4 && p[0] != 6) {
+		*why = "address family neither 4 nor 6";
+		return -EINVAL;
+	}
+	if (p[1] || p[2] || p[3] || (p[0] == 4 && memcmp(p + 12, zero, 12))) {
+		*why = "padding not zero";
+		return -EINVAL;
+	}
+	memset(out, 0, sizeof(*out));
+	out->addr.family = p[0] == 4 ? AF_INET : AF_INET6;
+	out->ttl = get32(p + 4);
+	memcpy(out->addr.bytes, p + 8, p[0] == 4 ? 4 : 16);
+	return 0;
+}
+
+int ipc_decode(const uint8_t *buf, size_t len, struct ipc_msg *out,
+	       const char **why)
+{
+	uint16_t type, count;
+
+	if (len > IPC_FRAME_MAX) {
+		*why = "oversized frame";
+		return -EINVAL;
+	}
+	if (len < IPC_HDR_SIZE) {
+		*why = "frame shorter than its header";
+		return -EINVAL;
+	}
+	type = get16(buf);
+	count = get16(buf + 2);
+	out->id = get32(buf + 4);
+	out->count = count;
+	out->status = 0;
+	switch (type) {
+	case IPC_ADD:
+		if (count == 0 || count > IPC_ADD_MAX) {
+			*why = "address count out of range";
+			return -EINVAL;
+		}
+		if (len != IPC_HDR_SIZE + (size_t)count * IPC_ADDR_SIZE) {
+			*why = "frame size does not match its count";
+			return -EINVAL;
+		}
+		for (size_t i = 0; i < count; i++) {
+			if (read_addr(buf + IPC_HDR_SIZE + i * IPC_ADDR_SIZE,
+				      &out->addrs[i], why) != 0)
+				return -EINVAL;
+		}
+		break;
+	case IPC_ADD_DONE:
+		if (count != 0 || len != IPC_HDR_SIZE + 4) {
+			*why = "frame size does not match its type";
+			return -EINVAL;
+		}
+		out->status = (int32_t)get32(buf + IPC_HDR_SIZE);
+		break;
+	default:
+		*why = "unknown frame type";
+		return -EINVAL;
+	}
+	out->type = (enum ipc_type)type;
+	return 0;
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* ipc: the frames between the unprivileged DNS process and the
+ * privileged parent (the set writer), over an AF_UNIX SOCK_SEQPACKET
+ * pair: one frame is one message, so a frame's size is what recv says.
+ *
+ * Every frame is a header (type, count, request id; host order, both ends
+ * run on the same machine) and a body whose size the type and count fix
+ * exactly. The vocabulary is the enum below; a frame of any other type,
+ * size or padding is malformed, and the receiver stops (the peer is
+ * broken or compromised). */
+#ifndef DNSFENCE_IPC_H
+#define DNSFENCE_IPC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/netaddr.h"
+
+enum ipc_type {
+	/* DNS process -> parent: put count addresses (with their TTLs)
+	 * into the sets; answered by one IPC_ADD_DONE with the same id */
+	IPC_ADD = 1,
+	/* parent -> DNS process: the kernel acked (status 0) or refused
+	 * (-errno as sets_done_fn says) request id; count is 0 */
+	IPC_ADD_DONE = 2,
+};
+
+#define IPC_HDR_SIZE  8
+#define IPC_ADDR_SIZE 24 /* family(1) pad(3) ttl(4) bytes(16) */
+#define IPC_ADD_MAX   128
+/* The largest frame of the vocabulary; a receiver reads one byte more, so
+ * a longer frame is seen as such and refused. */
+#define IPC_FRAME_MAX (IPC_HDR_SIZE + IPC_ADD_MAX * IPC_ADDR_SIZE)
+
+struct ipc_addr {
+	struct netaddr addr;
+	uint32_t ttl;
+};
+
+/* One decoded frame; addrs only for IPC_ADD. */
+struct ipc_msg {
+	enum ipc_type type;
+	uint32_t id;
+	uint16_t count;
+	int32_t status; /* IPC_ADD_DONE */
+	struct ipc_addr addrs[IPC_ADD_MAX];
+};
+
+/* Write an IPC_ADD frame of n (1..IPC_ADD_MAX) addresses into buf (cap >=
+ * IPC_FRAME_MAX is always enough): its length, or -EINVAL (n out of range,
+ * an address neither AF_INET nor AF_INET6), -ENOSPC. */
+int ipc_encode_add(uint8_t *buf, size_t cap, uint32_t id,
+		   const struct ipc_addr *addrs, size_t n);
+/* Write an IPC_ADD_DONE frame: its length, or -ENOSPC. */
+int ipc_encode_done(uint8_t *buf, size_t cap, uint32_t id, int32_t status);
+/* Read one frame of len bytes: 0, or -EINVAL with *why saying what is
+ * wrong (a static string: "oversized frame", "unknown type 7", ...). */
+int ipc_decode(const uint8_t *buf, size_t len, struct ipc_msg *out,
+	       const char **why);
+
+#endif

@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* install: sets, then their reconcile, then the rules. The order is the
+ * point: the rules match the sets by name, so the sets exist first; the
+ * reconcile reads the fingerprint the rules in place carry, so it runs
+ * before they are replaced. Before this file, setup and the guard each
+ * wrote the sequence, and the guard's copy skipped the reconcile, so a
+ * restore kept entries that rules of another policy had let in. */
+#include <stdio.h>
+#include <string.h>
+
+#include "fence/firewall.h"
+#include "fence/install.h"
+#include "fence/provenance.h"
+#include "sets/setsadm.h"
+
+int install_fence(const struct config *cfg, enum install_sets sets, char *err,
+		  size_t errlen)
+{
+	char why[480];
+	int r;
+
+	if (cfg->mode == CONFIG_MODE_OFF)
+		return 0;
+	r = setsadm_create(cfg->set4, cfg->set6, cfg->maxelem, why,
+			   sizeof(why));
+	if (r == 0 && sets == INSTALL_RECONCILE)
+		r = provenance_reconcile(cfg, why, sizeof(why));
+	if (r != 0) {
+		snprintf(err, errlen, "sets: %s", why);
+		return r;
+	}
+	r = fw_apply(cfg, why, sizeof(why));
+	if (r != 0)
+		snprintf(err, errlen, "firewall: %s", why);
+	return r;
+}

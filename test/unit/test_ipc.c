@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The IPC frames between the DNS process and the privileged parent
+ * (base/ipc.c): what is written reads back the same, and every frame
+ * whose size, type, count, family or padding is off is refused with a
+ * reason. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <cmocka.h>
+
+#include "base/ipc.h"
+#include "base/netaddr.h"
+#include "fixtures.h"
+
+static struct ipc_addr addr(const char *text, uint32_t ttl)
+{
+	struct ipc_addr a = {.ttl = ttl};
+
+	assert_int_equal(netaddr_parse(text, &a.addr), 0);
+	return a;
+}
+
+static void test_add_round_trip(void **state)
+{
+	struct ipc_addr in[3] = {addr("198.18.1.10", 60),
+				 addr("2001:db8:1::30", 0),
+				 addr("198.18.1.11", 4294967295u)};
+	uint8_t buf[IPC_FRAME_MAX];
+	struct ipc_msg m;
+	const char *why = "";
+	int len;
+
+	(void)state;
+	len = ipc_encode_add(buf, sizeof(buf), 77, in, 3);
+	assert_int_equal(len, IPC_HDR_SIZE + 3 * IPC_ADDR_SIZE);
+	assert_int_equal(ipc_decode(buf, (size_t)len, &m, &why), 0);
+	assert_int_equal(m.type, IPC_ADD);
+	assert_int_equal(m.id, 77);
+	assert_int_equal(m.count, 3);
+	for (size_t i = 0; i < 3; i++) {
+		assert_true(netaddr_equal(&m.addrs[i].addr, &in[i].addr));
+		assert_int_equal(m.addrs[i].ttl, in[i].ttl);
+	}
+}
+
+static void test_done_round_trip(void **state)
+{
+	uint8_t buf[16];
+	struct ipc_msg m;
+	const char *why = "";
+	int len = ipc_encode_done(buf, sizeof(buf), 9, -ENOSPC);
+
+	(void)state;
+	assert_int_equal(len, IPC_HDR_SIZE + 4);
+	assert_int_equal(ipc_decode(buf, (size_t)len, &m, &why), 0);
+	assert_int_equal(m.type, IPC_ADD_DONE);
+	assert_int_equal(m.id, 9);
+	assert_int_equal(m.status, -ENOSPC);
+	assert_int_equal(ipc_encode_done(buf, IPC_HDR_SIZE + 3, 9, 0), -ENOSPC);
+}
+
+static void test_encode_bounds(void **state)
+{
+	struct ipc_addr many[IPC_ADD_MAX + 1];
+	uint8_t buf[IPC_FRAME_MAX];
+
+	(void)state;
+	for (size_t i = 0; i <= IPC_ADD_MAX; i++)
+		many[i] = addr("198.18.1.10", 1);
+	assert_int_equal(ipc_encode_add(buf, sizeof(buf), 1, many, 0), -EINVAL);
+	assert_int_equal(
+	    ipc_encode_add(buf, sizeof(buf), 1, many, IPC_ADD_MAX + 1),
+	    -EINVAL);
+	assert_int_equal(ipc_encode_add(buf, sizeof(buf), 1, many, IPC_ADD_MAX),
+			 IPC_FRAME_MAX);
+	assert_int_equal(
+	    ipc_encode_add(buf, IPC_FRAME_MAX - 1, 1, many, IPC_ADD_MAX),
+	    -ENOSPC);
+	many[0].addr.family = AF_UNIX;
+	assert_int_equal(ipc_encode_add(buf, sizeof(buf), 1, many, 1), -EINVAL);
+}
+
+/* Each bad frame: refused, with the reason expected. */
+static void refused(const uint8_t *buf, size_t len, const char *reason)
+{
+	struct ipc_msg m;
+	const char *why = "";
+
+	assert_int_equal(ipc_decode(buf, len, &m, &why), -EINVAL);
+	assert_string_equal(why, reason);
+}
+
+static void test_bad_frames_refused(void **state)
+{
+	static uint8_t buf[IPC_FRAME_MAX + 64];
+	struct ipc_addr a[2] = {addr("198.18.1.10", 5), addr("198.18.1.11", 5)};
+	int len = ipc_encode_add(buf, sizeof(buf), 1, a, 2);
+	uint16_t v;
+
+	(void)state;
+	refused(buf, IPC_FRAME_MAX + 1, "oversized frame");
+	refused(buf, IPC_HDR_SIZE - 1, "frame shorter than its header");
+	refused(buf, (size_t)len - 1, "frame size does not match its count");
+	refused(buf, (size_t)len + IPC_ADDR_SIZE,
+		"frame size does not match its count");
+	v = 0;
+	memcpy(buf + 2, &v, 2);
+	refused(buf, IPC_HDR_SIZE, "address count out of range");
+	v = IPC_ADD_MAX + 1;
+	memcpy(buf + 2, &v, 2);
+	refused(buf, IPC_HDR_SIZE + (IPC_ADD_MAX + 1) * IPC_ADDR_SIZE,
+		"oversized frame");
+	v = 2;
+	memcpy(buf + 2, &v, 2);
+	buf[IPC_HDR_SIZE] = 5;
+	refused(buf, (size_t)len, "address family neither 4 nor 6");
+	buf[IPC_HDR_SIZE] = 4;
+	buf[IPC_HDR_SIZE + 1] = 1;
+	refused(buf, (size_t)len, "padding not zero");
+	buf[IPC_HDR_SIZE + 1] = 0;
+	buf[IPC_HDR_SIZE + 8 + 4] = 1; /* past the 4 bytes of an IPv4 */
+	refused(buf, (size_t)len, "padding not zero");
+	buf[IPC_HDR_SIZE + 8 + 4] = 0;
+	v = 7;
+	memcpy(buf, &v, 2);
+	refused(buf, (size_t)len, "unknown frame type");
+	len = ipc_encode_done(buf, sizeof(buf), 1, 0);
+	refused(buf, (size_t)len + 1, "frame size does not match its type");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_add_round_trip),
+	    cmocka_unit_test(test_done_round_trip),
+	    cmocka_unit_test(test_encode_bounds),
+	    cmocka_unit_test(test_bad_frames_refused),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
