@@ -15,6 +15,7 @@
 #include "cli/fence.h"
 #include "fence/firewall.h"
 #include "fence/fwforward.h"
+#include "fence/fwnat.h"
 #include "base/log.h"
 #include "fence/install.h"
 #include "daemon/serve.h"
@@ -126,7 +127,8 @@ int fence_teardown(const struct config *cfg)
 
 	if ((cfg->scope == CONFIG_SCOPE_FORWARD
 		 ? fwfwd_remove(err, sizeof(err))
-		 : fw_remove(err, sizeof(err))) != 0) {
+		 : (fw_remove(err, sizeof(err)) ||
+		    fwnat_remove(err, sizeof(err)))) != 0) {
 		log_err("teardown", "firewall: %s", err);
 		r = -EIO;
 	}

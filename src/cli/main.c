@@ -23,6 +23,7 @@
 #include "config/config.h"
 #include "config/configjson.h"
 #include "daemon/control.h"
+#include "cli/exec.h"
 #include "cli/fence.h"
 #include "cli/inspect.h"
 #include "base/log.h"
@@ -68,6 +69,7 @@ struct command {
 	struct cmd_opt opts[CMD_OPTS_MAX];
 	const char *exits; /* the exit codes this command gives */
 	bool daemon;	   /* logs as a daemon (timestamps, levels) */
+	bool raw; /* parses its own options (exec: they end at its CMD) */
 };
 
 static int cmd_validate(const struct invocation *inv);
@@ -84,6 +86,7 @@ static int cmd_status(const struct invocation *inv);
 static int cmd_entries(const struct invocation *inv);
 static int cmd_allowed(const struct invocation *inv);
 static int cmd_help(const struct invocation *inv);
+static int cmd_exec(const struct invocation *inv);
 static int load_config(const char *path, struct config **out);
 static int lookup_user(const struct config *cfg, uid_t *uid, gid_t *gid,
 		       bool warn_shared);
@@ -201,6 +204,22 @@ static const struct command commands[] = {
 	       "one JSON object: name, allowed, entry, source, mode"}},
      .exits = "0 allowed; 1 not allowed; 2 bad usage, bad config or not a "
 	      "name"},
+    {.name = "exec",
+     .fn = cmd_exec,
+     .operands = "-- CMD [ARGS]",
+     .summary = "run CMD alone fenced (a fresh cgroup, no capabilities, as "
+		"USER: default the user who ran sudo), the rest of the "
+		"namespace untouched",
+     .opts = {{"user", "USER",
+	       "run CMD as USER (never root: a root process can leave its "
+	       "cgroup)"},
+	      {"allow", "NAME",
+	       "allow NAME too, besides the config's allow list (repeat it)"}},
+     .exits = "0 or any other status: CMD's own (128 + N when signal N "
+	      "ended it); 125 "
+	      "exec itself failed (the fence could not be set up or "
+	      "removed); 126 CMD could not be run; 127 CMD not found",
+     .raw = true},
     {.name = "help",
      .fn = cmd_help,
      .operands = "[COMMAND]",
@@ -333,6 +352,15 @@ static int parse_command(const struct command *c, int argc, char **argv,
 	size_t n = 0;
 	int opt;
 
+	if (c->raw) { /* everything after the name is the command's */
+		inv->cmd = c;
+		inv->argc = argc - 1;
+		inv->argv = argv + 1;
+		return argc > 1 && (strcmp(argv[1], "--help") == 0 ||
+				    strcmp(argv[1], "-h") == 0)
+			   ? -1
+			   : 0;
+	}
 	longopts[n++] = (struct option){"config", required_argument, NULL, 'c'};
 	longopts[n++] = (struct option){"help", no_argument, NULL, 'h'};
 	for (size_t i = 0; i < CMD_OPTS_MAX && c->opts[i].name != NULL; i++)
@@ -415,6 +443,12 @@ int main(int argc, char **argv)
 		return r;
 	log_init(c->daemon ? LOG_DEST_AUTO : LOG_DEST_CLI);
 	return c->fn(&inv);
+}
+
+static int cmd_exec(const struct invocation *inv)
+{
+	/* exec_main reads its options with getopt from argv[1]. */
+	return exec_main(inv->config_path, inv->argc + 1, inv->argv - 1);
 }
 
 static int cmd_help(const struct invocation *inv)

@@ -33,6 +33,7 @@
 
 #include "config/config.h"
 #include "config/configkeys.h"
+#include "config/subjects.h"
 #include "config/policy.h"
 
 #define N_SPECS (sizeof(specs) / sizeof(specs[0]))
@@ -41,6 +42,7 @@ static int find_spec(const char *prefix, const char *key);
 static int collect(struct pctx *p, const cJSON *obj, const char *prefix);
 static int known_keys(const char *prefix, char *buf, size_t cap);
 static int finish(struct pctx *p);
+static bool given_of(const struct pctx *p, const char *path);
 static uint32_t choice_of(const struct pctx *p, const char *path);
 static int check_nul_escape(const char *text, size_t len, char *err,
 			    size_t errlen);
@@ -70,6 +72,7 @@ static const char *const state_dir_defs[] = {CONFIG_DEFAULT_STATE_DIR, NULL};
 static const char *const scope_names[] = {"output", "forward", NULL};
 static const char *const control_defs[] = {CONFIG_DEFAULT_CONTROL, NULL};
 static const char *const bool_names[] = {"false", "true", NULL};
+static const char *const loopback_names[] = {"all", "listener", NULL};
 
 #define OFF(f) offsetof(struct config, f)
 
@@ -266,6 +269,39 @@ static const struct key_spec specs[] = {
 		"other through the host (traffic a bridge switches itself "
 		"meets FORWARD only with br_netfilter loaded, as Docker "
 		"does). See docs/firewall.md"},
+    {"subjects", K_GROUP, NULL, .type = "object",
+     .meaning = "scope output only: fence these processes only, and leave "
+		"every other process of the namespace its own egress and "
+		"resolver. Their packets meet the fence (owner and cgroup "
+		"matches in OUTPUT), their DNS to any resolver on port 53 "
+		"is answered by dnsfence (nat OUTPUT). None given: the whole "
+		"namespace is fenced. See docs/security.md for what a "
+		"subject can still reach. Cannot change on reload"},
+    {"subjects.users", K_LIST, configkeys_list, .item = subjects_item_user,
+     .type = "array of user names or uids",
+     .meaning = "processes running as these uids; a name must resolve "
+		"when the config is read (printed back as its uid); not "
+		"root, not the daemon's `user`"},
+    {"subjects.groups", K_LIST, configkeys_list, .item = subjects_item_group,
+     .type = "array of group names or gids",
+     .meaning = "processes with one of these gids, as their group or a "
+		"supplementary one; not gid 0"},
+    {"subjects.cgroups", K_LIST, configkeys_list, .item = subjects_item_cgroup,
+     .type = "array of cgroup v2 paths",
+     .meaning = "processes in these cgroups or below them, written as "
+		"/proc/PID/cgroup shows them after `0::` "
+		"(`/system.slice/agent.service`); each must exist when the "
+		"rules are installed (the kernel resolves it then)"},
+    {"subjects.loopback", K_CHOICE, configkeys_choice,
+     .choices = loopback_names,
+     .meaning = "all: subjects reach every loopback service (which may "
+		"make requests for them); listener: only dnsfence's "
+		"listeners and `subjects.loopback_ports`"},
+    {"subjects.loopback_ports", K_LIST, configkeys_list,
+     .item = subjects_item_lo_port,
+     .type = "array of \"tcp/N\", \"udp/N\", \"tcp/N-M\"",
+     .meaning = "with `subjects.loopback` \"listener\": the loopback "
+		"ports subjects may still reach"},
     {"control", K_GROUP, NULL, .type = "object",
      .meaning = "the running daemon's control socket and config watch "
 		"(`dnsfence reload`, `dnsfence status`)"},
@@ -364,6 +400,15 @@ static int collect(struct pctx *p, const cJSON *obj, const char *prefix)
 	return 0;
 }
 
+static bool given_of(const struct pctx *p, const char *path)
+{
+	for (size_t i = 0; i < N_SPECS; i++) {
+		if (strcmp(specs[i].path, path) == 0)
+			return p->given[i] != NULL;
+	}
+	return false;
+}
+
 static uint32_t choice_of(const struct pctx *p, const char *path)
 {
 	for (size_t i = 0; i < N_SPECS; i++) {
@@ -439,7 +484,10 @@ static int finish(struct pctx *p)
 	if (strcmp(p->c->set4, p->c->set6) == 0)
 		return configkeys_fail(p, "sets.ipv6",
 				       "same name as sets.ipv4");
-	return configkeys_check_scope(p);
+	p->c->subject_lo_listener = choice_of(p, "subjects.loopback") == 1;
+	if ((rc = configkeys_check_scope(p)) != 0)
+		return rc;
+	return subjects_check(p, given_of(p, "subjects.loopback"));
 }
 
 static void err_at(const char *text, size_t off, const char *what, char *err,
@@ -682,6 +730,12 @@ void config_free(struct config *c)
 		free(c->host_allow[i]);
 	free(c->host_allow);
 	free(c->control_socket);
+	free(c->subject_uids);
+	free(c->subject_gids);
+	for (size_t i = 0; i < c->n_subject_cgroups; i++)
+		free(c->subject_cgroups[i]);
+	free(c->subject_cgroups);
+	free(c->subject_lo_ports);
 	free(c);
 }
 

@@ -78,7 +78,24 @@ struct config {
 	bool hairpin_deny;    /* forward: "hairpin": "deny" */
 	char *control_socket; /* "control": {"socket": PATH} */
 	bool control_watch;   /* "control": {"watch": true} */
+	/* "subjects" (output scope): whom the fence applies to; none of the
+	 * three lists given means every process of the namespace. */
+	uint32_t *subject_uids; /* "subjects.users", resolved at parse */
+	size_t n_subject_uids;
+	uint32_t *subject_gids; /* "subjects.groups", supplementary too */
+	size_t n_subject_gids;
+	char **subject_cgroups; /* "subjects.cgroups", cgroup v2 paths */
+	size_t n_subject_cgroups;
+	bool subject_lo_listener; /* "subjects.loopback": "listener" */
+	struct config_port *subject_lo_ports; /* "subjects.loopback_ports" */
+	size_t n_subject_lo_ports;
 };
+
+/* Whether the fence applies to named subjects only (config "subjects"). */
+static inline bool config_has_subjects(const struct config *c)
+{
+	return c->n_subject_uids + c->n_subject_gids + c->n_subject_cgroups > 0;
+}
 
 /* Where the process environment would come from; tests fill it in.
  * NULL members mean "not set". */

@@ -34,6 +34,9 @@ static bool json_daemon(cJSON *root, const struct config *c);
 static bool json_observe(cJSON *root, const struct config *c);
 static bool json_control(cJSON *root, const struct config *c);
 static bool json_scope(cJSON *root, const struct config *c);
+static bool json_subjects(cJSON *root, const struct config *c);
+static cJSON *json_port_list(const struct config_port *pt, size_t n);
+static cJSON *json_ids(const uint32_t *ids, size_t n);
 
 /* The normalized JSON holds every field, so it is the comparison. */
 bool config_equal(const struct config *a, const struct config *b)
@@ -111,7 +114,7 @@ static cJSON *config_tree(const struct config *c)
 		  json_sets(root, c) && json_ports(root, c) &&
 		  json_cidrs(root, c) && json_daemon(root, c) &&
 		  json_observe(root, c) && json_control(root, c) &&
-		  json_scope(root, c);
+		  json_scope(root, c) && json_subjects(root, c);
 
 	if (!ok) {
 		cJSON_Delete(root);
@@ -227,22 +230,75 @@ static bool json_sets(cJSON *root, const struct config *c)
 /* "ports": "tcp/443", "udp/8000-8080". */
 static bool json_ports(cJSON *root, const struct config *c)
 {
+	return cJSON_AddItemToObject(root, "ports",
+				     json_port_list(c->ports, c->n_ports));
+}
+
+static cJSON *json_port_list(const struct config_port *pt, size_t n)
+{
 	char buf[32];
-	cJSON *ports = cJSON_AddArrayToObject(root, "ports");
+	cJSON *ports = cJSON_CreateArray();
 	bool ok = ports != NULL;
 
-	for (size_t i = 0; ok && i < c->n_ports; i++) {
-		const struct config_port *pt = &c->ports[i];
-		const char *proto = pt->proto == IPPROTO_UDP ? "udp" : "tcp";
+	for (size_t i = 0; ok && i < n; i++) {
+		const char *proto = pt[i].proto == IPPROTO_UDP ? "udp" : "tcp";
 
-		if (pt->first == pt->last)
-			snprintf(buf, sizeof(buf), "%s/%u", proto, pt->first);
+		if (pt[i].first == pt[i].last)
+			snprintf(buf, sizeof(buf), "%s/%u", proto, pt[i].first);
 		else
-			snprintf(buf, sizeof(buf), "%s/%u-%u", proto, pt->first,
-				 pt->last);
+			snprintf(buf, sizeof(buf), "%s/%u-%u", proto,
+				 pt[i].first, pt[i].last);
 		ok = cJSON_AddItemToArray(ports, cJSON_CreateString(buf));
 	}
-	return ok;
+	if (!ok) {
+		cJSON_Delete(ports);
+		return NULL;
+	}
+	return ports;
+}
+
+static cJSON *json_ids(const uint32_t *ids, size_t n)
+{
+	char buf[16];
+	cJSON *arr = cJSON_CreateArray();
+	bool ok = arr != NULL;
+
+	for (size_t i = 0; ok && i < n; i++) {
+		snprintf(buf, sizeof(buf), "%u", (unsigned)ids[i]);
+		ok = cJSON_AddItemToArray(arr, cJSON_CreateString(buf));
+	}
+	if (!ok) {
+		cJSON_Delete(arr);
+		return NULL;
+	}
+	return arr;
+}
+
+/* "subjects", only when some are named (users and groups as numbers). */
+static bool json_subjects(cJSON *root, const struct config *c)
+{
+	cJSON *sj;
+	bool ok;
+
+	if (!config_has_subjects(c))
+		return true;
+	ok = (sj = cJSON_AddObjectToObject(root, "subjects")) != NULL;
+	ok = ok &&
+	     cJSON_AddItemToObject(
+		 sj, "users", json_ids(c->subject_uids, c->n_subject_uids));
+	ok = ok &&
+	     cJSON_AddItemToObject(
+		 sj, "groups", json_ids(c->subject_gids, c->n_subject_gids));
+	ok = ok && cJSON_AddItemToObject(
+		       sj, "cgroups",
+		       json_strings(c->subject_cgroups, c->n_subject_cgroups));
+	ok = ok && cJSON_AddStringToObject(sj, "loopback",
+					   c->subject_lo_listener ? "listener"
+								  : "all");
+	return ok &&
+	       cJSON_AddItemToObject(
+		   sj, "loopback_ports",
+		   json_port_list(c->subject_lo_ports, c->n_subject_lo_ports));
 }
 
 /* A list of CIDRs under key, each as address/length. */

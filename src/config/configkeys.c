@@ -618,6 +618,21 @@ int configkeys_item_ecosystem(struct pctx *p, const char *s, const char *path)
 
 int configkeys_item_port(struct pctx *p, const char *s, const char *path)
 {
+	struct config_port pt;
+	int rc = configkeys_parse_port(p, s, path, &pt);
+
+	if (rc != 0)
+		return rc;
+	for (size_t i = 0; i < p->c->n_ports; i++) {
+		if (memcmp(&p->c->ports[i], &pt, sizeof(pt)) == 0)
+			return 0;
+	}
+	return push(&p->c->ports, &p->c->n_ports, sizeof(pt), &pt);
+}
+
+int configkeys_parse_port(struct pctx *p, const char *s, const char *path,
+			  struct config_port *out)
+{
 	struct config_port pt = {0};
 	const char *num = s + 4, *dash;
 	char val[72];
@@ -645,11 +660,8 @@ int configkeys_item_port(struct pctx *p, const char *s, const char *path)
 	if (pt.first > pt.last)
 		return configkeys_fail(p, path, "\"%s\": range is backwards",
 				       val);
-	for (size_t i = 0; i < p->c->n_ports; i++) {
-		if (memcmp(&p->c->ports[i], &pt, sizeof(pt)) == 0)
-			return 0;
-	}
-	return push(&p->c->ports, &p->c->n_ports, sizeof(pt), &pt);
+	*out = pt;
+	return 0;
 }
 
 /* One CIDR item into a list of them; a repeat is dropped. */

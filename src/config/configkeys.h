@@ -83,6 +83,9 @@ int configkeys_item_upstream(struct pctx *p, const char *s, const char *path);
 int configkeys_item_name(struct pctx *p, const char *s, const char *path);
 int configkeys_item_ecosystem(struct pctx *p, const char *s, const char *path);
 int configkeys_item_port(struct pctx *p, const char *s, const char *path);
+/* "tcp/N", "udp/N" or "tcp/N-M" into *out, without storing it. */
+int configkeys_parse_port(struct pctx *p, const char *s, const char *path,
+			  struct config_port *out);
 int configkeys_item_cidr(struct pctx *p, const char *s, const char *path);
 /* One "source_cidrs" entry (forward scope). */
 int configkeys_item_source_cidr(struct pctx *p, const char *s,

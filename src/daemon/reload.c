@@ -146,6 +146,7 @@ static void on_loaded(evutil_socket_t fd, short what, void *arg);
 static void apply(struct reload *rl, struct job *j);
 static bool restart_needed(const struct config *a, const struct config *b,
 			   char *err, size_t errlen);
+static bool same_subjects(const struct config *a, const struct config *b);
 static void names_diff(const struct config *a, const struct config *b,
 		       struct job *j);
 static void name_list(char *buf, size_t cap, const char *what, char *const *v,
@@ -486,6 +487,32 @@ static int load(const struct reload *rl, struct config **cfg,
 	return 0;
 }
 
+/* The fenced subjects decide the jumps into the fence, which only setup
+ * installs. */
+static bool same_subjects(const struct config *a, const struct config *b)
+{
+	if (a->n_subject_uids != b->n_subject_uids ||
+	    a->n_subject_gids != b->n_subject_gids ||
+	    a->n_subject_cgroups != b->n_subject_cgroups ||
+	    a->n_subject_lo_ports != b->n_subject_lo_ports ||
+	    a->subject_lo_listener != b->subject_lo_listener)
+		return false;
+	for (size_t i = 0; i < a->n_subject_cgroups; i++) {
+		if (strcmp(a->subject_cgroups[i], b->subject_cgroups[i]) != 0)
+			return false;
+	}
+	return (a->n_subject_uids == 0 ||
+		memcmp(a->subject_uids, b->subject_uids,
+		       a->n_subject_uids * sizeof(*a->subject_uids)) == 0) &&
+	       (a->n_subject_gids == 0 ||
+		memcmp(a->subject_gids, b->subject_gids,
+		       a->n_subject_gids * sizeof(*a->subject_gids)) == 0) &&
+	       (a->n_subject_lo_ports == 0 ||
+		memcmp(a->subject_lo_ports, b->subject_lo_ports,
+		       a->n_subject_lo_ports * sizeof(*a->subject_lo_ports)) ==
+		    0);
+}
+
 /* A key the running daemon cannot take: err names it. */
 static bool restart_needed(const struct config *a, const struct config *b,
 			   char *err, size_t errlen)
@@ -518,6 +545,8 @@ static bool restart_needed(const struct config *a, const struct config *b,
 		key = "metrics";
 	else if (strcmp(a->state_dir, b->state_dir) != 0)
 		key = "state_dir";
+	else if (!same_subjects(a, b))
+		key = "subjects";
 	else if (a->mode != b->mode &&
 		 (a->mode == CONFIG_MODE_OFF || b->mode == CONFIG_MODE_OFF))
 		key = "mode";

@@ -29,18 +29,15 @@
 #include "fence/firewall.h"
 #include "fence/fwexec.h"
 #include "fence/fwrules.h"
+#include "fence/fwsubject.h"
 #include "base/log.h"
 #include "config/fingerprint.h"
 
-#define JUMP_LINE "-A OUTPUT -j " FW_CHAIN
-
-/* What one family's `iptables-save -t filter` says about our pieces. */
+/* What one family's filter table (iptables-save) says about our pieces. */
 struct saved {
 	char policy[16];       /* OUTPUT's policy; "" when not listed */
 	bool chain;	       /* ":DNSFENCE-OUT" is declared */
-	int jumps;	       /* exact "-A OUTPUT -j DNSFENCE-OUT" lines */
-	int jump_pos;	       /* 1-based position of the first one in OUTPUT */
-	int out_rules;	       /* "-A OUTPUT" lines seen so far */
+	struct fw_jumps jumps; /* "-A OUTPUT ... -j DNSFENCE-OUT" lines */
 	struct fw_rules rules; /* "-A DNSFENCE-OUT ..." lines, in order */
 };
 
@@ -53,8 +50,9 @@ struct first_diff {
 static int saved_line(void *arg, const char *line);
 static int compare_off(int family, const struct saved *sv, fw_report_fn report,
 		       void *arg);
-static int compare_frame(int family, const struct saved *sv,
-			 fw_report_fn report, void *arg);
+static int compare_frame(const struct config *cfg, int family,
+			 const struct saved *sv, fw_report_fn report,
+			 void *arg);
 static int compare(const struct config *cfg, int family, const char *saved,
 		   fw_report_fn report, void *arg);
 static void keep_first(void *arg, const char *line);
@@ -66,10 +64,12 @@ static int apply_family(const struct config *cfg, int family,
 			enum fwexec_backend b, char *err, size_t errlen);
 static int remove_family(enum fwexec_backend b, int family, char *err,
 			 size_t errlen);
-static char *jump_fixes(const struct saved *sv);
+static char *jump_fixes(const struct config *cfg, int family,
+			const struct saved *sv);
+static void saved_free(struct saved *sv);
+static int save_for(const struct config *cfg, enum fwexec_backend b, int family,
+		    char **text, char *err, size_t errlen);
 static void prefer_mldv1(void);
-static int save_scope(const struct config *cfg, enum fwexec_backend b,
-		      int family, char **text, char *err, size_t errlen);
 
 static const int families[] = {AF_INET, AF_INET6};
 
@@ -96,8 +96,10 @@ char *fwout_render(const struct config *cfg, int family)
 	out = malloc(cap);
 	if (!out)
 		goto out;
+	/* With subjects the rest of the namespace keeps OUTPUT's policy. */
 	len += (size_t)snprintf(
-	    out, cap, "*filter\n:OUTPUT DROP\n:%s - [0:0]\n", FW_CHAIN);
+	    out, cap, "*filter\n%s:%s - [0:0]\n",
+	    config_has_subjects(cfg) ? "" : ":OUTPUT DROP\n", FW_CHAIN);
 	for (size_t i = 0; i < r.n; i++)
 		len += (size_t)snprintf(out + len, cap - len, "%s\n", r.v[i]);
 	snprintf(out + len, cap - len, "COMMIT\n");
@@ -116,12 +118,7 @@ static int saved_line(void *arg, const char *line)
 	} else if (strncmp(line, ":" FW_CHAIN " ", strlen(FW_CHAIN) + 2) == 0) {
 		sv->chain = true;
 	} else if (strncmp(line, "-A OUTPUT ", 10) == 0) {
-		sv->out_rules++;
-		if (strcmp(line, JUMP_LINE) != 0)
-			return 0;
-		if (sv->jumps == 0)
-			sv->jump_pos = sv->out_rules;
-		sv->jumps++;
+		fw_jumps_line(&sv->jumps, line, FW_CHAIN);
 	} else if (strncmp(line, FW_CHAIN_RULE, strlen(FW_CHAIN_RULE)) == 0) {
 		return fw_rules_push(&sv->rules, line);
 	}
@@ -131,7 +128,7 @@ static int saved_line(void *arg, const char *line)
 int fw_saved_each(const char *text, int (*on_line)(void *arg, const char *line),
 		  void *arg)
 {
-	return fw_saved_each_table(text, "filter", on_line, arg);
+	return fw_saved_each_table(text, "*filter", on_line, arg);
 }
 
 int fw_saved_each_table(const char *text, const char *table,
@@ -154,7 +151,7 @@ int fw_saved_each_table(const char *text, const char *table,
 		line[len] = '\0';
 		p = eol ? eol + 1 : p + strlen(p);
 		if (line[0] == '*')
-			filter = strcmp(line + 1, table) == 0;
+			filter = strcmp(line, table) == 0;
 		else if (filter)
 			ret = on_line(arg, line);
 	}
@@ -173,11 +170,12 @@ int fw_saved_read_table(enum fwexec_backend b, int family, const char *table,
 			int (*on_line)(void *arg, const char *line), void *arg,
 			char *err, size_t errlen)
 {
-	char *text = NULL;
+	char *text = NULL, section[16];
 	int ret = fw_save_table(b, family, table, &text, err, errlen);
 
+	snprintf(section, sizeof(section), "*%s", table);
 	if (!ret)
-		ret = fw_saved_each_table(text, table, on_line, arg);
+		ret = fw_saved_each_table(text, section, on_line, arg);
 	free(text);
 	return ret;
 }
@@ -205,7 +203,7 @@ static int compare_off(int family, const struct saved *sv, fw_report_fn report,
 		fw_say(report, arg, "%s: mode is off but chain %s exists",
 		       fw_family_name(family), FW_CHAIN);
 	}
-	if (sv->jumps) {
+	if (sv->jumps.lines.n) {
 		diffs++;
 		fw_say(report, arg, "%s: mode is off but OUTPUT jumps to %s",
 		       fw_family_name(family), FW_CHAIN);
@@ -213,35 +211,29 @@ static int compare_off(int family, const struct saved *sv, fw_report_fn report,
 	return diffs;
 }
 
-/* OUTPUT's policy, the one jump first in OUTPUT, our chain declared. */
-static int compare_frame(int family, const struct saved *sv,
-			 fw_report_fn report, void *arg)
+/* OUTPUT's policy (DROP, unless the fence is for subjects only), the
+ * jumps first in OUTPUT (fwsubject_jumps), our chain declared. */
+static int compare_frame(const struct config *cfg, int family,
+			 const struct saved *sv, fw_report_fn report, void *arg)
 {
 	const char *fam = fw_family_name(family);
-	int diffs = 1;
+	struct fw_rules want = {0};
+	int diffs = 0, ret;
 
-	if (strcmp(sv->policy, "DROP") != 0)
+	if (!config_has_subjects(cfg) && strcmp(sv->policy, "DROP") != 0) {
+		diffs++;
 		fw_say(report, arg, "%s: OUTPUT policy is %s, expected DROP",
 		       fam,
 		       sv->policy[0] ? sv->policy : "ACCEPT (no filter table)");
-	else
-		diffs = 0;
-	diffs++;
-	if (sv->jumps == 0)
-		fw_say(report, arg, "%s: jump from OUTPUT to %s missing", fam,
-		       FW_CHAIN);
-	else if (sv->jumps > 1)
-		fw_say(report, arg,
-		       "%s: jump from OUTPUT to %s appears %d times", fam,
-		       FW_CHAIN, sv->jumps);
-	else if (sv->jump_pos != 1)
-		fw_say(
-		    report, arg,
-		    "%s: jump from OUTPUT to %s is rule %d of OUTPUT, expected "
-		    "1 (rules before it bypass the fence)",
-		    fam, FW_CHAIN, sv->jump_pos);
-	else
-		diffs--;
+	}
+	ret = fwsubject_jumps(cfg, family, &want);
+	if (!ret)
+		ret = fw_jumps_compare(family, FW_CHAIN, &want, &sv->jumps,
+				       report, arg);
+	fw_rules_free(&want);
+	if (ret < 0)
+		return ret;
+	diffs += ret;
 	if (!sv->chain) {
 		diffs++;
 		fw_say(report, arg, "%s: chain %s missing", fam, FW_CHAIN);
@@ -347,7 +339,11 @@ static int compare(const struct config *cfg, int family, const char *saved,
 		diffs = compare_off(family, &sv, report, arg);
 		goto out;
 	}
-	diffs = compare_frame(family, &sv, report, arg);
+	diffs = compare_frame(cfg, family, &sv, report, arg);
+	if (diffs < 0) {
+		ret = diffs;
+		goto out;
+	}
 	if (!sv.chain)
 		goto out;
 	ret = fw_compare_chain(cfg, family, FW_CHAIN, &want, &sv.rules, report,
@@ -358,8 +354,14 @@ static int compare(const struct config *cfg, int family, const char *saved,
 	}
 out:
 	fw_rules_free(&want);
-	fw_rules_free(&sv.rules);
+	saved_free(&sv);
 	return ret ? ret : diffs;
+}
+
+static void saved_free(struct saved *sv)
+{
+	fw_jumps_free(&sv->jumps);
+	fw_rules_free(&sv->rules);
 }
 
 int fwout_compare(const struct config *cfg, int family, const char *saved,
@@ -376,25 +378,58 @@ static void keep_first(void *arg, const char *line)
 		snprintf(fd->buf, fd->len, "%s", line);
 }
 
+int fw_save_table(enum fwexec_backend b, int family, const char *table,
+		  char **text, char *err, size_t errlen)
+{
+	const char *args[] = {"-t", table, NULL};
+	const char *name = fwexec_name(b, family, FWEXEC_SAVE);
+	char *stderr_text = NULL;
+	int ret = fwexec_run(name, args, NULL, text, &stderr_text);
+
+	if (ret)
+		snprintf(err, errlen, "%s: cannot read %s rules with %s: %s",
+			 fw_family_name(family), table, name,
+			 stderr_text ? stderr_text : strerror(-ret));
+	free(stderr_text);
+	return ret;
+}
+
 int fw_save_family(enum fwexec_backend b, int family, char **text, char *err,
 		   size_t errlen)
 {
 	return fw_save_table(b, family, "filter", text, err, errlen);
 }
 
-int fw_save_table(enum fwexec_backend b, int family, const char *table,
-		  char **text, char *err, size_t errlen)
+/* What the comparison of cfg needs: the filter table and behind it, in
+ * the forward scope, the raw table (DNSFENCE-PRE: it must be readable),
+ * in the output scope the nat table (subjects' DNS redirect). Without
+ * subjects the nat table is read only to find what an earlier config of
+ * subjects left: where it cannot be read (iptables-legacy-save lists no
+ * table to an unprivileged guard), nothing of ours can be checked there. */
+static int save_for(const struct config *cfg, enum fwexec_backend b, int family,
+		    char **text, char *err, size_t errlen)
 {
-	const char *const args[] = {"-t", table, NULL};
-	const char *name = fwexec_name(b, family, FWEXEC_SAVE);
-	char *stderr_text = NULL;
-	int ret = fwexec_run(name, args, NULL, text, &stderr_text);
+	bool forward = cfg->scope == CONFIG_SCOPE_FORWARD;
+	char *more = NULL, *both;
+	int ret = fw_save_family(b, family, text, err, errlen);
 
 	if (ret)
-		snprintf(err, errlen, "%s: cannot read rules with %s: %s",
-			 fw_family_name(family), name,
-			 stderr_text ? stderr_text : strerror(-ret));
-	free(stderr_text);
+		return ret;
+	ret = fw_save_table(b, family, forward ? "raw" : "nat", &more, err,
+			    errlen);
+	if (ret && !forward && !config_has_subjects(cfg)) {
+		free(more);
+		err[0] = '\0';
+		return 0;
+	}
+	if (!ret &&
+	    asprintf(&both, "%s%s", *text ? *text : "", more ? more : "") < 0)
+		ret = -ENOMEM;
+	free(more);
+	if (!ret) {
+		free(*text);
+		*text = both;
+	}
 	return ret;
 }
 
@@ -408,7 +443,7 @@ static int stored_policy(enum fwexec_backend b, int family, char *hex,
 	hex[0] = '\0';
 	if (!ret)
 		fw_rules_find_policy(&sv.rules, hex, len);
-	fw_rules_free(&sv.rules);
+	saved_free(&sv);
 	return ret;
 }
 
@@ -491,29 +526,25 @@ static int apply_family(const struct config *cfg, int family,
 	int ret = fw_saved_read(b, family, saved_line, &sv, err, errlen);
 
 	if (!ret)
-		ret = fw_restore_rules(b, family, fwout_render(cfg, family),
-				       jump_fixes(&sv), err, errlen);
-	fw_rules_free(&sv.rules);
+		ret =
+		    fw_restore_rules(b, family, fwout_render(cfg, family),
+				     jump_fixes(cfg, family, &sv), err, errlen);
+	saved_free(&sv);
 	return ret;
 }
 
-/* The restore lines that leave exactly one jump, first in OUTPUT ("" when
- * it is already so): malloc'd, NULL when out of memory. */
-static char *jump_fixes(const struct saved *sv)
+/* The restore lines that leave exactly the wanted jumps, first in OUTPUT
+ * ("" when they already are): malloc'd, NULL when out of memory. */
+static char *jump_fixes(const struct config *cfg, int family,
+			const struct saved *sv)
 {
-	size_t len = 0, cap = (size_t)(sv->jumps + 1) * 64;
-	char *buf = malloc(cap);
+	struct fw_rules want = {0};
+	char *fixes = NULL;
 
-	if (!buf)
-		return NULL;
-	buf[0] = '\0';
-	if (sv->jumps == 1 && sv->jump_pos == 1)
-		return buf;
-	for (int i = 0; i < sv->jumps; i++)
-		len += (size_t)snprintf(buf + len, cap - len,
-					"-D OUTPUT -j %s\n", FW_CHAIN);
-	snprintf(buf + len, cap - len, "-I OUTPUT 1 -j %s\n", FW_CHAIN);
-	return buf;
+	if (fwsubject_jumps(cfg, family, &want) == 0)
+		fixes = fw_jumps_fixes(&want, &sv->jumps);
+	fw_rules_free(&want);
+	return fixes;
 }
 
 int fw_restore_rules(enum fwexec_backend b, int family, char *rules,
@@ -603,28 +634,6 @@ int fwout_check(const struct config *cfg,
 	return fw_check_with(cfg, compare, report, arg);
 }
 
-/* What compare_fn reads for cfg's scope: the filter table, and in the
- * forward scope the raw table after it (DNSFENCE-PRE). */
-static int save_scope(const struct config *cfg, enum fwexec_backend b,
-		      int family, char **text, char *err, size_t errlen)
-{
-	char *raw = NULL, *both;
-	int ret = fw_save_family(b, family, text, err, errlen);
-
-	if (ret || cfg->scope != CONFIG_SCOPE_FORWARD)
-		return ret;
-	ret = fw_save_table(b, family, "raw", &raw, err, errlen);
-	if (!ret &&
-	    asprintf(&both, "%s%s", *text ? *text : "", raw ? raw : "") < 0)
-		ret = -ENOMEM;
-	if (!ret) {
-		free(*text);
-		*text = both;
-	}
-	free(raw);
-	return ret;
-}
-
 int fw_verify(const struct config *cfg, enum fwexec_backend b,
 	      fw_compare_fn compare_fn, char *err, size_t errlen)
 {
@@ -635,7 +644,7 @@ int fw_verify(const struct config *cfg, enum fwexec_backend b,
 		struct first_diff fd = {diff, sizeof(diff), 0};
 		char *saved = NULL;
 
-		ret = save_scope(cfg, b, families[i], &saved, err, errlen);
+		ret = save_for(cfg, b, families[i], &saved, err, errlen);
 		if (!ret)
 			ret = compare_fn(cfg, families[i], saved, keep_first,
 					 &fd);
@@ -667,7 +676,7 @@ int fw_check_with(const struct config *cfg, fw_compare_fn compare_fn,
 	for (size_t i = 0; !ret && i < 2; i++) {
 		char *saved = NULL;
 
-		ret = save_scope(cfg, b, families[i], &saved, err, sizeof(err));
+		ret = save_for(cfg, b, families[i], &saved, err, sizeof(err));
 		if (!ret)
 			ret = compare_fn(cfg, families[i], saved, report, arg);
 		free(saved);
@@ -686,27 +695,30 @@ int fw_check_with(const struct config *cfg, fw_compare_fn compare_fn,
 static int remove_family(enum fwexec_backend b, int family, char *err,
 			 size_t errlen)
 {
-	char input[1024];
 	struct saved sv = {0};
-	size_t len;
+	char *input = NULL, *del = NULL;
+	size_t len, cap;
 	int ret;
 
 	ret = fw_saved_read(b, family, saved_line, &sv, err, errlen);
 	if (ret)
 		goto out;
-	len =
-	    (size_t)snprintf(input, sizeof(input), "*filter\n:OUTPUT ACCEPT\n");
-	for (int i = 0; i < sv.jumps && i < 16; i++)
-		len += (size_t)snprintf(input + len, sizeof(input) - len,
-					"-D OUTPUT -j %s\n", FW_CHAIN);
+	ret = -ENOMEM;
+	del = fw_jumps_deletes(&sv.jumps);
+	cap = (del ? strlen(del) : 0) + 128;
+	if (del == NULL || (input = malloc(cap)) == NULL)
+		goto out;
+	len = (size_t)snprintf(input, cap, "*filter\n:OUTPUT ACCEPT\n%s", del);
 	if (sv.chain)
-		len += (size_t)snprintf(input + len, sizeof(input) - len,
+		len += (size_t)snprintf(input + len, cap - len,
 					":%s - [0:0]\n-X %s\n", FW_CHAIN,
 					FW_CHAIN);
-	snprintf(input + len, sizeof(input) - len, "COMMIT\n");
+	snprintf(input + len, cap - len, "COMMIT\n");
 	ret = fw_restore_family(b, family, input, err, errlen);
 out:
-	fw_rules_free(&sv.rules);
+	free(del);
+	free(input);
+	saved_free(&sv);
 	return ret;
 }
 

@@ -88,7 +88,8 @@ void fw_say(fw_report_fn report, void *arg, const char *fmt, ...)
  * return of on_line and returns it; 0 when all lines were read. */
 int fw_saved_each(const char *text, int (*on_line)(void *arg, const char *line),
 		  void *arg);
-/* The same for the lines of another table ("raw"). */
+/* The same for the lines of table ("*filter", "*nat", "*raw") of the
+ * text. */
 int fw_saved_each_table(const char *text, const char *table,
 			int (*on_line)(void *arg, const char *line), void *arg);
 
@@ -104,7 +105,7 @@ int fw_compare_chain(const struct config *cfg, int family, const char *chain,
 int fw_saved_read(enum fwexec_backend b, int family,
 		  int (*on_line)(void *arg, const char *line), void *arg,
 		  char *err, size_t errlen);
-/* The same for another table ("raw"). */
+/* The same for another table ("raw": the section "*raw" of its save). */
 int fw_saved_read_table(enum fwexec_backend b, int family, const char *table,
 			int (*on_line)(void *arg, const char *line), void *arg,
 			char *err, size_t errlen);
@@ -127,7 +128,7 @@ int fw_compare_policy(const struct config *cfg, int family,
  * the caller frees it, also on error). 0, or -errno with err set. */
 int fw_save_family(enum fwexec_backend b, int family, char **text, char *err,
 		   size_t errlen);
-/* The same for another table ("raw"). */
+/* The same for another table ("nat", "raw"). */
 int fw_save_table(enum fwexec_backend b, int family, const char *table,
 		  char **text, char *err, size_t errlen);
 

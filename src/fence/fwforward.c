@@ -302,7 +302,7 @@ int fwfwd_compare(const struct config *cfg, int family, const char *saved,
 
 	ret = fw_saved_each(saved, saved_line, &sv);
 	if (!ret)
-		ret = fw_saved_each_table(saved, "raw", raw_line, &sv);
+		ret = fw_saved_each_table(saved, "*raw", raw_line, &sv);
 	if (!ret)
 		ret = fwfwd_rules_render(cfg, family, &fwd, &in);
 	if (!ret)

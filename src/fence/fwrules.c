@@ -92,17 +92,9 @@ static int log_then_reject(struct fw_rules *r, const char *match,
 			   const char *prefix, const char *with);
 static int render_cidrs(const struct config *cfg, int family, const char *pn,
 			const char *list, struct fw_rules *r);
-/* Any routing header, whatever its type (the kernel's SRv6 or a type 0
- * one a raw socket writes): the packet's destination is the next segment,
- * not where it ends, so no later rule may judge it (invariant 13). */
-const char *fw_rules_rthdr(const struct config *cfg)
-{
-	return cfg->mode == CONFIG_MODE_AUDIT
-		   ? "-m rt -j NFLOG --nflog-prefix " AUDIT_PREFIX
-		   : "-m rt -j REJECT --reject-with icmp6-adm-prohibited";
-}
-
 static bool policy_of(const char *line, char *hex, size_t len);
+static int render_loopback(const struct config *cfg, struct fw_rules *r);
+static int render_established(const struct config *cfg, struct fw_rules *r);
 
 void fw_rules_free(struct fw_rules *r)
 {
@@ -463,16 +455,18 @@ int fw_rules_render(const struct config *cfg, int family, struct fw_rules *r)
 		return 0;
 	ret = family == AF_INET6 ? fw_rules_add(r, C "%s", fw_rules_rthdr(cfg))
 				 : 0;
+	/* Subjects: each connection they open carries our mark (below). */
+	if (!ret && config_has_subjects(cfg))
+		ret = fw_rules_add(r,
+				   C "-m conntrack --ctstate NEW -j CONNMARK "
+				     "--set-xmark 0x%x/0x%x",
+				   (unsigned)cfg->mark, (unsigned)cfg->mark);
 	if (!ret)
 		ret = render_listen(cfg, family, r);
 	if (!ret)
 		ret = render_upstreams(cfg, family, r);
 	if (!ret)
-		ret =
-		    fw_rules_add(r,
-				 C "-m conntrack --ctstate RELATED,ESTABLISHED "
-				   "%s-j ACCEPT",
-				 cfg->inbound_deny ? "--ctdir ORIGINAL " : "");
+		ret = render_established(cfg, r);
 	if (!ret && cfg->inbound_deny) /* our listeners' (local) answers */
 		ret = fw_rules_add(r, C "-o lo -m conntrack --ctstate "
 					"RELATED,ESTABLISHED -j ACCEPT");
@@ -481,12 +475,76 @@ int fw_rules_render(const struct config *cfg, int family, struct fw_rules *r)
 	if (!ret)
 		ret = render_dns(cfg, family, r);
 	if (!ret)
-		ret = fw_rules_add(r, C "-o lo -j ACCEPT");
+		ret = render_loopback(cfg, r);
 	if (!ret)
 		ret = render_ports(cfg, family, set, r);
 	if (!ret)
 		ret = render_last(cfg, family, r);
 	return ret;
+}
+
+/* Packets of known connections. For subjects, only of connections a
+ * subject opened (the connmark set on its NEW packet) or, with inbound
+ * "allow", in the reply direction: a connection another process of the
+ * namespace opened is not the subject's to use, or a subject could bind
+ * that process's closed UDP port and ride its conntrack entry to
+ * wherever it went (its own resolver, an address nobody answered). */
+static int render_established(const struct config *cfg, struct fw_rules *r)
+{
+	int ret;
+
+	if (!config_has_subjects(cfg))
+		return fw_rules_add(
+		    r,
+		    C "-m conntrack --ctstate RELATED,ESTABLISHED "
+		      "%s-j ACCEPT",
+		    cfg->inbound_deny ? "--ctdir ORIGINAL " : "");
+	ret = fw_rules_add(r,
+			   C "-m conntrack --ctstate RELATED,ESTABLISHED -m "
+			     "connmark --mark 0x%x/0x%x -j ACCEPT",
+			   (unsigned)cfg->mark, (unsigned)cfg->mark);
+	if (!ret && !cfg->inbound_deny)
+		ret = fw_rules_add(r, C
+				   "-m conntrack --ctstate RELATED,ESTABLISHED "
+				   "--ctdir REPLY -j ACCEPT");
+	return ret;
+}
+
+/* Loopback: everything, or for named subjects with "loopback":
+ * "listener" only the listeners (accepted above) and loopback_ports. */
+static int render_loopback(const struct config *cfg, struct fw_rules *r)
+{
+	int ret = 0;
+
+	if (!config_has_subjects(cfg) || !cfg->subject_lo_listener)
+		return fw_rules_add(r, FW_CHAIN_RULE "-o lo -j ACCEPT");
+	for (size_t i = 0; !ret && i < cfg->n_subject_lo_ports; i++) {
+		const struct config_port *pt = &cfg->subject_lo_ports[i];
+		const char *pn = pt->proto == IPPROTO_UDP ? "udp" : "tcp";
+
+		if (pt->first == pt->last)
+			ret = fw_rules_add(r,
+					   FW_CHAIN_RULE "-o lo -p %s -m %s "
+							 "--dport %u -j ACCEPT",
+					   pn, pn, (unsigned)pt->first);
+		else
+			ret = fw_rules_add(
+			    r,
+			    FW_CHAIN_RULE "-o lo -p %s -m %s --dport %u:%u -j "
+					  "ACCEPT",
+			    pn, pn, (unsigned)pt->first, (unsigned)pt->last);
+	}
+	return ret;
+}
+
+/* Any routing header, whatever its type (the kernel's SRv6 or a type 0
+ * one a raw socket writes): the packet's destination is the next segment,
+ * not where it ends, so no later rule may judge it (invariant 13). */
+const char *fw_rules_rthdr(const struct config *cfg)
+{
+	return cfg->mode == CONFIG_MODE_AUDIT
+		   ? "-m rt -j NFLOG --nflog-prefix " AUDIT_PREFIX
+		   : "-m rt -j REJECT --reject-with icmp6-adm-prohibited";
 }
 
 static bool policy_of(const char *line, char *hex, size_t len)

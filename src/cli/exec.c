@@ -1,0 +1,754 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* exec: `dnsfence exec [--user USER] [--allow NAME]... -- CMD [ARGS]`,
+ * one command fenced, the rest of the namespace untouched.
+ *
+ * The fence is a private instance for this command: the config (-c, or
+ * none) with `subjects` set to a fresh cgroup made for it below our own
+ * (or, where the cgroup tree is not writable, to the command's uid), its
+ * own listener on a loopback address of its own, its own sets, state
+ * directory and control socket under STATE_DIR/exec/PID (STATE_DIR the
+ * config's `state_dir`), so it never meets
+ * another daemon's. The daemon is this binary's `run`, started as a
+ * child; once it answers, the command is started in the cgroup, as USER
+ * (never root: a root process, capabilities or not, can write the cgroup
+ * tree and leave), with no capability in any set and no_new_privs. When
+ * the command exits (or we are asked to stop: the signal goes to the
+ * command first), the daemon is stopped, the instance's rules and sets
+ * are removed with this binary's `teardown`, the cgroup and the directory
+ * go, and our exit status is the command's (128 + signal when a signal
+ * ended it). A `dnsfence exec` killed outright leaves its directory: the
+ * next one finds it (its pid gone) and removes what it names first.
+ *
+ * One exec at a time per network namespace: the output fence's chains
+ * are one per namespace. A namespace already fenced by another dnsfence
+ * is refused (use `subjects` in that daemon's config instead). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <netinet/in.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli/exec.h"
+#include "cli/probe.h"
+#include "config/config.h"
+#include "fence/firewall.h"
+#include "fence/fwexec.h"
+
+#define READY_TIMEOUT_MS 15000
+#define STOP_TIMEOUT_MS	 5000
+#define PATH_LEN	 512
+
+struct instance {
+	char dir[PATH_LEN];    /* STATE_DIR/exec/PID */
+	char conf[PATH_LEN];   /* its dnsfence.json */
+	char cgroup[PATH_LEN]; /* the cgroup's directory, "" when by uid */
+	char cgpath[PATH_LEN]; /* the same as the kernel names it */
+	uid_t uid;
+	gid_t gid;
+	pid_t daemon;
+};
+
+static volatile sig_atomic_t got_signal;
+static char exec_dir[PATH_LEN]; /* STATE_DIR/exec */
+
+static bool path_fmt(char *out, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* snprintf for paths: false (and "") when it would not fit. */
+static bool path_fmt(char *out, size_t cap, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(out, cap, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= cap) {
+		out[0] = '\0';
+		return false;
+	}
+	return true;
+}
+
+static int parse_args(int argc, char **argv, const char **user, cJSON *allow,
+		      int *cmd_at);
+static int resolve_user(const char *user, uid_t *uid, gid_t *gid);
+static int cgroup_root(char *mnt, size_t mlen, char *own, size_t olen);
+static int make_cgroup(struct instance *in);
+static int write_config(const struct instance *in, const char *config_path,
+			cJSON *allow);
+static cJSON *read_json(const char *path);
+static pid_t spawn_self(const char *conf, const char *command, const char *log);
+static int wait_ready(const struct instance *in);
+static pid_t start_command(const struct instance *in, char **argv);
+static void drop_everything(const struct instance *in);
+static int wait_command(pid_t pid);
+static void stop_daemon(struct instance *in);
+static void teardown(const struct instance *in);
+static void clean_stale(void);
+static bool namespace_fenced(void);
+static void on_signal(int sig);
+static int rm_tree(const char *dir);
+static int find_exec_dir(const char *config_path);
+static void write_pid(const struct instance *in);
+static void stop_stale_daemon(const char *dir);
+
+int exec_main(const char *config_path, int argc, char **argv)
+{
+	struct instance in = {.daemon = -1};
+	cJSON *allow = cJSON_CreateArray();
+	const char *user = NULL;
+	int cmd_at = 0, status = 125;
+	pid_t child;
+
+	if (allow == NULL)
+		return 125;
+	if (parse_args(argc, argv, &user, allow, &cmd_at) != 0)
+		goto out;
+	if (geteuid() != 0) {
+		fprintf(stderr, "dnsfence: exec: run as root (it installs the "
+				"command's fence)\n");
+		goto out;
+	}
+	if (resolve_user(user, &in.uid, &in.gid) != 0 ||
+	    find_exec_dir(config_path) != 0)
+		goto out;
+	clean_stale();
+	if (namespace_fenced()) {
+		fprintf(stderr,
+			"dnsfence: exec: this network namespace is already "
+			"fenced by dnsfence (chain DNSFENCE-OUT); name the "
+			"command's user or cgroup in that daemon's `subjects` "
+			"instead\n");
+		goto out;
+	}
+	path_fmt(in.dir, sizeof(in.dir), "%s/%d", exec_dir, (int)getpid());
+	path_fmt(in.conf, sizeof(in.conf), "%s/dnsfence.json", in.dir);
+	if (mkdir(exec_dir, 0700) != 0 && errno != EEXIST)
+		goto io;
+	if (mkdir(in.dir, 0700) != 0)
+		goto io;
+	if (make_cgroup(&in) != 0 || write_config(&in, config_path, allow) != 0)
+		goto cleanup;
+	/* No SA_RESTART: the wait for the command must see the signal. */
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	if (wait_ready(&in) != 0)
+		goto cleanup;
+	child = start_command(&in, argv + cmd_at);
+	if (child > 0)
+		status = wait_command(child);
+cleanup:
+	stop_daemon(&in);
+	teardown(&in);
+	goto out;
+io:
+	fprintf(stderr, "dnsfence: exec: cannot make %s: %s\n",
+		in.dir[0] ? in.dir : exec_dir, strerror(errno));
+out:
+	cJSON_Delete(allow);
+	return status;
+}
+
+/* exec_dir from the config's state_dir (made when missing, as the
+ * daemon makes it). */
+static int find_exec_dir(const char *config_path)
+{
+	const char *path =
+	    config_path ? config_path : getenv("DNSFENCE_CONFIG");
+	const char *state = CONFIG_DEFAULT_STATE_DIR;
+	cJSON *j = path ? read_json(path) : NULL, *sd;
+	bool ok;
+
+	sd = j ? cJSON_GetObjectItem(j, "state_dir") : NULL;
+	if (cJSON_IsString(sd) && sd->valuestring[0] == '/')
+		state = sd->valuestring;
+	ok = path_fmt(exec_dir, sizeof(exec_dir), "%s/exec", state);
+	if (ok && mkdir(state, 0755) != 0 && errno != EEXIST)
+		ok = false;
+	if (!ok)
+		fprintf(stderr, "dnsfence: exec: cannot make %s/exec: %s\n",
+			state, strerror(errno));
+	cJSON_Delete(j);
+	return ok ? 0 : -EIO;
+}
+
+static void on_signal(int sig)
+{
+	got_signal = sig;
+}
+
+static int parse_args(int argc, char **argv, const char **user, cJSON *allow,
+		      int *cmd_at)
+{
+	static const struct option longopts[] = {
+	    {"user", required_argument, NULL, 'u'},
+	    {"allow", required_argument, NULL, 'a'},
+	    {NULL, 0, NULL, 0},
+	};
+	int opt;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "+u:a:", longopts, NULL)) != -1) {
+		if (opt == 'u') {
+			*user = optarg;
+		} else if (opt == 'a') {
+			cJSON_AddItemToArray(allow, cJSON_CreateString(optarg));
+		} else {
+			return -EINVAL;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "dnsfence: exec: usage: exec [--user USER] "
+				"[--allow NAME]... -- CMD [ARGS]\n");
+		return -EINVAL;
+	}
+	*cmd_at = optind;
+	return 0;
+}
+
+/* USER, else the user who ran sudo; never root. */
+static int resolve_user(const char *user, uid_t *uid, gid_t *gid)
+{
+	const char *sudo = getenv("SUDO_UID");
+	struct passwd *pw = NULL;
+	char *end = NULL;
+	unsigned long n;
+
+	if (user == NULL && sudo != NULL && *sudo != '\0')
+		user = sudo;
+	if (user == NULL) {
+		fprintf(stderr,
+			"dnsfence: exec: give --user USER: the command must "
+			"not run as root (a root process can leave its "
+			"cgroup and its fence)\n");
+		return -EINVAL;
+	}
+	errno = 0;
+	n = strtoul(user, &end, 10);
+	if (*user != '\0' && end != NULL && *end == '\0' && errno == 0 &&
+	    n < 4294967295UL) {
+		pw = getpwuid((uid_t)n);
+		*uid = (uid_t)n;
+		*gid = pw != NULL ? pw->pw_gid : (gid_t)n;
+	} else if ((pw = getpwnam(user)) != NULL) {
+		*uid = pw->pw_uid;
+		*gid = pw->pw_gid;
+	} else {
+		fprintf(stderr, "dnsfence: exec: --user %s: no such user\n",
+			user);
+		return -ENOENT;
+	}
+	if (*uid == 0) {
+		fprintf(stderr,
+			"dnsfence: exec: --user %s is root: a root process "
+			"can leave its cgroup and its fence; give another "
+			"user\n",
+			user);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The cgroup v2 mount (/proc/self/mountinfo) and our own cgroup there
+ * (/proc/self/cgroup's "0::" line). */
+static int cgroup_root(char *mnt, size_t mlen, char *own, size_t olen)
+{
+	char line[1024];
+	FILE *f = fopen("/proc/self/mountinfo", "r");
+	bool found = false;
+
+	if (f == NULL)
+		return -errno;
+	while (!found && fgets(line, sizeof(line), f) != NULL) {
+		char *sep = strstr(line, " - cgroup2 ");
+		char path[PATH_LEN];
+
+		if (sep == NULL ||
+		    sscanf(line, "%*s %*s %*s %*s %511s", path) != 1)
+			continue;
+		path_fmt(mnt, mlen, "%s", path);
+		found = true;
+	}
+	fclose(f);
+	if (!found)
+		return -ENOENT;
+	f = fopen("/proc/self/cgroup", "r");
+	if (f == NULL)
+		return -errno;
+	found = false;
+	while (!found && fgets(line, sizeof(line), f) != NULL) {
+		if (strncmp(line, "0::", 3) != 0)
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		path_fmt(own, olen, "%s",
+			 strcmp(line + 3, "/") ? line + 3 : "");
+		found = true;
+	}
+	fclose(f);
+	return found ? 0 : -ENOENT;
+}
+
+/* A fresh cgroup below ours; "" (fence by uid) when that cannot be. */
+static int make_cgroup(struct instance *in)
+{
+	char mnt[PATH_LEN], own[PATH_LEN];
+
+	in->cgroup[0] = in->cgpath[0] = '\0';
+	if (cgroup_root(mnt, sizeof(mnt), own, sizeof(own)) != 0)
+		goto by_uid;
+	path_fmt(in->cgpath, sizeof(in->cgpath), "%s/dnsfence-exec-%d", own,
+		 (int)getpid());
+	path_fmt(in->cgroup, sizeof(in->cgroup), "%s%s", mnt, in->cgpath);
+	if (mkdir(in->cgroup, 0755) == 0)
+		return 0;
+	fprintf(stderr,
+		"dnsfence: exec: cannot make cgroup %s (%s): fencing uid %u "
+		"instead (every process of that uid in this namespace)\n",
+		in->cgroup, strerror(errno), (unsigned)in->uid);
+	in->cgroup[0] = in->cgpath[0] = '\0';
+	return 0;
+by_uid:
+	fprintf(stderr,
+		"dnsfence: exec: no cgroup v2 here: fencing uid %u instead "
+		"(every process of that uid in this namespace)\n",
+		(unsigned)in->uid);
+	return 0;
+}
+
+static cJSON *read_json(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	cJSON *j = NULL;
+
+	if (f == NULL)
+		return NULL;
+	for (;;) {
+		if (len + 4096 + 1 > cap) {
+			char *nb = realloc(buf, cap = (cap ? cap * 2 : 8192));
+			if (nb == NULL)
+				goto out;
+			buf = nb;
+		}
+		size_t n = fread(buf + len, 1, cap - len - 1, f);
+		len += n;
+		if (n == 0)
+			break;
+	}
+	buf[len] = '\0';
+	j = cJSON_Parse(buf);
+out:
+	fclose(f);
+	free(buf);
+	return j;
+}
+
+/* The user's config (or {}), with the instance's own keys over it. */
+static int write_config(const struct instance *in, const char *config_path,
+			cJSON *allow)
+{
+	const char *path =
+	    config_path ? config_path : getenv("DNSFENCE_CONFIG");
+	cJSON *j = NULL, *sub, *arr, *list, *sets, *ctl;
+	char buf[PATH_LEN + 32], *text;
+	int pid = (int)getpid(), rc = -EIO;
+	FILE *f;
+
+	if (path != NULL && (j = read_json(path)) == NULL) {
+		fprintf(stderr,
+			"dnsfence: exec: %s: cannot read it as JSON "
+			"(run 'dnsfence -c FILE validate')\n",
+			path);
+		return -EINVAL;
+	}
+	if (j == NULL && (j = cJSON_CreateObject()) == NULL)
+		return -ENOMEM;
+	list = cJSON_GetObjectItem(j, "allow");
+	if (list == NULL)
+		cJSON_AddItemToObject(j, "allow", list = cJSON_CreateArray());
+	for (cJSON *a = allow->child; a != NULL; a = a->next)
+		cJSON_AddItemToArray(list, cJSON_CreateString(a->valuestring));
+	cJSON_DeleteItemFromObject(j, "subjects");
+	sub = cJSON_AddObjectToObject(j, "subjects");
+	arr = cJSON_AddArrayToObject(sub, in->cgpath[0] ? "cgroups" : "users");
+	snprintf(buf, sizeof(buf), "%s", in->cgpath);
+	if (!in->cgpath[0])
+		snprintf(buf, sizeof(buf), "%u", (unsigned)in->uid);
+	cJSON_AddItemToArray(arr, cJSON_CreateString(buf));
+	cJSON_DeleteItemFromObject(j, "listen");
+	arr = cJSON_AddArrayToObject(j, "listen");
+	snprintf(buf, sizeof(buf), "127.%d.%d.%d:53", 100 + (pid >> 16 & 127),
+		 pid >> 8 & 255, (pid & 255) ? pid & 255 : 1);
+	cJSON_AddItemToArray(arr, cJSON_CreateString(buf));
+	cJSON_DeleteItemFromObject(j, "sets");
+	sets = cJSON_AddObjectToObject(j, "sets");
+	snprintf(buf, sizeof(buf), "dfx%d-4", pid);
+	cJSON_AddStringToObject(sets, "ipv4", buf);
+	snprintf(buf, sizeof(buf), "dfx%d-6", pid);
+	cJSON_AddStringToObject(sets, "ipv6", buf);
+	cJSON_DeleteItemFromObject(j, "state_dir");
+	cJSON_AddStringToObject(j, "state_dir", in->dir);
+	cJSON_DeleteItemFromObject(j, "control");
+	ctl = cJSON_AddObjectToObject(j, "control");
+	snprintf(buf, sizeof(buf), "%s/control.sock", in->dir);
+	cJSON_AddStringToObject(ctl, "socket", buf);
+	cJSON_AddBoolToObject(ctl, "watch", false);
+	cJSON_DeleteItemFromObject(j, "metrics");
+	cJSON_DeleteItemFromObject(j, "scope");
+	text = cJSON_Print(j);
+	cJSON_Delete(j);
+	if (text == NULL)
+		return -ENOMEM;
+	f = fopen(in->conf, "w");
+	if (f != NULL && fputs(text, f) >= 0 && fclose(f) == 0)
+		rc = 0;
+	else if (f != NULL)
+		fclose(f);
+	if (rc)
+		fprintf(stderr, "dnsfence: exec: cannot write %s: %s\n",
+			in->conf, strerror(errno));
+	free(text);
+	return rc;
+}
+
+/* This binary's COMMAND for conf, stdio to log (NULL: inherited). */
+static pid_t spawn_self(const char *conf, const char *command, const char *log)
+{
+	pid_t pid = fork();
+
+	if (pid != 0)
+		return pid;
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (log != NULL) {
+		int fd =
+		    open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+		if (fd >= 0) {
+			dup2(fd, STDOUT_FILENO);
+			dup2(fd, STDERR_FILENO);
+		}
+	}
+	unsetenv("DNSFENCE_MODE");
+	unsetenv("DNSFENCE_EXTRA_HOSTS");
+	unsetenv("NOTIFY_SOCKET");
+	execl("/proc/self/exe", "dnsfence", "-c", conf, command, (char *)NULL);
+	_exit(126);
+}
+
+static int wait_ready(const struct instance *in_c)
+{
+	struct instance *in = (struct instance *)in_c;
+	char log[PATH_LEN + 16], err[256];
+	struct config *cfg = NULL;
+	int rcode, st;
+
+	path_fmt(log, sizeof(log), "%s/dnsfence.log", in->dir);
+	if (config_load(in->conf, &cfg, err, sizeof(err)) != 0) {
+		fprintf(stderr, "dnsfence: exec: %s\n", err);
+		return -EINVAL;
+	}
+	in->daemon = spawn_self(in->conf, "run", log);
+	write_pid(in);
+	for (int waited = 0; in->daemon > 0 && !got_signal; waited += 100) {
+		if (waitpid(in->daemon, &st, WNOHANG) == in->daemon) {
+			in->daemon = -1;
+			break;
+		}
+		if (probe_run(cfg, PROBE_DEFAULT_NAME, 100, &rcode, err,
+			      sizeof(err)) == 0) {
+			config_free(cfg);
+			return 0;
+		}
+		if (waited >= READY_TIMEOUT_MS)
+			break;
+		nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
+	}
+	config_free(cfg);
+	fprintf(stderr,
+		"dnsfence: exec: the command's fence did not come up; its "
+		"log is %s:\n",
+		log);
+	FILE *f = fopen(log, "r");
+	char line[512];
+	while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+		fputs(line, stderr);
+	if (f != NULL)
+		fclose(f);
+	return -EIO;
+}
+
+/* In the child: into the cgroup, every capability gone, USER. */
+static void drop_everything(const struct instance *in)
+{
+	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct d[2] = {{0}};
+	char procs[PATH_LEN + 16];
+
+	if (in->cgroup[0]) {
+		int fd;
+
+		path_fmt(procs, sizeof(procs), "%s/cgroup.procs", in->cgroup);
+		fd = open(procs, O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || dprintf(fd, "0\n") < 0) {
+			fprintf(stderr, "dnsfence: exec: cannot enter %s: %s\n",
+				in->cgroup, strerror(errno));
+			_exit(126);
+		}
+		close(fd);
+	}
+	for (int c = 0; c < 64; c++) {
+		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno == EINVAL)
+			break;
+	}
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 ||
+	    setgroups(0, NULL) != 0 || setresgid(in->gid, in->gid, in->gid) ||
+	    setresuid(in->uid, in->uid, in->uid) != 0 ||
+	    syscall(SYS_capset, &h, d) != 0 ||
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+		fprintf(stderr, "dnsfence: exec: cannot drop privileges: %s\n",
+			strerror(errno));
+		_exit(126);
+	}
+}
+
+static pid_t start_command(const struct instance *in, char **argv)
+{
+	pid_t parent = getpid(), pid = fork();
+
+	if (pid < 0) {
+		fprintf(stderr, "dnsfence: exec: fork: %s\n", strerror(errno));
+		return -1;
+	}
+	if (pid > 0)
+		return pid;
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	drop_everything(in);
+	/* After the uid change, which clears it: exec gone, CMD goes too. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+		_exit(125);
+	execvp(argv[0], argv);
+	fprintf(stderr, "dnsfence: exec: %s: %s\n", argv[0], strerror(errno));
+	_exit(errno == ENOENT ? 127 : 126);
+}
+
+/* The command's status; a signal to us is passed on to it first. */
+static int wait_command(pid_t pid)
+{
+	int st, forwarded = 0;
+
+	for (;;) {
+		pid_t r = waitpid(pid, &st, 0);
+
+		if (r == pid)
+			break;
+		if (r < 0 && errno == EINTR && got_signal &&
+		    forwarded != got_signal) {
+			forwarded = got_signal;
+			kill(pid, got_signal);
+		} else if (r < 0 && errno != EINTR) {
+			return 125;
+		}
+	}
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	return WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 125;
+}
+
+static void stop_daemon(struct instance *in)
+{
+	int st;
+
+	if (in->daemon <= 0)
+		return;
+	kill(in->daemon, SIGTERM);
+	for (int waited = 0; waited < STOP_TIMEOUT_MS; waited += 50) {
+		if (waitpid(in->daemon, &st, WNOHANG) == in->daemon) {
+			in->daemon = -1;
+			return;
+		}
+		nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+	}
+	kill(in->daemon, SIGKILL);
+	waitpid(in->daemon, &st, 0);
+	in->daemon = -1;
+}
+
+/* The instance's rules and sets (its `teardown`), cgroup and directory. */
+static void teardown(const struct instance *in)
+{
+	char log[PATH_LEN + 16];
+	bool removed = true;
+	int st = 0;
+	pid_t pid;
+
+	path_fmt(log, sizeof(log), "%s/teardown.log", in->dir);
+	if (access(in->conf, R_OK) == 0) {
+		pid = spawn_self(in->conf, "teardown", log);
+		if (pid > 0)
+			waitpid(pid, &st, 0);
+		removed = pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+		if (!removed)
+			fprintf(stderr,
+				"dnsfence: exec: removing the command's "
+				"fence failed; see %s and run 'dnsfence -c "
+				"%s teardown'\n",
+				log, in->conf);
+	}
+	/* The last task may still be leaving the cgroup: EBUSY a moment. */
+	for (int i = 0; in->cgroup[0] && i < 50 && rmdir(in->cgroup) != 0 &&
+			errno == EBUSY;
+	     i++)
+		nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
+	if (in->cgroup[0] && access(in->cgroup, F_OK) == 0)
+		fprintf(stderr, "dnsfence: exec: cannot remove cgroup %s: %s\n",
+			in->cgroup, strerror(errno));
+	if (removed) /* else kept for the next exec to finish */
+		rm_tree(in->dir);
+}
+
+static int rm_tree(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char p[PATH_LEN * 2];
+
+	if (d == NULL)
+		return -errno;
+	while ((e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		path_fmt(p, sizeof(p), "%s/%s", dir, e->d_name);
+		unlink(p);
+	}
+	closedir(d);
+	return rmdir(dir) == 0 ? 0 : -errno;
+}
+
+/* The daemon's pid in DIR/daemon.pid, for the exec after a killed one:
+ * the daemon changes its uid, which clears a parent-death signal, so it
+ * outlives an exec killed outright. */
+static void write_pid(const struct instance *in)
+{
+	char path[PATH_LEN + 16];
+	FILE *f;
+
+	if (in->daemon <= 0 ||
+	    !path_fmt(path, sizeof(path), "%s/daemon.pid", in->dir))
+		return;
+	f = fopen(path, "w");
+	if (f != NULL) {
+		fprintf(f, "%d\n", (int)in->daemon);
+		fclose(f);
+	}
+}
+
+/* Stop the daemon DIR/daemon.pid names, if it still runs DIR's config. */
+static void stop_stale_daemon(const char *dir)
+{
+	char path[PATH_LEN + 16], cmd[4096];
+	FILE *f;
+	int pid = 0;
+	size_t n;
+
+	if (!path_fmt(path, sizeof(path), "%s/daemon.pid", dir) ||
+	    (f = fopen(path, "r")) == NULL)
+		return;
+	if (fscanf(f, "%d", &pid) != 1)
+		pid = 0;
+	fclose(f);
+	if (pid <= 0 ||
+	    !path_fmt(path, sizeof(path), "/proc/%d/cmdline", pid) ||
+	    (f = fopen(path, "r")) == NULL)
+		return;
+	n = fread(cmd, 1, sizeof(cmd) - 1, f);
+	fclose(f);
+	for (size_t i = 0; i < n; i++)
+		cmd[i] = cmd[i] == '\0' ? ' ' : cmd[i];
+	cmd[n] = '\0';
+	if (strstr(cmd, dir) == NULL)
+		return; /* the pid is another process's now */
+	kill(pid, SIGTERM);
+	for (int i = 0; i < STOP_TIMEOUT_MS / 50 && kill(pid, 0) == 0; i++)
+		nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+	if (kill(pid, 0) == 0)
+		kill(pid, SIGKILL);
+}
+
+/* What an exec killed outright left: its pid is gone. */
+static void clean_stale(void)
+{
+	DIR *d = opendir(exec_dir);
+	struct dirent *e;
+
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		struct instance in = {.daemon = -1};
+		char mnt[PATH_LEN], own[PATH_LEN];
+		cJSON *j, *cg;
+		int pid = atoi(e->d_name);
+
+		if (pid <= 0 || (kill(pid, 0) == 0 || errno != ESRCH))
+			continue;
+		path_fmt(in.dir, sizeof(in.dir), "%s/%s", exec_dir, e->d_name);
+		path_fmt(in.conf, sizeof(in.conf), "%s/dnsfence.json", in.dir);
+		j = read_json(in.conf);
+		cg = j ? cJSON_GetObjectItem(cJSON_GetObjectItem(j, "subjects"),
+					     "cgroups")
+		       : NULL;
+		if (cg != NULL && cJSON_IsString(cg->child) &&
+		    cgroup_root(mnt, sizeof(mnt), own, sizeof(own)) == 0)
+			path_fmt(in.cgroup, sizeof(in.cgroup), "%s%s", mnt,
+				 cg->child->valuestring);
+		cJSON_Delete(j);
+		fprintf(stderr,
+			"dnsfence: exec: removing what exec %d left (it was "
+			"killed)\n",
+			pid);
+		stop_stale_daemon(in.dir);
+		teardown(&in);
+	}
+	closedir(d);
+}
+
+/* Another fence's chain in this namespace's filter table. */
+static bool namespace_fenced(void)
+{
+	enum fwexec_backend b;
+	char err[256], *text = NULL;
+	bool found;
+	int rc = fwexec_backend(&b, err, sizeof(err));
+
+	if (rc == -EEXIST)
+		return true; /* both backends hold rules: not ours to add */
+	if (rc != 0 || fw_save_family(b, AF_INET, &text, err, sizeof(err)))
+		found = false;
+	else
+		found = strstr(text, "\n:" FW_CHAIN " ") != NULL;
+	free(text);
+	return found;
+}

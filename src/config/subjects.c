@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* subjects: the parsers of the "subjects" keys, whom the output fence
+ * applies to when it should not fence the whole namespace.
+ *
+ * Users and groups are resolved here, once, to the numbers the kernel's
+ * owner match compares (iptables-save prints numbers, so the rules read
+ * back compare as text); a name that does not resolve is an error now,
+ * not a rule that silently fences nobody. Cgroup paths are cgroup v2
+ * paths as /proc/PID/cgroup shows them ("0::/system.slice/x.service"),
+ * narrowed to what is safe inside a quoted iptables-restore argument.
+ * The cross-key rules (output scope only, not the daemon's own user,
+ * loopback_ports only with loopback "listener") are subjects_check. */
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config/configkeys.h"
+#include "config/subjects.h"
+
+#define ID_MAX	     4294967294UL /* (uid_t)-1 means "no change" */
+#define CGROUP_MAX   200
+#define NSS_BUF_SIZE 16384
+
+static int push_id(uint32_t **arr, size_t *n, uint32_t id);
+static bool parse_id(const char *s, uint32_t *id);
+static int lookup_user(const char *s, uint32_t *id);
+static int lookup_group(const char *s, uint32_t *id);
+static bool cgroup_char_ok(char ch);
+
+static int push_id(uint32_t **arr, size_t *n, uint32_t id)
+{
+	uint32_t *v;
+
+	for (size_t i = 0; i < *n; i++) {
+		if ((*arr)[i] == id)
+			return 0;
+	}
+	v = reallocarray(*arr, *n + 1, sizeof(*v));
+	if (v == NULL)
+		return -ENOMEM;
+	v[(*n)++] = id;
+	*arr = v;
+	return 0;
+}
+
+/* Decimal digits only, 0..ID_MAX. */
+static bool parse_id(const char *s, uint32_t *id)
+{
+	unsigned long v = 0;
+
+	if (*s == '\0' || strlen(s) > 10)
+		return false;
+	for (const char *c = s; *c; c++) {
+		if (*c < '0' || *c > '9')
+			return false;
+		v = v * 10 + (unsigned long)(*c - '0');
+	}
+	if (v > ID_MAX)
+		return false;
+	*id = (uint32_t)v;
+	return true;
+}
+
+/* 0 and *id, -ENOENT (no such user), or another -errno. */
+static int lookup_user(const char *s, uint32_t *id)
+{
+	struct passwd pw, *res = NULL;
+	char *buf = malloc(NSS_BUF_SIZE);
+	int rc;
+
+	if (buf == NULL)
+		return -ENOMEM;
+	rc = getpwnam_r(s, &pw, buf, NSS_BUF_SIZE, &res);
+	if (rc == 0 && res != NULL)
+		*id = (uint32_t)res->pw_uid;
+	free(buf);
+	return rc != 0 ? -rc : res == NULL ? -ENOENT : 0;
+}
+
+static int lookup_group(const char *s, uint32_t *id)
+{
+	struct group gr, *res = NULL;
+	char *buf = malloc(NSS_BUF_SIZE);
+	int rc;
+
+	if (buf == NULL)
+		return -ENOMEM;
+	rc = getgrnam_r(s, &gr, buf, NSS_BUF_SIZE, &res);
+	if (rc == 0 && res != NULL)
+		*id = (uint32_t)res->gr_gid;
+	free(buf);
+	return rc != 0 ? -rc : res == NULL ? -ENOENT : 0;
+}
+
+int subjects_item_user(struct pctx *p, const char *s, const char *path)
+{
+	char val[72];
+	uint32_t id;
+	int rc;
+
+	configkeys_show(s, val, sizeof(val));
+	if (!parse_id(s, &id)) {
+		rc = lookup_user(s, &id);
+		if (rc == -ENOENT)
+			return configkeys_fail(
+			    p, path,
+			    "\"%s\": no such user (create it before setup, "
+			    "or give its uid)",
+			    val);
+		if (rc != 0)
+			return configkeys_fail(p, path,
+					       "\"%s\": cannot look it up: %s",
+					       val, strerror(-rc));
+	}
+	if (id == 0)
+		return configkeys_fail(
+		    p, path,
+		    "\"%s\" is root: a fenced root can remove the fence; run "
+		    "the program under a user of its own",
+		    val);
+	return push_id(&p->c->subject_uids, &p->c->n_subject_uids, id);
+}
+
+int subjects_item_group(struct pctx *p, const char *s, const char *path)
+{
+	char val[72];
+	uint32_t id;
+	int rc;
+
+	configkeys_show(s, val, sizeof(val));
+	if (!parse_id(s, &id)) {
+		rc = lookup_group(s, &id);
+		if (rc == -ENOENT)
+			return configkeys_fail(
+			    p, path,
+			    "\"%s\": no such group (create it before setup, "
+			    "or give its gid)",
+			    val);
+		if (rc != 0)
+			return configkeys_fail(p, path,
+					       "\"%s\": cannot look it up: %s",
+					       val, strerror(-rc));
+	}
+	if (id == 0)
+		return configkeys_fail(
+		    p, path,
+		    "\"%s\" is gid 0: a fenced group root can remove the "
+		    "fence; use a group of its own",
+		    val);
+	return push_id(&p->c->subject_gids, &p->c->n_subject_gids, id);
+}
+
+/* What a quoted iptables-restore argument and systemd's unit names need:
+ * no blank, quote or backslash. */
+static bool cgroup_char_ok(char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+	       (ch >= '0' && ch <= '9') || strchr("/_.-@:+", ch) != NULL;
+}
+
+int subjects_item_cgroup(struct pctx *p, const char *s, const char *path)
+{
+	size_t n = strlen(s);
+	char val[72], *dup;
+
+	configkeys_show(s, val, sizeof(val));
+	while (n > 1 && s[n - 1] == '/')
+		n--;
+	if (n < 2 || n > CGROUP_MAX || s[0] != '/')
+		return configkeys_fail(
+		    p, path,
+		    "\"%s\": expected an absolute cgroup v2 path of 2..%d "
+		    "bytes, as /proc/PID/cgroup shows it after \"0::\" (e.g. "
+		    "\"/system.slice/agent.service\"), not the root",
+		    val, CGROUP_MAX);
+	for (size_t i = 0; i < n; i++) {
+		if (!cgroup_char_ok(s[i]))
+			return configkeys_fail(
+			    p, path,
+			    "\"%s\": character '%c' not allowed (letters, "
+			    "digits and / _ . - @ : + only)",
+			    val, s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?');
+		if (s[i] == '/' && i + 1 < n &&
+		    (s[i + 1] == '/' || s[i + 1] == '.'))
+			return configkeys_fail(
+			    p, path,
+			    "\"%s\": empty or dot segment (write the path "
+			    "as the kernel shows it)",
+			    val);
+	}
+	for (size_t i = 0; i < p->c->n_subject_cgroups; i++) {
+		if (strlen(p->c->subject_cgroups[i]) == n &&
+		    strncmp(p->c->subject_cgroups[i], s, n) == 0)
+			return 0;
+	}
+	dup = strndup(s, n);
+	if (dup == NULL)
+		return -ENOMEM;
+	char **v = reallocarray(p->c->subject_cgroups,
+				p->c->n_subject_cgroups + 1, sizeof(*v));
+	if (v == NULL) {
+		free(dup);
+		return -ENOMEM;
+	}
+	v[p->c->n_subject_cgroups++] = dup;
+	p->c->subject_cgroups = v;
+	return 0;
+}
+
+int subjects_item_lo_port(struct pctx *p, const char *s, const char *path)
+{
+	struct config_port pt, *v;
+	int rc = configkeys_parse_port(p, s, path, &pt);
+
+	if (rc != 0)
+		return rc;
+	for (size_t i = 0; i < p->c->n_subject_lo_ports; i++) {
+		if (memcmp(&p->c->subject_lo_ports[i], &pt, sizeof(pt)) == 0)
+			return 0;
+	}
+	v = reallocarray(p->c->subject_lo_ports, p->c->n_subject_lo_ports + 1,
+			 sizeof(*v));
+	if (v == NULL)
+		return -ENOMEM;
+	v[p->c->n_subject_lo_ports++] = pt;
+	p->c->subject_lo_ports = v;
+	return 0;
+}
+
+int subjects_check(struct pctx *p, bool loopback_given)
+{
+	uint32_t daemon;
+
+	if (!config_has_subjects(p->c)) {
+		if (loopback_given || p->c->n_subject_lo_ports > 0)
+			return configkeys_fail(
+			    p,
+			    loopback_given ? "subjects.loopback"
+					   : "subjects.loopback_ports",
+			    "only used with subjects.users, subjects.groups or "
+			    "subjects.cgroups (without them the whole "
+			    "namespace is fenced)");
+		return 0;
+	}
+	if (p->c->scope != CONFIG_SCOPE_OUTPUT)
+		return configkeys_fail(
+		    p, "subjects",
+		    "only used with \"scope\": \"output\" (the forward scope "
+		    "fences by interface, not by process)");
+	if (p->c->n_subject_lo_ports > 0 && !p->c->subject_lo_listener)
+		return configkeys_fail(
+		    p, "subjects.loopback_ports",
+		    "only used with \"subjects.loopback\": \"listener\" (with "
+		    "\"all\" every loopback port is open to the subjects)");
+	if (!parse_id(p->c->user, &daemon) &&
+	    lookup_user(p->c->user, &daemon) != 0)
+		return 0; /* run refuses an unknown user; nothing to compare */
+	for (size_t i = 0; i < p->c->n_subject_uids; i++) {
+		if (p->c->subject_uids[i] == daemon)
+			return configkeys_fail(
+			    p, "subjects.users",
+			    "uid %u is the daemon's own `user`: fence the "
+			    "workload's user, not dnsfence's",
+			    (unsigned)daemon);
+	}
+	return 0;
+}
