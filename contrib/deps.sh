@@ -24,6 +24,8 @@ pkgs=(
 	python3-scapy
 	# the metrics test parses the exposition format with it
 	python3-prometheus-client
+	# the query-type and wildcard-budget tests craft and read DNS with it
+	python3-dnspython
 	# deployment checks: manifests (YAML), the systemd unit, man pages
 	python3-yaml systemd groff-base util-linux
 	# benchmarks (test/bench/reload.sh, dnsperf.sh)

@@ -84,7 +84,8 @@ static int arena_append(struct nameset *s, const uint8_t *key, size_t len,
 			uint32_t *off);
 static void set_free(struct nameset *s);
 static bool match_lower(const struct policy *p, const uint8_t *name, size_t len,
-			const uint8_t *starts, size_t n_labels);
+			const uint8_t *starts, size_t n_labels,
+			struct policy_hit *hit);
 static const struct preset *preset_find(const char *name);
 
 /* ---- presets ----
@@ -603,21 +604,38 @@ const char *const *policy_preset_names(void)
 /* name: lower-cased wire name of len bytes (root included); starts: the
  * offset of each of its n_labels labels. */
 static bool match_lower(const struct policy *p, const uint8_t *name, size_t len,
-			const uint8_t *starts, size_t n_labels)
+			const uint8_t *starts, size_t n_labels,
+			struct policy_hit *hit)
 {
 	if (set_lookup(&p->exact, name, len))
 		return true;
 	if (p->suffix.count == 0)
 		return false;
-	/* Proper suffixes only, and never the root alone. */
+	/* Proper suffixes only, and never the root alone; the longest (the
+	 * nearest wildcard) first. */
 	for (size_t i = 1; i < n_labels; i++) {
-		if (set_lookup(&p->suffix, name + starts[i], len - starts[i]))
-			return true;
+		if (!set_lookup(&p->suffix, name + starts[i], len - starts[i]))
+			continue;
+		if (hit != NULL) {
+			hit->depth = i;
+			hit->suffix_off = starts[i];
+			for (size_t j = 0; j < i; j++) {
+				if (name[starts[j]] > hit->label_max)
+					hit->label_max = name[starts[j]];
+			}
+		}
+		return true;
 	}
 	return false;
 }
 
 bool policy_match(const struct policy *p, const uint8_t *wire, size_t len)
+{
+	return policy_match_hit(p, wire, len, NULL);
+}
+
+bool policy_match_hit(const struct policy *p, const uint8_t *wire, size_t len,
+		      struct policy_hit *hit)
 {
 	uint8_t buf[NAME_WIRE_MAX];
 	uint8_t starts[NAME_WIRE_MAX / 2 + 1];
@@ -647,7 +665,9 @@ bool policy_match(const struct policy *p, const uint8_t *wire, size_t len)
 	buf[pos++] = 0;
 	if (n == 0) /* the root matches nothing */
 		return false;
-	return match_lower(p, buf, pos, starts, n);
+	if (hit != NULL)
+		memset(hit, 0, sizeof(*hit));
+	return match_lower(p, buf, pos, starts, n, hit);
 }
 
 bool policy_match_text(const struct policy *p, const char *name)

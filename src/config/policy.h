@@ -44,6 +44,16 @@ const char *const *policy_preset_names(void);
  * nothing; safe to call from several threads on a policy no longer
  * being added to. */
 bool policy_match(const struct policy *p, const uint8_t *wire, size_t len);
+/* How policy_match_hit matched: depth 0 for an exact entry; else the
+ * nearest wildcard entry, whose suffix starts at byte suffix_off of the
+ * name, depth labels below it, the longest of them label_max bytes. */
+struct policy_hit {
+	size_t depth, suffix_off;
+	uint8_t label_max;
+};
+/* policy_match, and how (hit may be NULL). */
+bool policy_match_hit(const struct policy *p, const uint8_t *wire, size_t len,
+		      struct policy_hit *hit);
 /* The same for a dotted name ("Example.COM."); false if it is not a
  * valid name. */
 bool policy_match_text(const struct policy *p, const char *name);

@@ -16,11 +16,19 @@
  * so long ago that the bounded memory forgot it), unless allow_cidrs
  * covers it, when the port is the reason.
  *
- * Every packet is counted by reason. Lines are deduplicated per
- * (destination address, reason) for ATTRIB_DEDUP_MS in a direct-mapped
- * table (a collision only costs an extra line), and at most
- * ATTRIB_BUDGET_LINES go out per ATTRIB_BUDGET_MS; what the budget
- * withholds is summed up in one line when the next window opens. */
+ * One packet is the daemon's own, not a workload's: an answer that
+ * arrives after upstream_timeout finds c-ares' socket closed, and the
+ * kernel answers the upstream with an ICMP port unreachable, RELATED to
+ * the daemon's flow, from no socket, which rule 2 rejects and logs. That
+ * is no bypass: it is counted as a late answer (late_answers), logged once
+ * per upstream and window, and takes no workload's slot.
+ *
+ * Every other packet is counted by reason. Lines are deduplicated per
+ * (destination address, reason, sender's uid) for ATTRIB_DEDUP_MS in a
+ * direct-mapped table (a collision only costs an extra line), so one
+ * sender's lines cannot hide another's, and at most ATTRIB_BUDGET_LINES
+ * go out per ATTRIB_BUDGET_MS; what the budget withholds is summed up in
+ * one line when the next window opens. */
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -41,9 +49,14 @@
 #define PREFIX_AUDIT "dnsfence-audit"
 #define PREFIX_SRC   "dnsfence-source"
 
+#define KIND_LATE  ATTRIB__COUNT       /* a slot of a late answer */
+#define KIND_EMPTY (ATTRIB__COUNT + 1) /* an unused slot */
+#define NO_UID	   UINT64_MAX
+
 struct slot {
 	struct netaddr dst;
-	uint8_t reason; /* ATTRIB__COUNT: empty */
+	uint8_t kind; /* an attrib_reason, KIND_LATE or KIND_EMPTY */
+	uint64_t uid; /* the sender's, NO_UID without a socket */
 	uint64_t logged_ms;
 };
 
@@ -65,8 +78,9 @@ static enum attrib_reason explain_known(const struct config *cfg,
 					const struct recent_info *k,
 					uint64_t now_ms, int64_t wall_now,
 					char *text, size_t cap);
-static bool dedup(struct attrib *a, const struct netaddr *dst,
-		  enum attrib_reason r, uint64_t now);
+static bool dedup(struct attrib *a, const struct netaddr *dst, uint8_t kind,
+		  uint64_t uid, uint64_t now);
+static bool late_answer(const struct nflog_pkt *pkt);
 static bool budget(struct attrib *a, uint64_t now);
 static void endpoint(const struct netaddr *addr, bool with_port, uint16_t port,
 		     char *buf, size_t cap);
@@ -230,7 +244,7 @@ struct attrib *attrib_new(const struct config *cfg)
 		return NULL;
 	a->cfg = cfg;
 	for (size_t i = 0; i < ATTRIB_DEDUP_SLOTS; i++)
-		a->slots[i].reason = ATTRIB__COUNT;
+		a->slots[i].kind = KIND_EMPTY;
 	return a;
 }
 
@@ -244,20 +258,36 @@ void attrib_free(struct attrib *a)
 	free(a);
 }
 
-/* true when (dst, r) was logged less than ATTRIB_DEDUP_MS ago. */
-static bool dedup(struct attrib *a, const struct netaddr *dst,
-		  enum attrib_reason r, uint64_t now)
+/* true when (dst, kind, uid) was logged less than ATTRIB_DEDUP_MS ago. */
+static bool dedup(struct attrib *a, const struct netaddr *dst, uint8_t kind,
+		  uint64_t uid, uint64_t now)
 {
 	size_t n = dst->family == AF_INET ? 4 : 16;
-	uint32_t h = hash_fnv1a(dst->bytes, n, (uint32_t)r);
+	uint32_t h = hash_fnv1a(dst->bytes, n,
+				(uint32_t)kind ^ (uint32_t)(uid * 0x9e3779b1u));
 	struct slot *s = &a->slots[h % ATTRIB_DEDUP_SLOTS];
-	if (s->reason == r && netaddr_equal(&s->dst, dst) &&
+
+	if (s->kind == kind && s->uid == uid && netaddr_equal(&s->dst, dst) &&
 	    now - s->logged_ms < ATTRIB_DEDUP_MS)
 		return true;
 	s->dst = *dst;
-	s->reason = (uint8_t)r;
+	s->kind = kind;
+	s->uid = uid;
 	s->logged_ms = now;
 	return false;
+}
+
+/* The kernel's port unreachable for an upstream's late answer (rule 2's
+ * NFLOG copy, no socket): IPv4 type 3 code 3, IPv6 type 1 code 4. A
+ * workload cannot send ICMP errors itself without CAP_NET_RAW. */
+static bool late_answer(const struct nflog_pkt *pkt)
+{
+	if (strcmp(pkt->prefix, PREFIX_DNS) != 0 || pkt->has_uid ||
+	    !pkt->has_icmp)
+		return false;
+	if (pkt->dst.family == AF_INET)
+		return pkt->icmp_type == 3 && pkt->icmp_code == 3;
+	return pkt->icmp_type == 1 && pkt->icmp_code == 4;
 }
 
 /* May one more line go out in this window? Opens a new window (and says
@@ -330,11 +360,25 @@ void attrib_packet(void *arg, const struct nflog_pkt *pkt)
 
 	if (!pkt->has_addrs || strncmp(pkt->prefix, "dnsfence-", 9) != 0)
 		return;
+	if (late_answer(pkt)) {
+		stats_inc(STAT_LATE_ANSWER);
+		if (!dedup(a, &pkt->dst, KIND_LATE, NO_UID, now)) {
+			netaddr_format(&pkt->dst, text, sizeof(text));
+			log_info(SYS,
+				 "late answer from %s after upstream_timeout: "
+				 "the kernel's port unreachable (the daemon's "
+				 "socket was closed), not a bypass",
+				 text);
+		}
+		return;
+	}
 	known = recent_get(recent_global(), &pkt->dst, &info);
 	r = attrib_explain(a->cfg, pkt, known ? &info : NULL, now,
 			   (int64_t)time(NULL), text, sizeof(text));
 	stats_inc(reason_stat[r]);
 	learn_flow(pkt, attrib_reason_name(r), known ? info.name : NULL);
-	if (!dedup(a, &pkt->dst, r, now) && budget(a, now))
+	if (!dedup(a, &pkt->dst, (uint8_t)r, pkt->has_uid ? pkt->uid : NO_UID,
+		   now) &&
+	    budget(a, now))
 		log_flow(pkt, text);
 }

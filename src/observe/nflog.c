@@ -49,26 +49,15 @@ struct nflog {
 	uint8_t buf[65536];
 };
 
-static int read_host(struct dns_reader *r, void *v, size_t n);
 static int parse_attrs(struct dns_reader *r, struct nflog_pkt *pkt, int family);
 static int parse_attr(uint16_t type, const uint8_t *val, size_t len, int family,
 		      struct nflog_pkt *pkt);
 static int parse_ports(struct dns_reader *r, struct nflog_pkt *pkt);
+static int parse_icmp(struct dns_reader *r, struct nflog_pkt *pkt);
 static int config(struct nflog *n, uint8_t cmd, bool with_mode, char *err,
 		  size_t errlen);
 static void on_read(evutil_socket_t fd, short what, void *arg);
 static void drain(struct nflog *n);
-
-/* n bytes in host order (netlink's own headers), through the reader. */
-static int read_host(struct dns_reader *r, void *v, size_t n)
-{
-	const uint8_t *p;
-	int rc = dns_read_bytes(r, &p, n);
-
-	if (rc == 0)
-		memcpy(v, p, n);
-	return rc;
-}
 
 int nflog_parse(const uint8_t *buf, size_t len, nflog_pkt_fn fn, void *arg)
 {
@@ -84,11 +73,11 @@ int nflog_parse(const uint8_t *buf, size_t len, nflog_pkt_fn fn, void *arg)
 		struct nflog_pkt pkt;
 		uint8_t family;
 
-		if (read_host(&r, &mlen, sizeof(mlen)) ||
-		    read_host(&r, &type, sizeof(type)) ||
-		    read_host(&r, &flags, sizeof(flags)) ||
-		    read_host(&r, &seq, sizeof(seq)) ||
-		    read_host(&r, &pid, sizeof(pid)))
+		if (dns_read_copy(&r, &mlen, sizeof(mlen)) ||
+		    dns_read_copy(&r, &type, sizeof(type)) ||
+		    dns_read_copy(&r, &flags, sizeof(flags)) ||
+		    dns_read_copy(&r, &seq, sizeof(seq)) ||
+		    dns_read_copy(&r, &pid, sizeof(pid)))
 			return -EBADMSG;
 		if (mlen < NLMSG_HDRLEN_ || mlen > r.len - start)
 			return -EBADMSG;
@@ -119,8 +108,8 @@ static int parse_attrs(struct dns_reader *r, struct nflog_pkt *pkt, int family)
 		uint16_t nla_len, nla_type;
 		const uint8_t *val;
 
-		if (read_host(r, &nla_len, sizeof(nla_len)) ||
-		    read_host(r, &nla_type, sizeof(nla_type)))
+		if (dns_read_copy(r, &nla_len, sizeof(nla_len)) ||
+		    dns_read_copy(r, &nla_type, sizeof(nla_type)))
 			return -EBADMSG;
 		if (nla_len < 4 || nla_len > r->len - start)
 			return -EBADMSG;
@@ -210,8 +199,24 @@ int nflog_parse_ip(const uint8_t *p, size_t len, int family,
 	out->proto = proto;
 	out->has_ports = false;
 	out->sport = out->dport = 0;
+	out->has_icmp = false;
+	out->icmp_type = out->icmp_code = 0;
 	if (proto == IPPROTO_TCP || proto == IPPROTO_UDP)
 		(void)parse_ports(&r, out);
+	else if (proto == (family == AF_INET ? IPPROTO_ICMP : IPPROTO_ICMPV6))
+		(void)parse_icmp(&r, out);
+	return 0;
+}
+
+static int parse_icmp(struct dns_reader *r, struct nflog_pkt *pkt)
+{
+	uint8_t type, code;
+
+	if (dns_read_u8(r, &type) || dns_read_u8(r, &code))
+		return -EBADMSG;
+	pkt->icmp_type = type;
+	pkt->icmp_code = code;
+	pkt->has_icmp = true;
 	return 0;
 }
 

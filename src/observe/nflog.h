@@ -29,6 +29,8 @@ struct nflog_pkt {
 	uint8_t proto;	       /* IPPROTO_* (IPv6: the first next header) */
 	bool has_ports;	       /* TCP or UDP with its ports */
 	uint16_t sport, dport; /* host order */
+	bool has_icmp;	       /* ICMP or ICMPv6 with its type and code */
+	uint8_t icmp_type, icmp_code;
 };
 
 typedef void (*nflog_pkt_fn)(void *arg, const struct nflog_pkt *pkt);

@@ -52,6 +52,7 @@
 #include <event2/event.h>
 
 #include "resolve/admit.h"
+#include "resolve/budget.h"
 #include "resolve/cache.h"
 #include "dns/dnsmsg.h"
 #include "dns/dnsrr.h"
@@ -74,7 +75,8 @@
 #define SNOOP_MAX	512
 #define CACHE_ENTRIES	4096
 #define CACHE_BYTES	(1u << 20)
-#define STALE_TTL	30 /* RFC 8767 section 4 */
+#define STALE_TTL	30   /* RFC 8767 section 4 */
+#define BUDGET_CLIENTS	4096 /* (wildcard, client) buckets kept */
 
 struct pending;
 
@@ -119,6 +121,7 @@ struct resolver {
 	struct cache *cache;
 	struct failmem *fails; /* questions that failed upstream, recently */
 	struct quota *quota;
+	struct budget *budget; /* new names below wildcards */
 	struct pending *table[PENDING_BUCKETS];
 	TAILQ_HEAD(, pending) pendings;
 };
@@ -184,7 +187,9 @@ struct resolver *resolver_new(struct event_base *base, const struct config *cfg,
 	/* One client address may hold 3/4 of the cap: a quarter stays for
 	 * the others whatever it sends. */
 	r->quota = quota_new(max, max - max / 4);
-	if (r->cache == NULL || r->fails == NULL || r->quota == NULL) {
+	r->budget = budget_new(BUDGET_CLIENTS);
+	if (r->cache == NULL || r->fails == NULL || r->quota == NULL ||
+	    r->budget == NULL) {
 		resolver_free(r);
 		return NULL;
 	}
@@ -222,6 +227,7 @@ void resolver_free(struct resolver *r)
 	cache_free(r->cache);
 	failmem_free(r->fails);
 	quota_free(r->quota);
+	budget_free(r->budget);
 	free(r);
 }
 
@@ -303,6 +309,10 @@ static struct rquery *lookup(struct resolver *r, const struct dns_query *q,
 		}
 		ttl_max = STALE_TTL;
 	}
+	/* A new question below a wildcard costs a token of its budget. */
+	if (hit == NULL && pending_find(r, key, keylen) == NULL &&
+	    local_over_budget(r->cfg, r->pol, r->budget, q, c))
+		return NULL;
 	rq = rquery_new(q, c);
 	if (rq == NULL) {
 		cache_release(r->cache, hit);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Unit tests of attrib_explain: each reason, in the order the daemon
- * decides them, with the words the log line carries.
+ * decides them, with the words the log line carries; and attrib_packet's
+ * counting: a late answer's ICMP error is no bypass, and the dedup of a
+ * bypass from no socket does not swallow a workload uid's.
  */
 #include <netinet/in.h>
 #include <stdio.h>
@@ -12,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "base/stats.h"
 #include "observe/attrib.h"
 
 #define WALL 1700000000 /* 2023-11-14 22:13:20 UTC */
@@ -193,6 +196,37 @@ static void allow_cidrs_wrong_port(void **state)
 	    t, "port tcp/25 is not in `ports` (address in allow_cidrs)");
 }
 
+static void late_answer_is_no_bypass(void **state)
+{
+	struct config *c = cfg_of(NULL);
+	struct attrib *a = attrib_new(c);
+	struct nflog_pkt late = tcp_to("dnsfence-dns", "198.18.0.1", 0);
+	struct nflog_pkt wl = tcp_to("dnsfence-dns", "198.18.0.1", 53);
+	uint64_t dns0 = stats_get(STAT_BLOCKED_DNS);
+
+	(void)state;
+	late.proto = IPPROTO_ICMP;
+	late.has_ports = false;
+	late.has_icmp = true;
+	late.icmp_type = 3;
+	late.icmp_code = 3;
+	attrib_packet(a, &late);
+	attrib_packet(a, &late);
+	assert_int_equal(stats_get(STAT_LATE_ANSWER), 2);
+	assert_int_equal(stats_get(STAT_BLOCKED_DNS), dns0);
+	/* the same ICMP from a socket, or another type, is no late answer */
+	late.icmp_code = 1;
+	attrib_packet(a, &late);
+	assert_int_equal(stats_get(STAT_LATE_ANSWER), 2);
+	assert_int_equal(stats_get(STAT_BLOCKED_DNS), dns0 + 1);
+	wl.proto = IPPROTO_UDP;
+	wl.has_uid = true;
+	wl.uid = 4242;
+	attrib_packet(a, &wl);
+	assert_int_equal(stats_get(STAT_BLOCKED_DNS), dns0 + 2);
+	attrib_free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -205,6 +239,7 @@ int main(void)
 	    cmocka_unit_test(other_protocols),
 	    cmocka_unit_test(forged_source),
 	    cmocka_unit_test(allow_cidrs_wrong_port),
+	    cmocka_unit_test(late_answer_is_no_bypass),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
