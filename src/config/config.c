@@ -351,6 +351,14 @@ static const struct key_spec specs[] = {
      .def = 1, .type = "boolean", .def_doc = "`true`",
      .meaning = "reload when the config file changes (inotify on its "
 		"directory, so a Kubernetes ConfigMap update is seen)"},
+    {"selftest", K_CHOICE, configkeys_bool, .choices = bool_names, .def = 1,
+     .type = "boolean", .def_doc = "`true`",
+     .meaning = "the readiness gate: before READY=1, `run` and `serve` "
+		"(enforce mode, scope output) probe from the workload's "
+		"side as `user` without capabilities or the socket mark, "
+		"as `dnsfence selftest` does, and exit 1 naming the first "
+		"probe that got around the fence instead of becoming ready. "
+		"`false` skips it (docs/deployment.md)"},
 };
 
 static const struct {
@@ -514,6 +522,7 @@ static int finish(struct pctx *p)
 				       : LOGL_DEBUG;
 	p->c->log_format = (enum log_format)choice_of(p, "log.format");
 	p->c->control_watch = choice_of(p, "control.watch") != 0;
+	p->c->selftest = choice_of(p, "selftest") != 0;
 	if (p->c->ttl_min > p->c->ttl_max)
 		return configkeys_fail(p, "ttl.min",
 				       "%u is greater than ttl.max (%u)",
@@ -776,6 +785,17 @@ void config_free(struct config *c)
 	free(c->subject_cgroups);
 	free(c->subject_lo_ports);
 	free(c);
+}
+
+bool config_port_allowed(const struct config *cfg, uint8_t proto, uint16_t port)
+{
+	for (size_t i = 0; i < cfg->n_ports; i++) {
+		const struct config_port *p = &cfg->ports[i];
+
+		if (p->proto == proto && port >= p->first && port <= p->last)
+			return true;
+	}
+	return false;
 }
 
 const char *config_mode_name(enum config_mode m)

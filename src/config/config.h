@@ -85,6 +85,7 @@ struct config {
 	bool hairpin_deny;    /* forward: "hairpin": "deny" */
 	char *control_socket; /* "control": {"socket": PATH} */
 	bool control_watch;   /* "control": {"watch": true} */
+	bool selftest;	      /* the readiness gate, default true */
 	/* Not a key: upstreams a reload replaced, still fenced as upstreams
 	 * (the daemon's mark required) while the daemon's questions to them
 	 * drain; reload.c fills and empties it, fwrules.c renders it. */
@@ -134,6 +135,10 @@ int config_parse(const char *text, size_t len, const struct config_env *env,
 int config_load(const char *path, struct config **out, char *err,
 		size_t errlen);
 void config_free(struct config *c);
+
+/* Is proto (IPPROTO_TCP/UDP) port one of `ports`? */
+bool config_port_allowed(const struct config *cfg, uint8_t proto,
+			 uint16_t port);
 
 const char *config_mode_name(enum config_mode m);
 const char *config_deny_name(enum config_deny d);

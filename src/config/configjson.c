@@ -376,6 +376,7 @@ static bool json_daemon(cJSON *root, const struct config *c)
 	ok = ok &&
 	     cJSON_AddNumberToObject(root, "guard_interval", c->guard_interval);
 	ok = ok && cJSON_AddNumberToObject(root, "mark", c->mark);
+	ok = ok && cJSON_AddBoolToObject(root, "selftest", c->selftest);
 	ok = ok && cJSON_AddStringToObject(root, "inbound",
 					   c->inbound_deny ? "deny" : "allow");
 	ok = ok && (log = cJSON_AddObjectToObject(root, "log")) != NULL;

@@ -68,6 +68,7 @@
 #include "observe/observe.h"
 #include "observe/status.h"
 #include "resolve/upstream.h"
+#include "observe/usage.h"
 
 #define SYS	    "reload"
 #define WAITERS_MAX 16
@@ -885,6 +886,7 @@ char *reload_status(const struct reload *rl, bool json)
 	    .prov_names = prov_names(rl->prov),
 	    .prov_links = prov_links(rl->prov),
 	    .reload_requests = rl->count,
+	    .usage = usage_status(resolver_usage(rl->p.res)),
 	};
 	uint64_t now = (uint64_t)time(NULL);
 

@@ -66,10 +66,10 @@ struct attrib {
 	uint64_t window_ms; /* start of the current budget window */
 	unsigned lines;	    /* lines logged in it */
 	uint64_t withheld;  /* flows over budget since the last summary */
+	uint32_t quiet_uid; /* the self-test's prober: its flows are not */
+	uint64_t quiet_ms;  /* attributed until this monotonic ms */
 };
 
-static bool port_allowed(const struct config *cfg, uint8_t proto,
-			 uint16_t port);
 static bool in_allow_cidrs(const struct config *cfg, const struct netaddr *a);
 static void clock_text(int64_t wall, char *buf, size_t cap);
 static const char *proto_name(uint8_t proto, char *buf, size_t cap);
@@ -85,6 +85,12 @@ static bool budget(struct attrib *a, uint64_t now);
 static void endpoint(const struct netaddr *addr, bool with_port, uint16_t port,
 		     char *buf, size_t cap);
 static void log_flow(const struct nflog_pkt *pkt, const char *text);
+static bool is_upstream(const struct config *cfg, const struct netaddr *a);
+static void why_known(FILE *f, const char *addr, const struct recent_info *k,
+		      uint64_t now_ms, int64_t wall_now);
+static void why_remedy(FILE *f, const struct config *cfg,
+		       const struct netaddr *dst, const struct recent_info *k,
+		       enum attrib_reason r, uint16_t port, uint64_t now_ms);
 
 static const enum stat_id reason_stat[ATTRIB__COUNT] = {
     [ATTRIB_NEVER] = STAT_BLOCKED_NEVER,
@@ -109,17 +115,6 @@ const char *attrib_reason_name(enum attrib_reason r)
 	};
 
 	return (unsigned)r < ATTRIB__COUNT ? names[r] : "unknown";
-}
-
-static bool port_allowed(const struct config *cfg, uint8_t proto, uint16_t port)
-{
-	for (size_t i = 0; i < cfg->n_ports; i++) {
-		const struct config_port *p = &cfg->ports[i];
-
-		if (p->proto == proto && port >= p->first && port <= p->last)
-			return true;
-	}
-	return false;
 }
 
 static bool in_allow_cidrs(const struct config *cfg, const struct netaddr *a)
@@ -216,7 +211,7 @@ static enum attrib_reason explain_known(const struct config *cfg,
 	clock_text(wall_now - ago, at, sizeof(at));
 	clock_text(wall_now + left, until, sizeof(until));
 	if (k->expires_ms > now_ms &&
-	    !port_allowed(cfg, pkt->proto, pkt->dport)) {
+	    !config_port_allowed(cfg, pkt->proto, pkt->dport)) {
 		snprintf(text, cap,
 			 "port %s/%u is not in `ports` (address answered for "
 			 "%s at %s)",
@@ -246,6 +241,14 @@ struct attrib *attrib_new(const struct config *cfg)
 	for (size_t i = 0; i < ATTRIB_DEDUP_SLOTS; i++)
 		a->slots[i].kind = KIND_EMPTY;
 	return a;
+}
+
+void attrib_quiet(struct attrib *a, uid_t uid, uint64_t until_ms)
+{
+	if (a == NULL)
+		return;
+	a->quiet_uid = (uint32_t)uid;
+	a->quiet_ms = until_ms;
 }
 
 void attrib_set_config(struct attrib *a, const struct config *cfg)
@@ -360,6 +363,8 @@ void attrib_packet(void *arg, const struct nflog_pkt *pkt)
 
 	if (!pkt->has_addrs || strncmp(pkt->prefix, "dnsfence-", 9) != 0)
 		return;
+	if (pkt->has_uid && pkt->uid == a->quiet_uid && now < a->quiet_ms)
+		return;
 	if (late_answer(pkt)) {
 		stats_inc(STAT_LATE_ANSWER);
 		if (!dedup(a, &pkt->dst, KIND_LATE, NO_UID, now)) {
@@ -381,4 +386,117 @@ void attrib_packet(void *arg, const struct nflog_pkt *pkt)
 		   now) &&
 	    budget(a, now))
 		log_flow(pkt, text);
+}
+
+static bool is_upstream(const struct config *cfg, const struct netaddr *a)
+{
+	struct netaddr u;
+
+	for (size_t i = 0; i < cfg->n_upstreams; i++) {
+		if (netaddr_from_sockaddr(
+			(const struct sockaddr *)&cfg->upstreams[i].sa, &u) &&
+		    netaddr_equal(&u, a))
+			return true;
+	}
+	return false;
+}
+
+/* `dnsfence why ADDR[:PORT]` (the control socket): what the recent
+ * memory knows of ADDR, the reason a TCP flow to PORT is refused (the
+ * same attrib_explain the NFLOG path uses), and the change to the
+ * config that would let it through. */
+int attrib_why(const struct config *cfg, const struct recent *rc,
+	       const char *arg, FILE *f)
+{
+	struct nflog_pkt pkt = {
+	    .proto = IPPROTO_TCP, .has_ports = true, .has_addrs = true};
+	struct sockaddr_storage ss;
+	struct recent_info info;
+	char addr[NETADDR_STRLEN], text[ATTRIB_TEXT_MAX];
+	uint64_t now = monotime_ms();
+	int64_t wall = (int64_t)time(NULL);
+	const char *why = NULL;
+	socklen_t len;
+	bool known;
+	enum attrib_reason r;
+
+	if (netaddr_parse_endpoint(arg, false, 0, &ss, &len, &why) != 0 ||
+	    !netaddr_from_sockaddr((const struct sockaddr *)&ss, &pkt.dst))
+		return -EINVAL;
+	pkt.dport = netaddr_port((const struct sockaddr *)&ss);
+	netaddr_format(&pkt.dst, addr, sizeof(addr));
+	if (is_upstream(cfg, &pkt.dst)) {
+		fprintf(f,
+			"%s: an upstream: only dnsfence's own sockets (socket "
+			"mark %#x) reach it, on any port\n"
+			"would allow: nothing; a workload asks dnsfence\n",
+			addr, (unsigned)cfg->mark);
+		return 0;
+	}
+	known = rc != NULL && recent_get(rc, &pkt.dst, &info);
+	if (known)
+		why_known(f, addr, &info, now, wall);
+	else
+		fprintf(f,
+			"%s: never answered by dnsfence (or longer ago than "
+			"it remembers)\n",
+			addr);
+	if (pkt.dport == 0) {
+		why_remedy(f, cfg, &pkt.dst, known ? &info : NULL,
+			   ATTRIB__COUNT, 0, now);
+		return 0;
+	}
+	snprintf(pkt.prefix, sizeof(pkt.prefix), "%s",
+		 pkt.dport == 53 ? PREFIX_DNS : PREFIX_BLOCK);
+	r = attrib_explain(cfg, &pkt, known ? &info : NULL, now, wall, text,
+			   sizeof(text));
+	if (r == ATTRIB_NOTSET)
+		fprintf(f, "tcp/%u: allowed while the entry lives\n",
+			(unsigned)pkt.dport);
+	else
+		fprintf(f, "tcp/%u: blocked (%s): %s\n", (unsigned)pkt.dport,
+			attrib_reason_name(r), text);
+	why_remedy(f, cfg, &pkt.dst, known ? &info : NULL, r, pkt.dport, now);
+	return 0;
+}
+
+static void why_known(FILE *f, const char *addr, const struct recent_info *k,
+		      uint64_t now_ms, int64_t wall_now)
+{
+	char at[16], until[16];
+	int64_t ago = (int64_t)((now_ms - k->answered_ms) / 1000);
+	int64_t left = ((int64_t)k->expires_ms - (int64_t)now_ms) / 1000;
+
+	clock_text(wall_now - ago, at, sizeof(at));
+	clock_text(wall_now + left, until, sizeof(until));
+	fprintf(f, "%s: answered for %s at %s; its set entry %s %s\n", addr,
+		k->name, at,
+		k->expires_ms > now_ms ? "lasts until" : "expired at", until);
+}
+
+static void why_remedy(FILE *f, const struct config *cfg,
+		       const struct netaddr *dst, const struct recent_info *k,
+		       enum attrib_reason r, uint16_t port, uint64_t now_ms)
+{
+	char addr[NETADDR_STRLEN];
+
+	netaddr_format(dst, addr, sizeof(addr));
+	if (r == ATTRIB_DNS)
+		fprintf(f, "would allow: nothing; DNS goes through dnsfence "
+			   "(its listen addresses)\n");
+	else if (r == ATTRIB_PORT)
+		fprintf(f, "would allow: add \"tcp/%u\" to ports\n",
+			(unsigned)port);
+	else if (r == ATTRIB_NOTSET)
+		fprintf(f, "would allow: nothing to change (if it is refused, "
+			   "the set entry was removed: ask dnsfence again)\n");
+	else if (k != NULL && k->expires_ms <= now_ms)
+		fprintf(f, "would allow: ask dnsfence for %s again\n", k->name);
+	else if (k != NULL || in_allow_cidrs(cfg, dst))
+		fprintf(f, "would allow: nothing to change on `ports`\n");
+	else
+		fprintf(f,
+			"would allow: its name in allow, asked through "
+			"dnsfence; or \"%s/%u\" in allow_cidrs\n",
+			addr, dst->family == AF_INET ? 32u : 128u);
 }

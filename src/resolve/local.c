@@ -18,6 +18,7 @@
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "observe/learn.h"
 #include "resolve/budget.h"
@@ -40,6 +41,8 @@ static bool beyond_caps(const struct config *cfg, const struct dns_query *q,
 			const struct policy_hit *hit, char *why, size_t whylen);
 static bool unforwarded_type(const struct config *cfg,
 			     const struct dns_query *q, const struct client *c);
+static bool own_probe(const char *name);
+static void lower_ascii(char *s);
 
 void local_client_init(struct client *c, const struct sockaddr *peer,
 		       socklen_t peerlen, const struct sockaddr *local,
@@ -197,13 +200,19 @@ static bool denied(const struct config *cfg, const struct policy *pol,
 		if (!beyond_caps(cfg, q, &hit, why, whylen))
 			return false;
 	} else {
+		char admit[2 * DNS_NAME_STRLEN + 16];
+
+		/* The rule, and the entries that would admit the name: a
+		 * program (an agent) can act on it. */
 		dns_name_to_text(q->name, q->name_len, name, sizeof(name));
-		snprintf(why, whylen, "%s is not on the dnsfence allowlist",
-			 name);
+		lower_ascii(name);
+		policy_admitting(name, admit, sizeof(admit));
+		snprintf(why, whylen, "not in allow; %s", admit);
 	}
 	local_describe(q, peer, name, sizeof(name), type, sizeof(type), client,
 		       sizeof(client));
-	learn_name(name);
+	if (!own_probe(name))
+		learn_name(name);
 	stats_inc(audit ? STAT_AUDIT_ALLOWED : STAT_DENIED);
 	if (audit)
 		log_limited(LOG_CLASS_AUDIT, LOGL_WARN, "policy",
@@ -332,4 +341,22 @@ void local_describe(const struct dns_query *q, const struct sockaddr *peer,
 	dns_name_to_text(q->name, q->name_len, name, namecap);
 	dns_type_name(q->qtype, type, typecap);
 	netaddr_format_endpoint(peer, client, clientcap);
+}
+
+static void lower_ascii(char *s)
+{
+	for (; *s != '\0'; s++) {
+		if (*s >= 'A' && *s <= 'Z')
+			*s = (char)(*s - 'A' + 'a');
+	}
+}
+
+/* dnsfence's own probes (`probe`, the self-test) ask names below
+ * POLICY_PROBE_DOMAIN: denied like any other, never learned. */
+static bool own_probe(const char *name)
+{
+	size_t n = strlen(name), d = strlen(POLICY_PROBE_DOMAIN);
+
+	return n > d && name[n - d - 1] == '.' &&
+	       strcasecmp(name + n - d, POLICY_PROBE_DOMAIN) == 0;
 }

@@ -1,21 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Unit tests of attrib_explain: each reason, in the order the daemon
- * decides them, with the words the log line carries; and attrib_packet's
+ * decides them, with the words the log line carries; attrib_packet's
  * counting: a late answer's ICMP error is no bypass, and the dedup of a
- * bypass from no socket does not swallow a workload uid's.
+ * bypass from no socket does not swallow a workload uid's; and
+ * attrib_why, what `dnsfence why` prints.
  */
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
+#include "base/monotime.h"
 #include "base/stats.h"
 #include "observe/attrib.h"
+#include "observe/recent.h"
 
 #define WALL 1700000000 /* 2023-11-14 22:13:20 UTC */
 
@@ -47,6 +52,7 @@ static void forged_source(void **state)
 }
 
 static void allow_cidrs_wrong_port(void **state);
+static void why_explains_and_suggests(void **state);
 
 /* The keys attrib_explain reads: ports (80, 443) and allow_cidrs. */
 static struct config *cfg_of(const char *cidr)
@@ -196,6 +202,55 @@ static void allow_cidrs_wrong_port(void **state)
 	    t, "port tcp/25 is not in `ports` (address in allow_cidrs)");
 }
 
+/* attrib_why: what `dnsfence why` prints, from the recent memory. */
+static char *why(const struct config *c, const struct recent *rc,
+		 const char *arg, int *r)
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	assert_non_null(f);
+	*r = attrib_why(c, rc, arg, f);
+	fclose(f);
+	return out;
+}
+
+static void why_explains_and_suggests(void **state)
+{
+	struct config *c = cfg_of(NULL);
+	struct recent *rc = recent_new(16, 60, 3600);
+	struct netaddr a;
+	char *out;
+	int r;
+
+	(void)state;
+	assert_non_null(rc);
+	assert_int_equal(netaddr_parse("198.18.1.10", &a), 0);
+	recent_put(rc, "www.example.com", &a, 300, monotime_ms());
+	out = why(c, rc, "198.18.1.10:9999", &r);
+	assert_int_equal(r, 0);
+	assert_non_null(strstr(out, "198.18.1.10: answered for "
+				    "www.example.com at "));
+	assert_non_null(strstr(out, "tcp/9999: blocked (port): port "
+				    "tcp/9999 is not in `ports`"));
+	assert_non_null(strstr(out, "would allow: add \"tcp/9999\" to ports"));
+	free(out);
+	out = why(c, rc, "[2001:db8::7]:443", &r);
+	assert_int_equal(r, 0);
+	assert_non_null(strstr(out, "2001:db8::7: never answered"));
+	assert_non_null(strstr(out, "tcp/443: blocked (never_answered)"));
+	assert_non_null(strstr(out, "\"2001:db8::7/128\" in allow_cidrs"));
+	free(out);
+	out = why(c, rc, "198.18.1.10:53", &r);
+	assert_non_null(strstr(out, "tcp/53: blocked (dns)"));
+	free(out);
+	out = why(c, rc, "no such address", &r);
+	assert_int_equal(r, -EINVAL);
+	free(out);
+	recent_free(rc);
+}
+
 static void late_answer_is_no_bypass(void **state)
 {
 	struct config *c = cfg_of(NULL);
@@ -230,6 +285,7 @@ static void late_answer_is_no_bypass(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(why_explains_and_suggests),
 	    cmocka_unit_test(never_answered),
 	    cmocka_unit_test(answered_wrong_port),
 	    cmocka_unit_test(answered_expired),
