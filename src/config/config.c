@@ -72,6 +72,7 @@ static const char *const state_dir_defs[] = {CONFIG_DEFAULT_STATE_DIR, NULL};
 static const char *const scope_names[] = {"output", "forward", NULL};
 static const char *const control_defs[] = {CONFIG_DEFAULT_CONTROL, NULL};
 static const char *const bool_names[] = {"false", "true", NULL};
+static const char *const tls_ports_defs[] = {"tcp/443", NULL};
 static const char *const loopback_names[] = {"all", "listener", NULL};
 
 #define OFF(f) offsetof(struct config, f)
@@ -342,6 +343,25 @@ static const struct key_spec specs[] = {
     {"control", K_GROUP, NULL, .type = "object",
      .meaning = "the running daemon's control socket and config watch "
 		"(`dnsfence reload`, `dnsfence status`)"},
+    {"name_check", K_GROUP, NULL, .type = "object",
+     .meaning = "the check of each new flow's first bytes against the "
+		"answers (docs/firewall.md): a set member shares its address "
+		"with every other name of its front end, so the name the "
+		"client asks the server for must be allowed and answered "
+		"with that very address. Scope output only"},
+    {"name_check.mode", K_CHOICE, configkeys_choice, .choices = mode_names,
+     .meaning = "enforce: a TLS flow to a set member on `tls_ports` whose "
+		"ClientHello names no server, a name not allowed, or a name "
+		"that was not answered with the flow's address is reset "
+		"(and logged); audit: logged and let through; off: "
+		"addresses only. In mode audit the check only logs. Live on "
+		"reload"},
+    {"name_check.tls_ports", K_LIST, configkeys_list,
+     .item = configkeys_item_tls_port, .defs = tls_ports_defs,
+     .type = "array of \"tcp/N\"",
+     .meaning = "the ports whose flows are TLS and checked (each also in "
+		"`ports` to be reachable at all); every other port of "
+		"`ports` stays address-only"},
     {"control.socket", K_STRING, configkeys_path, .off = OFF(control_socket),
      .defs = control_defs, .type = "absolute path",
      .meaning = "unix socket of `reload` and `status`, mode 0660, owned by "
@@ -522,6 +542,10 @@ static int finish(struct pctx *p)
 				       : LOGL_DEBUG;
 	p->c->log_format = (enum log_format)choice_of(p, "log.format");
 	p->c->control_watch = choice_of(p, "control.watch") != 0;
+	mode = choice_of(p, "name_check.mode");
+	p->c->name_check = mode == 2   ? CONFIG_NAME_CHECK_OFF
+			   : mode == 1 ? CONFIG_NAME_CHECK_AUDIT
+				       : CONFIG_NAME_CHECK_ENFORCE;
 	p->c->selftest = choice_of(p, "selftest") != 0;
 	if (p->c->ttl_min > p->c->ttl_max)
 		return configkeys_fail(p, "ttl.min",
@@ -765,6 +789,7 @@ void config_free(struct config *c)
 	free(c->retired);
 	free(c->qtypes);
 	free(c->ports);
+	free(c->tls_ports);
 	free(c->allow_cidrs);
 	free(c->source_cidrs);
 	free(c->set4);
@@ -816,6 +841,11 @@ const char *config_log_format_name(enum log_format f)
 const char *config_scope_name(enum config_scope s)
 {
 	return (unsigned)s < 2 ? scope_names[s] : "unknown";
+}
+
+const char *config_name_check_name(enum config_name_check m)
+{
+	return (unsigned)m < 3 ? mode_names[m] : "unknown";
 }
 
 static void print_cell_type(FILE *f, const struct key_spec *k)

@@ -28,6 +28,14 @@ enum config_deny { CONFIG_DENY_NXDOMAIN = 0, CONFIG_DENY_REFUSED };
 /* output: fence this namespace's own egress (OUTPUT). forward: fence, from
  * the host, what comes in on `interfaces` (FORWARD and INPUT; fwforward.c). */
 enum config_scope { CONFIG_SCOPE_OUTPUT = 0, CONFIG_SCOPE_FORWARD };
+/* "name_check": the first bytes of each new flow to a set member on a TLS
+ * port name their destination; enforce resets a flow whose name is not
+ * allowed or was not answered with its address, audit logs it. */
+enum config_name_check {
+	CONFIG_NAME_CHECK_ENFORCE = 0,
+	CONFIG_NAME_CHECK_AUDIT,
+	CONFIG_NAME_CHECK_OFF
+};
 
 struct config_port {
 	uint8_t proto; /* IPPROTO_TCP or IPPROTO_UDP */
@@ -102,6 +110,9 @@ struct config {
 	bool subject_lo_listener; /* "subjects.loopback": "listener" */
 	struct config_port *subject_lo_ports; /* "subjects.loopback_ports" */
 	size_t n_subject_lo_ports;
+	enum config_name_check name_check; /* "name_check": {"mode": ...} */
+	struct config_port *tls_ports;	   /* "name_check": {"tls_ports"} */
+	size_t n_tls_ports;
 };
 
 /* Whether the fence applies to named subjects only (config "subjects"). */
@@ -144,6 +155,7 @@ const char *config_mode_name(enum config_mode m);
 const char *config_deny_name(enum config_deny d);
 const char *config_log_format_name(enum log_format f);
 const char *config_scope_name(enum config_scope s);
+const char *config_name_check_name(enum config_name_check m);
 /* Does DNS stay open in this config: audit mode with "audit_denied":
  * "forward" (denied names forwarded, DNS to other resolvers let through,
  * both only logged)? false in enforce, and in audit with "local". */

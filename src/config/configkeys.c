@@ -654,6 +654,29 @@ int configkeys_item_port(struct pctx *p, const char *s, const char *path)
 	return push(&p->c->ports, &p->c->n_ports, sizeof(pt), &pt);
 }
 
+/* TLS runs over TCP; a QUIC port has no parser yet. */
+int configkeys_item_tls_port(struct pctx *p, const char *s, const char *path)
+{
+	struct config_port pt;
+	char val[72];
+	int rc = configkeys_parse_port(p, s, path, &pt);
+
+	if (rc != 0)
+		return rc;
+	if (pt.proto != IPPROTO_TCP) {
+		configkeys_show(s, val, sizeof(val));
+		return configkeys_fail(p, path,
+				       "\"%s\": only tcp ports are checked "
+				       "(QUIC is not read yet)",
+				       val);
+	}
+	for (size_t i = 0; i < p->c->n_tls_ports; i++) {
+		if (memcmp(&p->c->tls_ports[i], &pt, sizeof(pt)) == 0)
+			return 0;
+	}
+	return push(&p->c->tls_ports, &p->c->n_tls_ports, sizeof(pt), &pt);
+}
+
 int configkeys_parse_port(struct pctx *p, const char *s, const char *path,
 			  struct config_port *out)
 {

@@ -315,6 +315,11 @@ const struct policy *reload_policy(const struct reload *rl)
 	return rl->pol;
 }
 
+const struct prov *reload_prov(const struct reload *rl)
+{
+	return rl->prov;
+}
+
 const char *reload_path(const struct reload *rl)
 {
 	return rl->path;

@@ -17,6 +17,7 @@ struct event_base;
 struct guard;
 struct observe;
 struct policy;
+struct prov;
 struct resolver;
 struct sets;
 struct upstream;
@@ -60,6 +61,9 @@ void reload_free(struct reload *rl);
 /* The running config and policy. */
 const struct config *reload_config(const struct reload *rl);
 const struct policy *reload_policy(const struct reload *rl);
+/* The provenance map the resolver notes answers in (which names brought
+ * each address), for the name check's question. */
+const struct prov *reload_prov(const struct reload *rl);
 /* The config file path, resolved like config_load does. */
 const char *reload_path(const struct reload *rl);
 

@@ -32,6 +32,7 @@
 #include <event2/event.h>
 
 #include "daemon/control.h"
+#include "daemon/flowcheck.h"
 #include "fence/guard.h"
 #include "base/log.h"
 #include "base/monotime.h"
@@ -76,6 +77,7 @@ struct daemon {
 	struct watch *watch;
 	struct guard *guard;
 	struct observe *obs;
+	struct flowcheck *fc; /* the name check's queue reader */
 	struct event *sigev[4];
 	struct gate gate;
 	bool ready;
@@ -91,6 +93,7 @@ static struct sets *open_sets(struct event_base *base,
 			      const struct config *cfg);
 static int open_parts(struct daemon *d);
 static int open_reload(struct daemon *d);
+static int open_name_check(struct daemon *d);
 static int add_signals(struct daemon *d);
 static int drop_privileges(struct daemon *d);
 static void announce(struct daemon *d);
@@ -212,7 +215,30 @@ static int open_parts(struct daemon *d)
 		log_err("server", "%s", err);
 		return -EIO;
 	}
-	return 0;
+	return open_name_check(d);
+}
+
+/* The queue reader runs whenever the fence does (scope output), so a
+ * reload can turn the check on; when it cannot bind and the check is on,
+ * the daemon refuses to serve: the rules would drop every checked flow. */
+static int open_name_check(struct daemon *d)
+{
+	const struct config *cfg = d->cfg;
+	char err[512];
+
+	if (cfg->mode == CONFIG_MODE_OFF || cfg->scope != CONFIG_SCOPE_OUTPUT)
+		return 0;
+	d->fc = flowcheck_new(d->base, d->rl, observe_attrib(d->obs), err,
+			      sizeof(err));
+	if (d->fc != NULL)
+		return 0;
+	if (cfg->name_check == CONFIG_NAME_CHECK_OFF) {
+		log_warn("namecheck",
+			 "%s: name_check cannot be turned on by a reload", err);
+		return 0;
+	}
+	log_err("namecheck", "%s; not serving", err);
+	return -EIO;
 }
 
 /* The policy, the reload steps, the control socket and the watch (before
@@ -450,6 +476,7 @@ static void close_parts(struct daemon *d)
 		notify_state("STOPPING=1\nSTATUS=shutting down");
 	gate_close(&d->gate);
 	guard_free(d->guard);
+	flowcheck_free(d->fc);
 	control_free(d->ctl);
 	watch_free(d->watch);
 	if (d->res != NULL)

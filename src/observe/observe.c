@@ -116,6 +116,11 @@ struct observe *observe_open(struct event_base *base, const struct config *cfg,
 	return o;
 }
 
+struct attrib *observe_attrib(const struct observe *o)
+{
+	return o != NULL ? o->attrib : NULL;
+}
+
 void observe_quiet(struct observe *o, uid_t uid, uint64_t until_ms)
 {
 	if (o != NULL)

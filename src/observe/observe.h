@@ -11,6 +11,7 @@
 #include "config/config.h"
 
 struct event_base;
+struct attrib;
 struct observe;
 
 /* Before the privilege drop. Attribution and the state file are best
@@ -18,6 +19,9 @@ struct observe;
  * configured, is not: NULL (logged) when it cannot listen. */
 struct observe *observe_open(struct event_base *base, const struct config *cfg,
 			     uid_t uid, gid_t gid);
+/* The blocked-flow attribution (NULL in mode off or without memory), for
+ * the name check's lines. */
+struct attrib *observe_attrib(const struct observe *o);
 /* A reload's config (it must outlive o, or be replaced again): the
  * attribution's mode and ports, the recent memory's clamp, the state
  * file's mode. The metrics endpoint and the sets cannot change live. */

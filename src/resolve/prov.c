@@ -231,6 +231,28 @@ static struct pname *name_get(struct prov *p, const uint8_t *w, size_t len)
 	return n;
 }
 
+bool prov_answered(const struct prov *p, const uint8_t *name, size_t len,
+		   const struct netaddr *a, uint64_t now)
+{
+	uint32_t h = addr_hash(p, a);
+	size_t alen = a->family == AF_INET ? 4 : 16;
+	const struct paddr *e = p->addrs.b[h & p->addrs.mask];
+
+	for (; e != NULL; e = e->next) {
+		if (e->hash == h && e->addr.family == a->family &&
+		    memcmp(e->addr.bytes, a->bytes, alen) == 0)
+			break;
+	}
+	for (size_t i = 0; e != NULL && i < e->n; i++) {
+		const struct pname *n = e->links[i].name;
+
+		if (!n->gone && e->links[i].expires > now && n->len == len &&
+		    memcmp(n->wire, name, len) == 0)
+			return true;
+	}
+	return false;
+}
+
 /* One link fewer points at n: free it with the last. */
 static void name_put(struct prov *p, struct pname *n)
 {

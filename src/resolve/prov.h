@@ -39,6 +39,12 @@ void prov_free(struct prov *p);
 int prov_note(struct prov *p, const uint8_t *name, size_t len,
 	      const struct netaddr *a, uint64_t expires, uint64_t now);
 
+/* Did the answer for name (wire format, as noted) put a in the sets, with
+ * a link still live at now? The name check asks this of a flow's server
+ * name and destination. Never changes the map. */
+bool prov_answered(const struct prov *p, const uint8_t *name, size_t len,
+		   const struct netaddr *a, uint64_t now);
+
 /* Is this name (wire format, as noted) still allowed? */
 typedef bool (*prov_allowed_fn)(void *arg, const uint8_t *name, size_t len);
 /* Called once per address to take out of the sets. */
