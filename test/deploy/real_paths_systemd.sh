@@ -121,9 +121,8 @@ EOF
 	rp_in dnsfence -c /etc/dnsfence/fenced.json check >"$RP_WORK/fcheck.log" 2>&1 ||
 		fail "systemd (nft): check of the per-unit fence: $(cat "$RP_WORK/fcheck.log")"
 	ok "systemd (nft): per-unit fence (drop-in, dnsfence-subject@fenced): fenced.service (cgroup /system.slice/fenced.service) resolves and reaches the allowed name, its denied name and an unresolved address fail; other.service reaches both; check 0"
-	rp_in systemctl stop dnsfence-subject@fenced
-	rp_in dnsfence -c /etc/dnsfence/fenced.json teardown >/dev/null 2>&1 || fail "systemd (nft): teardown of the per-unit fence failed"
-	! wl iptables-nft-save 2>/dev/null | grep -q DNSFENCE || fail "systemd (nft): the per-unit fence left rules"
+	# The instance keeps running: the purge below must stop it and take
+	# its fence down. Its files go now (they are not the package's).
 	rm -rf "$root/etc/dnsfence/fenced.json" "$root/etc/systemd/system/fenced.service.d" \
 		"$root/etc/systemd/system/fenced.service" "$root/etc/systemd/system/other.service" "$root/usr/local/bin/rp-probe"
 	rp_in systemctl daemon-reload
@@ -228,9 +227,6 @@ EOF
 		rp_in dnsfence teardown >/dev/null 2>&1 || fail "systemd (nft): teardown of the stopped unit's fence failed"
 		! rp_fenced || fail "systemd (nft): teardown left OUTPUT closed"
 		rp_subject_unit "$root"
-		# Up and stopped again, for the purge below.
-		rp_in systemctl start dnsfence || fail "systemd (nft): the whole-host unit does not start again"
-		rp_in systemctl stop dnsfence
 	fi
 
 	# Purge (legacy: with the unit still running): prerm stops the unit
@@ -244,9 +240,10 @@ EOF
 	! wl iptables-legacy-save 2>/dev/null | grep -q DNSFENCE || fail "systemd ($backend): legacy rules left after purge"
 	! wl ipset list -n | grep -qx 'dnsfence[46]' || fail "systemd ($backend): sets left after purge"
 	! rp_in systemctl is-active --quiet dnsfence || fail "systemd ($backend): the unit still runs after purge"
+	! rp_in systemctl is-active --quiet dnsfence-subject@fenced || fail "systemd ($backend): the per-unit fence still runs after purge"
 	[ ! -e "$root/usr/sbin/dnsfence" ] && [ ! -e "$root/etc/dnsfence" ] || fail "systemd ($backend): files left after purge"
 	wl timeout 3 bash -c 'exec 3<>/dev/tcp/198.18.3.1/80' || fail "systemd ($backend): the namespace is not open after purge"
-	ok "systemd ($backend): purge$([ "$backend" = legacy ] && echo " of the running unit") stopped it and removed the fence: $(grep -o 'the fence is removed[^:]*' "$RP_WORK/purge.log")"
+	ok "systemd ($backend): purge$([ "$backend" = legacy ] && echo " of the running unit")$([ "$backend" = nft ] && echo " with dnsfence-subject@fenced running") stopped it and removed the fence: $(grep -o 'the fence is removed[^:]*' "$RP_WORK/purge.log")"
 
 	rp_disk
 	rp_poweroff
