@@ -22,6 +22,8 @@ pkgs=(
 	nsd unbound dnsutils knot-dnsutils curl python3 procps socat tcpdump
 	# the metrics test parses the exposition format with it
 	python3-prometheus-client
+	# the query-type and wildcard-budget tests craft and read DNS with it
+	python3-dnspython
 	# deployment checks: manifests (YAML), the systemd unit, man pages
 	python3-yaml systemd groff-base util-linux
 	# benchmarks (test/bench/reload.sh, dnsperf.sh)

@@ -45,6 +45,10 @@ static const char *const names[STAT__COUNT] = {
     [STAT_ADDR_EVICTED] = "addr_evicted",
     [STAT_RELOADS] = "reloads",
     [STAT_RELOAD_FAIL] = "reload_fail",
+    [STAT_QTYPE_LOCAL] = "qtype_local",
+    [STAT_BUDGET_REFUSED] = "budget_refused",
+    [STAT_BUDGET_AUDIT] = "budget_audit",
+    [STAT_LATE_ANSWER] = "late_answers",
 };
 
 const uint32_t stats_latency_bounds_us[STATS_LATENCY_BUCKETS - 1] = {

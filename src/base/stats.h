@@ -41,6 +41,10 @@ enum stat_id {
 	STAT_ADDR_EVICTED,    /* addresses taken out of the sets on reload */
 	STAT_RELOADS,	      /* reloads that changed the running policy */
 	STAT_RELOAD_FAIL,     /* reloads refused (bad config, restart needed) */
+	STAT_QTYPE_LOCAL,     /* allowed names asked a type not forwarded */
+	STAT_BUDGET_REFUSED,  /* new names refused: wildcard budget used up */
+	STAT_BUDGET_AUDIT,    /* the same in audit mode (forwarded) */
+	STAT_LATE_ANSWER,     /* late upstream answers' ICMP errors seen */
 	STAT__COUNT
 };
 

@@ -18,7 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 
 #include "config/config.h"
 #include "config/configjson.h"
@@ -31,6 +33,8 @@
 #include "cli/probe.h"
 #include "sets/setsadm.h"
 #include "cli/suggest.h"
+#include "daemon/selftest.h"
+#include "daemon/serve.h"
 
 enum exit_code {
 	EXIT_OK = 0,
@@ -86,6 +90,11 @@ static int cmd_status(const struct invocation *inv);
 static int cmd_entries(const struct invocation *inv);
 static int cmd_allowed(const struct invocation *inv);
 static int cmd_help(const struct invocation *inv);
+static int cmd_selftest(const struct invocation *inv);
+static int cmd_why(const struct invocation *inv);
+static int cmd_prune(const struct invocation *inv);
+static int cmd_diff(const struct invocation *inv);
+static int parse_duration(const char *s, int64_t *out);
 static int cmd_exec(const struct invocation *inv);
 static int load_config(const char *path, struct config **out);
 static int lookup_user(const struct config *cfg, uid_t *uid, gid_t *gid,
@@ -173,6 +182,37 @@ static const struct command commands[] = {
 	       "leave out names seen fewer than N times (default 1)"}},
      .exits = "0 printed; 2 bad usage or config; 3 no state file (has the "
 	      "daemon run with this config?) or it cannot be read"},
+    {.name = "selftest",
+     .fn = cmd_selftest,
+     .summary = "probe from the workload's side that nothing gets around "
+		"the fence; exit 1 naming what got out",
+     .exits = "0 no probe got out (each line says held, or could not "
+	      "prove); 1 a probe got around the fence (its OPEN line names "
+	      "it); 2 bad usage or config; 3 the prober could not start"},
+    {.name = "why",
+     .fn = cmd_why,
+     .operands = "ADDR[:PORT]",
+     .max_operands = 1,
+     .summary = "what the running daemon knows of a blocked flow to ADDR "
+		"(and TCP PORT), and what would allow it",
+     .exits = EXITS_CONTROL},
+    {.name = "prune",
+     .fn = cmd_prune,
+     .summary = "print the allow list without the entries unused for a "
+		"while, as JSON",
+     .opts = {{"unused-for", "DURATION",
+	       "how long unused (default 30d; units s, m, h, d, w)"}},
+     .exits = "0 printed (each dropped entry named on stderr); 2 bad usage "
+	      "or config; 3 no usage file (has the daemon run with this "
+	      "config?) or it cannot be read"},
+    {.name = "diff",
+     .fn = cmd_diff,
+     .operands = "OTHER.json",
+     .max_operands = 1,
+     .summary = "what OTHER.json's allow list adds (+) and removes (-) "
+		"against the config's",
+     .exits = "0 the same; 1 they differ (one line each); 2 bad usage, "
+	      "config or OTHER.json; 3 OTHER.json cannot be read"},
     {.name = "reload",
      .fn = cmd_reload,
      .summary = "make the running daemon apply the config file now",
@@ -284,7 +324,9 @@ static void usage(FILE *out)
 	    "codes\n"
 	    "  -V, --version      print the version\n"
 	    "\n"
-	    "exit codes: 0 success, 1 check found drift (probe: no reply), "
+	    "exit codes: 0 success, 1 check found drift (probe: no reply; "
+	    "selftest,\nrun, serve: a probe got around the fence; diff: the "
+	    "lists differ), "
 	    "2 bad usage\nor config, 3 the kernel refused something (for "
 	    "reload and status: no daemon\nlistens), 4 a running daemon is "
 	    "in the way (setup, run, teardown)\n",
@@ -593,9 +635,14 @@ static int fence(const struct invocation *inv, bool do_setup, bool do_serve)
 		rc = lookup_user(cfg, &uid, &gid, true);
 	if (rc == EXIT_OK && do_setup)
 		rc = no_daemon(inv->config_path, inv->cmd->name);
-	if (rc == EXIT_OK &&
-	    fence_run(cfg, inv->config_path, uid, gid, do_setup, do_serve) != 0)
-		rc = EXIT_KERNEL;
+	if (rc == EXIT_OK) {
+		int r = fence_run(cfg, inv->config_path, uid, gid, do_setup,
+				  do_serve);
+
+		rc = r == SERVE_NOT_READY ? EXIT_DRIFT
+		     : r != 0		  ? EXIT_KERNEL
+					  : EXIT_OK;
+	}
 	config_free(cfg);
 	return rc;
 }
@@ -691,6 +738,154 @@ static int cmd_suggest(const struct invocation *inv)
 			r == -ENOENT ? " (has the daemon run with this config?)"
 				     : "");
 		rc = r == -EINVAL ? EXIT_USAGE : EXIT_KERNEL;
+	}
+	config_free(cfg);
+	return rc;
+}
+
+/* selftest: print each probe's verdict, then one summary line; exit 1
+ * when any probe got out, 0 otherwise ("could not prove" is said, not
+ * counted as a pass). */
+static int cmd_selftest(const struct invocation *inv)
+{
+	static const char *const label[] = {[SELFTEST_HELD] = "held",
+					    [SELFTEST_UNPROVEN] =
+						"could not prove",
+					    [SELFTEST_OPEN] = "OPEN"};
+	struct config *cfg = NULL;
+	size_t count[3] = {0}, cap = 0;
+	char *line = NULL;
+	const char *text;
+	enum selftest_verdict v;
+	uid_t uid;
+	gid_t gid;
+	pid_t pid;
+	FILE *in;
+	int fd, rc = load_config(inv->config_path, &cfg);
+
+	if (rc == EXIT_OK)
+		rc = lookup_user(cfg, &uid, &gid, false);
+	if (rc != EXIT_OK)
+		goto out;
+	fd = selftest_start(cfg, uid, gid, &pid);
+	if (fd < 0 || (in = fdopen(fd, "r")) == NULL) {
+		log_err("selftest", "cannot start the prober: %s",
+			strerror(fd < 0 ? -fd : errno));
+		rc = EXIT_KERNEL;
+		goto out;
+	}
+	while (getline(&line, &cap, in) > 0) {
+		line[strcspn(line, "\n")] = '\0';
+		if (selftest_parse(line, &v, &text) != 0)
+			continue;
+		count[v]++;
+		printf("%-16s %s\n", label[v], text);
+	}
+	fclose(in);
+	free(line);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	if (count[SELFTEST_OPEN] > 0)
+		printf("selftest: OPEN: %zu probe(s) got around the fence\n",
+		       count[SELFTEST_OPEN]);
+	else if (count[SELFTEST_UNPROVEN] > 0)
+		printf("selftest: could not prove %zu of %zu probes (no "
+		       "control target answered); none got out\n",
+		       count[SELFTEST_UNPROVEN],
+		       count[SELFTEST_UNPROVEN] + count[SELFTEST_HELD]);
+	else
+		printf("selftest: passed: %zu probes held\n",
+		       count[SELFTEST_HELD]);
+	rc = count[SELFTEST_OPEN] > 0 ? EXIT_DRIFT : EXIT_OK;
+out:
+	config_free(cfg);
+	return rc;
+}
+
+static int cmd_why(const struct invocation *inv)
+{
+	char cmd[CONTROL_LINE_MAX - 1]; /* the newline comes on top */
+
+	if (inv->argc < 1)
+		return usage_error(inv->cmd, "ADDR[:PORT] is missing");
+	if ((size_t)snprintf(cmd, sizeof(cmd), "why %s", inv->argv[0]) >=
+	    sizeof(cmd))
+		return usage_error(inv->cmd, "'%s' is too long for an address",
+				   inv->argv[0]);
+	return control(inv->config_path, cmd, CONTROL_IO_TIMEOUT * 2, "why");
+}
+
+/* "30d", "12h", "90m", "3600s", "2w", or seconds without a unit. */
+static int parse_duration(const char *s, int64_t *out)
+{
+	static const struct {
+		char unit;
+		int64_t seconds;
+	} units[] = {{'s', 1},	   {'m', 60},	  {'h', 3600},
+		     {'d', 86400}, {'w', 604800}, {'\0', 1}};
+	char *end = NULL;
+	unsigned long long n;
+
+	errno = 0;
+	if (s == NULL || s[0] < '0' || s[0] > '9')
+		return -EINVAL;
+	n = strtoull(s, &end, 10);
+	if (errno != 0 || n > 100ull * 365 * 86400)
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (end[0] == units[i].unit &&
+		    (end[0] == '\0' || end[1] == '\0')) {
+			*out = (int64_t)n * units[i].seconds;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/* prune [--unused-for DURATION] */
+static int cmd_prune(const struct invocation *inv)
+{
+	struct config *cfg = NULL;
+	int64_t unused = 30 * 86400;
+	char err[512];
+	int r, rc;
+
+	if (inv->opt[0] != NULL && parse_duration(inv->opt[0], &unused) != 0)
+		return usage_error(inv->cmd,
+				   "--unused-for '%s': expected a duration "
+				   "such as 30d, 12h or 90m",
+				   inv->opt[0]);
+	rc = load_config(inv->config_path, &cfg);
+	if (rc != EXIT_OK)
+		return rc;
+	r = suggest_prune(cfg, unused, stdout, stderr, err, sizeof(err));
+	if (r != 0) {
+		log_err("prune", "%s%s", err,
+			r == -ENOENT ? " (has the daemon run with this config?)"
+				     : "");
+		rc = r == -EINVAL ? EXIT_USAGE : EXIT_KERNEL;
+	}
+	config_free(cfg);
+	return rc;
+}
+
+static int cmd_diff(const struct invocation *inv)
+{
+	struct config *cfg = NULL;
+	char err[512];
+	int r, rc;
+
+	if (inv->argc < 1)
+		return usage_error(inv->cmd, "OTHER.json is missing");
+	rc = load_config(inv->config_path, &cfg);
+	if (rc != EXIT_OK)
+		return rc;
+	r = suggest_diff(cfg, inv->argv[0], stdout, err, sizeof(err));
+	if (r < 0) {
+		log_err("diff", "%s", err);
+		rc = r == -EINVAL ? EXIT_USAGE : EXIT_KERNEL;
+	} else {
+		rc = r > 0 ? EXIT_DRIFT : EXIT_OK;
 	}
 	config_free(cfg);
 	return rc;

@@ -7,10 +7,11 @@
 #include <stddef.h>
 
 #include "config/config.h"
+#include "config/policy.h"
 
 /* The name `dnsfence probe` asks for when none is given: never allowed,
  * so a ready daemon answers it locally without asking an upstream. */
-#define PROBE_DEFAULT_NAME "probe.dnsfence.invalid"
+#define PROBE_DEFAULT_NAME POLICY_PROBE_NAME
 #define PROBE_TIMEOUT_MS   2000
 
 /* Send one A query for name over UDP to the first `listen` address of

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include <cjson/cJSON.h>
 #include <libpsl.h>
@@ -24,13 +25,13 @@
 #include "base/log.h"
 #include "config/policy.h"
 #include "cli/suggest.h"
+#include "observe/usage.h"
 
 #define SYS	  "suggest"
 #define STATE_MAX (16u << 20)
 
 static const psl_ctx_t *psl(void);
 static int cmp_str(const void *a, const void *b);
-static const char *collapsible_parent(const psl_ctx_t *p, const char *name);
 static bool covered(const char *name, char *const *wild, size_t n_wild);
 static int push(char ***v, size_t *n, size_t *cap, const char *s);
 static int pick_wildcards(const struct suggest_name *in, size_t n,
@@ -42,6 +43,8 @@ static void port_entry(double proto, double port, char *buf, size_t cap);
 static size_t note_flows(const cJSON *root, char ports[][16]);
 static void print_ports(FILE *out, const struct config *cfg, char ports[][16],
 			size_t n);
+static bool listed(const char *name, char *const *list, size_t n);
+static size_t bare_len(const char *name);
 static void print_allow(FILE *out, char *const *cfg_allow, size_t n_cfg,
 			char *const *learned, size_t n_learned);
 
@@ -53,17 +56,6 @@ static const psl_ctx_t *psl(void)
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The parent of name when it may become `*.parent`, else NULL. */
-static const char *collapsible_parent(const psl_ctx_t *p, const char *name)
-{
-	const char *reg = psl_registrable_domain(p, name);
-	const char *dot = strchr(name, '.');
-
-	if (reg == NULL || reg == name || dot == NULL)
-		return NULL;
-	return dot + 1;
 }
 
 bool suggest_never_proposed(const char *name)
@@ -133,7 +125,7 @@ static int pick_wildcards(const struct suggest_name *in, size_t n,
 	/* Distinct children: the eligible names, sorted, duplicates out. */
 	for (size_t i = 0; i < n; i++) {
 		if (in[i].count >= min_count &&
-		    collapsible_parent(psl(), in[i].name) != NULL)
+		    policy_wildcard_parent(in[i].name) != NULL)
 			parents[np++] = in[i].name;
 	}
 	qsort(parents, np, sizeof(*parents), cmp_str);
@@ -144,7 +136,7 @@ static int pick_wildcards(const struct suggest_name *in, size_t n,
 			np = k;
 	}
 	for (size_t i = 0; i < np; i++)
-		parents[i] = collapsible_parent(psl(), parents[i]);
+		parents[i] = policy_wildcard_parent(parents[i]);
 	qsort(parents, np, sizeof(*parents), cmp_str);
 	for (size_t i = 0; i < np && rc == 0; i += run) {
 		for (run = 1;
@@ -426,6 +418,144 @@ int suggest_run(const struct config *cfg, uint64_t min_count, FILE *out,
 out:
 	suggest_free_list(learned, n_learned);
 	free(names);
+	cJSON_Delete(root);
+	free(text);
+	return rc;
+}
+
+/* `dnsfence prune`: cfg's allow without what usage.json says has gone
+ * unused for unused_s: an entry's clock is its last use (a question or a
+ * flow), or when the daemon first had it. An entry the file does not know
+ * is kept. */
+int suggest_prune(const struct config *cfg, int64_t unused_s, FILE *out,
+		  FILE *err_out, char *err, size_t errlen)
+{
+	char path[512], *text = NULL, **kept = NULL;
+	int64_t now = (int64_t)time(NULL);
+	const cJSON *arr, *it;
+	cJSON *root = NULL;
+	size_t n_kept = 0;
+	int rc = -EINVAL;
+
+	snprintf(path, sizeof(path), "%s/" USAGE_FILE, cfg->state_dir);
+	if ((text = read_state(path, &rc, err, errlen)) == NULL)
+		goto out;
+	rc = -EINVAL;
+	root = cJSON_Parse(text);
+	arr = cJSON_GetObjectItemCaseSensitive(root, "entries");
+	if (!cJSON_IsArray(arr)) {
+		snprintf(err, errlen, "%s: not a dnsfence usage file", path);
+		goto out;
+	}
+	rc = -ENOMEM;
+	if (cfg->n_allow > 0 &&
+	    (kept = calloc(cfg->n_allow, sizeof(*kept))) == NULL)
+		goto out;
+	for (size_t i = 0; i < cfg->n_allow; i++) {
+		double ref = -1;
+
+		cJSON_ArrayForEach(it, arr)
+		{
+			const cJSON *n =
+			    cJSON_GetObjectItemCaseSensitive(it, "entry");
+			const cJSON *f =
+			    cJSON_GetObjectItemCaseSensitive(it, "first_seen");
+			const cJSON *l =
+			    cJSON_GetObjectItemCaseSensitive(it, "last_used");
+
+			if (cJSON_IsString(n) && cJSON_IsNumber(f) &&
+			    cJSON_IsNumber(l) &&
+			    strcmp(n->valuestring, cfg->allow[i]) == 0)
+				ref = l->valuedouble > f->valuedouble
+					  ? l->valuedouble
+					  : f->valuedouble;
+		}
+		if (ref > 0 && (double)now - ref >= (double)unused_s) {
+			fprintf(err_out, "pruned %s: unused for %.0f s\n",
+				cfg->allow[i], (double)now - ref);
+			continue;
+		}
+		kept[n_kept++] = cfg->allow[i];
+	}
+	print_allow(out, kept, n_kept, NULL, 0);
+	fprintf(out, "\n}\n");
+	rc = 0;
+out:
+	free(kept);
+	cJSON_Delete(root);
+	free(text);
+	return rc;
+}
+
+/* A name's length without its trailing dot. */
+static size_t bare_len(const char *name)
+{
+	size_t len = strlen(name);
+
+	return len > 0 && name[len - 1] == '.' ? len - 1 : len;
+}
+
+/* Is name in list? Any case; a trailing dot on either side ignored. */
+static bool listed(const char *name, char *const *list, size_t n)
+{
+	size_t len = bare_len(name);
+
+	for (size_t i = 0; i < n; i++) {
+		if (bare_len(list[i]) == len &&
+		    strncasecmp(list[i], name, len) == 0)
+			return true;
+	}
+	return false;
+}
+
+int suggest_diff(const struct config *cfg, const char *path, FILE *out,
+		 char *err, size_t errlen)
+{
+	char *text = NULL, **other = NULL;
+	const cJSON *arr, *it;
+	cJSON *root = NULL;
+	size_t n = 0;
+	int rc = -EINVAL, diffs = 0;
+
+	if ((text = read_state(path, &rc, err, errlen)) == NULL)
+		goto out;
+	rc = -EINVAL;
+	root = cJSON_Parse(text);
+	arr = cJSON_GetObjectItemCaseSensitive(root, "allow");
+	if (!cJSON_IsArray(arr)) {
+		snprintf(err, errlen, "%s: no \"allow\" array", path);
+		goto out;
+	}
+	rc = -ENOMEM;
+	other = calloc((size_t)cJSON_GetArraySize(arr) + 1, sizeof(*other));
+	if (other == NULL)
+		goto out;
+	cJSON_ArrayForEach(it, arr)
+	{
+		if (!cJSON_IsString(it)) {
+			rc = -EINVAL;
+			snprintf(err, errlen, "%s: allow[%zu] is not a string",
+				 path, n);
+			goto out;
+		}
+		other[n++] = it->valuestring;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!listed(other[i], cfg->allow, cfg->n_allow) &&
+		    !listed(other[i], other, i)) {
+			fprintf(out, "+ %s\n", other[i]);
+			diffs++;
+		}
+	}
+	for (size_t i = 0; i < cfg->n_allow; i++) {
+		if (!listed(cfg->allow[i], other, n)) {
+			fprintf(out, "- %s\n", cfg->allow[i]);
+			diffs++;
+		}
+	}
+	rc = diffs;
+out:
+	free(other);
 	cJSON_Delete(root);
 	free(text);
 	return rc;

@@ -48,4 +48,18 @@ void suggest_free_list(char **list, size_t n);
 int suggest_run(const struct config *cfg, uint64_t min_count, FILE *out,
 		char *err, size_t errlen);
 
+/* `dnsfence prune`: print {"allow": [...]}, cfg's allow without the
+ * entries cfg->state_dir/usage.json says were unused for unused_s
+ * seconds (an entry it does not know is kept); each dropped entry is
+ * named on err_out. 0, or -errno with err set. */
+int suggest_prune(const struct config *cfg, int64_t unused_s, FILE *out,
+		  FILE *err_out, char *err, size_t errlen);
+
+/* `dnsfence diff OTHER.json`: "+ NAME" for each entry of path's "allow"
+ * (a suggest or prune output, or a config file) that cfg's allow lacks,
+ * "- NAME" for each it drops. The number of differences, or -errno with
+ * err set. */
+int suggest_diff(const struct config *cfg, const char *path, FILE *out,
+		 char *err, size_t errlen);
+
 #endif

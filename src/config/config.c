@@ -114,6 +114,43 @@ static const struct key_spec specs[] = {
 		"name and stops walking the search list at the first "
 		"REFUSED, which breaks Kubernetes-style search domains; "
 		"`validate` warns about it"},
+    {"qtypes", K_LIST, configkeys_list, .item = configkeys_item_qtype,
+     .type = "array of query types (\"LOC\", \"TYPE29\")", .def_doc = "`[]`",
+     .meaning = "query types forwarded for allowed names besides the "
+		"common ones (A, NS, CNAME, SOA, PTR, MX, TXT, AAAA, SRV, "
+		"NAPTR, DS, SSHFP, DNSKEY, TLSA, SVCB, HTTPS, CAA). Any other "
+		"type gets REFUSED with Extended DNS Error 21 and never "
+		"leaves; meta, reserved and private-use types (TYPE0, OPT, "
+		"128..255, 65280..65535) cannot be listed; ANY gets RFC "
+		"8482's synthesized HINFO. Each type a workload may choose "
+		"is another few bits per question to the name's servers "
+		"(docs/security.md)"},
+    {"wildcard_budget", K_GROUP, NULL, .type = "object",
+     .meaning = "what a workload may ask below an allowed wildcard "
+		"(`*.example.com`), whose every new name is a message of its "
+		"choosing to example.com's servers (docs/security.md gives "
+		"the bandwidth left)"},
+    {"wildcard_budget.burst", K_INT, configkeys_int, 1, 10000000, 600, 1,
+     OFF(budget_burst),
+     .meaning = "new (neither cached nor in flight) upstream questions one "
+		"client address may send below one wildcard entry at once; "
+		"the entry itself takes 4 times as many from all clients "
+		"together. Over it: REFUSED with Extended DNS Error 18, "
+		"counted (`budget_refused`) and logged once a minute per "
+		"bucket; audit mode logs and forwards (`budget_audit`)"},
+    {"wildcard_budget.per_minute", K_INT, configkeys_int, 1, 600000000, 120, 1,
+     OFF(budget_per_minute),
+     .meaning = "how fast that bucket refills, questions a minute (the "
+		"entry's: 4 times this)"},
+    {"wildcard_budget.depth_max", K_INT, configkeys_int, 1, 127, 6, 1,
+     OFF(budget_depth_max),
+     .meaning = "labels a name may have below the wildcard; a deeper name "
+		"is denied like a name off the allowlist (`deny_rcode`, "
+		"Extended DNS Error 15)"},
+    {"wildcard_budget.label_max", K_INT, configkeys_int, 1, 63, 63, 1,
+     OFF(budget_label_max),
+     .meaning = "bytes a label below the wildcard may have (63, the DNS "
+		"maximum, caps nothing); a longer one is denied likewise"},
     {"sets", K_GROUP, NULL, .type = "object",
      .meaning = "the kernel ipsets (hash:ip with timeout)"},
     {"sets.ipv4", K_STRING, configkeys_set_name, .off = OFF(set4),
@@ -290,6 +327,14 @@ static const struct key_spec specs[] = {
      .def = 1, .type = "boolean", .def_doc = "`true`",
      .meaning = "reload when the config file changes (inotify on its "
 		"directory, so a Kubernetes ConfigMap update is seen)"},
+    {"selftest", K_CHOICE, configkeys_bool, .choices = bool_names, .def = 1,
+     .type = "boolean", .def_doc = "`true`",
+     .meaning = "the readiness gate: before READY=1, `run` and `serve` "
+		"(enforce mode, scope output) probe from the workload's "
+		"side as `user` without capabilities or the socket mark, "
+		"as `dnsfence selftest` does, and exit 1 naming the first "
+		"probe that got around the fence instead of becoming ready. "
+		"`false` skips it (docs/deployment.md)"},
 };
 
 static const struct {
@@ -452,6 +497,7 @@ static int finish(struct pctx *p)
 				       : LOGL_DEBUG;
 	p->c->log_format = (enum log_format)choice_of(p, "log.format");
 	p->c->control_watch = choice_of(p, "control.watch") != 0;
+	p->c->selftest = choice_of(p, "selftest") != 0;
 	if (p->c->ttl_min > p->c->ttl_max)
 		return configkeys_fail(p, "ttl.min",
 				       "%u is greater than ttl.max (%u)",
@@ -691,6 +737,8 @@ void config_free(struct config *c)
 	free(c->ecosystems);
 	free(c->listen);
 	free(c->upstreams);
+	free(c->retired);
+	free(c->qtypes);
 	free(c->ports);
 	free(c->allow_cidrs);
 	free(c->set4);
@@ -711,6 +759,17 @@ void config_free(struct config *c)
 	free(c->subject_cgroups);
 	free(c->subject_lo_ports);
 	free(c);
+}
+
+bool config_port_allowed(const struct config *cfg, uint8_t proto, uint16_t port)
+{
+	for (size_t i = 0; i < cfg->n_ports; i++) {
+		const struct config_port *p = &cfg->ports[i];
+
+		if (p->proto == proto && port >= p->first && port <= p->last)
+			return true;
+	}
+	return false;
 }
 
 const char *config_mode_name(enum config_mode m)

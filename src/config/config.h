@@ -45,6 +45,13 @@ struct config {
 	char **ecosystems;
 	size_t n_ecosystems;
 	enum config_deny deny_rcode;
+	uint16_t *qtypes; /* forwarded besides the common ones (qtype.c) */
+	size_t n_qtypes;
+	/* "wildcard_budget": new upstream questions below a wildcard, per
+	 * (entry, client): a bucket of burst, refilled per_minute (budget.c);
+	 * names deeper or with longer labels below it are denied. */
+	uint32_t budget_burst, budget_per_minute;
+	uint32_t budget_depth_max, budget_label_max;
 	char *set4, *set6;
 	uint32_t maxelem; /* "sets": {"maxelem": N}, default 65536 */
 	uint32_t ttl_min, ttl_max;
@@ -74,6 +81,12 @@ struct config {
 	size_t n_host_allow;
 	char *control_socket; /* "control": {"socket": PATH} */
 	bool control_watch;   /* "control": {"watch": true} */
+	bool selftest;	      /* the readiness gate, default true */
+	/* Not a key: upstreams a reload replaced, still fenced as upstreams
+	 * (the daemon's mark required) while the daemon's questions to them
+	 * drain; reload.c fills and empties it, fwrules.c renders it. */
+	struct config_endpoint *retired;
+	size_t n_retired;
 	/* "subjects" (output scope): whom the fence applies to; none of the
 	 * three lists given means every process of the namespace. */
 	uint32_t *subject_uids; /* "subjects.users", resolved at parse */
@@ -118,6 +131,10 @@ int config_parse(const char *text, size_t len, const struct config_env *env,
 int config_load(const char *path, struct config **out, char *err,
 		size_t errlen);
 void config_free(struct config *c);
+
+/* Is proto (IPPROTO_TCP/UDP) port one of `ports`? */
+bool config_port_allowed(const struct config *cfg, uint8_t proto,
+			 uint16_t port);
 
 const char *config_mode_name(enum config_mode m);
 const char *config_deny_name(enum config_deny d);

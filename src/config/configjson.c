@@ -13,6 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "config/configjson.h"
+#include "dns/qtype.h"
 #include "base/log.h"
 #include "base/netaddr.h"
 #include "config/policy.h"
@@ -27,6 +28,8 @@ static bool has_string(const cJSON *arr, const char *s);
 static bool json_resolving(cJSON *root, const struct config *c);
 static bool json_sets(cJSON *root, const struct config *c);
 static bool json_ports(cJSON *root, const struct config *c);
+static bool json_qtypes(cJSON *root, const struct config *c);
+static bool json_budget(cJSON *root, const struct config *c);
 static bool json_cidrs(cJSON *root, const struct config *c);
 static bool json_daemon(cJSON *root, const struct config *c);
 static bool json_observe(cJSON *root, const struct config *c);
@@ -206,8 +209,37 @@ static bool json_resolving(cJSON *root, const struct config *c)
 	ok = ok && cJSON_AddItemToObject(
 		       root, "ecosystems",
 		       json_strings(c->ecosystems, c->n_ecosystems));
+	ok = ok && json_qtypes(root, c) && json_budget(root, c);
 	return ok && cJSON_AddStringToObject(root, "deny_rcode",
 					     config_deny_name(c->deny_rcode));
+}
+
+/* "wildcard_budget": what a workload may ask below an allowed wildcard. */
+static bool json_budget(cJSON *root, const struct config *c)
+{
+	cJSON *b = cJSON_AddObjectToObject(root, "wildcard_budget");
+	bool ok = b != NULL;
+
+	ok = ok && cJSON_AddNumberToObject(b, "burst", c->budget_burst);
+	ok = ok &&
+	     cJSON_AddNumberToObject(b, "per_minute", c->budget_per_minute);
+	ok = ok && cJSON_AddNumberToObject(b, "depth_max", c->budget_depth_max);
+	return ok &&
+	       cJSON_AddNumberToObject(b, "label_max", c->budget_label_max);
+}
+
+/* "qtypes": ["LOC", "TYPE65000"], by mnemonic where there is one. */
+static bool json_qtypes(cJSON *root, const struct config *c)
+{
+	cJSON *arr = cJSON_AddArrayToObject(root, "qtypes");
+	char name[QTYPE_STRLEN];
+	bool ok = arr != NULL;
+
+	for (size_t i = 0; ok && i < c->n_qtypes; i++)
+		ok = cJSON_AddItemToArray(
+		    arr, cJSON_CreateString(
+			     qtype_name(c->qtypes[i], name, sizeof(name))));
+	return ok;
 }
 
 /* "sets" and "ttl", the two objects that say what goes into the sets. */
@@ -334,6 +366,7 @@ static bool json_daemon(cJSON *root, const struct config *c)
 	ok = ok &&
 	     cJSON_AddNumberToObject(root, "guard_interval", c->guard_interval);
 	ok = ok && cJSON_AddNumberToObject(root, "mark", c->mark);
+	ok = ok && cJSON_AddBoolToObject(root, "selftest", c->selftest);
 	ok = ok && cJSON_AddStringToObject(root, "inbound",
 					   c->inbound_deny ? "deny" : "allow");
 	ok = ok && (log = cJSON_AddObjectToObject(root, "log")) != NULL;

@@ -27,6 +27,7 @@
 #include "config/configkeys.h"
 #include "config/policy.h"
 #include "config/resolvconf.h"
+#include "dns/qtype.h"
 #include "sets/sets.h"
 
 #define RESOLV_CONF_DEFAULT "/etc/resolv.conf"
@@ -612,6 +613,29 @@ int configkeys_item_ecosystem(struct pctx *p, const char *s, const char *path)
 	configkeys_show(s, val, sizeof(val));
 	return configkeys_fail(p, path, "unknown preset \"%s\" (known: %s)",
 			       val, known);
+}
+
+int configkeys_item_qtype(struct pctx *p, const char *s, const char *path)
+{
+	char val[72];
+	uint16_t t;
+
+	configkeys_show(s, val, sizeof(val));
+	if (qtype_parse(s, &t) != 0)
+		return configkeys_fail(p, path,
+				       "\"%s\" is not a query type (a mnemonic "
+				       "such as \"LOC\", or \"TYPE29\")",
+				       val);
+	if (qtype_is_meta(t))
+		return configkeys_fail(p, path,
+				       "\"%s\" is a meta, reserved or "
+				       "private-use type: never forwarded",
+				       val);
+	for (size_t i = 0; i < p->c->n_qtypes; i++) {
+		if (p->c->qtypes[i] == t)
+			return 0;
+	}
+	return push(&p->c->qtypes, &p->c->n_qtypes, sizeof(t), &t);
 }
 
 int configkeys_item_port(struct pctx *p, const char *s, const char *path)

@@ -84,8 +84,11 @@ static int arena_append(struct nameset *s, const uint8_t *key, size_t len,
 			uint32_t *off);
 static void set_free(struct nameset *s);
 static bool match_lower(const struct policy *p, const uint8_t *name, size_t len,
-			const uint8_t *starts, size_t n_labels);
+			const uint8_t *starts, size_t n_labels,
+			struct policy_hit *hit);
 static const struct preset *preset_find(const char *name);
+static void wire_text(const uint8_t *w, size_t len, char *out, size_t cap);
+static void psl_init(void);
 
 /* ---- presets ----
  * The public hostnames each ecosystem's client contacts by default.
@@ -214,6 +217,8 @@ static const char *const preset_names[] = {
 /* ---- hashing ---- */
 
 static pthread_once_t seed_once = PTHREAD_ONCE_INIT;
+static pthread_once_t psl_once = PTHREAD_ONCE_INIT;
+static psl_ctx_t *psl_ctx;
 static uint64_t seed_k0, seed_k1;
 
 static void seed_init(void)
@@ -503,6 +508,7 @@ static void set_free(struct nameset *s)
 struct policy *policy_new(void)
 {
 	pthread_once(&seed_once, seed_init);
+	pthread_once(&psl_once, psl_init);
 	return calloc(1, sizeof(struct policy));
 }
 
@@ -603,21 +609,38 @@ const char *const *policy_preset_names(void)
 /* name: lower-cased wire name of len bytes (root included); starts: the
  * offset of each of its n_labels labels. */
 static bool match_lower(const struct policy *p, const uint8_t *name, size_t len,
-			const uint8_t *starts, size_t n_labels)
+			const uint8_t *starts, size_t n_labels,
+			struct policy_hit *hit)
 {
 	if (set_lookup(&p->exact, name, len))
 		return true;
 	if (p->suffix.count == 0)
 		return false;
-	/* Proper suffixes only, and never the root alone. */
+	/* Proper suffixes only, and never the root alone; the longest (the
+	 * nearest wildcard) first. */
 	for (size_t i = 1; i < n_labels; i++) {
-		if (set_lookup(&p->suffix, name + starts[i], len - starts[i]))
-			return true;
+		if (!set_lookup(&p->suffix, name + starts[i], len - starts[i]))
+			continue;
+		if (hit != NULL) {
+			hit->depth = i;
+			hit->suffix_off = starts[i];
+			for (size_t j = 0; j < i; j++) {
+				if (name[starts[j]] > hit->label_max)
+					hit->label_max = name[starts[j]];
+			}
+		}
+		return true;
 	}
 	return false;
 }
 
 bool policy_match(const struct policy *p, const uint8_t *wire, size_t len)
+{
+	return policy_match_hit(p, wire, len, NULL);
+}
+
+bool policy_match_hit(const struct policy *p, const uint8_t *wire, size_t len,
+		      struct policy_hit *hit)
 {
 	uint8_t buf[NAME_WIRE_MAX];
 	uint8_t starts[NAME_WIRE_MAX / 2 + 1];
@@ -647,7 +670,9 @@ bool policy_match(const struct policy *p, const uint8_t *wire, size_t len)
 	buf[pos++] = 0;
 	if (n == 0) /* the root matches nothing */
 		return false;
-	return match_lower(p, buf, pos, starts, n);
+	if (hit != NULL)
+		memset(hit, 0, sizeof(*hit));
+	return match_lower(p, buf, pos, starts, n, hit);
 }
 
 bool policy_match_text(const struct policy *p, const char *name)
@@ -670,13 +695,73 @@ size_t policy_size(const struct policy *p)
 	return p ? p->exact.count + p->suffix.count : 0;
 }
 
+/* The Public Suffix List (libpsl's newest copy), read once, at the first
+ * policy_new: before the daemon drops privileges, never per query. */
+static void psl_init(void)
+{
+	psl_ctx = psl_latest(NULL);
+}
+
 const psl_ctx_t *policy_psl(void)
 {
-	static psl_ctx_t *ctx;
+	pthread_once(&psl_once, psl_init);
+	return psl_ctx;
+}
 
-	if (ctx == NULL)
-		ctx = psl_latest(NULL);
-	return ctx;
+const char *policy_wildcard_parent(const char *name)
+{
+	const psl_ctx_t *psl = policy_psl();
+	const char *reg, *dot = strchr(name, '.');
+
+	if (psl == NULL || dot == NULL)
+		return NULL;
+	reg = psl_registrable_domain(psl, name);
+	if (reg == NULL || reg == name)
+		return NULL;
+	return dot + 1;
+}
+
+void policy_admitting(const char *name, char *buf, size_t cap)
+{
+	const char *parent = policy_wildcard_parent(name);
+
+	if (parent != NULL)
+		snprintf(buf, cap, "add \"%s\" or \"*.%s\"", name, parent);
+	else
+		snprintf(buf, cap, "add \"%s\"", name);
+}
+
+/* The dotted text of the wire name at w, lower case. */
+static void wire_text(const uint8_t *w, size_t len, char *out, size_t cap)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < len && w[i] != 0 && o + 1 < cap;
+	     i += 1u + w[i]) {
+		if (o > 0)
+			out[o++] = '.';
+		for (size_t j = 1; j <= w[i] && o + 1 < cap && i + j < len; j++)
+			out[o++] = (char)lower(w[i + j]);
+	}
+	out[o] = '\0';
+}
+
+bool policy_entry(const struct policy *p, const uint8_t *wire, size_t len,
+		  char *out, size_t cap)
+{
+	struct policy_hit hit;
+
+	if (cap < 3 || !policy_match_hit(p, wire, len, &hit))
+		return false;
+	if (hit.depth == 0) {
+		wire_text(wire, len, out, cap);
+		return true;
+	}
+	out[0] = '*';
+	out[1] = '.';
+	wire_text(wire + hit.suffix_off, len - hit.suffix_off, out + 2,
+		  cap - 2);
+	return true;
 }
 
 bool policy_wildcard_on_public_suffix(const char *pattern)

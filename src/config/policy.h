@@ -11,6 +11,13 @@
 
 struct policy;
 
+/* Names below POLICY_PROBE_DOMAIN are dnsfence's own probes (`probe`,
+ * the self-test): denied like any other name, never learned for
+ * `suggest`. POLICY_PROBE_NAME is what `dnsfence probe` asks by default;
+ * serve leaves it unanswered until it is ready. */
+#define POLICY_PROBE_DOMAIN "dnsfence.invalid"
+#define POLICY_PROBE_NAME   "probe." POLICY_PROBE_DOMAIN
+
 struct policy *policy_new(void);
 void policy_free(struct policy *p);
 
@@ -30,6 +37,16 @@ int policy_add(struct policy *p, const char *pattern, const char **why);
 /* Add every host of a preset. 0 or -ENOENT for an unknown preset. */
 int policy_add_preset(struct policy *p, const char *preset);
 
+/* The parent P of name (lower case, no trailing dot) when "*.P" is a
+ * sound entry for it: P is a registrable domain or below one (Public
+ * Suffix List), never "co.uk" or "github.io". NULL otherwise. Points
+ * into name. */
+const char *policy_wildcard_parent(const char *name);
+/* The entries that would admit name, as an EDE text and `why` say it:
+ * `add "api.example.com" or "*.example.com"` (just the name when no
+ * wildcard is sound). */
+void policy_admitting(const char *name, char *buf, size_t cap);
+
 bool policy_preset_exists(const char *name);
 /* NULL-terminated lists of static strings; NULL for an unknown preset.
  * Preset names are lower case and compared exactly. */
@@ -44,9 +61,24 @@ const char *const *policy_preset_names(void);
  * nothing; safe to call from several threads on a policy no longer
  * being added to. */
 bool policy_match(const struct policy *p, const uint8_t *wire, size_t len);
+/* How policy_match_hit matched: depth 0 for an exact entry; else the
+ * nearest wildcard entry, whose suffix starts at byte suffix_off of the
+ * name, depth labels below it, the longest of them label_max bytes. */
+struct policy_hit {
+	size_t depth, suffix_off;
+	uint8_t label_max;
+};
+/* policy_match, and how (hit may be NULL). */
+bool policy_match_hit(const struct policy *p, const uint8_t *wire, size_t len,
+		      struct policy_hit *hit);
 /* The same for a dotted name ("Example.COM."); false if it is not a
  * valid name. */
 bool policy_match_text(const struct policy *p, const char *name);
+/* As policy_match, and the entry that matched, as written in `allow`
+ * (lower case): "api.example.com" (exact wins) or "*.example.com" (the
+ * longest wildcard). out of at least 3 bytes; false: no entry. */
+bool policy_entry(const struct policy *p, const uint8_t *wire, size_t len,
+		  char *out, size_t cap);
 /* The Public Suffix List (libpsl's psl_latest: the newer of its built-in
  * copy and the system's), loaded once; NULL when neither exists. */
 const psl_ctx_t *policy_psl(void);

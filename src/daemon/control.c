@@ -32,9 +32,11 @@
 #include <event2/event.h>
 #include <event2/listener.h>
 
+#include "observe/attrib.h"
 #include "config/config.h"
 #include "daemon/control.h"
 #include "base/log.h"
+#include "observe/recent.h"
 #include "daemon/reload.h"
 
 #define SYS "control"
@@ -68,6 +70,7 @@ static void on_read(struct bufferevent *bev, void *arg);
 static void on_event(struct bufferevent *bev, short what, void *arg);
 static void on_drained(struct bufferevent *bev, void *arg);
 static void handle(struct conn *k, const char *line, size_t len);
+static void handle_why(struct conn *k, const char *arg);
 static void reply(struct conn *k, const char *head, const char *body);
 static void on_reloaded(void *arg, int result, const char *text);
 static int read_reply(int fd, FILE *out, char *err, size_t errlen);
@@ -316,16 +319,43 @@ static void on_drained(struct bufferevent *bev, void *arg)
 		conn_free(arg);
 }
 
+/* "why ADDR[:PORT]": attribution's view of one address. */
+static void handle_why(struct conn *k, const char *arg)
+{
+	char *text = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&text, &n);
+	int r = -ENOMEM;
+
+	if (f != NULL) {
+		r = attrib_why(reload_config(k->ctl->rl), recent_global(), arg,
+			       f);
+		fclose(f);
+	}
+	if (r == -EINVAL)
+		reply(k, "error 2 why: expected ADDR, ADDR:PORT or [V6]:PORT",
+		      NULL);
+	else
+		reply(k, r == 0 ? "ok" : "error 3 out of memory", text);
+	free(text);
+}
+
 static void handle(struct conn *k, const char *line, size_t len)
 {
 	bool json;
 	char *body;
-	int cmd = control_parse(line, len, &json);
+	int cmd;
+
+	if (len > 4 && strncmp(line, "why ", 4) == 0) {
+		handle_why(k, line + 4);
+		return;
+	}
+	cmd = control_parse(line, len, &json);
 
 	if (cmd < 0) {
 		reply(k,
 		      "error 2 unknown command (expected reload, status, "
-		      "status json, entries)",
+		      "status json, entries, why ADDR[:PORT])",
 		      NULL);
 		return;
 	}

@@ -2,8 +2,9 @@
 /* notify: systemd's readiness protocol, spoken directly. Type=notify
  * units wait for "READY=1" on the datagram socket named by $NOTIFY_SOCKET
  * before starting the units ordered after them; serve.c sends it only
- * once the listeners are bound, the privileges dropped and the guard
- * running, so "active" means "answers queries behind a verified fence".
+ * once the listeners are bound, the privileges dropped, the guard
+ * running and the self-test's probes held (selftest.c), so "active" means
+ * "answers queries behind a fence proved from the workload's side".
  * The protocol is one AF_UNIX datagram of "KEY=VALUE\n" lines; a name
  * starting with '@' is in the abstract namespace (leading NUL byte, no
  * trailing NUL counted in the address length). No libsystemd: the same

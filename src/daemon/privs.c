@@ -343,6 +343,46 @@ static int verify(uid_t uid, gid_t gid, char *err, size_t errlen)
 	return 0;
 }
 
+int privs_raise(int cap)
+{
+	struct capsets c = {0};
+
+	if (cap < 0 || cap > 63 || caps_get(&c) < 0)
+		return -EPERM;
+	if (!(c.perm & CAP_BIT(cap)))
+		return -EPERM;
+	c.eff |= CAP_BIT(cap);
+	return caps_set(&c);
+}
+
+/* From root: the uid change without keepcaps clears every set. Already
+ * uid: the sets are emptied by hand. Either way the result is checked. */
+int privs_shed(uid_t uid, gid_t gid, char *err, size_t errlen)
+{
+	struct capsets none = {0}, now = {0};
+
+	if (geteuid() == 0 &&
+	    (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0 || setgroups(1, &gid) < 0 ||
+	     setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0)) {
+		snprintf(err, errlen, "becoming uid %u gid %u: %s",
+			 (unsigned)uid, (unsigned)gid, strerror(errno));
+		return -EPERM;
+	}
+	if (caps_set(&none) < 0 ||
+	    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 ||
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+		snprintf(err, errlen, "clearing the capabilities: %s",
+			 strerror(errno));
+		return -EPERM;
+	}
+	if (caps_get(&now) < 0 || now.eff != 0 || now.perm != 0 ||
+	    getuid() != uid || geteuid() != uid) {
+		snprintf(err, errlen, "capabilities or uid still held");
+		return -EPERM;
+	}
+	return 0;
+}
+
 static int caps_get(struct capsets *c)
 {
 	struct __user_cap_header_struct hdr = {

@@ -45,4 +45,13 @@ int privs_preflight(uid_t uid, bool bind_low_port, char *err, size_t errlen);
 /* Is the capability (CAP_*) in the effective set? */
 bool privs_have(int cap);
 
+/* Raise a permitted capability into the effective set; -EPERM when it
+ * is not permitted. */
+int privs_raise(int cap);
+
+/* For a child that must act as the workload: become uid/gid (when root)
+ * and hold no capability at all, with no_new_privs; proved afterwards.
+ * -EPERM with err set. */
+int privs_shed(uid_t uid, gid_t gid, char *err, size_t errlen);
+
 #endif

@@ -15,14 +15,20 @@
  *   upstreams  a new c-ares channel for new upstreams, used once the new
  *              rules (which let the daemon reach them) are in place; the
  *              old channel finishes the questions it holds and is freed
- *              when idle (their answers come back as established flows)
+ *              when idle (their answers come back as established flows).
+ *              The replaced addresses stay in the rules as upstreams
+ *              (cfg->retired: the mark required) until every old channel
+ *              is gone; then the guard's child deletes the conntrack
+ *              entries to them and writes the rules without them
  *   swap       resolver, sets' timeout clamp, log level, attribution,
  *              the recent memory and the state file (observe): between
  *              two queries, since the loop runs one callback at a time;
  *              questions already upstream are judged again on arrival
  *   evict      every address only removed names put in the sets is
  *              deleted over netlink (sets_del), their cached answers
- *              dropped (by the swap)
+ *              dropped (by the swap); an address kept names share gets
+ *              the longest expiry among the kept names' links, within
+ *              the new ttl.max (sets_shorten), never the removed one's
  *   rules      when reload_rules_differ, the guard writes the new rules
  *              in a child (guard_apply) and checks against them from then
  *              on; it never restores the old ones
@@ -51,6 +57,7 @@
 #include "base/log.h"
 #include "config/policy.h"
 #include "base/monotime.h"
+#include "base/netaddr.h"
 #include "resolve/prov.h"
 #include "base/netaddr.h"
 #include "config/fingerprint.h"
@@ -61,6 +68,7 @@
 #include "observe/observe.h"
 #include "observe/status.h"
 #include "resolve/upstream.h"
+#include "observe/usage.h"
 
 #define SYS	    "reload"
 #define WAITERS_MAX 16
@@ -130,6 +138,9 @@ struct reload {
 	uint64_t t0_ms;
 	struct netaddr *evict;
 	size_t n_evict, cap_evict;
+	struct netaddr *short_addr; /* entries cut to kept names' expiry */
+	uint64_t *short_exp;
+	size_t n_short, cap_short;
 	/* for status: the last one, and the last of each trigger */
 	uint64_t count;
 	struct record last;
@@ -158,6 +169,7 @@ static void swap(struct reload *rl, struct config *cfg, struct policy *pol);
 static size_t evict(struct reload *rl);
 static bool still_allowed(void *arg, const uint8_t *name, size_t len);
 static void collect(void *arg, const struct netaddr *a);
+static void collect_short(void *arg, const struct netaddr *a, uint64_t expires);
 static void on_deleted(void *arg, int status);
 static void on_applied(void *arg, int status, const char *detail);
 static void step_done(struct reload *rl);
@@ -167,6 +179,11 @@ static int new_upstream(struct reload *rl, const struct config *cfg, char *err,
 			size_t errlen);
 static void use_upstream(struct reload *rl);
 static void on_drain(evutil_socket_t fd, short what, void *arg);
+static bool has_address(const struct config_endpoint *v, size_t n,
+			const struct config_endpoint *e);
+static int keep_replaced(const struct config *old, struct config *cfg,
+			 char *err, size_t errlen);
+static void forget_replaced(struct reload *rl);
 static bool same_endpoints(const struct config_endpoint *a, size_t na,
 			   const struct config_endpoint *b, size_t nb);
 static char **sorted_entries(const struct config *c, size_t *n);
@@ -270,6 +287,8 @@ void reload_free(struct reload *rl)
 	policy_free(rl->pol);
 	config_free(rl->owned);
 	free(rl->evict);
+	free(rl->short_addr);
+	free(rl->short_exp);
 	free(rl);
 }
 
@@ -419,7 +438,11 @@ static void apply(struct reload *rl, struct job *j)
 		finish(rl, RELOAD_OK, err);
 		goto out;
 	}
-	if (j->upstreams && new_upstream(rl, j->cfg, err, sizeof(err)) != 0) {
+	if (j->upstreams &&
+	    (new_upstream(rl, j->cfg, err, sizeof(err)) != 0 ||
+	     keep_replaced(rl->cfg, j->cfg, err, sizeof(err)) != 0)) {
+		upstream_free(rl->next_up);
+		rl->next_up = NULL;
 		finish(rl, RELOAD_BAD_CONFIG, err);
 		goto out;
 	}
@@ -611,14 +634,27 @@ static void swap(struct reload *rl, struct config *cfg, struct policy *pol)
  * sets; returns how many. */
 static size_t evict(struct reload *rl)
 {
+	uint64_t now = monotime_ms() / 1000;
+	const struct prov_shorten sh = {collect_short, rl,
+					now + rl->cfg->ttl_max};
 	size_t n;
 	int rc;
 
 	if (rl->p.sets == NULL)
 		return 0;
 	rl->n_evict = 0;
-	n = prov_evict(rl->prov, still_allowed, rl, collect, rl,
-		       monotime_ms() / 1000);
+	rl->n_short = 0;
+	n = prov_evict_shorten(rl->prov, still_allowed, rl, collect, rl, &sh,
+			       now);
+	if (rl->n_short > 0) {
+		rc = sets_shorten(rl->p.sets, rl->short_addr, rl->short_exp,
+				  rl->n_short, on_deleted, rl);
+		if (rc != 0)
+			log_err(SYS, "cannot queue %zu shorter timeouts: %s",
+				rl->n_short, strerror(-rc));
+		else
+			rl->waits++;
+	}
 	if (rl->n_evict == 0)
 		return n;
 	rc = sets_del(rl->p.sets, rl->evict, rl->n_evict, on_deleted, rl);
@@ -628,6 +664,38 @@ static size_t evict(struct reload *rl)
 	else
 		rl->waits++;
 	return n;
+}
+
+/* An address kept names still hold, whose entry must now end sooner:
+ * the longest of their expiries, not a removed name's, and within the
+ * new ttl.max. */
+static void collect_short(void *arg, const struct netaddr *a, uint64_t expires)
+{
+	struct reload *rl = arg;
+
+	if (rl->n_short == rl->cap_short) {
+		size_t cap = rl->cap_short ? rl->cap_short * 2 : 64;
+		struct netaddr *v =
+		    reallocarray(rl->short_addr, cap, sizeof(*v));
+		uint64_t *e;
+
+		if (v == NULL) {
+			log_err(SYS, "out of memory: an entry keeps its longer "
+				     "timeout");
+			return;
+		}
+		rl->short_addr = v;
+		e = reallocarray(rl->short_exp, cap, sizeof(*e));
+		if (e == NULL) {
+			log_err(SYS, "out of memory: an entry keeps its longer "
+				     "timeout");
+			return;
+		}
+		rl->short_exp = e;
+		rl->cap_short = cap;
+	}
+	rl->short_addr[rl->n_short] = *a;
+	rl->short_exp[rl->n_short++] = expires;
 }
 
 static bool still_allowed(void *arg, const uint8_t *name, size_t len)
@@ -818,6 +886,7 @@ char *reload_status(const struct reload *rl, bool json)
 	    .prov_names = prov_names(rl->prov),
 	    .prov_links = prov_links(rl->prov),
 	    .reload_requests = rl->count,
+	    .usage = usage_status(resolver_usage(rl->p.res)),
 	};
 	uint64_t now = (uint64_t)time(NULL);
 
@@ -943,6 +1012,72 @@ static void on_drain(evutil_socket_t fd, short what, void *arg)
 		upstream_free(rl->draining[i]);
 		rl->draining[i] = NULL;
 	}
-	if (busy)
+	if (busy || (rl->cfg->n_retired > 0 && rl->busy))
 		evtimer_add(rl->drain_ev, &tv);
+	else if (rl->cfg->n_retired > 0)
+		forget_replaced(rl);
+}
+
+static bool has_address(const struct config_endpoint *v, size_t n,
+			const struct config_endpoint *e)
+{
+	struct netaddr a, b;
+
+	if (!netaddr_from_sockaddr((const struct sockaddr *)&e->sa, &a))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (netaddr_from_sockaddr((const struct sockaddr *)&v[i].sa,
+					  &b) &&
+		    netaddr_equal(&a, &b))
+			return true;
+	}
+	return false;
+}
+
+/* The new config keeps fencing (the daemon's mark required) every address
+ * the running one fenced as an upstream that it no longer names, until
+ * the old channels have drained (on_drain, forget_replaced). */
+static int keep_replaced(const struct config *old, struct config *cfg,
+			 char *err, size_t errlen)
+{
+	const struct config_endpoint *lists[] = {old->upstreams, old->retired};
+	const size_t counts[] = {old->n_upstreams, old->n_retired};
+	size_t max = old->n_upstreams + old->n_retired;
+
+	cfg->retired = max ? calloc(max, sizeof(*cfg->retired)) : NULL;
+	if (max && cfg->retired == NULL) {
+		snprintf(err, errlen,
+			 "upstreams: out of memory (the running "
+			 "policy stays)");
+		return -ENOMEM;
+	}
+	for (size_t l = 0; l < 2; l++) {
+		for (size_t i = 0; i < counts[l]; i++) {
+			const struct config_endpoint *e = &lists[l][i];
+
+			if (has_address(cfg->upstreams, cfg->n_upstreams, e) ||
+			    has_address(cfg->retired, cfg->n_retired, e))
+				continue;
+			cfg->retired[cfg->n_retired++] = *e;
+		}
+	}
+	return 0;
+}
+
+/* Every replaced channel is gone: the guard's child deletes the conntrack
+ * entries to the replaced upstreams while their rules still stand, then
+ * writes the rules without them (fw_apply). The running config is the
+ * reload's own (only a reload fills retired), so it is emptied in place. */
+static void forget_replaced(struct reload *rl)
+{
+	if (rl->owned == NULL || rl->owned != rl->cfg)
+		return;
+	free(rl->owned->retired);
+	rl->owned->retired = NULL;
+	rl->owned->n_retired = 0;
+	if (rl->p.guard == NULL)
+		return;
+	log_info(SYS, "the replaced upstreams have drained: deleting their "
+		      "flows, then their rules");
+	guard_apply(rl->p.guard, rl->cfg, NULL, NULL);
 }

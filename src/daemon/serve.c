@@ -8,8 +8,10 @@
  * belong to `user`, the one uid the firewall lets reach the upstreams.
  * Before binding, privs_preflight says which capabilities a reduced start
  * (systemd User=, a Kubernetes sidecar) lacks, all at once; after the
- * guard has started, READY=1 goes to systemd (notify.c), so a Type=notify
- * unit is "active" only when queries are answered behind the fence.
+ * guard has started and the readiness gate (the self-test, selftest.c)
+ * found no probe getting around the fence, READY=1 goes to systemd
+ * (notify.c), so a Type=notify unit is "active" only when queries are
+ * answered behind a fence proved from the workload's side.
  *
  * The policy lives in reload.c, which changes it on SIGHUP, on
  * `dnsfence reload` (the control socket, control.c) and when the config
@@ -18,28 +20,46 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <event2/buffer.h>
 #include <event2/event.h>
 
 #include "daemon/control.h"
 #include "fence/guard.h"
 #include "base/log.h"
+#include "base/monotime.h"
 #include "daemon/notify.h"
 #include "observe/observe.h"
 #include "config/policy.h"
 #include "daemon/privs.h"
 #include "daemon/reload.h"
 #include "resolve/resolver.h"
+#include "daemon/selftest.h"
 #include "daemon/serve.h"
 #include "resolve/server.h"
 #include "sets/sets.h"
 #include "base/stats.h"
 #include "resolve/upstream.h"
 #include "daemon/watch.h"
+
+#define GATE_QUIET_MS 2000
+
+/* The readiness gate: the self-test's prober and what it said so far. */
+struct gate {
+	pid_t pid;
+	struct event *ev, *timer;
+	struct evbuffer *buf;
+	size_t count[3];
+	char first_open[512];
+	bool failed;
+};
 
 struct daemon {
 	const struct config *cfg; /* as started; reload_config() since */
@@ -57,6 +77,7 @@ struct daemon {
 	struct guard *guard;
 	struct observe *obs;
 	struct event *sigev[4];
+	struct gate gate;
 	bool ready;
 };
 
@@ -73,6 +94,12 @@ static int open_reload(struct daemon *d);
 static int add_signals(struct daemon *d);
 static int drop_privileges(struct daemon *d);
 static void announce(struct daemon *d);
+static void gate_or_announce(struct daemon *d);
+static void on_gate(evutil_socket_t fd, short what, void *arg);
+static void on_gate_timeout(evutil_socket_t fd, short what, void *arg);
+static void gate_line(struct daemon *d, const char *line);
+static void gate_done(struct daemon *d);
+static void gate_close(struct gate *g);
 static void close_parts(struct daemon *d);
 
 static void on_signal(evutil_socket_t sig, short what, void *arg)
@@ -179,6 +206,7 @@ static int open_parts(struct daemon *d)
 	d->res = resolver_new(d->base, cfg, NULL, d->up, d->sets);
 	if (d->res == NULL || open_reload(d) != 0)
 		return -ENOMEM;
+	resolver_set_usage(d->res, observe_usage(d->obs));
 	d->srv = server_new(d->base, cfg, d->res, err, sizeof(err));
 	if (d->srv == NULL) {
 		log_err("server", "%s", err);
@@ -264,8 +292,152 @@ static void announce(struct daemon *d)
 	snprintf(state, sizeof(state),
 		 "READY=1\nSTATUS=serving, mode %s, %zu allow entries",
 		 config_mode_name(cfg->mode), n);
+	resolver_set_gated(d->res, NULL);
 	notify_state(state);
 	d->ready = true;
+}
+
+/* With the gate on (enforce mode, scope output), READY=1 waits for the
+ * self-test; the loop serves meanwhile, since the prober asks a denied
+ * name through it. Any probe that got out: no READY=1, the line in the
+ * log, and the daemon exits 1. */
+static void gate_or_announce(struct daemon *d)
+{
+	const struct config *cfg = reload_config(d->rl);
+	struct timeval tv = {.tv_sec = SELFTEST_MAX_MS / 1000 + 4};
+	struct gate *g = &d->gate;
+	int fd;
+
+	if (!cfg->selftest || cfg->mode != CONFIG_MODE_ENFORCE ||
+	    cfg->scope != CONFIG_SCOPE_OUTPUT) {
+		if (!cfg->selftest)
+			log_warn("selftest", "the readiness gate is off "
+					     "(selftest: false)");
+		announce(d);
+		return;
+	}
+	fd = selftest_start(cfg, d->uid, d->gid, &g->pid);
+	if (fd >= 0) {
+		evutil_make_socket_nonblocking(fd);
+		g->buf = evbuffer_new();
+		g->ev =
+		    event_new(d->base, fd, EV_READ | EV_PERSIST, on_gate, d);
+		g->timer = evtimer_new(d->base, on_gate_timeout, d);
+	}
+	if (fd < 0 || g->buf == NULL || g->ev == NULL || g->timer == NULL ||
+	    event_add(g->ev, NULL) != 0 || evtimer_add(g->timer, &tv) != 0) {
+		log_err("selftest",
+			"cannot start the self-test (%s): not "
+			"becoming ready",
+			fd < 0 ? strerror(-fd) : "out of memory");
+		if (fd >= 0 && g->ev == NULL)
+			close(fd);
+		g->failed = true;
+		event_base_loopbreak(d->base);
+		return;
+	}
+	resolver_set_gated(d->res, POLICY_PROBE_NAME);
+	observe_quiet(d->obs, d->uid, UINT64_MAX);
+	log_info("selftest", "probing the fence from the workload's side "
+			     "before becoming ready");
+}
+
+static void on_gate(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon *d = arg;
+	struct gate *g = &d->gate;
+	char *line;
+	int n;
+
+	(void)what;
+	while ((n = evbuffer_read(g->buf, fd, 4096)) > 0)
+		;
+	while ((line = evbuffer_readln(g->buf, NULL, EVBUFFER_EOL_LF)) !=
+	       NULL) {
+		gate_line(d, line);
+		free(line);
+	}
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+		gate_done(d);
+}
+
+static void on_gate_timeout(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon *d = arg;
+
+	(void)fd;
+	(void)what;
+	log_err("selftest", "the self-test did not finish in time: not "
+			    "becoming ready");
+	d->gate.failed = true;
+	gate_close(&d->gate);
+	event_base_loopbreak(d->base);
+}
+
+static void gate_line(struct daemon *d, const char *line)
+{
+	struct gate *g = &d->gate;
+	enum selftest_verdict v;
+	const char *text;
+
+	if (selftest_parse(line, &v, &text) != 0)
+		return;
+	g->count[v]++;
+	if (v == SELFTEST_OPEN) {
+		log_err("selftest", "OPEN: %s", text);
+		if (g->first_open[0] == '\0')
+			snprintf(g->first_open, sizeof(g->first_open), "%s",
+				 text);
+	} else if (v == SELFTEST_UNPROVEN) {
+		log_warn("selftest", "could not prove: %s", text);
+	} else {
+		log_debug("selftest", "held: %s", text);
+	}
+}
+
+static void gate_done(struct daemon *d)
+{
+	struct gate *g = &d->gate;
+
+	gate_close(g);
+	/* The probes' last NFLOG copies may still be queued. */
+	observe_quiet(d->obs, d->uid, monotime_ms() + GATE_QUIET_MS);
+	if (g->first_open[0] != '\0') {
+		log_err("selftest",
+			"refusing readiness: %s; exiting (see "
+			"docs/deployment.md)",
+			g->first_open);
+		g->failed = true;
+		event_base_loopbreak(d->base);
+		return;
+	}
+	log_info("selftest", "%zu probes held, %zu could not be proved",
+		 g->count[SELFTEST_HELD], g->count[SELFTEST_UNPROVEN]);
+	announce(d);
+}
+
+/* The prober is killed if still running, and reaped. */
+static void gate_close(struct gate *g)
+{
+	if (g->ev != NULL) {
+		close(event_get_fd(g->ev));
+		event_free(g->ev);
+		g->ev = NULL;
+	}
+	if (g->timer != NULL) {
+		event_free(g->timer);
+		g->timer = NULL;
+	}
+	if (g->buf != NULL) {
+		evbuffer_free(g->buf);
+		g->buf = NULL;
+	}
+	if (g->pid > 0) {
+		(void)kill(g->pid, SIGKILL);
+		while (waitpid(g->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		g->pid = 0;
+	}
 }
 
 /* Order matters: the guard's child goes first, then the control clients
@@ -276,9 +448,12 @@ static void close_parts(struct daemon *d)
 {
 	if (d->ready)
 		notify_state("STOPPING=1\nSTATUS=shutting down");
+	gate_close(&d->gate);
 	guard_free(d->guard);
 	control_free(d->ctl);
 	watch_free(d->watch);
+	if (d->res != NULL)
+		resolver_set_usage(d->res, NULL); /* observe_close frees it */
 	observe_close(d->obs);
 	server_free(d->srv);
 	upstream_free(d->up);
@@ -341,10 +516,10 @@ int serve_run(const struct config *cfg, const char *path, uid_t uid, gid_t gid)
 		}
 		reload_set_guard(d.rl, d.guard);
 	}
-	announce(&d);
+	gate_or_announce(&d);
 	if (event_base_dispatch(d.base) != 0 || guard_failed(d.guard))
 		goto out;
-	rc = 0;
+	rc = d.gate.failed ? SERVE_NOT_READY : 0;
 out:
 	close_parts(&d);
 	return rc;

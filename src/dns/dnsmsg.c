@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "dns/dnsmsg.h"
+#include "dns/qtype.h"
 
 #define DNS_MAX_HOPS   64
 #define DNS_EDE_OPT    15 /* RFC 8914 option code */
@@ -56,6 +57,16 @@ int dns_read_bytes(struct dns_reader *r, const uint8_t **p, size_t n)
 	*p = r->buf + r->pos;
 	r->pos += n;
 	return 0;
+}
+
+int dns_read_copy(struct dns_reader *r, void *v, size_t n)
+{
+	const uint8_t *p;
+	int rc = dns_read_bytes(r, &p, n);
+
+	if (rc == 0)
+		memcpy(v, p, n);
+	return rc;
 }
 
 int dns_skip(struct dns_reader *r, size_t n)
@@ -298,28 +309,7 @@ int dns_name_from_text(const char *text, uint8_t *out, size_t *outlen)
 
 const char *dns_type_name(uint16_t type, char *buf, size_t cap)
 {
-	static const struct {
-		uint16_t type;
-		const char *name;
-	} names[] = {
-	    {DNS_TYPE_A, "A"},	       {DNS_TYPE_NS, "NS"},
-	    {DNS_TYPE_CNAME, "CNAME"}, {DNS_TYPE_SOA, "SOA"},
-	    {DNS_TYPE_PTR, "PTR"},     {DNS_TYPE_MX, "MX"},
-	    {DNS_TYPE_TXT, "TXT"},     {DNS_TYPE_AAAA, "AAAA"},
-	    {DNS_TYPE_SRV, "SRV"},     {DNS_TYPE_OPT, "OPT"},
-	    {DNS_TYPE_SVCB, "SVCB"},   {DNS_TYPE_HTTPS, "HTTPS"},
-	    {DNS_TYPE_IXFR, "IXFR"},   {DNS_TYPE_AXFR, "AXFR"},
-	    {DNS_TYPE_ANY, "ANY"},
-	};
-
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		if (names[i].type == type) {
-			snprintf(buf, cap, "%s", names[i].name);
-			return buf;
-		}
-	}
-	snprintf(buf, cap, "TYPE%u", type);
-	return buf;
+	return qtype_name(type, buf, cap);
 }
 
 /* ---- writer ---- */
@@ -591,6 +581,32 @@ ssize_t dnsmsg_build_reply(const struct dns_query *q, enum dns_rcode rcode,
 		dns_write_bytes(&w, ede_text, tlen);
 	}
 out:
+	return w.err ? w.err : (ssize_t)w.pos;
+}
+
+/* RFC 8482 section 4.2: one synthesized HINFO "RFC8482" "" for the
+ * question's name, so ANY never goes upstream. */
+ssize_t dnsmsg_build_rfc8482(const struct dns_query *q, uint8_t *out,
+			     size_t cap)
+{
+	static const uint8_t rdata[] = {7,   'R', 'F', 'C', '8',
+					'4', '8', '2', 0};
+	struct dns_writer w;
+
+	dns_writer_init(&w, out, cap);
+	write_reply_head(&w, q, DNS_RCODE_NOERROR, q->edns ? 1 : 0);
+	dns_write_u16(&w, 0xc000 | DNS_HEADER_LEN); /* the question's name */
+	dns_write_u16(&w, DNS_TYPE_HINFO);
+	dns_write_u16(&w, q->qclass);
+	dns_write_u32(&w, DNSMSG_RFC8482_TTL);
+	dns_write_u16(&w, sizeof(rdata));
+	dns_write_bytes(&w, rdata, sizeof(rdata));
+	if (q->edns) {
+		dns_write_opt_head(&w, 0, q->edns_do);
+		dns_write_u16(&w, 0);
+	}
+	if (!w.err && w.pos >= DNS_HEADER_LEN)
+		out[7] = 1; /* ANCOUNT */
 	return w.err ? w.err : (ssize_t)w.pos;
 }
 

@@ -33,6 +33,7 @@ enum dns_type {
 	DNS_TYPE_NS = 2,
 	DNS_TYPE_CNAME = 5,
 	DNS_TYPE_SOA = 6,
+	DNS_TYPE_HINFO = 13,
 	DNS_TYPE_PTR = 12,
 	DNS_TYPE_MX = 15,
 	DNS_TYPE_TXT = 16,
@@ -83,6 +84,8 @@ int dns_read_u8(struct dns_reader *r, uint8_t *v);
 int dns_read_u16(struct dns_reader *r, uint16_t *v);
 int dns_read_u32(struct dns_reader *r, uint32_t *v);
 int dns_read_bytes(struct dns_reader *r, const uint8_t **p, size_t n);
+/* n bytes copied to v as they are (host order: netlink's own headers). */
+int dns_read_copy(struct dns_reader *r, void *v, size_t n);
 int dns_skip(struct dns_reader *r, size_t n);
 /* The 12-byte header at r->pos. 0 or -EBADMSG. */
 int dns_read_header(struct dns_reader *r, struct dns_header *h);
@@ -144,6 +147,12 @@ ssize_t dnsmsg_build_reply(const struct dns_query *q, enum dns_rcode rcode,
  * header rcode 0, question echoed, and an OPT of version 0 carrying the
  * upper rcode bits (1), our UDP size and the client's DO bit. Returns the
  * length or -ENOSPC. */
+/* The answer to ANY (RFC 8482 section 4.2): NOERROR with one synthesized
+ * HINFO "RFC8482" "" of DNSMSG_RFC8482_TTL seconds (the RFC suggests a
+ * long one), built here: nothing goes upstream. Length or -errno. */
+#define DNSMSG_RFC8482_TTL 3600
+ssize_t dnsmsg_build_rfc8482(const struct dns_query *q, uint8_t *out,
+			     size_t cap);
 ssize_t dnsmsg_build_badvers(const struct dns_query *q, uint8_t *out,
 			     size_t cap);
 /* FORMERR/NOTIMP for a message of which only the header is usable: ID and

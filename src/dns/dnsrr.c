@@ -33,6 +33,8 @@ struct snoop_ctx {
 	struct dns_addr *out;
 	size_t cap, n;
 	uint32_t ttl;
+	uint16_t rec;	   /* of the addresses being added */
+	uint16_t n_hinted; /* HTTPS/SVCB records read */
 };
 
 static int copy_rdata(const struct dns_reader *msg, const struct dns_rr *rr,
@@ -308,6 +310,7 @@ static void snoop_add(struct snoop_ctx *s, const struct netaddr *a)
 {
 	if (s->n < s->cap) {
 		s->out[s->n].addr = *a;
+		s->out[s->n].rec = s->rec;
 		s->out[s->n].ttl = s->ttl;
 	}
 	s->n++;
@@ -327,6 +330,7 @@ static int snoop_record(struct snoop_ctx *s, const struct dns_rr *rr)
 	struct netaddr a = {0};
 
 	s->ttl = ttl_value(rr->ttl);
+	s->rec = 0;
 	if (rr->rclass == 1 && rr->type == DNS_TYPE_A) {
 		a.family = AF_INET;
 		memcpy(a.bytes, rr->rdata, 4);
@@ -336,6 +340,9 @@ static int snoop_record(struct snoop_ctx *s, const struct dns_rr *rr)
 		memcpy(a.bytes, rr->rdata, 16);
 		snoop_add(s, &a);
 	} else if (rr->type == DNS_TYPE_HTTPS || rr->type == DNS_TYPE_SVCB) {
+		if (s->n_hinted < UINT16_MAX)
+			s->n_hinted++;
+		s->rec = s->n_hinted;
 		return dnsmsg_svcb_hints(rr->rdata, rr->rdlen, snoop_hint, s);
 	}
 	return 0;

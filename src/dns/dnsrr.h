@@ -30,9 +30,13 @@ ssize_t dnsmsg_rewrite_answer(const uint8_t *ans, size_t len,
 			      dns_rr_keep_fn keep, void *arg, uint8_t *out,
 			      size_t cap);
 
-/* An address an answer hands out, with the TTL of its record. */
+/* An address an answer hands out, with the TTL of its record, and which
+ * record: rec 0 an A/AAAA record, k > 0 a hint of the k-th HTTPS/SVCB
+ * record the snoop read (the client's copy keeps such a record whole or
+ * not at all, so its hints enter the sets together or not at all). */
 struct dns_addr {
 	struct netaddr addr;
+	uint16_t rec;
 	uint32_t ttl;
 };
 

@@ -26,12 +26,15 @@
 #include <string.h>
 #include <netinet/in.h>
 
+#include "fence/conntrack.h"
 #include "fence/firewall.h"
 #include "fence/fwexec.h"
 #include "fence/fwrules.h"
 #include "fence/fwsubject.h"
 #include "base/log.h"
 #include "config/fingerprint.h"
+
+#define FW_REPLACED_MAX 16 /* replaced upstreams forgotten in one apply */
 
 /* What one family's filter table (iptables-save) says about our pieces. */
 struct saved {
@@ -64,6 +67,10 @@ static int apply_family(const struct config *cfg, int family,
 			enum fwexec_backend b, char *err, size_t errlen);
 static int remove_family(enum fwexec_backend b, int family, char *err,
 			 size_t errlen);
+static bool fenced_upstream(const struct config *cfg, const struct netaddr *a);
+static int forget_replaced(const struct config *cfg, int family,
+			   const struct fw_rules *saved, char *err,
+			   size_t errlen);
 static char *jump_fixes(const struct config *cfg, int family,
 			const struct saved *sv);
 static void saved_free(struct saved *sv);
@@ -514,11 +521,81 @@ static int apply_family(const struct config *cfg, int family,
 	int ret = fw_saved_read(b, family, saved_line, &sv, err, errlen);
 
 	if (!ret)
+		ret = forget_replaced(cfg, family, &sv.rules, err, errlen);
+	if (!ret)
 		ret =
 		    fw_restore_rules(b, family, fwout_render(cfg, family),
 				     jump_fixes(cfg, family, &sv), err, errlen);
 	saved_free(&sv);
 	return ret;
+}
+
+static bool fenced_upstream(const struct config *cfg, const struct netaddr *a)
+{
+	const struct config_endpoint *lists[] = {cfg->upstreams, cfg->retired};
+	const size_t counts[] = {cfg->n_upstreams, cfg->n_retired};
+	struct netaddr na;
+
+	for (size_t l = 0; l < 2; l++) {
+		for (size_t i = 0; i < counts[l]; i++) {
+			if (netaddr_from_sockaddr(
+				(const struct sockaddr *)&lists[l][i].sa,
+				&na) &&
+			    netaddr_equal(&na, a))
+				return true;
+		}
+	}
+	return false;
+}
+
+/* Before the rules stop demanding the daemon's mark towards an address
+ * the kernel's rules name as an upstream (a reload's drained upstreams,
+ * or those a previous policy left before this setup), the flows to it
+ * are deleted: else a workload binding one of the daemon's old ports
+ * rides the ESTABLISHED accept there. The old rules are still in place
+ * while this runs. */
+static int forget_replaced(const struct config *cfg, int family,
+			   const struct fw_rules *saved, char *err,
+			   size_t errlen)
+{
+	struct netaddr gone[FW_REPLACED_MAX], a;
+	char list[FW_REPLACED_MAX * (NETADDR_STRLEN + 1)] = "";
+	size_t n = 0, len = 0, deleted = 0;
+	int ret;
+
+	for (size_t i = 0; i < saved->n; i++) {
+		bool dup = false;
+
+		if (!fw_rules_upstream_of(saved->v[i], &a) ||
+		    a.family != family || fenced_upstream(cfg, &a))
+			continue;
+		for (size_t j = 0; j < n && !dup; j++)
+			dup = netaddr_equal(&gone[j], &a);
+		if (dup)
+			continue;
+		if (n == FW_REPLACED_MAX) {
+			snprintf(err, errlen,
+				 "%s: more than %d replaced upstreams in the "
+				 "rules",
+				 fw_family_name(family), FW_REPLACED_MAX);
+			return -E2BIG;
+		}
+		if (n > 0)
+			list[len++] = ' ';
+		gone[n++] = a;
+		netaddr_format(&a, list + len, sizeof(list) - len);
+		len += strlen(list + len);
+	}
+	if (n == 0)
+		return 0;
+	ret = conntrack_forget(gone, n, &deleted, err, errlen);
+	if (ret)
+		return ret;
+	log_info("firewall",
+		 "%s: %zu conntrack entries to replaced upstream(s) %s deleted "
+		 "before their rules go",
+		 fw_family_name(family), deleted, list);
+	return 0;
 }
 
 /* The restore lines that leave exactly the wanted jumps, first in OUTPUT

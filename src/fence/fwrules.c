@@ -236,23 +236,50 @@ static int render_upstream(const struct config *cfg, const struct netaddr *a,
 				  s, reject_with(a->family));
 }
 
+/* The upstreams, then those a reload replaced whose questions are still
+ * draining (cfg->retired): their rules stay until the daemon has deleted
+ * its conntrack entries to them (conntrack.c), so no packet to one of
+ * them passes without the mark meanwhile. */
 static int render_upstreams(const struct config *cfg, int family,
 			    struct fw_rules *r)
 {
+	const struct config_endpoint *lists[] = {cfg->upstreams, cfg->retired};
+	const size_t counts[] = {cfg->n_upstreams, cfg->n_retired};
 	struct netaddr na;
 	int ret;
 
-	for (size_t i = 0; i < cfg->n_upstreams; i++) {
-		const struct sockaddr *sa =
-		    (const struct sockaddr *)&cfg->upstreams[i].sa;
+	for (size_t l = 0; l < 2; l++) {
+		for (size_t i = 0; i < counts[l]; i++) {
+			const struct sockaddr *sa =
+			    (const struct sockaddr *)&lists[l][i].sa;
 
-		if (sa->sa_family != family || !netaddr_from_sockaddr(sa, &na))
-			continue;
-		ret = render_upstream(cfg, &na, r);
-		if (ret)
-			return ret;
+			if (sa->sa_family != family ||
+			    !netaddr_from_sockaddr(sa, &na))
+				continue;
+			ret = render_upstream(cfg, &na, r);
+			if (ret)
+				return ret;
+		}
 	}
 	return 0;
+}
+
+bool fw_rules_upstream_of(const char *line, struct netaddr *out)
+{
+	static const char head[] = C "-m conntrack --ctorigdst ";
+	char addr[NETADDR_STRLEN];
+	const char *p, *end;
+
+	if (strncmp(line, head, strlen(head)) != 0)
+		return false;
+	p = line + strlen(head);
+	end = strchr(p, ' ');
+	if (end == NULL || (size_t)(end - p) >= sizeof(addr) ||
+	    strncmp(end, " -m mark --mark ", 16) != 0)
+		return false;
+	memcpy(addr, p, (size_t)(end - p));
+	addr[end - p] = '\0';
+	return netaddr_parse(addr, out) == 0;
 }
 
 /* What neighbour discovery needs (RFC 4861 packets carry hop limit 255):

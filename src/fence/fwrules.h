@@ -37,6 +37,9 @@ int fw_rules_render(const struct config *cfg, int family, struct fw_rules *r);
 /* The policy fingerprint the first rule carrying one holds, copied into
  * hex (at least 17 bytes); false, and hex "", when none does. */
 bool fw_rules_find_policy(const struct fw_rules *r, char *hex, size_t len);
+/* The upstream address a saved rule demands the daemon's mark for (the
+ * "--ctorigdst ADDR -m mark --mark" accept of rule 2), or false. */
+bool fw_rules_upstream_of(const char *line, struct netaddr *out);
 /* The multiport list ("80,443,8000:8080") of proto's (IPPROTO_TCP/UDP)
  * ports from cfg->ports[*i] on, at most 15 xt_multiport slots (a range
  * takes two); *i moves past what was taken. Returns the slots used, 0 when

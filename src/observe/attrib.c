@@ -14,11 +14,19 @@
  * so long ago that the bounded memory forgot it), unless allow_cidrs
  * covers it, when the port is the reason.
  *
- * Every packet is counted by reason. Lines are deduplicated per
- * (destination address, reason) for ATTRIB_DEDUP_MS in a direct-mapped
- * table (a collision only costs an extra line), and at most
- * ATTRIB_BUDGET_LINES go out per ATTRIB_BUDGET_MS; what the budget
- * withholds is summed up in one line when the next window opens. */
+ * One packet is the daemon's own, not a workload's: an answer that
+ * arrives after upstream_timeout finds c-ares' socket closed, and the
+ * kernel answers the upstream with an ICMP port unreachable, RELATED to
+ * the daemon's flow, from no socket, which rule 2 rejects and logs. That
+ * is no bypass: it is counted as a late answer (late_answers), logged once
+ * per upstream and window, and takes no workload's slot.
+ *
+ * Every other packet is counted by reason. Lines are deduplicated per
+ * (destination address, reason, sender's uid) for ATTRIB_DEDUP_MS in a
+ * direct-mapped table (a collision only costs an extra line), so one
+ * sender's lines cannot hide another's, and at most ATTRIB_BUDGET_LINES
+ * go out per ATTRIB_BUDGET_MS; what the budget withholds is summed up in
+ * one line when the next window opens. */
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -38,9 +46,14 @@
 #define PREFIX_DNS   "dnsfence-dns"
 #define PREFIX_AUDIT "dnsfence-audit"
 
+#define KIND_LATE  ATTRIB__COUNT       /* a slot of a late answer */
+#define KIND_EMPTY (ATTRIB__COUNT + 1) /* an unused slot */
+#define NO_UID	   UINT64_MAX
+
 struct slot {
 	struct netaddr dst;
-	uint8_t reason; /* ATTRIB__COUNT: empty */
+	uint8_t kind; /* an attrib_reason, KIND_LATE or KIND_EMPTY */
+	uint64_t uid; /* the sender's, NO_UID without a socket */
 	uint64_t logged_ms;
 };
 
@@ -50,10 +63,10 @@ struct attrib {
 	uint64_t window_ms; /* start of the current budget window */
 	unsigned lines;	    /* lines logged in it */
 	uint64_t withheld;  /* flows over budget since the last summary */
+	uint32_t quiet_uid; /* the self-test's prober: its flows are not */
+	uint64_t quiet_ms;  /* attributed until this monotonic ms */
 };
 
-static bool port_allowed(const struct config *cfg, uint8_t proto,
-			 uint16_t port);
 static bool in_allow_cidrs(const struct config *cfg, const struct netaddr *a);
 static void clock_text(int64_t wall, char *buf, size_t cap);
 static const char *proto_name(uint8_t proto, char *buf, size_t cap);
@@ -62,12 +75,19 @@ static enum attrib_reason explain_known(const struct config *cfg,
 					const struct recent_info *k,
 					uint64_t now_ms, int64_t wall_now,
 					char *text, size_t cap);
-static bool dedup(struct attrib *a, const struct netaddr *dst,
-		  enum attrib_reason r, uint64_t now);
+static bool dedup(struct attrib *a, const struct netaddr *dst, uint8_t kind,
+		  uint64_t uid, uint64_t now);
+static bool late_answer(const struct nflog_pkt *pkt);
 static bool budget(struct attrib *a, uint64_t now);
 static void endpoint(const struct netaddr *addr, bool with_port, uint16_t port,
 		     char *buf, size_t cap);
 static void log_flow(const struct nflog_pkt *pkt, const char *text);
+static bool is_upstream(const struct config *cfg, const struct netaddr *a);
+static void why_known(FILE *f, const char *addr, const struct recent_info *k,
+		      uint64_t now_ms, int64_t wall_now);
+static void why_remedy(FILE *f, const struct config *cfg,
+		       const struct netaddr *dst, const struct recent_info *k,
+		       enum attrib_reason r, uint16_t port, uint64_t now_ms);
 
 static const enum stat_id reason_stat[ATTRIB__COUNT] = {
     [ATTRIB_NEVER] = STAT_BLOCKED_NEVER,
@@ -90,17 +110,6 @@ const char *attrib_reason_name(enum attrib_reason r)
 	};
 
 	return (unsigned)r < ATTRIB__COUNT ? names[r] : "unknown";
-}
-
-static bool port_allowed(const struct config *cfg, uint8_t proto, uint16_t port)
-{
-	for (size_t i = 0; i < cfg->n_ports; i++) {
-		const struct config_port *p = &cfg->ports[i];
-
-		if (p->proto == proto && port >= p->first && port <= p->last)
-			return true;
-	}
-	return false;
 }
 
 static bool in_allow_cidrs(const struct config *cfg, const struct netaddr *a)
@@ -189,7 +198,7 @@ static enum attrib_reason explain_known(const struct config *cfg,
 	clock_text(wall_now - ago, at, sizeof(at));
 	clock_text(wall_now + left, until, sizeof(until));
 	if (k->expires_ms > now_ms &&
-	    !port_allowed(cfg, pkt->proto, pkt->dport)) {
+	    !config_port_allowed(cfg, pkt->proto, pkt->dport)) {
 		snprintf(text, cap,
 			 "port %s/%u is not in `ports` (address answered for "
 			 "%s at %s)",
@@ -217,8 +226,16 @@ struct attrib *attrib_new(const struct config *cfg)
 		return NULL;
 	a->cfg = cfg;
 	for (size_t i = 0; i < ATTRIB_DEDUP_SLOTS; i++)
-		a->slots[i].reason = ATTRIB__COUNT;
+		a->slots[i].kind = KIND_EMPTY;
 	return a;
+}
+
+void attrib_quiet(struct attrib *a, uid_t uid, uint64_t until_ms)
+{
+	if (a == NULL)
+		return;
+	a->quiet_uid = (uint32_t)uid;
+	a->quiet_ms = until_ms;
 }
 
 void attrib_set_config(struct attrib *a, const struct config *cfg)
@@ -231,20 +248,36 @@ void attrib_free(struct attrib *a)
 	free(a);
 }
 
-/* true when (dst, r) was logged less than ATTRIB_DEDUP_MS ago. */
-static bool dedup(struct attrib *a, const struct netaddr *dst,
-		  enum attrib_reason r, uint64_t now)
+/* true when (dst, kind, uid) was logged less than ATTRIB_DEDUP_MS ago. */
+static bool dedup(struct attrib *a, const struct netaddr *dst, uint8_t kind,
+		  uint64_t uid, uint64_t now)
 {
 	size_t n = dst->family == AF_INET ? 4 : 16;
-	uint32_t h = hash_fnv1a(dst->bytes, n, (uint32_t)r);
+	uint32_t h = hash_fnv1a(dst->bytes, n,
+				(uint32_t)kind ^ (uint32_t)(uid * 0x9e3779b1u));
 	struct slot *s = &a->slots[h % ATTRIB_DEDUP_SLOTS];
-	if (s->reason == r && netaddr_equal(&s->dst, dst) &&
+
+	if (s->kind == kind && s->uid == uid && netaddr_equal(&s->dst, dst) &&
 	    now - s->logged_ms < ATTRIB_DEDUP_MS)
 		return true;
 	s->dst = *dst;
-	s->reason = (uint8_t)r;
+	s->kind = kind;
+	s->uid = uid;
 	s->logged_ms = now;
 	return false;
+}
+
+/* The kernel's port unreachable for an upstream's late answer (rule 2's
+ * NFLOG copy, no socket): IPv4 type 3 code 3, IPv6 type 1 code 4. A
+ * workload cannot send ICMP errors itself without CAP_NET_RAW. */
+static bool late_answer(const struct nflog_pkt *pkt)
+{
+	if (strcmp(pkt->prefix, PREFIX_DNS) != 0 || pkt->has_uid ||
+	    !pkt->has_icmp)
+		return false;
+	if (pkt->dst.family == AF_INET)
+		return pkt->icmp_type == 3 && pkt->icmp_code == 3;
+	return pkt->icmp_type == 1 && pkt->icmp_code == 4;
 }
 
 /* May one more line go out in this window? Opens a new window (and says
@@ -317,11 +350,140 @@ void attrib_packet(void *arg, const struct nflog_pkt *pkt)
 
 	if (!pkt->has_addrs || strncmp(pkt->prefix, "dnsfence-", 9) != 0)
 		return;
+	if (pkt->has_uid && pkt->uid == a->quiet_uid && now < a->quiet_ms)
+		return;
+	if (late_answer(pkt)) {
+		stats_inc(STAT_LATE_ANSWER);
+		if (!dedup(a, &pkt->dst, KIND_LATE, NO_UID, now)) {
+			netaddr_format(&pkt->dst, text, sizeof(text));
+			log_info(SYS,
+				 "late answer from %s after upstream_timeout: "
+				 "the kernel's port unreachable (the daemon's "
+				 "socket was closed), not a bypass",
+				 text);
+		}
+		return;
+	}
 	known = recent_get(recent_global(), &pkt->dst, &info);
 	r = attrib_explain(a->cfg, pkt, known ? &info : NULL, now,
 			   (int64_t)time(NULL), text, sizeof(text));
 	stats_inc(reason_stat[r]);
 	learn_flow(pkt, attrib_reason_name(r), known ? info.name : NULL);
-	if (!dedup(a, &pkt->dst, r, now) && budget(a, now))
+	if (!dedup(a, &pkt->dst, (uint8_t)r, pkt->has_uid ? pkt->uid : NO_UID,
+		   now) &&
+	    budget(a, now))
 		log_flow(pkt, text);
+}
+
+static bool is_upstream(const struct config *cfg, const struct netaddr *a)
+{
+	struct netaddr u;
+
+	for (size_t i = 0; i < cfg->n_upstreams; i++) {
+		if (netaddr_from_sockaddr(
+			(const struct sockaddr *)&cfg->upstreams[i].sa, &u) &&
+		    netaddr_equal(&u, a))
+			return true;
+	}
+	return false;
+}
+
+/* `dnsfence why ADDR[:PORT]` (the control socket): what the recent
+ * memory knows of ADDR, the reason a TCP flow to PORT is refused (the
+ * same attrib_explain the NFLOG path uses), and the change to the
+ * config that would let it through. */
+int attrib_why(const struct config *cfg, const struct recent *rc,
+	       const char *arg, FILE *f)
+{
+	struct nflog_pkt pkt = {
+	    .proto = IPPROTO_TCP, .has_ports = true, .has_addrs = true};
+	struct sockaddr_storage ss;
+	struct recent_info info;
+	char addr[NETADDR_STRLEN], text[ATTRIB_TEXT_MAX];
+	uint64_t now = monotime_ms();
+	int64_t wall = (int64_t)time(NULL);
+	const char *why = NULL;
+	socklen_t len;
+	bool known;
+	enum attrib_reason r;
+
+	if (netaddr_parse_endpoint(arg, false, 0, &ss, &len, &why) != 0 ||
+	    !netaddr_from_sockaddr((const struct sockaddr *)&ss, &pkt.dst))
+		return -EINVAL;
+	pkt.dport = netaddr_port((const struct sockaddr *)&ss);
+	netaddr_format(&pkt.dst, addr, sizeof(addr));
+	if (is_upstream(cfg, &pkt.dst)) {
+		fprintf(f,
+			"%s: an upstream: only dnsfence's own sockets (socket "
+			"mark %#x) reach it, on any port\n"
+			"would allow: nothing; a workload asks dnsfence\n",
+			addr, (unsigned)cfg->mark);
+		return 0;
+	}
+	known = rc != NULL && recent_get(rc, &pkt.dst, &info);
+	if (known)
+		why_known(f, addr, &info, now, wall);
+	else
+		fprintf(f,
+			"%s: never answered by dnsfence (or longer ago than "
+			"it remembers)\n",
+			addr);
+	if (pkt.dport == 0) {
+		why_remedy(f, cfg, &pkt.dst, known ? &info : NULL,
+			   ATTRIB__COUNT, 0, now);
+		return 0;
+	}
+	snprintf(pkt.prefix, sizeof(pkt.prefix), "%s",
+		 pkt.dport == 53 ? PREFIX_DNS : PREFIX_BLOCK);
+	r = attrib_explain(cfg, &pkt, known ? &info : NULL, now, wall, text,
+			   sizeof(text));
+	if (r == ATTRIB_NOTSET)
+		fprintf(f, "tcp/%u: allowed while the entry lives\n",
+			(unsigned)pkt.dport);
+	else
+		fprintf(f, "tcp/%u: blocked (%s): %s\n", (unsigned)pkt.dport,
+			attrib_reason_name(r), text);
+	why_remedy(f, cfg, &pkt.dst, known ? &info : NULL, r, pkt.dport, now);
+	return 0;
+}
+
+static void why_known(FILE *f, const char *addr, const struct recent_info *k,
+		      uint64_t now_ms, int64_t wall_now)
+{
+	char at[16], until[16];
+	int64_t ago = (int64_t)((now_ms - k->answered_ms) / 1000);
+	int64_t left = ((int64_t)k->expires_ms - (int64_t)now_ms) / 1000;
+
+	clock_text(wall_now - ago, at, sizeof(at));
+	clock_text(wall_now + left, until, sizeof(until));
+	fprintf(f, "%s: answered for %s at %s; its set entry %s %s\n", addr,
+		k->name, at,
+		k->expires_ms > now_ms ? "lasts until" : "expired at", until);
+}
+
+static void why_remedy(FILE *f, const struct config *cfg,
+		       const struct netaddr *dst, const struct recent_info *k,
+		       enum attrib_reason r, uint16_t port, uint64_t now_ms)
+{
+	char addr[NETADDR_STRLEN];
+
+	netaddr_format(dst, addr, sizeof(addr));
+	if (r == ATTRIB_DNS)
+		fprintf(f, "would allow: nothing; DNS goes through dnsfence "
+			   "(its listen addresses)\n");
+	else if (r == ATTRIB_PORT)
+		fprintf(f, "would allow: add \"tcp/%u\" to ports\n",
+			(unsigned)port);
+	else if (r == ATTRIB_NOTSET)
+		fprintf(f, "would allow: nothing to change (if it is refused, "
+			   "the set entry was removed: ask dnsfence again)\n");
+	else if (k != NULL && k->expires_ms <= now_ms)
+		fprintf(f, "would allow: ask dnsfence for %s again\n", k->name);
+	else if (k != NULL || in_allow_cidrs(cfg, dst))
+		fprintf(f, "would allow: nothing to change on `ports`\n");
+	else
+		fprintf(f,
+			"would allow: its name in allow, asked through "
+			"dnsfence; or \"%s/%u\" in allow_cidrs\n",
+			addr, dst->family == AF_INET ? 32u : 128u);
 }

@@ -6,7 +6,9 @@
 #define DNSFENCE_ATTRIB_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "config/config.h"
 #include "observe/nflog.h"
@@ -49,7 +51,19 @@ enum attrib_reason attrib_explain(const struct config *cfg,
 struct attrib *attrib_new(const struct config *cfg);
 void attrib_set_config(struct attrib *a, const struct config *cfg);
 void attrib_free(struct attrib *a);
+/* Flows sent by uid are neither logged, counted nor learned until
+ * until_ms (monotonic): the readiness gate's prober, whose refusals are
+ * the expected ones and would otherwise take the dedup slots a
+ * workload's first flows need. */
+void attrib_quiet(struct attrib *a, uid_t uid, uint64_t until_ms);
 /* The nflog_pkt_fn: explain, count, dedup, log, and tell learn.c. */
 void attrib_packet(void *arg, const struct nflog_pkt *pkt);
+
+/* `dnsfence why ADDR[:PORT]`: lines on f saying which name answered ADDR
+ * and when (rc, may be NULL), why a TCP flow to PORT is refused and what
+ * change to the config would let it through. -EINVAL for an operand
+ * that is not "ADDR", "ADDR:PORT", "[V6]:PORT". */
+int attrib_why(const struct config *cfg, const struct recent *rc,
+	       const char *arg, FILE *f);
 
 #endif

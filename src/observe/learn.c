@@ -32,7 +32,6 @@
 
 #define SYS	   "learn"
 #define NAME_SLOTS (2 * LEARN_NAMES_MAX)
-#define TMP_FILE   ".suggest.json.tmp"
 /* One lookup asks for A and AAAA (and HTTPS) at once, and a stub retries
  * within a second: queries of a name this close together count once, so
  * a count is lookups, as `suggest --min-count` means. */
@@ -75,7 +74,6 @@ static struct flow *find_flow(struct learn *l, const struct nflog_pkt *pkt,
 			      const char *reason);
 static cJSON *to_json(const struct learn *l);
 static cJSON *flow_json(const struct flow *f);
-static int write_text(int dirfd, const char *text);
 
 static struct learn *global;
 
@@ -302,13 +300,15 @@ static cJSON *to_json(const struct learn *l)
 	return root;
 }
 
-static int write_text(int dirfd, const char *text)
+int learn_write_file(int dirfd, const char *name, const char *text)
 {
 	size_t len = strlen(text), off = 0;
+	char tmp[64];
 	int fd, rc = 0;
 
+	snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
 	fd =
-	    openat(dirfd, TMP_FILE,
+	    openat(dirfd, tmp,
 		   O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0640);
 	if (fd < 0)
 		return -errno;
@@ -324,28 +324,37 @@ static int write_text(int dirfd, const char *text)
 		rc = -errno;
 	if (close(fd) != 0 && rc == 0)
 		rc = -errno;
-	if (rc == 0 && renameat(dirfd, TMP_FILE, dirfd, LEARN_FILE) != 0)
+	if (rc == 0 && renameat(dirfd, tmp, dirfd, name) != 0)
 		rc = -errno;
 	if (rc != 0)
-		(void)unlinkat(dirfd, TMP_FILE, 0);
+		(void)unlinkat(dirfd, tmp, 0);
+	return rc;
+}
+
+int learn_save(int dirfd, const char *dir, const char *name, cJSON *root,
+	       bool *warned)
+{
+	char *text = root != NULL ? cJSON_Print(root) : NULL;
+	int rc = text != NULL ? learn_write_file(dirfd, name, text) : -ENOMEM;
+
+	cJSON_Delete(root);
+	free(text);
+	if (rc == 0) {
+		*warned = false;
+	} else if (!*warned) {
+		*warned = true;
+		log_warn(SYS, "cannot write %s/%s: %s", dir, name,
+			 strerror(-rc));
+	}
 	return rc;
 }
 
 int learn_write(struct learn *l)
 {
-	cJSON *root = to_json(l);
-	char *text = root != NULL ? cJSON_Print(root) : NULL;
-	int rc = text != NULL ? write_text(l->dirfd, text) : -ENOMEM;
+	int rc =
+	    learn_save(l->dirfd, l->dir, LEARN_FILE, to_json(l), &l->warned);
 
-	cJSON_Delete(root);
-	free(text);
-	if (rc == 0) {
+	if (rc == 0)
 		l->dirty = false;
-		l->warned = false;
-	} else if (!l->warned) {
-		l->warned = true;
-		log_warn(SYS, "cannot write %s/%s: %s", l->dir, LEARN_FILE,
-			 strerror(-rc));
-	}
 	return rc;
 }

@@ -5,6 +5,7 @@
 #ifndef DNSFENCE_LEARN_H
 #define DNSFENCE_LEARN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -39,6 +40,15 @@ int learn_write(struct learn *l);
  * name the policy does not allow (dotted text), and an attributed blocked
  * flow (name: what the address was answered for, or NULL). */
 void learn_set_global(struct learn *l);
+/* Write text to name in the directory dirfd as a whole: a temporary
+ * ".NAME.tmp", fsync, rename. 0 or -errno. usage.c writes with it too. */
+int learn_write_file(int dirfd, const char *name, const char *text);
+/* root (taken over, may be NULL) printed and written with
+ * learn_write_file; the first failure after a success is logged, naming
+ * dir/name (*warned remembers it). 0 or -errno. */
+struct cJSON;
+int learn_save(int dirfd, const char *dir, const char *name, struct cJSON *root,
+	       bool *warned);
 void learn_name(const char *name);
 void learn_flow(const struct nflog_pkt *pkt, const char *reason,
 		const char *name);

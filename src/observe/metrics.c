@@ -37,6 +37,7 @@
 #include "observe/metrics.h"
 #include "base/monotime.h"
 #include "observe/recent.h"
+#include "observe/usage.h"
 #include "sets/setsadm.h"
 #include "base/stats.h"
 
@@ -66,6 +67,7 @@ struct metrics {
 	bool paused;
 	uint64_t sets_ms;
 	long long set4, set6;
+	const struct usage *usage; /* NULL: not counted */
 };
 
 enum fam_id {
@@ -165,6 +167,7 @@ static bool mapped(int id);
 static void render_counters(struct evbuffer *b);
 static void render_latency(struct evbuffer *b);
 static void render_gauges(struct evbuffer *b, long long set4, long long set6);
+static void render_usage(struct evbuffer *b, const struct usage *u);
 static void on_request(struct evhttp_request *req, void *arg);
 static void answer(struct metrics *m, struct evhttp_request *req);
 static struct bufferevent *on_new_conn(struct event_base *base, void *arg);
@@ -256,6 +259,30 @@ static void render_gauges(struct evbuffer *b, long long set4, long long set6)
 	    recent_count(recent_global()), DNSFENCE_VERSION);
 }
 
+/* Counts only: the entries' names stay on the control socket. */
+static void render_usage(struct evbuffer *b, const struct usage *u)
+{
+	size_t used, unused;
+
+	if (u == NULL)
+		return;
+	usage_counts(u, &used, &unused);
+	evbuffer_add_printf(b,
+			    "# HELP dnsfence_allow_entries Allow entries (and "
+			    "preset hosts) by whether any question used them "
+			    "(state_dir/usage.json).\n"
+			    "# TYPE dnsfence_allow_entries gauge\n"
+			    "dnsfence_allow_entries{used=\"yes\"} %zu\n"
+			    "dnsfence_allow_entries{used=\"no\"} %zu\n",
+			    used, unused);
+}
+
+void metrics_set_usage(struct metrics *m, const struct usage *u)
+{
+	if (m != NULL)
+		m->usage = u;
+}
+
 int metrics_render(struct evbuffer *buf, long long set4, long long set6)
 {
 	render_counters(buf);
@@ -302,6 +329,7 @@ static void answer(struct metrics *m, struct evhttp_request *req)
 	}
 	refresh_sets(m);
 	metrics_render(b, m->set4, m->set6);
+	render_usage(b, m->usage);
 	evhttp_add_header(h, "Content-Type",
 			  "text/plain; version=0.0.4; charset=utf-8");
 	evhttp_send_reply(req, HTTP_OK, "OK", b);

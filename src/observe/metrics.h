@@ -28,5 +28,8 @@ void metrics_close(struct metrics *m);
 /* The whole exposition text into buf (pure but for the counters it
  * reads); set4/set6 the entries of each set, or -1 when unknown. */
 int metrics_render(struct evbuffer *buf, long long set4, long long set6);
+/* The allow entries' usage, rendered as counts (no names); NULL: none. */
+struct usage;
+void metrics_set_usage(struct metrics *m, const struct usage *u);
 
 #endif

@@ -49,28 +49,21 @@ struct nflog {
 	uint8_t buf[65536];
 };
 
-static int read_host(struct dns_reader *r, void *v, size_t n);
-static int parse_attrs(struct dns_reader *r, struct nflog_pkt *pkt, int family);
+static int on_packet_attr(void *arg, uint16_t type, const uint8_t *val,
+			  size_t len);
+static int on_packet(void *arg, uint8_t family, const uint8_t *attrs,
+		     size_t len);
 static int parse_attr(uint16_t type, const uint8_t *val, size_t len, int family,
 		      struct nflog_pkt *pkt);
 static int parse_ports(struct dns_reader *r, struct nflog_pkt *pkt);
+static int parse_icmp(struct dns_reader *r, struct nflog_pkt *pkt);
 static int config(struct nflog *n, uint8_t cmd, bool with_mode, char *err,
 		  size_t errlen);
 static void on_read(evutil_socket_t fd, short what, void *arg);
 static void drain(struct nflog *n);
 
-/* n bytes in host order (netlink's own headers), through the reader. */
-static int read_host(struct dns_reader *r, void *v, size_t n)
-{
-	const uint8_t *p;
-	int rc = dns_read_bytes(r, &p, n);
-
-	if (rc == 0)
-		memcpy(v, p, n);
-	return rc;
-}
-
-int nflog_parse(const uint8_t *buf, size_t len, nflog_pkt_fn fn, void *arg)
+int nflog_each_msg(const uint8_t *buf, size_t len, uint16_t type,
+		   nflog_msg_fn fn, void *arg)
 {
 	struct dns_reader r;
 	int count = 0;
@@ -79,16 +72,16 @@ int nflog_parse(const uint8_t *buf, size_t len, nflog_pkt_fn fn, void *arg)
 	while (r.len - r.pos >= NLMSG_HDRLEN_) {
 		size_t start = r.pos, body;
 		uint32_t mlen, seq, pid;
-		uint16_t type, flags;
+		uint16_t mtype, flags;
 		struct dns_reader m;
-		struct nflog_pkt pkt;
 		uint8_t family;
+		int rc;
 
-		if (read_host(&r, &mlen, sizeof(mlen)) ||
-		    read_host(&r, &type, sizeof(type)) ||
-		    read_host(&r, &flags, sizeof(flags)) ||
-		    read_host(&r, &seq, sizeof(seq)) ||
-		    read_host(&r, &pid, sizeof(pid)))
+		if (dns_read_copy(&r, &mlen, sizeof(mlen)) ||
+		    dns_read_copy(&r, &mtype, sizeof(mtype)) ||
+		    dns_read_copy(&r, &flags, sizeof(flags)) ||
+		    dns_read_copy(&r, &seq, sizeof(seq)) ||
+		    dns_read_copy(&r, &pid, sizeof(pid)))
 			return -EBADMSG;
 		if (mlen < NLMSG_HDRLEN_ || mlen > r.len - start)
 			return -EBADMSG;
@@ -98,43 +91,80 @@ int nflog_parse(const uint8_t *buf, size_t len, nflog_pkt_fn fn, void *arg)
 		r.pos = start + NLMSG_ALIGN(mlen) < r.len
 			    ? start + NLMSG_ALIGN(mlen)
 			    : r.len;
-		if (type != ((NFNL_SUBSYS_ULOG << 8) | NFULNL_MSG_PACKET))
+		if (mtype != type)
 			continue;
-		memset(&pkt, 0, sizeof(pkt));
 		if (dns_read_u8(&m, &family) || dns_skip(&m, NFGEN_HDRLEN - 1))
 			return -EBADMSG;
-		if (parse_attrs(&m, &pkt, family) != 0)
+		rc = fn(arg, family, m.buf + m.pos, m.len - m.pos);
+		if (rc < 0)
 			return -EBADMSG;
-		fn(arg, &pkt);
-		count++;
+		count += rc == 0;
 	}
 	return count;
 }
 
-/* Attributes to the end of the message, each padded to 4 bytes. */
-static int parse_attrs(struct dns_reader *r, struct nflog_pkt *pkt, int family)
+int nflog_each_attr(const uint8_t *buf, size_t len, nflog_attr_fn fn, void *arg)
 {
-	while (r->len - r->pos >= 4) {
-		size_t start = r->pos, alen;
+	struct dns_reader r;
+
+	dns_reader_init(&r, buf, len);
+	while (r.len - r.pos >= 4) {
+		size_t start = r.pos, alen;
 		uint16_t nla_len, nla_type;
 		const uint8_t *val;
 
-		if (read_host(r, &nla_len, sizeof(nla_len)) ||
-		    read_host(r, &nla_type, sizeof(nla_type)))
+		if (dns_read_copy(&r, &nla_len, sizeof(nla_len)) ||
+		    dns_read_copy(&r, &nla_type, sizeof(nla_type)))
 			return -EBADMSG;
-		if (nla_len < 4 || nla_len > r->len - start)
+		if (nla_len < 4 || nla_len > r.len - start)
 			return -EBADMSG;
 		alen = (size_t)nla_len - 4;
-		if (dns_read_bytes(r, &val, alen) != 0)
+		if (dns_read_bytes(&r, &val, alen) != 0)
 			return -EBADMSG;
-		if (parse_attr(nla_type & NLA_TYPE_MASK, val, alen, family,
-			       pkt) != 0)
+		if (fn(arg, nla_type & NLA_TYPE_MASK, val, alen) != 0)
 			return -EBADMSG;
-		r->pos = start + NLA_ALIGN(nla_len) < r->len
-			     ? start + NLA_ALIGN(nla_len)
-			     : r->len;
+		r.pos = start + NLA_ALIGN(nla_len) < r.len
+			    ? start + NLA_ALIGN(nla_len)
+			    : r.len;
 	}
 	return 0;
+}
+
+struct packet_ctx {
+	struct nflog_pkt pkt;
+	int family;
+	nflog_pkt_fn fn;
+	void *arg;
+};
+
+static int on_packet_attr(void *arg, uint16_t type, const uint8_t *val,
+			  size_t len)
+{
+	struct packet_ctx *c = arg;
+
+	return parse_attr(type, val, len, c->family, &c->pkt);
+}
+
+static int on_packet(void *arg, uint8_t family, const uint8_t *attrs,
+		     size_t len)
+{
+	struct packet_ctx *c = arg;
+
+	memset(&c->pkt, 0, sizeof(c->pkt));
+	c->family = family;
+	if (nflog_each_attr(attrs, len, on_packet_attr, c) != 0)
+		return -EBADMSG;
+	c->fn(c->arg, &c->pkt);
+	return 0;
+}
+
+int nflog_parse(const uint8_t *buf, size_t len, nflog_pkt_fn fn, void *arg)
+{
+	struct packet_ctx c = {.fn = fn, .arg = arg};
+
+	return nflog_each_msg(buf, len,
+			      (NFNL_SUBSYS_ULOG << 8) | NFULNL_MSG_PACKET,
+			      on_packet, &c);
 }
 
 static int parse_attr(uint16_t type, const uint8_t *val, size_t len, int family,
@@ -210,8 +240,24 @@ int nflog_parse_ip(const uint8_t *p, size_t len, int family,
 	out->proto = proto;
 	out->has_ports = false;
 	out->sport = out->dport = 0;
+	out->has_icmp = false;
+	out->icmp_type = out->icmp_code = 0;
 	if (proto == IPPROTO_TCP || proto == IPPROTO_UDP)
 		(void)parse_ports(&r, out);
+	else if (proto == (family == AF_INET ? IPPROTO_ICMP : IPPROTO_ICMPV6))
+		(void)parse_icmp(&r, out);
+	return 0;
+}
+
+static int parse_icmp(struct dns_reader *r, struct nflog_pkt *pkt)
+{
+	uint8_t type, code;
+
+	if (dns_read_u8(r, &type) || dns_read_u8(r, &code))
+		return -EBADMSG;
+	pkt->icmp_type = type;
+	pkt->icmp_code = code;
+	pkt->has_icmp = true;
 	return 0;
 }
 

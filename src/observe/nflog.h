@@ -29,6 +29,8 @@ struct nflog_pkt {
 	uint8_t proto;	       /* IPPROTO_* (IPv6: the first next header) */
 	bool has_ports;	       /* TCP or UDP with its ports */
 	uint16_t sport, dport; /* host order */
+	bool has_icmp;	       /* ICMP or ICMPv6 with its type and code */
+	uint8_t icmp_type, icmp_code;
 };
 
 typedef void (*nflog_pkt_fn)(void *arg, const struct nflog_pkt *pkt);
@@ -38,6 +40,22 @@ typedef void (*nflog_pkt_fn)(void *arg, const struct nflog_pkt *pkt);
  * number of packets, or -EBADMSG at the first malformed message (packets
  * before it were delivered). Pure; every byte goes through dns_reader. */
 int nflog_parse(const uint8_t *buf, size_t len, nflog_pkt_fn fn, void *arg);
+
+/* The walk under nflog_parse, for any netfilter netlink socket
+ * (ctevents.c too), through the bounds-checked reader: fn once per
+ * message of type, with the nfgenmsg family and the attributes after
+ * it; fn returns 0 (counted), 1 (skipped) or -EBADMSG (stops the walk).
+ * The count, or -EBADMSG. */
+typedef int (*nflog_msg_fn)(void *arg, uint8_t family, const uint8_t *attrs,
+			    size_t len);
+int nflog_each_msg(const uint8_t *buf, size_t len, uint16_t type,
+		   nflog_msg_fn fn, void *arg);
+/* Each attribute of buf (4-aligned; the type without its flag bits) to
+ * fn; a length past the end, or fn's non-zero, is -EBADMSG. */
+typedef int (*nflog_attr_fn)(void *arg, uint16_t type, const uint8_t *val,
+			     size_t len);
+int nflog_each_attr(const uint8_t *buf, size_t len, nflog_attr_fn fn,
+		    void *arg);
 /* The IP header (and TCP/UDP ports) of a logged packet's payload. 0 or
  * -EBADMSG (no complete IP header of that family). */
 int nflog_parse_ip(const uint8_t *p, size_t len, int family,

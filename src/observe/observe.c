@@ -1,25 +1,30 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* observe: assembles the observability pieces for serve.c. The NFLOG
- * socket needs CAP_NET_ADMIN for its configuration, the state directory
- * may need root to be created: both happen here, before the drop. In
+ * socket needs CAP_NET_ADMIN for its configuration, and so does the
+ * conntrack event group the usage counts flows from; the state directory
+ * may need root to be created: all happen here, before the drop. In
  * mode "off" there is no fence, so nothing to attribute or learn; only
  * the metrics endpoint runs. */
 #include <errno.h>
 #include <stdlib.h>
 
 #include "observe/attrib.h"
+#include "observe/ctevents.h"
 #include "observe/learn.h"
 #include "base/log.h"
 #include "observe/metrics.h"
 #include "observe/nflog.h"
 #include "observe/observe.h"
 #include "observe/recent.h"
+#include "observe/usage.h"
 
 struct observe {
 	struct recent *recent;
 	struct attrib *attrib;
 	struct nflog *nflog;
 	struct learn *learn;
+	struct usage *usage;
+	struct ctevents *ct; /* flows for the usage counts */
 	struct metrics *metrics;
 };
 
@@ -27,6 +32,7 @@ static void open_attribution(struct observe *o, struct event_base *base,
 			     const struct config *cfg);
 static void open_learn(struct observe *o, struct event_base *base,
 		       const struct config *cfg, uid_t uid, gid_t gid);
+static void on_flow(void *arg, const struct ct_flow *f);
 
 static void open_attribution(struct observe *o, struct event_base *base,
 			     const struct config *cfg)
@@ -62,6 +68,28 @@ static void open_learn(struct observe *o, struct event_base *base,
 	if (o->learn == NULL)
 		log_warn("learn", "out of memory: no learned allowlist");
 	learn_set_global(o->learn);
+	fd = learn_open_dir(cfg->state_dir, uid, gid, err, sizeof(err));
+	if (fd >= 0 && (o->usage = usage_new(base, fd, cfg->state_dir)) == NULL)
+		log_warn("usage", "out of memory: allow entries not counted");
+	if (o->usage != NULL && o->recent != NULL &&
+	    (o->ct = ctevents_open(base, on_flow, o, err, sizeof(err))) == NULL)
+		log_warn("usage", "%s: flows per allow entry not counted", err);
+}
+
+/* A connection that got out: the name its address was answered for, if
+ * the recent memory has it, counts a flow on that name's entry. */
+static void on_flow(void *arg, const struct ct_flow *f)
+{
+	struct observe *o = arg;
+	struct recent_info info;
+
+	if (recent_get(o->recent, &f->dst, &info))
+		usage_flow(o->usage, info.name);
+}
+
+struct usage *observe_usage(const struct observe *o)
+{
+	return o != NULL ? o->usage : NULL;
 }
 
 struct observe *observe_open(struct event_base *base, const struct config *cfg,
@@ -83,8 +111,15 @@ struct observe *observe_open(struct event_base *base, const struct config *cfg,
 			observe_close(o);
 			return NULL;
 		}
+		metrics_set_usage(o->metrics, o->usage);
 	}
 	return o;
+}
+
+void observe_quiet(struct observe *o, uid_t uid, uint64_t until_ms)
+{
+	if (o != NULL)
+		attrib_quiet(o->attrib, uid, until_ms);
 }
 
 void observe_set_config(struct observe *o, const struct config *cfg)
@@ -106,6 +141,8 @@ void observe_close(struct observe *o)
 	metrics_close(o->metrics);
 	nflog_close(o->nflog);
 	learn_free(o->learn);
+	ctevents_close(o->ct);
+	usage_free(o->usage);
 	attrib_free(o->attrib);
 	recent_free(o->recent);
 	free(o);

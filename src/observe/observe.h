@@ -5,6 +5,7 @@
 #ifndef DNSFENCE_OBSERVE_H
 #define DNSFENCE_OBSERVE_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "config/config.h"
@@ -23,5 +24,10 @@ struct observe *observe_open(struct event_base *base, const struct config *cfg,
 void observe_set_config(struct observe *o, const struct config *cfg);
 /* Writes the state file one last time. */
 void observe_close(struct observe *o);
+/* The allow entries' usage table (state_dir/usage.json), or NULL. */
+struct usage;
+struct usage *observe_usage(const struct observe *o);
+/* attrib_quiet on the attribution, when there is one (o may be NULL). */
+void observe_quiet(struct observe *o, uid_t uid, uint64_t until_ms);
 
 #endif

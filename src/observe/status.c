@@ -70,6 +70,8 @@ static cJSON *to_json(const struct status_info *si)
 	cJSON_AddNumberToObject(o, "reload_requests",
 				(double)si->reload_requests);
 	reload_records(o, si);
+	if (si->usage != NULL)
+		cJSON_AddItemToObject(o, "allow_usage", si->usage);
 	ctr = cJSON_AddObjectToObject(o, "counters");
 	for (int i = 0; i < STAT__COUNT; i++)
 		cJSON_AddNumberToObject(ctr, stats_name((enum stat_id)i),
@@ -105,8 +107,10 @@ char *status_render(const struct status_info *si, bool json)
 	size_t len = 0;
 	FILE *f;
 
-	if (o == NULL)
+	if (o == NULL) {
+		cJSON_Delete(si->usage);
 		return NULL;
+	}
 	if (json) {
 		text = cJSON_PrintUnformatted(o);
 	} else if ((f = open_memstream(&text, &len)) != NULL) {

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct cJSON;
+
 /* One reload's record. key NULL: the last reload of any trigger
  * ("last_reload"); else the last one of that trigger ("last_reload_by").
  * The strings belong to the caller. */
@@ -27,6 +29,7 @@ struct status_info {
 	uint64_t reload_requests; /* answered: applied, unchanged or refused */
 	struct status_reload reloads[STATUS_RELOADS];
 	size_t n_reloads;
+	struct cJSON *usage; /* per allow entry (usage_status); taken over */
 };
 
 /* si plus the counters (stats.c), malloc'd; NULL on ENOMEM. Text:

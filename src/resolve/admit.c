@@ -24,7 +24,11 @@
 #include "sets/sets.h"
 #include "base/stats.h"
 
+#define ADMIT_RECS 8192 /* HTTPS/SVCB records judged per answer */
+
 static bool is_upstream(const struct config *cfg, const struct netaddr *a);
+static void mark_broken(uint8_t *broken, uint16_t rec);
+static bool is_broken(const uint8_t *broken, uint16_t rec);
 
 /* The upstreams' addresses never enter a set (invariant 5): a name
  * answering one would open the allowed ports on the resolver itself. */
@@ -65,15 +69,15 @@ size_t admit_addrs(const struct config *cfg, const uint8_t *qname,
 		   struct dns_addr *keep)
 {
 	char name[DNS_NAME_STRLEN], astr[NETADDR_STRLEN];
+	uint8_t broken[ADMIT_RECS / 8] = {0};
 	size_t nkeep = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		enum admit_verdict v = admit_check(cfg, &addrs[i].addr);
 
-		if (v == ADMIT_OK) {
-			keep[nkeep++] = addrs[i];
+		if (v == ADMIT_OK)
 			continue;
-		}
+		mark_broken(broken, addrs[i].rec);
 		stats_inc(STAT_ADDR_INTERNAL);
 		dns_name_to_text(qname, qname_len, name, sizeof(name));
 		netaddr_format(&addrs[i].addr, astr, sizeof(astr));
@@ -82,7 +86,30 @@ size_t admit_addrs(const struct config *cfg, const uint8_t *qname,
 			    "answer and the sets",
 			    name, admit_verdict_name(v), astr);
 	}
+	/* The client's copy drops an HTTPS/SVCB record with such a hint
+	 * whole (reply.c): its other hints stay out of the sets too. */
+	for (size_t i = 0; i < n; i++) {
+		if (admit_check(cfg, &addrs[i].addr) != ADMIT_OK ||
+		    is_broken(broken, addrs[i].rec))
+			continue;
+		keep[nkeep++] = addrs[i];
+	}
 	return nkeep;
+}
+
+static void mark_broken(uint8_t *broken, uint16_t rec)
+{
+	if (rec > 0 && rec < ADMIT_RECS)
+		broken[rec / 8] |= (uint8_t)(1u << (rec % 8));
+}
+
+/* A hint of a record the client will not see; records beyond what the
+ * bitmap holds count as broken (no real answer has that many). */
+static bool is_broken(const uint8_t *broken, uint16_t rec)
+{
+	if (rec == 0)
+		return false;
+	return rec >= ADMIT_RECS || (broken[rec / 8] & (1u << (rec % 8))) != 0;
 }
 
 /* Would the running policy send this name upstream? (Audit forwards every

@@ -38,8 +38,9 @@ enum admit_verdict admit_check(const struct config *cfg,
 const char *admit_verdict_name(enum admit_verdict v);
 /* The admissible addresses of addrs into keep (room for n), in order:
  * internal ones (netaddr_admissible, allow_cidrs excepted) and the
- * upstreams' own are left out, counted and logged with qname. Returns how
- * many were kept. */
+ * upstreams' own are left out, counted and logged with qname, and so are
+ * the other hints of an HTTPS/SVCB record that had one (the client's
+ * copy drops that record whole). Returns how many were kept. */
 size_t admit_addrs(const struct config *cfg, const uint8_t *qname,
 		   size_t qname_len, const struct dns_addr *addrs, size_t n,
 		   struct dns_addr *keep);

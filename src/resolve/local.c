@@ -3,8 +3,10 @@
  *
  * A denied name, a class other than IN (CH, HS, ANY: the upstream would
  * refuse them, and nothing in them is for the fence to forward), a zone
- * transfer and a query that does not parse are answered here, and nothing
- * about them leaves the machine (invariant 1). Denied names are logged
+ * transfer, a query type that is not forwarded (qtype.c: meta and
+ * private-use types, ANY per RFC 8482, data types neither common nor in
+ * `qtypes`) and a query that does not parse are answered here, and
+ * nothing about them leaves the machine (invariant 1). Denied names are logged
  * through the rate limit of log.c: a flood of them costs a bounded number
  * of lines, and the counters keep the exact count. A denied name that is
  * an allowed name plus a search-list suffix (glibc and musl try
@@ -12,12 +14,18 @@
  * with ndots:5) is logged at debug: it is noise, not an attempt.
  *
  * Every reply is built in a buffer of the function that sends it. */
+#include <inttypes.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "observe/learn.h"
+#include "resolve/budget.h"
 #include "resolve/local.h"
+#include "base/monotime.h"
+#include "base/netaddr.h"
+#include "dns/qtype.h"
 #include "base/log.h"
 #include "config/policy.h"
 #include "resolve/reply.h"
@@ -27,7 +35,14 @@
 #define DNS_CLASS_IN 1
 
 static bool denied(const struct config *cfg, const struct policy *pol,
-		   const struct dns_query *q, const struct sockaddr *peer);
+		   const struct dns_query *q, const struct sockaddr *peer,
+		   char *why, size_t whylen);
+static bool beyond_caps(const struct config *cfg, const struct dns_query *q,
+			const struct policy_hit *hit, char *why, size_t whylen);
+static bool unforwarded_type(const struct config *cfg,
+			     const struct dns_query *q, const struct client *c);
+static bool own_probe(const char *name);
+static void lower_ascii(char *s);
 
 void local_client_init(struct client *c, const struct sockaddr *peer,
 		       socklen_t peerlen, const struct sockaddr *local,
@@ -106,7 +121,7 @@ void local_parse_error(enum dns_parse pr, const uint8_t *msg, size_t len,
 bool local_answer(const struct config *cfg, const struct policy *pol,
 		  const struct dns_query *q, const struct client *c)
 {
-	char text[DNS_NAME_STRLEN + 64], name[DNS_NAME_STRLEN];
+	char text[2 * DNS_NAME_STRLEN + 96];
 
 	if (q->qtype == DNS_TYPE_AXFR || q->qtype == DNS_TYPE_IXFR) {
 		local_reply(q, c, NULL, DNS_RCODE_NOTIMP, DNS_EDE_NONE, NULL);
@@ -119,15 +134,53 @@ bool local_answer(const struct config *cfg, const struct policy *pol,
 			    "dnsfence forwards class IN only");
 		return true;
 	}
-	if (!denied(cfg, pol, q, (const struct sockaddr *)&c->peer))
-		return false;
-	dns_name_to_text(q->name, q->name_len, name, sizeof(name));
-	snprintf(text, sizeof(text), "%s is not on the dnsfence allowlist",
-		 name);
+	if (!denied(cfg, pol, q, (const struct sockaddr *)&c->peer, text,
+		    sizeof(text)))
+		return unforwarded_type(cfg, q, c);
 	local_reply(q, c, NULL,
 		    cfg->deny_rcode == CONFIG_DENY_REFUSED ? DNS_RCODE_REFUSED
 							   : DNS_RCODE_NXDOMAIN,
 		    DNS_EDE_BLOCKED, text);
+	return true;
+}
+
+/* An allowed name asked with a type that does not go upstream (qtype.c):
+ * ANY gets RFC 8482's HINFO, the rest REFUSED with EDE 21. Audit mode
+ * logs what enforce would answer here and forwards. True when q was
+ * answered. */
+static bool unforwarded_type(const struct config *cfg,
+			     const struct dns_query *q, const struct client *c)
+{
+	enum qtype_verdict v =
+	    qtype_judge(q->qtype, cfg->qtypes, cfg->n_qtypes);
+	char text[DNS_NAME_STRLEN + 96], name[DNS_NAME_STRLEN],
+	    type[QTYPE_STRLEN];
+	uint8_t out[LOCAL_MAX];
+	ssize_t n;
+
+	if (v == QTYPE_FORWARD)
+		return false;
+	dns_name_to_text(q->name, q->name_len, name, sizeof(name));
+	qtype_name(q->qtype, type, sizeof(type));
+	if (config_audit_dns_open(cfg)) {
+		log_limited(LOG_CLASS_AUDIT, LOGL_WARN, "resolver",
+			    "audit: %s %s would be answered locally (qtype not "
+			    "forwarded)",
+			    name, type);
+		return false;
+	}
+	stats_inc(STAT_QTYPE_LOCAL);
+	if (v == QTYPE_ANY) {
+		n = dnsmsg_build_rfc8482(q, out, sizeof(out));
+		if (n > 0)
+			local_send(c, NULL, out, (size_t)n);
+		return true;
+	}
+	snprintf(text, sizeof(text), "dnsfence does not forward %s queries%s",
+		 type,
+		 v == QTYPE_META ? " (meta or private-use type)"
+				 : " (not in qtypes)");
+	local_reply(q, c, NULL, DNS_RCODE_REFUSED, DNS_EDE_NOT_SUPPORTED, text);
 	return true;
 }
 
@@ -136,28 +189,45 @@ bool local_answer(const struct config *cfg, const struct policy *pol,
  * expansion of an allowed name ("www.example.com.svc.cluster.local") is
  * logged at debug only: every lookup of an allowed name makes some. */
 static bool denied(const struct config *cfg, const struct policy *pol,
-		   const struct dns_query *q, const struct sockaddr *peer)
+		   const struct dns_query *q, const struct sockaddr *peer,
+		   char *why, size_t whylen)
 {
 	char name[DNS_NAME_STRLEN], type[16], client[NETADDR_ENDPOINT_STRLEN];
 	bool audit = config_audit_dns_open(cfg);
+	struct policy_hit hit = {0};
 
-	if (policy_match(pol, q->name, q->name_len))
-		return false;
+	if (policy_match_hit(pol, q->name, q->name_len, &hit)) {
+		if (!beyond_caps(cfg, q, &hit, why, whylen))
+			return false;
+	} else {
+		char admit[2 * DNS_NAME_STRLEN + 16];
+
+		/* The rule, and the entries that would admit the name: a
+		 * program (an agent) can act on it. */
+		dns_name_to_text(q->name, q->name_len, name, sizeof(name));
+		lower_ascii(name);
+		policy_admitting(name, admit, sizeof(admit));
+		snprintf(why, whylen, "not in allow; %s", admit);
+	}
 	local_describe(q, peer, name, sizeof(name), type, sizeof(type), client,
 		       sizeof(client));
-	learn_name(name);
+	if (!own_probe(name))
+		learn_name(name);
 	stats_inc(audit ? STAT_AUDIT_ALLOWED : STAT_DENIED);
 	if (audit)
 		log_limited(LOG_CLASS_AUDIT, LOGL_WARN, "policy",
-			    "audit: would deny %s %s from %s (not on the "
-			    "allowlist); forwarding",
-			    name, type, client);
+			    "audit: would deny %s %s from %s (%s); forwarding",
+			    name, type, client, why);
 	else if (cfg->mode == CONFIG_MODE_AUDIT)
+		log_limited(
+		    LOG_CLASS_DENIED, LOGL_WARN, "policy",
+		    "audit: denied %s %s from %s (%s); answered locally "
+		    "(audit_denied \"local\")",
+		    name, type, client, why);
+	else if (hit.depth > 0)
 		log_limited(LOG_CLASS_DENIED, LOGL_WARN, "policy",
-			    "audit: denied %s %s from %s (not on the "
-			    "allowlist); answered locally (audit_denied "
-			    "\"local\")",
-			    name, type, client);
+			    "denied %s %s from %s: %s", name, type, client,
+			    why);
 	else if (local_search_suffix(pol, q))
 		log_limited(LOG_CLASS_DENIED, LOGL_DEBUG, "policy",
 			    "denied %s %s from %s: an allowed name with a "
@@ -168,6 +238,81 @@ static bool denied(const struct config *cfg, const struct policy *pol,
 			    "denied %s %s from %s: not on the allowlist", name,
 			    type, client);
 	return !audit;
+}
+
+/* A name below a wildcard with more labels, or a longer label, than
+ * wildcard_budget lets through: why says which. */
+static bool beyond_caps(const struct config *cfg, const struct dns_query *q,
+			const struct policy_hit *hit, char *why, size_t whylen)
+{
+	char name[DNS_NAME_STRLEN], wild[DNS_NAME_STRLEN];
+
+	if (hit->depth == 0 || (hit->depth <= cfg->budget_depth_max &&
+				hit->label_max <= cfg->budget_label_max))
+		return false;
+	dns_name_to_text(q->name, q->name_len, name, sizeof(name));
+	dns_name_to_text(q->lname + hit->suffix_off,
+			 q->name_len - hit->suffix_off, wild, sizeof(wild));
+	if (hit->depth > cfg->budget_depth_max)
+		snprintf(why, whylen,
+			 "%s is %zu labels below *.%s, more than "
+			 "wildcard_budget.depth_max (%u)",
+			 name, hit->depth, wild, cfg->budget_depth_max);
+	else
+		snprintf(why, whylen,
+			 "%s has a label of %u bytes below *.%s, more than "
+			 "wildcard_budget.label_max (%u)",
+			 name, hit->label_max, wild, cfg->budget_label_max);
+	return true;
+}
+
+bool local_over_budget(const struct config *cfg, const struct policy *pol,
+		       struct budget *b, const struct dns_query *q,
+		       const struct client *c)
+{
+	const struct budget_params bp = {cfg->budget_burst,
+					 cfg->budget_per_minute};
+	const struct sockaddr *peer = (const struct sockaddr *)&c->peer;
+	char name[DNS_NAME_STRLEN], wild[DNS_NAME_STRLEN], type[16],
+	    who[NETADDR_STRLEN] = "?", text[DNS_NAME_STRLEN + 96];
+	bool audit = config_audit_dns_open(cfg);
+	struct budget_refusal why;
+	struct policy_hit hit;
+	struct netaddr a;
+
+	if (b == NULL || !policy_match_hit(pol, q->lname, q->name_len, &hit) ||
+	    hit.depth == 0 ||
+	    budget_take(b, &bp, q->lname + hit.suffix_off,
+			q->name_len - hit.suffix_off, peer, monotime_ms(),
+			&why))
+		return false;
+	stats_inc(audit ? STAT_BUDGET_AUDIT : STAT_BUDGET_REFUSED);
+	dns_name_to_text(q->lname + hit.suffix_off,
+			 q->name_len - hit.suffix_off, wild, sizeof(wild));
+	if (why.log_now) {
+		dns_name_to_text(q->name, q->name_len, name, sizeof(name));
+		dns_type_name(q->qtype, type, sizeof(type));
+		if (netaddr_from_sockaddr(peer, &a))
+			netaddr_format(&a, who, sizeof(who));
+		log_warn("policy",
+			 "%snew-name budget of *.%s used up by %s (%u at once, "
+			 "%u a minute%s): %s %s %s; %" PRIu64
+			 " more since the last line",
+			 audit ? "audit: " : "", wild,
+			 why.by_entry ? "all clients together" : who,
+			 bp.burst * (why.by_entry ? BUDGET_ENTRY_FACTOR : 1),
+			 bp.per_minute *
+			     (why.by_entry ? BUDGET_ENTRY_FACTOR : 1),
+			 why.by_entry ? "" : " per client", name, type,
+			 audit ? "would be refused; forwarding" : "refused",
+			 why.before);
+	}
+	if (audit)
+		return false;
+	snprintf(text, sizeof(text),
+		 "dnsfence: the new-name budget of *.%s is used up", wild);
+	local_reply(q, c, NULL, DNS_RCODE_REFUSED, DNS_EDE_PROHIBITED, text);
+	return true;
 }
 
 /* Is q an allowed name with labels appended (a resolv.conf search list
@@ -196,4 +341,22 @@ void local_describe(const struct dns_query *q, const struct sockaddr *peer,
 	dns_name_to_text(q->name, q->name_len, name, namecap);
 	dns_type_name(q->qtype, type, typecap);
 	netaddr_format_endpoint(peer, client, clientcap);
+}
+
+static void lower_ascii(char *s)
+{
+	for (; *s != '\0'; s++) {
+		if (*s >= 'A' && *s <= 'Z')
+			*s = (char)(*s - 'A' + 'a');
+	}
+}
+
+/* dnsfence's own probes (`probe`, the self-test) ask names below
+ * POLICY_PROBE_DOMAIN: denied like any other, never learned. */
+static bool own_probe(const char *name)
+{
+	size_t n = strlen(name), d = strlen(POLICY_PROBE_DOMAIN);
+
+	return n > d && name[n - d - 1] == '.' &&
+	       strcasecmp(name + n - d, POLICY_PROBE_DOMAIN) == 0;
 }

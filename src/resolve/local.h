@@ -15,6 +15,7 @@
 #include "resolve/reply.h"
 #include "resolve/replyfn.h"
 
+struct budget;
 struct policy;
 
 /* Where a reply goes: a copy of the client's address and its transport's
@@ -47,11 +48,20 @@ void local_reply(const struct dns_query *q, const struct client *c,
 /* The reply to a query that did not parse (pr != DNS_PARSE_OK), if any. */
 void local_parse_error(enum dns_parse pr, const uint8_t *msg, size_t len,
 		       const struct dns_query *q, const struct client *c);
-/* Answer q here when it is a zone transfer, of a class other than IN, or
- * (mode enforce) off the allowlist; true when it was. Logs denied names
- * (rate-limited; search-list expansions of allowed names at debug). */
+/* Answer q here when it is a zone transfer, of a class other than IN,
+ * (mode enforce) off the allowlist or beyond wildcard_budget's depth and
+ * label caps, or of a type not forwarded (qtype.c); true when it was. Logs
+ * denied names (rate-limited; search-list expansions of allowed names at
+ * debug). */
 bool local_answer(const struct config *cfg, const struct policy *pol,
 		  const struct dns_query *q, const struct client *c);
+/* A new upstream question (neither cached nor in flight) for a name
+ * below a wildcard takes a token of the wildcard's budget (budget.c);
+ * over it, REFUSED with EDE 18 here, true (audit: logged, counted,
+ * false). Logs one line per bucket and window. */
+bool local_over_budget(const struct config *cfg, const struct policy *pol,
+		       struct budget *b, const struct dns_query *q,
+		       const struct client *c);
 /* Is q an allowed name with labels appended (a resolv.conf search list
  * at work)? */
 bool local_search_suffix(const struct policy *pol, const struct dns_query *q);

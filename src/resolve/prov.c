@@ -78,6 +78,8 @@ static size_t addr_prune(struct prov *p, struct paddr *a, uint64_t now,
 static int link_add(struct prov *p, struct paddr *a, struct pname *n,
 		    uint32_t expires);
 static void sweep(struct prov *p, uint64_t now, bool drop_gone);
+static bool judge_addr(struct paddr *a, const struct prov_shorten *sh,
+		       uint64_t now, prov_evict_fn evict, void *earg);
 static size_t name_len(const uint8_t *w, size_t len);
 
 static uint64_t mix64(uint64_t x)
@@ -393,6 +395,15 @@ static void sweep(struct prov *p, uint64_t now, bool drop_gone)
 size_t prov_evict(struct prov *p, prov_allowed_fn allowed, void *aarg,
 		  prov_evict_fn evict, void *earg, uint64_t now)
 {
+	const struct prov_shorten none = {0};
+
+	return prov_evict_shorten(p, allowed, aarg, evict, earg, &none, now);
+}
+
+size_t prov_evict_shorten(struct prov *p, prov_allowed_fn allowed, void *aarg,
+			  prov_evict_fn evict, void *earg,
+			  const struct prov_shorten *sh, uint64_t now)
+{
 	size_t evicted = 0;
 
 	for (size_t i = 0; i <= p->names.mask; i++) {
@@ -401,22 +412,50 @@ size_t prov_evict(struct prov *p, prov_allowed_fn allowed, void *aarg,
 	}
 	for (size_t i = 0; i <= p->addrs.mask; i++) {
 		for (struct paddr *a = p->addrs.b[i]; a != NULL; a = a->next) {
-			bool gone = false, keep = false;
-
-			for (uint32_t k = 0; k < a->n; k++) {
-				if (a->links[k].name->gone)
-					gone = true;
-				else if (a->links[k].expires > now)
-					keep = true;
-			}
-			if (gone && !keep) {
-				evict(earg, &a->addr);
+			if (judge_addr(a, sh, now, evict, earg))
 				evicted++;
-			}
 		}
 	}
 	sweep(p, now, true);
 	return evicted;
+}
+
+/* Evict a when only names no longer allowed hold it; else, with
+ * sh->fn, when its longest live link is a removed name's or beyond
+ * sh->cap, cut the kept links to the cap and say how long it should
+ * live now. True when a was evicted. */
+static bool judge_addr(struct paddr *a, const struct prov_shorten *sh,
+		       uint64_t now, prov_evict_fn evict, void *earg)
+{
+	uint64_t had = 0, keep = 0, cap = sh->cap ? sh->cap : UINT32_MAX;
+
+	for (uint32_t k = 0; k < a->n; k++) {
+		const struct plink *l = &a->links[k];
+
+		if (l->expires <= now)
+			continue;
+		if (l->expires > had)
+			had = l->expires;
+		if (!l->name->gone && l->expires > keep)
+			keep = l->expires;
+	}
+	if (keep == 0) {
+		for (uint32_t k = 0; k < a->n; k++) {
+			if (a->links[k].name->gone) {
+				evict(earg, &a->addr);
+				return true;
+			}
+		}
+		return false;
+	}
+	if (sh->fn == NULL || (keep >= had && keep <= cap))
+		return false;
+	for (uint32_t k = 0; k < a->n; k++) {
+		if (a->links[k].expires > cap)
+			a->links[k].expires = (uint32_t)cap;
+	}
+	sh->fn(sh->arg, &a->addr, keep < cap ? keep : cap);
+	return false;
 }
 
 size_t prov_addresses(const struct prov *p)

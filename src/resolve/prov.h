@@ -52,6 +52,22 @@ typedef void (*prov_evict_fn)(void *arg, const struct netaddr *a);
 size_t prov_evict(struct prov *p, prov_allowed_fn allowed, void *aarg,
 		  prov_evict_fn evict, void *earg, uint64_t now);
 
+/* The entries to cut short: an address that kept names still hold gets
+ * the longest expiry among their live links (not a removed name's), and
+ * no expiry beyond cap (monotonic seconds; 0: none), the kept links
+ * themselves cut to cap; fn is told each address whose entry must now
+ * end sooner than it may, with when. */
+typedef void (*prov_shorten_fn)(void *arg, const struct netaddr *a,
+				uint64_t expires);
+struct prov_shorten {
+	prov_shorten_fn fn; /* NULL: cut nothing */
+	void *arg;
+	uint64_t cap;
+};
+/* prov_evict, and the cuts sh asks for, in the same pass. */
+size_t prov_evict_shorten(struct prov *p, prov_allowed_fn allowed, void *aarg,
+			  prov_evict_fn evict, void *earg,
+			  const struct prov_shorten *sh, uint64_t now);
 /* Called once per live link: the name (wire format), the address it put
  * in the sets, and the seconds left of the timeout its answer asked for. */
 typedef void (*prov_walk_fn)(void *arg, const uint8_t *name, size_t len,

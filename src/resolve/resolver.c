@@ -52,6 +52,7 @@
 #include <event2/event.h>
 
 #include "resolve/admit.h"
+#include "resolve/budget.h"
 #include "resolve/cache.h"
 #include "dns/dnsmsg.h"
 #include "dns/dnsrr.h"
@@ -69,12 +70,14 @@
 #include "sets/sets.h"
 #include "base/stats.h"
 #include "resolve/upstream.h"
+#include "observe/usage.h"
 
 #define PENDING_BUCKETS 4096 /* power of two */
 #define SNOOP_MAX	512
 #define CACHE_ENTRIES	4096
 #define CACHE_BYTES	(1u << 20)
-#define STALE_TTL	30 /* RFC 8767 section 4 */
+#define STALE_TTL	30   /* RFC 8767 section 4 */
+#define BUDGET_CLIENTS	4096 /* (wildcard, client) buckets kept */
 
 struct pending;
 
@@ -119,8 +122,13 @@ struct resolver {
 	struct cache *cache;
 	struct failmem *fails; /* questions that failed upstream, recently */
 	struct quota *quota;
+	struct budget *budget; /* new names below wildcards */
 	struct pending *table[PENDING_BUCKETS];
 	TAILQ_HEAD(, pending) pendings;
+	/* Not ready yet: queries for this name get no reply (len 0: off). */
+	uint8_t gated[DNS_MAX_NAME];
+	size_t gated_len;
+	struct usage *usage; /* per allow entry; NULL: not counted */
 };
 
 static struct rquery *lookup(struct resolver *r, const struct dns_query *q,
@@ -184,7 +192,9 @@ struct resolver *resolver_new(struct event_base *base, const struct config *cfg,
 	/* One client address may hold 3/4 of the cap: a quarter stays for
 	 * the others whatever it sends. */
 	r->quota = quota_new(max, max - max / 4);
-	if (r->cache == NULL || r->fails == NULL || r->quota == NULL) {
+	r->budget = budget_new(BUDGET_CLIENTS);
+	if (r->cache == NULL || r->fails == NULL || r->quota == NULL ||
+	    r->budget == NULL) {
 		resolver_free(r);
 		return NULL;
 	}
@@ -222,6 +232,7 @@ void resolver_free(struct resolver *r)
 	cache_free(r->cache);
 	failmem_free(r->fails);
 	quota_free(r->quota);
+	budget_free(r->budget);
 	free(r);
 }
 
@@ -246,9 +257,21 @@ struct rquery *resolver_handle(struct resolver *r, const uint8_t *msg,
 		return NULL;
 	}
 	stats_inc(STAT_QUERIES);
+	if (r->gated_len != 0 &&
+	    dns_name_equal(q.name, q.name_len, r->gated, r->gated_len))
+		return NULL;
 	if (local_answer(r->cfg, r->pol, &q, &c))
 		return NULL;
+	usage_question(r->usage, r->pol, q.name, q.name_len);
 	return lookup(r, &q, &c);
+}
+
+void resolver_set_gated(struct resolver *r, const char *name)
+{
+	r->gated_len = sizeof(r->gated);
+	if (name == NULL ||
+	    dns_name_from_text(name, r->gated, &r->gated_len) != 0)
+		r->gated_len = 0;
 }
 
 void resolver_cancel(struct rquery *rq)
@@ -303,6 +326,10 @@ static struct rquery *lookup(struct resolver *r, const struct dns_query *q,
 		}
 		ttl_max = STALE_TTL;
 	}
+	/* A new question below a wildcard costs a token of its budget. */
+	if (hit == NULL && pending_find(r, key, keylen) == NULL &&
+	    local_over_budget(r->cfg, r->pol, r->budget, q, c))
+		return NULL;
 	rq = rquery_new(q, c);
 	if (rq == NULL) {
 		cache_release(r->cache, hit);
@@ -516,6 +543,7 @@ static int take_answer(struct pending *p, const uint8_t *answer, size_t len)
 	p->n_addrs = nkeep;
 	cache_answer(p, answer, len);
 	recent_note(p->qname, p->qname_len, keep, nkeep);
+	usage_answered(p->r->usage, p->r->pol, p->qname, p->qname_len, nkeep);
 	return 0;
 }
 
@@ -730,8 +758,20 @@ size_t resolver_set_policy(struct resolver *r, const struct config *cfg,
 {
 	r->cfg = cfg;
 	r->pol = pol;
+	usage_track(r->usage, cfg, pol);
 	cache_set_stale(r->cache, cfg->serve_stale);
 	return cache_drop_if(r->cache, cache_keep, r);
+}
+
+void resolver_set_usage(struct resolver *r, struct usage *u)
+{
+	r->usage = u;
+	usage_track(u, r->cfg, r->pol);
+}
+
+struct usage *resolver_usage(const struct resolver *r)
+{
+	return r->usage;
 }
 
 void resolver_set_upstream(struct resolver *r, struct upstream *up)
@@ -772,15 +812,17 @@ static bool cache_keep(void *arg, const uint8_t *key, size_t keylen)
 static void deny_pending(struct pending *p)
 {
 	const struct config *cfg = p->r->cfg;
-	char name[DNS_NAME_STRLEN], text[DNS_NAME_STRLEN + 64];
+	char name[DNS_NAME_STRLEN], text[2 * DNS_NAME_STRLEN + 64];
+	char admit[2 * DNS_NAME_STRLEN + 16];
 	struct rquery *rq;
 
 	dns_name_to_text(p->qname, p->qname_len, name, sizeof(name));
 	log_limited(LOG_CLASS_DENIED, LOGL_WARN, "policy",
 		    "denied %s: removed from the allowlist while upstream",
 		    name);
-	snprintf(text, sizeof(text), "%s is not on the dnsfence allowlist",
-		 name);
+	policy_admitting(name, admit, sizeof(admit));
+	snprintf(text, sizeof(text), "not in allow (removed by a reload); %s",
+		 admit);
 	while ((rq = TAILQ_FIRST(&p->waiters)) != NULL) {
 		TAILQ_REMOVE(&p->waiters, rq, link);
 		stats_inc(STAT_DENIED);

@@ -42,6 +42,10 @@ void resolver_shutdown(struct resolver *r);
 /* Upstream questions in flight (what max_inflight caps). */
 uint32_t resolver_inflight(const struct resolver *r);
 /* The client is gone: fn will not be called for q, and q is freed. */
+/* While serve's readiness gate runs, a query for name (the readiness
+ * probe's, PROBE_DEFAULT_NAME) is dropped unanswered, so that `dnsfence
+ * probe` fails until READY=1; everything else is served. NULL: off. */
+void resolver_set_gated(struct resolver *r, const char *name);
 void resolver_cancel(struct rquery *q);
 
 /* Judge every query from now on with cfg and pol (reload's swap; both
@@ -51,6 +55,12 @@ void resolver_cancel(struct rquery *q);
 size_t resolver_set_policy(struct resolver *r, const struct config *cfg,
 			   const struct policy *pol);
 /* Send new questions to up (questions already sent finish on theirs). */
+/* Count each allowed question and its answer's addresses per allow
+ * entry in u (observe.c owns it; NULL: off), and track the running
+ * policy's entries, now and after each resolver_set_policy. */
+struct usage;
+void resolver_set_usage(struct resolver *r, struct usage *u);
+struct usage *resolver_usage(const struct resolver *r);
 void resolver_set_upstream(struct resolver *r, struct upstream *up);
 /* Note in prov which name put each address into the sets (NULL: none). */
 void resolver_set_prov(struct resolver *r, struct prov *prov);

@@ -126,6 +126,10 @@ static int socket_setup(struct sets *s, char *err, size_t errlen);
 static int build_msg(void *buf, size_t cap, int cmd, const char *setname,
 		     const struct netaddr *a, uint32_t timeout, uint32_t seq);
 static void enqueue(struct sets *s, struct batch *b);
+static int batch_for(const struct netaddr *addrs, size_t n, sets_done_fn done,
+		     void *arg, struct batch **out);
+static void put_add(struct sets *s, struct item *it, const struct netaddr *a,
+		    uint64_t exp, uint64_t now);
 
 uint32_t sets_timeout(uint32_t ttl, uint32_t min, uint32_t max)
 {
@@ -423,15 +427,21 @@ int sets_add(struct sets *s, const struct dns_addr *addrs, size_t n,
 			stats_inc(STAT_ADDR_SKIPPED);
 			continue;
 		}
-		(void)expiry_note_inflight(s->map, a, exp, now);
-		b->items[k].addr = *a;
-		b->items[k].timeout = (uint32_t)(exp - now);
-		b->items[k].expires = exp;
-		k++;
+		put_add(s, &b->items[k++], a, exp, now);
 	}
 	b->n = k;
 	enqueue(s, b);
 	return 0;
+}
+
+/* An add of a until exp (after now), remembered as in flight. */
+static void put_add(struct sets *s, struct item *it, const struct netaddr *a,
+		    uint64_t exp, uint64_t now)
+{
+	(void)expiry_note_inflight(s->map, a, exp, now);
+	it->addr = *a;
+	it->timeout = (uint32_t)(exp - now);
+	it->expires = exp;
 }
 
 static void enqueue(struct sets *s, struct batch *b)
@@ -448,6 +458,18 @@ static void enqueue(struct sets *s, struct batch *b)
 	event_active(s->flush_ev, EV_TIMEOUT, 0);
 }
 
+/* A batch for n requests about addrs, each AF_INET or AF_INET6: 0 and
+ * *out, -EINVAL (nothing made) or -ENOMEM. */
+static int batch_for(const struct netaddr *addrs, size_t n, sets_done_fn done,
+		     void *arg, struct batch **out)
+{
+	for (size_t i = 0; i < n; i++)
+		if (addrs[i].family != AF_INET && addrs[i].family != AF_INET6)
+			return -EINVAL;
+	*out = batch_new(n, done, arg);
+	return *out != NULL ? 0 : -ENOMEM;
+}
+
 /* The never-shorten map forgets each address now, so that an add queued
  * after this del is sent, and again at the del's ack, which comes after
  * the ack of any add sent before it (acks follow the sequence). */
@@ -455,17 +477,42 @@ int sets_del(struct sets *s, const struct netaddr *addrs, size_t n,
 	     sets_done_fn done, void *arg)
 {
 	struct batch *b;
+	int rc = batch_for(addrs, n, done, arg, &b);
 
-	for (size_t i = 0; i < n; i++)
-		if (addrs[i].family != AF_INET && addrs[i].family != AF_INET6)
-			return -EINVAL;
-	b = batch_new(n, done, arg);
-	if (b == NULL)
-		return -ENOMEM;
+	if (rc != 0)
+		return rc;
 	for (size_t i = 0; i < n; i++) {
 		b->items[i].addr = addrs[i];
 		b->items[i].del = true;
 		expiry_forget(s->map, &addrs[i]);
+	}
+	b->n = n;
+	enqueue(s, b);
+	return 0;
+}
+
+/* The one add that may shorten an entry: the never-shorten map forgets
+ * each address first, so the add carries exactly the new expiry, and the
+ * kernel's re-add (no NLM_F_EXCL) sets the entry's timeout to it. */
+int sets_shorten(struct sets *s, const struct netaddr *addrs,
+		 const uint64_t *expires, size_t n, sets_done_fn done,
+		 void *arg)
+{
+	uint64_t now = monotime_s();
+	struct batch *b;
+	int rc = batch_for(addrs, n, done, arg, &b);
+
+	if (rc != 0)
+		return rc;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t exp = expires[i];
+
+		if (exp <= now)
+			exp = now + 1;
+		if (exp - now > SETS_KERNEL_MAX_TIMEOUT)
+			exp = now + SETS_KERNEL_MAX_TIMEOUT;
+		expiry_forget(s->map, &addrs[i]);
+		put_add(s, &b->items[i], &addrs[i], exp, now);
 	}
 	b->n = n;
 	enqueue(s, b);

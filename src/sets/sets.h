@@ -99,4 +99,13 @@ size_t sets_inflight(const struct sets *s);
 int sets_del(struct sets *s, const struct netaddr *addrs, size_t n,
 	     sets_done_fn done, void *arg);
 
+/* Set each address's entry to expire at expires[i] (monotonic seconds),
+ * sooner than it would: reload, when the names that asked for the longer
+ * timeout are no longer allowed or ttl.max went down. The never-shorten
+ * map takes the new expiry as the entry's. done, order and returns as
+ * for sets_add. */
+int sets_shorten(struct sets *s, const struct netaddr *addrs,
+		 const uint64_t *expires, size_t n, sets_done_fn done,
+		 void *arg);
+
 #endif

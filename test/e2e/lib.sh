@@ -317,6 +317,11 @@ df_tcp_connect() {
 
 # --- dnsfence -----------------------------------------------------------------
 
+# A wildcard_budget no test client can use up: for tests that flood unique
+# names below a wildcard to test something else (the budget has its own,
+# test_wildcard_flood_budget_bounds_new_names.sh).
+DF_BUDGET_UNBOUNDED='{"burst": 10000000, "per_minute": 600000000}'
+
 # df_config [KEY=JSON]...: write a config to $DF_TMP/dnsfence.json: listen on
 # loopback, upstream unbound, ports tcp/80, 443 and 8080 (the tests'
 # listeners), debug log, state_dir $DF_TMP/state and the control socket in
@@ -770,6 +775,60 @@ df_wl_as() {
 	shift
 	ip netns exec "$DF_WL" setpriv --reuid "$uid" --regid "$uid" --clear-groups \
 		--inh-caps=-all --bounding-set=-all "$@"
+}
+
+# df_ride_sweep UID NAME [UPSTREAM]: the conntrack ride. As UID, bind each
+# port of 40000-40007 (narrow the daemon's ephemeral range to it first:
+# sysctl net.ipv4.ip_local_port_range="40000 40007" in the workload) and
+# send a query for NAME from it to UPSTREAM (default 198.18.0.1) port 53;
+# print the ports that got an answer.
+df_ride_sweep() {
+	df_wl_as "$1" "$DF_PY" - "$2" "${3:-198.18.0.1}" <<'PY'
+import socket, struct, sys, select, random
+name, upstream = sys.argv[1], sys.argv[2]
+family = socket.AF_INET6 if ":" in upstream else socket.AF_INET
+q = struct.pack(">HHHHHH", random.randrange(65536), 0x0100, 1, 0, 0, 0)
+for label in name.split("."):
+    q += bytes([len(label)]) + label.encode()
+q += b"\0" + struct.pack(">HH", 1, 1)
+socks = []
+for port in range(40000, 40008):
+    s = socket.socket(family, socket.SOCK_DGRAM)
+    try:
+        s.bind(("::" if family == socket.AF_INET6 else "0.0.0.0", port))
+        s.sendto(q, (upstream, 53))
+    except OSError:
+        s.close()
+        continue
+    socks.append((s, port))
+r, _, _ = select.select([s for s, _ in socks], [], [], 1.5)
+for s, port in socks:
+    if s in r:
+        try:
+            s.recv(4096)
+            print(port)
+        except OSError:
+            pass
+PY
+}
+
+# expect_no_ride UID TAG WHAT: the conntrack ride (df_ride_sweep) of a
+# denied name TAG-PID.evil.test from UID reaches nothing: unbound never
+# logs it and no port of the sweep gets an answer. WHAT names the moment.
+expect_no_ride() {
+	local name="$2-$$.evil.test" answered
+	answered="$(df_ride_sweep "$1" "$name")"
+	sleep 0.5
+	if df_unbound_saw "$name"; then
+		fail "$3: $name reached the upstream 198.18.0.1 from port(s) ${answered:-?} of the daemon"
+	fi
+	[ -z "$answered" ] || fail "$3: the upstream answered the workload on port(s) $answered"
+	ok "$3: the daemon's old ports, rebound by uid $1, carry nothing to 198.18.0.1"
+}
+
+# df_conntrack_to ADDR: the workload's UDP conntrack entries to ADDR:53.
+df_conntrack_to() {
+	wl conntrack -L -p udp -d "$1" --dport 53 2>/dev/null | awk '/dport=53/ { n++ } END { print n + 0 }'
 }
 
 # df_proc_field PID FIELD: a field of /proc/PID/status ("Uid", "CapEff").

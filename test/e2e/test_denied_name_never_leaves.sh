@@ -10,16 +10,17 @@ df_start_dnsfence allow='["www.allowed.test"]'
 
 secret="leak-$$-secret.evil.test"
 
-# With EDNS (dig's default): NXDOMAIN + EDE 15 with a text about the allowlist.
+# With EDNS (dig's default): NXDOMAIN + EDE 15 naming the rule and the entry
+# that would admit the name.
 df_dig "$secret" A
 expect_rcode NXDOMAIN
 expect_answer_empty
 expect_out_contains "OPT PSEUDOSECTION"
 expect_out_contains "EDE: 15 (Blocked)"
-grep -i 'EDE: 15' <<<"$DF_OUT" | grep -qi allowlist ||
-	fail "expected the EDE text to say the name is not on the allowlist"
+grep -i 'EDE: 15' <<<"$DF_OUT" | grep -qF "not in allow; add \"$secret\" or \"*.evil.test\"" ||
+	fail "expected the EDE text to say the name is not in allow and what to add"
 expect_out_lacks 198.18.3.1
-ok "dig $secret (EDNS) -> NXDOMAIN, EDE 15 (Blocked) naming the allowlist"
+ok "dig $secret (EDNS) -> NXDOMAIN, EDE 15 (Blocked): $(grep -o 'not in allow;[^)]*' <<<"$DF_OUT")"
 
 # Without EDNS: plain NXDOMAIN, no OPT record at all.
 df_dig "$secret" A +noedns

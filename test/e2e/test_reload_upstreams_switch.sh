@@ -27,7 +27,12 @@ df_dnsfence reload
 [ "$DF_CMD_RC" -eq 0 ] || fail "reload exited $DF_CMD_RC: $DF_CMD_ERR"
 grep -q 'rules re-applied' <<<"$DF_CMD_OUT" || fail "reload did not re-apply the rules: $DF_CMD_OUT"
 ok "reload: $DF_CMD_OUT"
-wl "$DNSFENCE_BIN" -c "$DF_DNSFENCE_CONF" check >/dev/null 2>&1 ||
+# The old upstream's mark rules stay until its questions drained and its
+# flows are deleted (test_upstream_change_reload_closes_old.sh); then the
+# kernel holds exactly the new config's rules.
+df_wait_log 100 "conntrack entries to replaced upstream(s) 198.18.0.1 deleted" ||
+	fail "the replaced upstream's rules never went"
+df_poll 50 wl "$DNSFENCE_BIN" -c "$DF_DNSFENCE_CONF" check ||
 	fail "check against the new config is not 0 after the reload"
 
 df_dig deep.a.b.allowed.test A

@@ -14,7 +14,8 @@
 source "$(dirname "$0")/lib.sh"
 df_zone_add allowed.test.zone <<<'*.wild IN A 198.18.6.1'
 df_setup
-df_start_dnsfence allow='["*.allowed.test"]' log='{"level": "info"}'
+# The flood's unique names must reach the in-flight cap, not the budget.
+df_start_dnsfence allow='["*.allowed.test"]' log='{"level": "info"}' wildcard_budget="$DF_BUDGET_UNBOUNDED"
 pid="$DF_DNSFENCE_PID"
 
 # Positive control, and a cache entry for later.

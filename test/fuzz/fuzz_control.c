@@ -1,18 +1,42 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Fuzz target for control_parse, the control socket's command check: any
  * bytes are one of the three commands or refused, and only the exact
- * spellings are accepted. */
+ * spellings are accepted; and for the operand of "why ADDR[:PORT]"
+ * (attrib_why), which explains an address or refuses the operand. */
 /* Control and reload reach every part of the daemon.
  */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "daemon/control.h"
+#include "observe/attrib.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+static void why_operand(const char *op, size_t len);
+
+static void why_operand(const char *op, size_t len)
+{
+	static struct config cfg;
+	char arg[CONTROL_LINE_MAX];
+	FILE *f = fopen("/dev/null", "w");
+	int r;
+
+	if (f == NULL || len >= sizeof(arg)) {
+		if (f != NULL)
+			fclose(f);
+		return;
+	}
+	memcpy(arg, op, len);
+	arg[len] = '\0';
+	r = attrib_why(&cfg, NULL, arg, f);
+	fclose(f);
+	if (r != 0 && r != -EINVAL)
+		abort();
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -29,5 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (r != 0 && r != 1 && r != -EINVAL)
 		abort();
+	if (size > 4 && memcmp(data, "why ", 4) == 0)
+		why_operand((const char *)data + 4, size - 4);
 	return 0;
 }

@@ -28,6 +28,9 @@ static void check_pkt(const struct nflog_pkt *p)
 		abort();
 	if (p->has_ports && p->proto != IPPROTO_TCP && p->proto != IPPROTO_UDP)
 		abort();
+	if (p->has_icmp && (p->has_ports || (p->proto != IPPROTO_ICMP &&
+					     p->proto != IPPROTO_ICMPV6)))
+		abort();
 	if (p->has_addrs &&
 	    (p->src.family != p->dst.family ||
 	     (p->src.family != AF_INET && p->src.family != AF_INET6)))

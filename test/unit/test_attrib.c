@@ -1,18 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Unit tests of attrib_explain: each reason, in the order the daemon
- * decides them, with the words the log line carries.
+ * decides them, with the words the log line carries; attrib_packet's
+ * counting: a late answer's ICMP error is no bypass, and the dedup of a
+ * bypass from no socket does not swallow a workload uid's; and
+ * attrib_why, what `dnsfence why` prints.
  */
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
+#include "base/monotime.h"
+#include "base/stats.h"
 #include "observe/attrib.h"
+#include "observe/recent.h"
 
 #define WALL 1700000000 /* 2023-11-14 22:13:20 UTC */
 
@@ -27,6 +35,7 @@ static void dns_around_the_resolver(void **state);
 static void audit_port_53_is_dns(void **state);
 static void other_protocols(void **state);
 static void allow_cidrs_wrong_port(void **state);
+static void why_explains_and_suggests(void **state);
 
 /* The keys attrib_explain reads: ports (80, 443) and allow_cidrs. */
 static struct config *cfg_of(const char *cidr)
@@ -176,9 +185,90 @@ static void allow_cidrs_wrong_port(void **state)
 	    t, "port tcp/25 is not in `ports` (address in allow_cidrs)");
 }
 
+/* attrib_why: what `dnsfence why` prints, from the recent memory. */
+static char *why(const struct config *c, const struct recent *rc,
+		 const char *arg, int *r)
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	assert_non_null(f);
+	*r = attrib_why(c, rc, arg, f);
+	fclose(f);
+	return out;
+}
+
+static void why_explains_and_suggests(void **state)
+{
+	struct config *c = cfg_of(NULL);
+	struct recent *rc = recent_new(16, 60, 3600);
+	struct netaddr a;
+	char *out;
+	int r;
+
+	(void)state;
+	assert_non_null(rc);
+	assert_int_equal(netaddr_parse("198.18.1.10", &a), 0);
+	recent_put(rc, "www.example.com", &a, 300, monotime_ms());
+	out = why(c, rc, "198.18.1.10:9999", &r);
+	assert_int_equal(r, 0);
+	assert_non_null(strstr(out, "198.18.1.10: answered for "
+				    "www.example.com at "));
+	assert_non_null(strstr(out, "tcp/9999: blocked (port): port "
+				    "tcp/9999 is not in `ports`"));
+	assert_non_null(strstr(out, "would allow: add \"tcp/9999\" to ports"));
+	free(out);
+	out = why(c, rc, "[2001:db8::7]:443", &r);
+	assert_int_equal(r, 0);
+	assert_non_null(strstr(out, "2001:db8::7: never answered"));
+	assert_non_null(strstr(out, "tcp/443: blocked (never_answered)"));
+	assert_non_null(strstr(out, "\"2001:db8::7/128\" in allow_cidrs"));
+	free(out);
+	out = why(c, rc, "198.18.1.10:53", &r);
+	assert_non_null(strstr(out, "tcp/53: blocked (dns)"));
+	free(out);
+	out = why(c, rc, "no such address", &r);
+	assert_int_equal(r, -EINVAL);
+	free(out);
+	recent_free(rc);
+}
+
+static void late_answer_is_no_bypass(void **state)
+{
+	struct config *c = cfg_of(NULL);
+	struct attrib *a = attrib_new(c);
+	struct nflog_pkt late = tcp_to("dnsfence-dns", "198.18.0.1", 0);
+	struct nflog_pkt wl = tcp_to("dnsfence-dns", "198.18.0.1", 53);
+	uint64_t dns0 = stats_get(STAT_BLOCKED_DNS);
+
+	(void)state;
+	late.proto = IPPROTO_ICMP;
+	late.has_ports = false;
+	late.has_icmp = true;
+	late.icmp_type = 3;
+	late.icmp_code = 3;
+	attrib_packet(a, &late);
+	attrib_packet(a, &late);
+	assert_int_equal(stats_get(STAT_LATE_ANSWER), 2);
+	assert_int_equal(stats_get(STAT_BLOCKED_DNS), dns0);
+	/* the same ICMP from a socket, or another type, is no late answer */
+	late.icmp_code = 1;
+	attrib_packet(a, &late);
+	assert_int_equal(stats_get(STAT_LATE_ANSWER), 2);
+	assert_int_equal(stats_get(STAT_BLOCKED_DNS), dns0 + 1);
+	wl.proto = IPPROTO_UDP;
+	wl.has_uid = true;
+	wl.uid = 4242;
+	attrib_packet(a, &wl);
+	assert_int_equal(stats_get(STAT_BLOCKED_DNS), dns0 + 2);
+	attrib_free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(why_explains_and_suggests),
 	    cmocka_unit_test(never_answered),
 	    cmocka_unit_test(answered_wrong_port),
 	    cmocka_unit_test(answered_expired),
@@ -187,6 +277,7 @@ int main(void)
 	    cmocka_unit_test(audit_port_53_is_dns),
 	    cmocka_unit_test(other_protocols),
 	    cmocka_unit_test(allow_cidrs_wrong_port),
+	    cmocka_unit_test(late_answer_is_no_bypass),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -305,6 +305,13 @@ static void test_bad_names_are_rejected(void **state)
 		   "ecosystems[1]: unknown preset \"foo\" (known: npm, pypi");
 	expect_err("{\"ecosystems\": [1]}", NULL,
 		   "ecosystems[0]: expected a string");
+	expect_err("{\"qtypes\": [\"LOC\", \"TYPE65280\"]}", NULL,
+		   "qtypes[1]: \"TYPE65280\" is a meta, reserved or "
+		   "private-use type: never forwarded");
+	expect_err("{\"qtypes\": [\"TSIG\"]}", NULL,
+		   "qtypes[0]: \"TSIG\" is a meta");
+	expect_err("{\"qtypes\": [\"WHAT\"]}", NULL,
+		   "qtypes[0]: \"WHAT\" is not a query type");
 }
 
 static void test_bad_ports_and_cidrs_are_rejected(void **state)

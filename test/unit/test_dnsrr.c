@@ -466,6 +466,18 @@ static void test_snoop_https_hints(void **state)
 	check_addr(&a[1], "198.18.2.2");
 	check_addr(&a[2], "2001:db8::2");
 	assert_int_equal(a[2].ttl, 60);
+	/* every hint names its record: the first HTTPS/SVCB read is 1 */
+	assert_int_equal(a[0].rec, 1);
+	assert_int_equal(a[2].rec, 1);
+
+	msg_begin(&m, 0x8180, 3, 0, 0, "x.test", DNS_TYPE_HTTPS);
+	msg_a(&m, "x.test", "198.18.1.1");
+	msg_rr(&m, "x.test", DNS_TYPE_HTTPS, 60, https, sizeof(https));
+	msg_rr(&m, "x.test", DNS_TYPE_HTTPS, 60, https, sizeof(https));
+	assert_int_equal(snoop(&m, "x.test", a, 8, 0), 7);
+	assert_int_equal(a[0].rec, 0);
+	assert_int_equal(a[1].rec, 1);
+	assert_int_equal(a[4].rec, 2);
 }
 
 static void test_snoop_rejects_malformed(void **state)

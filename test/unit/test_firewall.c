@@ -14,12 +14,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include <cmocka.h>
 
 #include "config/config.h"
 #include "fence/firewall.h"
 #include "fence/fwexec.h"
+#include "fence/fwrules.h"
 #include "config/fingerprint.h"
 
 #include "fixtures.h"
@@ -309,6 +312,48 @@ static void loopback_upstream_matches_original_destination(void **state)
 	config_free(c);
 }
 
+/* A reload's replaced upstream keeps its mark-required rules (before the
+ * ESTABLISHED accept) while it drains, and the saved mark rule names it,
+ * so the next apply knows to delete its flows before dropping them. */
+static void replaced_upstream_stays_fenced(void **state)
+{
+	struct config *c = fixture_config("{\"upstreams\": [\"198.18.0.1\"]}");
+	struct netaddr a;
+	char *v4, *mark;
+
+	(void)state;
+	c->retired = calloc(1, sizeof(*c->retired));
+	assert_non_null(c->retired);
+	c->retired[0] = c->upstreams[0];
+	((struct sockaddr_in *)&c->retired[0].sa)->sin_addr.s_addr =
+	    htonl(0xc6120009); /* 198.18.0.9 */
+	c->n_retired = 1;
+	v4 = fw_render(c, AF_INET);
+	mark = strstr(v4, C "-m conntrack --ctorigdst 198.18.0.9 -m mark "
+			    "--mark 0x64000000 -j ACCEPT\n");
+	assert_non_null(mark);
+	assert_non_null(strstr(v4, C "-m conntrack --ctorigdst 198.18.0.9 -j "
+				     "REJECT"));
+	assert_true(mark < strstr(v4, "--ctstate RELATED,ESTABLISHED"));
+	assert_true(fw_rules_upstream_of(
+	    C "-m conntrack --ctorigdst 198.18.0.9 -m mark --mark 0x64000000 "
+	      "-j ACCEPT",
+	    &a));
+	assert_int_equal(a.family, AF_INET);
+	assert_int_equal(a.bytes[3], 9);
+	assert_true(fw_rules_upstream_of(
+	    C "-m conntrack --ctorigdst 2001:db8::1 -m mark --mark 0x1 -j "
+	      "ACCEPT",
+	    &a));
+	assert_int_equal(a.family, AF_INET6);
+	assert_false(fw_rules_upstream_of(
+	    C "-m conntrack --ctorigdst 198.18.0.9 --ctdir REPLY -j ACCEPT",
+	    &a));
+	assert_false(fw_rules_upstream_of(C "-o lo -j ACCEPT", &a));
+	free(v4);
+	config_free(c);
+}
+
 static void off_renders_nothing_and_expects_nothing(void **state)
 {
 	struct config *off =
@@ -559,6 +604,7 @@ int main(void)
 	    cmocka_unit_test(save_text_with_rules_is_told_apart),
 	    cmocka_unit_test(policy_fingerprint_and_its_drift),
 	    cmocka_unit_test(inbound_deny_accepts_original_direction_only),
+	    cmocka_unit_test(replaced_upstream_stays_fenced),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

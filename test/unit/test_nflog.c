@@ -191,9 +191,38 @@ static void lying_lengths_are_refused(void **state)
 	assert_int_equal(nflog_parse(m.b, 10, collect, &g), 0);
 }
 
+static void icmp_errors_carry_type_and_code(void **state)
+{
+	/* IPv4, IHL 5, protocol 1, 198.18.0.2 -> 198.18.0.1, type 3 code 3 */
+	static const uint8_t v4[] = {0x45, 0,  0, 56, 0,   0,  0, 0,
+				     64,   1,  0, 0,  198, 18, 0, 2,
+				     198,  18, 0, 1,  3,   3,  0, 0};
+	/* IPv6, next header 58, type 1 code 4 */
+	uint8_t v6[44] = {0x60, [6] = 58, [40] = 1, [41] = 4};
+	struct nflog_pkt p;
+
+	(void)state;
+	memset(&p, 0, sizeof(p));
+	assert_int_equal(nflog_parse_ip(v4, sizeof(v4), AF_INET, &p), 0);
+	assert_true(p.has_icmp);
+	assert_int_equal(p.icmp_type, 3);
+	assert_int_equal(p.icmp_code, 3);
+	assert_false(p.has_ports);
+	memset(&p, 0, sizeof(p));
+	assert_int_equal(nflog_parse_ip(v6, sizeof(v6), AF_INET6, &p), 0);
+	assert_true(p.has_icmp);
+	assert_int_equal(p.icmp_type, 1);
+	assert_int_equal(p.icmp_code, 4);
+	/* cut before the type: no ICMP fields */
+	memset(&p, 0, sizeof(p));
+	assert_int_equal(nflog_parse_ip(v4, 20, AF_INET, &p), 0);
+	assert_false(p.has_icmp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(icmp_errors_carry_type_and_code),
 	    cmocka_unit_test(tcp4_with_uid),
 	    cmocka_unit_test(udp6_and_a_skipped_message),
 	    cmocka_unit_test(cut_payload_has_no_ports),

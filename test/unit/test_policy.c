@@ -23,6 +23,7 @@ struct match_case {
 static struct policy *policy_of(const char *const *patterns);
 static void check_table(const struct policy *p, const struct match_case *t,
 			size_t n);
+static size_t to_wire(const char *name, uint8_t *out);
 static void test_exact_matches_only_that_name(void **state);
 static void test_wildcard_matches_below_not_itself(void **state);
 static void test_match_is_label_aligned(void **state);
@@ -37,6 +38,8 @@ static void test_presets_exist_and_are_valid(void **state);
 static void test_unknown_preset_is_enoent(void **state);
 static void test_preset_hosts_match_after_add(void **state);
 static void test_large_list_matches_correctly(void **state);
+static void test_entry_names_what_matched(void **state);
+static void test_admitting_wildcard_only_below_registrable(void **state);
 
 static struct policy *policy_of(const char *const *patterns)
 {
@@ -64,6 +67,25 @@ static void check_table(const struct policy *p, const struct match_case *t,
 }
 
 #define CHECK(p, t) check_table(p, t, sizeof(t) / sizeof(t[0]))
+
+/* "a.b" to uncompressed wire format in out (room for 256 bytes). */
+static size_t to_wire(const char *name, uint8_t *out)
+{
+	size_t o = 0;
+
+	while (*name != '\0') {
+		size_t n = strcspn(name, ".");
+
+		out[o++] = (uint8_t)n;
+		memcpy(out + o, name, n);
+		o += n;
+		name += n;
+		if (*name == '.')
+			name++;
+	}
+	out[o++] = 0;
+	return o;
+}
 
 static void test_exact_matches_only_that_name(void **state)
 {
@@ -381,6 +403,68 @@ static void test_unknown_preset_is_enoent(void **state)
 	policy_free(p);
 }
 
+/* policy_entry: the exact entry wins over a wildcard; the longest
+ * wildcard parent wins over a shorter one; the text is lower case. */
+static void test_entry_names_what_matched(void **state)
+{
+	static const char *const pats[] = {"www.example.com", "*.example.com",
+					   "*.a.example.com", NULL};
+	static const struct {
+		const char *name, *entry;
+	} t[] = {
+	    {"www.example.com", "www.example.com"},
+	    {"WWW.Example.COM", "www.example.com"},
+	    {"x.example.com", "*.example.com"},
+	    {"b.a.example.com", "*.a.example.com"},
+	    {"c.b.a.example.com", "*.a.example.com"},
+	    {"a.example.com", "*.example.com"},
+	    {"example.com", NULL},
+	    {"other.test", NULL},
+	};
+	struct policy *p = policy_of(pats);
+	uint8_t wire[256];
+	char out[300];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		size_t len = to_wire(t[i].name, wire);
+		bool got = policy_entry(p, wire, len, out, sizeof(out));
+
+		if (t[i].entry == NULL) {
+			if (got)
+				fail_msg("%s: matched %s", t[i].name, out);
+			continue;
+		}
+		if (!got)
+			fail_msg("%s: no entry", t[i].name);
+		assert_string_equal(out, t[i].entry);
+		assert_true(policy_match(p, wire, len));
+	}
+	policy_free(p);
+}
+
+/* The EDE text's suggestion: a wildcard only when the parent is a
+ * registrable domain or below one. */
+static void test_admitting_wildcard_only_below_registrable(void **state)
+{
+	char buf[600];
+
+	(void)state;
+	policy_admitting("api.example.com", buf, sizeof(buf));
+	assert_string_equal(buf,
+			    "add \"api.example.com\" or \"*.example.com\"");
+	policy_admitting("a.b.example.co.uk", buf, sizeof(buf));
+	assert_string_equal(
+	    buf, "add \"a.b.example.co.uk\" or \"*.b.example.co.uk\"");
+	policy_admitting("shop.co.uk", buf, sizeof(buf));
+	assert_string_equal(buf, "add \"shop.co.uk\"");
+	policy_admitting("user.github.io", buf, sizeof(buf));
+	assert_string_equal(buf, "add \"user.github.io\"");
+	policy_admitting("localhost", buf, sizeof(buf));
+	assert_string_equal(buf, "add \"localhost\"");
+	assert_null(policy_wildcard_parent("example.com"));
+}
+
 static void test_preset_hosts_match_after_add(void **state)
 {
 	const char *const *names = policy_preset_names();
@@ -518,6 +602,8 @@ int main(void)
 	    cmocka_unit_test(test_unknown_preset_is_enoent),
 	    cmocka_unit_test(test_preset_hosts_match_after_add),
 	    cmocka_unit_test(test_large_list_matches_correctly),
+	    cmocka_unit_test(test_entry_names_what_matched),
+	    cmocka_unit_test(test_admitting_wildcard_only_below_registrable),
 	    cmocka_unit_test(test_entry_matches_like_the_policy),
 	    cmocka_unit_test(test_wildcard_on_public_suffix),
 	};

@@ -144,6 +144,58 @@ static void removed_name_alone_is_evicted_shared_stays(void **state)
 	prov_free(p);
 }
 
+struct cut {
+	struct netaddr a[4];
+	uint64_t exp[4];
+	size_t n;
+};
+
+static void on_cut(void *arg, const struct netaddr *a, uint64_t expires)
+{
+	struct cut *c = arg;
+
+	assert_true(c->n < 4);
+	c->a[c->n] = *a;
+	c->exp[c->n++] = expires;
+}
+
+/* A shared address gets the kept names' longest expiry, not the removed
+ * name's; the cap cuts kept links too; an address whose kept link is
+ * already the longest, within the cap, is left alone. */
+static void shared_address_gets_kept_expiry(void **state)
+{
+	struct prov *p = prov_new(64);
+	struct judge j = {.gone = {"gone"}};
+	struct evicted ev = {0};
+	struct cut c = {0};
+	struct netaddr shared = v4(1), longest = v4(2), fine = v4(3);
+	const struct prov_shorten sh = {on_cut, &c, 100 + 500};
+
+	(void)state;
+	assert_int_equal(note(p, "gone", shared, 3700, 100), 0);
+	assert_int_equal(note(p, "kept", shared, 105, 100), 0);
+	assert_int_equal(note(p, "other", shared, 120, 100), 0);
+	assert_int_equal(note(p, "kept", longest, 3700, 100), 0);
+	assert_int_equal(note(p, "gone", fine, 150, 100), 0);
+	assert_int_equal(note(p, "kept", fine, 200, 100), 0);
+	assert_int_equal(
+	    prov_evict_shorten(p, allowed, &j, on_evict, &ev, &sh, 101), 0);
+	assert_int_equal(c.n, 2);
+	for (size_t i = 0; i < c.n; i++) {
+		if (c.a[i].bytes[3] == 1)
+			assert_int_equal(c.exp[i], 120);
+		else
+			assert_int_equal(c.exp[i], 600); /* the cap */
+	}
+	/* Done once: the same judgement cuts nothing more. */
+	c.n = 0;
+	assert_int_equal(
+	    prov_evict_shorten(p, allowed, &j, on_evict, &ev, &sh, 102), 0);
+	assert_int_equal(c.n, 0);
+	assert_false(was_evicted(&ev, &fine));
+	prov_free(p);
+}
+
 static void expired_link_of_allowed_name_does_not_hold(void **state)
 {
 	struct prov *p = prov_new(64);
@@ -279,6 +331,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(removed_name_alone_is_evicted_shared_stays),
+	    cmocka_unit_test(shared_address_gets_kept_expiry),
 	    cmocka_unit_test(expired_link_of_allowed_name_does_not_hold),
 	    cmocka_unit_test(later_note_lengthens_never_shortens),
 	    cmocka_unit_test(bound_refuses_until_links_expire),

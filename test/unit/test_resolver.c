@@ -261,6 +261,10 @@ static struct fix *fix_new(bool with_sets, uint32_t max_inflight)
 	f->cfg.max_inflight = max_inflight;
 	f->cfg.failure_ttl = 5;
 	f->cfg.serve_stale = 3600;
+	f->cfg.budget_burst = 600;
+	f->cfg.budget_per_minute = 120;
+	f->cfg.budget_depth_max = 6;
+	f->cfg.budget_label_max = 63;
 	f->pol = policy_new();
 	assert_int_equal(policy_add(f->pol, "*.allowed.test", &why), 0);
 	f->r = resolver_new(NULL, &f->cfg, f->pol, NULL,

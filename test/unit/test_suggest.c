@@ -10,7 +10,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -135,6 +139,108 @@ static void duplicates_are_merged(void **state)
 	expect(in, N(in), 1, want, N(want));
 }
 
+/* diff and prune read files; a config of three entries (allow as the
+ * parser leaves it: lower case, no trailing dot). */
+static char *running[] = {"www.example.com", "*.cdn.example.com",
+			  "old.example.com"};
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static char *run_diff(const char *json, int *rc)
+{
+	struct config cfg = {.allow = running, .n_allow = 3};
+	char path[] = "/tmp/test_suggest_diff.XXXXXX", err[256], *out = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&out, &len);
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	close(fd);
+	write_file(path, json);
+	*rc = suggest_diff(&cfg, path, mem, err, sizeof(err));
+	fclose(mem);
+	unlink(path);
+	return out;
+}
+
+static void diff_names_added_and_removed(void **state)
+{
+	char *out;
+	int rc;
+
+	(void)state;
+	out =
+	    run_diff("{\"allow\": [\"WWW.example.com.\", \"*.cdn.example.com\","
+		     " \"new.example.com\", \"new.example.com\"]}",
+		     &rc);
+	assert_int_equal(rc, 2);
+	assert_string_equal(out, "+ new.example.com\n- old.example.com\n");
+	free(out);
+	out = run_diff("{\"allow\": [\"old.example.com\", \"www.example.com\","
+		       " \"*.cdn.example.com\"]}",
+		       &rc);
+	assert_int_equal(rc, 0);
+	assert_string_equal(out, "");
+	free(out);
+	out = run_diff("{\"allow\": [1]}", &rc);
+	assert_int_equal(rc, -EINVAL);
+	free(out);
+	out = run_diff("{\"deny\": []}", &rc);
+	assert_int_equal(rc, -EINVAL);
+	free(out);
+}
+
+/* An entry unused for the window goes; a used one, one used before the
+ * window but first seen within it, and one the file does not know stay. */
+static void prune_drops_only_unused(void **state)
+{
+	char dir[] = "/tmp/test_suggest_prune.XXXXXX", path[64], err[256];
+	char *allow[] = {"used.example.com", "stale.example.com",
+			 "new.example.com", "unknown.example.com"};
+	char *out = NULL, *errs = NULL, text[1024];
+	size_t len = 0, elen = 0;
+	long now = (long)time(NULL);
+	FILE *mem, *emem;
+	struct config cfg = {.allow = allow, .n_allow = 4};
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	cfg.state_dir = dir;
+	snprintf(path, sizeof(path), "%s/usage.json", dir);
+	snprintf(text, sizeof(text),
+		 "{\"entries\": ["
+		 "{\"entry\": \"used.example.com\", \"first_seen\": %ld, "
+		 "\"last_used\": %ld},"
+		 "{\"entry\": \"stale.example.com\", \"first_seen\": %ld, "
+		 "\"last_used\": %ld},"
+		 "{\"entry\": \"new.example.com\", \"first_seen\": %ld, "
+		 "\"last_used\": 0}]}",
+		 now - 100000, now - 10, now - 100000, now - 90000, now - 10);
+	write_file(path, text);
+	mem = open_memstream(&out, &len);
+	emem = open_memstream(&errs, &elen);
+	assert_int_equal(suggest_prune(&cfg, 3600, mem, emem, err, sizeof(err)),
+			 0);
+	fclose(mem);
+	fclose(emem);
+	assert_non_null(strstr(out, "\"used.example.com\""));
+	assert_null(strstr(out, "stale"));
+	assert_non_null(strstr(out, "\"new.example.com\""));
+	assert_non_null(strstr(out, "\"unknown.example.com\""));
+	assert_non_null(strstr(errs, "pruned stale.example.com: unused for"));
+	free(out);
+	free(errs);
+	unlink(path);
+	rmdir(dir);
+}
+
 /* The probe's and readiness names, localhost, Tor and mDNS are never
  * proposed; the names of test networks are. */
 static void special_use_names_never_proposed(void **state)
@@ -163,6 +269,8 @@ int main(void)
 	    cmocka_unit_test(min_count_filters_before_collapsing),
 	    cmocka_unit_test(duplicates_are_merged),
 	    cmocka_unit_test(nothing_left_is_an_empty_list),
+	    cmocka_unit_test(diff_names_added_and_removed),
+	    cmocka_unit_test(prune_drops_only_unused),
 	    cmocka_unit_test(special_use_names_never_proposed),
 	};
 

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* selftest: probes from the workload's side that nothing gets around the
+ * fence, each judged against a control made with the daemon's socket
+ * mark (see selftest.c). Used by `dnsfence selftest` and by serve's
+ * readiness gate. */
+#ifndef DNSFENCE_SELFTEST_H
+#define DNSFENCE_SELFTEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "config/config.h"
+
+enum selftest_verdict {
+	SELFTEST_HELD = 0,     /* the control answered, the probe did not */
+	SELFTEST_UNPROVEN = 1, /* neither answered: no proof either way */
+	SELFTEST_OPEN = 2,     /* the probe got an answer: the fence leaks */
+};
+
+/* The longest a whole run takes (two rounds of probes and the denied
+ * name), in ms: the readiness gate waits at most this plus a margin. */
+#define SELFTEST_MAX_MS 6000
+
+/* Fork the prober: a child that makes the controls with the caller's
+ * privileges (CAP_NET_ADMIN for the mark, CAP_NET_RAW for ICMP when
+ * held), then becomes uid/gid without any capability (from root) or
+ * sheds every capability (already uid), and probes. It writes one line
+ * per probe to the returned descriptor ("held TEXT", "unproven TEXT",
+ * "open TEXT") and exits 0. The caller reads to EOF and reaps *pid.
+ * -errno on failure (fork, pipe). */
+int selftest_start(const struct config *cfg, uid_t uid, gid_t gid, pid_t *pid);
+
+/* One line of the prober: its verdict, and *text pointing at the rest.
+ * -EINVAL for a line that is none of the three. */
+int selftest_parse(const char *line, enum selftest_verdict *v,
+		   const char **text);
+
+const char *selftest_verdict_name(enum selftest_verdict v);
+
+#endif

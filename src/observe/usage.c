@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* usage: per allow entry, how much it is used, so that an allowlist,
+ * once learned, can also shrink (`dnsfence prune`).
+ *
+ * An entry is the text of the policy entry a question matched
+ * ("api.example.com", or "*.example.com" for every name it covers; an
+ * ecosystem's host is an entry of its own). Per entry: allowed
+ * questions, addresses their answers put in the sets, connections that
+ * went out to those addresses (conntrack's NEW events, ctevents.c, named
+ * through the recent memory), when the daemon
+ * first had the entry ("first_seen": an entry unused since then is
+ * unused for that long) and when it was last asked for, wall-clock
+ * seconds. The table is open addressing over twice USAGE_MAX slots and
+ * only grows: an entry removed by a reload keeps its history, in case it
+ * comes back. It lives in state_dir/usage.json, read at start, written
+ * like suggest.json (a whole new file renamed over the old one) every
+ * USAGE_WRITE_SECONDS while something changed, and at exit, so counts
+ * survive restarts as well as reloads. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <event2/event.h>
+
+#include "base/hash.h"
+#include "observe/learn.h"
+#include "base/log.h"
+#include "dns/dnsmsg.h"
+#include "config/policy.h"
+#include "observe/usage.h"
+
+#define SYS	  "usage"
+#define SLOTS	  (2 * USAGE_MAX)
+#define READ_MAX  (4u << 20)
+#define ENTRY_MAX 260 /* "*." and a name */
+
+struct entry {
+	char *name;
+	uint64_t questions, addresses, flows;
+	int64_t first_seen, last_used; /* wall seconds; last 0: never */
+};
+
+struct usage {
+	int dirfd;
+	char *dir;
+	struct event *timer;
+	bool dirty, warned;
+	struct entry slots[SLOTS];
+	size_t n;
+	uint64_t dropped;
+	const struct policy *pol; /* the running one, for flows' names */
+};
+
+static struct entry *find(struct usage *u, const char *name, bool add);
+static void on_timer(evutil_socket_t fd, short what, void *arg);
+static void load(struct usage *u);
+static char *read_all(int dirfd, const char *name);
+static cJSON *to_json(const struct usage *u);
+static double num(const cJSON *o, const char *key);
+
+struct usage *usage_new(struct event_base *base, int dirfd, const char *dir)
+{
+	struct usage *u = calloc(1, sizeof(*u));
+	struct timeval tv = {USAGE_WRITE_SECONDS, 0};
+
+	if (u == NULL || (u->dir = strdup(dir)) == NULL)
+		goto fail;
+	u->dirfd = dirfd;
+	u->timer = event_new(base, -1, EV_PERSIST, on_timer, u);
+	if (u->timer == NULL || event_add(u->timer, &tv) != 0)
+		goto fail;
+	load(u);
+	return u;
+fail:
+	if (u != NULL) {
+		if (u->timer != NULL)
+			event_free(u->timer);
+		free(u->dir);
+		free(u);
+	}
+	close(dirfd);
+	return NULL;
+}
+
+void usage_free(struct usage *u)
+{
+	if (u == NULL)
+		return;
+	if (u->dirty)
+		(void)usage_write(u);
+	event_free(u->timer);
+	for (size_t i = 0; i < SLOTS; i++)
+		free(u->slots[i].name);
+	close(u->dirfd);
+	free(u->dir);
+	free(u);
+}
+
+/* The slot of name; with add, a new one when there is room. */
+static struct entry *find(struct usage *u, const char *name, bool add)
+{
+	size_t i = hash_fnv1a(name, strlen(name), 0) % SLOTS;
+
+	for (; u->slots[i].name != NULL; i = (i + 1) % SLOTS) {
+		if (strcmp(u->slots[i].name, name) == 0)
+			return &u->slots[i];
+	}
+	if (!add)
+		return NULL;
+	if (u->n >= USAGE_MAX || (u->slots[i].name = strdup(name)) == NULL) {
+		u->dropped++;
+		return NULL;
+	}
+	u->n++;
+	u->dirty = true;
+	return &u->slots[i];
+}
+
+void usage_track(struct usage *u, const struct config *cfg,
+		 const struct policy *pol)
+{
+	int64_t now = (int64_t)time(NULL);
+	struct entry *e;
+
+	if (u == NULL)
+		return;
+	u->pol = pol;
+	for (size_t i = 0; i < cfg->n_allow; i++) {
+		if ((e = find(u, cfg->allow[i], true)) != NULL &&
+		    e->first_seen == 0)
+			e->first_seen = now;
+	}
+	for (size_t i = 0; i < cfg->n_ecosystems; i++) {
+		const char *const *h = policy_preset_hosts(cfg->ecosystems[i]);
+
+		for (; h != NULL && *h != NULL; h++) {
+			if ((e = find(u, *h, true)) != NULL &&
+			    e->first_seen == 0)
+				e->first_seen = now;
+		}
+	}
+}
+
+void usage_question(struct usage *u, const struct policy *pol,
+		    const uint8_t *wire, size_t len)
+{
+	char name[ENTRY_MAX];
+	struct entry *e;
+
+	if (u == NULL || !policy_entry(pol, wire, len, name, sizeof(name)) ||
+	    (e = find(u, name, true)) == NULL)
+		return;
+	e->questions++;
+	e->last_used = (int64_t)time(NULL);
+	if (e->first_seen == 0)
+		e->first_seen = e->last_used;
+	u->dirty = true;
+}
+
+void usage_answered(struct usage *u, const struct policy *pol,
+		    const uint8_t *wire, size_t len, size_t n_addrs)
+{
+	char name[ENTRY_MAX];
+	struct entry *e;
+
+	if (u == NULL || n_addrs == 0 ||
+	    !policy_entry(pol, wire, len, name, sizeof(name)) ||
+	    (e = find(u, name, true)) == NULL)
+		return;
+	e->addresses += n_addrs;
+	u->dirty = true;
+}
+
+void usage_flow(struct usage *u, const char *name)
+{
+	uint8_t wire[DNS_MAX_NAME];
+	char entry[ENTRY_MAX];
+	size_t len = sizeof(wire);
+	struct entry *e;
+
+	if (u == NULL || u->pol == NULL ||
+	    dns_name_from_text(name, wire, &len) != 0 ||
+	    !policy_entry(u->pol, wire, len, entry, sizeof(entry)) ||
+	    (e = find(u, entry, true)) == NULL)
+		return;
+	e->flows++;
+	e->last_used = (int64_t)time(NULL);
+	u->dirty = true;
+}
+
+cJSON *usage_status(const struct usage *u)
+{
+	cJSON *o = cJSON_CreateObject(), *e;
+	int64_t now = (int64_t)time(NULL);
+
+	for (size_t i = 0; o != NULL && u != NULL && i < SLOTS; i++) {
+		const struct entry *s = &u->slots[i];
+
+		if (s->name == NULL ||
+		    (e = cJSON_AddObjectToObject(o, s->name)) == NULL)
+			continue;
+		cJSON_AddNumberToObject(e, "questions", (double)s->questions);
+		cJSON_AddNumberToObject(e, "addresses", (double)s->addresses);
+		cJSON_AddNumberToObject(e, "flows", (double)s->flows);
+		cJSON_AddNumberToObject(
+		    e, "last_used_ago_s",
+		    s->last_used != 0 ? (double)(now - s->last_used) : -1);
+	}
+	return o;
+}
+
+void usage_counts(const struct usage *u, size_t *used, size_t *unused)
+{
+	*used = *unused = 0;
+	for (size_t i = 0; u != NULL && i < SLOTS; i++) {
+		if (u->slots[i].name != NULL)
+			(*(u->slots[i].questions > 0 ? used : unused))++;
+	}
+}
+
+static void on_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct usage *u = arg;
+
+	(void)fd;
+	(void)what;
+	if (u->dirty)
+		(void)usage_write(u);
+}
+
+static cJSON *to_json(const struct usage *u)
+{
+	cJSON *root = cJSON_CreateObject(), *arr, *e;
+	bool ok = root != NULL;
+
+	ok = ok && cJSON_AddNumberToObject(root, "version", 1);
+	ok = ok && (arr = cJSON_AddArrayToObject(root, "entries")) != NULL;
+	for (size_t i = 0; ok && i < SLOTS; i++) {
+		const struct entry *s = &u->slots[i];
+
+		if (s->name == NULL)
+			continue;
+		ok = (e = cJSON_CreateObject()) != NULL &&
+		     cJSON_AddItemToArray(arr, e);
+		ok = ok && cJSON_AddStringToObject(e, "entry", s->name);
+		ok = ok && cJSON_AddNumberToObject(e, "questions",
+						   (double)s->questions);
+		ok = ok && cJSON_AddNumberToObject(e, "addresses",
+						   (double)s->addresses);
+		ok =
+		    ok && cJSON_AddNumberToObject(e, "flows", (double)s->flows);
+		ok = ok && cJSON_AddNumberToObject(e, "first_seen",
+						   (double)s->first_seen);
+		ok = ok && cJSON_AddNumberToObject(e, "last_used",
+						   (double)s->last_used);
+	}
+	ok = ok && cJSON_AddNumberToObject(root, "entries_dropped",
+					   (double)u->dropped);
+	if (!ok) {
+		cJSON_Delete(root);
+		return NULL;
+	}
+	return root;
+}
+
+int usage_write(struct usage *u)
+{
+	int rc =
+	    learn_save(u->dirfd, u->dir, USAGE_FILE, to_json(u), &u->warned);
+
+	if (rc == 0)
+		u->dirty = false;
+	return rc;
+}
+
+/* The whole file, NUL-terminated, or NULL (missing, unreadable, over
+ * READ_MAX). */
+static char *read_all(int dirfd, const char *name)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	char *text = NULL;
+	size_t len = 0;
+	ssize_t n = 0;
+
+	if (fd < 0)
+		return NULL;
+	text = malloc(READ_MAX + 1);
+	while (text != NULL && len < READ_MAX &&
+	       ((n = read(fd, text + len, READ_MAX - len)) > 0 ||
+		(n < 0 && errno == EINTR)))
+		len += n > 0 ? (size_t)n : 0;
+	close(fd);
+	if (text == NULL || n < 0 || len == READ_MAX) {
+		free(text);
+		return NULL;
+	}
+	text[len] = '\0';
+	return text;
+}
+
+/* A count or a time from the file: 0 unless a number in 0..2^53. */
+static double num(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0) ||
+	    v->valuedouble > 9007199254740992.0)
+		return 0;
+	return v->valuedouble;
+}
+
+/* What an earlier run left; a file that does not parse is said once and
+ * replaced. */
+static void load(struct usage *u)
+{
+	char *text = read_all(u->dirfd, USAGE_FILE);
+	cJSON *root = text != NULL ? cJSON_Parse(text) : NULL;
+	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "entries");
+	const cJSON *it;
+	struct entry *e;
+
+	if (text != NULL && !cJSON_IsArray(arr))
+		log_warn(SYS, "%s/%s is not a usage file: starting afresh",
+			 u->dir, USAGE_FILE);
+	cJSON_ArrayForEach(it, arr)
+	{
+		const cJSON *n = cJSON_GetObjectItemCaseSensitive(it, "entry");
+
+		if (!cJSON_IsString(n) || strlen(n->valuestring) >= ENTRY_MAX ||
+		    (e = find(u, n->valuestring, true)) == NULL)
+			continue;
+		e->questions = (uint64_t)num(it, "questions");
+		e->addresses = (uint64_t)num(it, "addresses");
+		e->flows = (uint64_t)num(it, "flows");
+		e->first_seen = (int64_t)num(it, "first_seen");
+		e->last_used = (int64_t)num(it, "last_used");
+	}
+	u->dirty = false;
+	cJSON_Delete(root);
+	free(text);
+}

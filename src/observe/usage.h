@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* usage: how much each allow entry (and each ecosystem preset host) is
+ * used, kept in state_dir/usage.json across restarts and reloads
+ * (`dnsfence prune`, in suggest.c, reads it). */
+#ifndef DNSFENCE_USAGE_H
+#define DNSFENCE_USAGE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "config/config.h"
+
+#define USAGE_FILE	    "usage.json"
+#define USAGE_MAX	    8192 /* entries remembered, current and past */
+#define USAGE_WRITE_SECONDS 5
+
+struct event_base;
+struct policy;
+struct usage;
+struct cJSON;
+
+/* Read dir's usage.json (through dirfd, which the table then owns) and
+ * write it back every USAGE_WRITE_SECONDS while something changed, and
+ * at usage_free. NULL on ENOMEM (dirfd closed). */
+struct usage *usage_new(struct event_base *base, int dirfd, const char *dir);
+void usage_free(struct usage *u);
+int usage_write(struct usage *u);
+
+/* The running policy's entries (cfg's allow, its ecosystems' hosts):
+ * those not yet known start their "unused since" clock now. At start and
+ * after each reload; pol is what names a flow's entry from then on. */
+void usage_track(struct usage *u, const struct config *cfg,
+		 const struct policy *pol);
+/* A connection went out to an address answered for name: a flow on the
+ * entry of the running policy (usage_track's) that admits name. */
+void usage_flow(struct usage *u, const char *name);
+/* An allowed question for wire (uncompressed) and the addresses its
+ * answer put in the sets, counted on the entry of pol that matched. */
+void usage_question(struct usage *u, const struct policy *pol,
+		    const uint8_t *wire, size_t len);
+void usage_answered(struct usage *u, const struct policy *pol,
+		    const uint8_t *wire, size_t len, size_t n_addrs);
+/* {"ENTRY": {"questions": N, "addresses": N, "flows": N,
+ * "last_used_ago_s": S or -1}, ...} for `status` (names: the control socket
+ * only). */
+struct cJSON *usage_status(const struct usage *u);
+/* Entries with questions, and without, for the metrics (counts only). */
+void usage_counts(const struct usage *u, size_t *used, size_t *unused);
+
+#endif
