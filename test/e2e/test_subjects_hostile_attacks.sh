@@ -24,14 +24,7 @@
 #      cannot reach it (uid 4343 can); the same policy keeps its entries.
 source "$(dirname "$0")/lib.sh"
 command -v tcpdump >/dev/null || fail "tcpdump is not installed (see contrib/deps.sh)"
-df_zone_add allowed.test.zone <<'ZONE'
-nat64 IN AAAA 64:ff9b::a9fe:a9fe
-nat64 IN AAAA 64:ff9b:1::a9fe:a9fe
-nat64 IN AAAA 2002:a9fe:a9fe::1
-nat64 IN AAAA ::a9fe:a9fe
-nat64 IN AAAA 64:ff9b::c612:10a
-nat64 IN AAAA 2001:db8:1::10
-ZONE
+df_zone_nat64
 df_setup
 df_start_listener 443
 FENCED=4242
@@ -51,42 +44,7 @@ dig_as() {
 # --- 1. Docker's resolver on its real port -----------------------------------
 
 PORT=$((40000 + RANDOM % 20000))
-cat >"$DF_TMP/relay.py" <<'PY'
-import ctypes, os, select, socket, sys
-port, upns = int(sys.argv[1]), sys.argv[2]
-lst = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-lst.bind(("127.0.0.11", port))
-libc = ctypes.CDLL(None, use_errno=True)
-fd = os.open("/run/netns/" + upns, os.O_RDONLY)
-if libc.setns(fd, 0x40000000) != 0:
-    sys.exit("setns: errno %d" % ctypes.get_errno())
-os.close(fd)
-print("ready", flush=True)
-clients = {}
-while True:
-    r, _, _ = select.select([lst] + list(clients), [], [], 5)
-    for s in r:
-        if s is lst:
-            data, peer = lst.recvfrom(65535)
-            u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-            u.connect(("198.18.0.1", 53))
-            u.send(data)
-            clients[u] = peer
-        else:
-            try:
-                lst.sendto(s.recv(65535), clients[s])
-            except OSError:
-                pass
-            del clients[s]
-            s.close()
-PY
-ip netns exec "$DF_WL" "$DF_PY" "$DF_TMP/relay.py" "$PORT" "$DF_UP" >"$DF_TMP/relay.log" 2>&1 &
-DF_PIDS+=("$!")
-df_poll 50 grep -q ready "$DF_TMP/relay.log" || fail "the forwarder did not start: $(cat "$DF_TMP/relay.log")"
-for p in udp tcp; do
-	wl iptables -w -t nat -A OUTPUT -d 127.0.0.11/32 -p "$p" --dport 53 \
-		-j DNAT --to-destination "127.0.0.11:$PORT"
-done
+df_docker_forwarder "$PORT"
 ok "forwarder on 127.0.0.11:$PORT (relaying from the upstream namespace), 127.0.0.11:53 DNATed to it"
 
 df_start_dnsfence allow='["www.allowed.test"]' upstreams='["127.0.0.11"]' subjects="$SUBJECTS"
@@ -124,44 +82,16 @@ df_dnsfence teardown
 GROUP1=ff02::6461:7461:2d6c:6561:6b21 # "data-leak!"
 GROUP2=ff05::5ec:4e7:da7a
 df_start_dnsfence allow='["www.allowed.test"]' subjects="$SUBJECTS"
-up tcpdump -i "$DF_VETH_UP" -n -U --immediate-mode -w "$DF_TMP/mld.pcap" \
-	ip6 >"$DF_TMP/tcpdump.log" 2>&1 &
-DF_PIDS+=("$!")
-df_poll 50 grep -q "listening on" "$DF_TMP/tcpdump.log" || fail "tcpdump did not start: $(cat "$DF_TMP/tcpdump.log")"
-wl ip addr add 2001:db8::99/64 dev "$DF_VETH_WL" nodad
-sleep 2.5
-ifindex="$(wl cat "/sys/class/net/$DF_VETH_WL/ifindex")"
-df_wl_as "$FENCED" "$DF_PY" - "$ifindex" "$GROUP1" "$GROUP2" <<'PY' || fail "the fenced uid could not join its groups"
-import socket, struct, sys, time
-ifindex = int(sys.argv[1])
-socks = []
-for g in sys.argv[2:]:
-    s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
-    s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_JOIN_GROUP,
-                 socket.inet_pton(socket.AF_INET6, g) + struct.pack("@I", ifindex))
-    socks.append(s)
-joined = open("/proc/net/igmp6").read()
-for g in sys.argv[2:]:
-    if socket.inet_pton(socket.AF_INET6, g).hex() not in joined:
-        sys.exit("not a member of %s" % g)
-time.sleep(2.5)  # the kernel repeats the report (robustness 2, 1 s apart)
-PY
+df_mld_capture
+df_join_groups "$FENCED" "$GROUP1" "$GROUP2"
 ok "uid $FENCED (fenced) joined $GROUP1 and $GROUP2"
 wl ip -6 neigh flush dev "$DF_VETH_WL"
 dig_as "$FENCED" @198.18.0.1 www.allowed.test AAAA
 expect_answer_contains 2001:db8:1::10
 df_connect_as "$FENCED" 2001:db8:1::10 443 || fail "the fenced uid cannot reach [2001:db8:1::10]:443 after the neighbour cache was flushed"
 ok "control: neighbour discovery works for the fenced uid (connect to 2001:db8:1::10 after flushing the neighbour cache)"
-sleep 0.5
-report="$(tcpdump -r "$DF_TMP/mld.pcap" -n -v 2>/dev/null)"
-grep -q "listener report.*ff02::1:ff00:99" <<<"$report" ||
-	fail "control: no MLD report for the solicited-node group ff02::1:ff00:99 left: $report"
-ok "control: the report for solicited-node group ff02::1:ff00:99 left"
-for g in "$GROUP1" "$GROUP2"; do
-	! grep -qF "$g" <<<"$report" || fail "an MLD report announcing the fenced uid's group $g left the namespace:
-$(grep -F "$g" <<<"$report")"
-done
-ok "no MLD report for the fenced uid's groups ($GROUP1, $GROUP2) left the namespace"
+expect_mld_reports_only_control "$GROUP1" "$GROUP2"
+ok "control: the report for ff02::1:ff00:99 left; none for the fenced uid's groups ($GROUP1, $GROUP2)"
 
 # --- 3. embedded IPv4 forms ---------------------------------------------------
 
@@ -175,19 +105,7 @@ expect_answer_count AAAA 6
 ok "control: uid $OTHER (unfenced) gets all six forms from resolv.conf's server"
 dig_as "$FENCED" @198.18.0.1 nat64.allowed.test AAAA
 expect_rcode NOERROR
-for a in 64:ff9b::a9fe:a9fe 64:ff9b:1::a9fe:a9fe 2002:a9fe:a9fe::1 ::a9fe:a9fe; do
-	shown=$a
-	[ "$a" != ::a9fe:a9fe ] || shown=::169.254.169.254
-	expect_answer_lacks "$a"
-	expect_answer_lacks "$shown"
-	expect_not_in_set dnsfence6 "$a"
-	grep -F "nat64.allowed.test" "$DF_DNSFENCE_LOG" | grep -qF -- " $shown:" ||
-		fail "no log line names nat64.allowed.test and $shown"
-done
-expect_answer_contains 64:ff9b::c612:10a
-expect_answer_contains 2001:db8:1::10
-expect_answer_count AAAA 2
-expect_in_set dnsfence6 64:ff9b::c612:10a
+expect_nat64_judged
 ok "fenced uid: 169.254.169.254 as NAT64, local NAT64, 6to4 and IPv4-compatible stripped, not in the set, logged; the public forms kept"
 
 # --- 4. a policy change closes what it removed -------------------------------
