@@ -26,8 +26,8 @@ pkgs=(
 	python3-dnspython
 	# deployment checks: manifests (YAML), the systemd unit, man pages
 	python3-yaml systemd groff-base util-linux
-	# benchmarks (test/bench/reload.sh, dnsperf.sh)
-	dnsperf
+	# benchmarks (test/bench/reload.sh, dnsperf.sh; dnsmasq is the reference)
+	dnsperf dnsmasq-base
 )
 case "${1:-}" in
 --package) pkgs+=(debhelper lintian fakeroot dpkg-dev) ;;

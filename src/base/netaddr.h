@@ -50,6 +50,8 @@ bool netaddr_endpoint_equal(const struct config_endpoint *a,
 void netaddr_format_endpoint(const struct sockaddr *sa, char *buf, size_t len);
 #define NETADDR_STRLEN 46
 void netaddr_format(const struct netaddr *a, char *buf, size_t len);
+/* Called with one address (a set's member, an address to evict). */
+typedef void (*netaddr_fn)(void *arg, const struct netaddr *a);
 void netaddr_format_cidr(const struct netcidr *c, char *buf, size_t len);
 bool netaddr_equal(const struct netaddr *a, const struct netaddr *b);
 bool netaddr_from_sockaddr(const struct sockaddr *sa, struct netaddr *out);

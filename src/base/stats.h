@@ -41,10 +41,20 @@ enum stat_id {
 	STAT_ADDR_EVICTED,    /* addresses taken out of the sets on reload */
 	STAT_RELOADS,	      /* reloads that changed the running policy */
 	STAT_RELOAD_FAIL,     /* reloads refused (bad config, restart needed) */
-	STAT_QTYPE_LOCAL,     /* allowed names asked a type not forwarded */
-	STAT_BUDGET_REFUSED,  /* new names refused: wildcard budget used up */
-	STAT_BUDGET_AUDIT,    /* the same in audit mode (forwarded) */
-	STAT_LATE_ANSWER,     /* late upstream answers' ICMP errors seen */
+	STAT_FLOW_CHECKED,    /* name check: flows decided */
+	STAT_FLOW_ACCEPTED,   /* name check: flows let through */
+	STAT_FLOW_NO_NAME,    /* name check refused: no server name */
+	STAT_FLOW_NOT_ALLOWED,	 /* name check refused: name not allowed */
+	STAT_FLOW_NOT_ANSWERED,	 /* name check refused: not answered with dst */
+	STAT_FLOW_UNREADABLE,	 /* name check refused: unreadable bytes */
+	STAT_FLOW_TIMEOUT,	 /* name check refused: incomplete in time */
+	STAT_FLOW_BUSY,		 /* name check refused: too many flows read */
+	STAT_FLOW_AUDIT_ALLOWED, /* name check, audit: refused, let through */
+	STAT_FLOW_QUEUE_LOST,	 /* queue reads that found the kernel dropped */
+	STAT_QTYPE_LOCAL,	 /* allowed names asked a type not forwarded */
+	STAT_BUDGET_REFUSED, /* new names refused: wildcard budget used up */
+	STAT_BUDGET_AUDIT,   /* the same in audit mode (forwarded) */
+	STAT_LATE_ANSWER,    /* late upstream answers' ICMP errors seen */
 	STAT__COUNT
 };
 

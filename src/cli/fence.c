@@ -15,15 +15,17 @@
 #include "cli/fence.h"
 #include "fence/firewall.h"
 #include "fence/fwforward.h"
+#include "base/instance.h"
 #include "fence/fwnat.h"
 #include "base/log.h"
+#include "daemon/restart.h"
 #include "fence/install.h"
 #include "daemon/serve.h"
 #include "sets/setsadm.h"
 
 static void report_log(void *arg, const char *line);
 static void report_stdout(void *arg, const char *line);
-static int setup(const struct config *cfg);
+static int setup(const struct config *cfg, uid_t uid, gid_t gid);
 static int serve_fenced(const struct config *cfg, const char *path, uid_t uid,
 			gid_t gid, bool verify);
 
@@ -39,9 +41,11 @@ static void report_stdout(void *arg, const char *line)
 }
 
 /* Install the fence (install.c, the sequence the guard's restore runs
- * too), then read it back. */
-static int setup(const struct config *cfg)
+ * too, here with restart.c judging the entries of another policy), then
+ * read it back. */
+static int setup(const struct config *cfg, uid_t uid, gid_t gid)
 {
+	struct restart_owner owner = {uid, gid};
 	char err[512];
 	int r;
 
@@ -51,7 +55,8 @@ static int setup(const struct config *cfg)
 			 "the workload is NOT fenced");
 		return 0;
 	}
-	if (install_fence(cfg, INSTALL_RECONCILE, err, sizeof(err)) != 0) {
+	if (install_fence(cfg, INSTALL_RECONCILE, restart_keep, &owner, err,
+			  sizeof(err)) != 0) {
 		log_err("setup", "%s", err);
 		return -EIO;
 	}
@@ -92,12 +97,23 @@ static int serve_fenced(const struct config *cfg, const char *path, uid_t uid,
 int fence_run(const struct config *cfg, const char *path, uid_t uid, gid_t gid,
 	      bool do_setup, bool do_serve)
 {
+	struct instance *in = NULL;
+	char err[512];
 	int r = 0;
 
+	/* A second daemon is refused before it touches the fence, the
+	 * state or the first one's control socket. */
+	if (do_serve &&
+	    (in = instance_claim(cfg->state_dir, cfg->control_socket, uid, gid,
+				 err, sizeof(err))) == NULL) {
+		log_err("main", "%s", err);
+		return -EBUSY;
+	}
 	if (do_setup)
-		r = setup(cfg);
+		r = setup(cfg, uid, gid);
 	if (r == 0 && do_serve)
 		r = serve_fenced(cfg, path, uid, gid, !do_setup);
+	instance_release(in);
 	return r;
 }
 

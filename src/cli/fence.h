@@ -16,7 +16,9 @@
  * file, which a reload reads again), after checking
  * that they are in place when this call did not just install them.
  * 0; -EIO when the kernel refused something or the fence is not in
- * place; -EPERM when the privilege drop failed. */
+ * place; -EPERM when the privilege drop failed; -EBUSY when another
+ * daemon holds the state directory or the control socket (serving
+ * only: instance.h). */
 int fence_run(const struct config *cfg, const char *path, uid_t uid, gid_t gid,
 	      bool do_setup, bool do_serve);
 /* check: compare the kernel with the config, one line per difference on

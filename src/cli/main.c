@@ -640,6 +640,7 @@ static int fence(const struct invocation *inv, bool do_setup, bool do_serve)
 				  do_serve);
 
 		rc = r == SERVE_NOT_READY ? EXIT_DRIFT
+		     : r == -EBUSY	  ? EXIT_DAEMON
 		     : r != 0		  ? EXIT_KERNEL
 					  : EXIT_OK;
 	}

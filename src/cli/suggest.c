@@ -10,7 +10,11 @@
  * since each is itself a registrable domain. The Public Suffix List is
  * psl_latest(): the newest of libpsl's built-in copy and the system's
  * (Debian's publicsuffix package). A wildcard covered by a broader chosen
- * one goes. The order of the output is sorted, so it diffs well. */
+ * one goes. The order of the output is sorted, so it diffs well.
+ *
+ * The names come from the running daemon over its control socket (so the
+ * last lookup is in), else from STATE_DIR/suggest.json, which the daemon
+ * rewrites every few seconds and at its end: after the run. */
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -22,6 +26,7 @@
 #include <cjson/cJSON.h>
 #include <libpsl.h>
 
+#include "daemon/control.h"
 #include "base/log.h"
 #include "config/policy.h"
 #include "cli/suggest.h"
@@ -36,6 +41,7 @@ static bool covered(const char *name, char *const *wild, size_t n_wild);
 static int push(char ***v, size_t *n, size_t *cap, const char *s);
 static int pick_wildcards(const struct suggest_name *in, size_t n,
 			  uint64_t min_count, char ***wild, size_t *n_wild);
+static char *ask_daemon(const char *socket);
 static char *read_state(const char *path, int *rc, char *err, size_t errlen);
 static int load_names(const cJSON *root, struct suggest_name **names,
 		      size_t *n);
@@ -205,6 +211,28 @@ void suggest_free_list(char **list, size_t n)
 	for (size_t i = 0; i < n; i++)
 		free(list[i]);
 	free(list);
+}
+
+/* The running daemon's state, over its control socket: NULL when no
+ * daemon answers there (or it refuses, or says too much). */
+static char *ask_daemon(const char *socket)
+{
+	char *text = NULL, err[256];
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+	int rc;
+
+	if (mem == NULL)
+		return NULL;
+	rc = control_call(socket, "suggest", CONTROL_IO_TIMEOUT * 2, mem, err,
+			  sizeof(err));
+	if (fclose(mem) != 0 || rc != 0 || len == 0 || len > STATE_MAX) {
+		if (rc > 0)
+			log_debug(SYS, "the daemon on %s: %s", socket, err);
+		free(text);
+		return NULL;
+	}
+	return text;
 }
 
 static char *read_state(const char *path, int *rc, char *err, size_t errlen)
@@ -394,7 +422,10 @@ int suggest_run(const struct config *cfg, uint64_t min_count, FILE *out,
 	int rc = -EINVAL;
 
 	snprintf(path, sizeof(path), "%s/suggest.json", cfg->state_dir);
-	if ((text = read_state(path, &rc, err, errlen)) == NULL)
+	text = ask_daemon(cfg->control_socket);
+	if (text != NULL)
+		snprintf(path, sizeof(path), "%s", cfg->control_socket);
+	else if ((text = read_state(path, &rc, err, errlen)) == NULL)
 		goto out;
 	rc = -EINVAL;
 	root = cJSON_Parse(text);

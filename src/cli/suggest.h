@@ -39,7 +39,8 @@ int suggest_collapse(const struct suggest_name *in, size_t n,
 		     uint64_t min_count, char ***out, size_t *n_out);
 void suggest_free_list(char **list, size_t n);
 
-/* Read cfg->state_dir/suggest.json and print `{"allow": [...]}` to out:
+/* Ask the daemon on cfg->control_socket for what it learned, else read
+ * cfg->state_dir/suggest.json, and print `{"allow": [...]}` to out:
  * cfg's own allow entries first, then the learned ones; and, when flows
  * to answered names were refused by their port, `"ports": [...]`: cfg's
  * entries, then those. Each blocked flow is described in the log (a DNS

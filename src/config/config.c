@@ -33,6 +33,7 @@
 
 #include "config/config.h"
 #include "config/configkeys.h"
+#include "base/instance.h"
 #include "config/subjects.h"
 #include "config/policy.h"
 
@@ -71,6 +72,7 @@ static const char *const state_dir_defs[] = {CONFIG_DEFAULT_STATE_DIR, NULL};
 static const char *const scope_names[] = {"output", "forward", NULL};
 static const char *const control_defs[] = {CONFIG_DEFAULT_CONTROL, NULL};
 static const char *const bool_names[] = {"false", "true", NULL};
+static const char *const tls_ports_defs[] = {"tcp/443", NULL};
 static const char *const loopback_names[] = {"all", "listener", NULL};
 
 #define OFF(f) offsetof(struct config, f)
@@ -255,9 +257,15 @@ static const struct key_spec specs[] = {
 		"can read them, so keep it on loopback"},
     {"state_dir", K_STRING, configkeys_state_dir, .defs = state_dir_defs,
      .type = "absolute path",
-     .meaning = "where the daemon keeps `suggest.json`, the names and "
-		"blocked flows `dnsfence suggest` reads; created (mode "
-		"0750, owned by `user`) when missing"},
+     .def_doc = "`\"/run/dnsfence\"`; in a network namespace `ip netns` "
+		"named NAME, `\"/run/dnsfence-NAME\"`",
+     .meaning = "the daemon's own directory: its lock and pid "
+		"(`dnsfence.pid`: a second daemon on the same directory is "
+		"refused), the control socket by default, the set entries' "
+		"names kept over a restart (`prov.state`) and `suggest.json`, "
+		"the names and blocked flows `dnsfence suggest` reads after "
+		"the run; created (mode 0750, owned by `user`) when missing. "
+		"Give each daemon on one host its own (docs/deployment.md)"},
     {"scope", K_CHOICE, configkeys_choice, .choices = scope_names,
      .meaning = "output: fence this network namespace's own egress (the "
 		"OUTPUT chain). forward: run on the host and fence what "
@@ -318,11 +326,33 @@ static const struct key_spec specs[] = {
     {"control", K_GROUP, NULL, .type = "object",
      .meaning = "the running daemon's control socket and config watch "
 		"(`dnsfence reload`, `dnsfence status`)"},
+    {"name_check", K_GROUP, NULL, .type = "object",
+     .meaning = "the check of each new flow's first bytes against the "
+		"answers (docs/firewall.md): a set member shares its address "
+		"with every other name of its front end, so the name the "
+		"client asks the server for must be allowed and answered "
+		"with that very address. Scope output only"},
+    {"name_check.mode", K_CHOICE, configkeys_choice, .choices = mode_names,
+     .meaning = "enforce: a TLS flow to a set member on `tls_ports` whose "
+		"ClientHello names no server, a name not allowed, or a name "
+		"that was not answered with the flow's address is reset "
+		"(and logged); audit: logged and let through; off: "
+		"addresses only. In mode audit the check only logs. Live on "
+		"reload"},
+    {"name_check.tls_ports", K_LIST, configkeys_list,
+     .item = configkeys_item_tls_port, .defs = tls_ports_defs,
+     .type = "array of \"tcp/N\"",
+     .meaning = "the ports whose flows are TLS and checked (each also in "
+		"`ports` to be reachable at all); every other port of "
+		"`ports` stays address-only"},
     {"control.socket", K_STRING, configkeys_path, .off = OFF(control_socket),
      .defs = control_defs, .type = "absolute path",
-     .meaning = "unix socket of `reload` and `status`, mode 0660, owned by "
-		"root and the daemon's group; only uid 0 and the daemon's "
-		"uid or gid are served. Cannot change on reload"},
+     .def_doc = "`state_dir` + `\"/control.sock\"`",
+     .meaning = "unix socket of `reload`, `status` and `suggest`, mode "
+		"0660, owned by root and the daemon's group; only uid 0 and "
+		"the daemon's uid or gid are served. A daemon that finds "
+		"another one answering here refuses to start. Cannot change "
+		"on reload"},
     {"control.watch", K_CHOICE, configkeys_bool, .choices = bool_names,
      .def = 1, .type = "boolean", .def_doc = "`true`",
      .meaning = "reload when the config file changes (inotify on its "
@@ -497,6 +527,10 @@ static int finish(struct pctx *p)
 				       : LOGL_DEBUG;
 	p->c->log_format = (enum log_format)choice_of(p, "log.format");
 	p->c->control_watch = choice_of(p, "control.watch") != 0;
+	mode = choice_of(p, "name_check.mode");
+	p->c->name_check = mode == 2   ? CONFIG_NAME_CHECK_OFF
+			   : mode == 1 ? CONFIG_NAME_CHECK_AUDIT
+				       : CONFIG_NAME_CHECK_ENFORCE;
 	p->c->selftest = choice_of(p, "selftest") != 0;
 	if (p->c->ttl_min > p->c->ttl_max)
 		return configkeys_fail(p, "ttl.min",
@@ -665,8 +699,10 @@ int config_load(const char *path, struct config **out, char *err, size_t errlen)
 {
 	const char *state = getenv("DNSFENCE_STATE_DIR");
 	char saved[PATH_MAX];
+	char state_dir[PATH_MAX];
 	struct config_env env = {getenv("DNSFENCE_MODE"),
-				 getenv("DNSFENCE_EXTRA_HOSTS"), NULL, NULL};
+				 getenv("DNSFENCE_EXTRA_HOSTS"), NULL, NULL,
+				 state_dir};
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = NULL, *mem = NULL;
@@ -675,6 +711,7 @@ int config_load(const char *path, struct config **out, char *err, size_t errlen)
 	int rc;
 
 	*out = NULL;
+	instance_default_dir(state_dir, sizeof(state_dir));
 	if (state != NULL && *state != '\0' &&
 	    snprintf(saved, sizeof(saved), "%s/resolv.conf.orig", state) <
 		(int)sizeof(saved))
@@ -740,6 +777,7 @@ void config_free(struct config *c)
 	free(c->retired);
 	free(c->qtypes);
 	free(c->ports);
+	free(c->tls_ports);
 	free(c->allow_cidrs);
 	free(c->set4);
 	free(c->set6);
@@ -790,6 +828,11 @@ const char *config_log_format_name(enum log_format f)
 const char *config_scope_name(enum config_scope s)
 {
 	return (unsigned)s < 2 ? scope_names[s] : "unknown";
+}
+
+const char *config_name_check_name(enum config_name_check m)
+{
+	return (unsigned)m < 3 ? mode_names[m] : "unknown";
 }
 
 static void print_cell_type(FILE *f, const struct key_spec *k)

@@ -10,12 +10,14 @@
 #include <stdio.h>
 #include <sys/socket.h>
 
+#include "base/instance.h"
 #include "base/log.h"
 #include "base/netaddr.h"
 
 #define CONFIG_DEFAULT_PATH	 "/etc/dnsfence/dnsfence.json"
-#define CONFIG_DEFAULT_STATE_DIR "/run/dnsfence"
-#define CONFIG_DEFAULT_CONTROL	 "/run/dnsfence/control.sock"
+#define CONFIG_DEFAULT_STATE_DIR INSTANCE_DEFAULT_DIR
+#define CONFIG_CONTROL_FILE	 "control.sock" /* in state_dir, by default */
+#define CONFIG_DEFAULT_CONTROL	 CONFIG_DEFAULT_STATE_DIR "/" CONFIG_CONTROL_FILE
 /* sun_path holds 108 bytes with the NUL. */
 #define CONFIG_SOCKET_PATH_MAX 107
 
@@ -28,6 +30,14 @@ enum config_deny { CONFIG_DENY_NXDOMAIN = 0, CONFIG_DENY_REFUSED };
 /* output: fence this namespace's own egress (OUTPUT). forward: fence, from
  * the host, what comes in on `interfaces` (FORWARD and INPUT; fwforward.c). */
 enum config_scope { CONFIG_SCOPE_OUTPUT = 0, CONFIG_SCOPE_FORWARD };
+/* "name_check": the first bytes of each new flow to a set member on a TLS
+ * port name their destination; enforce resets a flow whose name is not
+ * allowed or was not answered with its address, audit logs it. */
+enum config_name_check {
+	CONFIG_NAME_CHECK_ENFORCE = 0,
+	CONFIG_NAME_CHECK_AUDIT,
+	CONFIG_NAME_CHECK_OFF
+};
 
 struct config_port {
 	uint8_t proto; /* IPPROTO_TCP or IPPROTO_UDP */
@@ -98,6 +108,9 @@ struct config {
 	bool subject_lo_listener; /* "subjects.loopback": "listener" */
 	struct config_port *subject_lo_ports; /* "subjects.loopback_ports" */
 	size_t n_subject_lo_ports;
+	enum config_name_check name_check; /* "name_check": {"mode": ...} */
+	struct config_port *tls_ports;	   /* "name_check": {"tls_ports"} */
+	size_t n_tls_ports;
 };
 
 /* Whether the fence applies to named subjects only (config "subjects"). */
@@ -116,6 +129,9 @@ struct config_env {
 	 * pointed resolv.conf at us; NULL means CONFIG_SAVED_RESOLV_CONF
 	 * ($DNSFENCE_STATE_DIR/resolv.conf.orig when that is set). */
 	const char *saved_resolv_conf;
+	/* The state directory when the file names none; NULL means
+	 * CONFIG_DEFAULT_STATE_DIR (config_load: instance_default_dir). */
+	const char *state_dir;
 };
 
 #define CONFIG_SAVED_RESOLV_CONF "/run/dnsfence/resolv.conf.orig"
@@ -140,6 +156,7 @@ const char *config_mode_name(enum config_mode m);
 const char *config_deny_name(enum config_deny d);
 const char *config_log_format_name(enum log_format f);
 const char *config_scope_name(enum config_scope s);
+const char *config_name_check_name(enum config_name_check m);
 /* Does DNS stay open in this config: audit mode with "audit_denied":
  * "forward" (denied names forwarded, DNS to other resolvers let through,
  * both only logged)? false in enforce, and in audit with "local". */

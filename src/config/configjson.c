@@ -258,10 +258,21 @@ static bool json_sets(cJSON *root, const struct config *c)
 }
 
 /* "ports": "tcp/443", "udp/8000-8080". */
+/* "ports": "tcp/443", "udp/8000-8080"; name_check's mode and ports. */
 static bool json_ports(cJSON *root, const struct config *c)
 {
-	return cJSON_AddItemToObject(root, "ports",
-				     json_port_list(c->ports, c->n_ports));
+	cJSON *nc;
+
+	if (!cJSON_AddItemToObject(root, "ports",
+				   json_port_list(c->ports, c->n_ports)))
+		return false;
+	nc = cJSON_AddObjectToObject(root, "name_check");
+	return nc != NULL &&
+	       cJSON_AddStringToObject(nc, "mode",
+				       config_name_check_name(c->name_check)) &&
+	       cJSON_AddItemToObject(
+		   nc, "tls_ports",
+		   json_port_list(c->tls_ports, c->n_tls_ports));
 }
 
 static cJSON *json_port_list(const struct config_port *pt, size_t n)

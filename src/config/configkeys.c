@@ -311,14 +311,29 @@ int configkeys_set_name(struct pctx *p, const struct key_spec *k,
 	return (*field = strdup(s)) != NULL ? 0 : -ENOMEM;
 }
 
-/* A unix socket path: absolute, and short enough for sun_path. */
+/* A unix socket path: absolute, and short enough for sun_path. Absent:
+ * CONFIG_CONTROL_FILE in the state directory (parsed before it), so that
+ * a daemon's socket follows its state. */
 int configkeys_path(struct pctx *p, const struct key_spec *k, const cJSON *v)
 {
-	const char *s = k->defs[0];
 	char **field = (char **)((char *)p->c + k->off);
+	char def[CONFIG_SOCKET_PATH_MAX + 2];
+	const char *s = def;
 
-	if (string_or_default(p, k, v, &s) != 0)
+	if (v == NULL) {
+		if ((size_t)snprintf(def, sizeof(def), "%s/%s",
+				     p->c->state_dir != NULL
+					 ? p->c->state_dir
+					 : CONFIG_DEFAULT_STATE_DIR,
+				     CONFIG_CONTROL_FILE) >= sizeof(def) - 1)
+			return configkeys_fail(
+			    p, k->path,
+			    "state_dir/%s would be longer than %d bytes: "
+			    "name a shorter socket path here",
+			    CONFIG_CONTROL_FILE, CONFIG_SOCKET_PATH_MAX);
+	} else if (string_or_default(p, k, v, &s) != 0) {
 		return -EINVAL;
+	}
 	if (s[0] != '/')
 		return configkeys_fail(p, k->path, "expected an absolute path");
 	if (strlen(s) > CONFIG_SOCKET_PATH_MAX)
@@ -652,6 +667,29 @@ int configkeys_item_port(struct pctx *p, const char *s, const char *path)
 	return push(&p->c->ports, &p->c->n_ports, sizeof(pt), &pt);
 }
 
+/* TLS runs over TCP; a QUIC port has no parser yet. */
+int configkeys_item_tls_port(struct pctx *p, const char *s, const char *path)
+{
+	struct config_port pt;
+	char val[72];
+	int rc = configkeys_parse_port(p, s, path, &pt);
+
+	if (rc != 0)
+		return rc;
+	if (pt.proto != IPPROTO_TCP) {
+		configkeys_show(s, val, sizeof(val));
+		return configkeys_fail(p, path,
+				       "\"%s\": only tcp ports are checked "
+				       "(QUIC is not read yet)",
+				       val);
+	}
+	for (size_t i = 0; i < p->c->n_tls_ports; i++) {
+		if (memcmp(&p->c->tls_ports[i], &pt, sizeof(pt)) == 0)
+			return 0;
+	}
+	return push(&p->c->tls_ports, &p->c->n_tls_ports, sizeof(pt), &pt);
+}
+
 int configkeys_parse_port(struct pctx *p, const char *s, const char *path,
 			  struct config_port *out)
 {
@@ -909,6 +947,8 @@ int configkeys_state_dir(struct pctx *p, const struct key_spec *k,
 
 	if (string_or_default(p, k, v, &s) != 0)
 		return -EINVAL;
+	if (v == NULL && p->env != NULL && p->env->state_dir != NULL)
+		s = p->env->state_dir;
 	n = strlen(s);
 	/* Judged as stored, without trailing '/': "//" is the root too, and
 	 * what validate prints must parse to the same again. */

@@ -18,6 +18,7 @@
  * reload is answered when it is over (rules written, deletes acked). */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,8 @@
 #include "observe/attrib.h"
 #include "config/config.h"
 #include "daemon/control.h"
+#include "base/instance.h"
+#include "observe/learn.h"
 #include "base/log.h"
 #include "observe/recent.h"
 #include "daemon/reload.h"
@@ -51,9 +54,12 @@ struct control {
 	struct event_base *base;
 	struct evconnlistener *lis;
 	struct reload *rl;
+	const struct learn *learn;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	uid_t uid;
 	gid_t gid;
+	dev_t dev; /* the socket file we bound, the only one we remove */
+	ino_t ino;
 	struct conn *conns[CONTROL_CLIENTS_MAX];
 };
 
@@ -84,6 +90,8 @@ int control_parse(const char *line, size_t len, bool *json)
 		return 1;
 	if (len == 6 && memcmp(line, "status", 6) == 0)
 		return 0;
+	if (len == 7 && memcmp(line, "suggest", 7) == 0)
+		return 3;
 	if (len == 11 && memcmp(line, "status json", 11) == 0) {
 		*json = true;
 		return 0;
@@ -127,7 +135,9 @@ static void give_group(const char *path, gid_t gid)
 static int bind_socket(struct control *c, char *err, size_t errlen)
 {
 	struct sockaddr_un sun = {.sun_family = AF_UNIX};
-	int fd, rc;
+	struct stat st;
+	pid_t other;
+	int fd = -1, rc;
 	mode_t old;
 
 	memcpy(sun.sun_path, c->path, strlen(c->path) + 1);
@@ -137,6 +147,13 @@ static int bind_socket(struct control *c, char *err, size_t errlen)
 			 c->path, strerror(-rc));
 		return rc;
 	}
+	if (instance_socket_owner(c->path, &other) > 0) {
+		snprintf(err, errlen,
+			 "%s: another process (pid %ld) listens "
+			 "on it",
+			 c->path, (long)other);
+		return -EADDRINUSE;
+	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		goto fail;
@@ -144,8 +161,10 @@ static int bind_socket(struct control *c, char *err, size_t errlen)
 	old = umask(0117);     /* born 0660: no window with a wider mode */
 	rc = bind(fd, (struct sockaddr *)&sun, sizeof(sun));
 	umask(old);
-	if (rc < 0 || chmod(c->path, 0660) < 0)
+	if (rc < 0 || chmod(c->path, 0660) < 0 || stat(c->path, &st) < 0)
 		goto fail;
+	c->dev = st.st_dev;
+	c->ino = st.st_ino;
 	give_group(c->path, c->gid);
 	c->lis =
 	    evconnlistener_new(c->base, on_accept, c,
@@ -193,6 +212,12 @@ struct control *control_new(struct event_base *base, const char *path,
 	return c;
 }
 
+void control_set_learn(struct control *c, const struct learn *l)
+{
+	if (c != NULL)
+		c->learn = l;
+}
+
 void control_free(struct control *c)
 {
 	if (c == NULL)
@@ -200,8 +225,13 @@ void control_free(struct control *c)
 	for (size_t i = 0; i < CONTROL_CLIENTS_MAX; i++)
 		conn_free(c->conns[i]);
 	if (c->lis != NULL) {
+		struct stat st;
+
 		evconnlistener_free(c->lis);
-		(void)unlink(c->path);
+		/* Another daemon's socket in its place is left alone. */
+		if (stat(c->path, &st) == 0 && st.st_dev == c->dev &&
+		    st.st_ino == c->ino)
+			(void)unlink(c->path);
 	}
 	free(c);
 }
@@ -355,8 +385,20 @@ static void handle(struct conn *k, const char *line, size_t len)
 	if (cmd < 0) {
 		reply(k,
 		      "error 2 unknown command (expected reload, status, "
-		      "status json, entries, why ADDR[:PORT])",
+		      "status json, entries, suggest, why ADDR[:PORT])",
 		      NULL);
+		return;
+	}
+	if (cmd == 3) {
+		body = k->ctl->learn != NULL ? learn_text(k->ctl->learn) : NULL;
+		reply(k,
+		      body != NULL ? "ok"
+		      : k->ctl->learn != NULL
+			  ? "error 3 out of memory"
+			  : "error 3 this daemon learns nothing (mode off, or "
+			    "no state directory)",
+		      body);
+		free(body);
 		return;
 	}
 	if (cmd == 1) {
@@ -489,16 +531,16 @@ void control_socket_of(const char *config_path, char *buf, size_t cap)
 	cJSON *root = NULL;
 	const cJSON *s;
 	FILE *f, *mem;
-	char chunk[4096];
+	char chunk[4096], dir[PATH_MAX];
 	size_t n;
 
-	snprintf(buf, cap, "%s", CONFIG_DEFAULT_CONTROL);
+	instance_default_dir(dir, sizeof(dir));
 	if (path == NULL || *path == '\0')
 		path = getenv("DNSFENCE_CONFIG");
 	if (path == NULL || *path == '\0')
 		path = CONFIG_DEFAULT_PATH;
 	if ((f = fopen(path, "re")) == NULL)
-		return;
+		goto out;
 	if ((mem = open_memstream(&text, &len)) != NULL) {
 		while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
 			fwrite(chunk, 1, n, mem);
@@ -507,36 +549,30 @@ void control_socket_of(const char *config_path, char *buf, size_t cap)
 	fclose(f);
 	if (text != NULL)
 		root = cJSON_ParseWithLength(text, len);
+	s = cJSON_GetObjectItemCaseSensitive(root, "state_dir");
+	if (cJSON_IsString(s) && s->valuestring[0] == '/')
+		snprintf(dir, sizeof(dir), "%s", s->valuestring);
 	s = cJSON_GetObjectItemCaseSensitive(
 	    cJSON_GetObjectItemCaseSensitive(root, "control"), "socket");
-	if (cJSON_IsString(s) && s->valuestring[0] == '/')
+	if (cJSON_IsString(s) && s->valuestring[0] == '/') {
 		snprintf(buf, cap, "%s", s->valuestring);
+		buf = NULL;
+	}
 	cJSON_Delete(root);
 	free(text);
+out:
+	/* As config.c defaults it: the state directory's socket (its
+	 * trailing slashes dropped). */
+	if (buf != NULL) {
+		size_t dlen = strlen(dir);
+
+		while (dlen > 1 && dir[dlen - 1] == '/')
+			dir[--dlen] = '\0';
+		snprintf(buf, cap, "%s/%s", dir, CONFIG_CONTROL_FILE);
+	}
 }
 
 int control_listener(const char *path, pid_t *pid)
 {
-	struct sockaddr_un sun = {.sun_family = AF_UNIX};
-	struct ucred cr;
-	socklen_t len = sizeof(cr);
-	int fd, rc;
-
-	*pid = 0;
-	if (strlen(path) >= sizeof(sun.sun_path))
-		return -ENAMETOOLONG;
-	memcpy(sun.sun_path, path, strlen(path) + 1);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
-		rc = errno == ENOENT || errno == ECONNREFUSED ? 0 : -errno;
-		goto out;
-	}
-	rc = 1;
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0)
-		*pid = cr.pid;
-out:
-	close(fd);
-	return rc;
+	return instance_socket_owner(path, pid);
 }

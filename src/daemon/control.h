@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* control: the daemon's control socket (a unix stream socket, one
  * command line per connection: "reload", "status", "status json",
- * "entries") and
- * the client side the `reload` and `status` commands use. */
+ * "entries", "suggest") and the client side the `reload`, `status`,
+ * `entries` and `suggest` commands use. */
 #ifndef DNSFENCE_CONTROL_H
 #define DNSFENCE_CONTROL_H
 
@@ -14,12 +14,14 @@
 struct event_base;
 struct reload;
 struct control;
+struct learn;
 
 #define CONTROL_LINE_MAX    64 /* a command line, newline included */
 #define CONTROL_CLIENTS_MAX 8  /* connections served at once */
 #define CONTROL_IO_TIMEOUT  2  /* seconds to send the line / read reply */
 
-/* Bind path (a stale socket there is replaced), owned by root and gid
+/* Bind path (a stale socket there is replaced; one a live process
+ * answers on is -EADDRINUSE, never taken over), owned by root and gid
  * (when the process may chown), mode 0660; a missing parent directory is
  * created, 0770 root:gid. Served: peers with uid 0, uid or gid (checked
  * with SO_PEERCRED on every connection). Call before the privilege drop.
@@ -27,12 +29,15 @@ struct control;
 struct control *control_new(struct event_base *base, const char *path,
 			    uid_t uid, gid_t gid, struct reload *rl, char *err,
 			    size_t errlen);
-/* Closes the clients and removes the socket file (best effort). */
+/* Answer `suggest` with what l has learned (learn_text); NULL: refuse. */
+void control_set_learn(struct control *c, const struct learn *l);
+/* Closes the clients and removes the socket file, if it is still the one
+ * control_new bound (best effort). */
 void control_free(struct control *c);
 
 /* The protocol's command check, pure (for tests): 0 and *json for
  * "status"/"status json", 1 for "reload", 2 for "entries" (reload.h's
- * reload_entries), -EINVAL otherwise. */
+ * reload_entries), 3 for "suggest", -EINVAL otherwise. */
 int control_parse(const char *line, size_t len, bool *json);
 
 /* Client: send cmd, copy the reply's body to out. Returns the daemon's
@@ -42,11 +47,8 @@ int control_parse(const char *line, size_t len, bool *json);
 int control_call(const char *path, const char *cmd, int timeout_s, FILE *out,
 		 char *err, size_t errlen);
 
-/* Client: does a daemon listen on path? 1 with *pid its pid (read with
- * SO_PEERCRED; 0 if unknown), 0 when none does (no socket file, or a
- * stale one nothing accepts on), -errno when it cannot be told (-EACCES:
- * the socket's mode keeps the caller out). Connects and closes at once:
- * the daemon reads EOF and forgets the connection. */
+/* Client: does a daemon listen on path? instance_socket_owner's answer
+ * (1 with *pid, 0 none, -errno cannot tell). */
 int control_listener(const char *path, pid_t *pid);
 
 /* The control.socket a config file names, read without validating the

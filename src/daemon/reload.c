@@ -38,6 +38,7 @@
  * The file is read with the daemon's credentials (after the privilege
  * drop): it must be readable by `user`. */
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,15 +71,11 @@
 #include "resolve/upstream.h"
 #include "observe/usage.h"
 
-#define SYS	    "reload"
-#define WAITERS_MAX 16
-#define TEXT_MAX    1024
-/* (address, name) links the provenance map holds per set entry, and at
- * least: a small set must fail as full in the kernel, not here first. */
-#define PROV_LINKS_PER_ENTRY 2
-#define PROV_LINKS_MIN	     65536
-#define DRAINING_MAX	     4 /* replaced upstream channels still busy */
-#define RELOAD_NAMES_SHOWN   5 /* names added / removed a reload names */
+#define SYS		   "reload"
+#define WAITERS_MAX	   16
+#define TEXT_MAX	   1024
+#define DRAINING_MAX	   4 /* replaced upstream channels still busy */
+#define RELOAD_NAMES_SHOWN 5 /* names added / removed a reload names */
 
 /* Who asks for reloads: each one's last record is kept for status. */
 static const char *const triggers[] = {"control", "watch", "signal"};
@@ -225,10 +222,6 @@ struct reload *reload_new(const struct reload_parts *parts,
 			  const char *path)
 {
 	struct reload *rl = calloc(1, sizeof(*rl));
-	size_t links = (size_t)cfg->maxelem * 2 * PROV_LINKS_PER_ENTRY;
-
-	if (links < PROV_LINKS_MIN)
-		links = PROV_LINKS_MIN;
 
 	if (rl == NULL)
 		return NULL;
@@ -247,7 +240,7 @@ struct reload *reload_new(const struct reload_parts *parts,
 		rl->loaded_ev = event_new(parts->base, rl->loaded_fd,
 					  EV_READ | EV_PERSIST, on_loaded, rl);
 	rl->drain_ev = evtimer_new(parts->base, on_drain, rl);
-	rl->prov = prov_new(links < (1u << 26) ? links : (1u << 26));
+	rl->prov = prov_new(prov_max_for(cfg->maxelem));
 	if (rl->kick_ev == NULL || rl->drain_ev == NULL || rl->prov == NULL ||
 	    rl->loaded_ev == NULL || event_add(rl->loaded_ev, NULL) != 0) {
 		reload_free(rl);
@@ -313,6 +306,11 @@ const struct config *reload_config(const struct reload *rl)
 const struct policy *reload_policy(const struct reload *rl)
 {
 	return rl->pol;
+}
+
+struct prov *reload_prov(const struct reload *rl)
+{
+	return rl->prov;
 }
 
 const char *reload_path(const struct reload *rl)
@@ -788,6 +786,10 @@ static void finish(struct reload *rl, int result, const char *text)
 	}
 	rl->n_cur = 0;
 	rl->busy = false;
+	/* What the old policy and the parse's temporaries gave back goes to
+	 * the kernel, or every reload of a big list leaves it behind (the
+	 * daemon runs one arena, serve.c). */
+	(void)malloc_trim(0);
 	if (rl->next_trigger != NULL)
 		event_active(rl->kick_ev, EV_TIMEOUT, 0);
 }
@@ -882,6 +884,7 @@ char *reload_status(const struct reload *rl, bool json)
 	    .uptime_s = (monotime_ms() - rl->started_ms) / 1000,
 	    .in_flight = resolver_pending(rl->p.res),
 	    .cached = resolver_cached(rl->p.res),
+	    .pid = (long)getpid(),
 	    .prov_addresses = prov_addresses(rl->prov),
 	    .prov_names = prov_names(rl->prov),
 	    .prov_links = prov_links(rl->prov),

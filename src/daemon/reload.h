@@ -17,6 +17,7 @@ struct event_base;
 struct guard;
 struct observe;
 struct policy;
+struct prov;
 struct resolver;
 struct sets;
 struct upstream;
@@ -62,6 +63,10 @@ const struct config *reload_config(const struct reload *rl);
 const struct policy *reload_policy(const struct reload *rl);
 /* The config file path, resolved like config_load does. */
 const char *reload_path(const struct reload *rl);
+/* The provenance map the resolver notes answers in (which names brought
+ * each address): the name check's question, and serve's restore at start
+ * and save at exit. */
+struct prov *reload_prov(const struct reload *rl);
 
 /* Reload the config file now (trigger: "signal", "control", "watch", for
  * the log). A request while a reload is under way is served by one more

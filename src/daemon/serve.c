@@ -18,6 +18,8 @@
  * file changes (watch.c). serve_run is a sequence of short steps on one
  * struct daemon; close_parts undoes them in the one safe order. */
 #include <errno.h>
+#include <fcntl.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdint.h>
@@ -32,6 +34,7 @@
 #include <event2/event.h>
 
 #include "daemon/control.h"
+#include "daemon/flowcheck.h"
 #include "fence/guard.h"
 #include "base/log.h"
 #include "base/monotime.h"
@@ -39,6 +42,9 @@
 #include "observe/observe.h"
 #include "config/policy.h"
 #include "daemon/privs.h"
+#include "resolve/prov.h"
+#include "config/fingerprint.h"
+#include "resolve/provstate.h"
 #include "daemon/reload.h"
 #include "resolve/resolver.h"
 #include "daemon/selftest.h"
@@ -76,7 +82,9 @@ struct daemon {
 	struct watch *watch;
 	struct guard *guard;
 	struct observe *obs;
+	struct flowcheck *fc; /* the name check's queue reader */
 	struct event *sigev[4];
+	int state_fd; /* state_dir, opened before the drop: prov.state */
 	struct gate gate;
 	bool ready;
 };
@@ -91,8 +99,11 @@ static struct sets *open_sets(struct event_base *base,
 			      const struct config *cfg);
 static int open_parts(struct daemon *d);
 static int open_reload(struct daemon *d);
+static int open_name_check(struct daemon *d);
 static int add_signals(struct daemon *d);
 static int drop_privileges(struct daemon *d);
+static void restore_prov(struct daemon *d);
+static void persist_prov(struct daemon *d);
 static void announce(struct daemon *d);
 static void gate_or_announce(struct daemon *d);
 static void on_gate(evutil_socket_t fd, short what, void *arg);
@@ -212,7 +223,30 @@ static int open_parts(struct daemon *d)
 		log_err("server", "%s", err);
 		return -EIO;
 	}
-	return 0;
+	return open_name_check(d);
+}
+
+/* The queue reader runs whenever the fence does (scope output), so a
+ * reload can turn the check on; when it cannot bind and the check is on,
+ * the daemon refuses to serve: the rules would drop every checked flow. */
+static int open_name_check(struct daemon *d)
+{
+	const struct config *cfg = d->cfg;
+	char err[512];
+
+	if (cfg->mode == CONFIG_MODE_OFF || cfg->scope != CONFIG_SCOPE_OUTPUT)
+		return 0;
+	d->fc = flowcheck_new(d->base, d->rl, observe_attrib(d->obs), err,
+			      sizeof(err));
+	if (d->fc != NULL)
+		return 0;
+	if (cfg->name_check == CONFIG_NAME_CHECK_OFF) {
+		log_warn("namecheck",
+			 "%s: name_check cannot be turned on by a reload", err);
+		return 0;
+	}
+	log_err("namecheck", "%s; not serving", err);
+	return -EIO;
 }
 
 /* The policy, the reload steps, the control socket and the watch (before
@@ -239,8 +273,10 @@ static int open_reload(struct daemon *d)
 		return -ENOMEM;
 	}
 	d->up = NULL; /* the reload's now */
+	restore_prov(d);
 	d->ctl = control_new(d->base, d->cfg->control_socket, d->uid, d->gid,
 			     d->rl, err, sizeof(err));
+	control_set_learn(d->ctl, observe_learn(d->obs));
 	if (d->ctl == NULL)
 		log_warn("control",
 			 "no control socket (%s): 'dnsfence reload' and "
@@ -250,6 +286,57 @@ static int open_reload(struct daemon *d)
 	if (d->cfg->control_watch)
 		d->watch = watch_new(d->base, reload_path(d->rl), d->rl);
 	return 0;
+}
+
+/* The names of the set entries the last daemon (or setup) left: loaded,
+ * then removed, so that a crash leaves none for the next setup to trust
+ * (persist_prov writes them again at a clean exit). */
+static void restore_prov(struct daemon *d)
+{
+	char want[PROVENANCE_HEXLEN], err[512];
+	int rc;
+
+	if (d->sets == NULL || provenance_fingerprint(d->cfg, want) != 0)
+		return;
+	d->state_fd =
+	    open(d->cfg->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (d->state_fd < 0) {
+		log_warn("prov",
+			 "%s: %s; a restart with another policy will flush "
+			 "the sets",
+			 d->cfg->state_dir, strerror(errno));
+		return;
+	}
+	rc = provstate_load(reload_prov(d->rl), d->state_fd, d->cfg->state_dir,
+			    want, err, sizeof(err));
+	if (rc == 0)
+		log_info("prov",
+			 "the names of %zu set entries restored from %s/%s",
+			 prov_addresses(reload_prov(d->rl)), d->cfg->state_dir,
+			 PROVSTATE_FILE);
+	else if (rc != -ENOENT)
+		log_warn("prov",
+			 "%s: not used; a reload will not take back entries "
+			 "an earlier run added",
+			 err);
+	provstate_remove(d->state_fd, d->cfg->state_dir);
+}
+
+static void persist_prov(struct daemon *d)
+{
+	const struct config *cfg;
+	char fp[PROVENANCE_HEXLEN], err[512] = "out of memory";
+
+	if (d->sets == NULL || d->rl == NULL || d->state_fd < 0)
+		return;
+	cfg = reload_config(d->rl);
+	if (provenance_fingerprint(cfg, fp) != 0 ||
+	    provstate_save(reload_prov(d->rl), d->state_fd, cfg->state_dir, fp,
+			   d->uid, d->gid, err, sizeof(err)) != 0)
+		log_warn("prov",
+			 "%s: a restart with another policy will flush the "
+			 "sets",
+			 err);
 }
 
 static int add_signals(struct daemon *d)
@@ -450,6 +537,7 @@ static void close_parts(struct daemon *d)
 		notify_state("STOPPING=1\nSTATUS=shutting down");
 	gate_close(&d->gate);
 	guard_free(d->guard);
+	flowcheck_free(d->fc);
 	control_free(d->ctl);
 	watch_free(d->watch);
 	if (d->res != NULL)
@@ -459,6 +547,7 @@ static void close_parts(struct daemon *d)
 	upstream_free(d->up);
 	if (d->rl != NULL)
 		reload_close_upstreams(d->rl);
+	persist_prov(d);
 	sets_close(d->sets);
 	resolver_free(d->res);
 	reload_free(d->rl);
@@ -468,17 +557,24 @@ static void close_parts(struct daemon *d)
 	}
 	if (d->base != NULL)
 		event_base_free(d->base);
+	if (d->state_fd >= 0)
+		close(d->state_fd);
 	stats_log();
 }
 
 int serve_run(const struct config *cfg, const char *path, uid_t uid, gid_t gid)
 {
-	struct daemon d = {.cfg = cfg, .path = path, .uid = uid, .gid = gid};
+	struct daemon d = {
+	    .cfg = cfg, .path = path, .uid = uid, .gid = gid, .state_fd = -1};
 	char err[512];
 	int rc = -EIO;
 
 	signal(SIGPIPE, SIG_IGN);
 	raise_nofile();
+	/* One malloc arena: the reload's parse thread then allocates where
+	 * the loop frees, so what an old policy gives back is reused and
+	 * trimmed (reload.c) instead of stranded in a thread's own arena. */
+	(void)mallopt(M_ARENA_MAX, 1);
 	if (cfg->mode == CONFIG_MODE_OFF)
 		log_warn("main",
 			 "mode is \"off\": NO FENCE. Every name is forwarded "

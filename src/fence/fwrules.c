@@ -16,6 +16,10 @@
  *      address: accepted only with the daemon's socket mark (and, for a
  *      loopback upstream, the resolver's replies to us), else rejected,
  *      on every packet, before rule 3 (invariant 5);
+ *   2a. name check (name_check, flowmark.h): a flow the daemon decided
+ *      carries its verdict in the connmark; an undecided established
+ *      flow to a set member on a TLS port goes to the queue, with no
+ *      bypass (no reader: dropped);
  *   3. RELATED,ESTABLISHED (with inbound "deny", only in the original
  *      direction, connections this namespace opened, and on loopback);
  *   4. IPv6 only: what neighbour discovery needs, no more (invariant 6);
@@ -36,6 +40,7 @@
 #include "fence/fwrules.h"
 #include "base/netaddr.h"
 #include "config/fingerprint.h"
+#include "flow/flowmark.h"
 #include "sets/sets.h"
 
 #define MULTIPORT_MAX 15 /* xt_multiport slots; a range takes two */
@@ -78,8 +83,10 @@ static int render_upstreams(const struct config *cfg, int family,
 			    struct fw_rules *r);
 static int render_icmp6(struct fw_rules *r);
 static int render_dns(const struct config *cfg, int family, struct fw_rules *r);
-static int port_list(const struct config *cfg, uint8_t proto, size_t *i,
-		     char *list, size_t cap);
+static int port_list(const struct config_port *ports, size_t n, uint8_t proto,
+		     size_t *i, char *list, size_t cap);
+static int render_name_check(const struct config *cfg, const char *set,
+			     struct fw_rules *r);
 static int render_ports(const struct config *cfg, int family, const char *set,
 			struct fw_rules *r);
 static int render_last(const struct config *cfg, int family,
@@ -359,15 +366,15 @@ static int log_then_accept(struct fw_rules *r, const char *match)
 
 /* The multiport list of proto's ports from cfg->ports[*i] on, at most 15
  * slots; *i moves past what was taken. 0 slots: nothing left. */
-static int port_list(const struct config *cfg, uint8_t proto, size_t *i,
-		     char *list, size_t cap)
+static int port_list(const struct config_port *ports, size_t n, uint8_t proto,
+		     size_t *i, char *list, size_t cap)
 {
 	size_t len = 0;
 	int slots = 0;
 
 	list[0] = '\0';
-	for (; *i < cfg->n_ports; (*i)++) {
-		const struct config_port *cp = &cfg->ports[*i];
+	for (; *i < n; (*i)++) {
+		const struct config_port *cp = &ports[*i];
 		int w = cp->first == cp->last ? 1 : 2;
 
 		if (cp->proto != proto)
@@ -386,7 +393,7 @@ static int port_list(const struct config *cfg, uint8_t proto, size_t *i,
 int fw_rules_port_list(const struct config *cfg, uint8_t proto, size_t *i,
 		       char *list, size_t cap)
 {
-	return port_list(cfg, proto, i, list, cap);
+	return port_list(cfg->ports, cfg->n_ports, proto, i, list, cap);
 }
 
 /* Set members and allow_cidrs on the configured ports, one rule per
@@ -402,7 +409,8 @@ static int render_ports(const struct config *cfg, int family, const char *set,
 		const char *pn = protos[p] == IPPROTO_TCP ? "tcp" : "udp";
 		size_t i = 0;
 
-		while (port_list(cfg, protos[p], &i, list, sizeof(list)) > 0) {
+		while (port_list(cfg->ports, cfg->n_ports, protos[p], &i, list,
+				 sizeof(list)) > 0) {
 			ret =
 			    fw_rules_add(r,
 					 C "-p %s -m set --match-set %s dst -m "
@@ -415,6 +423,45 @@ static int render_ports(const struct config *cfg, int family, const char *set,
 		}
 	}
 	return 0;
+}
+
+/* The name check's rules (docs/firewall.md): the verdict a repeated
+ * packet carries goes into its flow's connmark; a flow refused is reset
+ * on each packet it still sends (the original direction only: the reset
+ * our own REJECT sends back travels OUTPUT too); an undecided established
+ * flow to a set member on a TLS port goes to the queue. */
+static int render_name_check(const struct config *cfg, const char *set,
+			     struct fw_rules *r)
+{
+	char list[16 * 12];
+	size_t i = 0;
+	int ret;
+
+	ret = fw_rules_add(r,
+			   C "-m mark --mark 0x%x -j CONNMARK --set-xmark "
+			     "0x%x/0x%x",
+			   FLOW_MARK_ACCEPT, FLOW_MARK_ACCEPT, FLOW_MARK_MASK);
+	if (!ret)
+		ret = fw_rules_add(r,
+				   C "-m mark --mark 0x%x -j CONNMARK "
+				     "--set-xmark 0x%x/0x%x",
+				   FLOW_MARK_REJECT, FLOW_MARK_REJECT,
+				   FLOW_MARK_MASK);
+	if (!ret)
+		ret = fw_rules_add(
+		    r,
+		    C "-p tcp -m connmark --mark 0x%x/0x%x -m conntrack "
+		      "--ctdir ORIGINAL -j REJECT --reject-with tcp-reset",
+		    FLOW_MARK_REJECT, FLOW_MARK_MASK);
+	while (!ret && port_list(cfg->tls_ports, cfg->n_tls_ports, IPPROTO_TCP,
+				 &i, list, sizeof(list)) > 0)
+		ret = fw_rules_add(
+		    r,
+		    C "-p tcp -m set --match-set %s dst -m multiport --dports "
+		      "%s -m connmark --mark 0x0/0x%x -m conntrack --ctstate "
+		      "ESTABLISHED --ctdir ORIGINAL -j NFQUEUE --queue-num %d",
+		    set, list, FLOW_MARK_MASK, FLOW_QUEUE_NUM);
+	return ret;
 }
 
 /* Each allow_cidrs entry of this family on the same ports. */
@@ -488,6 +535,9 @@ int fw_rules_render(const struct config *cfg, int family, struct fw_rules *r)
 		ret = render_listen(cfg, family, r);
 	if (!ret)
 		ret = render_upstreams(cfg, family, r);
+	if (!ret && cfg->name_check != CONFIG_NAME_CHECK_OFF &&
+	    cfg->scope == CONFIG_SCOPE_OUTPUT)
+		ret = render_name_check(cfg, set, r);
 	if (!ret)
 		ret = render_established(cfg, r);
 	if (!ret && cfg->inbound_deny) /* our listeners' (local) answers */

@@ -221,9 +221,11 @@ static void child_main(struct guard *g, enum job job, int fd)
 		}
 		_exit(r);
 	}
+	/* No keeper: the daemon holds its provenance in memory, not in the
+	 * state file, so a restore that finds another fingerprint flushes. */
 	r = install_fence(g->cfg,
 			  job == JOB_APPLY ? INSTALL_KEEP : INSTALL_RECONCILE,
-			  err, sizeof(err));
+			  NULL, NULL, err, sizeof(err));
 	if (r < 0) {
 		report_line(&fd, err);
 		_exit(1);

@@ -13,7 +13,8 @@
 #include "fence/provenance.h"
 #include "sets/setsadm.h"
 
-int install_fence(const struct config *cfg, enum install_sets sets, char *err,
+int install_fence(const struct config *cfg, enum install_sets sets,
+		  provenance_keep_fn keep, void *keep_arg, char *err,
 		  size_t errlen)
 {
 	char why[480];
@@ -24,7 +25,7 @@ int install_fence(const struct config *cfg, enum install_sets sets, char *err,
 	r = setsadm_create(cfg->set4, cfg->set6, cfg->maxelem, why,
 			   sizeof(why));
 	if (r == 0 && sets == INSTALL_RECONCILE)
-		r = provenance_reconcile(cfg, why, sizeof(why));
+		r = provenance_reconcile(cfg, keep, keep_arg, why, sizeof(why));
 	if (r != 0) {
 		snprintf(err, errlen, "sets: %s", why);
 		return r;

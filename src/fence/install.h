@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "config/config.h"
+#include "fence/provenance.h"
 
 /* What happens to the entries already in the sets. */
 enum install_sets {
@@ -20,10 +21,12 @@ enum install_sets {
 };
 
 /* Create the sets (kept when they exist), reconcile their entries as
- * `sets` says, install and verify the rules (fw_apply). Nothing in mode
- * "off". Blocks (libipset, iptables-restore). 0, or -errno with err
- * naming the step ("sets: ...", "firewall: ..."). */
-int install_fence(const struct config *cfg, enum install_sets sets, char *err,
+ * `sets` says (INSTALL_RECONCILE: through keep, which may be NULL, see
+ * provenance_reconcile), install and verify the rules (fw_apply).
+ * Nothing in mode "off". Blocks (libipset, iptables-restore). 0, or
+ * -errno with err naming the step ("sets: ...", "firewall: ..."). */
+int install_fence(const struct config *cfg, enum install_sets sets,
+		  provenance_keep_fn keep, void *keep_arg, char *err,
 		  size_t errlen);
 
 #endif

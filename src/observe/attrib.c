@@ -81,7 +81,7 @@ static bool late_answer(const struct nflog_pkt *pkt);
 static bool budget(struct attrib *a, uint64_t now);
 static void endpoint(const struct netaddr *addr, bool with_port, uint16_t port,
 		     char *buf, size_t cap);
-static void log_flow(const struct nflog_pkt *pkt, const char *text);
+static void log_flow(bool audit, const struct nflog_pkt *pkt, const char *text);
 static bool is_upstream(const struct config *cfg, const struct netaddr *a);
 static void why_known(FILE *f, const char *addr, const struct recent_info *k,
 		      uint64_t now_ms, int64_t wall_now);
@@ -96,6 +96,7 @@ static const enum stat_id reason_stat[ATTRIB__COUNT] = {
     [ATTRIB_DNS] = STAT_BLOCKED_DNS,
     [ATTRIB_NOTSET] = STAT_BLOCKED_NOTSET,
     [ATTRIB_PROTO] = STAT_BLOCKED_PROTO,
+    [ATTRIB_NAME] = STAT_FLOW_CHECKED, /* counted by the name check */
 };
 
 const char *attrib_reason_name(enum attrib_reason r)
@@ -107,6 +108,7 @@ const char *attrib_reason_name(enum attrib_reason r)
 	    [ATTRIB_DNS] = "dns",
 	    [ATTRIB_NOTSET] = "not_in_set",
 	    [ATTRIB_PROTO] = "protocol",
+	    [ATTRIB_NAME] = "name",
 	};
 
 	return (unsigned)r < ATTRIB__COUNT ? names[r] : "unknown";
@@ -319,7 +321,7 @@ static void endpoint(const struct netaddr *addr, bool with_port, uint16_t port,
 		snprintf(buf, cap, "%s:%u", a, (unsigned)port);
 }
 
-static void log_flow(const struct nflog_pkt *pkt, const char *text)
+static void log_flow(bool audit, const struct nflog_pkt *pkt, const char *text)
 {
 	char src[NETADDR_ENDPOINT_STRLEN], dst[NETADDR_ENDPOINT_STRLEN];
 	char pn[24], uid[24];
@@ -330,12 +332,11 @@ static void log_flow(const struct nflog_pkt *pkt, const char *text)
 		snprintf(uid, sizeof(uid), "uid %u", (unsigned)pkt->uid);
 	else
 		snprintf(uid, sizeof(uid), "no socket");
-	/* warning in both modes: log.level "warning" shows every block. Only
-	 * an audit rule's packet went through: in audit mode with
-	 * audit_denied "local" the DNS rules still reject. */
+	/* warning in both modes: log.level "warning" shows every block. The
+	 * caller says whether the flow went through (an audit rule's packet, or
+	 * the name check in audit). */
 	log_warn(SYS, "%s %s %s -> %s from %s: %s",
-		 strcmp(pkt->prefix, PREFIX_AUDIT) == 0 ? "would block"
-							: "blocked",
+		 audit ? "would block" : "blocked",
 		 proto_name(pkt->proto, pn, sizeof(pn)), src, dst, uid, text);
 }
 
@@ -372,7 +373,16 @@ void attrib_packet(void *arg, const struct nflog_pkt *pkt)
 	if (!dedup(a, &pkt->dst, (uint8_t)r, pkt->has_uid ? pkt->uid : NO_UID,
 		   now) &&
 	    budget(a, now))
-		log_flow(pkt, text);
+		log_flow(strcmp(pkt->prefix, PREFIX_AUDIT) == 0, pkt, text);
+}
+
+void attrib_flow(struct attrib *a, const struct nflog_pkt *pkt, bool audit,
+		 const char *text)
+{
+	uint64_t now = monotime_ms();
+
+	if (a == NULL || budget(a, now))
+		log_flow(audit, pkt, text);
 }
 
 static bool is_upstream(const struct config *cfg, const struct netaddr *a)

@@ -5,6 +5,7 @@
 #ifndef DNSFENCE_ATTRIB_H
 #define DNSFENCE_ATTRIB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -21,6 +22,7 @@ enum attrib_reason {
 	ATTRIB_DNS,	  /* DNS to another resolver */
 	ATTRIB_NOTSET,	  /* answered, entry should live, not in the set */
 	ATTRIB_PROTO,	  /* neither TCP nor UDP */
+	ATTRIB_NAME,	  /* the name check refused the flow's first bytes */
 	ATTRIB__COUNT
 };
 
@@ -58,6 +60,12 @@ void attrib_free(struct attrib *a);
 void attrib_quiet(struct attrib *a, uid_t uid, uint64_t until_ms);
 /* The nflog_pkt_fn: explain, count, dedup, log, and tell learn.c. */
 void attrib_packet(void *arg, const struct nflog_pkt *pkt);
+/* A flow the name check refused (audit: would refuse) with the reason in
+ * text ("TLS server name evil.test is not allowed"): one line within the
+ * same budget as the packets above (no dedup: each refused flow is one
+ * decision, not a stream of packets). a NULL: logged unbudgeted. */
+void attrib_flow(struct attrib *a, const struct nflog_pkt *pkt, bool audit,
+		 const char *text);
 
 /* `dnsfence why ADDR[:PORT]`: lines on f saying which name answered ADDR
  * and when (rc, may be NULL), why a TCP flow to PORT is refused and what

@@ -77,29 +77,6 @@ static cJSON *flow_json(const struct flow *f);
 
 static struct learn *global;
 
-int learn_open_dir(const char *dir, uid_t uid, gid_t gid, char *err,
-		   size_t errlen)
-{
-	int fd;
-
-	if (mkdir(dir, 0750) == 0) {
-		if (chown(dir, uid, gid) != 0) {
-			snprintf(err, errlen, "%s: chown: %s", dir,
-				 strerror(errno));
-			return -errno;
-		}
-	} else if (errno != EEXIST) {
-		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
-		return -errno;
-	}
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
-		return -errno;
-	}
-	return fd;
-}
-
 struct learn *learn_new(struct event_base *base, int dirfd, const char *dir,
 			const char *mode)
 {
@@ -347,6 +324,15 @@ int learn_save(int dirfd, const char *dir, const char *name, cJSON *root,
 			 strerror(-rc));
 	}
 	return rc;
+}
+
+char *learn_text(const struct learn *l)
+{
+	cJSON *root = to_json(l);
+	char *text = root != NULL ? cJSON_Print(root) : NULL;
+
+	cJSON_Delete(root);
+	return text;
 }
 
 int learn_write(struct learn *l)

@@ -20,14 +20,9 @@
 struct event_base;
 struct learn;
 
-/* Open (creating it, mode 0750, owned by uid:gid, when missing) the state
- * directory while privileges allow; the daemon writes through the
- * returned descriptor, so only the directory itself must be writable by
- * uid later. fd >= 0, or -errno with err set. */
-int learn_open_dir(const char *dir, uid_t uid, gid_t gid, char *err,
-		   size_t errlen);
-/* Takes over dirfd; writes every LEARN_WRITE_SECONDS when something
- * changed, and at learn_free. mode is the config's mode name. */
+/* Takes over dirfd (the state directory, instance_open_dir); writes every
+ * LEARN_WRITE_SECONDS when something changed, and at learn_free. mode is the
+ * config's mode name. */
 struct learn *learn_new(struct event_base *base, int dirfd, const char *dir,
 			const char *mode);
 void learn_free(struct learn *l);
@@ -35,6 +30,10 @@ void learn_free(struct learn *l);
 void learn_set_mode(struct learn *l, const char *mode);
 /* Write STATE_DIR/suggest.json now (temporary file, fsync, rename). */
 int learn_write(struct learn *l);
+/* What suggest.json would hold now (malloc'd JSON text; NULL on ENOMEM):
+ * the control socket's answer to `suggest`, which includes the last
+ * lookup, where the file may lag by LEARN_WRITE_SECONDS. */
+char *learn_text(const struct learn *l);
 
 /* The daemon's instance (NULL: nothing is learned), and the hooks: a
  * name the policy does not allow (dotted text), and an attributed blocked

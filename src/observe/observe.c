@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "observe/attrib.h"
+#include "base/instance.h"
 #include "observe/ctevents.h"
 #include "observe/learn.h"
 #include "base/log.h"
@@ -56,7 +57,7 @@ static void open_learn(struct observe *o, struct event_base *base,
 		       const struct config *cfg, uid_t uid, gid_t gid)
 {
 	char err[512];
-	int fd = learn_open_dir(cfg->state_dir, uid, gid, err, sizeof(err));
+	int fd = instance_open_dir(cfg->state_dir, uid, gid, err, sizeof(err));
 
 	if (fd < 0) {
 		log_warn("learn", "%s: `dnsfence suggest` will have no data",
@@ -68,7 +69,7 @@ static void open_learn(struct observe *o, struct event_base *base,
 	if (o->learn == NULL)
 		log_warn("learn", "out of memory: no learned allowlist");
 	learn_set_global(o->learn);
-	fd = learn_open_dir(cfg->state_dir, uid, gid, err, sizeof(err));
+	fd = instance_open_dir(cfg->state_dir, uid, gid, err, sizeof(err));
 	if (fd >= 0 && (o->usage = usage_new(base, fd, cfg->state_dir)) == NULL)
 		log_warn("usage", "out of memory: allow entries not counted");
 	if (o->usage != NULL && o->recent != NULL &&
@@ -114,6 +115,16 @@ struct observe *observe_open(struct event_base *base, const struct config *cfg,
 		metrics_set_usage(o->metrics, o->usage);
 	}
 	return o;
+}
+
+struct attrib *observe_attrib(const struct observe *o)
+{
+	return o != NULL ? o->attrib : NULL;
+}
+
+const struct learn *observe_learn(const struct observe *o)
+{
+	return o != NULL ? o->learn : NULL;
 }
 
 void observe_quiet(struct observe *o, uid_t uid, uint64_t until_ms)

@@ -11,6 +11,7 @@
 #include "config/config.h"
 
 struct event_base;
+struct attrib;
 struct observe;
 
 /* Before the privilege drop. Attribution and the state file are best
@@ -18,12 +19,17 @@ struct observe;
  * configured, is not: NULL (logged) when it cannot listen. */
 struct observe *observe_open(struct event_base *base, const struct config *cfg,
 			     uid_t uid, gid_t gid);
+/* The blocked-flow attribution (NULL in mode off or without memory), for
+ * the name check's lines. */
+struct attrib *observe_attrib(const struct observe *o);
 /* A reload's config (it must outlive o, or be replaced again): the
  * attribution's mode and ports, the recent memory's clamp, the state
  * file's mode. The metrics endpoint and the sets cannot change live. */
 void observe_set_config(struct observe *o, const struct config *cfg);
 /* Writes the state file one last time. */
 void observe_close(struct observe *o);
+/* The learned names (NULL: nothing is learned), for the control socket. */
+const struct learn *observe_learn(const struct observe *o);
 /* The allow entries' usage table (state_dir/usage.json), or NULL. */
 struct usage;
 struct usage *observe_usage(const struct observe *o);

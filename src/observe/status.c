@@ -53,6 +53,7 @@ static cJSON *to_json(const struct status_info *si)
 	if (o == NULL)
 		return NULL;
 	cJSON_AddStringToObject(o, "version", DNSFENCE_VERSION);
+	cJSON_AddNumberToObject(o, "pid", (double)si->pid);
 	cJSON_AddStringToObject(o, "mode", si->mode);
 	cJSON_AddStringToObject(o, "config", si->config);
 	cJSON_AddStringToObject(o, "policy_fingerprint", si->fingerprint);

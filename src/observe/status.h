@@ -21,6 +21,7 @@ struct status_reload {
 #define STATUS_RELOADS 4
 
 struct status_info {
+	long pid; /* the daemon's: which instance answered */
 	const char *mode, *config;
 	char fingerprint[20];
 	size_t allow_entries, in_flight, cached, set4, set6;

@@ -24,8 +24,12 @@
 #include "resolve/prov.h"
 
 #define PROV_MAX_LINKS (1u << 26)
-#define MIN_BUCKETS    1024
-#define NAME_MAX_WIRE  255
+/* (address, name) links per set entry (both sets), and at least: a small
+ * set must fail as full in the kernel, not here first. */
+#define PROV_LINKS_PER_ENTRY 2
+#define PROV_LINKS_MIN	     65536
+#define MIN_BUCKETS	     1024
+#define NAME_MAX_WIRE	     255
 
 struct pname {
 	struct pname *next;
@@ -41,12 +45,18 @@ struct plink {
 	uint32_t expires; /* monotonic seconds */
 };
 
+/* Most addresses have one name: that link lives in the node (cap <= 1),
+ * more go to an array of their own, so the common case is one
+ * allocation of 56 bytes. */
 struct paddr {
 	struct paddr *next;
-	struct plink *links;
 	uint32_t hash;
 	uint32_t n, cap;
 	struct netaddr addr;
+	union {
+		struct plink one; /* cap <= 1 */
+		struct plink *many;
+	} u;
 };
 
 struct htab {
@@ -78,6 +88,11 @@ static size_t addr_prune(struct prov *p, struct paddr *a, uint64_t now,
 static int link_add(struct prov *p, struct paddr *a, struct pname *n,
 		    uint32_t expires);
 static void sweep(struct prov *p, uint64_t now, bool drop_gone);
+static struct plink *links(struct paddr *a);
+static const struct paddr *addr_find(const struct prov *p,
+				     const struct netaddr *a);
+static size_t walk_links(const struct paddr *e, prov_walk_fn fn, void *arg,
+			 uint64_t now);
 static bool judge_addr(struct paddr *a, const struct prov_shorten *sh,
 		       uint64_t now, prov_evict_fn evict, void *earg);
 static size_t name_len(const uint8_t *w, size_t len);
@@ -153,6 +168,15 @@ static int htab_grow(struct htab *t, uint32_t (*hash_of)(const void *))
 	return 0;
 }
 
+size_t prov_max_for(uint32_t maxelem)
+{
+	uint64_t links = (uint64_t)maxelem * 2 * PROV_LINKS_PER_ENTRY;
+
+	if (links < PROV_LINKS_MIN)
+		links = PROV_LINKS_MIN;
+	return links < PROV_MAX_LINKS ? (size_t)links : PROV_MAX_LINKS;
+}
+
 struct prov *prov_new(size_t max)
 {
 	struct prov *p;
@@ -188,6 +212,11 @@ void prov_clear(struct prov *p)
 		while (p->addrs.b[i] != NULL)
 			addr_drop(p, p->addrs.b[i]);
 	}
+}
+
+static struct plink *links(struct paddr *a)
+{
+	return a->cap <= 1 ? &a->u.one : a->u.many;
 }
 
 /* The length of the wire name up to its root label, or 0. */
@@ -229,6 +258,32 @@ static struct pname *name_get(struct prov *p, const uint8_t *w, size_t len)
 	p->names.b[h & p->names.mask] = n;
 	p->names.count++;
 	return n;
+}
+
+bool prov_answered(const struct prov *p, const uint8_t *name, size_t len,
+		   const struct netaddr *a, uint64_t now)
+{
+	uint32_t h = addr_hash(p, a);
+	size_t alen = a->family == AF_INET ? 4 : 16;
+	const struct paddr *e = p->addrs.b[h & p->addrs.mask];
+
+	for (; e != NULL; e = e->next) {
+		if (e->hash == h && e->addr.family == a->family &&
+		    memcmp(e->addr.bytes, a->bytes, alen) == 0)
+			break;
+	}
+	const struct plink *l = e == NULL     ? NULL
+				: e->cap <= 1 ? &e->u.one
+					      : e->u.many;
+
+	for (size_t i = 0; e != NULL && i < e->n; i++) {
+		const struct pname *n = l[i].name;
+
+		if (!n->gone && l[i].expires > now && n->len == len &&
+		    memcmp(n->wire, name, len) == 0)
+			return true;
+	}
+	return false;
 }
 
 /* One link fewer points at n: free it with the last. */
@@ -278,13 +333,14 @@ static void addr_drop(struct prov *p, struct paddr *a)
 	    (struct paddr **)&p->addrs.b[a->hash & p->addrs.mask];
 
 	for (uint32_t i = 0; i < a->n; i++)
-		name_put(p, a->links[i].name);
+		name_put(p, links(a)[i].name);
 	p->links -= a->n;
 	while (*pp != a)
 		pp = &(*pp)->next;
 	*pp = a->next;
 	p->addrs.count--;
-	free(a->links);
+	if (a->cap > 1)
+		free(a->u.many);
 	free(a);
 }
 
@@ -296,10 +352,10 @@ static size_t addr_prune(struct prov *p, struct paddr *a, uint64_t now,
 	uint32_t k = 0;
 
 	for (uint32_t i = 0; i < a->n; i++) {
-		struct plink *l = &a->links[i];
+		struct plink *l = &links(a)[i];
 
 		if (l->expires > now && !(drop_gone && l->name->gone)) {
-			a->links[k++] = *l;
+			links(a)[k++] = *l;
 			continue;
 		}
 		name_put(p, l->name);
@@ -312,17 +368,23 @@ static size_t addr_prune(struct prov *p, struct paddr *a, uint64_t now,
 static int link_add(struct prov *p, struct paddr *a, struct pname *n,
 		    uint32_t expires)
 {
-	if (a->n == a->cap) {
-		uint32_t cap = a->cap ? a->cap * 2 : 1;
-		struct plink *l = reallocarray(a->links, cap, sizeof(*l));
+	if (a->n == a->cap && a->cap == 0) {
+		a->cap = 1;
+	} else if (a->n == a->cap) {
+		uint32_t cap = a->cap * 2;
+		struct plink *l =
+		    a->cap == 1 ? malloc(cap * sizeof(*l))
+				: reallocarray(a->u.many, cap, sizeof(*l));
 
 		if (l == NULL)
 			return -ENOMEM;
-		a->links = l;
+		if (a->cap == 1)
+			l[0] = a->u.one;
+		a->u.many = l;
 		a->cap = cap;
 	}
-	a->links[a->n].name = n;
-	a->links[a->n].expires = expires;
+	links(a)[a->n].name = n;
+	links(a)[a->n].expires = expires;
 	a->n++;
 	n->refs++;
 	p->links++;
@@ -349,7 +411,7 @@ int prov_note(struct prov *p, const uint8_t *name, size_t len,
 		return -ENOMEM;
 	(void)addr_prune(p, e, now, false);
 	for (uint32_t i = 0; i < e->n; i++) {
-		struct plink *l = &e->links[i];
+		struct plink *l = &links(e)[i];
 
 		if (l->name->len == len &&
 		    memcmp(l->name->wire, name, len) == 0) {
@@ -420,6 +482,47 @@ size_t prov_evict_shorten(struct prov *p, prov_allowed_fn allowed, void *aarg,
 	return evicted;
 }
 
+static const struct paddr *addr_find(const struct prov *p,
+				     const struct netaddr *a)
+{
+	uint32_t h = addr_hash(p, a);
+	size_t alen = a->family == AF_INET ? 4 : 16;
+	const struct paddr *e = p->addrs.b[h & p->addrs.mask];
+
+	for (; e != NULL; e = e->next) {
+		if (e->hash == h && e->addr.family == a->family &&
+		    memcmp(e->addr.bytes, a->bytes, alen) == 0)
+			return e;
+	}
+	return NULL;
+}
+
+/* fn for each link of e live at now; returns how many. */
+static size_t walk_links(const struct paddr *e, prov_walk_fn fn, void *arg,
+			 uint64_t now)
+{
+	const struct plink *l = links((struct paddr *)e);
+	size_t n = 0;
+
+	for (uint32_t i = 0; i < e->n; i++) {
+		if (l[i].expires <= now)
+			continue;
+		n++;
+		if (fn != NULL)
+			fn(arg, l[i].name->wire, l[i].name->len, &e->addr,
+			   l[i].expires - now);
+	}
+	return n;
+}
+
+size_t prov_links_of(const struct prov *p, const struct netaddr *a,
+		     prov_walk_fn fn, void *arg, uint64_t now)
+{
+	const struct paddr *e = addr_find(p, a);
+
+	return e != NULL ? walk_links(e, fn, arg, now) : 0;
+}
+
 /* Evict a when only names no longer allowed hold it; else, with
  * sh->fn, when its longest live link is a removed name's or beyond
  * sh->cap, cut the kept links to the cap and say how long it should
@@ -430,7 +533,7 @@ static bool judge_addr(struct paddr *a, const struct prov_shorten *sh,
 	uint64_t had = 0, keep = 0, cap = sh->cap ? sh->cap : UINT32_MAX;
 
 	for (uint32_t k = 0; k < a->n; k++) {
-		const struct plink *l = &a->links[k];
+		const struct plink *l = &links(a)[k];
 
 		if (l->expires <= now)
 			continue;
@@ -441,7 +544,7 @@ static bool judge_addr(struct paddr *a, const struct prov_shorten *sh,
 	}
 	if (keep == 0) {
 		for (uint32_t k = 0; k < a->n; k++) {
-			if (a->links[k].name->gone) {
+			if (links(a)[k].name->gone) {
 				evict(earg, &a->addr);
 				return true;
 			}
@@ -451,8 +554,8 @@ static bool judge_addr(struct paddr *a, const struct prov_shorten *sh,
 	if (sh->fn == NULL || (keep >= had && keep <= cap))
 		return false;
 	for (uint32_t k = 0; k < a->n; k++) {
-		if (a->links[k].expires > cap)
-			a->links[k].expires = (uint32_t)cap;
+		if (links(a)[k].expires > cap)
+			links(a)[k].expires = (uint32_t)cap;
 	}
 	sh->fn(sh->arg, &a->addr, keep < cap ? keep : cap);
 	return false;
@@ -477,14 +580,7 @@ void prov_walk(const struct prov *p, prov_walk_fn fn, void *arg, uint64_t now)
 {
 	for (size_t b = 0; b <= p->addrs.mask; b++) {
 		for (const struct paddr *a = p->addrs.b[b]; a != NULL;
-		     a = a->next) {
-			for (uint32_t i = 0; i < a->n; i++) {
-				const struct plink *l = &a->links[i];
-
-				if (l->expires > now)
-					fn(arg, l->name->wire, l->name->len,
-					   &a->addr, l->expires - now);
-			}
-		}
+		     a = a->next)
+			(void)walk_links(a, fn, arg, now);
 	}
 }

@@ -27,6 +27,9 @@
 
 struct prov;
 
+/* The bound for sets of maxelem entries each: two links per entry of
+ * both sets, at least 65536, at most 2^26. */
+size_t prov_max_for(uint32_t maxelem);
 /* A map for at most max links (1 .. 2^26); NULL on a bad max or ENOMEM. */
 struct prov *prov_new(size_t max);
 void prov_free(struct prov *p);
@@ -39,10 +42,16 @@ void prov_free(struct prov *p);
 int prov_note(struct prov *p, const uint8_t *name, size_t len,
 	      const struct netaddr *a, uint64_t expires, uint64_t now);
 
+/* Did the answer for name (wire format, as noted) put a in the sets, with
+ * a link still live at now? The name check asks this of a flow's server
+ * name and destination. Never changes the map. */
+bool prov_answered(const struct prov *p, const uint8_t *name, size_t len,
+		   const struct netaddr *a, uint64_t now);
+
 /* Is this name (wire format, as noted) still allowed? */
 typedef bool (*prov_allowed_fn)(void *arg, const uint8_t *name, size_t len);
 /* Called once per address to take out of the sets. */
-typedef void (*prov_evict_fn)(void *arg, const struct netaddr *a);
+typedef netaddr_fn prov_evict_fn;
 
 /* Judge every name once with allowed(). Every address that some
  * no-longer-allowed name put in the sets and that no still-allowed name
@@ -75,6 +84,10 @@ typedef void (*prov_walk_fn)(void *arg, const uint8_t *name, size_t len,
 /* Every live link, in no order; changes nothing (for `dnsfence entries`).
  * O(addresses + links). */
 void prov_walk(const struct prov *p, prov_walk_fn fn, void *arg, uint64_t now);
+/* Call fn for every link of a that is live at now (fn may be NULL), as
+ * prov_walk does; returns how many there are. */
+size_t prov_links_of(const struct prov *p, const struct netaddr *a,
+		     prov_walk_fn fn, void *arg, uint64_t now);
 
 /* Forget everything (the sets were recreated and are empty). */
 void prov_clear(struct prov *p);

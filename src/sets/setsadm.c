@@ -15,6 +15,7 @@
 #include <libipset/ipset.h>
 
 #include "base/log.h"
+#include "base/netaddr.h"
 #include "sets/sets.h"
 #include "sets/setsadm.h"
 
@@ -40,6 +41,7 @@ static int cap_custom_err(struct ipset *ipset, void *p, int status,
 			  const char *msg, ...)
     __attribute__((format(printf, 4, 5)));
 static int cap_std_err(struct ipset *ipset, void *p);
+static void load_types(void);
 static int ipset_run(const char *line, struct capture *c);
 static int set_exists(const char *name, bool *exists, char *err, size_t errlen);
 static int set_describe(const char *name, struct set_desc *d, char *err,
@@ -126,11 +128,21 @@ static int cap_std_err(struct ipset *ipset, void *p)
 	return c->failed ? -1 : 0;
 }
 
+/* libipset's set types, registered once per process. */
+static void load_types(void)
+{
+	static bool types_loaded;
+
+	if (!types_loaded) {
+		ipset_load_types();
+		types_loaded = true;
+	}
+}
+
 /* One ipset(8) command line through a fresh libipset handle (a handle is
  * not reusable after an error). -EIO with c->msg on failure. */
 static int ipset_run(const char *line, struct capture *c)
 {
-	static bool types_loaded;
 	struct ipset *ip = NULL;
 	char buf[256];
 	int r;
@@ -138,10 +150,7 @@ static int ipset_run(const char *line, struct capture *c)
 	memset(c, 0, sizeof(*c));
 	if ((size_t)snprintf(buf, sizeof(buf), "%s", line) >= sizeof(buf))
 		return -EINVAL;
-	if (!types_loaded) {
-		ipset_load_types();
-		types_loaded = true;
-	}
+	load_types();
 	ip = ipset_init();
 	if (ip == NULL)
 		return -ENOMEM;
@@ -390,4 +399,93 @@ static int flush_one(const char *name, char *err, size_t errlen)
 int setsadm_flush(const char *set4, const char *set6, char *err, size_t errlen)
 {
 	return both(flush_one, set4, set6, err, errlen);
+}
+
+/* "add NAME ADDR timeout T" lines of `ipset save NAME`. */
+int setsadm_members(const char *name, netaddr_fn fn, void *arg, char *err,
+		    size_t errlen)
+{
+	struct capture c;
+	char line[64], addr[NETADDR_STRLEN];
+	const char *p;
+	size_t nlen = strlen(name);
+	struct netaddr a;
+	int r;
+
+	if (!sets_name_valid(name)) {
+		snprintf(err, errlen, "invalid set name \"%s\"", name);
+		return -EINVAL;
+	}
+	snprintf(line, sizeof(line), "save %s", name);
+	r = ipset_run(line, &c);
+	if (r < 0) {
+		snprintf(err, errlen, "listing %s: %s", name, c.msg);
+		goto out;
+	}
+	for (p = c.out; p != NULL && *p != '\0';) {
+		const char *nl = strchr(p, '\n'), *sp;
+		size_t len;
+
+		if (strncmp(p, "add ", 4) == 0 &&
+		    strncmp(p + 4, name, nlen) == 0 && p[4 + nlen] == ' ') {
+			sp = p + 5 + nlen;
+			len = strcspn(sp, " \n");
+			if (len < sizeof(addr)) {
+				memcpy(addr, sp, len);
+				addr[len] = '\0';
+				if (netaddr_parse(addr, &a) == 0)
+					fn(arg, &a);
+			}
+		}
+		p = nl ? nl + 1 : NULL;
+	}
+out:
+	free(c.out);
+	return r;
+}
+
+/* One `ipset restore` stream of "del NAME ADDR -exist" lines. */
+int setsadm_del(const char *name, const struct netaddr *addrs, size_t n,
+		char *err, size_t errlen)
+{
+	struct capture c;
+	struct ipset *ip;
+	char *text = NULL, astr[NETADDR_STRLEN];
+	size_t len = 0;
+	FILE *mem, *in;
+	int r;
+
+	if (!sets_name_valid(name)) {
+		snprintf(err, errlen, "invalid set name \"%s\"", name);
+		return -EINVAL;
+	}
+	if (n == 0)
+		return 0;
+	if ((mem = open_memstream(&text, &len)) == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		netaddr_format(&addrs[i], astr, sizeof(astr));
+		fprintf(mem, "del %s %s -exist\n", name, astr);
+	}
+	if (fclose(mem) != 0 || (in = fmemopen(text, len, "r")) == NULL) {
+		free(text);
+		return -ENOMEM;
+	}
+	memset(&c, 0, sizeof(c));
+	load_types();
+	ip = ipset_init();
+	r = -ENOMEM;
+	if (ip != NULL) {
+		ipset_custom_printf(ip, cap_custom_err, cap_std_err, cap_out,
+				    &c);
+		r = ipset_parse_stream(ip, in) < 0 || c.failed ? -EIO : 0;
+		ipset_fini(ip);
+	}
+	fclose(in);
+	free(text);
+	free(c.out);
+	if (r != 0)
+		snprintf(err, errlen, "deleting from %s: %s", name,
+			 c.msg[0] ? c.msg : "failed");
+	return r;
 }

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/netaddr.h"
+
 /* Create both sets (hash:ip, inet / inet6, with timeout, maxelem), or
  * accept existing ones of exactly that type and family with timeout
  * support. A set of the wrong kind is -EEXIST with err naming it. */
@@ -20,6 +22,16 @@ int setsadm_destroy(const char *set4, const char *set6, char *err,
 		    size_t errlen);
 /* Remove every entry of both sets (a missing set is no error). */
 int setsadm_flush(const char *set4, const char *set6, char *err, size_t errlen);
+/* Call fn for every address in set name (blocking; `ipset save`). fn
+ * has prov_evict_fn's shape, netaddr_fn (base/netaddr.h). 0, or -errno
+ * with err set. */
+int setsadm_members(const char *name, netaddr_fn fn, void *arg, char *err,
+		    size_t errlen);
+/* Delete these addresses from set name (missing ones are no error), in
+ * one restore stream. 0, or -errno with err set. */
+int setsadm_del(const char *name, const struct netaddr *addrs, size_t n,
+		char *err, size_t errlen);
+
 /* Entries in set name now, as the kernel counts them (expired ones not
  * yet garbage-collected included). 0, -EINVAL or -EIO. Blocks briefly:
  * the metrics endpoint calls it at most once a second. */

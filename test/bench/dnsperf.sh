@@ -201,6 +201,7 @@ start_dnsfence() {
   "upstreams": ["127.0.0.2:5300"],
   "allow": ["*.uniq.bench.test", "*.cached.bench.test"],
   "sets": {"ipv4": "dnsfence4", "ipv6": "dnsfence6", "maxelem": 1048576},
+  "state_dir": "$tmp/state",
   "wildcard_budget": {"burst": 10000000, "per_minute": 600000000},
   "log": {"level": "warning"}
 }

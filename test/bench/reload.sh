@@ -104,7 +104,8 @@ path, n, tmp, extra = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
 allow = ["n%d.bench.test" % i for i in range(1, n + 1)] + ["*.q.bench.test"] + extra
 conf = {"listen": ["127.0.0.1:53"], "upstreams": ["127.0.0.1:5300"], "allow": allow,
         "ports": ["tcp/443"], "sets": {"ipv4": "rl4", "ipv6": "rl6", "maxelem": 262144},
-        "log": {"level": "info"}, "control": {"socket": tmp + "/control.sock", "watch": False}}
+        "log": {"level": "info"}, "state_dir": tmp + "/state",
+        "control": {"socket": tmp + "/control.sock", "watch": False}}
 with open(path + ".tmp", "w") as f:
     json.dump(conf, f)
 os.chmod(path + ".tmp", 0o644)

@@ -348,6 +348,22 @@ with open(sys.argv[1], "w") as f:
 EOF
 }
 
+# df_check_own_state [CONF]: the config (default $DF_DNSFENCE_CONF) keeps
+# the daemon's state_dir and control socket under $DF_TMP, so that nothing
+# a test runs writes under the host's /run/dnsfence; fails the test if not.
+df_check_own_state() {
+	local conf=${1:-$DF_DNSFENCE_CONF} paths
+	paths="$(env -u DNSFENCE_CONFIG "$DNSFENCE_BIN" -c "$conf" validate 2>/dev/null |
+		"$DF_PY" -c 'import json, sys; c = json.load(sys.stdin); print(c["state_dir"]); print(c["control"]["socket"])')" ||
+		fail "df_check_own_state: $conf does not validate"
+	while IFS= read -r p; do
+		case "$p" in
+		"$DF_TMP"/*) ;;
+		*) fail "the test's daemon would keep its state in $p, outside its temp dir $DF_TMP" ;;
+		esac
+	done <<<"$paths"
+}
+
 df_dnsfence_answers() {
 	kill -0 "$DF_DNSFENCE_PID" 2>/dev/null || return 2
 	wl dig +time=1 +tries=1 @127.0.0.1 ready.dnsfence.invalid A >/dev/null 2>&1
@@ -393,6 +409,7 @@ df_setup_fence() {
 df_start_dnsfence() {
 	df_require_bin
 	df_config "$@"
+	df_check_own_state
 	[ "${DF_DNSFENCE_CMD:-serve}" != serve ] || df_setup_fence
 	DF_DNSFENCE_LOG="$DF_TMP/dnsfence.log"
 	ip netns exec "$DF_WL" env -u DNSFENCE_CONFIG -u DNSFENCE_MODE -u DNSFENCE_EXTRA_HOSTS \

@@ -23,7 +23,8 @@ resolv="/etc/netns/$DF_WL/resolv.conf"
 printf 'nameserver %s\nsearch allowed.test\noptions timeout:2 attempts:2\n' "$DF_UP4" >"$resolv"
 # The image's default config plus one name; no "upstreams": from resolv.conf.
 DF_DNSFENCE_CONF="$DF_TMP/dnsfence.json"
-printf '{"allow": ["www.allowed.test"], "ports": ["tcp/80"], "log": {"level": "debug"}, "control": {"socket": "%s/control.sock"}}\n' "$DF_TMP" >"$DF_DNSFENCE_CONF"
+printf '{"allow": ["www.allowed.test"], "ports": ["tcp/80"], "log": {"level": "debug"}, "state_dir": "%s/state", "control": {"socket": "%s/control.sock"}}\n' "$DF_TMP" "$DF_TMP" >"$DF_DNSFENCE_CONF"
+df_check_own_state
 DF_DNSFENCE_LOG="$DF_TMP/dnsfence.log"
 
 # The workload: who it is, then the allowed and the denied name.

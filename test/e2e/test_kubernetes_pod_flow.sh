@@ -30,6 +30,7 @@ conf["allow_cidrs"] = []
 conf["log"] = {"level": "debug"}
 # The pod's emptyDir at /run holds the control socket; here, the temp dir.
 conf["control"] = {"socket": sys.argv[2] + "/control.sock", "watch": False}
+conf["state_dir"] = sys.argv[2] + "/state"
 json.dump(conf, open(sys.argv[2] + "/dnsfence.json", "w"), indent=2)
 inits = kinds["Deployment"]["spec"]["template"]["spec"]["initContainers"]
 for c, name in zip(inits, ("setup", "sidecar")):
@@ -43,6 +44,7 @@ with open(sys.argv[2] + "/probe.cmd", "w") as f:
     f.write("\n".join(inits[1]["startupProbe"]["exec"]["command"]) + "\n")
 PYEOF
 DF_DNSFENCE_CONF="$DF_TMP/dnsfence.json"
+df_check_own_state
 setup_caps="$(cat "$DF_TMP/caps.setup")"
 side_caps="$(cat "$DF_TMP/caps.sidecar")"
 pod_uid="$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["user"])' "$DF_DNSFENCE_CONF")"

@@ -40,7 +40,7 @@ static const char *resolv_conf(void)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct config_env env = {NULL, "extra.example, *.wild.example",
-				 resolv_conf(), NULL};
+				 resolv_conf(), NULL, NULL};
 	struct config *a = NULL, *b = NULL;
 	char err[256], *text = NULL;
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Fuzz target for control_parse, the control socket's command check: any
- * bytes are one of the three commands or refused, and only the exact
+ * bytes are one of the five commands (reload, status, status json,
+ * entries, suggest) or refused, and only the exact
  * spellings are accepted; and for the operand of "why ADDR[:PORT]"
  * (attrib_why), which explains an address or refuses the operand. */
 /* Control and reload reach every part of the daemon.
@@ -51,7 +52,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (r == 0 && !(json ? n == 11 && memcmp(data, "status json", 11) == 0
 			     : n == 6 && memcmp(data, "status", 6) == 0))
 		abort();
-	if (r != 0 && r != 1 && r != -EINVAL)
+	if (r == 2 && !(n == 7 && memcmp(data, "entries", 7) == 0))
+		abort();
+	if (r == 3 && !(n == 7 && memcmp(data, "suggest", 7) == 0))
+		abort();
+	if (r != 0 && r != 1 && r != 2 && r != 3 && r != -EINVAL)
 		abort();
 	if (size > 4 && memcmp(data, "why ", 4) == 0)
 		why_operand((const char *)data + 4, size - 4);

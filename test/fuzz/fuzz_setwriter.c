@@ -24,7 +24,8 @@ static const char CONFIG[] =
 static const struct config *config(void)
 {
 	static struct config *c;
-	struct config_env env = {NULL, NULL, "/nonexistent/resolv.conf", NULL};
+	struct config_env env = {NULL, NULL, "/nonexistent/resolv.conf", NULL,
+				 NULL};
 	char err[256];
 
 	if (c == NULL &&

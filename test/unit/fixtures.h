@@ -26,7 +26,8 @@ static inline struct netaddr fixture_v4(uint32_t n)
  * the parser's message when it does not validate. */
 static inline struct config *fixture_config(const char *json)
 {
-	struct config_env env = {NULL, NULL, "/nonexistent/resolv.conf", NULL};
+	struct config_env env = {NULL, NULL, "/nonexistent/resolv.conf", NULL,
+				 NULL};
 	struct config *c = NULL;
 	char err[512] = "";
 

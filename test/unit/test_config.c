@@ -48,7 +48,7 @@ static int write_temp(char *path, size_t cap, const char *text)
 
 static struct config *parse_ok(const char *json, const struct config_env *e)
 {
-	struct config_env def = {NULL, NULL, resolv_path, NULL};
+	struct config_env def = {NULL, NULL, resolv_path, NULL, NULL};
 	struct config *c = NULL;
 	int rc = config_parse(json, strlen(json), e ? e : &def, &c, err,
 			      sizeof(err));
@@ -62,7 +62,7 @@ static struct config *parse_ok(const char *json, const struct config_env *e)
 static void expect_err(const char *json, const struct config_env *e,
 		       const char *want)
 {
-	struct config_env def = {NULL, NULL, resolv_path, NULL};
+	struct config_env def = {NULL, NULL, resolv_path, NULL, NULL};
 	struct config *c = NULL;
 	int rc = config_parse(json, strlen(json), e ? e : &def, &c, err,
 			      sizeof(err));
@@ -411,7 +411,7 @@ static void test_listen_and_upstream_rules(void **state)
 static void test_upstreams_default_from_resolv_conf(void **state)
 {
 	char path[64], want[256];
-	struct config_env env = {NULL, NULL, path, NULL};
+	struct config_env env = {NULL, NULL, path, NULL, NULL};
 	struct config *c;
 
 	(void)state;
@@ -460,7 +460,7 @@ static void test_upstreams_default_from_resolv_conf(void **state)
 static void test_upstreams_from_saved_original(void **state)
 {
 	char saved[64], want[256];
-	struct config_env env = {NULL, NULL, empty_resolv, saved};
+	struct config_env env = {NULL, NULL, empty_resolv, saved, NULL};
 	struct config *c;
 
 	(void)state;
@@ -497,7 +497,7 @@ static void test_upstreams_from_saved_original(void **state)
 
 static void test_env_overrides(void **state)
 {
-	struct config_env env = {"audit", NULL, resolv_path, NULL};
+	struct config_env env = {"audit", NULL, resolv_path, NULL, NULL};
 	struct config *c;
 
 	(void)state;
@@ -534,7 +534,7 @@ static void test_env_overrides(void **state)
 static void test_round_trip(void **state)
 {
 	struct config_env env = {"off", "extra.example, *.x.example",
-				 resolv_path, NULL};
+				 resolv_path, NULL, NULL};
 
 	(void)state;
 	round_trip("{}", NULL);

@@ -33,6 +33,9 @@ static void commands_are_exact(void **state)
 	assert_true(json);
 	assert_int_equal(control_parse("entries\n", 8, &json), 2);
 	assert_int_equal(control_parse("entries json", 12, &json), -EINVAL);
+	assert_int_equal(control_parse("suggest\n", 8, &json), 3);
+	assert_false(json);
+	assert_int_equal(control_parse("suggest json", 12, &json), -EINVAL);
 	assert_int_equal(control_parse("", 0, &json), -EINVAL);
 	assert_int_equal(control_parse("\n", 1, &json), -EINVAL);
 	assert_int_equal(control_parse("reload now", 10, &json), -EINVAL);
@@ -62,6 +65,12 @@ static void socket_read_from_an_invalid_config(void **state)
 	close(fd);
 	control_socket_of(path, sock, sizeof(sock));
 	assert_string_equal(sock, CONFIG_DEFAULT_CONTROL);
+	/* No socket named: the state directory's, as config.c defaults it. */
+	fd = open(path, O_WRONLY | O_TRUNC);
+	assert_int_equal(write(fd, "{\"state_dir\": \"/run/y//\"}", 25), 25);
+	close(fd);
+	control_socket_of(path, sock, sizeof(sock));
+	assert_string_equal(sock, "/run/y/control.sock");
 	unlink(path);
 	control_socket_of(path, sock, sizeof(sock));
 	assert_string_equal(sock, CONFIG_DEFAULT_CONTROL);

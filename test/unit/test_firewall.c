@@ -91,8 +91,10 @@ static char *insert_before(char *text, const char *mark, const char *add)
 
 static void enforce_renders_canonical_lines(void **state)
 {
-	struct config *c = fixture_config("{\"upstreams\": [\"198.18.0.1\", "
-					  "\"[2001:db8::1]:5300\"]}");
+	struct config *c =
+	    fixture_config("{\"name_check\": {\"mode\": \"off\"}, "
+			   "\"upstreams\": [\"198.18.0.1\", "
+			   "\"[2001:db8::1]:5300\"]}");
 	char *v4 = fw_render(c, AF_INET), *v6 = fw_render(c, AF_INET6);
 	char fp[PROVENANCE_HEXLEN], want[4096];
 
@@ -193,7 +195,8 @@ static void enforce_renders_canonical_lines(void **state)
 static void audit_logs_and_accepts_instead_of_rejecting(void **state)
 {
 	struct config *c =
-	    fixture_config("{\"mode\": \"audit\", \"upstreams\": "
+	    fixture_config("{\"name_check\": {\"mode\": \"off\"}, \"mode\": "
+			   "\"audit\", \"upstreams\": "
 			   "[\"198.18.0.1\"]}");
 	char *v4 = fw_render(c, AF_INET);
 
@@ -278,9 +281,11 @@ static void multiport_splits_at_fifteen_slots(void **state)
 
 static void loopback_upstream_matches_original_destination(void **state)
 {
-	struct config *c = fixture_config("{\"upstreams\": [\"127.0.0.11\"], "
-					  "\"listen\": [\"127.0.0.1:53\", "
-					  "\"0.0.0.0:5353\"]}");
+	struct config *c =
+	    fixture_config("{\"name_check\": {\"mode\": \"off\"}, "
+			   "\"upstreams\": [\"127.0.0.11\"], "
+			   "\"listen\": [\"127.0.0.1:53\", "
+			   "\"0.0.0.0:5353\"]}");
 	char *v4 = fw_render(c, AF_INET);
 
 	(void)state;
@@ -569,11 +574,57 @@ static void policy_fingerprint_and_its_drift(void **state)
 
 /* inbound "deny": the ESTABLISHED accept only for connections opened
  * here, plus loopback (our listeners' answers). */
+/* The name check (invariant 11): the verdict marks go into the connmark,
+ * a refused flow is reset in its original direction, and only undecided
+ * established flows to set members on tls_ports reach the queue, with no
+ * bypass; all before the ESTABLISHED accept. Off: none of it. */
+static void name_check_queues_only_undecided_flows(void **state)
+{
+	struct config *c = fixture_config(
+	    "{\"upstreams\": [\"198.18.0.1\"], \"ports\": [\"tcp/443\", "
+	    "\"tcp/8443\"], \"name_check\": {\"tls_ports\": [\"tcp/443\", "
+	    "\"tcp/8443\"]}}");
+	struct config *off = fixture_config(
+	    "{\"upstreams\": [\"198.18.0.1\"], \"name_check\": {\"mode\": "
+	    "\"off\"}}");
+	char *v4 = fw_render(c, AF_INET), *v6 = fw_render(c, AF_INET6);
+	char *v4off = fw_render(off, AF_INET);
+	const char *want =
+	    C "-m mark --mark 0x100000 -j CONNMARK --set-xmark "
+	      "0x100000/0x300000\n" C "-m mark --mark 0x200000 -j CONNMARK "
+	      "--set-xmark 0x200000/0x300000\n" C
+	      "-p tcp -m connmark --mark 0x200000/0x300000 -m conntrack "
+	      "--ctdir ORIGINAL -j REJECT --reject-with tcp-reset\n" C
+	      "-p tcp -m set --match-set dnsfence4 dst -m multiport --dports "
+	      "443,8443 -m connmark --mark 0x0/0x300000 -m conntrack --ctstate "
+	      "ESTABLISHED --ctdir ORIGINAL -j NFQUEUE --queue-num 4453\n" C
+	      "-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n";
+
+	(void)state;
+	assert_non_null(v4);
+	assert_non_null(v6);
+	assert_non_null(strstr(v4, want));
+	assert_non_null(strstr(v6, "--match-set dnsfence6 dst -m multiport "
+				   "--dports 443,8443 -m connmark"));
+	assert_null(strstr(v4, "queue-bypass"));
+	assert_null(strstr(v4off, "NFQUEUE"));
+	assert_null(strstr(v4off, "CONNMARK"));
+	free(v4);
+	free(v6);
+	free(v4off);
+	config_free(c);
+	config_free(off);
+}
+
 static void inbound_deny_accepts_original_direction_only(void **state)
 {
-	struct config *c = fixture_config("{\"upstreams\": [\"198.18.0.1\"], "
-					  "\"inbound\": \"deny\"}");
-	struct config *d = fixture_config("{\"upstreams\": [\"198.18.0.1\"]}");
+	struct config *c =
+	    fixture_config("{\"name_check\": {\"mode\": \"off\"}, "
+			   "\"upstreams\": [\"198.18.0.1\"], "
+			   "\"inbound\": \"deny\"}");
+	struct config *d =
+	    fixture_config("{\"name_check\": {\"mode\": \"off\"}, "
+			   "\"upstreams\": [\"198.18.0.1\"]}");
 	char *v4 = fw_render(c, AF_INET), *v4d = fw_render(d, AF_INET);
 
 	(void)state;
@@ -604,6 +655,7 @@ int main(void)
 	    cmocka_unit_test(save_text_with_rules_is_told_apart),
 	    cmocka_unit_test(policy_fingerprint_and_its_drift),
 	    cmocka_unit_test(inbound_deny_accepts_original_direction_only),
+	    cmocka_unit_test(name_check_queues_only_undecided_flows),
 	    cmocka_unit_test(replaced_upstream_stays_fenced),
 	};
 

@@ -46,7 +46,8 @@ static char *saved_of(const struct config *c, int family, const char *hooks);
 
 static int parse_err(const char *json, char *err, size_t len)
 {
-	struct config_env env = {NULL, NULL, "/nonexistent/resolv.conf", NULL};
+	struct config_env env = {NULL, NULL, "/nonexistent/resolv.conf", NULL,
+				 NULL};
 	struct config *c = NULL;
 	char text[512];
 	int rc;

@@ -98,10 +98,13 @@ static void uid_gid_cgroup_render_their_jumps(void **state)
 	config_free(c);
 }
 
-/* Without subjects: one plain jump, DROP policy, no nat rules. */
+/* Without subjects: one plain jump, DROP policy, no nat rules (the name
+ * check, which has CONNMARK rules of its own, off). */
 static void no_subjects_is_the_whole_namespace(void **state)
 {
-	struct config *c = fixture_config("{\"upstreams\": [\"198.18.0.1\"]}");
+	struct config *c = fixture_config(
+	    "{\"upstreams\": [\"198.18.0.1\"], \"name_check\": {\"mode\": "
+	    "\"off\"}}");
 	struct fw_rules j = {0}, nat = {0};
 	char *v4 = fw_render(c, AF_INET);
 
@@ -244,7 +247,8 @@ static void fixes_delete_every_jump_and_insert_in_order(void **state)
 
 static void expect_error(const char *json, const char *want)
 {
-	struct config_env env = {NULL, NULL, "/nonexistent/resolv.conf", NULL};
+	struct config_env env = {NULL, NULL, "/nonexistent/resolv.conf", NULL,
+				 NULL};
 	struct config *c = NULL;
 	char err[512] = "";
 

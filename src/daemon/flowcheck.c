@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* flowcheck: the queue's callback and the verdicts.
+ *
+ * Only packets of established flows to set members on `tls_ports` that
+ * carry no verdict yet reach us (fwrules.c). A packet without payload
+ * (the handshake's last ACK) is let through undecided: it names nothing
+ * and carries nothing. Payload is appended to the flow's stream and the
+ * packet held (no verdict) until the ClientHello is whole: the server
+ * sees no byte of a flow before its verdict. Then every held packet goes
+ * back through the chain (NF_REPEAT) marked FLOW_MARK_ACCEPT or
+ * FLOW_MARK_REJECT; the rules copy the mark into the connmark, so the
+ * kernel resets or passes the rest of the flow without us.
+ *
+ * Fail closed: an unparsable packet is dropped; a full table, a flow
+ * over its bounds, a stream that is not a ClientHello, or one still
+ * incomplete after FLOWCHECK_TIMEOUT_MS is refused. In audit (name_check
+ * or the fence's mode) the refusal is logged as "would block" and the
+ * flow let through. The config, policy and provenance are the running
+ * ones at each packet, so a reload takes effect on the next flow. */
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+#include <linux/netfilter.h>
+
+#include "base/log.h"
+#include "base/monotime.h"
+#include "base/stats.h"
+#include "config/config.h"
+#include "daemon/flowcheck.h"
+#include "daemon/nfq.h"
+#include "daemon/reload.h"
+#include "flow/flowdecide.h"
+#include "flow/flowmark.h"
+#include "flow/flowpkt.h"
+#include "flow/flowtab.h"
+#include "flow/tlshello.h"
+#include "observe/attrib.h"
+#include "resolve/prov.h"
+
+#define SYS		"namecheck"
+#define WHAT_TLS	"TLS server name"
+#define SWEEP_MS	500
+#define KEEP_DECIDED_MS 2000
+/* A packet of a decided flow whose sequence number lies this far past the
+ * stream's start belongs to a new connection on the same four-tuple (the
+ * kernel chose a fresh ISN), not to the flow the verdict was for. */
+#define RACE_WINDOW (1u << 20)
+#define TEXT_MAX    (TLSHELLO_NAME_MAX + 128)
+
+struct flowcheck {
+	const struct reload *rl;
+	struct attrib *attrib;
+	struct nfq *q;
+	struct flowtab *tab;
+	struct event *sweep_ev;
+	struct tlshello hello; /* scratch of one parse */
+};
+
+static const enum stat_id reason_stat[FLOWDECIDE__COUNT] = {
+    [FLOWDECIDE_OK] = STAT_FLOW_ACCEPTED,
+    [FLOWDECIDE_NO_NAME] = STAT_FLOW_NO_NAME,
+    [FLOWDECIDE_NOT_ALLOWED] = STAT_FLOW_NOT_ALLOWED,
+    [FLOWDECIDE_NOT_ANSWERED] = STAT_FLOW_NOT_ANSWERED,
+    [FLOWDECIDE_UNREADABLE] = STAT_FLOW_UNREADABLE,
+    [FLOWDECIDE_TIMEOUT] = STAT_FLOW_TIMEOUT,
+};
+
+static void on_packet(void *arg, const struct nfq_pkt *qp);
+static struct flowtab_flow *flow_of(struct flowcheck *fc,
+				    const struct flowtab_key *key,
+				    const struct nfq_pkt *qp,
+				    const struct flowpkt *fp);
+static void read_flow(struct flowcheck *fc, struct flowtab_flow *f,
+		      const struct nfq_pkt *qp, const struct flowpkt *fp);
+static void release_older(struct flowcheck *fc, struct flowtab_flow *f);
+static bool answered(void *arg, const uint8_t *wire, size_t len,
+		     const struct netaddr *dst);
+static bool auditing(const struct config *cfg);
+static void verdict(struct flowcheck *fc, uint32_t id, bool accept);
+static void finish(struct flowcheck *fc, struct flowtab_flow *f,
+		   enum flowdecide_reason r, const char *text);
+static void refuse_one(struct flowcheck *fc, const struct nfq_pkt *qp,
+		       const struct flowpkt *fp, const char *text);
+static void report(struct flowcheck *fc, const struct flowtab_key *k,
+		   bool has_uid, uint32_t uid, const char *text);
+static void on_timeout(void *arg, struct flowtab_flow *f);
+static void on_sweep(evutil_socket_t fd, short what, void *arg);
+
+struct flowcheck *flowcheck_new(struct event_base *base,
+				const struct reload *rl, struct attrib *attrib,
+				char *err, size_t errlen)
+{
+	struct flowcheck *fc = calloc(1, sizeof(*fc));
+	struct timeval tv = {0, SWEEP_MS * 1000};
+
+	if (fc == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	fc->rl = rl;
+	fc->attrib = attrib;
+	fc->tab = flowtab_new(FLOWCHECK_FLOWS_MAX, TLSHELLO_MAX + 4 * 64,
+			      FLOWCHECK_BYTES_MAX);
+	fc->sweep_ev = event_new(base, -1, EV_PERSIST, on_sweep, fc);
+	if (fc->tab == NULL || fc->sweep_ev == NULL ||
+	    event_add(fc->sweep_ev, &tv) != 0) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	fc->q = nfq_open(base, FLOW_QUEUE_NUM, FLOWCHECK_QUEUE_MAXLEN,
+			 on_packet, fc, err, errlen);
+	if (fc->q == NULL)
+		goto fail;
+	return fc;
+fail:
+	flowcheck_free(fc);
+	return NULL;
+}
+
+void flowcheck_free(struct flowcheck *fc)
+{
+	if (fc == NULL)
+		return;
+	nfq_close(fc->q); /* held packets are dropped by the kernel */
+	if (fc->sweep_ev != NULL)
+		event_free(fc->sweep_ev);
+	flowtab_free(fc->tab);
+	free(fc);
+}
+
+static bool auditing(const struct config *cfg)
+{
+	return cfg->name_check == CONFIG_NAME_CHECK_AUDIT ||
+	       cfg->mode == CONFIG_MODE_AUDIT;
+}
+
+static void verdict(struct flowcheck *fc, uint32_t id, bool accept)
+{
+	int rc = nfq_verdict(fc->q, id, NF_REPEAT,
+			     accept ? FLOW_MARK_ACCEPT : FLOW_MARK_REJECT);
+
+	if (rc != 0)
+		log_limited(LOG_CLASS_SETS, LOGL_WARN, SYS,
+			    "cannot send a verdict: %s (the packet is "
+			    "dropped)",
+			    strerror(-rc));
+}
+
+static void on_packet(void *arg, const struct nfq_pkt *qp)
+{
+	struct flowcheck *fc = arg;
+	struct flowtab_flow *f;
+	struct flowtab_key key;
+	struct flowpkt fp;
+
+	if (qp->payload == NULL ||
+	    flowpkt_parse(qp->payload, qp->len, &fp) != 0) {
+		(void)nfq_verdict(fc->q, qp->id, NF_DROP, 0);
+		return;
+	}
+	if (fp.payload_len == 0) {
+		(void)nfq_verdict(fc->q, qp->id, NF_ACCEPT, 0);
+		return;
+	}
+	key = (struct flowtab_key){
+	    .src = fp.src, .dst = fp.dst, .sport = fp.sport, .dport = fp.dport};
+	f = flow_of(fc, &key, qp, &fp);
+	if (f == NULL)
+		return;
+	if (f->decided) {
+		verdict(fc, qp->id, f->accept);
+		return;
+	}
+	if (qp->has_uid && !f->has_uid) {
+		f->has_uid = true;
+		f->uid = qp->uid;
+	}
+	read_flow(fc, f, qp, &fp);
+}
+
+/* The flow of key, created when new, or anew when a decided one's
+ * four-tuple carries a new connection (RACE_WINDOW). NULL when the table
+ * is full: the packet is then refused here. */
+static struct flowtab_flow *flow_of(struct flowcheck *fc,
+				    const struct flowtab_key *key,
+				    const struct nfq_pkt *qp,
+				    const struct flowpkt *fp)
+{
+	uint64_t now = monotime_ms();
+	struct flowtab_flow *f = flowtab_get(fc->tab, key, now, true);
+
+	if (f != NULL && f->decided &&
+	    (uint32_t)(fp->seq - f->isn) >= RACE_WINDOW) {
+		flowtab_remove(fc->tab, f);
+		f = flowtab_get(fc->tab, key, now, true);
+	}
+	if (f == NULL) {
+		stats_inc(STAT_FLOW_BUSY);
+		refuse_one(fc, qp, fp,
+			   "too many flows being read at once (fail closed)");
+	}
+	return f;
+}
+
+/* Append, hold, and judge once the ClientHello is whole. */
+static void read_flow(struct flowcheck *fc, struct flowtab_flow *f,
+		      const struct nfq_pkt *qp, const struct flowpkt *fp)
+{
+	const struct config *cfg = reload_config(fc->rl);
+	char text[TEXT_MAX];
+	enum flowdecide_reason r;
+	int rc;
+
+	rc = flowtab_append(fc->tab, f, fp->seq, fp->payload, fp->payload_len);
+	if (rc == -EAGAIN) {
+		(void)nfq_verdict(fc->q, qp->id, NF_DROP, 0);
+		return;
+	}
+	if (rc == 0)
+		rc = flowtab_hold(f, qp->id);
+	if (rc != 0) {
+		/* This packet is not held: its verdict goes out by itself. */
+		verdict(fc, qp->id, auditing(cfg));
+		flowdecide_explain(FLOWDECIDE_UNREADABLE, WHAT_TLS, text,
+				   sizeof(text));
+		finish(fc, f, FLOWDECIDE_UNREADABLE, text);
+		return;
+	}
+	rc = tlshello_parse(f->buf, f->len, &fc->hello);
+	if (rc == -EAGAIN) {
+		release_older(fc, f);
+		return;
+	}
+	if (rc != 0) {
+		flowdecide_explain(FLOWDECIDE_UNREADABLE, WHAT_TLS, text,
+				   sizeof(text));
+		r = FLOWDECIDE_UNREADABLE;
+	} else {
+		r = flowdecide(WHAT_TLS,
+			       fc->hello.has_name ? fc->hello.name : NULL,
+			       &f->key.dst, reload_policy(fc->rl), answered, fc,
+			       text, sizeof(text));
+	}
+	if (r == FLOWDECIDE_OK)
+		log_debug(SYS, "%s", text);
+	finish(fc, f, r, text);
+}
+
+/* Still incomplete: the older held packets are dropped (their bytes are
+ * copied), only the newest stays. A held packet's memory is charged to
+ * its socket, and TCP's small-queue limit sends nothing more while two of
+ * them wait: holding them all would wait for a segment the sender holds
+ * back. A dropped segment comes again when the server acknowledges the
+ * later ones (or on timeout) and then meets the flow's verdict. */
+static void release_older(struct flowcheck *fc, struct flowtab_flow *f)
+{
+	if (f->n_held < 2)
+		return;
+	for (size_t i = 0; i + 1 < f->n_held; i++)
+		(void)nfq_verdict(fc->q, f->held[i], NF_DROP, 0);
+	f->held[0] = f->held[f->n_held - 1];
+	f->n_held = 1;
+}
+
+static bool answered(void *arg, const uint8_t *wire, size_t len,
+		     const struct netaddr *dst)
+{
+	struct flowcheck *fc = arg;
+	const struct prov *p = reload_prov(fc->rl);
+
+	return p != NULL && prov_answered(p, wire, len, dst, monotime_s());
+}
+
+/* The verdict on every held packet, counted and, when refused, logged. */
+static void finish(struct flowcheck *fc, struct flowtab_flow *f,
+		   enum flowdecide_reason r, const char *text)
+{
+	const struct config *cfg = reload_config(fc->rl);
+	bool accept = r == FLOWDECIDE_OK || auditing(cfg);
+
+	stats_inc(STAT_FLOW_CHECKED);
+	stats_inc(reason_stat[r]);
+	if (r != FLOWDECIDE_OK && accept)
+		stats_inc(STAT_FLOW_AUDIT_ALLOWED);
+	for (size_t i = 0; i < f->n_held; i++)
+		verdict(fc, f->held[i], accept);
+	if (r != FLOWDECIDE_OK)
+		report(fc, &f->key, f->has_uid, f->uid, text);
+	flowtab_decide(fc->tab, f, accept, monotime_ms());
+}
+
+static void refuse_one(struct flowcheck *fc, const struct nfq_pkt *qp,
+		       const struct flowpkt *fp, const char *text)
+{
+	struct flowtab_key k = {.src = fp->src,
+				.dst = fp->dst,
+				.sport = fp->sport,
+				.dport = fp->dport};
+	bool audit = auditing(reload_config(fc->rl));
+
+	verdict(fc, qp->id, audit);
+	report(fc, &k, qp->has_uid, qp->uid, text);
+}
+
+/* "blocked tcp A:p -> B:443 from uid U: TLS server name ... ". */
+static void report(struct flowcheck *fc, const struct flowtab_key *k,
+		   bool has_uid, uint32_t uid, const char *text)
+{
+	struct nflog_pkt pkt = {.has_uid = has_uid,
+				.uid = uid,
+				.has_addrs = true,
+				.src = k->src,
+				.dst = k->dst,
+				.proto = IPPROTO_TCP,
+				.has_ports = true,
+				.sport = k->sport,
+				.dport = k->dport};
+
+	attrib_flow(fc->attrib, &pkt, auditing(reload_config(fc->rl)), text);
+}
+
+static void on_timeout(void *arg, struct flowtab_flow *f)
+{
+	struct flowcheck *fc = arg;
+	const struct config *cfg = reload_config(fc->rl);
+	bool accept = auditing(cfg);
+	char text[TEXT_MAX];
+
+	flowdecide_explain(FLOWDECIDE_TIMEOUT, WHAT_TLS, text, sizeof(text));
+	stats_inc(STAT_FLOW_CHECKED);
+	stats_inc(STAT_FLOW_TIMEOUT);
+	for (size_t i = 0; i < f->n_held; i++)
+		verdict(fc, f->held[i], accept);
+	report(fc, &f->key, f->has_uid, f->uid, text);
+}
+
+static void on_sweep(evutil_socket_t fd, short what, void *arg)
+{
+	struct flowcheck *fc = arg;
+
+	(void)fd;
+	(void)what;
+	flowtab_expire(fc->tab, monotime_ms(), FLOWCHECK_TIMEOUT_MS,
+		       KEEP_DECIDED_MS, on_timeout, fc);
+}

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* nfq: the name check's NFQUEUE over libmnl: bind, configure, read the
+ * queued packets, send verdicts. Thin on purpose: it knows nothing of
+ * names or flows (flowcheck.c does), so a privileged parent can own the
+ * socket and pass packets and verdicts across later. */
+#ifndef DNSFENCE_NFQ_H
+#define DNSFENCE_NFQ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct event_base;
+struct nfq;
+
+/* One queued packet; payload (the IP packet) is valid during the call. */
+struct nfq_pkt {
+	uint32_t id;
+	const uint8_t *payload;
+	size_t len;
+	bool has_uid;
+	uint32_t uid;
+};
+
+typedef void (*nfq_pkt_fn)(void *arg, const struct nfq_pkt *pkt);
+
+/* Bind queue num in this network namespace (CAP_NET_ADMIN), copying whole
+ * packets with the sender's uid, at most maxlen waiting in the kernel (a
+ * packet beyond it is dropped: the queue never fails open). fn runs from
+ * the event loop, for at most a bounded number of reads per wake-up.
+ * NULL with err set on failure. */
+struct nfq *nfq_open(struct event_base *base, uint16_t num, uint32_t maxlen,
+		     nfq_pkt_fn fn, void *arg, char *err, size_t errlen);
+void nfq_close(struct nfq *q);
+
+/* The verdict on packet id: NF_ACCEPT, NF_DROP, or NF_REPEAT (through the
+ * chain again) with mark as the packet's new mark (0: unchanged). 0 or
+ * -errno. */
+int nfq_verdict(struct nfq *q, uint32_t id, uint32_t verdict, uint32_t mark);
+
+#endif

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* flowmark: what the name check's rules (fwrules.c) and its queue reader
+ * (daemon/flowcheck.c) agree on. An undecided flow's packets go to queue
+ * FLOW_QUEUE_NUM; the verdict sends a packet back through the chain
+ * (NF_REPEAT) carrying the packet mark FLOW_MARK_ACCEPT or
+ * FLOW_MARK_REJECT, and the chain's first rules copy that into the
+ * flow's connmark, so every later packet of the flow is decided in the
+ * kernel. The bits keep clear of the default socket `mark` (0x64000000)
+ * and of the bits kube-proxy, Cilium, Istio and the AWS CNI use; a
+ * packet mark is matched whole, so a program's own mark never counts. */
+#ifndef DNSFENCE_FLOWMARK_H
+#define DNSFENCE_FLOWMARK_H
+
+#define FLOW_QUEUE_NUM	 4453
+#define FLOW_MARK_ACCEPT 0x100000u
+#define FLOW_MARK_REJECT 0x200000u
+#define FLOW_MARK_MASK	 0x300000u
+
+#endif

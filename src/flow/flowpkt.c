@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* flowpkt: the IP and TCP headers of a queued packet, through dns_reader
+ * (the one bounds-checked reader). The kernel hands us the packet as it
+ * leaves, so its lengths are trusted only as far as the bytes reach: the
+ * payload ends at the IP total length or the captured end, whichever
+ * comes first. */
+#include <errno.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "dns/dnsmsg.h"
+#include "flow/flowpkt.h"
+
+static int parse_ip4(struct dns_reader *r, struct flowpkt *out, size_t *end);
+static int parse_ip6(struct dns_reader *r, struct flowpkt *out, size_t *end);
+static int parse_tcp(struct dns_reader *r, size_t end, struct flowpkt *out);
+
+int flowpkt_parse(const uint8_t *p, size_t len, struct flowpkt *out)
+{
+	struct dns_reader r;
+	size_t end = 0;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (len < 1)
+		return -EBADMSG;
+	dns_reader_init(&r, p, len);
+	if (p[0] >> 4 == 4)
+		rc = parse_ip4(&r, out, &end);
+	else if (p[0] >> 4 == 6)
+		rc = parse_ip6(&r, out, &end);
+	else
+		rc = -EBADMSG;
+	return rc ? rc : parse_tcp(&r, end, out);
+}
+
+/* *end: where the IP packet ends in the buffer. */
+static int parse_ip4(struct dns_reader *r, struct flowpkt *out, size_t *end)
+{
+	uint8_t vihl, proto;
+	uint16_t total, frag;
+	const uint8_t *a;
+	size_t ihl;
+
+	if (dns_read_u8(r, &vihl) || dns_skip(r, 1) ||
+	    dns_read_u16(r, &total) || dns_skip(r, 2) ||
+	    dns_read_u16(r, &frag) || dns_skip(r, 1) ||
+	    dns_read_u8(r, &proto) || dns_skip(r, 2) ||
+	    dns_read_bytes(r, &a, 8))
+		return -EBADMSG;
+	ihl = (size_t)(vihl & 0xf) * 4;
+	/* More fragments or an offset: not a whole segment. */
+	if (ihl < 20 || proto != IPPROTO_TCP || (frag & 0x3fff) != 0 ||
+	    total < ihl || dns_skip(r, ihl - 20))
+		return -EBADMSG;
+	out->src.family = out->dst.family = AF_INET;
+	memcpy(out->src.bytes, a, 4);
+	memcpy(out->dst.bytes, a + 4, 4);
+	*end = total < r->len ? total : r->len;
+	return 0;
+}
+
+static int parse_ip6(struct dns_reader *r, struct flowpkt *out, size_t *end)
+{
+	uint16_t plen;
+	uint8_t next;
+	const uint8_t *a;
+
+	if (dns_skip(r, 4) || dns_read_u16(r, &plen) || dns_read_u8(r, &next) ||
+	    dns_skip(r, 1) || dns_read_bytes(r, &a, 32))
+		return -EBADMSG;
+	out->src.family = out->dst.family = AF_INET6;
+	memcpy(out->src.bytes, a, 16);
+	memcpy(out->dst.bytes, a + 16, 16);
+	*end = 40 + (size_t)plen < r->len ? 40 + (size_t)plen : r->len;
+	/* Hop-by-hop, routing, destination options: (next, 8-byte units). */
+	for (int i = 0; i < 8 && next != IPPROTO_TCP; i++) {
+		uint8_t n, units;
+
+		if (next != IPPROTO_HOPOPTS && next != IPPROTO_ROUTING &&
+		    next != IPPROTO_DSTOPTS)
+			return -EBADMSG;
+		if (dns_read_u8(r, &n) || dns_read_u8(r, &units) ||
+		    dns_skip(r, (size_t)units * 8 + 6))
+			return -EBADMSG;
+		next = n;
+	}
+	return next == IPPROTO_TCP ? 0 : -EBADMSG;
+}
+
+static int parse_tcp(struct dns_reader *r, size_t end, struct flowpkt *out)
+{
+	size_t start = r->pos, off;
+	uint8_t doff, flags;
+
+	if (dns_read_u16(r, &out->sport) || dns_read_u16(r, &out->dport) ||
+	    dns_read_u32(r, &out->seq) || dns_skip(r, 4) ||
+	    dns_read_u8(r, &doff) || dns_read_u8(r, &flags))
+		return -EBADMSG;
+	off = (size_t)(doff >> 4) * 4;
+	if (off < 20 || end < start || end - start < off)
+		return -EBADMSG;
+	out->flags = flags & 0x07;
+	out->payload = r->buf + start + off;
+	out->payload_len = end - start - off;
+	return 0;
+}

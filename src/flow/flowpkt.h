@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* flowpkt: one queued IP packet read as far as the name check needs it:
+ * addresses, TCP ports, sequence number, flags and payload. Pure. */
+#ifndef DNSFENCE_FLOWPKT_H
+#define DNSFENCE_FLOWPKT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/netaddr.h"
+
+#define FLOWPKT_FIN 0x01
+#define FLOWPKT_SYN 0x02
+#define FLOWPKT_RST 0x04
+
+struct flowpkt {
+	struct netaddr src, dst;
+	uint16_t sport, dport;	/* host order */
+	uint32_t seq;		/* of the first payload byte */
+	uint8_t flags;		/* TCP flags */
+	const uint8_t *payload; /* into the packet */
+	size_t payload_len;
+};
+
+/* Read an IPv4 or IPv6 packet (family from its version nibble) carrying
+ * TCP. IPv6 extension headers before TCP are walked (hop-by-hop, routing,
+ * destination options); a fragment, another protocol or any truncation is
+ * -EBADMSG. 0 with out filled. */
+int flowpkt_parse(const uint8_t *p, size_t len, struct flowpkt *out);
+
+#endif

@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* flowtab: a chained hash table of flows keyed by their four-tuple, with
+ * a per-process random seed (the keys are chosen by the workload).
+ *
+ * Reassembly is in order only: the local stack hands its segments to the
+ * queue in sequence, so a segment past the end of what we have means one
+ * was dropped, and dropping this one too makes the sender retransmit
+ * both. Bytes we have already are not compared again (the stream was
+ * parsed from what arrived first; a retransmission cannot change it). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "base/hash.h"
+#include "flow/flowtab.h"
+
+#define BUCKETS 1024
+
+struct flowtab {
+	struct flowtab_flow *b[BUCKETS];
+	size_t max_flows, per_flow, total;
+	size_t count, reading, bytes;
+	uint32_t seed;
+};
+
+static uint32_t key_hash(const struct flowtab *t, const struct flowtab_key *k);
+static bool key_equal(const struct flowtab_key *a, const struct flowtab_key *b);
+static void drop_stream(struct flowtab *t, struct flowtab_flow *f);
+static void unlink_flow(struct flowtab *t, struct flowtab_flow **pp);
+
+static uint32_t key_hash(const struct flowtab *t, const struct flowtab_key *k)
+{
+	uint8_t w[2 * 16 + 5];
+	size_t n = k->src.family == AF_INET ? 4 : 16;
+
+	memcpy(w, k->src.bytes, n);
+	memcpy(w + n, k->dst.bytes, n);
+	w[2 * n] = (uint8_t)(k->sport >> 8);
+	w[2 * n + 1] = (uint8_t)k->sport;
+	w[2 * n + 2] = (uint8_t)(k->dport >> 8);
+	w[2 * n + 3] = (uint8_t)k->dport;
+	w[2 * n + 4] = (uint8_t)k->src.family;
+	return hash_fnv1a(w, 2 * n + 5, t->seed);
+}
+
+static bool key_equal(const struct flowtab_key *a, const struct flowtab_key *b)
+{
+	return a->sport == b->sport && a->dport == b->dport &&
+	       netaddr_equal(&a->src, &b->src) &&
+	       netaddr_equal(&a->dst, &b->dst);
+}
+
+struct flowtab *flowtab_new(size_t max_flows, size_t bytes_per_flow,
+			    size_t bytes_total)
+{
+	struct flowtab *t;
+
+	if (max_flows == 0 || bytes_per_flow == 0 || bytes_total == 0)
+		return NULL;
+	t = calloc(1, sizeof(*t));
+	if (t == NULL)
+		return NULL;
+	t->max_flows = max_flows;
+	t->per_flow = bytes_per_flow;
+	t->total = bytes_total;
+	(void)hash_seed(&t->seed, sizeof(t->seed));
+	return t;
+}
+
+void flowtab_free(struct flowtab *t)
+{
+	if (t == NULL)
+		return;
+	for (size_t i = 0; i < BUCKETS; i++) {
+		while (t->b[i] != NULL)
+			unlink_flow(t, &t->b[i]);
+	}
+	free(t);
+}
+
+struct flowtab_flow *flowtab_get(struct flowtab *t,
+				 const struct flowtab_key *key, uint64_t now,
+				 bool create)
+{
+	uint32_t h = key_hash(t, key);
+	struct flowtab_flow *f = t->b[h % BUCKETS];
+
+	for (; f != NULL; f = f->next) {
+		if (f->hash == h && key_equal(&f->key, key))
+			return f;
+	}
+	if (!create || t->count >= t->max_flows)
+		return NULL;
+	f = calloc(1, sizeof(*f));
+	if (f == NULL)
+		return NULL;
+	f->key = *key;
+	f->hash = h;
+	f->started_ms = now;
+	f->next = t->b[h % BUCKETS];
+	t->b[h % BUCKETS] = f;
+	t->count++;
+	t->reading++;
+	return f;
+}
+
+int flowtab_append(struct flowtab *t, struct flowtab_flow *f, uint32_t seq,
+		   const uint8_t *p, size_t n)
+{
+	uint32_t off;
+	size_t fresh, want;
+
+	if (!f->has_start) {
+		f->has_start = true;
+		f->isn = seq;
+	}
+	off = seq - f->isn; /* modulo 2^32, as TCP counts */
+	if (off > (uint32_t)f->len) {
+		/* Before the start (a wrapped, negative offset) is old. */
+		return off > UINT32_MAX / 2 ? 0 : -EAGAIN;
+	}
+	if ((size_t)off + n <= f->len)
+		return 0;
+	fresh = (size_t)off + n - f->len;
+	want = f->len + fresh;
+	if (want > t->per_flow || t->bytes + fresh > t->total)
+		return -EMSGSIZE;
+	if (want > f->cap) {
+		size_t cap = f->cap ? f->cap : 2048;
+		uint8_t *nb;
+
+		while (cap < want)
+			cap *= 2;
+		if (cap > t->per_flow)
+			cap = t->per_flow;
+		nb = realloc(f->buf, cap);
+		if (nb == NULL)
+			return -EMSGSIZE;
+		f->buf = nb;
+		f->cap = cap;
+	}
+	memcpy(f->buf + f->len, p + (n - fresh), fresh);
+	f->len = want;
+	t->bytes += fresh;
+	return 0;
+}
+
+int flowtab_hold(struct flowtab_flow *f, uint32_t id)
+{
+	if (f->n_held >= FLOWTAB_HELD_MAX)
+		return -ENOSPC;
+	f->held[f->n_held++] = id;
+	return 0;
+}
+
+static void drop_stream(struct flowtab *t, struct flowtab_flow *f)
+{
+	t->bytes -= f->len;
+	free(f->buf);
+	f->buf = NULL;
+	f->len = f->cap = 0;
+	f->n_held = 0;
+}
+
+void flowtab_decide(struct flowtab *t, struct flowtab_flow *f, bool accept,
+		    uint64_t now)
+{
+	if (f->decided)
+		return;
+	drop_stream(t, f);
+	f->decided = true;
+	f->accept = accept;
+	f->decided_ms = now;
+	t->reading--;
+}
+
+static void unlink_flow(struct flowtab *t, struct flowtab_flow **pp)
+{
+	struct flowtab_flow *f = *pp;
+
+	*pp = f->next;
+	if (!f->decided)
+		t->reading--;
+	drop_stream(t, f);
+	t->count--;
+	free(f);
+}
+
+void flowtab_remove(struct flowtab *t, struct flowtab_flow *f)
+{
+	struct flowtab_flow **pp = &t->b[f->hash % BUCKETS];
+
+	while (*pp != f)
+		pp = &(*pp)->next;
+	unlink_flow(t, pp);
+}
+
+void flowtab_expire(struct flowtab *t, uint64_t now, uint64_t timeout_ms,
+		    uint64_t keep_ms, flowtab_timeout_fn fn, void *arg)
+{
+	for (size_t i = 0; i < BUCKETS; i++) {
+		struct flowtab_flow **pp = &t->b[i];
+
+		while (*pp != NULL) {
+			struct flowtab_flow *f = *pp;
+
+			if (!f->decided && now - f->started_ms >= timeout_ms) {
+				fn(arg, f);
+				flowtab_decide(t, f, false, now);
+			}
+			if (f->decided && now - f->decided_ms >= keep_ms) {
+				unlink_flow(t, pp);
+				continue;
+			}
+			pp = &f->next;
+		}
+	}
+}
+
+size_t flowtab_count(const struct flowtab *t)
+{
+	return t->count;
+}
+
+size_t flowtab_reading(const struct flowtab *t)
+{
+	return t->reading;
+}
+
+size_t flowtab_bytes(const struct flowtab *t)
+{
+	return t->bytes;
+}

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* flowtab: the flows whose first bytes the name check is still reading
+ * (their segments reassembled, their queued packets held), and, for a
+ * few seconds, the verdict on flows just decided, so a packet queued
+ * before the kernel saw the verdict gets the same one. Bounded in flows,
+ * bytes per flow, bytes in total and held packets per flow. Pure (no
+ * I/O, time passed in). */
+#ifndef DNSFENCE_FLOWTAB_H
+#define DNSFENCE_FLOWTAB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/netaddr.h"
+
+#define FLOWTAB_HELD_MAX 32 /* queued packets of one flow awaiting verdict */
+
+struct flowtab_key {
+	struct netaddr src, dst;
+	uint16_t sport, dport;
+};
+
+struct flowtab_flow {
+	struct flowtab_flow *next; /* hash chain */
+	struct flowtab_key key;
+	uint32_t hash;
+	uint64_t started_ms, decided_ms;
+	bool decided, accept; /* the verdict, once decided */
+	bool has_start;	      /* isn is the stream's first byte */
+	uint32_t isn;
+	uint8_t *buf; /* the stream from isn on, len bytes */
+	size_t len, cap;
+	uint32_t held[FLOWTAB_HELD_MAX];
+	size_t n_held;
+	bool has_uid;
+	uint32_t uid;
+};
+
+struct flowtab;
+
+/* At most max_flows flows, bytes_per_flow of stream each and bytes_total
+ * in all. NULL on ENOMEM or a zero bound. */
+struct flowtab *flowtab_new(size_t max_flows, size_t bytes_per_flow,
+			    size_t bytes_total);
+void flowtab_free(struct flowtab *t);
+
+/* The flow of key, created (started now) when create is set; NULL when
+ * absent, or when the table is full or out of memory (create). */
+struct flowtab_flow *flowtab_get(struct flowtab *t,
+				 const struct flowtab_key *key, uint64_t now,
+				 bool create);
+/* The segment of n bytes at sequence number seq into f's stream (the
+ * first segment sets the start). 0 (appended, or old bytes again),
+ * -EAGAIN (a gap before it: drop it, the sender retransmits),
+ * -EMSGSIZE (over the per-flow or total bound). */
+int flowtab_append(struct flowtab *t, struct flowtab_flow *f, uint32_t seq,
+		   const uint8_t *p, size_t n);
+/* Remember a queued packet of f. 0 or -ENOSPC (FLOWTAB_HELD_MAX). */
+int flowtab_hold(struct flowtab_flow *f, uint32_t id);
+/* f is decided: its stream and held packets are forgotten (the caller
+ * sent their verdicts), the verdict kept until flowtab_expire drops it. */
+void flowtab_decide(struct flowtab *t, struct flowtab_flow *f, bool accept,
+		    uint64_t now);
+
+/* Forget f now (a new connection on a decided flow's four-tuple). */
+void flowtab_remove(struct flowtab *t, struct flowtab_flow *f);
+
+/* Called for a flow still being read after timeout_ms; it is then
+ * decided (refused) by the callback's caller, i.e. flowtab_expire. */
+typedef void (*flowtab_timeout_fn)(void *arg, struct flowtab_flow *f);
+/* Hand every flow read for longer than timeout_ms to fn, then decide it
+ * refused; drop flows decided keep_ms ago or more. */
+void flowtab_expire(struct flowtab *t, uint64_t now, uint64_t timeout_ms,
+		    uint64_t keep_ms, flowtab_timeout_fn fn, void *arg);
+
+size_t flowtab_count(const struct flowtab *t); /* flows, both kinds */
+size_t flowtab_reading(const struct flowtab *t);
+size_t flowtab_bytes(const struct flowtab *t);
+
+#endif

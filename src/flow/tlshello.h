@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* tlshello: the server name of a TLS ClientHello, read from the first
+ * bytes of a TCP stream, which may arrive in several segments and
+ * several records. Pure; every byte through dns_reader. */
+#ifndef DNSFENCE_TLSHELLO_H
+#define DNSFENCE_TLSHELLO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A ClientHello larger than this is refused (post-quantum key shares
+ * bring Chrome's to about 1.8 KiB; TLS allows 16 MiB, nobody sends it). */
+#define TLSHELLO_MAX	  16384
+#define TLSHELLO_NAME_MAX 253
+
+struct tlshello {
+	bool has_name;
+	char name[TLSHELLO_NAME_MAX + 1]; /* lower case, no trailing dot */
+	bool has_ech;			  /* encrypted_client_hello (0xfe0d) */
+	uint8_t hs[TLSHELLO_MAX + 4];	  /* scratch: the handshake message */
+};
+
+/* Read the ClientHello at the start of stream (len bytes so far).
+ *  0:        complete; out->has_name says whether it named a server
+ *            (a host_name of letters, digits, '-', '_' and dots only);
+ *  -EAGAIN:  a prefix of what could be a ClientHello: wait for more;
+ *  -EPROTO:  not a TLS handshake starting with a ClientHello;
+ *  -EMSGSIZE: a ClientHello longer than TLSHELLO_MAX;
+ *  -EBADMSG: malformed (lengths that do not add up, a duplicate
+ *            extension, a server_name that is not a host name). */
+int tlshello_parse(const uint8_t *stream, size_t len, struct tlshello *out);
+
+#endif

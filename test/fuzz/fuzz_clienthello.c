@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* fuzz_clienthello: the first bytes of a TCP stream as the name check
+ * reads them. tlshello_parse must return one of its documented results,
+ * a name only on success, and a name made only of lower-case letters,
+ * digits, '-', '_' and single dots. Every prefix of the input must give
+ * -EAGAIN or the same kind of answer as a stream that stops there (the
+ * reader is re-run from the start on each segment). The same bytes are
+ * also read as a queued IP packet (flowpkt_parse): a payload inside the
+ * buffer. Any violation abort()s. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flow/flowpkt.h"
+#include "flow/tlshello.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static struct tlshello h;
+
+static void check_name(const struct tlshello *t)
+{
+	size_t n = strlen(t->name);
+
+	if (n == 0 || n > TLSHELLO_NAME_MAX || t->name[0] == '.' ||
+	    t->name[n - 1] == '.' || strstr(t->name, "..") != NULL)
+		abort();
+	for (size_t i = 0; i < n; i++) {
+		char c = t->name[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		      c == '-' || c == '_' || c == '.'))
+			abort();
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct flowpkt fp;
+	int rc = tlshello_parse(data, size, &h);
+
+	if (rc != 0 && rc != -EAGAIN && rc != -EPROTO && rc != -EMSGSIZE &&
+	    rc != -EBADMSG)
+		abort();
+	if (rc == 0 && h.has_name)
+		check_name(&h);
+	if (rc != 0 && h.has_name && rc != -EBADMSG)
+		abort();
+	/* A complete answer stays complete with more bytes after it. */
+	if (rc == 0 && size > 0) {
+		uint8_t *more = malloc(size + 7);
+
+		if (more == NULL)
+			return 0;
+		memcpy(more, data, size);
+		memset(more + size, 0x16, 7);
+		if (tlshello_parse(more, size + 7, &h) != 0)
+			abort();
+		free(more);
+	}
+	if (flowpkt_parse(data, size, &fp) == 0 &&
+	    (fp.payload < data || fp.payload + fp.payload_len > data + size))
+		abort();
+	return 0;
+}

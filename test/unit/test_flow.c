@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The name check's pure parts: the ClientHello reader (whole, in every
+ * prefix, across records, without a name, malformed), the verdict on a
+ * flow (allowed and answered, not allowed, allowed but not answered with
+ * this address, no name) and the reassembly table's bounds. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
+
+#include <cmocka.h>
+
+#include "config/policy.h"
+#include "flow/flowdecide.h"
+#include "flow/flowpkt.h"
+#include "flow/flowtab.h"
+#include "flow/tlshello.h"
+
+static struct tlshello h;
+
+static size_t put16(uint8_t *p, size_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+	return 2;
+}
+
+/* A TLS 1.3-style ClientHello record: name (NULL: no server_name), an
+ * ECH extension when ech, a duplicate server_name when dup. */
+static size_t build(uint8_t *out, const char *name, bool ech, bool dup)
+{
+	uint8_t ext[600], body[800];
+	size_t e = 0, b = 0, n;
+
+	for (int k = 0; name != NULL && k < (dup ? 2 : 1); k++) {
+		n = strlen(name);
+		e += put16(ext + e, 0);
+		e += put16(ext + e, n + 5);
+		e += put16(ext + e, n + 3);
+		ext[e++] = 0;
+		e += put16(ext + e, n);
+		memcpy(ext + e, name, n);
+		e += n;
+	}
+	if (ech) {
+		e += put16(ext + e, 0xfe0d);
+		e += put16(ext + e, 4);
+		memset(ext + e, 0xaa, 4);
+		e += 4;
+	}
+	e += put16(ext + e, 0x002b); /* supported_versions */
+	e += put16(ext + e, 3);
+	ext[e++] = 2;
+	e += put16(ext + e, 0x0304);
+	body[b++] = 3;
+	body[b++] = 3;
+	memset(body + b, 0x11, 32);
+	b += 32;
+	body[b++] = 0; /* session id */
+	b += put16(body + b, 2);
+	b += put16(body + b, 0x1301);
+	body[b++] = 1;
+	body[b++] = 0;
+	b += put16(body + b, e);
+	memcpy(body + b, ext, e);
+	b += e;
+	out[0] = 22;
+	out[1] = 3;
+	out[2] = 1;
+	put16(out + 3, b + 4);
+	out[5] = 1;
+	out[6] = 0;
+	put16(out + 7, b);
+	memcpy(out + 9, body, b);
+	return 9 + b;
+}
+
+static void hello_name_lower_case_and_every_prefix_waits(void **state)
+{
+	uint8_t buf[1024];
+	size_t n = build(buf, "WWW.Allowed.Test", false, false);
+
+	(void)state;
+	assert_int_equal(tlshello_parse(buf, n, &h), 0);
+	assert_true(h.has_name);
+	assert_string_equal(h.name, "www.allowed.test");
+	assert_false(h.has_ech);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(tlshello_parse(buf, i, &h), -EAGAIN);
+}
+
+static void hello_across_two_records(void **state)
+{
+	uint8_t one[1024], two[1100];
+	size_t n = build(one, "a.test", true, false), body = n - 5, cut = 20;
+
+	(void)state;
+	memcpy(two, one, 3);
+	put16(two + 3, cut);
+	memcpy(two + 5, one + 5, cut);
+	memcpy(two + 5 + cut, one, 3);
+	put16(two + 8 + cut, body - cut);
+	memcpy(two + 10 + cut, one + 5 + cut, body - cut);
+	assert_int_equal(tlshello_parse(two, n + 5, &h), 0);
+	assert_string_equal(h.name, "a.test");
+	assert_true(h.has_ech);
+	assert_int_equal(tlshello_parse(two, n, &h), -EAGAIN);
+}
+
+static void hello_without_name_and_garbage(void **state)
+{
+	uint8_t buf[1024];
+	size_t n = build(buf, NULL, false, false);
+	const char *http = "GET / HTTP/1.1\r\nHost: a.test\r\n\r\n";
+
+	(void)state;
+	assert_int_equal(tlshello_parse(buf, n, &h), 0);
+	assert_false(h.has_name);
+	assert_int_equal(
+	    tlshello_parse((const uint8_t *)http, strlen(http), &h), -EPROTO);
+	n = build(buf, "a.test", false, true);
+	assert_int_equal(tlshello_parse(buf, n, &h), -EBADMSG);
+	n = build(buf, "a.te st", false, false);
+	assert_int_equal(tlshello_parse(buf, n, &h), -EBADMSG);
+	n = build(buf, "a.test.", false, false);
+	assert_int_equal(tlshello_parse(buf, n, &h), -EBADMSG);
+	buf[5] = 2; /* a ServerHello */
+	assert_int_equal(tlshello_parse(buf, n, &h), -EPROTO);
+}
+
+struct answers {
+	uint8_t wire[64];
+	size_t len;
+	struct netaddr a;
+};
+
+static bool answered(void *arg, const uint8_t *wire, size_t len,
+		     const struct netaddr *dst)
+{
+	const struct answers *x = arg;
+
+	return len == x->len && memcmp(wire, x->wire, len) == 0 &&
+	       netaddr_equal(dst, &x->a);
+}
+
+static void verdict_needs_allowed_and_answered_with_this_address(void **state)
+{
+	struct policy *p = policy_new();
+	struct answers x = {.len = 18};
+	struct netaddr front = {.family = AF_INET};
+	const char *why = NULL;
+	char text[300];
+
+	(void)state;
+	assert_non_null(p);
+	assert_int_equal(policy_add(p, "www.allowed.test", &why), 0);
+	assert_int_equal(policy_add(p, "a.b.allowed.test", &why), 0);
+	memcpy(x.wire, "\3www\7allowed\4test", 18);
+	inet_pton(AF_INET, "198.18.1.10", front.bytes);
+	x.a = front;
+	assert_int_equal(flowdecide("TLS server name", "www.allowed.test",
+				    &front, p, answered, &x, text,
+				    sizeof(text)),
+			 FLOWDECIDE_OK);
+	assert_int_equal(flowdecide("TLS server name", "evil.test", &front, p,
+				    answered, &x, text, sizeof(text)),
+			 FLOWDECIDE_NOT_ALLOWED);
+	assert_string_equal(text, "TLS server name evil.test is not allowed");
+	assert_int_equal(flowdecide("TLS server name", "a.b.allowed.test",
+				    &front, p, answered, &x, text,
+				    sizeof(text)),
+			 FLOWDECIDE_NOT_ANSWERED);
+	assert_string_equal(text, "TLS server name a.b.allowed.test was not "
+				  "answered with 198.18.1.10");
+	assert_int_equal(flowdecide("TLS server name", NULL, &front, p,
+				    answered, &x, text, sizeof(text)),
+			 FLOWDECIDE_NO_NAME);
+	assert_string_equal(flowdecide_reason_name(FLOWDECIDE_NOT_ANSWERED),
+			    "not_answered");
+	policy_free(p);
+}
+
+static int n_timeouts;
+
+static void on_timeout(void *arg, struct flowtab_flow *f)
+{
+	(void)arg;
+	(void)f;
+	n_timeouts++;
+}
+
+static void reassembly_in_order_and_bounded(void **state)
+{
+	struct flowtab *t = flowtab_new(2, 100, 150);
+	struct flowtab_key k1 = {.sport = 1, .dport = 443}, k2 = k1, k3 = k1;
+	struct flowtab_flow *f, *g;
+	uint8_t data[120];
+
+	(void)state;
+	memset(data, 'x', sizeof(data));
+	k1.src.family = k1.dst.family = AF_INET;
+	k2 = k1;
+	k2.sport = 2;
+	k3 = k1;
+	k3.sport = 3;
+	f = flowtab_get(t, &k1, 0, true);
+	assert_non_null(f);
+	assert_ptr_equal(flowtab_get(t, &k1, 0, false), f);
+	assert_int_equal(flowtab_append(t, f, 1000, data, 10), 0);
+	assert_int_equal(flowtab_append(t, f, 1020, data, 10), -EAGAIN);
+	assert_int_equal(flowtab_append(t, f, 1000, data, 10), 0);
+	assert_int_equal(flowtab_append(t, f, 1005, data, 10), 0);
+	assert_int_equal(f->len, 15);
+	assert_int_equal(flowtab_append(t, f, 1015, data, 90), -EMSGSIZE);
+	g = flowtab_get(t, &k2, 0, true);
+	assert_non_null(g);
+	assert_int_equal(flowtab_append(t, g, 7, data, 100), 0);
+	assert_int_equal(flowtab_append(t, f, 1015, data, 50), -EMSGSIZE);
+	assert_null(flowtab_get(t, &k3, 0, true)); /* two flows at most */
+	for (int i = 0; i < FLOWTAB_HELD_MAX; i++)
+		assert_int_equal(flowtab_hold(f, (uint32_t)i), 0);
+	assert_int_equal(flowtab_hold(f, 99), -ENOSPC);
+	flowtab_decide(t, g, true, 10);
+	assert_int_equal(flowtab_bytes(t), 15);
+	assert_int_equal(g->isn, 7); /* kept: a new ISN is a new connection */
+	flowtab_remove(t, g);
+	assert_null(flowtab_get(t, &k2, 0, false));
+	g = flowtab_get(t, &k2, 0, true);
+	assert_non_null(g);
+	flowtab_decide(t, g, true, 10);
+	flowtab_expire(t, 5000, 5000, 2000, on_timeout, NULL);
+	assert_int_equal(n_timeouts, 1); /* f, still being read */
+	assert_int_equal(flowtab_reading(t), 0);
+	flowtab_expire(t, 7000, 5000, 2000, on_timeout, NULL);
+	assert_int_equal(flowtab_count(t), 0);
+	flowtab_free(t);
+}
+
+static void packet_headers_and_payload(void **state)
+{
+	uint8_t p[60] = {0x45, 0, 0,   45, 0, 0, 0x40, 0,  64, 6,
+			 0,    0, 198, 18, 0, 2, 198,  18, 1,  10};
+	struct flowpkt fp;
+
+	(void)state;
+	p[20] = 0x9c;
+	p[21] = 0x40; /* sport 40000 */
+	p[22] = 1;
+	p[23] = 0xbb; /* 443 */
+	p[24] = 0;
+	p[25] = 0;
+	p[26] = 3;
+	p[27] = 0xe8; /* seq 1000 */
+	p[32] = 0x50;
+	p[33] = 0x18;
+	memcpy(p + 40, "hello", 5);
+	assert_int_equal(flowpkt_parse(p, 60, &fp), 0);
+	assert_int_equal(fp.sport, 40000);
+	assert_int_equal(fp.dport, 443);
+	assert_int_equal(fp.seq, 1000);
+	assert_int_equal(fp.payload_len, 5); /* the IP length, not the buffer */
+	assert_memory_equal(fp.payload, "hello", 5);
+	p[6] = 0x20; /* more fragments */
+	assert_int_equal(flowpkt_parse(p, 60, &fp), -EBADMSG);
+	p[6] = 0x40;
+	p[9] = 17; /* UDP */
+	assert_int_equal(flowpkt_parse(p, 60, &fp), -EBADMSG);
+	assert_int_equal(flowpkt_parse(p, 30, &fp), -EBADMSG);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(hello_name_lower_case_and_every_prefix_waits),
+	    cmocka_unit_test(hello_across_two_records),
+	    cmocka_unit_test(hello_without_name_and_garbage),
+	    cmocka_unit_test(
+		verdict_needs_allowed_and_answered_with_this_address),
+	    cmocka_unit_test(reassembly_in_order_and_bounded),
+	    cmocka_unit_test(packet_headers_and_payload),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
