@@ -290,18 +290,8 @@ EOF
 rp_container_subjects() {
 	local io="$RP_WORK/subjects-io" out rc a s
 	mkdir -m 0777 "$io"
-	cat >"$io/probe.sh" <<'SH'
-tag=$1 denied=$2
-{
-	echo "uid $(id -u)"
-	if getent ahosts www.allowed.test >/dev/null 2>&1; then echo allowed-resolves; fi
-	if timeout 3 bash -c 'exec 3<>/dev/tcp/198.18.1.10/80' 2>/dev/null; then echo allowed-connects; fi
-	if getent ahosts "$denied" >/dev/null 2>&1; then echo denied-resolves; fi
-	if timeout 3 bash -c 'exec 3<>/dev/tcp/198.18.3.1/80' 2>/dev/null; then echo unresolved-connects; fi
-	echo done
-} >"/io/$tag.new" 2>&1
-mv "/io/$tag.new" "/io/$tag"
-SH
+	cp "$DNSFENCE_SRC/test/e2e/reach_probe.sh" "$io/probe.sh"
+	chmod 0755 "$io/probe.sh"
 	printf '{"allow": ["www.allowed.test"], "ports": ["tcp/80"], "subjects": {"users": ["1001"]}}\n' >"$DF_TMP/subjects.json"
 	rc=0
 	timeout 120 podman run --rm "${RP_ULIMITS[@]}" --network "ns:$RP_NS" --dns "$DF_UP4" \
@@ -314,7 +304,7 @@ SH
 	[ "$rc" -eq 7 ] || fail "subjects: the container exited $rc, not the service's 7: $(tail -n 10 "$RP_WORK/subjects.log")"
 	a=$(cat "$io/agent" 2>/dev/null) s=$(cat "$io/service" 2>/dev/null)
 	grep -qx done <<<"$a" && grep -qx done <<<"$s" || fail "subjects: a probe did not finish: $a / $s"
-	grep -qx "uid 1001" <<<"$a" && grep -qx "uid 1000" <<<"$s" || fail "subjects: identities: $a / $s"
+	grep -qx "uid 1001 gid 1001 groups 1001" <<<"$a" && grep -qx "uid 1000 gid 1000 groups 1000" <<<"$s" || fail "subjects: identities: $a / $s"
 	grep -qx allowed-resolves <<<"$a" && grep -qx allowed-connects <<<"$a" ||
 		fail "subjects: the agent cannot resolve or reach the allowed name: $a"
 	! grep -qx denied-resolves <<<"$a" && ! grep -qx unresolved-connects <<<"$a" ||

@@ -35,20 +35,8 @@ conf "$DF_TMP/dnsfence.json" '{"users": ["1001"]}'
 DF_DNSFENCE_CONF="$DF_TMP/dnsfence.json"
 DF_DNSFENCE_LOG="$DF_TMP/dnsfence.log"
 
-# probe TAG DENIED: what this process reaches, one word a line.
-cat >"$IO/probe.sh" <<'SH'
-tag=$1 denied=$2 IO=$(dirname "$0")
-{
-	echo "uid $(id -u) gid $(id -g) groups $(id -G)"
-	awk '/^(CapEff|CapBnd|NoNewPrivs):/ { print $1, $2 }' /proc/self/status
-	if getent ahosts www.allowed.test >/dev/null 2>&1; then echo allowed-resolves; fi
-	if timeout 3 bash -c 'exec 3<>/dev/tcp/198.18.1.10/80' 2>/dev/null; then echo allowed-connects; fi
-	if getent ahosts "$denied" >/dev/null 2>&1; then echo denied-resolves; fi
-	if timeout 3 bash -c 'exec 3<>/dev/tcp/198.18.3.1/80' 2>/dev/null; then echo unresolved-connects; fi
-	echo done
-} >"$IO/$tag.new" 2>&1
-mv "$IO/$tag.new" "$IO/$tag"
-SH
+# What each process is and reaches (test/e2e/reach_probe.sh).
+cp "$DNSFENCE_SRC/test/e2e/reach_probe.sh" "$IO/probe.sh"
 chmod 0755 "$IO/probe.sh"
 
 entry() { # CONFIG SERVICE-USER AGENT-USER SERVICE-CMDLINE [AGENT-CMD...]
