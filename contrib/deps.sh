@@ -24,7 +24,8 @@ pkgs=(
 	python3-prometheus-client
 	# the query-type and wildcard-budget tests craft and read DNS with it
 	python3-dnspython
-	# deployment checks: manifests (YAML), the systemd unit, man pages
+	# deployment checks: manifests (YAML), the systemd unit, man pages;
+	# util-linux also for setpriv (the e2e tests run the workload with it)
 	python3-yaml systemd groff-base util-linux
 	# benchmarks (test/bench/reload.sh, dnsperf.sh; dnsmasq is the reference)
 	dnsperf dnsmasq-base

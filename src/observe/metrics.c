@@ -42,6 +42,11 @@
 #include "base/stats.h"
 
 #define SYS "metrics"
+/* Every method evhttp parses (answer() refuses all but GET and HEAD). */
+#define ALL_METHODS                                                            \
+	(EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD | EVHTTP_REQ_PUT | \
+	 EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS | EVHTTP_REQ_TRACE |           \
+	 EVHTTP_REQ_CONNECT | EVHTTP_REQ_PATCH)
 
 struct family {
 	const char *name, *type, *help;
@@ -318,6 +323,12 @@ static void answer(struct metrics *m, struct evhttp_request *req)
 	struct evbuffer *b;
 
 	evhttp_add_header(h, "Connection", "close");
+	if (!(evhttp_request_get_command(req) &
+	      (EVHTTP_REQ_GET | EVHTTP_REQ_HEAD))) {
+		evhttp_add_header(h, "Allow", "GET, HEAD");
+		evhttp_send_error(req, HTTP_BADMETHOD, "GET or HEAD only");
+		return;
+	}
 	if (strcmp(evhttp_request_get_uri(req), "/metrics") != 0) {
 		evhttp_send_error(req, HTTP_NOTFOUND, "only /metrics");
 		return;
@@ -420,7 +431,10 @@ struct metrics *metrics_open(struct event_base *base, const struct config *cfg,
 	m->set4 = m->set6 = -1;
 	if ((m->http = evhttp_new(base)) == NULL)
 		goto fail;
-	evhttp_set_allowed_methods(m->http, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD);
+	/* Every method evhttp knows reaches answer(), which takes GET and
+	 * HEAD only and says 405 to the rest (evhttp's own refusal would be
+	 * 501, "not implemented"). */
+	evhttp_set_allowed_methods(m->http, ALL_METHODS);
 	evhttp_set_max_headers_size(m->http, METRICS_MAX_HEADERS);
 	evhttp_set_max_body_size(m->http, 0);
 	evhttp_set_timeout(m->http, METRICS_CONN_SECONDS);

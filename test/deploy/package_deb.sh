@@ -89,7 +89,7 @@ if dpkg-query -W -f='${Status}' dnsfence 2>/dev/null | grep -q "ok installed"; t
 fi
 had_user=0
 getent passwd dnsfence >/dev/null && had_user=1
-chains_before="$(iptables-save -t filter 2>/dev/null | grep -c DNSFENCE || true)"
+chains_before="$(iptables-save -t filter 2>/dev/null | awk '/DNSFENCE/ { n++ } END { print n + 0 }')"
 installed=1
 DEBIAN_FRONTEND=noninteractive dpkg -i "$deb" >"$tmp/install.log" 2>&1 ||
 	{ cat "$tmp/install.log" >&2; fail "dpkg -i failed"; }
@@ -100,7 +100,7 @@ shell="$(getent passwd dnsfence | cut -d: -f7)"
 	fail "the shipped conffile does not validate: $(cat "$tmp/valid.err")"
 grep -q '"allow": \[\]' "$tmp/valid.json" || fail "the shipped conffile is not deny-all: $(cat "$tmp/valid.json")"
 man -w dnsfence >/dev/null 2>&1 || ! command -v man >/dev/null || fail "man dnsfence not found after install"
-chains_after="$(iptables-save -t filter 2>/dev/null | grep -c DNSFENCE || true)"
+chains_after="$(iptables-save -t filter 2>/dev/null | awk '/DNSFENCE/ { n++ } END { print n + 0 }')"
 [ "$chains_before" = "$chains_after" ] || fail "installing changed this namespace's firewall"
 if [ -d /run/systemd/system ]; then
 	! systemctl is-active --quiet dnsfence || fail "the unit was started on install"

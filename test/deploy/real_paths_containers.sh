@@ -263,7 +263,9 @@ EOF
 	done
 	rc=0
 	wait "$up" || rc=$?
-	[ "$rc" -eq 0 ] || fail "compose: docker-compose up exited $rc: $(tail -n 20 "$RP_WORK/compose.log")"
+	[ "$rc" -eq 0 ] || fail "compose: docker-compose up exited $rc: $(tail -n 20 "$RP_WORK/compose.log")
+--- the sidecar's log:
+$( [ -n "$side" ] && podman logs "$side" 2>&1 | tail -n 30)"
 	[ "$early" = 1 ] || fail "compose: the sidecar was reported healthy with resolv.conf not pointing at dnsfence"
 	! podman network ls --format '{{.Name}}' | grep -vxE 'podman|none' | grep -q . ||
 		fail "compose: a network was created: $(podman network ls --format '{{.Name}}')"

@@ -83,7 +83,7 @@ df_require_root() {
 		exit 77
 	fi
 	local t
-	for t in ip ss ipset nsd unbound dig getent timeout; do
+	for t in ip ss ipset nsd unbound dig getent timeout setpriv; do
 		command -v "$t" >/dev/null 2>&1 ||
 			{ echo "FAIL $DF_TEST: '$t' is not installed (see contrib/deps.sh)" >&2; exit 1; }
 	done
@@ -394,6 +394,20 @@ df_dnsfence() {
 	return 0
 }
 
+# df_status_value KEY: one value of the running daemon's `status --json`,
+# KEY a dotted path ("set_entries.ipv4", "counters.forwarded"); fails the
+# test if status fails or has no such key.
+df_status_value() {
+	df_dnsfence status --json
+	[ "$DF_CMD_RC" -eq 0 ] || fail "status --json exited $DF_CMD_RC: $DF_CMD_ERR"
+	"$DF_PY" -c 'import json, sys
+v = json.loads(sys.argv[1])
+for k in sys.argv[2].split("."):
+    v = v[k]
+print(int(v) if isinstance(v, float) and v == int(v) else v)' "$DF_CMD_OUT" "$1" ||
+		fail "status --json has no $1: $DF_CMD_OUT"
+}
+
 # df_setup_fence: "dnsfence setup" for the current config (sets and rules);
 # fails the test unless it exits 0.
 df_setup_fence() {
@@ -535,6 +549,16 @@ df_getent() {
 # look like "info: 198.18.0.2 www.allowed.test. A IN").
 df_unbound_saw() {
 	grep -qiF -- " $1. " "$DF_TMP/unbound.log"
+}
+
+# df_count GREP-ARGS...: what "grep -c GREP-ARGS" prints (0 when nothing
+# matches), but a grep error (a missing file, a bad pattern) fails the test
+# instead of reading as a count.
+df_count() {
+	local n rc=0
+	n="$(grep -c "$@")" || rc=$?
+	[ "$rc" -le 1 ] || fail "grep -c $*: exit $rc"
+	printf '%s\n' "$n"
 }
 
 # df_now_ms: monotonic-enough wall clock in milliseconds.

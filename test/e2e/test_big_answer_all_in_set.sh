@@ -3,11 +3,18 @@
 # A big answer over TCP (big.allowed.test: 60 A records, ~1 KB): all 60
 # addresses are in dnsfence4 before the client reads the answer (a connect
 # to each, made at once, passes a fence that only lets set members
-# through), and nothing else entered the set.
+# through), and nothing else entered the set. Then a second big answer
+# (big2.allowed.test, 60 more addresses) into a set of maxelem 100: its
+# adds cannot all land, so the client gets SERVFAIL and none of the
+# addresses. A connect right after the answer only proves the order while
+# the kernel is slower than the client, which over TCP it seldom is; an
+# answer whose adds fail shows deterministically whether the answer waited
+# for them.
 source "$(dirname "$0")/lib.sh"
+df_zone_add allowed.test.zone < <(seq 1 60 | sed 's/.*/big2 IN A 198.18.6.&/')
 df_setup
 df_start_listener 8080
-df_start_dnsfence allow='["big.allowed.test"]'
+df_start_dnsfence allow='["big.allowed.test", "big2.allowed.test"]' sets='{"maxelem": 100}'
 df_fence 8080
 expect_fenced 198.18.2.1 8080
 expect_fenced 198.18.2.60 8080
@@ -33,4 +40,11 @@ df_dig +tcp big.allowed.test A
 expect_rcode NOERROR
 expect_answer_count A 60
 ok "dig +tcp big.allowed.test -> 60 A"
+
+df_dig +tcp big2.allowed.test A
+expect_rcode SERVFAIL
+expect_answer_empty
+n="$(df_set_members dnsfence4 | wc -l)"
+[ "$n" -le 100 ] || fail "dnsfence4 has $n members, more than maxelem 100"
+ok "big2.allowed.test (60 more addresses, 40 places left) over TCP -> SERVFAIL, no address"
 expect_dnsfence_running

@@ -41,7 +41,7 @@ PYEOF
 elapsed=$(($(date +%s) - start))
 ok "$N blocked connects in ${elapsed}s"
 sleep 1
-n_lines="$(grep -cE "blocked tcp .* -> 198\.19\." "$DF_DNSFENCE_LOG" || true)"
+n_lines="$(df_count -E "blocked tcp .* -> 198\.19\." "$DF_DNSFENCE_LOG")"
 # Budget: 20 lines per 10 s window, over at most elapsed+1 s of windows.
 bound=$(( (elapsed / 10 + 2) * 20 + 1 ))
 [ "$n_lines" -le "$bound" ] || fail "$n_lines attribution lines for $N blocked connects (bound $bound)"

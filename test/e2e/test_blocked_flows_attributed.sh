@@ -25,7 +25,7 @@ if grep -q "blocked flows will not be attributed" "$DF_DNSFENCE_LOG"; then
 fi
 
 # lines PATTERN: how many log lines match the extended regex PATTERN.
-lines() { grep -cE -- "$1" "$DF_DNSFENCE_LOG" || true; }
+lines() { df_count -E -- "$1" "$DF_DNSFENCE_LOG"; }
 
 # expect_one_line PATTERN: exactly one line (waits up to 3 s for it).
 expect_one_line() {
@@ -77,7 +77,8 @@ expect_one_line "blocked tcp 198\.18\.0\.2:[0-9]+ -> 198\.18\.1\.5:80 from uid $
 
 # 4. DNS around the resolver, to another server.
 for _ in 1 2; do
-	df_wl_as "$U" dig +time=1 +tries=1 @198.18.0.1 www.allowed.test A >/dev/null 2>&1 || true
+	! df_wl_as "$U" dig +time=1 +tries=1 @198.18.0.1 www.allowed.test A >/dev/null 2>&1 ||
+		fail "uid $U queried the upstream 198.18.0.1 directly"
 done
 expect_one_line "blocked udp 198\.18\.0\.2:[0-9]+ -> 198\.18\.0\.1:53 from uid $U: DNS to 198\.18\.0\.1 bypassing dnsfence$"
 expect_dnsfence_running

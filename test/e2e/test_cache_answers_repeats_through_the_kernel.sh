@@ -10,7 +10,7 @@ df_setup
 df_start_dnsfence allow='["www.allowed.test"]' guard_interval=3600
 
 upstream_count() {
-	grep -ciF " www.allowed.test. A IN" "$DF_TMP/unbound.log" || true
+	df_count -iF " www.allowed.test. A IN" "$DF_TMP/unbound.log"
 }
 
 df_dig www.allowed.test A

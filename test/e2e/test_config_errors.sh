@@ -18,6 +18,7 @@ validate_conf() {
 
 # expect_bad JSON WORD: validate exits 2 and its message contains WORD.
 expect_bad() {
+	[ -n "$2" ] || fail "expect_bad $1: no WORD (an empty pattern matches any message)"
 	validate_conf "$1"
 	[ "$RC" -eq 2 ] || fail "config $1: expected exit 2, saw $RC; output: $OUT"
 	grep -qF -- "$2" <<<"$OUT" || fail "config $1: expected the message to name '$2', saw: $OUT"
@@ -33,7 +34,7 @@ expect_bad '{"ttl": {"min": 60, "mx": 600}}' mx
 expect_bad '{"deny_rcode": "servfail"}' deny_rcode
 expect_bad '{"listen": ["127.0.0.1:99999"]}' listen
 expect_bad '{"allow": "www.allowed.test"}' allow
-expect_bad '{"allow": [' ''
+expect_bad '{"allow": [' 'line 1, column 12'
 expect_bad '{"upstream_timeout": -1}' upstream_timeout
 
 good='{

@@ -3,7 +3,11 @@
 # A name that is not on the allowlist is answered by dnsfence itself
 # (NXDOMAIN, or REFUSED with deny_rcode "refused"; with an Extended DNS
 # Error 15 "Blocked" when the client speaks EDNS) and never reaches the
-# upstream: unbound's query log never shows it (invariant 1).
+# upstream: unbound's query log never shows it (invariant 1), and the
+# daemon's own count of upstream questions (status counters.forwarded)
+# does not move for it, so the first policy check is proven by itself,
+# not only by the second one after an answer (control: one allowed name
+# moves it by exactly one).
 source "$(dirname "$0")/lib.sh"
 df_setup
 df_start_dnsfence allow='["www.allowed.test"]'
@@ -48,6 +52,12 @@ df_dig "www.allowed.test.evil.test" A
 expect_rcode NXDOMAIN
 ok "www.allowed.test.evil.test -> NXDOMAIN"
 
+n="$(df_status_value counters.forwarded)"
+[ "$n" -eq 0 ] || fail "the daemon asked the upstream $n questions for denied names only (status counters.forwarded)"
+n="$(df_status_value counters.denied)"
+[ "$n" -ge 9 ] || fail "expected at least 9 denied queries counted (status counters.denied), saw $n"
+ok "no upstream question for $n denied queries (status counters.forwarded 0)"
+
 # deny_rcode "refused"
 df_stop_dnsfence
 df_start_dnsfence allow='["www.allowed.test"]' deny_rcode='"refused"'
@@ -59,10 +69,16 @@ expect_rcode REFUSED
 expect_out_lacks "OPT PSEUDOSECTION"
 ok "deny_rcode refused -> REFUSED (+EDE 15 with EDNS, no OPT without)"
 
-# An allowed name does reach unbound's log, so the grep below can fail.
+n="$(df_status_value counters.forwarded)"
+[ "$n" -eq 0 ] || fail "the daemon asked the upstream $n questions for denied names only (status counters.forwarded)"
+
+# An allowed name does reach unbound's log and the counter, so both
+# checks can fail.
 df_dig www.allowed.test A
 expect_rcode NOERROR
 expect_answer_contains 198.18.1.10
+n="$(df_status_value counters.forwarded)"
+[ "$n" -eq 1 ] || fail "expected one upstream question (www.allowed.test) in status counters.forwarded, saw $n"
 df_poll 30 df_unbound_saw www.allowed.test ||
 	fail "expected www.allowed.test in unbound's query log ($DF_TMP/unbound.log)"
 ok "the allowed name www.allowed.test appears in unbound's query log"

@@ -46,6 +46,9 @@ out="$(wl dig +time=2 +tries=1 @198.18.0.1 www.allowed.test A 2>&1)" || rc=$?
 [ "$rc" -ne 0 ] || fail "root in the workload reached the upstream directly: $out"
 ok "even root in the workload cannot query the upstream directly"
 df_dig evil.test A
+expect_rcode NXDOMAIN
+expect_answer_empty
 df_dig www.allowed.test A
 expect_rcode NOERROR
-ok "the daemon itself still forwards"
+expect_answer_contains 198.18.1.10
+ok "the daemon itself still answers: evil.test NXDOMAIN, www.allowed.test forwarded"

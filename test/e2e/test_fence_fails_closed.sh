@@ -15,7 +15,7 @@ df_dig www.allowed.test A
 expect_rcode NOERROR
 df_connect_as $WL_UID 198.18.1.10 443 || fail "answered address not reachable before the kill"
 kill -KILL "$DF_DNSFENCE_PID"
-wait "$DF_DNSFENCE_PID" 2>/dev/null || true
+df_wait_gone "$DF_DNSFENCE_PID" 50 || fail "dnsfence did not die on SIGKILL"
 DF_DNSFENCE_PID=""
 
 df_dig a.b.allowed.test A

@@ -5,8 +5,12 @@
 # under a wildcard, so each goes upstream, enters the cache and adds to the
 # set), UDP denied names, garbage datagrams, and TCP (pipelined queries on
 # short connections, some abandoned mid-message). The daemon's VmRSS is
-# sampled every second. Afterwards it is alive, answers an allowed and a
-# denied name, and its RSS stayed bounded:
+# sampled every second. The load must have arrived (else the bound proves
+# nothing): at least half of each sender's queries were answered, and the
+# daemon's own counters (status) saw at least half of them, sent some
+# upstream and counted the garbage as malformed. Afterwards it
+# is alive, answers an allowed and a denied name, and its RSS stayed
+# bounded:
 #  - at most 64 MiB (a plain build; 512 MiB under ASan, whose shadow memory
 #    and quarantine dominate): the answer cache is capped at 10,000 entries
 #    and 4 MiB, the pending table and TCP connections (512) are capped, and
@@ -155,6 +159,42 @@ df_wait_gone "$flood" 150 || fail "the flood senders did not finish within 15 s 
 cat "$DF_TMP/flood.out"
 grep -q "^tcp " "$DF_TMP/flood.out" || fail "the flood senders did not report: $(cat "$DF_TMP/flood.out")"
 echo "RSS samples (kB, one a second): ${samples[*]}"
+df_dnsfence status --json
+[ "$DF_CMD_RC" -eq 0 ] || fail "status --json exited $DF_CMD_RC: $DF_CMD_ERR"
+"$DF_PY" - "$DF_TMP/flood.out" "$DF_CMD_OUT" <<'PY' || fail "the flood did not reach the daemon (above)"
+import json, re, sys
+out = open(sys.argv[1]).read()
+ctr = json.loads(sys.argv[2])["counters"]
+got = {}
+for kind in ("allowed", "denied", "garbage"):
+    m = re.search(r"^%s sent (\d+) replies (\d+)$" % kind, out, re.M)
+    if not m:
+        sys.exit("no line for the %s sender: %s" % (kind, out))
+    got[kind] = (int(m.group(1)), int(m.group(2)))
+m = re.search(r"^tcp .*\bsent (\d+) replies (\d+)\b", out, re.M)
+if not m:
+    sys.exit("no line for the tcp sender: %s" % out)
+got["tcp"] = (int(m.group(1)), int(m.group(2)))
+bad = []
+for kind in ("allowed", "denied", "tcp"):
+    sent, replies = got[kind]
+    if sent < 1000 or replies * 2 < sent:
+        bad.append("%s: %d sent, %d answered (need >= 1000 sent, half answered)" % (kind, sent, replies))
+asked = got["allowed"][0] + got["denied"][0] + got["tcp"][0]
+if ctr["queries"] * 2 < asked:
+    bad.append("status counts %d queries for %d sent" % (ctr["queries"], asked))
+# Fresh names under the wildcard are held to a budget, so only some go
+# upstream: at least one must.
+if ctr["forwarded"] == 0:
+    bad.append("status counts no upstream question for %d allowed queries" % got["allowed"][0])
+if ctr["malformed"] * 4 < got["garbage"][0]:
+    bad.append("status counts %d malformed for %d garbage datagrams" % (ctr["malformed"], got["garbage"][0]))
+if bad:
+    sys.exit("\n".join(bad))
+print("load arrived: %s; status queries=%d forwarded=%d malformed=%d" % (
+    ", ".join("%s %d/%d answered" % (k, v[1], v[0]) for k, v in got.items() if k != "garbage"),
+    ctr["queries"], ctr["forwarded"], ctr["malformed"]))
+PY
 
 max=0
 for s in "${samples[@]}"; do [ "$s" -gt "$max" ] && max=$s; done

@@ -18,7 +18,10 @@
 # flushes its filter/nat/mangle tables, sets ACCEPT policies, marks its
 # packets with the daemon's mark and adds addresses and routes of its own.
 # Guard drill: a deleted DNSFENCE-FWD rule is back within the guard
-# interval while a loop of probes gets nothing out. Stopping the daemon
+# interval, written by the guard itself (iptables-legacy too, given a lock
+# file it can open), while a loop of probes gets nothing out; with the
+# host's root-only legacy lock the daemon exits 3 for exactly that reason
+# and setup (as systemd would run it) restores the rule. Stopping the daemon
 # leaves the fence closed; teardown removes only our chains and jumps.
 # Run twice: iptables-nft with the jump in FORWARD, then iptables-legacy
 # (picked per namespace, as fwexec does: the backend already holding rules)
@@ -136,14 +139,25 @@ expect_allowed_works() {
 }
 
 FWD_EXTRA=() # more KEY=JSON for df_config
+# start_forward_dnsfence NAME [own-lock]: setup, then serve with its log in
+# dnsfence-NAME.log (a new file per start: a check reads only what that
+# daemon wrote). own-lock: the daemon runs in a mount namespace of its
+# own where /run/xtables.lock is a file it may open (the host's is
+# root's, mode 0600), so that its guard can write iptables-legacy rules.
 start_forward_dnsfence() {
+	local wrap=()
 	df_config scope='"forward"' interfaces="[\"$BR\"]" \
 		listen="[\"$GW4:53\", \"[$GW6]:53\"]" allow='["www.allowed.test"]' guard_interval=2 \
 		"${FWD_EXTRA[@]}"
 	df_setup_fence
 	DF_DNSFENCE_LOG="$DF_TMP/dnsfence-$1.log"
+	[ ! -e "$DF_DNSFENCE_LOG" ] || fail "a second daemon named $1 (its log exists)"
+	if [ "${2:-}" = own-lock ]; then
+		wrap=(unshare -m --propagation private sh -c 'mount -t tmpfs -o mode=0755 dflock /run &&
+			: >/run/xtables.lock && chmod 0666 /run/xtables.lock && exec "$0" "$@"')
+	fi
 	ip netns exec "$DF_WL" env -u DNSFENCE_CONFIG -u DNSFENCE_MODE -u DNSFENCE_EXTRA_HOSTS \
-		"$DNSFENCE_BIN" -c "$DF_DNSFENCE_CONF" serve >>"$DF_DNSFENCE_LOG" 2>&1 &
+		"${wrap[@]}" "$DNSFENCE_BIN" -c "$DF_DNSFENCE_CONF" serve >>"$DF_DNSFENCE_LOG" 2>&1 &
 	DF_DNSFENCE_PID=$!
 	DF_PIDS+=("$DF_DNSFENCE_PID")
 }
@@ -174,10 +188,11 @@ container_breaks_out() {
 
 # guard_drill TOOL [supervised]: delete a DNSFENCE-FWD rule in the host
 # namespace and probe in a loop until it is back (nothing may get out).
-# The guard writes it back itself; with "supervised" it may instead exit 3
-# (iptables-legacy: its lock file /run/xtables.lock is root's, mode 0600,
-# so an unprivileged daemon cannot take it), and the test does what
-# systemd's Restart=on-failure does: setup as root, then serve again.
+# The guard must write it back itself: a daemon that exits fails the
+# drill. With "supervised" it must instead exit 3 for the one reason
+# documented (iptables-legacy: its lock file /run/xtables.lock is root's,
+# mode 0600, so an unprivileged daemon cannot take it), and the test does
+# what systemd's Restart=on-failure does: setup as root, then serve again.
 drill_probes() {
 	local a
 	! direct_dns "@$DF_UP4" || fail "guard drill: the upstream answered the container while the rule was gone"
@@ -187,7 +202,7 @@ drill_probes() {
 }
 guard_drill() {
 	local victim="-A DNSFENCE-FWD -i $BR -p udp -m conntrack --ctorigdstport 53 -j REJECT --reject-with icmp-admin-prohibited"
-	local probes=0 t0 dt how="by the guard" st
+	local probes=0 t0 dt how="by the guard" st log="$DF_DNSFENCE_LOG" restarted=0
 	host "$1" -S DNSFENCE-FWD | grep -qxF -- "$victim" || fail "no rule '$victim' to delete"
 	eval "host $1 -w -D ${victim#-A }"
 	! in_place || fail "check still 0 after deleting '$victim'"
@@ -196,12 +211,17 @@ guard_drill() {
 		drill_probes
 		probes=$((probes + 1))
 		in_place && break
-		if [ "${2:-}" = supervised ] && ! kill -0 "$DF_DNSFENCE_PID" 2>/dev/null; then
+		if [ "$restarted" -eq 0 ] && ! kill -0 "$DF_DNSFENCE_PID" 2>/dev/null; then
 			st=0
 			wait "$DF_DNSFENCE_PID" || st=$?
+			[ "${2:-}" = supervised ] ||
+				fail "guard drill: the daemon exited $st instead of restoring the rule: $(grep -m1 -o 'restore failed: .*' "$log")"
 			[ "$st" -eq 3 ] || fail "guard drill: the daemon exited $st, expected 3"
-			grep -q "cannot restore the fence" "$DF_DNSFENCE_LOG" || fail "guard drill: exit 3 without the reason logged"
-			how="by setup after the guard's exit 3 ($(grep -m1 -o 'restore failed: .*' "$DF_DNSFENCE_LOG"))"
+			grep -q "cannot restore the fence" "$log" || fail "guard drill: exit 3 without the reason logged"
+			grep -q "restore failed: .*can't open lock file /run/xtables.lock: Permission denied" "$log" ||
+				fail "guard drill: exit 3 for another reason than the lock file: $(grep -m1 -o 'restore failed: .*' "$log")"
+			how="by setup after the guard's exit 3 ($(grep -m1 -o 'restore failed: .*' "$log"))"
+			restarted=1
 			start_forward_dnsfence "$1-restarted"
 			df_poll 50 gw_answers || fail "the restarted dnsfence did not answer"
 		fi
@@ -209,7 +229,9 @@ guard_drill() {
 		[ "$dt" -le 6000 ] || fail "the deleted rule was not restored within 6 s (guard_interval 2)"
 	done
 	dt=$(($(df_now_ms) - t0))
-	grep -qF "DRIFT: ipv4: rule missing: $victim" "$DF_TMP"/dnsfence-*.log || fail "the drift was not logged"
+	grep -qF "DRIFT: ipv4: rule missing: $victim" "$log" || fail "the drift was not logged (in $log)"
+	[ "${2:-}" != supervised ] || [ "$restarted" -eq 1 ] ||
+		fail "guard drill: the supervised drill never needed setup (the daemon restored iptables-legacy rules without the lock?)"
 	expect_dnsfence_running
 	ok "guard drill ($1): deleted '${victim#-A DNSFENCE-FWD }': restored $how after $dt ms; $probes probe rounds, nothing got out"
 }
@@ -326,7 +348,7 @@ FWD_EXTRA=(host_allow='["tcp/198.18.65.1:8080"]')
 BLOCKED=(198.18.2.5 2001:db8:1::20 "$DF_UP4" "$DF_UP6" "$META" "$DF_WL4" "$GW4" "$DF_WL6" "$GW6")
 df_dnsfence teardown # nothing to remove: must not fail
 [ "$DF_CMD_RC" -eq 0 ] || fail "teardown without rules exited $DF_CMD_RC: $DF_CMD_ERR"
-start_forward_dnsfence legacy
+start_forward_dnsfence legacy own-lock
 df_wait_log 50 "listening on $GW4:53" || fail "dnsfence did not bind $GW4 before the bridge held it"
 gateway_up
 df_poll 50 gw_answers || fail "dnsfence did not answer on $GW4:53 once the gateway came up"
@@ -344,6 +366,11 @@ dump_rules legacy iptables-legacy
 expect_allowed_works "legacy"
 container_breaks_out
 expect_all_blocked "legacy, container flushed and re-routed"
+guard_drill iptables-legacy
+# The host's own lock, as in production: the guard cannot take it.
+df_stop_dnsfence
+start_forward_dnsfence legacy-host-lock
+df_poll 50 gw_answers || fail "dnsfence (host lock) did not answer"
 guard_drill iptables-legacy supervised
 df_stop_dnsfence
 df_dnsfence teardown

@@ -48,11 +48,13 @@ if grep -q "EDE:" <<<"$DF_OUT"; then fail "an answer with nothing stripped carri
 ok "control: an answer with nothing stripped carries no EDE"
 
 # getent (the glibc resolver) sees no address at all.
-addrs="$(df_getent private.allowed.test)" || true
+addrs="$(df_getent www.allowed.test)"
+grep -qx 198.18.1.10 <<<"$addrs" || fail "control: getent ahosts www.allowed.test did not hand out 198.18.1.10: $DF_OUT"
+addrs="$(df_getent private.allowed.test)"
 for a in 10.1.2.3 169.254.169.254 127.0.0.1 fd00::1; do
 	! grep -qx -- "$a" <<<"$addrs" || fail "getent ahosts private.allowed.test handed out $a"
 done
-ok "getent ahosts private.allowed.test hands out none of them"
+ok "getent ahosts private.allowed.test hands out none of them (control: www.allowed.test -> 198.18.1.10)"
 
 # --- the exception: allow_cidrs covers 10.0.0.0/8
 df_stop_dnsfence

@@ -79,33 +79,48 @@ ok "no name or address in the metrics"
 # What else the workload can do: nothing.
 code="$(df_wl_as "$U" curl -s -o /dev/null -w '%{http_code}' --max-time 5 http://127.0.0.1:9253/other)"
 [ "$code" = 404 ] || fail "GET /other answered $code, expected 404"
+code="$(df_wl_as "$U" curl -s -o /dev/null -w '%{http_code}' --max-time 5 -X POST http://127.0.0.1:9253/metrics)"
+[ "$code" = 405 ] || fail "POST /metrics answered $code, expected 405 (method not allowed)"
+# A body is refused before the method is read (no body is ever taken in).
 code="$(df_wl_as "$U" curl -s -o /dev/null -w '%{http_code}' --max-time 5 -X POST -d x http://127.0.0.1:9253/metrics)"
-[ "$code" = 405 ] || [ "$code" = 413 ] || fail "POST answered $code, expected 405"
-ok "other paths 404, POST $code"
+[ "$code" = 413 ] || fail "POST /metrics with a body answered $code, expected 413 (body too large: none is allowed)"
+ok "other paths 404, POST 405, POST with a body 413"
 
 # Idle connections: the daemon holds a bounded number, for a bounded time.
 fds_before="$(ls /proc/"$DF_DNSFENCE_PID"/fd | wc -l)"
-df_wl_as "$U" "$DF_PY" - <<'PYEOF' &
-import socket, time
+df_wl_as "$U" "$DF_PY" - >"$DF_TMP/idle.out" <<'PYEOF' &
+import select, socket, sys, time
 socks = []
 for _ in range(60):
     s = socket.socket()
     s.setblocking(False)
     s.connect_ex(("127.0.0.1", 9253))
     socks.append(s)
-time.sleep(4)
+# Connected = the handshake completed (the kernel's backlog takes them
+# even while the daemon does not accept).
+pending, connected, t0 = list(socks), 0, time.time()
+while pending and time.time() - t0 < 1.5:
+    _, w, _ = select.select([], pending, [], 0.2)
+    for s in w:
+        pending.remove(s)
+        if s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0:
+            connected += 1
+print(connected, flush=True)
+time.sleep(4 - (time.time() - t0))
 PYEOF
 idle_pid=$!
 DF_PIDS+=("$idle_pid")
 sleep 2
 fds_during="$(ls /proc/"$DF_DNSFENCE_PID"/fd | wc -l)"
+[ "$(cat "$DF_TMP/idle.out")" = 60 ] ||
+	fail "expected all 60 idle clients connected, $(cat "$DF_TMP/idle.out") did"
 [ $((fds_during - fds_before)) -le 8 ] ||
 	fail "60 idle connections took $((fds_during - fds_before)) descriptors (cap 8)"
 ok "60 idle connections hold $((fds_during - fds_before)) descriptors of the daemon (cap 8)"
 df_dig www.allowed.test A
 expect_rcode NOERROR
 ok "DNS is answered meanwhile"
-wait "$idle_pid" 2>/dev/null || true
+wait "$idle_pid" || fail "the idle clients exited $?"
 t0=$(date +%s)
 scrape late
 ok "a scrape after they closed is answered after $(($(date +%s) - t0)) s"

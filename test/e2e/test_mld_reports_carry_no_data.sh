@@ -10,6 +10,12 @@
 # MLDv1 report: setup sets force_mld_version=1 in the namespace); and
 # neighbour discovery still works: after flushing the neighbour cache,
 # an IPv6 connection to an allowed address succeeds.
+# Then the same against MLDv2, the kernel's default where setup cannot
+# set force_mld_version (a read-only /proc/sys): the test raises it to 2
+# in its namespace after setup, the workload joins two more groups, and
+# raw MLDv2 reports of every shape are sent; only those naming one or two
+# solicited-node groups (and no source) leave, and no report that left
+# names any other group.
 source "$(dirname "$0")/lib.sh"
 command -v tcpdump >/dev/null || fail "tcpdump is not installed (see contrib/deps.sh)"
 df_setup
@@ -18,10 +24,15 @@ df_start_dnsfence allow='["www.allowed.test"]'
 WL_UID=4242
 GROUP1=ff02::6461:7461:2d6c:6561:6b21   # "data-leak!"
 GROUP2=ff05::5ec:4e7:da7a
+GROUP3=ff02::7632:6c65:616b             # "v2leak"
+GROUP4=ff05::7632:da7a
 
 # Control first (so that its reports are not merged with the others).
 df_mld_capture
-df_join_groups "$WL_UID" "$GROUP1" "$GROUP2"
+
+ifindex="$(wl cat "/sys/class/net/$DF_VETH_WL/ifindex")"
+join_groups() { df_join_groups "$WL_UID" "$@"; }
+join_groups "$GROUP1" "$GROUP2"
 ok "uid $WL_UID joined $GROUP1 and $GROUP2 (in /proc/net/igmp6)"
 
 # ND control: forget the neighbours, then connect over IPv6.
@@ -32,4 +43,75 @@ ok "control: neighbour discovery works (connect to 2001:db8:1::10 after flushing
 
 expect_mld_reports_only_control "$GROUP1" "$GROUP2"
 ok "control: the report for solicited-node group ff02::1:ff00:99 left; none for the workload's groups ($GROUP1, $GROUP2)"
+report="$(tcpdump -r "$DF_TMP/mld.pcap" -n -v 2>/dev/null)"
+
+# MLDv2: the kernel now writes version 2 reports (group records in the
+# payload, to ff02::16), which only the u32 rules can judge.
+kill -TERM "${DF_PIDS[-1]}"
+df_wait_gone "${DF_PIDS[-1]}" 30 || fail "tcpdump did not stop"
+up tcpdump -i "$DF_VETH_UP" -n -U --immediate-mode -w "$DF_TMP/mld2.pcap" \
+	ip6 >"$DF_TMP/tcpdump2.log" 2>&1 &
+DF_PIDS+=("$!")
+df_poll 50 grep -q "listening on" "$DF_TMP/tcpdump2.log" || fail "tcpdump did not start: $(cat "$DF_TMP/tcpdump2.log")"
+wl sysctl -qw net.ipv6.conf.all.force_mld_version=2
+wl sysctl -qw "net.ipv6.conf.$DF_VETH_WL.force_mld_version=2"
+join_groups "$GROUP3" "$GROUP4"
+ok "MLDv2 forced; uid $WL_UID joined $GROUP3 and $GROUP4"
+
+# Reports of every shape the rules judge, written as the kernel writes
+# them (hop-by-hop router alert, hop limit 1, to ff02::16, records of 20
+# bytes) through a raw socket (root, so they meet OUTPUT like the
+# kernel's own): one or two solicited-node groups leave; a data group,
+# a solicited-node group with a data group, three groups, or a source
+# list stay in.
+wl "$DF_PY" - "$ifindex" <<'PY' || fail "could not send the raw MLDv2 reports"
+import socket, struct, sys, time
+ifindex = int(sys.argv[1])
+s = socket.socket(socket.AF_INET6, socket.SOCK_RAW, socket.IPPROTO_ICMPV6)
+s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_HOPS, 1)
+s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_IF, ifindex)
+# next header (the kernel's), length 0, router alert (5, 2, MLD 0), PadN
+s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_HOPOPTS, bytes([0, 0, 5, 2, 0, 0, 1, 0]))
+def record(group, sources=()):
+    r = struct.pack(">BBH", 4, 0, len(sources)) + socket.inet_pton(socket.AF_INET6, group)
+    return r + b"".join(socket.inet_pton(socket.AF_INET6, a) for a in sources)
+reports = [
+    [record("ff02::1:ff00:98")],                              # leaves
+    [record("ff02::1:ff00:97"), record("ff02::1:ff00:96")],   # leaves
+    [record("ff02::6461:7461:3321")],                         # data: stays
+    [record("ff02::1:ff00:95"), record("ff02::6461:7461:3322")],
+    [record("ff02::1:ff00:91"), record("ff02::1:ff00:92"), record("ff02::1:ff00:93")],
+    [record("ff02::1:ff00:94", ["2001:db8::6461:7461"])],
+]
+# A report the fence drops fails with EPERM; the capture decides.
+for recs in reports:
+    msg = struct.pack(">BBHHH", 143, 0, 0, 0, len(recs)) + b"".join(recs)
+    try:
+        s.sendto(msg, ("ff02::16", 0, 0, ifindex))
+    except PermissionError:
+        pass
+    time.sleep(0.05)
+PY
+sleep 0.5
+report2="$(tcpdump -r "$DF_TMP/mld2.pcap" -n -v 2>/dev/null)"
+for g in ff02::1:ff00:98 ff02::1:ff00:97 ff02::1:ff00:96; do
+	grep -q "listener report v2.*gaddr $g " <<<"$report2" ||
+		fail "control: the MLDv2 report for solicited-node group $g did not leave: $report2"
+done
+ok "control: MLDv2 reports of one and of two solicited-node groups left"
+for g in "$GROUP3" "$GROUP4" ff02::6461:7461:3321 ff02::1:ff00:95 ff02::6461:7461:3322 \
+	ff02::1:ff00:91 ff02::1:ff00:93 ff02::1:ff00:94 2001:db8::6461:7461; do
+	! grep -qF "$g " <<<"$report2" || fail "an MLDv2 report naming $g left the namespace:
+$(grep -F "$g " <<<"$report2")"
+done
+ok "MLDv2: no report for the workload's groups, for a data group (alone or beside a solicited-node one), for three groups or with a source list left"
+# Every group any report named, v1 ("addr: G") or v2 ("[gaddr G"), is a
+# solicited-node group.
+groups="$(awk '/listener (report|done)/ {
+		for (i = 1; i < NF; i++) if ($i == "[gaddr" || $i == "addr:") print $(i + 1)
+	}' <<<"$report"$'\n'"$report2" | sort -u)"
+[ -n "$groups" ] || fail "no group found in the reports that left: $report$report2"
+others="$(awk '!/^ff02::1:ff[0-9a-f]?[0-9a-f]?:[0-9a-f]+$/' <<<"$groups" | tr '\n' ' ')"
+[ -z "$others" ] || fail "MLD reports named groups that are not solicited-node: $others"
+ok "every group in every report that left is solicited-node: $(tr '\n' ' ' <<<"$groups")"
 expect_dnsfence_running

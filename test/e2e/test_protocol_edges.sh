@@ -23,7 +23,7 @@ done
 df_dig www.allowed.test A
 expect_rcode NOERROR
 ok "control: class IN for the same name -> NOERROR"
-n="$(grep -ciF " www.allowed.test. A " "$DF_TMP/unbound.log" || true)"
+n="$(df_count -iF " www.allowed.test. A " "$DF_TMP/unbound.log")"
 [ "$n" -eq 1 ] || fail "the upstream saw www.allowed.test $n times, expected once (class IN only)"
 ok "the upstream saw only the class IN query"
 

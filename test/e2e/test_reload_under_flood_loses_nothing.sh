@@ -72,7 +72,7 @@ wait "$flood" || rc=$?
 out="$(cat "$DF_TMP/flood.out")"
 [ "$rc" -eq 0 ] || fail "queries lost or failed during reloads: $out"
 servfail=$(awk '$1 == "servfail" { print $2 }' <<<"$out")
-upstream_fail=$(grep -c 'upstream: no answer for' "$DF_DNSFENCE_LOG" || true)
+upstream_fail=$(df_count 'upstream: no answer for' "$DF_DNSFENCE_LOG")
 [ "$servfail" -le "$upstream_fail" ] ||
 	fail "$servfail SERVFAIL but only $upstream_fail upstream failures logged: the reloads caused some ($out)"
 grep -c 'reload: control' "$DF_DNSFENCE_LOG" | grep -qx 12 || fail "expected 12 reload log lines"

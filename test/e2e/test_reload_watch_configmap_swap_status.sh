@@ -3,10 +3,12 @@
 # The config watch sees a Kubernetes ConfigMap update: the file is a
 # symlink through "..data" to a timestamped directory, and an update
 # renames a new "..data" symlink over the old one. No signal, no command:
-# the added name resolves within 3 s, a removed one is denied. Then
-# `dnsfence status` (text) and `status --json` (parsed with python3) show
-# that reload: trigger "watch", result ok, the new allow count, a new
-# policy fingerprint.
+# the added name resolves within 3 s, a removed one is denied and its
+# address leaves the set. Then `dnsfence status` (text) and `status
+# --json` (parsed with python3) show that reload with real values: trigger
+# "watch", result ok, the new allow count, a new policy fingerprint, one
+# address evicted, one set entry (the new name's) where there was one
+# (the removed name's).
 source "$(dirname "$0")/lib.sh"
 df_setup
 df_start_dnsfence allow='["www.allowed.test"]'
@@ -19,6 +21,9 @@ mv dnsfence.json ..2026_01_01_v1/
 ln -s ..2026_01_01_v1 ..data
 ln -s ..data/dnsfence.json dnsfence.json
 sleep 0.5
+df_dig www.allowed.test A
+expect_rcode NOERROR
+expect_in_set dnsfence4 198.18.1.10
 df_dnsfence status --json
 [ "$DF_CMD_RC" -eq 0 ] || fail "status --json exited $DF_CMD_RC: $DF_CMD_ERR"
 before="$DF_CMD_OUT"
@@ -43,10 +48,19 @@ df_poll 30 resolves || fail "the ConfigMap update was not picked up within 3 s"
 df_dig www.allowed.test A
 expect_rcode NXDOMAIN
 expect_log_contains "reload: watch"
-ok "ConfigMap swap picked up by the watch: a.b allowed, www denied"
+expect_not_in_set dnsfence4 198.18.1.10
+expect_in_set dnsfence4 198.18.1.11
+ok "ConfigMap swap picked up by the watch: a.b allowed, www denied, www's 198.18.1.10 evicted"
 
-df_dnsfence status --json
-[ "$DF_CMD_RC" -eq 0 ] || fail "status --json exited $DF_CMD_RC: $DF_CMD_ERR"
+# The new policy answers before the reload's last step (the rules, through
+# the guard) has recorded it: wait for the record, then read it whole.
+reload_recorded() {
+	df_dnsfence status --json
+	[ "$DF_CMD_RC" -eq 0 ] && "$DF_PY" -c 'import json, sys
+r = json.loads(sys.argv[1]).get("last_reload") or {}
+sys.exit(0 if r.get("trigger") == "watch" and r.get("result") == "ok" else 1)' "$DF_CMD_OUT"
+}
+df_poll 50 reload_recorded || fail "status never recorded the watch's reload: $DF_CMD_OUT $DF_CMD_ERR"
 "$DF_PY" - "$before" "$DF_CMD_OUT" <<'PY' || fail "status --json does not show the reload: $DF_CMD_OUT"
 import json, sys
 b, a = json.loads(sys.argv[1]), json.loads(sys.argv[2])
@@ -57,12 +71,18 @@ assert a["allow_entries"] == 2 and b["allow_entries"] == 1, (a, b)
 assert a["reload_requests"] > b["reload_requests"], (a["reload_requests"], b["reload_requests"])
 assert a["policy_fingerprint"] != b["policy_fingerprint"]
 assert a["mode"] == "enforce" and a["counters"]["reloads"] >= 1
-assert a["set_entries"]["ipv4"] >= 0 and "queries_in_flight" in a
+assert "1 addresses evicted" in last["text"], last
+assert b["set_entries"] == {"ipv4": 1, "ipv6": 0}, b["set_entries"]
+assert a["set_entries"] == {"ipv4": 1, "ipv6": 0}, a["set_entries"]
+assert a["counters"]["addr_evicted"] == b["counters"]["addr_evicted"] + 1, (a["counters"], b["counters"])
+assert b["provenance"]["addresses"] == 1 and a["provenance"]["addresses"] == 1, (a["provenance"], b["provenance"])
+assert a["queries_in_flight"] == 0, a["queries_in_flight"]
 PY
 ok "status --json: $(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["last_reload"])' "$DF_CMD_OUT")"
 df_dnsfence status
 [ "$DF_CMD_RC" -eq 0 ] || fail "status exited $DF_CMD_RC: $DF_CMD_ERR"
-for line in 'last_reload.trigger: watch' 'last_reload.result: ok' 'allow_entries: 2' 'mode: enforce'; do
+for line in 'last_reload.trigger: watch' 'last_reload.result: ok' 'allow_entries: 2' 'mode: enforce' \
+	'set_entries.ipv4: 1' 'set_entries.ipv6: 0'; do
 	grep -qxF "$line" <<<"$DF_CMD_OUT" || fail "status text lacks '$line': $DF_CMD_OUT"
 done
 ok "status text shows the reload"

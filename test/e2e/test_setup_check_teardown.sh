@@ -71,7 +71,7 @@ df_dnsfence setup
 grep -q 'dnsfence4.*hash:net' <<<"$DF_CMD_ERR" || fail "setup does not name the wrong set: $DF_CMD_ERR"
 ok "pre-existing dnsfence4 hash:net -> setup exit 3: $(grep -m1 dnsfence4 <<<"$DF_CMD_ERR")"
 wl ipset destroy dnsfence4
-wl ipset destroy dnsfence6 2>/dev/null || true
+if wl ipset list -n dnsfence6 >/dev/null 2>&1; then wl ipset destroy dnsfence6; fi
 
 # mode off: nothing installed, loudly.
 df_config allow='["www.allowed.test"]' mode='"off"'

@@ -20,9 +20,9 @@ ok "dig +tcp denied-$$.evil.test -> NXDOMAIN with EDE 15"
 # dig, several questions on one kept-open connection.
 df_dig +tcp +keepopen www.allowed.test A www.allowed.test AAAA alias.allowed.test A "x-$$.evil.test" A
 expect_reply
-n="$(grep -c 'status: NOERROR' <<<"$DF_OUT" || true)"
+n="$(df_count 'status: NOERROR' <<<"$DF_OUT")"
 [ "$n" -eq 3 ] || fail "expected 3 NOERROR replies on the kept-open connection, saw $n"
-n="$(grep -c 'status: NXDOMAIN' <<<"$DF_OUT" || true)"
+n="$(df_count 'status: NXDOMAIN' <<<"$DF_OUT")"
 [ "$n" -eq 1 ] || fail "expected 1 NXDOMAIN reply on the kept-open connection, saw $n"
 for want in 198.18.1.10 2001:db8:1::10 198.18.1.20; do
 	expect_out_contains "$want"

@@ -223,7 +223,7 @@ for spec in owner:198.18.6.6 additional:198.18.6.9 chaos:198.18.6.10; do
 	if [[ "$got" == *present ]]; then
 		df_dig "$kind-$$.allowed.test" A
 		echo "LEAK $kind: $addr reached the client ($got) but is not in dnsfence4; dig shows:" >&2
-		{ df_answer; grep -A3 -F "bad packet" <<<"$DF_OUT" || true; sed -n '/ADDITIONAL SECTION/,/^$/p' <<<"$DF_OUT"; } >&2
+		{ df_answer; sed -n '/bad packet/,+3p' <<<"$DF_OUT"; sed -n '/ADDITIONAL SECTION/,/^$/p' <<<"$DF_OUT"; } >&2
 		leaks="$leaks $kind"
 	else
 		ok "$kind: -> $got ($addr), not in dnsfence4"
