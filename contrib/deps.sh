@@ -20,6 +20,8 @@ pkgs=(
 	iproute2 ipset iptables conntrack
 	# real upstream servers and clients for the end-to-end tests
 	nsd unbound dnsutils knot-dnsutils curl python3 procps socat tcpdump
+	# raw-socket attackers of the forward-scope tests
+	python3-scapy
 	# the metrics test parses the exposition format with it
 	python3-prometheus-client
 	# the query-type and wildcard-budget tests craft and read DNS with it

@@ -33,6 +33,7 @@ enum stat_id {
 	STAT_BLOCKED_DNS,     /* blocked flows: DNS around dnsfence */
 	STAT_BLOCKED_NOTSET,  /* blocked flows: answered, live, not in set */
 	STAT_BLOCKED_PROTO,   /* blocked flows: neither TCP nor UDP */
+	STAT_BLOCKED_SOURCE,  /* blocked flows: forged or spoofed source */
 	STAT_NFLOG_LOST,      /* NFLOG messages the kernel dropped (ENOBUFS) */
 	STAT_OVER_CAP,	      /* SERVFAIL: upstream questions at the cap */
 	STAT_FAIL_CACHED,     /* SERVFAIL from the failure cache */

@@ -59,6 +59,7 @@ static int apply_specs(struct pctx *p, const cJSON *root);
 static const char *const mode_names[] = {"enforce", "audit", "off", NULL};
 static const char *const deny_names[] = {"nxdomain", "refused", NULL};
 static const char *const inbound_names[] = {"allow", "deny", NULL};
+static const char *const hairpin_names[] = {"allow", "deny", NULL};
 static const char *const audit_denied_names[] = {"forward", "local", NULL};
 static const char *const level_names[] = {"error", "warning", "info", "debug",
 					  NULL};
@@ -290,6 +291,29 @@ static const struct key_spec specs[] = {
 		"proxy on the gateway address, say). One address each, not "
 		"loopback or a wildcard; everything else on the host stays "
 		"out of reach"},
+    {"source_cidrs", K_LIST, configkeys_list,
+     .item = configkeys_item_source_cidr, .type = "array of CIDRs",
+     .def_doc = "`[]` (the host's routes decide)",
+     .meaning = "scope forward only: the source addresses a packet coming "
+		"in on `interfaces` may carry; any other is dropped before "
+		"it makes conntrack state, reaches the listener or earns a "
+		"reject. Empty: a source is accepted when the host's own "
+		"route back to it leaves by the interface the packet came "
+		"in on (the networks of the host's addresses and routes on "
+		"that interface). Listing CIDRs of a family replaces that "
+		"check for the family with exactly these ranges (to narrow "
+		"it, or to add a range routed elsewhere); IPv6 link-local "
+		"and unspecified sources (neighbour discovery) always pass. "
+		"Host bits must be zero. See docs/firewall.md"},
+    {"hairpin", K_CHOICE, configkeys_choice, .choices = hairpin_names,
+     .meaning = "scope forward only: allow: traffic that comes in on a "
+		"fenced interface and goes out on one (container to "
+		"container through the gateway: an app and its database on "
+		"one compose network) passes, as both ends are fenced; "
+		"deny: it is rejected, so no two fenced workloads reach each "
+		"other through the host (traffic a bridge switches itself "
+		"meets FORWARD only with br_netfilter loaded, as Docker "
+		"does). See docs/firewall.md"},
     {"subjects", K_GROUP, NULL, .type = "object",
      .meaning = "scope output only: fence these processes only, and leave "
 		"every other process of the namespace its own egress and "
@@ -518,6 +542,7 @@ static int finish(struct pctx *p)
 	p->c->deny_rcode = choice_of(p, "deny_rcode") ? CONFIG_DENY_REFUSED
 						      : CONFIG_DENY_NXDOMAIN;
 	p->c->inbound_deny = choice_of(p, "inbound") == 1;
+	p->c->hairpin_deny = choice_of(p, "hairpin") == 1;
 	p->c->audit_denied_local = choice_of(p, "audit_denied") == 1;
 	p->c->scope =
 	    choice_of(p, "scope") ? CONFIG_SCOPE_FORWARD : CONFIG_SCOPE_OUTPUT;
@@ -779,6 +804,7 @@ void config_free(struct config *c)
 	free(c->ports);
 	free(c->tls_ports);
 	free(c->allow_cidrs);
+	free(c->source_cidrs);
 	free(c->set4);
 	free(c->set6);
 	free(c->user);

@@ -89,6 +89,10 @@ struct config {
 	size_t n_interfaces;
 	char **host_allow; /* forward scope: "tcp/addr:port", normalized */
 	size_t n_host_allow;
+	struct netcidr *source_cidrs; /* forward: sources a fenced interface
+				       * may carry; none: the host's routes */
+	size_t n_source_cidrs;
+	bool hairpin_deny;    /* forward: "hairpin": "deny" */
 	char *control_socket; /* "control": {"socket": PATH} */
 	bool control_watch;   /* "control": {"watch": true} */
 	bool selftest;	      /* the readiness gate, default true */

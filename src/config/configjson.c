@@ -28,6 +28,8 @@ static bool has_string(const cJSON *arr, const char *s);
 static bool json_resolving(cJSON *root, const struct config *c);
 static bool json_sets(cJSON *root, const struct config *c);
 static bool json_ports(cJSON *root, const struct config *c);
+static bool json_cidr_list(cJSON *root, const char *key,
+			   const struct netcidr *v, size_t n);
 static bool json_qtypes(cJSON *root, const struct config *c);
 static bool json_budget(cJSON *root, const struct config *c);
 static bool json_cidrs(cJSON *root, const struct config *c);
@@ -342,18 +344,26 @@ static bool json_subjects(cJSON *root, const struct config *c)
 		   json_port_list(c->subject_lo_ports, c->n_subject_lo_ports));
 }
 
-/* "allow_cidrs", each as address/length. */
-static bool json_cidrs(cJSON *root, const struct config *c)
+/* A list of CIDRs under key, each as address/length. */
+static bool json_cidr_list(cJSON *root, const char *key,
+			   const struct netcidr *v, size_t n)
 {
 	char buf[NETADDR_ENDPOINT_STRLEN];
-	cJSON *cidrs = cJSON_AddArrayToObject(root, "allow_cidrs");
+	cJSON *cidrs = cJSON_AddArrayToObject(root, key);
 	bool ok = cidrs != NULL;
 
-	for (size_t i = 0; ok && i < c->n_allow_cidrs; i++) {
-		netaddr_format_cidr(&c->allow_cidrs[i], buf, sizeof(buf));
+	for (size_t i = 0; ok && i < n; i++) {
+		netaddr_format_cidr(&v[i], buf, sizeof(buf));
 		ok = cJSON_AddItemToArray(cidrs, cJSON_CreateString(buf));
 	}
 	return ok;
+}
+
+/* "allow_cidrs". */
+static bool json_cidrs(cJSON *root, const struct config *c)
+{
+	return json_cidr_list(root, "allow_cidrs", c->allow_cidrs,
+			      c->n_allow_cidrs);
 }
 
 /* How the daemon runs: "user" to "inbound", then "log". */
@@ -397,9 +407,13 @@ static bool json_scope(cJSON *root, const struct config *c)
 	ok = ok && cJSON_AddItemToObject(
 		       root, "interfaces",
 		       json_strings(c->interfaces, c->n_interfaces));
-	return ok && cJSON_AddItemToObject(
-			 root, "host_allow",
-			 json_strings(c->host_allow, c->n_host_allow));
+	ok = ok && cJSON_AddItemToObject(
+		       root, "host_allow",
+		       json_strings(c->host_allow, c->n_host_allow));
+	ok = ok && json_cidr_list(root, "source_cidrs", c->source_cidrs,
+				  c->n_source_cidrs);
+	return ok && cJSON_AddStringToObject(
+			 root, "hairpin", c->hairpin_deny ? "deny" : "allow");
 }
 
 /* "metrics" (null when off) and "state_dir". */

@@ -39,6 +39,8 @@ static int string_or_default(struct pctx *p, const struct key_spec *k,
 static int each_string(struct pctx *p, const struct key_spec *k,
 		       const cJSON *v);
 static int push(void *arrp, size_t *n, size_t size, const void *item);
+static int add_cidr(struct pctx *p, const char *s, const char *path,
+		    struct netcidr **v, size_t *n);
 static int add_string(char ***arr, size_t *n, const char *s);
 static int append_string(char ***arr, size_t *n, const char *s);
 static int cmp_ref(const void *a, const void *b);
@@ -724,7 +726,9 @@ int configkeys_parse_port(struct pctx *p, const char *s, const char *path,
 	return 0;
 }
 
-int configkeys_item_cidr(struct pctx *p, const char *s, const char *path)
+/* One CIDR item into a list of them; a repeat is dropped. */
+static int add_cidr(struct pctx *p, const char *s, const char *path,
+		    struct netcidr **v, size_t *n)
 {
 	struct netcidr c;
 	const char *why = "";
@@ -734,12 +738,22 @@ int configkeys_item_cidr(struct pctx *p, const char *s, const char *path)
 	configkeys_show(s, val, sizeof(val));
 	if (netaddr_parse_cidr(s, &c, &why) != 0)
 		return configkeys_fail(p, path, "\"%s\": %s", val, why);
-	for (size_t i = 0; i < p->c->n_allow_cidrs; i++) {
-		if (p->c->allow_cidrs[i].prefix == c.prefix &&
-		    netaddr_equal(&p->c->allow_cidrs[i].addr, &c.addr))
+	for (size_t i = 0; i < *n; i++) {
+		if ((*v)[i].prefix == c.prefix &&
+		    netaddr_equal(&(*v)[i].addr, &c.addr))
 			return 0;
 	}
-	return push(&p->c->allow_cidrs, &p->c->n_allow_cidrs, sizeof(c), &c);
+	return push(v, n, sizeof(c), &c);
+}
+
+int configkeys_item_cidr(struct pctx *p, const char *s, const char *path)
+{
+	return add_cidr(p, s, path, &p->c->allow_cidrs, &p->c->n_allow_cidrs);
+}
+
+int configkeys_item_source_cidr(struct pctx *p, const char *s, const char *path)
+{
+	return add_cidr(p, s, path, &p->c->source_cidrs, &p->c->n_source_cidrs);
 }
 
 /* Interface names as the kernel and iptables take them (IFNAMSIZ, no '/',
@@ -844,6 +858,12 @@ int configkeys_check_scope(struct pctx *p)
 			return configkeys_fail(
 			    p, "host_allow",
 			    "only used with \"scope\": \"forward\"");
+		if (p->c->n_source_cidrs > 0)
+			return configkeys_fail(
+			    p, "source_cidrs",
+			    "only used with \"scope\": \"forward\" (the "
+			    "output scope fences what this namespace "
+			    "sends, whatever its source)");
 		return 0;
 	}
 	if (p->c->n_interfaces == 0)

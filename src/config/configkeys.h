@@ -90,6 +90,9 @@ int configkeys_item_qtype(struct pctx *p, const char *s, const char *path);
 int configkeys_parse_port(struct pctx *p, const char *s, const char *path,
 			  struct config_port *out);
 int configkeys_item_cidr(struct pctx *p, const char *s, const char *path);
+/* One "source_cidrs" entry (forward scope). */
+int configkeys_item_source_cidr(struct pctx *p, const char *s,
+				const char *path);
 int configkeys_item_interface(struct pctx *p, const char *s, const char *path);
 int configkeys_item_host_allow(struct pctx *p, const char *s, const char *path);
 

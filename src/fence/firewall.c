@@ -169,11 +169,20 @@ int fw_saved_read(enum fwexec_backend b, int family,
 		  int (*on_line)(void *arg, const char *line), void *arg,
 		  char *err, size_t errlen)
 {
-	char *text = NULL;
-	int ret = fw_save_family(b, family, &text, err, errlen);
+	return fw_saved_read_table(b, family, "filter", on_line, arg, err,
+				   errlen);
+}
 
+int fw_saved_read_table(enum fwexec_backend b, int family, const char *table,
+			int (*on_line)(void *arg, const char *line), void *arg,
+			char *err, size_t errlen)
+{
+	char *text = NULL, section[16];
+	int ret = fw_save_table(b, family, table, &text, err, errlen);
+
+	snprintf(section, sizeof(section), "*%s", table);
 	if (!ret)
-		ret = fw_saved_each(text, on_line, arg);
+		ret = fw_saved_each_table(text, section, on_line, arg);
 	free(text);
 	return ret;
 }
@@ -398,29 +407,32 @@ int fw_save_family(enum fwexec_backend b, int family, char **text, char *err,
 	return fw_save_table(b, family, "filter", text, err, errlen);
 }
 
-/* What the comparison of cfg needs: the filter table and, in output
- * scope, the nat table behind it (subjects' DNS redirect). Without
+/* What the comparison of cfg needs: the filter table and behind it, in
+ * the forward scope, the raw table (DNSFENCE-PRE: it must be readable),
+ * in the output scope the nat table (subjects' DNS redirect). Without
  * subjects the nat table is read only to find what an earlier config of
  * subjects left: where it cannot be read (iptables-legacy-save lists no
  * table to an unprivileged guard), nothing of ours can be checked there. */
 static int save_for(const struct config *cfg, enum fwexec_backend b, int family,
 		    char **text, char *err, size_t errlen)
 {
-	char *nat = NULL, *both;
+	bool forward = cfg->scope == CONFIG_SCOPE_FORWARD;
+	char *more = NULL, *both;
 	int ret = fw_save_family(b, family, text, err, errlen);
 
-	if (ret || cfg->scope != CONFIG_SCOPE_OUTPUT)
+	if (ret)
 		return ret;
-	ret = fw_save_table(b, family, "nat", &nat, err, errlen);
-	if (ret && !config_has_subjects(cfg)) {
-		free(nat);
+	ret = fw_save_table(b, family, forward ? "raw" : "nat", &more, err,
+			    errlen);
+	if (ret && !forward && !config_has_subjects(cfg)) {
+		free(more);
 		err[0] = '\0';
 		return 0;
 	}
 	if (!ret &&
-	    asprintf(&both, "%s%s", *text ? *text : "", nat ? nat : "") < 0)
+	    asprintf(&both, "%s%s", *text ? *text : "", more ? more : "") < 0)
 		ret = -ENOMEM;
-	free(nat);
+	free(more);
 	if (!ret) {
 		free(*text);
 		*text = both;

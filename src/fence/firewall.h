@@ -20,7 +20,8 @@
  * (firewall, fwforward, drift). line is valid during the call. */
 typedef void (*fw_report_fn)(void *arg, const char *line);
 
-/* The iptables-restore input for one family (AF_INET or AF_INET6), rules
+/* The iptables-restore input for one family (AF_INET or AF_INET6; in the
+ * forward scope fwfwd_tables_text's, the raw table first), rules
  * written exactly as iptables-save prints them, so that what the kernel
  * holds can be compared line by line (the socket mark, cfg->mark,
  * identifies the daemon: no uid is needed). malloc'd text, or NULL (bad
@@ -87,8 +88,8 @@ void fw_say(fw_report_fn report, void *arg, const char *fmt, ...)
  * return of on_line and returns it; 0 when all lines were read. */
 int fw_saved_each(const char *text, int (*on_line)(void *arg, const char *line),
 		  void *arg);
-
-/* The same for the lines of table ("*filter", "*nat") of the text. */
+/* The same for the lines of table ("*filter", "*nat", "*raw") of the
+ * text. */
 int fw_saved_each_table(const char *text, const char *table,
 			int (*on_line)(void *arg, const char *line), void *arg);
 
@@ -104,6 +105,10 @@ int fw_compare_chain(const struct config *cfg, int family, const char *chain,
 int fw_saved_read(enum fwexec_backend b, int family,
 		  int (*on_line)(void *arg, const char *line), void *arg,
 		  char *err, size_t errlen);
+/* The same for another table ("raw": the section "*raw" of its save). */
+int fw_saved_read_table(enum fwexec_backend b, int family, const char *table,
+			int (*on_line)(void *arg, const char *line), void *arg,
+			char *err, size_t errlen);
 
 /* Compare the rules read back from chain (have) with the wanted ones:
  * each wanted rule present once, nothing else, and in order. The number
@@ -123,8 +128,7 @@ int fw_compare_policy(const struct config *cfg, int family,
  * the caller frees it, also on error). 0, or -errno with err set. */
 int fw_save_family(enum fwexec_backend b, int family, char **text, char *err,
 		   size_t errlen);
-
-/* The same for another table ("nat"). */
+/* The same for another table ("nat", "raw"). */
 int fw_save_table(enum fwexec_backend b, int family, const char *table,
 		  char **text, char *err, size_t errlen);
 

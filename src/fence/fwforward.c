@@ -19,7 +19,13 @@
  *   DNSFENCE-IN, the first rule of INPUT: established flows (replies to
  *   the host's own connections), what IPv6 neighbour discovery needs, and
  *   DNS to our listen addresses are accepted; everything else the
- *   interfaces send to any address of the host is rejected.
+ *   interfaces send to any address of the host is rejected, and our
+ *   listeners answer no other interface.
+ *
+ *   DNSFENCE-PRE, in the raw table, the first rule of its PREROUTING:
+ *   a fenced interface's packets with a source not of its own networks
+ *   are dropped before conntrack, INPUT or any reject sees them
+ *   (invariant 13; fwfwdrules.c).
  *
  * The built-in chains' policies are never set (an iptables-restore line
  * ":FORWARD ACCEPT" would set it, so none is written), the host's OUTPUT
@@ -55,6 +61,8 @@
 #define F	    "-A " FWFWD_CHAIN " "
 #define IN	    "-A " FWFWD_IN_CHAIN " "
 #define DOCKER_USER "DOCKER-USER"
+#define PRE	    "-A " FWFWD_PRE_CHAIN " "
+#define PRE_HOOK    "raw PREROUTING"
 
 /* Our jump in one built-in (or Docker's) chain: exact "-A HOOK -j CHAIN"
  * lines, and the 1-based position of the first among HOOK's rules. */
@@ -68,11 +76,18 @@ struct fsaved {
 	bool du_first; /* FORWARD's first rule is "-j DOCKER-USER" */
 	struct hook forward, docker, input;
 	struct fw_rules fwd, in;
+	bool pre_chain; /* the raw table */
+	struct hook prerouting;
+	struct fw_rules pre;
 };
 
 static bool starts(const char *s, const char *prefix);
 static void count_jump(struct hook *h, const char *line, const char *jump);
 static int saved_line(void *arg, const char *line);
+static bool ends_in_drop(const char *line);
+static int raw_line(void *arg, const char *line);
+static int read_saved(enum fwexec_backend b, int family, struct fsaved *sv,
+		      char *err, size_t errlen);
 static void fsaved_free(struct fsaved *sv);
 static bool use_docker_user(const struct fsaved *sv);
 static int hook_diff(int family, const struct hook *h, const char *hook,
@@ -82,6 +97,8 @@ static int compare_frame(int family, const struct fsaved *sv,
 static int compare_off(int family, const struct fsaved *sv, fw_report_fn report,
 		       void *arg);
 static char *jump_fixes(const struct fsaved *sv);
+static char *restore_text(const struct config *cfg, int family,
+			  const struct fsaved *sv);
 static int apply_family(const struct config *cfg, int family,
 			enum fwexec_backend b, char *err, size_t errlen);
 static int remove_family(enum fwexec_backend b, int family, char *err,
@@ -130,10 +147,49 @@ static int saved_line(void *arg, const char *line)
 	return 0;
 }
 
+/* A rule that can only drop: one before our jump cannot let a forged
+ * packet past it (Docker puts such rules in raw PREROUTING for published
+ * ports), so it does not count as a rule ahead of ours. */
+static bool ends_in_drop(const char *line)
+{
+	size_t n = strlen(line);
+
+	return n >= 8 && strcmp(line + n - 8, " -j DROP") == 0;
+}
+
+/* One line of the raw table: our chain, its rules, PREROUTING's jumps
+ * (counted among the rules that do not only drop). */
+static int raw_line(void *arg, const char *line)
+{
+	struct fsaved *sv = arg;
+
+	if (starts(line, ":" FWFWD_PRE_CHAIN " "))
+		sv->pre_chain = true;
+	else if (starts(line, PRE))
+		return fw_rules_push(&sv->pre, line);
+	else if (starts(line, "-A PREROUTING ") && !ends_in_drop(line))
+		count_jump(&sv->prerouting, line,
+			   "-A PREROUTING -j " FWFWD_PRE_CHAIN);
+	return 0;
+}
+
+/* Both tables of one family. */
+static int read_saved(enum fwexec_backend b, int family, struct fsaved *sv,
+		      char *err, size_t errlen)
+{
+	int ret = fw_saved_read(b, family, saved_line, sv, err, errlen);
+
+	if (!ret)
+		ret = fw_saved_read_table(b, family, "raw", raw_line, sv, err,
+					  errlen);
+	return ret;
+}
+
 static void fsaved_free(struct fsaved *sv)
 {
 	fw_rules_free(&sv->fwd);
 	fw_rules_free(&sv->in);
+	fw_rules_free(&sv->pre);
 }
 
 /* Docker promises that FORWARD sends every packet to DOCKER-USER first
@@ -187,6 +243,13 @@ static int compare_frame(int family, const struct fsaved *sv,
 	}
 	diffs +=
 	    hook_diff(family, &sv->input, "INPUT", FWFWD_IN_CHAIN, report, arg);
+	diffs += hook_diff(family, &sv->prerouting, PRE_HOOK, FWFWD_PRE_CHAIN,
+			   report, arg);
+	if (!sv->pre_chain) {
+		diffs++;
+		fw_say(report, arg, "%s: chain %s (raw table) missing", fam,
+		       FWFWD_PRE_CHAIN);
+	}
 	if (!sv->fwd_chain) {
 		diffs++;
 		fw_say(report, arg, "%s: chain %s missing", fam, FWFWD_CHAIN);
@@ -214,16 +277,18 @@ static int compare_off(int family, const struct fsaved *sv, fw_report_fn report,
 	const char *fam = fw_family_name(family);
 	int diffs = 0;
 
-	if (sv->fwd_chain || sv->in_chain) {
-		diffs++;
-		fw_say(report, arg, "%s: mode is off but chain %s or %s exists",
-		       fam, FWFWD_CHAIN, FWFWD_IN_CHAIN);
-	}
-	if (sv->forward.jumps || sv->docker.jumps || sv->input.jumps) {
+	if (sv->fwd_chain || sv->in_chain || sv->pre_chain) {
 		diffs++;
 		fw_say(report, arg,
-		       "%s: mode is off but a jump to %s or %s exists", fam,
-		       FWFWD_CHAIN, FWFWD_IN_CHAIN);
+		       "%s: mode is off but chain %s, %s or %s exists", fam,
+		       FWFWD_CHAIN, FWFWD_IN_CHAIN, FWFWD_PRE_CHAIN);
+	}
+	if (sv->forward.jumps || sv->docker.jumps || sv->input.jumps ||
+	    sv->prerouting.jumps) {
+		diffs++;
+		fw_say(report, arg,
+		       "%s: mode is off but a jump to %s, %s or %s exists", fam,
+		       FWFWD_CHAIN, FWFWD_IN_CHAIN, FWFWD_PRE_CHAIN);
 	}
 	return diffs;
 }
@@ -231,14 +296,17 @@ static int compare_off(int family, const struct fsaved *sv, fw_report_fn report,
 int fwfwd_compare(const struct config *cfg, int family, const char *saved,
 		  fw_report_fn report, void *arg)
 {
-	struct fw_rules fwd = {0}, in = {0};
+	struct fw_rules fwd = {0}, in = {0}, pre = {0};
 	struct fsaved sv = {0};
 	int ret, diffs = 0;
 
 	ret = fw_saved_each(saved, saved_line, &sv);
-	if (ret)
-		goto out;
-	ret = fwfwd_rules_render(cfg, family, &fwd, &in);
+	if (!ret)
+		ret = fw_saved_each_table(saved, "*raw", raw_line, &sv);
+	if (!ret)
+		ret = fwfwd_rules_render(cfg, family, &fwd, &in);
+	if (!ret)
+		ret = fwfwd_pre_render(cfg, family, &pre);
 	if (ret)
 		goto out;
 	if (cfg->mode == CONFIG_MODE_OFF) {
@@ -255,11 +323,17 @@ int fwfwd_compare(const struct config *cfg, int family, const char *saved,
 	}
 	if (ret >= 0) {
 		diffs += ret;
+		ret = fw_compare_rules(family, FWFWD_PRE_CHAIN, &pre, &sv.pre,
+				       report, arg);
+	}
+	if (ret >= 0) {
+		diffs += ret;
 		ret = 0;
 	}
 out:
 	fw_rules_free(&fwd);
 	fw_rules_free(&in);
+	fw_rules_free(&pre);
 	fsaved_free(&sv);
 	return ret ? ret : diffs;
 }
@@ -306,17 +380,38 @@ static char *jump_fixes(const struct fsaved *sv)
 	return buf;
 }
 
+/* The raw table's section (its jump fixed as jump_fixes does the
+ * filter's), then the filter table's rules: malloc'd, or NULL. */
+static char *restore_text(const struct config *cfg, int family,
+			  const struct fsaved *sv)
+{
+	char fix[48 * 9] = "";
+	size_t len = 0;
+
+	if (sv->prerouting.jumps != 1 || sv->prerouting.pos != 1) {
+		for (int i = 0; i < sv->prerouting.jumps && i < 8; i++)
+			len += (size_t)snprintf(
+			    fix + len, sizeof(fix) - len,
+			    "-D PREROUTING -j " FWFWD_PRE_CHAIN "\n");
+		snprintf(fix + len, sizeof(fix) - len,
+			 "-I PREROUTING 1 -j " FWFWD_PRE_CHAIN "\n");
+	}
+	return fwfwd_tables_text(cfg, family, fix);
+}
+
 /* Our chains (flushed and refilled by their ":" lines) and the jumps, in
- * one transaction per family: the kernel never sees half a fence. */
+ * one transaction per family, both tables: the kernel never sees half a
+ * fence. */
 static int apply_family(const struct config *cfg, int family,
 			enum fwexec_backend b, char *err, size_t errlen)
 {
 	struct fsaved sv = {0};
-	int ret = fw_saved_read(b, family, saved_line, &sv, err, errlen);
+	int ret = read_saved(b, family, &sv, err, errlen);
 
 	if (!ret)
-		ret = fw_restore_rules(b, family, fwfwd_rules_text(cfg, family),
-				       jump_fixes(&sv), err, errlen);
+		ret =
+		    fw_restore_rules(b, family, restore_text(cfg, family, &sv),
+				     jump_fixes(&sv), err, errlen);
 	fsaved_free(&sv);
 	return ret;
 }
@@ -358,10 +453,24 @@ static int remove_family(enum fwexec_backend b, int family, char *err,
 	size_t len = 0;
 	int ret;
 
-	ret = fw_saved_read(b, family, saved_line, &sv, err, errlen);
+	ret = read_saved(b, family, &sv, err, errlen);
 	if (ret)
 		goto out;
-	len += (size_t)snprintf(input, sizeof(input), "*filter\n");
+	if (sv.pre_chain || sv.prerouting.jumps) {
+		len += (size_t)snprintf(input, sizeof(input), "*raw\n");
+		for (int i = 0; i < sv.prerouting.jumps && i < 8; i++)
+			len += (size_t)snprintf(
+			    input + len, sizeof(input) - len,
+			    "-D PREROUTING -j " FWFWD_PRE_CHAIN "\n");
+		if (sv.pre_chain)
+			len +=
+			    (size_t)snprintf(input + len, sizeof(input) - len,
+					     ":" FWFWD_PRE_CHAIN " - [0:0]\n"
+					     "-X " FWFWD_PRE_CHAIN "\n");
+		len += (size_t)snprintf(input + len, sizeof(input) - len,
+					"COMMIT\n");
+	}
+	len += (size_t)snprintf(input + len, sizeof(input) - len, "*filter\n");
 	for (int i = 0; i < sv.forward.jumps && i < 8; i++)
 		len += (size_t)snprintf(input + len, sizeof(input) - len,
 					"-D FORWARD -j " FWFWD_CHAIN "\n");

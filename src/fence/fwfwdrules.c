@@ -8,7 +8,18 @@
  * after --ctorigdst, the default --reject-with spelled out), so the same
  * text is the iptables-restore input, the expected lines of `check`, and
  * what the unit tests read. Every rule carries "-i IFACE": per configured
- * interface, one block in each chain. */
+ * interface, one block in each chain, except DNSFENCE-IN's last rules,
+ * which keep every other interface (the uplink) from our listeners.
+ *
+ * Invariant 13 (a container's forged or spoofed packets create no state,
+ * earn no answer and no error outside the fenced networks) is the raw
+ * table's chain DNSFENCE-PRE: a packet coming in on a fenced interface
+ * with a source not of that interface's networks is dropped there, before
+ * conntrack sees it (no planted entry), before INPUT (no answer from the
+ * listener) and before any REJECT (no error to an outside address). The
+ * networks are the host's own routes (the rpfilter match: the route back
+ * to the source must leave by the interface the packet came in on; a
+ * lookup done by the rule, not the rp_filter sysctl), or source_cidrs. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -22,6 +33,9 @@
 
 #define F     "-A " FWFWD_CHAIN " "
 #define IN    "-A " FWFWD_IN_CHAIN " "
+#define PRE   "-A " FWFWD_PRE_CHAIN " "
+#define SRC   "dnsfence-source"
+#define LIMIT "-m limit --limit 10/sec --limit-burst 20 "
 #define AUDIT "dnsfence-audit"
 #define ND    "-p ipv6-icmp -m icmp6 --icmpv6-type "
 
@@ -39,6 +53,15 @@ static int render_fwd(const struct config *cfg, int family, const char *ifn,
 		      const char *fp, struct fw_rules *r);
 static int render_in(const struct config *cfg, int family, const char *ifn,
 		     struct fw_rules *r);
+static int render_hairpin(const struct config *cfg, int family, const char *ifn,
+			  struct fw_rules *r);
+static bool endpoint_text(const struct config_endpoint *e, int family, char *a,
+			  size_t len);
+static int render_listen(const struct config *cfg, int family,
+			 const char *ifmatch, const char *target,
+			 struct fw_rules *r);
+static int render_pre(const struct config *cfg, int family, const char *ifn,
+		      struct fw_rules *r);
 
 static const char *icmp_reject(int family)
 {
@@ -60,17 +83,13 @@ static int render_upstreams(const struct config *cfg, int family,
 			    const char *ifn, struct fw_rules *r)
 {
 	bool audit = config_audit_dns_open(cfg);
+	const char *host = family == AF_INET ? "/32" : "/128";
 	char u[NETADDR_STRLEN];
-	struct netaddr na;
 	int ret = 0;
 
 	for (size_t i = 0; !ret && i < cfg->n_upstreams; i++) {
-		const struct sockaddr *sa =
-		    (const struct sockaddr *)&cfg->upstreams[i].sa;
-
-		if (sa->sa_family != family || !netaddr_from_sockaddr(sa, &na))
+		if (!endpoint_text(&cfg->upstreams[i], family, u, sizeof(u)))
 			continue;
-		netaddr_format(&na, u, sizeof(u));
 		if (audit) {
 			ret = fw_rules_add(
 			    r,
@@ -83,6 +102,15 @@ static int render_upstreams(const struct config *cfg, int family,
 				    F "-i %s -m conntrack --ctorigdst "
 				      "%s -j RETURN",
 				    ifn, u);
+			if (!ret)
+				ret = fw_rules_add(r,
+						   F "-d %s%s -i %s -j NFLOG "
+						     "--nflog-prefix " AUDIT,
+						   u, host, ifn);
+			if (!ret)
+				ret =
+				    fw_rules_add(r, F "-d %s%s -i %s -j RETURN",
+						 u, host, ifn);
 			continue;
 		}
 		ret = fw_rules_add(
@@ -96,6 +124,19 @@ static int render_upstreams(const struct config *cfg, int family,
 			    F "-i %s -m conntrack --ctorigdst %s -j "
 			      "REJECT --reject-with %s",
 			    ifn, u, icmp_reject(family));
+		/* By destination too: an entry whose original direction is
+		 * not the upstream's (one planted before the fence, or by a
+		 * forged packet) must not carry a container's packets to
+		 * it as its reply direction. */
+		if (!ret)
+			ret = fw_rules_add(r,
+					   F "-d %s%s -i %s -p tcp -j REJECT "
+					     "--reject-with tcp-reset",
+					   u, host, ifn);
+		if (!ret)
+			ret = fw_rules_add(
+			    r, F "-d %s%s -i %s -j REJECT --reject-with %s", u,
+			    host, ifn, icmp_reject(family));
 	}
 	return ret;
 }
@@ -174,15 +215,22 @@ static int render_fwd(const struct config *cfg, int family, const char *ifn,
 		      const char *fp, struct fw_rules *r)
 {
 	bool audit = cfg->mode == CONFIG_MODE_AUDIT;
-	int ret = render_upstreams(cfg, family, ifn, r);
+	int ret = 0;
 
+	if (family == AF_INET6)
+		ret = fw_rules_add(r, F "-i %s %s", ifn, fw_rules_rthdr(cfg));
+	if (!ret)
+		ret = render_upstreams(cfg, family, ifn, r);
+	if (!ret && cfg->hairpin_deny)
+		ret = render_hairpin(cfg, family, ifn, r);
 	if (!ret)
 		ret = fw_rules_add(
 		    r,
 		    F "-i %s -m conntrack --ctstate RELATED,ESTABLISHED "
 		      "%s-j RETURN",
 		    ifn, inbound_dir(cfg));
-	for (size_t k = 0; !ret && k < cfg->n_interfaces; k++)
+	for (size_t k = 0; !ret && !cfg->hairpin_deny && k < cfg->n_interfaces;
+	     k++)
 		ret = fw_rules_add(r, F "-i %s -o %s -j RETURN", ifn,
 				   cfg->interfaces[k]);
 	if (!ret)
@@ -204,6 +252,34 @@ static int render_fwd(const struct config *cfg, int family, const char *ifn,
 				   F "-i %s -m comment " FW_POLICY_TAG
 				     "%s\" -j REJECT --reject-with %s",
 				   ifn, fp, icmp_reject(family));
+	return ret;
+}
+
+/* "hairpin": "deny": in on a fenced interface and out on one is refused,
+ * in any state, before the established accept, so no entry (an old one,
+ * or one a peer's packet made) lets two fenced workloads talk. */
+static int render_hairpin(const struct config *cfg, int family, const char *ifn,
+			  struct fw_rules *r)
+{
+	int ret = 0;
+
+	for (size_t k = 0; !ret && k < cfg->n_interfaces; k++) {
+		const char *o = cfg->interfaces[k];
+
+		if (cfg->mode == CONFIG_MODE_AUDIT) {
+			ret = fw_rules_add(
+			    r, F "-i %s -o %s -j NFLOG --nflog-prefix " AUDIT,
+			    ifn, o);
+			continue;
+		}
+		ret = fw_rules_add(
+		    r, F "-i %s -o %s -p tcp -j REJECT --reject-with tcp-reset",
+		    ifn, o);
+		if (!ret)
+			ret = fw_rules_add(
+			    r, F "-i %s -o %s -j REJECT --reject-with %s", ifn,
+			    o, icmp_reject(family));
+	}
 	return ret;
 }
 
@@ -235,38 +311,26 @@ static int render_host_allow(const char *spec, int family, const char *ifn,
 static int render_in(const struct config *cfg, int family, const char *ifn,
 		     struct fw_rules *r)
 {
-	static const char *const protos[] = {"udp", "tcp"};
-	const char *host = family == AF_INET ? "/32" : "/128";
-	char a[NETADDR_STRLEN];
-	struct netaddr na;
-	int ret;
+	char ifmatch[24];
+	int ret = 0;
 
-	ret = fw_rules_add(
-	    r,
-	    IN "-i %s -m conntrack --ctstate RELATED,ESTABLISHED %s-j "
-	       "ACCEPT",
-	    ifn, inbound_dir(cfg));
+	snprintf(ifmatch, sizeof(ifmatch), "-i %s", ifn);
+	if (family == AF_INET6)
+		ret = fw_rules_add(r, IN "-i %s %s", ifn, fw_rules_rthdr(cfg));
+	if (!ret)
+		ret = fw_rules_add(
+		    r,
+		    IN "-i %s -m conntrack --ctstate RELATED,ESTABLISHED "
+		       "%s-j ACCEPT",
+		    ifn, inbound_dir(cfg));
 	if (!ret && family == AF_INET6)
 		ret = fw_rules_add(
 		    r, IN "-i %s " ND "135 -m hl --hl-eq 255 -j ACCEPT", ifn);
 	if (!ret && family == AF_INET6)
 		ret = fw_rules_add(
 		    r, IN "-i %s " ND "136 -m hl --hl-eq 255 -j ACCEPT", ifn);
-	for (size_t i = 0; !ret && i < cfg->n_listen; i++) {
-		const struct sockaddr *sa =
-		    (const struct sockaddr *)&cfg->listen[i].sa;
-
-		if (sa->sa_family != family || !netaddr_from_sockaddr(sa, &na))
-			continue;
-		netaddr_format(&na, a, sizeof(a));
-		for (size_t p = 0; !ret && p < 2; p++)
-			ret = fw_rules_add(
-			    r,
-			    IN "-d %s%s -i %s -p %s -m %s --dport %u -j "
-			       "ACCEPT",
-			    a, host, ifn, protos[p], protos[p],
-			    netaddr_port(sa));
-	}
+	if (!ret)
+		ret = render_listen(cfg, family, ifmatch, "ACCEPT", r);
 	for (size_t i = 0; !ret && i < cfg->n_host_allow; i++)
 		ret = render_host_allow(cfg->host_allow[i], family, ifn, r);
 	if (!ret && cfg->mode == CONFIG_MODE_AUDIT)
@@ -280,6 +344,134 @@ static int render_in(const struct config *cfg, int family, const char *ifn,
 		ret = fw_rules_add(r, IN "-i %s -j REJECT --reject-with %s",
 				   ifn, icmp_reject(family));
 	return ret;
+}
+
+/* The address of an endpoint of family, formatted into a; false when it
+ * is of the other family. */
+static bool endpoint_text(const struct config_endpoint *e, int family, char *a,
+			  size_t len)
+{
+	const struct sockaddr *sa = (const struct sockaddr *)&e->sa;
+	struct netaddr na;
+
+	if (sa->sa_family != family || !netaddr_from_sockaddr(sa, &na))
+		return false;
+	netaddr_format(&na, a, len);
+	return true;
+}
+
+/* DNS to each listen address of family, UDP and TCP, from the packets
+ * ifmatch names ("-i IFACE": a fenced interface's, accepted; "! -i lo"
+ * after every interface's block: any other interface's, so our listeners
+ * answer the fenced interfaces and the host itself only), to target. */
+static int render_listen(const struct config *cfg, int family,
+			 const char *ifmatch, const char *target,
+			 struct fw_rules *r)
+{
+	static const char *const protos[] = {"udp", "tcp"};
+	const char *host = family == AF_INET ? "/32" : "/128";
+	char a[NETADDR_STRLEN];
+	int ret = 0;
+
+	for (size_t i = 0; !ret && i < cfg->n_listen; i++) {
+		if (!endpoint_text(&cfg->listen[i], family, a, sizeof(a)))
+			continue;
+		for (size_t p = 0; !ret && p < 2; p++)
+			ret = fw_rules_add(
+			    r, IN "-d %s%s %s -p %s -m %s --dport %u -j %s", a,
+			    host, ifmatch, protos[p], protos[p],
+			    netaddr_port(
+				(const struct sockaddr *)&cfg->listen[i].sa),
+			    target);
+	}
+	return ret;
+}
+
+/* DNSFENCE-PRE for ifn: the sources of its own networks only (see the
+ * file's note). With source_cidrs of this family, exactly those, and the
+ * link-local and unspecified sources neighbour discovery uses (never
+ * forwarded, answered only on the link). */
+static int render_pre(const struct config *cfg, int family, const char *ifn,
+		      struct fw_rules *r)
+{
+	bool audit = cfg->mode == CONFIG_MODE_AUDIT, listed = false;
+	char c[NETADDR_STRLEN + 8];
+	const char *m;
+	int ret = 0;
+
+	for (size_t k = 0; k < cfg->n_source_cidrs; k++)
+		listed |= cfg->source_cidrs[k].addr.family == family;
+	if (listed && family == AF_INET6)
+		ret = fw_rules_add(r, PRE "-s fe80::/10 -i %s -j RETURN", ifn);
+	if (!ret && listed && family == AF_INET6)
+		ret = fw_rules_add(r, PRE "-s ::/128 -i %s -j RETURN", ifn);
+	for (size_t k = 0; !ret && listed && k < cfg->n_source_cidrs; k++) {
+		if (cfg->source_cidrs[k].addr.family != family)
+			continue;
+		netaddr_format_cidr(&cfg->source_cidrs[k], c, sizeof(c));
+		ret = fw_rules_add(r, PRE "-s %s -i %s -j RETURN", c, ifn);
+	}
+	/* What is left: a sample for the log ("source ... is not of the
+	 * fenced interface's networks"), as rule 9a of the output scope
+	 * (audit: all of it, and nothing dropped), then the drop. */
+	m = listed ? "" : "-m rpfilter --invert ";
+	if (!ret)
+		ret = fw_rules_add(r,
+				   PRE "-i %s %s%s-j NFLOG --nflog-prefix " SRC,
+				   ifn, m, audit ? "" : LIMIT);
+	if (!ret && !audit)
+		ret = fw_rules_add(r, PRE "-i %s %s-j DROP", ifn, m);
+	return ret;
+}
+
+int fwfwd_pre_render(const struct config *cfg, int family, struct fw_rules *pre)
+{
+	int ret = 0;
+
+	if (family != AF_INET && family != AF_INET6)
+		return -EAFNOSUPPORT;
+	if (cfg->mode == CONFIG_MODE_OFF)
+		return 0;
+	for (size_t i = 0; !ret && i < cfg->n_interfaces; i++)
+		ret = render_pre(cfg, family, cfg->interfaces[i], pre);
+	return ret;
+}
+
+char *fwfwd_pre_text(const struct config *cfg, int family, const char *extra)
+{
+	struct fw_rules pre = {0};
+	size_t len = 0, cap = 64 + strlen(extra);
+	char *out = NULL;
+
+	if (fwfwd_pre_render(cfg, family, &pre) < 0)
+		goto out;
+	for (size_t i = 0; i < pre.n; i++)
+		cap += strlen(pre.v[i]) + 1;
+	out = malloc(cap);
+	if (!out)
+		goto out;
+	len +=
+	    (size_t)snprintf(out, cap, "*raw\n:" FWFWD_PRE_CHAIN " - [0:0]\n");
+	for (size_t i = 0; i < pre.n; i++)
+		len += (size_t)snprintf(out + len, cap - len, "%s\n", pre.v[i]);
+	snprintf(out + len, cap - len, "%sCOMMIT\n", extra);
+out:
+	fw_rules_free(&pre);
+	return out;
+}
+
+char *fwfwd_tables_text(const struct config *cfg, int family,
+			const char *raw_extra)
+{
+	char *pre = fwfwd_pre_text(cfg, family, raw_extra);
+	char *filter = fwfwd_rules_text(cfg, family);
+	char *out = NULL;
+
+	if (pre && filter && asprintf(&out, "%s%s", pre, filter) < 0)
+		out = NULL;
+	free(pre);
+	free(filter);
+	return out;
 }
 
 int fwfwd_rules_render(const struct config *cfg, int family,
@@ -297,6 +489,12 @@ int fwfwd_rules_render(const struct config *cfg, int family,
 		ret = render_fwd(cfg, family, cfg->interfaces[i], fp, fwd);
 	for (size_t i = 0; !ret && i < cfg->n_interfaces; i++)
 		ret = render_in(cfg, family, cfg->interfaces[i], in);
+	if (!ret)
+		ret = render_listen(cfg, family, "! -i lo",
+				    cfg->mode == CONFIG_MODE_AUDIT
+					? "NFLOG --nflog-prefix " AUDIT
+					: "DROP",
+				    in);
 	return ret;
 }
 

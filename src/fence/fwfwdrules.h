@@ -11,6 +11,8 @@
 
 #define FWFWD_CHAIN    "DNSFENCE-FWD"
 #define FWFWD_IN_CHAIN "DNSFENCE-IN"
+#define FWFWD_PRE_CHAIN                                                        \
+	"DNSFENCE-PRE" /* raw table: source validation, before conntrack */
 
 /* The "-A DNSFENCE-FWD ..." and "-A DNSFENCE-IN ..." lines for family
  * (AF_INET or AF_INET6), in order; none in mode off. 0, -EAFNOSUPPORT,
@@ -22,5 +24,21 @@ int fwfwd_rules_render(const struct config *cfg, int family,
  * chains and fills them for family, without the jumps (fwfwd_apply adds
  * those). malloc'd, or NULL. */
 char *fwfwd_rules_text(const struct config *cfg, int family);
+
+/* The "-A DNSFENCE-PRE ..." lines of the raw table for family: each fenced
+ * interface accepts only sources of its own networks (none in mode off).
+ * 0, -EAFNOSUPPORT, -E2BIG, -ENOMEM. */
+int fwfwd_pre_render(const struct config *cfg, int family,
+		     struct fw_rules *pre);
+
+/* The raw table's iptables-restore section: "*raw", the chain declared
+ * (created or flushed), its rules, extra lines ("" for none: the jump
+ * fixes), "COMMIT". malloc'd, or NULL. */
+char *fwfwd_pre_text(const struct config *cfg, int family, const char *extra);
+
+/* Both tables' restore input: fwfwd_pre_text's section (with raw_extra),
+ * then fwfwd_rules_text's. malloc'd, or NULL. */
+char *fwfwd_tables_text(const struct config *cfg, int family,
+			const char *raw_extra);
 
 #endif

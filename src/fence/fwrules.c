@@ -11,6 +11,9 @@
  * the same).
  *
  * The order is the design:
+ *   0. IPv6 only: any packet carrying a routing header is rejected: its
+ *      destination is only the next segment, so the set accept below
+ *      would judge the wrong address (invariant 13);
  *   1. our own listeners, for anyone;
  *   2. anything whose conntrack ORIGINAL destination is an upstream
  *      address: accepted only with the daemon's socket mark (and, for a
@@ -524,13 +527,14 @@ int fw_rules_render(const struct config *cfg, int family, struct fw_rules *r)
 		return -EINVAL;
 	if (cfg->mode == CONFIG_MODE_OFF)
 		return 0;
+	ret = family == AF_INET6 ? fw_rules_add(r, C "%s", fw_rules_rthdr(cfg))
+				 : 0;
 	/* Subjects: each connection they open carries our mark (below). */
-	ret = config_has_subjects(cfg)
-		  ? fw_rules_add(r,
-				 C "-m conntrack --ctstate NEW -j CONNMARK "
-				   "--set-xmark 0x%x/0x%x",
-				 (unsigned)cfg->mark, (unsigned)cfg->mark)
-		  : 0;
+	if (!ret && config_has_subjects(cfg))
+		ret = fw_rules_add(r,
+				   C "-m conntrack --ctstate NEW -j CONNMARK "
+				     "--set-xmark 0x%x/0x%x",
+				   (unsigned)cfg->mark, (unsigned)cfg->mark);
 	if (!ret)
 		ret = render_listen(cfg, family, r);
 	if (!ret)
@@ -608,6 +612,16 @@ static int render_loopback(const struct config *cfg, struct fw_rules *r)
 			    pn, pn, (unsigned)pt->first, (unsigned)pt->last);
 	}
 	return ret;
+}
+
+/* Any routing header, whatever its type (the kernel's SRv6 or a type 0
+ * one a raw socket writes): the packet's destination is the next segment,
+ * not where it ends, so no later rule may judge it (invariant 13). */
+const char *fw_rules_rthdr(const struct config *cfg)
+{
+	return cfg->mode == CONFIG_MODE_AUDIT
+		   ? "-m rt -j NFLOG --nflog-prefix " AUDIT_PREFIX
+		   : "-m rt -j REJECT --reject-with icmp6-adm-prohibited";
 }
 
 static bool policy_of(const char *line, char *hex, size_t len)

@@ -44,6 +44,9 @@ bool fw_rules_upstream_of(const char *line, struct netaddr *out);
  * ports from cfg->ports[*i] on, at most 15 xt_multiport slots (a range
  * takes two); *i moves past what was taken. Returns the slots used, 0 when
  * nothing is left. list needs 16 * 12 bytes. For fwforward.c. */
+/* The IPv6 routing-header rule's matches and target (REJECT; audit:
+ * NFLOG), for both scopes, without the chain and interface. */
+const char *fw_rules_rthdr(const struct config *cfg);
 int fw_rules_port_list(const struct config *cfg, uint8_t proto, size_t *i,
 		       char *list, size_t cap);
 

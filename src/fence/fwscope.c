@@ -29,7 +29,7 @@ static int compare_output(const struct config *cfg, int family,
 char *fw_render(const struct config *cfg, int family)
 {
 	if (cfg->scope == CONFIG_SCOPE_FORWARD)
-		return fwfwd_rules_text(cfg, family);
+		return fwfwd_tables_text(cfg, family, "");
 	return fwout_render(cfg, family);
 }
 

@@ -3,8 +3,10 @@
  *
  * A packet reaches us only through one of our NFLOG rules (prefix
  * "dnsfence-block" or "dnsfence-dns" in enforce mode, "dnsfence-audit" in
- * audit mode; other prefixes in the same group belong to someone else and
- * are ignored). The reason is decided in this order: DNS around the
+ * audit mode, "dnsfence-source" in both for the forward scope's source
+ * validation; other prefixes in the same group belong to someone else and
+ * are ignored). The reason is decided in this order: a forged or spoofed
+ * source (that rule's prefix says it, whatever the packet), DNS around the
  * resolver (the DNS rule, or port 53 in audit mode, where one prefix
  * serves both rules), a protocol that is never allowed, then what the
  * recent memory says of the destination: answered and still within its
@@ -45,6 +47,7 @@
 #define PREFIX_BLOCK "dnsfence-block"
 #define PREFIX_DNS   "dnsfence-dns"
 #define PREFIX_AUDIT "dnsfence-audit"
+#define PREFIX_SRC   "dnsfence-source"
 
 #define KIND_LATE  ATTRIB__COUNT       /* a slot of a late answer */
 #define KIND_EMPTY (ATTRIB__COUNT + 1) /* an unused slot */
@@ -96,6 +99,7 @@ static const enum stat_id reason_stat[ATTRIB__COUNT] = {
     [ATTRIB_DNS] = STAT_BLOCKED_DNS,
     [ATTRIB_NOTSET] = STAT_BLOCKED_NOTSET,
     [ATTRIB_PROTO] = STAT_BLOCKED_PROTO,
+    [ATTRIB_SOURCE] = STAT_BLOCKED_SOURCE,
     [ATTRIB_NAME] = STAT_FLOW_CHECKED, /* counted by the name check */
 };
 
@@ -108,6 +112,7 @@ const char *attrib_reason_name(enum attrib_reason r)
 	    [ATTRIB_DNS] = "dns",
 	    [ATTRIB_NOTSET] = "not_in_set",
 	    [ATTRIB_PROTO] = "protocol",
+	    [ATTRIB_SOURCE] = "source",
 	    [ATTRIB_NAME] = "name",
 	};
 
@@ -163,6 +168,14 @@ enum attrib_reason attrib_explain(const struct config *cfg,
 		    pkt->dport == 53);
 
 	netaddr_format(&pkt->dst, dst, sizeof(dst));
+	if (strcmp(pkt->prefix, PREFIX_SRC) == 0) {
+		netaddr_format(&pkt->src, dst, sizeof(dst));
+		snprintf(text, cap,
+			 "source %s is not of the fenced interface's networks "
+			 "(forged or spoofed)",
+			 dst);
+		return ATTRIB_SOURCE;
+	}
 	if (dns) {
 		snprintf(text, cap, "DNS to %s bypassing dnsfence", dst);
 		return ATTRIB_DNS;

@@ -22,6 +22,7 @@ enum attrib_reason {
 	ATTRIB_DNS,	  /* DNS to another resolver */
 	ATTRIB_NOTSET,	  /* answered, entry should live, not in the set */
 	ATTRIB_PROTO,	  /* neither TCP nor UDP */
+	ATTRIB_SOURCE,	  /* forward scope: a source not of the interface's */
 	ATTRIB_NAME,	  /* the name check refused the flow's first bytes */
 	ATTRIB__COUNT
 };

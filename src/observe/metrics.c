@@ -165,6 +165,7 @@ static const struct mapping map[STAT__COUNT] = {
     [STAT_BLOCKED_DNS] = {F_BLOCKED, "reason=\"dns\""},
     [STAT_BLOCKED_NOTSET] = {F_BLOCKED, "reason=\"not_in_set\""},
     [STAT_BLOCKED_PROTO] = {F_BLOCKED, "reason=\"protocol\""},
+    [STAT_BLOCKED_SOURCE] = {F_BLOCKED, "reason=\"source\""},
     [STAT_NFLOG_LOST] = {F_NFLOG_LOST, NULL},
 };
 

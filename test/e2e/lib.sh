@@ -305,6 +305,22 @@ df_start_listener() {
 	df_poll 50 df_tcp_listening "$DF_UP" "$port" || fail "listener on port $port did not start"
 }
 
+# df_srv6_far_side PORT: the upstream namespace becomes an SRv6-capable
+# host (seg6_enabled: it forwards a packet on to the next segment of its
+# routing header) with a TCP listener on PORT (every address) that logs
+# the address each connection reached; df_arrived ADDR counts them.
+DF_ARRIVED=""
+df_srv6_far_side() {
+	up sysctl -qw net.ipv6.conf.all.seg6_enabled=1 "net.ipv6.conf.$DF_VETH_UP.seg6_enabled=1"
+	DF_ARRIVED="$DF_TMP/arrived.txt"
+	: >"$DF_ARRIVED"
+	(cd "$DF_TMP" && exec ip netns exec "$DF_UP" "$DF_PY" "$DF_E2E_DIR/addr_logger.py" "$1" "$DF_ARRIVED") \
+		>>"$DF_TMP/addr-logger.log" 2>&1 &
+	DF_PIDS+=("$!")
+	df_poll 50 df_tcp_listening "$DF_UP" "$1" || fail "the logging listener on port $1 did not start"
+}
+df_arrived() { awk -v a="$1" '$0 == a { n++ } END { print n + 0 }' "$DF_ARRIVED"; }
+
 df_tcp_listening() {
 	ip netns exec "$1" ss -Htln "sport = :$2" | grep -q .
 }

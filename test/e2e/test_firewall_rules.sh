@@ -89,6 +89,7 @@ want4=$(cat <<'RULES'
 RULES
 )
 want6=$(cat <<'RULES'
+-A DNSFENCE-OUT -m rt -j REJECT --reject-with icmp6-adm-prohibited
 -A DNSFENCE-OUT -d ::1/128 -p udp -m udp --dport 53 -j ACCEPT
 -A DNSFENCE-OUT -d ::1/128 -p tcp -m tcp --dport 53 -j ACCEPT
 -A DNSFENCE-OUT -m conntrack --ctorigdst 2001:db8::1 -m mark --mark 0x64000000 -j ACCEPT

@@ -27,40 +27,15 @@
 # (picked per namespace, as fwexec does: the backend already holding rules)
 # on a Docker-style host, where the jump goes into DOCKER-USER.
 source "$(dirname "$0")/lib.sh"
-df_setup
+source "$(dirname "$0")/forward_lab.sh" # the host, its bridge, the container
 
-CT="df$$-ct"
-BR="df$$br"
-CT_IF="df$$c"
-HOST_PORT_IF="df$$h"
-GW4=198.18.64.1
-GW6=2001:db8:64::1
-CT4=198.18.64.2
-CT6=2001:db8:64::2
 META=198.18.9.254
 HOST_ADDRS=("$DF_WL4" "$GW4" 198.18.65.1 "$DF_WL6" "$GW6")
 BLOCKED=(198.18.2.5 2001:db8:1::20 "$DF_UP4" "$DF_UP6" "$META" "${HOST_ADDRS[@]}")
 
-host() { ip netns exec "$DF_WL" "$@"; }
-ct() { ip netns exec "$CT" "$@"; }
-
 # --- the lab ------------------------------------------------------------------
-ip netns add "$CT"
-DF_NETNS+=("$CT")
-ct ip link set lo up
-ct sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0
-host sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
-host ip link add "$BR" type bridge
-host ip link add "$HOST_PORT_IF" type veth peer name "$CT_IF" netns "$CT"
-host ip link set "$HOST_PORT_IF" master "$BR" up
-host ip link set "$BR" up
 host ip addr add 198.18.65.1/32 dev lo
-ct ip addr add "$CT4/24" dev "$CT_IF"
-ct ip addr add "$CT6/64" dev "$CT_IF" nodad
-ct ip link set "$CT_IF" up
 up ip addr add "$META/32" dev lo
-up ip route add 198.18.64.0/24 via "$DF_WL4"
-up ip -6 route add 2001:db8:64::/64 via "$DF_WL6"
 
 gateway_up() {
 	host ip addr add "$GW4/24" dev "$BR"
@@ -72,7 +47,6 @@ gateway_down() {
 	host ip addr del "$GW4/24" dev "$BR"
 	host ip addr del "$GW6/64" dev "$BR"
 }
-gateway_up
 df_start_listener 8080
 (cd "$DF_TMP" && exec ip netns exec "$DF_WL" "$DF_PY" -m http.server --bind :: 8080) \
 	>>"$DF_TMP/host-listener.log" 2>&1 &
@@ -145,21 +119,12 @@ FWD_EXTRA=() # more KEY=JSON for df_config
 # own where /run/xtables.lock is a file it may open (the host's is
 # root's, mode 0600), so that its guard can write iptables-legacy rules.
 start_forward_dnsfence() {
-	local wrap=()
 	df_config scope='"forward"' interfaces="[\"$BR\"]" \
 		listen="[\"$GW4:53\", \"[$GW6]:53\"]" allow='["www.allowed.test"]' guard_interval=2 \
 		"${FWD_EXTRA[@]}"
 	df_setup_fence
-	DF_DNSFENCE_LOG="$DF_TMP/dnsfence-$1.log"
-	[ ! -e "$DF_DNSFENCE_LOG" ] || fail "a second daemon named $1 (its log exists)"
-	if [ "${2:-}" = own-lock ]; then
-		wrap=(unshare -m --propagation private sh -c 'mount -t tmpfs -o mode=0755 dflock /run &&
-			: >/run/xtables.lock && chmod 0666 /run/xtables.lock && exec "$0" "$@"')
-	fi
-	ip netns exec "$DF_WL" env -u DNSFENCE_CONFIG -u DNSFENCE_MODE -u DNSFENCE_EXTRA_HOSTS \
-		"${wrap[@]}" "$DNSFENCE_BIN" -c "$DF_DNSFENCE_CONF" serve >>"$DF_DNSFENCE_LOG" 2>&1 &
-	DF_DNSFENCE_PID=$!
-	DF_PIDS+=("$DF_DNSFENCE_PID")
+	[ ! -e "$DF_TMP/dnsfence-$1.log" ] || fail "a second daemon named $1 (its log exists)"
+	lab_serve "$@"
 }
 gw_answers() { host dig +time=1 +tries=1 @"$GW4" ready.dnsfence.invalid A >/dev/null 2>&1; }
 
@@ -237,9 +202,11 @@ guard_drill() {
 }
 
 dump_rules() {
-	echo "--- rules as built ($1), host namespace: $2-save -t filter / ${2/iptables/ip6tables}-save -t filter"
+	echo "--- rules as built ($1), host namespace: $2-save -t filter, -t raw / ${2/iptables/ip6tables}-save -t filter, -t raw"
 	host "$2-save" -t filter | grep -v '^#'
+	host "$2-save" -t raw | grep -v '^#'
 	host "${2/iptables/ip6tables}-save" -t filter | grep -v '^#'
+	host "${2/iptables/ip6tables}-save" -t raw | grep -v '^#'
 	echo "---"
 }
 
@@ -268,8 +235,11 @@ expect_all_blocked "nft, fenced"
 	>>"$DF_TMP/ct-listener.log" 2>&1 &
 DF_PIDS+=("$!")
 df_poll 50 df_tcp_listening "$CT" 9090 || fail "the container's service did not start"
-up timeout 3 bash -c 'exec 3<>"/dev/tcp/$1/9090"' _ "$CT4" ||
-	fail "the upstream cannot connect to the container's service (replies blocked)"
+# (The peer is an address of the upstream's namespace other than the
+# upstream's own: the container never reaches an upstream address, not
+# even as a reply.)
+up curl -s -o /dev/null --max-time 3 --interface 198.18.2.7 "http://$CT4:9090/" ||
+	fail "a peer cannot connect to the container's service (replies blocked)"
 ok "nft: a peer's connection into the container is answered (inbound allow)"
 container_breaks_out
 expect_all_blocked "nft, after the container flushed, marked and re-routed"

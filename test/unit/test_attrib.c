@@ -34,6 +34,23 @@ static void answered_live_but_rejected(void **state);
 static void dns_around_the_resolver(void **state);
 static void audit_port_53_is_dns(void **state);
 static void other_protocols(void **state);
+/* The forward scope's source validation: its prefix is the reason,
+ * whatever the destination or port. */
+static void forged_source(void **state)
+{
+	struct config *c = cfg_of(NULL);
+	struct nflog_pkt p = tcp_to("dnsfence-source", "198.18.64.1", 53);
+	char t[ATTRIB_TEXT_MAX];
+
+	(void)state;
+	assert_int_equal(netaddr_parse("198.18.2.6", &p.src), 0);
+	assert_int_equal(attrib_explain(c, &p, NULL, 0, WALL, t, sizeof(t)),
+			 ATTRIB_SOURCE);
+	assert_string_equal(t, "source 198.18.2.6 is not of the fenced "
+			       "interface's networks (forged or spoofed)");
+	assert_string_equal(attrib_reason_name(ATTRIB_SOURCE), "source");
+}
+
 static void allow_cidrs_wrong_port(void **state);
 static void why_explains_and_suggests(void **state);
 
@@ -276,6 +293,7 @@ int main(void)
 	    cmocka_unit_test(dns_around_the_resolver),
 	    cmocka_unit_test(audit_port_53_is_dns),
 	    cmocka_unit_test(other_protocols),
+	    cmocka_unit_test(forged_source),
 	    cmocka_unit_test(allow_cidrs_wrong_port),
 	    cmocka_unit_test(late_answer_is_no_bypass),
 	};

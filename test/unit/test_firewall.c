@@ -139,6 +139,7 @@ static void enforce_renders_canonical_lines(void **state)
 	    "*filter\n"
 	    ":OUTPUT DROP\n"
 	    ":DNSFENCE-OUT - [0:0]\n" C
+	    "-m rt -j REJECT --reject-with icmp6-adm-prohibited\n" C
 	    "-d ::1/128 -p udp -m udp --dport 53 -j ACCEPT\n" C
 	    "-d ::1/128 -p tcp -m tcp --dport 53 -j ACCEPT\n" C
 	    "-m conntrack --ctorigdst 2001:db8::1 -m mark --mark 0x64000000 "

@@ -25,8 +25,12 @@
 
 #include "fixtures.h"
 
-#define F  "-A DNSFENCE-FWD -i br-fenced "
-#define IN "-A DNSFENCE-IN "
+#define F	 "-A DNSFENCE-FWD -i br-fenced "
+#define FD	 "-A DNSFENCE-FWD -d "
+#define IN	 "-A DNSFENCE-IN "
+#define PRE	 "-A DNSFENCE-PRE "
+#define RAW_HOOK "-A PREROUTING -j DNSFENCE-PRE\n"
+#define LIMIT	 "-m limit --limit 10/sec --limit-burst 20 "
 #define BASE_NO_IF                                                             \
 	"\"scope\": \"forward\", "                                             \
 	"\"upstreams\": [\"198.18.0.1\", \"[2001:db8::1]\"], "                 \
@@ -39,10 +43,18 @@ struct reports {
 	int n;
 };
 
+/* A config (parse_err adds an upstream) and a text its error must hold. */
+struct bad_config {
+	const char *json, *want;
+};
+
 static int parse_err(const char *json, char *err, size_t len);
+static void expect_errors(const struct bad_config *bad, size_t n);
 static void collect(void *arg, const char *line);
 static bool reported(const struct reports *r, const char *text);
 static char *saved_of(const struct config *c, int family, const char *hooks);
+static char *saved_raw(const struct config *c, int family, const char *hooks,
+		       const char *raw_hooks);
 
 static int parse_err(const char *json, char *err, size_t len)
 {
@@ -59,6 +71,21 @@ static int parse_err(const char *json, char *err, size_t len)
 
 	config_free(c);
 	return rc;
+}
+
+/* Each of bad is refused, with its key named as want says. */
+static void expect_errors(const struct bad_config *bad, size_t n)
+{
+	char err[512];
+
+	for (size_t i = 0; i < n; i++) {
+		err[0] = '\0';
+		assert_int_equal(parse_err(bad[i].json, err, sizeof(err)),
+				 -EINVAL);
+		if (!strstr(err, bad[i].want))
+			fail_msg("%s: got \"%s\", want \"%s\"", bad[i].json,
+				 err, bad[i].want);
+	}
 }
 
 static void collect(void *arg, const char *line)
@@ -79,12 +106,21 @@ static bool reported(const struct reports *r, const char *text)
 }
 
 /* What iptables-save prints after apply: built-in chains, our chains,
- * hooks (jump and Docker lines, '|'-separated), then our rules. */
+ * hooks (jump and Docker lines, '|'-separated), then our rules; the raw
+ * table after it, with its jump in place. */
 static char *saved_of(const struct config *c, int family, const char *hooks)
 {
+	return saved_raw(c, family, hooks, RAW_HOOK);
+}
+
+/* The same with raw_hooks as the raw table's PREROUTING lines. */
+static char *saved_raw(const struct config *c, int family, const char *hooks,
+		       const char *raw_hooks)
+{
 	char *rules = fwfwd_rules_text(c, family);
+	char *raw = fwfwd_pre_text(c, family, raw_hooks);
 	const char *body = strstr(rules, "-A ");
-	size_t cap = strlen(rules) + strlen(hooks) + 512, len;
+	size_t cap = strlen(rules) + strlen(raw) + strlen(hooks) + 512, len;
 	char *out = malloc(cap);
 
 	assert_non_null(out);
@@ -100,16 +136,15 @@ static char *saved_of(const struct config *c, int family, const char *hooks)
 		    (size_t)snprintf(out + len, cap - len, "%.*s\n", (int)n, h);
 		h += n + (h[n] ? 1 : 0);
 	}
-	snprintf(out + len, cap - len, "%s", body ? body : "COMMIT\n");
+	snprintf(out + len, cap - len, "%s%s", body ? body : "COMMIT\n", raw);
 	free(rules);
+	free(raw);
 	return out;
 }
 
 static void config_keys_named_in_errors(void **state)
 {
-	static const struct {
-		const char *json, *want;
-	} bad[] = {
+	static const struct bad_config bad[] = {
 	    {"\"scope\": \"forward\", \"interfaces\": []",
 	     "interfaces: required"},
 	    {"\"scope\": \"forward\"", "interfaces: required"},
@@ -138,18 +173,10 @@ static void config_keys_named_in_errors(void **state)
 	     "interfaces[0]: expected a string"},
 	    {"\"scope\": \"sideways\"", "scope: unknown value \"sideways\""},
 	};
-	char err[512];
 	struct config *c;
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		err[0] = '\0';
-		assert_int_equal(parse_err(bad[i].json, err, sizeof(err)),
-				 -EINVAL);
-		if (!strstr(err, bad[i].want))
-			fail_msg("%s: got \"%s\", want \"%s\"", bad[i].json,
-				 err, bad[i].want);
-	}
+	expect_errors(bad, sizeof(bad) / sizeof(bad[0]));
 	c = fixture_config("{" BASE_NO_IF
 			   ", \"interfaces\": [\"veth+\", \"br-fenced\", "
 			   "\"veth+\"]}");
@@ -178,6 +205,10 @@ static void enforce_renders_both_chains(void **state)
 	    "-p tcp -m conntrack --ctorigdst 198.18.0.1 -j REJECT "
 	    "--reject-with tcp-reset\n" F
 	    "-m conntrack --ctorigdst 198.18.0.1 -j REJECT --reject-with "
+	    "icmp-admin-prohibited\n" FD
+	    "198.18.0.1/32 -i br-fenced -p tcp -j REJECT --reject-with "
+	    "tcp-reset\n" FD
+	    "198.18.0.1/32 -i br-fenced -j REJECT --reject-with "
 	    "icmp-admin-prohibited\n" F
 	    "-m conntrack --ctstate RELATED,ESTABLISHED -j RETURN\n" F
 	    "-o br-fenced -j RETURN\n" F
@@ -197,7 +228,10 @@ static void enforce_renders_both_chains(void **state)
 	    "-d 172.30.0.1/32 -i br-fenced -p tcp -m tcp --dport 53 -j "
 	    "ACCEPT\n" IN "-i br-fenced -p tcp -j REJECT --reject-with "
 	    "tcp-reset\n" IN "-i br-fenced -j REJECT --reject-with "
-	    "icmp-admin-prohibited\nCOMMIT\n",
+	    "icmp-admin-prohibited\n" IN
+	    "-d 172.30.0.1/32 ! -i lo -p udp -m udp --dport 53 -j DROP\n" IN
+	    "-d 172.30.0.1/32 ! -i lo -p tcp -m tcp --dport 53 -j DROP\n"
+	    "COMMIT\n",
 	    fp);
 	assert_string_equal(v4, want);
 	/* IPv6: its own upstream, set and listener; ND to the host only. */
@@ -246,7 +280,7 @@ static void audit_never_rejects_and_returns(void **state)
 		 fp);
 	assert_non_null(strstr(v4, last));
 	assert_non_null(strstr(v4, IN "-i br-fenced -j NFLOG --nflog-prefix "
-				      "dnsfence-audit\nCOMMIT\n"));
+				      "dnsfence-audit\n"));
 	free(v4);
 	config_free(c);
 }
@@ -275,9 +309,7 @@ static void inbound_deny_keeps_only_own_connections(void **state)
 
 static void host_allow_opens_one_service(void **state)
 {
-	static const struct {
-		const char *json, *want;
-	} bad[] = {
+	static const struct bad_config bad[] = {
 	    {"\"host_allow\": [\"tcp/172.30.0.1:3128\"]",
 	     "host_allow: only used with"},
 	    {FWD ", \"host_allow\": [\"tcp/0.0.0.0:22\"]",
@@ -292,16 +324,9 @@ static void host_allow_opens_one_service(void **state)
 					  "\"udp/[fd00:30::1]:123\"]}");
 	char *v4 = fwfwd_rules_text(c, AF_INET);
 	char *v6 = fwfwd_rules_text(c, AF_INET6);
-	char err[512];
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		err[0] = '\0';
-		assert_int_equal(parse_err(bad[i].json, err, sizeof(err)),
-				 -EINVAL);
-		if (!strstr(err, bad[i].want))
-			fail_msg("%s: got \"%s\"", bad[i].json, err);
-	}
+	expect_errors(bad, sizeof(bad) / sizeof(bad[0]));
 	assert_non_null(strstr(v4, IN "-d 172.30.0.1/32 -i br-fenced -p tcp "
 				      "-m tcp --dport 3128 -j ACCEPT\n" IN
 				      "-i br-fenced -p tcp -j REJECT"));
@@ -328,10 +353,12 @@ static void each_interface_its_block(void **state)
 	for (size_t i = 0; i < fwd.n; i++)
 		assert_non_null(
 		    strstr(fwd.v[i], i < half ? "-i br-fenced " : "-i veth+ "));
-	assert_non_null(strstr(fwd.v[3], "-i br-fenced -o br-fenced -j "));
-	assert_non_null(strstr(fwd.v[4], "-i br-fenced -o veth+ -j RETURN"));
-	assert_non_null(strstr(fwd.v[half + 4], "-i veth+ -o veth+ -j RETURN"));
-	assert_int_equal(in.n, 10);
+	assert_non_null(strstr(fwd.v[5], "-i br-fenced -o br-fenced -j "));
+	assert_non_null(strstr(fwd.v[6], "-i br-fenced -o veth+ -j RETURN"));
+	assert_non_null(strstr(fwd.v[half + 6], "-i veth+ -o veth+ -j RETURN"));
+	/* Five per interface, and the two that keep the other interfaces
+	 * from the listener. */
+	assert_int_equal(in.n, 12);
 	fw_rules_free(&fwd);
 	fw_rules_free(&in);
 	config_free(c);
@@ -429,7 +456,7 @@ static void compare_reports_each_kind_of_drift(void **state)
 	assert_int_equal(fwfwd_compare(c, AF_INET,
 				       "*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n",
 				       collect, &r),
-			 4 + 1 + 9 + 5);
+			 6 + 1 + 11 + 7 + 2);
 	assert_true(reported(&r, "ipv4: chain DNSFENCE-IN missing"));
 	config_free(other);
 	config_free(c);
@@ -444,10 +471,109 @@ static void compare_reports_each_kind_of_drift(void **state)
 	config_free(c);
 }
 
+/* Invariant 13: source validation in the raw table (the host's routes by
+ * default, source_cidrs when given), routing headers, hairpin, the
+ * listener closed to other interfaces; key-named errors; check's view. */
+static void forged_sources_and_headers_rules(void **state)
+{
+	static const struct bad_config bad[] = {
+	    {"\"source_cidrs\": [\"172.30.0.0/16\"]",
+	     "source_cidrs: only used with"},
+	    {FWD ", \"source_cidrs\": [\"172.30.0.1/16\"]",
+	     "source_cidrs[0]: \"172.30.0.1/16\""},
+	    {FWD ", \"source_cidrs\": [\"not-a-cidr\"]",
+	     "source_cidrs[0]: \"not-a-cidr\""},
+	    {FWD ", \"hairpin\": \"maybe\"", "hairpin: "},
+	};
+	struct config *c = fixture_config("{" BASE "}");
+	struct config *cidrs =
+	    fixture_config("{" BASE ", \"source_cidrs\": [\"172.30.0.0/16\"], "
+			   "\"hairpin\": \"deny\"}");
+	struct config *audit =
+	    fixture_config("{" BASE ", \"mode\": \"audit\"}");
+	char *pre4 = fwfwd_pre_text(c, AF_INET, "");
+	char *pre6c = fwfwd_pre_text(cidrs, AF_INET6, "");
+	char *pre4c = fwfwd_pre_text(cidrs, AF_INET, "");
+	char *prea = fwfwd_pre_text(audit, AF_INET, "");
+	char *v6 = fwfwd_rules_text(c, AF_INET6);
+	char *v4d = fwfwd_rules_text(cidrs, AF_INET);
+	struct reports r = {0};
+	char *s;
+
+	(void)state;
+	expect_errors(bad, sizeof(bad) / sizeof(bad[0]));
+	assert_string_equal(pre4,
+			    "*raw\n:DNSFENCE-PRE - [0:0]\n" PRE
+			    "-i br-fenced -m rpfilter --invert " LIMIT
+			    "-j NFLOG --nflog-prefix dnsfence-source\n" PRE
+			    "-i br-fenced -m rpfilter --invert -j DROP\n"
+			    "COMMIT\n");
+	assert_string_equal(
+	    pre4c, "*raw\n:DNSFENCE-PRE - [0:0]\n" PRE
+		   "-s 172.30.0.0/16 -i br-fenced -j RETURN\n" PRE
+		   "-i br-fenced " LIMIT "-j NFLOG --nflog-prefix "
+		   "dnsfence-source\n" PRE "-i br-fenced -j DROP\nCOMMIT\n");
+	/* No IPv6 range listed: IPv6 keeps the route check. */
+	assert_non_null(strstr(pre6c, "-m rpfilter --invert -j DROP\n"));
+	/* Audit: every such packet logged, none dropped. */
+	assert_string_equal(prea, "*raw\n:DNSFENCE-PRE - [0:0]\n" PRE
+				  "-i br-fenced -m rpfilter --invert -j NFLOG "
+				  "--nflog-prefix dnsfence-source\nCOMMIT\n");
+	/* Routing headers first in both chains, IPv6 only. */
+	assert_non_null(strstr(v6, ":DNSFENCE-IN - [0:0]\n" F
+				   "-m rt -j REJECT --reject-with "
+				   "icmp6-adm-prohibited\n"));
+	assert_non_null(strstr(v6, IN "-i br-fenced -m rt -j REJECT "
+				      "--reject-with icmp6-adm-prohibited\n" IN
+				      "-i br-fenced -m conntrack"));
+	assert_null(strstr(v4d, "-m rt"));
+	/* hairpin deny: refused before the established accept. */
+	assert_non_null(strstr(v4d, F "-o br-fenced -p tcp -j REJECT "
+				      "--reject-with tcp-reset\n" F
+				      "-o br-fenced -j REJECT --reject-with "
+				      "icmp-admin-prohibited\n" F
+				      "-m conntrack --ctstate "
+				      "RELATED,ESTABLISHED -j RETURN\n"));
+	assert_null(strstr(v4d, "-o br-fenced -j RETURN"));
+	/* check: the raw rule and its jump are ours to report. */
+	s = saved_of(c, AF_INET,
+		     "-A INPUT -j DNSFENCE-IN|-A FORWARD -j DNSFENCE-FWD");
+	assert_int_equal(fwfwd_compare(c, AF_INET, s, collect, &r), 0);
+	fixture_drop_line(s, PRE "-i br-fenced -m rpfilter --invert -j DROP");
+	assert_int_equal(fwfwd_compare(c, AF_INET, s, collect, &r), 1);
+	assert_true(reported(&r, "ipv4: rule missing: " PRE "-i br-fenced "
+				 "-m rpfilter --invert -j DROP"));
+	free(s);
+	r.n = 0;
+	s = saved_raw(c, AF_INET,
+		      "-A INPUT -j DNSFENCE-IN|-A FORWARD -j DNSFENCE-FWD",
+		      "-A PREROUTING -j CT --notrack\n" RAW_HOOK);
+	assert_int_equal(fwfwd_compare(c, AF_INET, s, collect, &r), 1);
+	assert_true(reported(&r, "ipv4: jump from raw PREROUTING to "
+				 "DNSFENCE-PRE is rule 2 of raw PREROUTING"));
+	free(s);
+	/* Docker's rules that only drop may stand before it. */
+	r.n = 0;
+	s = saved_raw(
+	    c, AF_INET, "-A INPUT -j DNSFENCE-IN|-A FORWARD -j DNSFENCE-FWD",
+	    "-A PREROUTING -d 192.0.2.2/32 ! -i br-x -j DROP\n" RAW_HOOK);
+	assert_int_equal(fwfwd_compare(c, AF_INET, s, collect, &r), 0);
+	free(s);
+	free(pre4);
+	free(pre4c);
+	free(pre6c);
+	free(prea);
+	free(v6);
+	free(v4d);
+	config_free(c);
+	config_free(cidrs);
+	config_free(audit);
+}
+
 static void firewall_dispatches_by_scope(void **state)
 {
 	struct config *c = fixture_config("{" BASE "}");
-	char *a = fw_render(c, AF_INET), *b = fwfwd_rules_text(c, AF_INET);
+	char *a = fw_render(c, AF_INET), *b = fwfwd_tables_text(c, AF_INET, "");
 	char *s = saved_of(
 	    c, AF_INET, "-A INPUT -j DNSFENCE-IN|-A FORWARD -j DNSFENCE-FWD");
 
@@ -471,6 +597,7 @@ int main(void)
 	    cmocka_unit_test(each_interface_its_block),
 	    cmocka_unit_test(jump_goes_where_docker_sends_first),
 	    cmocka_unit_test(compare_reports_each_kind_of_drift),
+	    cmocka_unit_test(forged_sources_and_headers_rules),
 	    cmocka_unit_test(firewall_dispatches_by_scope),
 	};
 
