@@ -47,6 +47,8 @@ ok "built $(basename "$deb")"
 # Contents.
 dpkg-deb -c "$deb" | awk '{ print $6 }' | sed 's|^\./|/|' >"$tmp/files"
 for f in /usr/sbin/dnsfence /lib/systemd/system/dnsfence.service \
+	/lib/systemd/system/dnsfence-subject@.service /usr/share/doc/dnsfence/examples/dnsfence-subject.conf \
+	/usr/share/doc/dnsfence/examples/docker/entrypoint-subjects.sh \
 	/etc/dnsfence/dnsfence.json /usr/lib/sysusers.d/dnsfence.conf \
 	/usr/share/man/man8/dnsfence.8.gz /usr/share/man/man5/dnsfence.json.5.gz \
 	/usr/share/doc/dnsfence/copyright; do

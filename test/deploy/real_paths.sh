@@ -12,6 +12,10 @@
 #             and connects, a denied one gets NXDOMAIN, the healthcheck is
 #             unhealthy while resolv.conf is not switched and healthy
 #             after, "dnsfence check" passes inside; --read-only refused
+#   subjects  the image with contrib/docker/entrypoint-subjects.sh: the
+#             service as uid 1000 unfenced, the agent as uid 1001 fenced by
+#             "subjects"; the agent's denied name and an unresolved address
+#             fail, the service reaches both; the service's exit status
 #   compose   contrib/docker/compose.yaml with docker-compose against
 #             "podman system service" (see below)
 #   pod       the Kubernetes pod's order in a podman pod: the image as init
@@ -21,6 +25,9 @@
 #             the .deb from packaging/build-deb.sh installed, the unit
 #             started: active only when serving, the sandbox holds, dig
 #             works, stop leaves the fence closed, purge takes it down.
+#             With nft, after teardown: the per-unit fence (the packaged
+#             dnsfence-subject@.service and drop-in) on one unit, a second
+#             unit unfenced beside it; purge stops that instance too.
 #             Once with iptables-nft, once with iptables-legacy.
 #
 # Isolation: podman's configuration and storage live in this run's work
@@ -37,7 +44,7 @@
 # mmdebstrap runs twice per run: the container base goes straight into
 # podman's storage, the systemd rootfs tarball is extracted once per
 # backend. DNSFENCE_REAL_CACHE=DIR keeps both tarballs across runs (while
-# developing); DNSFENCE_REAL_PARTS="sidecar compose pod nft legacy" (the
+# developing); DNSFENCE_REAL_PARTS="sidecar subjects compose pod nft legacy" (the
 # default) picks parts.
 #
 #   test/deploy/real_paths.sh        (as root; run by .ci/run; needs
@@ -221,14 +228,15 @@ source "$(dirname "$0")/real_paths_containers.sh"
 source "$(dirname "$0")/real_paths_systemd.sh"
 
 # DNSFENCE_REAL_PARTS picks parts while developing; CI runs them all.
-RP_PARTS=" ${DNSFENCE_REAL_PARTS:-sidecar compose pod nft legacy} "
+RP_PARTS=" ${DNSFENCE_REAL_PARTS:-sidecar subjects compose pod nft legacy} "
 rp_part() { case "$RP_PARTS" in *" $1 "*) return 0 ;; esac; return 1; }
 
-if rp_part sidecar || rp_part compose || rp_part pod; then
+if rp_part sidecar || rp_part subjects || rp_part compose || rp_part pod; then
 	rp_container_image
 	rp_disk
 fi
 if rp_part sidecar; then rp_container_sidecar; rp_open_ns; fi
+if rp_part subjects; then rp_container_subjects; rp_open_ns; fi
 if rp_part compose; then rp_compose; rp_open_ns; fi
 if rp_part pod; then rp_pod; rp_open_ns; fi
 rp_disk

@@ -284,3 +284,35 @@ $( [ -n "$side" ] && podman logs "$side" 2>&1 | tail -n 30)"
 	df_wait_gone "$RP_API_PID" 50 || kill -KILL "$RP_API_PID" 2>/dev/null || true
 	RP_API_PID=""
 }
+
+# The subject form in one container (contrib/docker/entrypoint-subjects.sh
+# as the image installs it): the service as uid 1000 unfenced, the agent
+# as uid 1001 fenced by "subjects"; the same probe in both; the container
+# exits with the service's status.
+rp_container_subjects() {
+	local io="$RP_WORK/subjects-io" out rc a s
+	mkdir -m 0777 "$io"
+	cp "$DNSFENCE_SRC/test/e2e/reach_probe.sh" "$io/probe.sh"
+	chmod 0755 "$io/probe.sh"
+	printf '{"allow": ["www.allowed.test"], "ports": ["tcp/80"], "subjects": {"users": ["1001"]}}\n' >"$DF_TMP/subjects.json"
+	rc=0
+	timeout 120 podman run --rm "${RP_ULIMITS[@]}" --network "ns:$RP_NS" --dns "$DF_UP4" \
+		--cap-add NET_ADMIN --cap-add NET_RAW --security-opt no-new-privileges \
+		-v "$DF_TMP/subjects.json:/etc/dnsfence/dnsfence.json:ro" -v "$io:/io" \
+		-e DNSFENCE_SERVICE="bash /io/probe.sh service service-$$.evil.test; while [ ! -e /io/agent ]; do sleep 0.2; done; exit 7" \
+		-e DNSFENCE_SERVICE_USER=1000:1000 -e DNSFENCE_AGENT_USER=1001:1001 \
+		--entrypoint /usr/local/bin/dnsfence-entrypoint-subjects "$RP_IMAGE" \
+		bash /io/probe.sh agent "agent-$$.evil.test" >"$RP_WORK/subjects.log" 2>&1 || rc=$?
+	[ "$rc" -eq 7 ] || fail "subjects: the container exited $rc, not the service's 7: $(tail -n 10 "$RP_WORK/subjects.log")"
+	a=$(cat "$io/agent" 2>/dev/null) s=$(cat "$io/service" 2>/dev/null)
+	grep -qx done <<<"$a" && grep -qx done <<<"$s" || fail "subjects: a probe did not finish: $a / $s"
+	grep -qx "uid 1001 gid 1001 groups 1001" <<<"$a" && grep -qx "uid 1000 gid 1000 groups 1000" <<<"$s" || fail "subjects: identities: $a / $s"
+	grep -qx allowed-resolves <<<"$a" && grep -qx allowed-connects <<<"$a" ||
+		fail "subjects: the agent cannot resolve or reach the allowed name: $a"
+	! grep -qx denied-resolves <<<"$a" && ! grep -qx unresolved-connects <<<"$a" ||
+		fail "subjects: the agent reached its denied name or an unresolved address: $a"
+	! df_unbound_saw "agent-$$.evil.test" || fail "subjects: the agent's denied name reached unbound"
+	grep -qx denied-resolves <<<"$s" && grep -qx unresolved-connects <<<"$s" ||
+		fail "subjects: the service (unfenced) does not reach the denied name and address: $s"
+	ok "subjects: one container, the agent (uid 1001) fenced: allowed name connects, denied name and unresolved address fail; the service (uid 1000) reaches both; exit status the service's (7)"
+}

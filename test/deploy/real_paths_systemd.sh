@@ -53,6 +53,81 @@ rp_poweroff() {
 # The daemon's /proc status field, read inside the container.
 rp_unit_field() { rp_in awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
 
+# The per-unit fence (contrib/systemd/dnsfence-subject@.service and its
+# drop-in) for fenced.service, with other.service beside it unfenced.
+# Both run the same probe once (Type=oneshot) as nobody; the probe says
+# which cgroup the unit's processes see, what resolves and what connects.
+rp_subject_unit() {
+	local root=$1 f o
+	# The template and the drop-in as the package installs them.
+	[ -f "$root/lib/systemd/system/dnsfence-subject@.service" ] ||
+		fail "systemd (nft): the package does not install dnsfence-subject@.service"
+	mkdir -p "$root/etc/systemd/system/fenced.service.d"
+	cp "$root/usr/share/doc/dnsfence/examples/dnsfence-subject.conf" "$root/etc/systemd/system/fenced.service.d/" ||
+		fail "systemd (nft): the package has no examples/dnsfence-subject.conf"
+	cat >"$root/usr/local/bin/rp-probe" <<'SH'
+#!/bin/bash
+echo "cgroup $(sed -n 's/^0:://p' /proc/self/cgroup)"
+echo "uid $(id -u) nnp $(awk '$1 == "NoNewPrivs:" { print $2 }' /proc/self/status)"
+getent ahosts www.allowed.test >/dev/null 2>&1 && echo allowed-resolves
+timeout 3 bash -c 'exec 3<>/dev/tcp/198.18.1.10/80' 2>/dev/null && echo allowed-connects
+getent ahosts "$1" >/dev/null 2>&1 && echo denied-resolves
+timeout 3 bash -c 'exec 3<>/dev/tcp/198.18.3.1/80' 2>/dev/null && echo unresolved-connects
+echo done
+SH
+	chmod 0755 "$root/usr/local/bin/rp-probe"
+	for u in fenced other; do
+		cat >"$root/etc/systemd/system/$u.service" <<EOF
+[Service]
+Type=oneshot
+User=nobody
+ExecStart=/usr/local/bin/rp-probe $u-$$.evil.test
+StandardOutput=file:/run/rp-probe-$u.out
+EOF
+	done
+	cat >"$root/etc/dnsfence/fenced.json" <<EOF
+{
+  "upstreams": ["$DF_UP4"],
+  "allow": ["www.allowed.test"],
+  "ports": ["tcp/80"],
+  "subjects": {"cgroups": ["/system.slice/fenced.service"]},
+  "listen": ["127.0.0.1:53"],
+  "state_dir": "/run/dnsfence-fenced",
+  "control": {"socket": "/run/dnsfence-fenced/control.sock"}
+}
+EOF
+	rp_in systemctl daemon-reload
+	rp_in systemctl start fenced.service >"$RP_WORK/fenced.log" 2>&1 ||
+		fail "systemd (nft): fenced.service did not run: $(cat "$RP_WORK/fenced.log"; rp_in journalctl -u fenced -u dnsfence-subject@fenced --no-pager -n 30)"
+	rp_in systemctl start other.service || fail "systemd (nft): other.service did not run"
+	[ "$(rp_in systemctl show -P ActiveState dnsfence-subject@fenced)" = active ] ||
+		fail "systemd (nft): dnsfence-subject@fenced is not active: $(rp_in journalctl -u dnsfence-subject@fenced --no-pager -n 20)"
+	f=$(rp_in cat /run/rp-probe-fenced.out) o=$(rp_in cat /run/rp-probe-other.out)
+	grep -qx done <<<"$f" && grep -qx done <<<"$o" || fail "systemd (nft): a probe did not finish: $f / $o"
+	# Inside the container the unit's processes see the container's cgroup
+	# namespace; the rule names the same path (setup ran in that namespace).
+	grep -qx "cgroup /system.slice/fenced.service" <<<"$f" || fail "systemd (nft): fenced.service's cgroup: $(head -1 <<<"$f")"
+	wl iptables-nft-save -t filter | grep -qF -- '-m cgroup --path "/system.slice/fenced.service" -j DNSFENCE-OUT' ||
+		fail "systemd (nft): no cgroup jump for /system.slice/fenced.service: $(wl iptables-nft-save -t filter | grep cgroup)"
+	grep -qx "uid 65534 nnp 1" <<<"$f" || fail "systemd (nft): fenced.service runs without NoNewPrivileges: $(sed -n 2p <<<"$f")"
+	grep -qx allowed-resolves <<<"$f" && grep -qx allowed-connects <<<"$f" ||
+		fail "systemd (nft): fenced.service cannot resolve or reach the allowed name: $f"
+	! grep -qx denied-resolves <<<"$f" || fail "systemd (nft): fenced.service resolved its denied name"
+	! grep -qx unresolved-connects <<<"$f" || fail "systemd (nft): fenced.service reached 198.18.3.1:80, which nobody resolved for it"
+	! df_unbound_saw "fenced-$$.evil.test" || fail "systemd (nft): fenced.service's denied name reached unbound"
+	grep -qx denied-resolves <<<"$o" && grep -qx unresolved-connects <<<"$o" ||
+		fail "systemd (nft): other.service (unfenced) does not reach the denied name and address: $o"
+	df_unbound_saw "other-$$.evil.test" || fail "systemd (nft): other.service's query did not go to unbound"
+	rp_in dnsfence -c /etc/dnsfence/fenced.json check >"$RP_WORK/fcheck.log" 2>&1 ||
+		fail "systemd (nft): check of the per-unit fence: $(cat "$RP_WORK/fcheck.log")"
+	ok "systemd (nft): per-unit fence (drop-in, dnsfence-subject@fenced): fenced.service (cgroup /system.slice/fenced.service) resolves and reaches the allowed name, its denied name and an unresolved address fail; other.service reaches both; check 0"
+	# The instance keeps running: the purge below must stop it and take
+	# its fence down. Its files go now (they are not the package's).
+	rm -rf "$root/etc/dnsfence/fenced.json" "$root/etc/systemd/system/fenced.service.d" \
+		"$root/etc/systemd/system/fenced.service" "$root/etc/systemd/system/other.service" "$root/usr/local/bin/rp-probe"
+	rp_in systemctl daemon-reload
+}
+
 rp_systemd() {
 	local backend=$1 root="$RP_WORK/rootfs" out rc st pid uid
 	# DNSFENCE_REAL_DEB: another package (e.g. an older one, to see a
@@ -148,6 +223,10 @@ EOF
 		! df_connect_as 1000 198.18.1.10 443 2 || fail "systemd (nft): after stop, an address not in the set is reachable"
 		! wl dig +time=1 +tries=1 @127.0.0.1 www.allowed.test >/dev/null 2>&1 || fail "systemd (nft): something still answers after stop"
 		ok "systemd (nft): stop leaves the fence closed (OUTPUT DROP, nothing answers)"
+		# The per-unit fence needs the chain the whole-host one used.
+		rp_in dnsfence teardown >/dev/null 2>&1 || fail "systemd (nft): teardown of the stopped unit's fence failed"
+		! rp_fenced || fail "systemd (nft): teardown left OUTPUT closed"
+		rp_subject_unit "$root"
 	fi
 
 	# Purge (legacy: with the unit still running): prerm stops the unit
@@ -161,9 +240,10 @@ EOF
 	! wl iptables-legacy-save 2>/dev/null | grep -q DNSFENCE || fail "systemd ($backend): legacy rules left after purge"
 	! wl ipset list -n | grep -qx 'dnsfence[46]' || fail "systemd ($backend): sets left after purge"
 	! rp_in systemctl is-active --quiet dnsfence || fail "systemd ($backend): the unit still runs after purge"
+	! rp_in systemctl is-active --quiet dnsfence-subject@fenced || fail "systemd ($backend): the per-unit fence still runs after purge"
 	[ ! -e "$root/usr/sbin/dnsfence" ] && [ ! -e "$root/etc/dnsfence" ] || fail "systemd ($backend): files left after purge"
 	wl timeout 3 bash -c 'exec 3<>/dev/tcp/198.18.3.1/80' || fail "systemd ($backend): the namespace is not open after purge"
-	ok "systemd ($backend): purge$([ "$backend" = legacy ] && echo " of the running unit") stopped it and removed the fence: $(grep -o 'the fence is removed[^:]*' "$RP_WORK/purge.log")"
+	ok "systemd ($backend): purge$([ "$backend" = legacy ] && echo " of the running unit")$([ "$backend" = nft ] && echo " with dnsfence-subject@fenced running") stopped it and removed the fence: $(grep -o 'the fence is removed[^:]*' "$RP_WORK/purge.log")"
 
 	rp_disk
 	rp_poweroff

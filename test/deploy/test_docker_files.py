@@ -70,7 +70,7 @@ def main():
     check(froms and froms[-1].startswith("debian:") and "slim" in froms[-1], "the image must be Debian slim: %s" % froms)
     copies = re.findall(r"^COPY\s+(.*)$", df, re.M)
     for dest in ("/usr/sbin/dnsfence", "/usr/local/bin/dnsfence-entrypoint", "/usr/local/bin/dnsfence-healthcheck",
-                 "/etc/dnsfence/dnsfence.json"):
+                 "/usr/local/bin/dnsfence-entrypoint-subjects", "/etc/dnsfence/dnsfence.json"):
         line = [c for c in copies if c.rstrip().endswith(dest)]
         check(line, "the Dockerfile does not install %s" % dest)
         check("--chown=root:root" in line[0], "%s must be root-owned in the image" % dest)
@@ -79,21 +79,27 @@ def main():
     # A "# syntax=" line makes BuildKit pull a frontend image: no offline
     # or mirrored builds (issue 14, bug 5).
     check(not re.search(r"^#\s*syntax\s*=", df, re.M | re.I), "the Dockerfile must not name a BuildKit frontend (# syntax=)")
-    for src in re.findall(r"^COPY\s+(?:--\S+\s+)*(contrib/\S+)", df, re.M):
-        check(os.path.exists(os.path.join(SRC, src)), "the Dockerfile copies %s, which does not exist" % src)
+    # Every source from the build context (not --from= a stage) exists:
+    # a tree moved under src/ must not leave a COPY of a gone folder.
+    for c in copies:
+        if "--from=" in c:
+            continue
+        for src in [w for w in c.split() if not w.startswith("--")][:-1]:
+            check(os.path.exists(os.path.join(SRC, src)), "the Dockerfile copies %s, which does not exist" % src)
     print("ok   Dockerfile: %s, binary, config and entrypoint root-owned" % froms[-1])
 
     validate(os.path.join(SRC, "contrib", "dnsfence.json"))
     validate(os.path.join(D, "dnsfence.json"))
-    ep = os.path.join(D, "entrypoint.sh")
-    check(os.access(ep, os.X_OK), "entrypoint.sh is not executable")
-    p = subprocess.run(["sh", "-n", ep], capture_output=True, text=True)
-    check(p.returncode == 0, "sh -n entrypoint.sh: " + p.stderr)
+    for name in ("entrypoint.sh", "entrypoint-subjects.sh"):
+        ep = os.path.join(D, name)
+        check(os.access(ep, os.X_OK), "%s is not executable" % name)
+        p = subprocess.run(["sh", "-n", ep], capture_output=True, text=True)
+        check(p.returncode == 0, "sh -n %s: %s" % (name, p.stderr))
     hcs = os.path.join(D, "healthcheck.sh")
     check(os.access(hcs, os.X_OK), "healthcheck.sh is not executable")
     p = subprocess.run(["sh", "-n", hcs], capture_output=True, text=True)
     check(p.returncode == 0, "sh -n healthcheck.sh: " + p.stderr)
-    print("ok   default and compose configs validate; entrypoint.sh parses")
+    print("ok   default and compose configs validate; entrypoint.sh and entrypoint-subjects.sh parse")
 
 
 if __name__ == "__main__":

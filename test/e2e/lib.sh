@@ -928,3 +928,139 @@ df_remove_firewall() {
 		wl "$t" -w -X DNSFENCE-OUT 2>/dev/null || true
 	done
 }
+
+# --- attack fixtures shared by the whole-namespace and the subjects tests ----
+
+# df_docker_forwarder PORT: Docker's embedded resolver as a container sees
+# it. Root in the workload namespace binds 127.0.0.11:PORT, then moves
+# itself into the upstream namespace (as dockerd's socket lives in the
+# host's) and relays each datagram to 198.18.0.1:53 from a socket opened
+# there; nat OUTPUT DNATs 127.0.0.11:53 to PORT, as Docker installs it.
+df_docker_forwarder() {
+	local port=$1 p
+	cat >"$DF_TMP/relay.py" <<'PY'
+import ctypes, os, select, socket, sys
+port, upns = int(sys.argv[1]), sys.argv[2]
+lst = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+lst.bind(("127.0.0.11", port))
+libc = ctypes.CDLL(None, use_errno=True)
+fd = os.open("/run/netns/" + upns, os.O_RDONLY)
+if libc.setns(fd, 0x40000000) != 0:
+    sys.exit("setns: errno %d" % ctypes.get_errno())
+os.close(fd)
+print("ready", flush=True)
+clients = {}
+while True:
+    r, _, _ = select.select([lst] + list(clients), [], [], 5)
+    for s in r:
+        if s is lst:
+            data, peer = lst.recvfrom(65535)
+            u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            u.connect(("198.18.0.1", 53))
+            u.send(data)
+            clients[u] = peer
+        else:
+            try:
+                lst.sendto(s.recv(65535), clients[s])
+            except OSError:
+                pass
+            del clients[s]
+            s.close()
+PY
+	ip netns exec "$DF_WL" "$DF_PY" "$DF_TMP/relay.py" "$port" "$DF_UP" >"$DF_TMP/relay.log" 2>&1 &
+	DF_PIDS+=("$!")
+	df_poll 50 grep -q ready "$DF_TMP/relay.log" || fail "the forwarder did not start: $(cat "$DF_TMP/relay.log")"
+	for p in udp tcp; do
+		wl iptables -w -t nat -A OUTPUT -d 127.0.0.11/32 -p "$p" --dport 53 \
+			-j DNAT --to-destination "127.0.0.11:$port"
+	done
+	wl ss -Huln | grep -q "127.0.0.11:$port" || fail "127.0.0.11:$port is not listed"
+}
+
+# df_mld_capture: capture IPv6 on the upstream side of the veth into
+# $DF_TMP/mld.pcap, then add 2001:db8::99 (nodad), whose solicited-node
+# group ff02::1:ff00:99 is reported first (the control; setup sets
+# force_mld_version=1, so the reports are MLDv1).
+df_mld_capture() {
+	up tcpdump -i "$DF_VETH_UP" -n -U --immediate-mode -w "$DF_TMP/mld.pcap" \
+		ip6 >"$DF_TMP/tcpdump.log" 2>&1 &
+	DF_PIDS+=("$!")
+	df_poll 50 grep -q "listening on" "$DF_TMP/tcpdump.log" || fail "tcpdump did not start: $(cat "$DF_TMP/tcpdump.log")"
+	wl ip addr add 2001:db8::99/64 dev "$DF_VETH_WL" nodad
+	sleep 2.5
+}
+
+# df_join_groups UID GROUP...: UID joins each IPv6 multicast GROUP on the
+# workload's veth (IPV6_JOIN_GROUP needs no privilege) and stays a member
+# while the kernel repeats its reports.
+df_join_groups() {
+	local uid=$1 ifindex
+	shift
+	ifindex="$(wl cat "/sys/class/net/$DF_VETH_WL/ifindex")"
+	df_wl_as "$uid" "$DF_PY" - "$ifindex" "$@" <<'PY' || fail "uid $uid could not join its groups"
+import socket, struct, sys, time
+ifindex = int(sys.argv[1])
+socks = []
+for g in sys.argv[2:]:
+    s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+    s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_JOIN_GROUP,
+                 socket.inet_pton(socket.AF_INET6, g) + struct.pack("@I", ifindex))
+    socks.append(s)
+joined = open("/proc/net/igmp6").read()
+for g in sys.argv[2:]:
+    if socket.inet_pton(socket.AF_INET6, g).hex() not in joined:
+        sys.exit("not a member of %s" % g)
+time.sleep(2.5)  # the kernel repeats the report (robustness 2, 1 s apart)
+PY
+}
+
+# expect_mld_reports_only_control GROUP...: the capture holds the control's
+# report (ff02::1:ff00:99) and none announcing a GROUP.
+expect_mld_reports_only_control() {
+	local report g
+	sleep 0.5
+	report="$(tcpdump -r "$DF_TMP/mld.pcap" -n -v 2>/dev/null)"
+	grep -q "listener report.*ff02::1:ff00:99" <<<"$report" ||
+		fail "control: no MLD report for the solicited-node group ff02::1:ff00:99 left: $report"
+	for g in "$@"; do
+		! grep -qF "$g" <<<"$report" || fail "an MLD report announcing the workload's group $g left the namespace:
+$(grep -F "$g" <<<"$report")"
+	done
+}
+
+# df_zone_nat64: nat64.allowed.test answers 169.254.169.254 in four IPv6
+# forms (NAT64, local-use NAT64, 6to4, IPv4-compatible), and two public
+# addresses (the NAT64 form of 198.18.1.10, and 2001:db8:1::10). Before
+# df_setup.
+df_zone_nat64() {
+	df_zone_add allowed.test.zone <<'ZONE'
+nat64 IN AAAA 64:ff9b::a9fe:a9fe
+nat64 IN AAAA 64:ff9b:1::a9fe:a9fe
+nat64 IN AAAA 2002:a9fe:a9fe::1
+nat64 IN AAAA ::a9fe:a9fe
+nat64 IN AAAA 64:ff9b::c612:10a
+nat64 IN AAAA 2001:db8:1::10
+ZONE
+}
+
+# expect_nat64_judged: the last answer for nat64.allowed.test AAAA lacks
+# every form of 169.254.169.254 (none in the set, each logged) and keeps
+# the two public addresses (in the set).
+expect_nat64_judged() {
+	local a shown
+	# ::a9fe:a9fe is written ::169.254.169.254 by inet_ntop (and dig).
+	for a in 64:ff9b::a9fe:a9fe 64:ff9b:1::a9fe:a9fe 2002:a9fe:a9fe::1 ::a9fe:a9fe; do
+		shown=$a
+		[ "$a" != ::a9fe:a9fe ] || shown=::169.254.169.254
+		expect_answer_lacks "$a"
+		expect_answer_lacks "$shown"
+		expect_not_in_set dnsfence6 "$a"
+		grep -F "nat64.allowed.test" "$DF_DNSFENCE_LOG" | grep -qF -- " $shown:" ||
+			fail "no log line names nat64.allowed.test and $shown"
+	done
+	expect_answer_contains 64:ff9b::c612:10a
+	expect_answer_contains 2001:db8:1::10
+	expect_answer_count AAAA 2
+	expect_in_set dnsfence6 64:ff9b::c612:10a
+	expect_in_set dnsfence6 2001:db8:1::10
+}

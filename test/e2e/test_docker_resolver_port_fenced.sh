@@ -16,46 +16,7 @@ df_setup
 WL_UID=4242
 PORT=$((40000 + RANDOM % 20000))
 
-# The forwarder: root in the workload namespace binds 127.0.0.11:PORT,
-# then moves itself into the upstream namespace and relays each datagram
-# from a socket opened there.
-cat >"$DF_TMP/relay.py" <<'PY'
-import ctypes, os, select, socket, sys
-port, upns = int(sys.argv[1]), sys.argv[2]
-lst = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-lst.bind(("127.0.0.11", port))
-libc = ctypes.CDLL(None, use_errno=True)
-fd = os.open("/run/netns/" + upns, os.O_RDONLY)
-if libc.setns(fd, 0x40000000) != 0:
-    sys.exit("setns: errno %d" % ctypes.get_errno())
-os.close(fd)
-print("ready", flush=True)
-clients = {}
-while True:
-    r, _, _ = select.select([lst] + list(clients), [], [], 5)
-    for s in r:
-        if s is lst:
-            data, peer = lst.recvfrom(65535)
-            u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-            u.connect(("198.18.0.1", 53))
-            u.send(data)
-            clients[u] = peer
-        else:
-            try:
-                lst.sendto(s.recv(65535), clients[s])
-            except OSError:
-                pass
-            del clients[s]
-            s.close()
-PY
-ip netns exec "$DF_WL" "$DF_PY" "$DF_TMP/relay.py" "$PORT" "$DF_UP" >"$DF_TMP/relay.log" 2>&1 &
-DF_PIDS+=("$!")
-df_poll 50 grep -q ready "$DF_TMP/relay.log" || fail "the forwarder did not start: $(cat "$DF_TMP/relay.log")"
-for p in udp tcp; do
-	wl iptables -w -t nat -A OUTPUT -d 127.0.0.11/32 -p "$p" --dport 53 \
-		-j DNAT --to-destination "127.0.0.11:$PORT"
-done
-wl ss -Huln | grep -q "127.0.0.11:$PORT" || fail "127.0.0.11:$PORT is not listed"
+df_docker_forwarder "$PORT"
 ok "forwarder on 127.0.0.11:$PORT (relaying from the upstream namespace), 127.0.0.11:53 DNATed to it"
 
 df_start_dnsfence allow='["www.allowed.test"]' upstreams='["127.0.0.11"]'

@@ -27,37 +27,11 @@ GROUP2=ff05::5ec:4e7:da7a
 GROUP3=ff02::7632:6c65:616b             # "v2leak"
 GROUP4=ff05::7632:da7a
 
-up tcpdump -i "$DF_VETH_UP" -n -U --immediate-mode -w "$DF_TMP/mld.pcap" \
-	ip6 >"$DF_TMP/tcpdump.log" 2>&1 &
-DF_PIDS+=("$!")
-df_poll 50 grep -q "listening on" "$DF_TMP/tcpdump.log" || fail "tcpdump did not start: $(cat "$DF_TMP/tcpdump.log")"
-
-# Control first (so that its reports are not merged with the others): a
-# new address joins its solicited-node group.
-wl ip addr add 2001:db8::99/64 dev "$DF_VETH_WL" nodad
-sleep 2.5
+# Control first (so that its reports are not merged with the others).
+df_mld_capture
 
 ifindex="$(wl cat "/sys/class/net/$DF_VETH_WL/ifindex")"
-cat >"$DF_TMP/join.py" <<'PY'
-import socket, struct, sys, time
-ifindex = int(sys.argv[1])
-socks = []
-for g in sys.argv[2:]:
-    s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
-    s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_JOIN_GROUP,
-                 socket.inet_pton(socket.AF_INET6, g) + struct.pack("@I", ifindex))
-    socks.append(s)
-joined = open("/proc/net/igmp6").read()
-for g in sys.argv[2:]:
-    if socket.inet_pton(socket.AF_INET6, g).hex() not in joined:
-        sys.exit("not a member of %s" % g)
-time.sleep(2.5)  # the kernel repeats the report (robustness 2, 1 s apart)
-PY
-chmod 644 "$DF_TMP/join.py"
-join_groups() {
-	df_wl_as "$WL_UID" "$DF_PY" - "$ifindex" "$@" <"$DF_TMP/join.py" ||
-		fail "the workload could not join $*"
-}
+join_groups() { df_join_groups "$WL_UID" "$@"; }
 join_groups "$GROUP1" "$GROUP2"
 ok "uid $WL_UID joined $GROUP1 and $GROUP2 (in /proc/net/igmp6)"
 
@@ -67,16 +41,9 @@ df_ask_connect www.allowed.test AAAA 443
 expect_connected 2001:db8:1::10
 ok "control: neighbour discovery works (connect to 2001:db8:1::10 after flushing the neighbour cache)"
 
-sleep 0.5
+expect_mld_reports_only_control "$GROUP1" "$GROUP2"
+ok "control: the report for solicited-node group ff02::1:ff00:99 left; none for the workload's groups ($GROUP1, $GROUP2)"
 report="$(tcpdump -r "$DF_TMP/mld.pcap" -n -v 2>/dev/null)"
-grep -q "listener report.*ff02::1:ff00:99" <<<"$report" ||
-	fail "control: no MLD report for the solicited-node group ff02::1:ff00:99 left: $report"
-ok "control: the report for solicited-node group ff02::1:ff00:99 left"
-for g in "$GROUP1" "$GROUP2"; do
-	! grep -qF "$g" <<<"$report" || fail "an MLD report announcing the workload's group $g left the namespace:
-$(grep -F "$g" <<<"$report")"
-done
-ok "no MLD report for the workload's groups ($GROUP1, $GROUP2) left the namespace"
 
 # MLDv2: the kernel now writes version 2 reports (group records in the
 # payload, to ff02::16), which only the u32 rules can judge.
