@@ -29,6 +29,7 @@ static bool parse_id(const char *s, uint32_t *id);
 static int lookup_user(const char *s, uint32_t *id);
 static int lookup_group(const char *s, uint32_t *id);
 static bool cgroup_char_ok(char ch);
+static int item_id(struct pctx *p, const char *s, const char *path, bool group);
 
 static int push_id(uint32_t **arr, size_t *n, uint32_t id)
 {
@@ -95,21 +96,23 @@ static int lookup_group(const char *s, uint32_t *id)
 	return rc != 0 ? -rc : res == NULL ? -ENOENT : 0;
 }
 
-int subjects_item_user(struct pctx *p, const char *s, const char *path)
+/* A user (group false) or group name, or its number, resolved; not 0. */
+static int item_id(struct pctx *p, const char *s, const char *path, bool group)
 {
+	const char *what = group ? "group" : "user";
 	char val[72];
 	uint32_t id;
 	int rc;
 
 	configkeys_show(s, val, sizeof(val));
 	if (!parse_id(s, &id)) {
-		rc = lookup_user(s, &id);
+		rc = group ? lookup_group(s, &id) : lookup_user(s, &id);
 		if (rc == -ENOENT)
 			return configkeys_fail(
 			    p, path,
-			    "\"%s\": no such user (create it before setup, "
-			    "or give its uid)",
-			    val);
+			    "\"%s\": no such %s (create it before setup, "
+			    "or give its %s)",
+			    val, what, group ? "gid" : "uid");
 		if (rc != 0)
 			return configkeys_fail(p, path,
 					       "\"%s\": cannot look it up: %s",
@@ -118,39 +121,23 @@ int subjects_item_user(struct pctx *p, const char *s, const char *path)
 	if (id == 0)
 		return configkeys_fail(
 		    p, path,
-		    "\"%s\" is root: a fenced root can remove the fence; run "
-		    "the program under a user of its own",
+		    group ? "\"%s\" is gid 0: a fenced group root can remove "
+			    "the fence; use a group of its own"
+			  : "\"%s\" is root: a fenced root can remove the "
+			    "fence; run the program under a user of its own",
 		    val);
-	return push_id(&p->c->subject_uids, &p->c->n_subject_uids, id);
+	return group ? push_id(&p->c->subject_gids, &p->c->n_subject_gids, id)
+		     : push_id(&p->c->subject_uids, &p->c->n_subject_uids, id);
+}
+
+int subjects_item_user(struct pctx *p, const char *s, const char *path)
+{
+	return item_id(p, s, path, false);
 }
 
 int subjects_item_group(struct pctx *p, const char *s, const char *path)
 {
-	char val[72];
-	uint32_t id;
-	int rc;
-
-	configkeys_show(s, val, sizeof(val));
-	if (!parse_id(s, &id)) {
-		rc = lookup_group(s, &id);
-		if (rc == -ENOENT)
-			return configkeys_fail(
-			    p, path,
-			    "\"%s\": no such group (create it before setup, "
-			    "or give its gid)",
-			    val);
-		if (rc != 0)
-			return configkeys_fail(p, path,
-					       "\"%s\": cannot look it up: %s",
-					       val, strerror(-rc));
-	}
-	if (id == 0)
-		return configkeys_fail(
-		    p, path,
-		    "\"%s\" is gid 0: a fenced group root can remove the "
-		    "fence; use a group of its own",
-		    val);
-	return push_id(&p->c->subject_gids, &p->c->n_subject_gids, id);
+	return item_id(p, s, path, true);
 }
 
 /* What a quoted iptables-restore argument and systemd's unit names need:
