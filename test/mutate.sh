@@ -41,6 +41,9 @@ done
 if [ -x /usr/bin/python3 ]; then py=/usr/bin/python3; else py=python3; fi
 
 tmp="$(mktemp -d /tmp/dnsfence-mutate.XXXXXX)"
+# Readable by the tests' unprivileged uids: some run a script of the
+# copy as the workload (mktemp makes the directory 0700).
+chmod 0755 "$tmp"
 cleanup() {
 	if [ "$keep" = 1 ]; then echo "mutate.sh: kept $tmp" >&2; else rm -rf "$tmp"; fi
 }

@@ -151,7 +151,7 @@ cgroot="$(findmnt -n -t cgroup2 -o TARGET | head -1)"
 cg="/df$$-agent"
 mkdir "$cgroot$cg"
 cleanup_cg() { rmdir "$cgroot$cg" 2>/dev/null || true; }
-trap 'cleanup_cg; df_cleanup' EXIT
+trap 'rc=$?; cleanup_cg; (exit $rc); df_cleanup' EXIT
 # in_cg CMD...: run CMD in the workload namespace inside the cgroup, as
 # uid 4343 (which is not a subject by uid).
 in_cg() {
