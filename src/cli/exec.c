@@ -96,6 +96,7 @@ static int make_cgroup(struct instance *in);
 static int write_config(const struct instance *in, const char *config_path,
 			cJSON *allow);
 static cJSON *read_json(const char *path);
+static void instance_keys(cJSON *j, const struct instance *in);
 static pid_t spawn_self(const char *conf, const char *command, const char *log);
 static int wait_ready(const struct instance *in);
 static pid_t start_command(const struct instance *in, char **argv);
@@ -366,36 +367,21 @@ out:
 	return j;
 }
 
-/* The user's config (or {}), with the instance's own keys over it. */
-static int write_config(const struct instance *in, const char *config_path,
-			cJSON *allow)
+/* The keys of the private instance, each replacing the user's: the
+ * subject, its own listener on a loopback address of this pid, its own
+ * sets, state and control socket, no metrics, output scope. */
+static void instance_keys(cJSON *j, const struct instance *in)
 {
-	const char *path =
-	    config_path ? config_path : getenv("DNSFENCE_CONFIG");
-	cJSON *j = NULL, *sub, *arr, *list, *sets, *ctl;
-	char buf[PATH_LEN + 32], *text;
-	int pid = (int)getpid(), rc = -EIO;
-	FILE *f;
+	int pid = (int)getpid();
+	char buf[PATH_LEN + 32];
+	cJSON *sub, *arr, *sets, *ctl;
 
-	if (path != NULL && (j = read_json(path)) == NULL) {
-		fprintf(stderr,
-			"dnsfence: exec: %s: cannot read it as JSON "
-			"(run 'dnsfence -c FILE validate')\n",
-			path);
-		return -EINVAL;
-	}
-	if (j == NULL && (j = cJSON_CreateObject()) == NULL)
-		return -ENOMEM;
-	list = cJSON_GetObjectItem(j, "allow");
-	if (list == NULL)
-		cJSON_AddItemToObject(j, "allow", list = cJSON_CreateArray());
-	for (cJSON *a = allow->child; a != NULL; a = a->next)
-		cJSON_AddItemToArray(list, cJSON_CreateString(a->valuestring));
 	cJSON_DeleteItemFromObject(j, "subjects");
 	sub = cJSON_AddObjectToObject(j, "subjects");
 	arr = cJSON_AddArrayToObject(sub, in->cgpath[0] ? "cgroups" : "users");
-	snprintf(buf, sizeof(buf), "%s", in->cgpath);
-	if (!in->cgpath[0])
+	if (in->cgpath[0])
+		snprintf(buf, sizeof(buf), "%s", in->cgpath);
+	else
 		snprintf(buf, sizeof(buf), "%u", (unsigned)in->uid);
 	cJSON_AddItemToArray(arr, cJSON_CreateString(buf));
 	cJSON_DeleteItemFromObject(j, "listen");
@@ -418,6 +404,34 @@ static int write_config(const struct instance *in, const char *config_path,
 	cJSON_AddBoolToObject(ctl, "watch", false);
 	cJSON_DeleteItemFromObject(j, "metrics");
 	cJSON_DeleteItemFromObject(j, "scope");
+}
+
+/* The user's config (or {}), with the instance's own keys over it. */
+static int write_config(const struct instance *in, const char *config_path,
+			cJSON *allow)
+{
+	const char *path =
+	    config_path ? config_path : getenv("DNSFENCE_CONFIG");
+	cJSON *j = NULL, *list;
+	char *text;
+	int rc = -EIO;
+	FILE *f;
+
+	if (path != NULL && (j = read_json(path)) == NULL) {
+		fprintf(stderr,
+			"dnsfence: exec: %s: cannot read it as JSON "
+			"(run 'dnsfence -c FILE validate')\n",
+			path);
+		return -EINVAL;
+	}
+	if (j == NULL && (j = cJSON_CreateObject()) == NULL)
+		return -ENOMEM;
+	list = cJSON_GetObjectItem(j, "allow");
+	if (list == NULL)
+		cJSON_AddItemToObject(j, "allow", list = cJSON_CreateArray());
+	for (cJSON *a = allow->child; a != NULL; a = a->next)
+		cJSON_AddItemToArray(list, cJSON_CreateString(a->valuestring));
+	instance_keys(j, in);
 	text = cJSON_Print(j);
 	cJSON_Delete(j);
 	if (text == NULL)
