@@ -58,6 +58,8 @@ static int upstreams_from_resolv(struct pctx *p, const char *path,
 static unsigned scheme_port(const char *s, size_t n);
 static int name_fix(struct pctx *p, const char *s, const char *path,
 		    const char *val);
+static int idn_fix(struct pctx *p, const char *s, const char *path,
+		   const char *val);
 
 int configkeys_fail(struct pctx *p, const char *path, const char *fmt, ...)
 {
@@ -473,6 +475,34 @@ static unsigned scheme_port(const char *s, size_t n)
 	return 0;
 }
 
+/* A non-ASCII entry: fail with its punycode form. 1 when s is ASCII. */
+static int idn_fix(struct pctx *p, const char *s, const char *path,
+		   const char *val)
+{
+	char bare[256], *idn = NULL;
+	int rc;
+
+	for (const char *c = s; *c != '\0'; c++) {
+		if ((unsigned char)*c < 0x80)
+			continue;
+		rc = idn2_to_ascii_8z(s, &idn, IDN2_NONTRANSITIONAL);
+		if (rc != IDN2_OK)
+			return configkeys_fail(
+			    p, path,
+			    "\"%s\" is not ASCII, and not a name IDNA2008 "
+			    "can write in punycode either (%s)",
+			    val, idn2_strerror(rc));
+		configkeys_show(idn, bare, sizeof(bare));
+		idn2_free(idn);
+		return configkeys_fail(p, path,
+				       "\"%s\" is not ASCII: write its "
+				       "punycode form \"%s\" (the name DNS "
+				       "carries)",
+				       val, bare);
+	}
+	return 1;
+}
+
 /* An allow entry that is not a name but something people write for one
  * (an address, a URL, "host:port", a non-ASCII name, a preset's name):
  * fail with what to write instead. 1 when s is none of these. */
@@ -482,7 +512,7 @@ static int name_fix(struct pctx *p, const char *s, const char *path,
 	struct netaddr a;
 	struct netcidr cidr;
 	const char *why = NULL, *host = s, *colon, *end;
-	char bare[256], *idn = NULL;
+	char bare[256];
 	unsigned port = 0;
 	int rc;
 
@@ -536,24 +566,8 @@ static int name_fix(struct pctx *p, const char *s, const char *path,
 				       "(no scheme, port or path)",
 				       val, bare);
 	}
-	for (const char *c = s; *c != '\0'; c++) {
-		if ((unsigned char)*c < 0x80)
-			continue;
-		rc = idn2_to_ascii_8z(s, &idn, IDN2_NONTRANSITIONAL);
-		if (rc != IDN2_OK)
-			return configkeys_fail(
-			    p, path,
-			    "\"%s\" is not ASCII, and not a name IDNA2008 "
-			    "can write in punycode either (%s)",
-			    val, idn2_strerror(rc));
-		configkeys_show(idn, bare, sizeof(bare));
-		idn2_free(idn);
-		return configkeys_fail(p, path,
-				       "\"%s\" is not ASCII: write its "
-				       "punycode form \"%s\" (the name DNS "
-				       "carries)",
-				       val, bare);
-	}
+	if ((rc = idn_fix(p, s, path, val)) != 1)
+		return rc;
 	if (policy_preset_exists(s))
 		return configkeys_fail(
 		    p, path,
