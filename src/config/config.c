@@ -43,6 +43,8 @@ static int find_spec(const char *prefix, const char *key);
 static int collect(struct pctx *p, const cJSON *obj, const char *prefix);
 static int known_keys(const char *prefix, char *buf, size_t cap);
 static int finish(struct pctx *p);
+static int check_wildcards(struct pctx *p);
+static void set_choices(struct pctx *p);
 static bool given_of(const struct pctx *p, const char *path);
 static uint32_t choice_of(const struct pctx *p, const char *path);
 static int check_nul_escape(const char *text, size_t len, char *err,
@@ -495,19 +497,9 @@ static uint32_t choice_of(const struct pctx *p, const char *path)
 
 /* What needs more than one key, or the environment. The file's mode is
  * validated even when DNSFENCE_MODE overrides it. */
-static int finish(struct pctx *p)
+/* Wildcards on a public suffix, unless allow_public_suffix_wildcards. */
+static int check_wildcards(struct pctx *p)
 {
-	const char *env_mode = p->env != NULL ? p->env->mode : NULL;
-	const uint32_t level = choice_of(p, "log.level");
-	uint32_t mode = choice_of(p, "mode");
-	char val[72];
-	int rc;
-
-	if (p->env != NULL && p->env->extra_hosts != NULL &&
-	    (rc = configkeys_extra_hosts(p, p->env->extra_hosts)) != 0)
-		return rc;
-	if ((rc = configkeys_dedupe(p->c->allow, &p->c->n_allow)) != 0)
-		return rc;
 	p->c->allow_psl_wildcards =
 	    choice_of(p, "allow_public_suffix_wildcards") != 0;
 	for (size_t i = 0; !p->c->allow_psl_wildcards && i < p->c->n_allow;
@@ -523,22 +515,16 @@ static int finish(struct pctx *p)
 			    p->c->allow[i], p->c->allow[i] + 2, ".",
 			    p->c->allow[i] + 2);
 	}
-	if (env_mode != NULL && *env_mode != '\0') {
-		for (mode = 0; mode_names[mode] != NULL; mode++) {
-			if (strcmp(env_mode, mode_names[mode]) == 0)
-				break;
-		}
-		configkeys_show(env_mode, val, sizeof(val));
-		if (mode_names[mode] == NULL)
-			return configkeys_fail(
-			    p, "DNSFENCE_MODE",
-			    "unknown mode \"%s\" (expected enforce, "
-			    "audit or off)",
-			    val);
-	}
-	p->c->mode = mode == 2	 ? CONFIG_MODE_OFF
-		     : mode == 1 ? CONFIG_MODE_AUDIT
-				 : CONFIG_MODE_ENFORCE;
+	return 0;
+}
+
+/* The struct fields of the choice keys (mode apart, which the
+ * environment may override). */
+static void set_choices(struct pctx *p)
+{
+	const uint32_t level = choice_of(p, "log.level");
+	uint32_t mode;
+
 	p->c->deny_rcode = choice_of(p, "deny_rcode") ? CONFIG_DENY_REFUSED
 						      : CONFIG_DENY_NXDOMAIN;
 	p->c->inbound_deny = choice_of(p, "inbound") == 1;
@@ -557,6 +543,39 @@ static int finish(struct pctx *p)
 			   : mode == 1 ? CONFIG_NAME_CHECK_AUDIT
 				       : CONFIG_NAME_CHECK_ENFORCE;
 	p->c->selftest = choice_of(p, "selftest") != 0;
+}
+
+static int finish(struct pctx *p)
+{
+	const char *env_mode = p->env != NULL ? p->env->mode : NULL;
+	uint32_t mode = choice_of(p, "mode");
+	char val[72];
+	int rc;
+
+	if (p->env != NULL && p->env->extra_hosts != NULL &&
+	    (rc = configkeys_extra_hosts(p, p->env->extra_hosts)) != 0)
+		return rc;
+	if ((rc = configkeys_dedupe(p->c->allow, &p->c->n_allow)) != 0)
+		return rc;
+	if ((rc = check_wildcards(p)) != 0)
+		return rc;
+	if (env_mode != NULL && *env_mode != '\0') {
+		for (mode = 0; mode_names[mode] != NULL; mode++) {
+			if (strcmp(env_mode, mode_names[mode]) == 0)
+				break;
+		}
+		configkeys_show(env_mode, val, sizeof(val));
+		if (mode_names[mode] == NULL)
+			return configkeys_fail(
+			    p, "DNSFENCE_MODE",
+			    "unknown mode \"%s\" (expected enforce, "
+			    "audit or off)",
+			    val);
+	}
+	p->c->mode = mode == 2	 ? CONFIG_MODE_OFF
+		     : mode == 1 ? CONFIG_MODE_AUDIT
+				 : CONFIG_MODE_ENFORCE;
+	set_choices(p);
 	if (p->c->ttl_min > p->c->ttl_max)
 		return configkeys_fail(p, "ttl.min",
 				       "%u is greater than ttl.max (%u)",
