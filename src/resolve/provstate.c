@@ -46,6 +46,8 @@ static void write_link(void *arg, const uint8_t *name, size_t len,
 static int parse_link(struct prov *p, const char *line, uint64_t now);
 static int hexval(char c);
 static int read_all(int dirfd, char **text, size_t *len);
+static int check_header(size_t lineno, const char *line, const char *policy,
+			const char *boot, char *err, size_t errlen);
 
 static void boot_id(char buf[BOOT_LEN + 1])
 {
@@ -162,11 +164,45 @@ static int parse_link(struct prov *p, const char *line, uint64_t now)
 	return prov_note(p, wire, n, &a, exp, now);
 }
 
+/* Header line lineno (1..3): the magic and version, the policy
+ * fingerprint, the boot id. 0; -EINVAL malformed; -ESTALE another
+ * policy or boot (err says which). */
+static int check_header(size_t lineno, const char *line, const char *policy,
+			const char *boot, char *err, size_t errlen)
+{
+	char head[64];
+
+	if (lineno == 1) {
+		snprintf(head, sizeof(head), "%s %d", MAGIC, PROVSTATE_VERSION);
+		if (strcmp(line, head) == 0)
+			return 0;
+		snprintf(err, errlen, "not a version %d state file",
+			 PROVSTATE_VERSION);
+		return -EINVAL;
+	}
+	if (lineno == 2) {
+		if (strncmp(line, "policy ", 7) != 0) {
+			snprintf(err, errlen, "line 2: no policy");
+			return -EINVAL;
+		}
+		if (strcmp(line + 7, policy) == 0)
+			return 0;
+		snprintf(err, errlen, "written for policy %.20s, not %s",
+			 line + 7, policy);
+		return -ESTALE;
+	}
+	if (strncmp(line, "boot ", 5) == 0 && boot[0] != '\0' &&
+	    strcmp(line + 5, boot) == 0)
+		return 0;
+	snprintf(err, errlen, "written before the last boot");
+	return -ESTALE;
+}
+
 int provstate_parse(struct prov *p, const char *text, size_t len,
 		    const char *policy, const char *boot, uint64_t now,
 		    char *err, size_t errlen)
 {
-	char line[LINE_MAX_LEN + 1], head[64];
+	char line[LINE_MAX_LEN + 1];
 	size_t off = 0, lineno = 0;
 	bool ended = false;
 	int rc;
@@ -184,33 +220,10 @@ int provstate_parse(struct prov *p, const char *text, size_t len,
 		memcpy(line, text + off, n);
 		line[n] = '\0';
 		off += n + 1;
-		if (lineno == 1) {
-			snprintf(head, sizeof(head), "%s %d", MAGIC,
-				 PROVSTATE_VERSION);
-			if (strcmp(line, head) != 0) {
-				snprintf(err, errlen,
-					 "not a version %d state file",
-					 PROVSTATE_VERSION);
-				return -EINVAL;
-			}
-		} else if (lineno == 2) {
-			if (strncmp(line, "policy ", 7) != 0) {
-				snprintf(err, errlen, "line 2: no policy");
-				return -EINVAL;
-			}
-			if (strcmp(line + 7, policy) != 0) {
-				snprintf(err, errlen,
-					 "written for policy %.20s, not %s",
-					 line + 7, policy);
-				return -ESTALE;
-			}
-		} else if (lineno == 3) {
-			if (strncmp(line, "boot ", 5) != 0 || boot[0] == '\0' ||
-			    strcmp(line + 5, boot) != 0) {
-				snprintf(err, errlen,
-					 "written before the last boot");
-				return -ESTALE;
-			}
+		if (lineno <= 3) {
+			if ((rc = check_header(lineno, line, policy, boot, err,
+					       errlen)) != 0)
+				return rc;
 		} else if (strcmp(line, "end") == 0) {
 			ended = true;
 		} else if ((rc = parse_link(p, line, now)) != 0) {
