@@ -340,30 +340,13 @@ by_uid:
 
 static cJSON *read_json(const char *path)
 {
-	FILE *f = fopen(path, "r");
-	char *buf = NULL;
-	size_t len = 0, cap = 0;
+	char err[256], *text = NULL;
+	size_t len = 0;
 	cJSON *j = NULL;
 
-	if (f == NULL)
-		return NULL;
-	for (;;) {
-		if (len + 4096 + 1 > cap) {
-			char *nb = realloc(buf, cap = (cap ? cap * 2 : 8192));
-			if (nb == NULL)
-				goto out;
-			buf = nb;
-		}
-		size_t n = fread(buf + len, 1, cap - len - 1, f);
-		len += n;
-		if (n == 0)
-			break;
-	}
-	buf[len] = '\0';
-	j = cJSON_Parse(buf);
-out:
-	fclose(f);
-	free(buf);
+	if (config_read_file(path, &text, &len, err, sizeof(err)) == 0)
+		j = cJSON_ParseWithLength(text, len);
+	free(text);
 	return j;
 }
 

@@ -739,6 +739,44 @@ out:
 	return rc;
 }
 
+int config_read_file(const char *path, char **text, size_t *len, char *err,
+		     size_t errlen)
+{
+	FILE *f = fopen(path, "re"), *mem = NULL;
+	char chunk[4096];
+	size_t n;
+	int rc = 0;
+
+	*text = NULL;
+	*len = 0;
+	if (f == NULL) {
+		rc = errno == ENOENT ? -ENOENT : -EIO;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return rc;
+	}
+	if ((mem = open_memstream(text, len)) == NULL) {
+		fclose(f);
+		snprintf(err, errlen, "%s: out of memory", path);
+		return -ENOMEM;
+	}
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		fwrite(chunk, 1, n, mem);
+	if (ferror(f)) {
+		rc = -EIO;
+		snprintf(err, errlen, "%s: read error", path);
+	}
+	fclose(f);
+	if (fclose(mem) != 0 && rc == 0) {
+		rc = -ENOMEM;
+		snprintf(err, errlen, "%s: out of memory", path);
+	}
+	if (rc != 0) {
+		free(*text);
+		*text = NULL;
+	}
+	return rc;
+}
+
 int config_load(const char *path, struct config **out, char *err, size_t errlen)
 {
 	const char *state = getenv("DNSFENCE_STATE_DIR");
@@ -749,9 +787,6 @@ int config_load(const char *path, struct config **out, char *err, size_t errlen)
 				 state_dir};
 	char *text = NULL;
 	size_t len = 0;
-	FILE *f = NULL, *mem = NULL;
-	char chunk[4096];
-	size_t n;
 	int rc;
 
 	*out = NULL;
@@ -764,28 +799,8 @@ int config_load(const char *path, struct config **out, char *err, size_t errlen)
 		path = getenv("DNSFENCE_CONFIG");
 	if (path == NULL || *path == '\0')
 		path = CONFIG_DEFAULT_PATH;
-	if ((f = fopen(path, "re")) == NULL) {
-		rc = errno == ENOENT ? -ENOENT : -EIO;
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	if ((rc = config_read_file(path, &text, &len, err, errlen)) != 0)
 		goto out;
-	}
-	if ((mem = open_memstream(&text, &len)) == NULL) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		fwrite(chunk, 1, n, mem);
-	if (ferror(f)) {
-		rc = -EIO;
-		snprintf(err, errlen, "%s: read error", path);
-		goto out;
-	}
-	if (fclose(mem) != 0) {
-		mem = NULL;
-		rc = -ENOMEM;
-		goto out;
-	}
-	mem = NULL;
 	rc = config_parse(text, len, &env, out, err, errlen);
 	if (rc != 0) { /* name the file, or the environment, too */
 		char tmp[512];
@@ -798,10 +813,6 @@ int config_load(const char *path, struct config **out, char *err, size_t errlen)
 			snprintf(err, errlen, "%s: %s", path, tmp);
 	}
 out:
-	if (mem != NULL)
-		fclose(mem);
-	if (f != NULL)
-		fclose(f);
 	free(text);
 	return rc;
 }
