@@ -56,6 +56,23 @@ static bool is_listen_addr(const struct config *c,
 static int upstreams_from_resolv(struct pctx *p, const char *path,
 				 const char *saved);
 static unsigned scheme_port(const char *s, size_t n);
+/* Whether S, lowercased and without a trailing dot, names a preset. */
+static bool preset_named(const char *s)
+{
+	char low[64];
+	size_t n = strlen(s);
+
+	if (n > 1 && s[n - 1] == '.')
+		n--;
+	if (n == 0 || n >= sizeof(low))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		low[i] = (char)((s[i] >= 'A' && s[i] <= 'Z') ? s[i] - 'A' + 'a'
+							     : s[i]);
+	low[n] = '\0';
+	return policy_preset_exists(low);
+}
+
 static int name_fix(struct pctx *p, const char *s, const char *path,
 		    const char *val);
 static int idn_fix(struct pctx *p, const char *s, const char *path,
@@ -568,7 +585,9 @@ static int name_fix(struct pctx *p, const char *s, const char *path,
 	}
 	if ((rc = idn_fix(p, s, path, val)) != 1)
 		return rc;
-	if (policy_preset_exists(s))
+	/* Compared as the entry will be kept: "Crates" and "crates." are
+	 * "crates" once normalised, and must be refused the same way. */
+	if (preset_named(s))
 		return configkeys_fail(
 		    p, path,
 		    "\"%s\" is a single label, and the name of a preset: "

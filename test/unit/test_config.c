@@ -301,6 +301,15 @@ static void test_bad_names_are_rejected(void **state)
 	snprintf(json, sizeof(json), "{\"allow\": [\"%0*d.%0*d.%0*d.%0*d\"]}",
 		 63, 0, 63, 0, 63, 0, 63, 0);
 	expect_err(json, NULL, "allow[0]: ");
+	/* A preset's name in allow, in any case or with a trailing dot: kept
+	 * as "crates" it would be refused when read again. */
+	expect_err("{\"allow\": [\"crates\"]}", NULL,
+		   "allow[0]: \"crates\" is a single label, and the name of a "
+		   "preset");
+	expect_err("{\"allow\": [\"crateS\"]}", NULL,
+		   "allow[0]: \"crateS\" is a single label");
+	expect_err("{\"allow\": [\"NPM.\"]}", NULL,
+		   "allow[0]: \"NPM.\" is a single label");
 	expect_err("{\"ecosystems\": [\"npm\", \"foo\"]}", NULL,
 		   "ecosystems[1]: unknown preset \"foo\" (known: npm, pypi");
 	expect_err("{\"ecosystems\": [1]}", NULL,
