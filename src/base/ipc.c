@@ -5,6 +5,7 @@
  * the unused bytes of an IPv4 address must be zero, so one frame has one
  * meaning. */
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -16,7 +17,9 @@ static uint16_t get16(const uint8_t *p);
 static uint32_t get32(const uint8_t *p);
 static void put_hdr(uint8_t *buf, enum ipc_type type, uint16_t count,
 		    uint32_t id);
-static int read_addr(const uint8_t *p, struct ipc_addr *out, const char **why);
+static bool ttl_fits(enum ipc_type type, uint32_t ttl);
+static int read_addr(const uint8_t *p, enum ipc_type type, struct ipc_addr *out,
+		     const char **why);
 
 static void put16(uint8_t *p, uint16_t v)
 {
@@ -52,21 +55,23 @@ static void put_hdr(uint8_t *buf, enum ipc_type type, uint16_t count,
 	put32(buf + 4, id);
 }
 
-int ipc_encode_add(uint8_t *buf, size_t cap, uint32_t id,
-		   const struct ipc_addr *addrs, size_t n)
+int ipc_encode_addrs(uint8_t *buf, size_t cap, enum ipc_type type, uint32_t id,
+		     const struct ipc_addr *addrs, size_t n)
 {
 	size_t len = IPC_HDR_SIZE + n * IPC_ADDR_SIZE;
 
-	if (n == 0 || n > IPC_ADD_MAX)
+	if ((type != IPC_ADD && type != IPC_DEL && type != IPC_SHORTEN) ||
+	    n == 0 || n > IPC_ADD_MAX)
 		return -EINVAL;
 	if (cap < len)
 		return -ENOSPC;
-	put_hdr(buf, IPC_ADD, (uint16_t)n, id);
+	put_hdr(buf, type, (uint16_t)n, id);
 	for (size_t i = 0; i < n; i++) {
 		uint8_t *p = buf + IPC_HDR_SIZE + i * IPC_ADDR_SIZE;
 		int fam = addrs[i].addr.family;
 
-		if (fam != AF_INET && fam != AF_INET6)
+		if ((fam != AF_INET && fam != AF_INET6) ||
+		    !ttl_fits(type, addrs[i].ttl))
 			return -EINVAL;
 		memset(p, 0, IPC_ADDR_SIZE);
 		p[0] = fam == AF_INET ? 4 : 6;
@@ -85,7 +90,18 @@ int ipc_encode_done(uint8_t *buf, size_t cap, uint32_t id, int32_t status)
 	return IPC_HDR_SIZE + 4;
 }
 
-static int read_addr(const uint8_t *p, struct ipc_addr *out, const char **why)
+/* A del carries no timeout, a shorten a positive one, an add any. */
+static bool ttl_fits(enum ipc_type type, uint32_t ttl)
+{
+	if (type == IPC_DEL)
+		return ttl == 0;
+	if (type == IPC_SHORTEN)
+		return ttl != 0;
+	return true;
+}
+
+static int read_addr(const uint8_t *p, enum ipc_type type, struct ipc_addr *out,
+		     const char **why)
 {
 	static const uint8_t zero[12];
 
@@ -100,6 +116,11 @@ static int read_addr(const uint8_t *p, struct ipc_addr *out, const char **why)
 	memset(out, 0, sizeof(*out));
 	out->addr.family = p[0] == 4 ? AF_INET : AF_INET6;
 	out->ttl = get32(p + 4);
+	if (!ttl_fits(type, out->ttl)) {
+		*why = type == IPC_DEL ? "a del with a timeout"
+				       : "a shorten to no timeout";
+		return -EINVAL;
+	}
 	memcpy(out->addr.bytes, p + 8, p[0] == 4 ? 4 : 16);
 	return 0;
 }
@@ -124,6 +145,8 @@ int ipc_decode(const uint8_t *buf, size_t len, struct ipc_msg *out,
 	out->status = 0;
 	switch (type) {
 	case IPC_ADD:
+	case IPC_DEL:
+	case IPC_SHORTEN:
 		if (count == 0 || count > IPC_ADD_MAX) {
 			*why = "address count out of range";
 			return -EINVAL;
@@ -134,7 +157,8 @@ int ipc_decode(const uint8_t *buf, size_t len, struct ipc_msg *out,
 		}
 		for (size_t i = 0; i < count; i++) {
 			if (read_addr(buf + IPC_HDR_SIZE + i * IPC_ADDR_SIZE,
-				      &out->addrs[i], why) != 0)
+				      (enum ipc_type)type, &out->addrs[i],
+				      why) != 0)
 				return -EINVAL;
 		}
 		break;

@@ -21,13 +21,21 @@ enum ipc_type {
 	 * into the sets; answered by one IPC_ADD_DONE with the same id */
 	IPC_ADD = 1,
 	/* parent -> DNS process: the kernel acked (status 0) or refused
-	 * (-errno as sets_done_fn says) request id; count is 0 */
+	 * (-errno as sets_done_fn says) request id, an IPC_ADD, IPC_DEL or
+	 * IPC_SHORTEN; count is 0 */
 	IPC_ADD_DONE = 2,
+	/* DNS process -> parent: take count addresses out of the sets (a
+	 * reload's eviction); each record's ttl is 0 */
+	IPC_DEL = 3,
+	/* DNS process -> parent: let count entries expire sooner, each in
+	 * its record's ttl seconds (1 or more) from now (a reload keeps an
+	 * address only as long as its kept names need it) */
+	IPC_SHORTEN = 4,
 };
 
 #define IPC_HDR_SIZE  8
-#define IPC_ADDR_SIZE 24 /* family(1) pad(3) ttl(4) bytes(16) */
-#define IPC_ADD_MAX   128
+#define IPC_ADDR_SIZE 24  /* family(1) pad(3) ttl(4) bytes(16) */
+#define IPC_ADD_MAX   128 /* addresses in one IPC_ADD, IPC_DEL, IPC_SHORTEN */
 /* The largest frame of the vocabulary; a receiver reads one byte more, so
  * a longer frame is seen as such and refused. */
 #define IPC_FRAME_MAX (IPC_HDR_SIZE + IPC_ADD_MAX * IPC_ADDR_SIZE)
@@ -37,7 +45,8 @@ struct ipc_addr {
 	uint32_t ttl;
 };
 
-/* One decoded frame; addrs only for IPC_ADD. */
+/* One decoded frame; addrs for IPC_ADD, IPC_DEL and IPC_SHORTEN (whose
+ * ttl is the seconds until the entry should expire). */
 struct ipc_msg {
 	enum ipc_type type;
 	uint32_t id;
@@ -46,11 +55,12 @@ struct ipc_msg {
 	struct ipc_addr addrs[IPC_ADD_MAX];
 };
 
-/* Write an IPC_ADD frame of n (1..IPC_ADD_MAX) addresses into buf (cap >=
- * IPC_FRAME_MAX is always enough): its length, or -EINVAL (n out of range,
- * an address neither AF_INET nor AF_INET6), -ENOSPC. */
-int ipc_encode_add(uint8_t *buf, size_t cap, uint32_t id,
-		   const struct ipc_addr *addrs, size_t n);
+/* Write an IPC_ADD, IPC_DEL or IPC_SHORTEN frame of n (1..IPC_ADD_MAX)
+ * addresses into buf (cap >= IPC_FRAME_MAX is always enough): its length,
+ * or -EINVAL (another type, n out of range, an address neither AF_INET
+ * nor AF_INET6, a del's ttl not 0, a shorten's 0), -ENOSPC. */
+int ipc_encode_addrs(uint8_t *buf, size_t cap, enum ipc_type type, uint32_t id,
+		     const struct ipc_addr *addrs, size_t n);
 /* Write an IPC_ADD_DONE frame: its length, or -ENOSPC. */
 int ipc_encode_done(uint8_t *buf, size_t cap, uint32_t id, int32_t status);
 /* Read one frame of len bytes: 0, or -EINVAL with *why saying what is

@@ -375,6 +375,14 @@ static bool covered(struct sets *s, const struct dns_addr *d, uint64_t now,
 	return false;
 }
 
+uint64_t sets_expires(struct sets *s, const struct netaddr *a)
+{
+	uint64_t acked, inflight;
+
+	expiry_get(s->map, a, monotime_s(), &acked, &inflight, NULL);
+	return acked > inflight ? acked : inflight;
+}
+
 bool sets_covered(struct sets *s, const struct dns_addr *addrs, size_t n)
 {
 	uint64_t now = monotime_s(), exp;

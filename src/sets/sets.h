@@ -67,6 +67,11 @@ void sets_entries(const struct sets *s, size_t *v4, size_t *v6);
  * Adds in flight still complete normally. */
 void sets_forget(struct sets *s);
 
+/* When a's entry expires (monotonic seconds): the later of what the
+ * kernel acked and what is in flight; 0 when this process knows of none
+ * (never added, deleted, expired, forgotten). */
+uint64_t sets_expires(struct sets *s, const struct netaddr *a);
+
 /* Would sets_add skip every one of addrs (each entry confirmed by the
  * kernel within SETS_FRESH_SECONDS and already living long enough)? Then
  * the caller may answer at once; the skips are counted. */

@@ -37,7 +37,7 @@ static void test_add_round_trip(void **state)
 	int len;
 
 	(void)state;
-	len = ipc_encode_add(buf, sizeof(buf), 77, in, 3);
+	len = ipc_encode_addrs(buf, sizeof(buf), IPC_ADD, 77, in, 3);
 	assert_int_equal(len, IPC_HDR_SIZE + 3 * IPC_ADDR_SIZE);
 	assert_int_equal(ipc_decode(buf, (size_t)len, &m, &why), 0);
 	assert_int_equal(m.type, IPC_ADD);
@@ -47,6 +47,42 @@ static void test_add_round_trip(void **state)
 		assert_true(netaddr_equal(&m.addrs[i].addr, &in[i].addr));
 		assert_int_equal(m.addrs[i].ttl, in[i].ttl);
 	}
+}
+
+/* A del's records carry 0, a shorten's the seconds left (1 or more). */
+static void test_del_shorten_round_trip(void **state)
+{
+	struct ipc_addr del[2] = {addr("198.18.1.10", 0),
+				  addr("2001:db8:1::30", 0)};
+	struct ipc_addr shorten[1] = {addr("198.18.1.11", 30)};
+	uint8_t buf[IPC_FRAME_MAX];
+	struct ipc_msg m;
+	const char *why = "";
+	int len;
+
+	(void)state;
+	len = ipc_encode_addrs(buf, sizeof(buf), IPC_DEL, 5, del, 2);
+	assert_int_equal(len, IPC_HDR_SIZE + 2 * IPC_ADDR_SIZE);
+	assert_int_equal(ipc_decode(buf, (size_t)len, &m, &why), 0);
+	assert_int_equal(m.type, IPC_DEL);
+	assert_int_equal(m.count, 2);
+	assert_true(netaddr_equal(&m.addrs[1].addr, &del[1].addr));
+	len = ipc_encode_addrs(buf, sizeof(buf), IPC_SHORTEN, 6, shorten, 1);
+	assert_int_equal(ipc_decode(buf, (size_t)len, &m, &why), 0);
+	assert_int_equal(m.type, IPC_SHORTEN);
+	assert_int_equal(m.id, 6);
+	assert_int_equal(m.addrs[0].ttl, 30);
+	/* what the encoder refuses to write */
+	del[0].ttl = 1;
+	assert_int_equal(ipc_encode_addrs(buf, sizeof(buf), IPC_DEL, 5, del, 2),
+			 -EINVAL);
+	shorten[0].ttl = 0;
+	assert_int_equal(
+	    ipc_encode_addrs(buf, sizeof(buf), IPC_SHORTEN, 6, shorten, 1),
+	    -EINVAL);
+	assert_int_equal(
+	    ipc_encode_addrs(buf, sizeof(buf), IPC_ADD_DONE, 6, del, 1),
+	    -EINVAL);
 }
 
 static void test_done_round_trip(void **state)
@@ -73,17 +109,20 @@ static void test_encode_bounds(void **state)
 	(void)state;
 	for (size_t i = 0; i <= IPC_ADD_MAX; i++)
 		many[i] = addr("198.18.1.10", 1);
-	assert_int_equal(ipc_encode_add(buf, sizeof(buf), 1, many, 0), -EINVAL);
 	assert_int_equal(
-	    ipc_encode_add(buf, sizeof(buf), 1, many, IPC_ADD_MAX + 1),
-	    -EINVAL);
-	assert_int_equal(ipc_encode_add(buf, sizeof(buf), 1, many, IPC_ADD_MAX),
-			 IPC_FRAME_MAX);
+	    ipc_encode_addrs(buf, sizeof(buf), IPC_ADD, 1, many, 0), -EINVAL);
+	assert_int_equal(ipc_encode_addrs(buf, sizeof(buf), IPC_ADD, 1, many,
+					  IPC_ADD_MAX + 1),
+			 -EINVAL);
 	assert_int_equal(
-	    ipc_encode_add(buf, IPC_FRAME_MAX - 1, 1, many, IPC_ADD_MAX),
-	    -ENOSPC);
+	    ipc_encode_addrs(buf, sizeof(buf), IPC_ADD, 1, many, IPC_ADD_MAX),
+	    IPC_FRAME_MAX);
+	assert_int_equal(ipc_encode_addrs(buf, IPC_FRAME_MAX - 1, IPC_ADD, 1,
+					  many, IPC_ADD_MAX),
+			 -ENOSPC);
 	many[0].addr.family = AF_UNIX;
-	assert_int_equal(ipc_encode_add(buf, sizeof(buf), 1, many, 1), -EINVAL);
+	assert_int_equal(
+	    ipc_encode_addrs(buf, sizeof(buf), IPC_ADD, 1, many, 1), -EINVAL);
 }
 
 /* Each bad frame: refused, with the reason expected. */
@@ -100,7 +139,7 @@ static void test_bad_frames_refused(void **state)
 {
 	static uint8_t buf[IPC_FRAME_MAX + 64];
 	struct ipc_addr a[2] = {addr("198.18.1.10", 5), addr("198.18.1.11", 5)};
-	int len = ipc_encode_add(buf, sizeof(buf), 1, a, 2);
+	int len = ipc_encode_addrs(buf, sizeof(buf), IPC_ADD, 1, a, 2);
 	uint16_t v;
 
 	(void)state;
@@ -132,12 +171,23 @@ static void test_bad_frames_refused(void **state)
 	refused(buf, (size_t)len, "unknown frame type");
 	len = ipc_encode_done(buf, sizeof(buf), 1, 0);
 	refused(buf, (size_t)len + 1, "frame size does not match its type");
+	/* a del with a timeout, a shorten to none */
+	len = ipc_encode_addrs(buf, sizeof(buf), IPC_ADD, 1, a, 2);
+	v = IPC_DEL;
+	memcpy(buf, &v, 2);
+	refused(buf, (size_t)len, "a del with a timeout");
+	v = IPC_SHORTEN;
+	memcpy(buf, &v, 2);
+	memset(buf + IPC_HDR_SIZE + IPC_ADDR_SIZE + 4, 0, 4);
+	refused(buf, (size_t)len, "a shorten to no timeout");
+	refused(buf, (size_t)len - 3, "frame size does not match its count");
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_add_round_trip),
+	    cmocka_unit_test(test_del_shorten_round_trip),
 	    cmocka_unit_test(test_done_round_trip),
 	    cmocka_unit_test(test_encode_bounds),
 	    cmocka_unit_test(test_bad_frames_refused),
