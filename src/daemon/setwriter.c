@@ -53,6 +53,7 @@ static int submit(struct setwriter *w, struct request *r);
 static int submit_shorten(struct setwriter *w, struct request *r);
 static void on_done(void *arg, int status);
 static int reply(struct setwriter *w, uint32_t id, int status);
+static int give_socket(struct setwriter *w);
 static void stop(struct setwriter *w, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
@@ -67,7 +68,7 @@ int setwriter_judge(const struct config *cfg, const uint8_t *buf, size_t len,
 			 what);
 		return -EINVAL;
 	}
-	if (msg->type == IPC_ADD_DONE) {
+	if (msg->type == IPC_ADD_DONE || msg->type == IPC_SOCKET_DONE) {
 		snprintf(why, whylen,
 			 "malformed frame: type %d is not a "
 			 "request",
@@ -156,17 +157,21 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 
 	(void)what;
 	for (int i = 0; i < SETWRITER_BURST && !w->failed; i++) {
+		int passed = -1;
 		/* MSG_TRUNC: n is the frame's own size, even when longer */
 		ssize_t n =
-		    recv(fd, w->buf, sizeof(w->buf), MSG_DONTWAIT | MSG_TRUNC);
+		    ipc_recv(fd, w->buf, sizeof(w->buf), MSG_DONTWAIT, &passed);
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		if (n == -EAGAIN || n == -EWOULDBLOCK)
 			return;
+		if (passed >= 0) {
+			close(passed);
+			stop(w, "the DNS process sent a descriptor");
+			return;
+		}
 		if (n < 0) {
 			stop(w, "reading the DNS process's channel: %s",
-			     strerror(errno));
+			     strerror((int)-n));
 			return;
 		}
 		if (n == 0) {
@@ -195,6 +200,13 @@ static int take(struct setwriter *w, size_t len)
 
 	if (setwriter_judge(w->cfg, w->buf, len, &w->msg, why, sizeof(why))) {
 		stop(w, "refusing the DNS process's %s", why);
+		return -1;
+	}
+	if (w->msg.type == IPC_SOCKET)
+		return give_socket(w);
+	if (w->sets == NULL) {
+		stop(w, "a set request (type %d) on the socket channel",
+		     (int)w->msg.type);
 		return -1;
 	}
 	if (w->n_reqs >= SETWRITER_INFLIGHT_MAX) {
@@ -286,12 +298,47 @@ static void on_done(void *arg, int status)
 static int reply(struct setwriter *w, uint32_t id, int status)
 {
 	uint8_t frame[IPC_HDR_SIZE + 4];
-	int len = ipc_encode_done(frame, sizeof(frame), id, status);
+	int len =
+	    ipc_encode_done(frame, sizeof(frame), IPC_ADD_DONE, id, status);
+	int rc = len < 0 ? len : ipc_send(w->fd, frame, (size_t)len, -1);
 
-	if (len > 0 &&
-	    send(w->fd, frame, (size_t)len, MSG_DONTWAIT | MSG_NOSIGNAL) == len)
+	if (rc == 0)
 		return 0;
-	stop(w, "cannot answer the DNS process: %s", strerror(errno));
+	stop(w, "cannot answer the DNS process: %s", strerror(-rc));
+	return -1;
+}
+
+/* An upstream socket, marked here (SO_MARK needs CAP_NET_ADMIN, which
+ * only the parent holds), handed over and closed on this side; a socket
+ * that cannot be made or marked is the request's -errno, so the DNS
+ * process fails that query loudly rather than sending unmarked. 0, or -1
+ * (stopped). */
+static int give_socket(struct setwriter *w)
+{
+	uint8_t frame[IPC_HDR_SIZE + 4];
+	uint32_t mark = w->cfg->mark;
+	int fd = socket(w->msg.family, w->msg.socktype | SOCK_CLOEXEC, 0);
+	int status = 0, len, rc;
+
+	if (fd < 0)
+		status = -errno;
+	else if (setsockopt(fd, SOL_SOCKET, SO_MARK, &mark, sizeof(mark)) != 0)
+		status = -errno;
+	if (status != 0 && fd >= 0) {
+		close(fd);
+		fd = -1;
+	}
+	if (status != 0)
+		log_warn(SYS, "cannot make a marked upstream socket: %s",
+			 strerror(-status));
+	len = ipc_encode_done(frame, sizeof(frame), IPC_SOCKET_DONE, w->msg.id,
+			      status);
+	rc = len < 0 ? len : ipc_send(w->fd, frame, (size_t)len, fd);
+	if (fd >= 0)
+		close(fd);
+	if (rc == 0)
+		return 0;
+	stop(w, "cannot hand the DNS process its socket: %s", strerror(-rc));
 	return -1;
 }
 

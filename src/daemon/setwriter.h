@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* setwriter: the privileged parent's half of the set changes. It reads
+/* setwriter: the privileged parent's half of the IPC. It reads
  * the DNS process's IPC_ADD, IPC_DEL and IPC_SHORTEN frames (base/ipc.h)
  * from its end of the channel, judges every address of an add again
  * (invariants 3 and 5: admit_check with the parent's own config; the set
@@ -7,9 +7,12 @@
  * parent's sets), lets a shorten only shorten, sends the changes over its
  * own netlink socket (sets.c) and answers each request with IPC_ADD_DONE
  * once the kernel has acked, so the client's answer still waits for the
- * kernel (invariant 2). A malformed frame, a refused address or a closed
- * channel stops the parent's loop with one log line: the DNS process is
- * broken, compromised or gone, and the fence stays as it is. */
+ * kernel (invariant 2). On IPC_SOCKET (the DNS process's socket channel)
+ * it makes a UDP or TCP socket, marks it with cfg->mark (SO_MARK needs
+ * CAP_NET_ADMIN) and passes it back (IPC_SOCKET_DONE). A malformed
+ * frame, a refused address or a closed channel stops the parent's loop
+ * with one log line: the DNS process is broken, compromised or gone, and
+ * the fence stays as it is. */
 #ifndef DNSFENCE_SETWRITER_H
 #define DNSFENCE_SETWRITER_H
 
@@ -44,9 +47,10 @@ int setwriter_judge(const struct config *cfg, const uint8_t *buf, size_t len,
 bool setwriter_shorten_ok(const struct config *cfg, const struct ipc_addr *a,
 			  uint64_t now, uint64_t current, uint64_t *expires);
 
-/* Serve the channel fd (SOCK_SEQPACKET, taken over) with sets; cfg must
- * outlive it or be replaced by setwriter_set_config (a reload). NULL on
- * allocation failure. */
+/* Serve the channel fd (SOCK_SEQPACKET, non-blocking, taken over) with
+ * sets, or with none (the socket channel: a set request there stops the
+ * writer); cfg must outlive it or be replaced by setwriter_set_config (a
+ * reload). NULL on allocation failure. */
 struct setwriter *setwriter_new(struct event_base *base, int fd,
 				const struct config *cfg, struct sets *sets);
 void setwriter_set_config(struct setwriter *w, const struct config *cfg);

@@ -2,7 +2,8 @@
 /* Fuzz target for the privileged parent's frame reader
  * (setwriter_judge: ipc_decode, then invariants 3 and 5 on every
  * address of an add): any bytes are refused or are one IPC_ADD whose
- * addresses all may enter a set, one IPC_DEL or one IPC_SHORTEN; an
+ * addresses all may enter a set, one IPC_DEL, one IPC_SHORTEN or one
+ * IPC_SOCKET of UDP or TCP over IPv4 or IPv6; an
  * accepted frame is exactly what ipc_encode_addrs writes for what was
  * read (one frame, one meaning); and a shorten's every address, against
  * an entry known or not, never lengthens a known entry and never puts an
@@ -71,6 +72,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (r != 0) {
 		if ((r != -EINVAL && r != -EPERM) || why[0] == '\0')
+			abort();
+		return 0;
+	}
+	if (m.type == IPC_SOCKET) {
+		len = ipc_encode_socket(again, sizeof(again), m.id, m.family,
+					m.socktype);
+		if (len < 0 || (size_t)len != size ||
+		    memcmp(again, data, size) != 0)
 			abort();
 		return 0;
 	}
