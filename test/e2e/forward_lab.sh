@@ -36,22 +36,23 @@ LAB_EXTRA=() # more KEY=JSON for the daemon's config
 host() { ip netns exec "$DF_WL" "$@"; }
 ct() { ip netns exec "$CT" "$@"; }
 
-# lab_container NS IF HOST_IF ADDR4 ADDR6: a container namespace NS behind
-# the veth IF (HOST_IF on the bridge), with those addresses and its default
-# routes via the gateway.
+# lab_container NS IF HOST_IF ADDR4 ADDR6 [BRIDGE GW4 GW6]: a container
+# namespace NS behind the veth IF (HOST_IF on BRIDGE, default $BR), with
+# those addresses and its default routes via the gateway (default $GW4,
+# $GW6).
 lab_container() {
-	local ns=$1 ifn=$2 hif=$3
+	local ns=$1 ifn=$2 hif=$3 br=${6:-$BR} gw4=${7:-$GW4} gw6=${8:-$GW6}
 	ip netns add "$ns"
 	DF_NETNS+=("$ns")
 	ip netns exec "$ns" ip link set lo up
 	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0
 	host ip link add "$hif" type veth peer name "$ifn" netns "$ns"
-	host ip link set "$hif" master "$BR" up
+	host ip link set "$hif" master "$br" up
 	ip netns exec "$ns" ip addr add "$4/24" dev "$ifn"
 	ip netns exec "$ns" ip addr add "$5/64" dev "$ifn" nodad
 	ip netns exec "$ns" ip link set "$ifn" up
-	ip netns exec "$ns" ip route replace default via "$GW4"
-	ip netns exec "$ns" ip -6 route replace default via "$GW6"
+	ip netns exec "$ns" ip route replace default via "$gw4"
+	ip netns exec "$ns" ip -6 route replace default via "$gw6"
 }
 
 host sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1

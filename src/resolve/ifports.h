@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* ifports: how many real containers sit behind the interface a query
+ * arrived on, for the in-flight cap's interface bound (quota.c). */
+#ifndef DNSFENCE_IFPORTS_H
+#define DNSFENCE_IFPORTS_H
+
+#include <stdint.h>
+
+struct ifports;
+
+struct ifports *ifports_new(void);
+void ifports_free(struct ifports *p);
+/* A bridge: its ports (/sys/class/net/NAME/brif/, at least 1); another
+ * interface: 1 (one peer behind it); loopback, ifindex 0 or an interface
+ * that cannot be read: 0 (not bounded). Read again when older than a
+ * second, so a container that starts or stops counts within a second. */
+uint32_t ifports_count(struct ifports *p, unsigned ifindex);
+
+#endif
