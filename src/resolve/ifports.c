@@ -24,6 +24,7 @@
 struct ifports_entry {
 	unsigned ifindex; /* 0: free */
 	uint32_t ports;
+	char name[IF_NAMESIZE]; /* "": not known */
 	uint64_t read_ms, asked_ms;
 };
 
@@ -31,7 +32,7 @@ struct ifports {
 	struct ifports_entry e[IFPORTS_CACHE];
 };
 
-static uint32_t read_ports(unsigned ifindex);
+static uint32_t read_ports(unsigned ifindex, char *name);
 static struct ifports_entry *entry_for(struct ifports *p, unsigned ifindex);
 
 struct ifports *ifports_new(void)
@@ -54,7 +55,7 @@ uint32_t ifports_count(struct ifports *p, unsigned ifindex)
 	e = entry_for(p, ifindex);
 	if (e->ifindex != ifindex || now - e->read_ms >= IFPORTS_TTL_MS) {
 		e->ifindex = ifindex;
-		e->ports = read_ports(ifindex);
+		e->ports = read_ports(ifindex, e->name);
 		e->read_ms = now;
 	}
 	e->asked_ms = now;
@@ -75,17 +76,30 @@ static struct ifports_entry *entry_for(struct ifports *p, unsigned ifindex)
 	return old;
 }
 
-static uint32_t read_ports(unsigned ifindex)
+const char *ifports_name(const struct ifports *p, unsigned ifindex)
 {
-	char name[IF_NAMESIZE], path[64];
+	for (size_t i = 0; ifindex != 0 && i < IFPORTS_CACHE; i++) {
+		if (p->e[i].ifindex == ifindex && p->e[i].name[0] != '\0')
+			return p->e[i].name;
+	}
+	return "?";
+}
+
+/* The count for ifindex; its name into name (IF_NAMESIZE, "" when it has
+ * none). */
+static uint32_t read_ports(unsigned ifindex, char *name)
+{
+	char path[64];
 	struct dirent *d;
 	uint32_t ports = 0;
 	unsigned type = 0;
 	FILE *f;
 	DIR *dir;
 
-	if (if_indextoname(ifindex, name) == NULL)
+	if (if_indextoname(ifindex, name) == NULL) {
+		name[0] = '\0';
 		return 0;
+	}
 	snprintf(path, sizeof(path), "/sys/class/net/%s/type", name);
 	f = fopen(path, "re");
 	if (f == NULL)

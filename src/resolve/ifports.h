@@ -15,5 +15,8 @@ void ifports_free(struct ifports *p);
  * that cannot be read: 0 (not bounded). Read again when older than a
  * second, so a container that starts or stops counts within a second. */
 uint32_t ifports_count(struct ifports *p, unsigned ifindex);
+/* The interface's name as last read by ifports_count ("?" when it has
+ * none): no system call, for log lines written during a flood. */
+const char *ifports_name(const struct ifports *p, unsigned ifindex);
 
 #endif

@@ -840,7 +840,7 @@ static int take_slot(struct resolver *r, const struct dns_query *q,
 		     const struct client *c, uint32_t *slot)
 {
 	char name[DNS_NAME_STRLEN], type[16], who[NETADDR_ENDPOINT_STRLEN];
-	char why[IF_NAMESIZE + 96], ifname[IF_NAMESIZE];
+	char why[IF_NAMESIZE + 96];
 	struct quota_client qc = {
 	    .peer = (const struct sockaddr *)&c->peer,
 	    .ifindex = c->ifindex,
@@ -859,8 +859,8 @@ static int take_slot(struct resolver *r, const struct dns_query *q,
 		snprintf(why, sizeof(why),
 			 "interface %s: the share of its %u real container(s) "
 			 "is used up (%u)",
-			 if_indextoname(c->ifindex, ifname) ? ifname : "?",
-			 qc.ports, quota_iface_bound(r->quota, &qc));
+			 ifports_name(r->ports, c->ifindex), qc.ports,
+			 quota_iface_bound(r->quota, &qc));
 	local_describe(q, (const struct sockaddr *)&c->peer, name, sizeof(name),
 		       type, sizeof(type), who, sizeof(who));
 	log_limited(LOG_CLASS_OVERLOAD, LOGL_WARN, "resolver",
