@@ -6,7 +6,8 @@
  * namespace, whatever addresses it forges. The count is asked only when
  * a query needs a new upstream question, and kept for IFPORTS_TTL_MS in
  * a small table (the fenced interfaces are few); an entry that has not
- * been asked for the longest is replaced. */
+ * been asked for the longest is replaced. What cannot be read counts as
+ * one container (bounded, not open): an interface gone, no sysfs. */
 #include <dirent.h>
 #include <errno.h>
 #include <net/if.h>
@@ -17,9 +18,9 @@
 #include "base/monotime.h"
 #include "resolve/ifports.h"
 
-#define IFPORTS_CACHE  32
-#define IFPORTS_TTL_MS 1000
-#define ARPHRD_LOOP    772 /* <linux/if_arp.h> ARPHRD_LOOPBACK */
+#define IFPORTS_CACHE	 32
+#define IFPORTS_TTL_MS	 1000
+#define LOOPBACK_IFINDEX 1 /* lo, in every network namespace */
 
 struct ifports_entry {
 	unsigned ifindex; /* 0: free */
@@ -92,22 +93,13 @@ static uint32_t read_ports(unsigned ifindex, char *name)
 	char path[64];
 	struct dirent *d;
 	uint32_t ports = 0;
-	unsigned type = 0;
-	FILE *f;
 	DIR *dir;
 
 	if (if_indextoname(ifindex, name) == NULL) {
 		name[0] = '\0';
-		return 0;
+		return 1;
 	}
-	snprintf(path, sizeof(path), "/sys/class/net/%s/type", name);
-	f = fopen(path, "re");
-	if (f == NULL)
-		return 0;
-	if (fscanf(f, "%u", &type) != 1)
-		type = ARPHRD_LOOP;
-	fclose(f);
-	if (type == ARPHRD_LOOP)
+	if (ifindex == LOOPBACK_IFINDEX)
 		return 0;
 	snprintf(path, sizeof(path), "/sys/class/net/%s/brif", name);
 	dir = opendir(path);

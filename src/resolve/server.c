@@ -13,7 +13,8 @@
  * address routing picks is dropped by the client as coming from the
  * wrong server. A TCP connection carries no such option: its interface is
  * the one whose own network holds the peer's address (the source check
- * of forward scope lets no other address in on that interface).
+ * of forward scope lets no other address in on that interface), from the
+ * host's addresses read at most once a second, not per connection.
  *
  * TCP (RFC 7766): 2-byte length framing, several queries per connection,
  * answers in completion order. Limits keep a hostile client from holding
@@ -40,6 +41,7 @@
 
 #include "dns/dnsmsg.h"
 #include "base/log.h"
+#include "base/monotime.h"
 #include "resolve/resolver.h"
 #include "resolve/server.h"
 #include "base/stats.h"
@@ -55,6 +57,9 @@
 #define TCP_MSG_SECONDS	 5
 #define LISTEN_BACKLOG	 256
 #define UDP_CTL_SPACE	 CMSG_SPACE(sizeof(struct in6_pktinfo))
+#define NETS_MAX	 256  /* the host's addresses kept for TCP peers */
+#define NETS_TTL_MS	 1000 /* read again when older */
+#define LOOPBACK_IFINDEX 1    /* lo, in every network namespace */
 
 struct server;
 
@@ -95,6 +100,14 @@ struct udp_burst {
 	struct udp_listener *active; /* replies to gather, NULL outside */
 };
 
+/* One of the host's addresses: its network, and the interface holding
+ * it. */
+struct local_net {
+	int family;
+	uint8_t addr[16], mask[16];
+	unsigned bits, ifindex;
+};
+
 struct server {
 	struct event_base *base;
 	struct resolver *res;
@@ -106,6 +119,9 @@ struct server {
 	size_t n_conns;
 	struct udp_burst *burst;
 	bool freebind; /* forward scope: the bridge may come later */
+	struct local_net nets[NETS_MAX]; /* for a TCP peer's interface */
+	size_t n_nets;
+	uint64_t nets_ms; /* when nets was read; 0: never */
 };
 
 static int bind_socket(const struct config_endpoint *ep, int type,
@@ -120,9 +136,8 @@ static void udp_flush(struct udp_listener *l);
 static bool is_wildcard(const struct config_endpoint *ep);
 static const struct sockaddr *
 arrived_at(struct msghdr *m, struct sockaddr_storage *local, unsigned *ifindex);
-static unsigned iface_of_peer(const struct sockaddr *peer);
-static bool in_prefix(const struct sockaddr *a, const struct sockaddr *net,
-		      const struct sockaddr *mask, unsigned *bits);
+static unsigned iface_of_peer(struct server *s, const struct sockaddr *peer);
+static void refresh_nets(struct server *s);
 static size_t put_pktinfo(const struct sockaddr *local, uint8_t *ctl);
 static void on_accept(struct evconnlistener *l, evutil_socket_t fd,
 		      struct sockaddr *sa, int salen, void *arg);
@@ -529,7 +544,7 @@ static void on_accept(struct evconnlistener *lis, evutil_socket_t fd,
 	c->s = s;
 	memcpy(&c->peer, sa, (size_t)salen);
 	c->peerlen = (socklen_t)salen;
-	c->ifindex = iface_of_peer(sa);
+	c->ifindex = iface_of_peer(s, sa);
 	c->bev = bufferevent_socket_new(s->base, fd, BEV_OPT_CLOSE_ON_FREE);
 	c->msg_timer = evtimer_new(s->base, on_msg_timeout, c);
 	c->resume = event_new(s->base, -1, 0, on_resume, c);
@@ -552,63 +567,91 @@ static void on_accept(struct evconnlistener *lis, evutil_socket_t fd,
 	s->n_conns++;
 }
 
-/* The interface whose own network holds peer, the longest prefix
- * (getifaddrs); an IPv6 link-local peer's scope. 0 when none does. */
-static unsigned iface_of_peer(const struct sockaddr *peer)
+/* The interface whose own network holds peer, the longest prefix, from
+ * the host's addresses as read at most once a second (refresh_nets); a
+ * loopback peer is lo's, an IPv6 link-local peer's is its scope. 0 when
+ * none holds it. */
+static unsigned iface_of_peer(struct server *s, const struct sockaddr *peer)
 {
+	const struct sockaddr_in *sin = (const struct sockaddr_in *)peer;
 	const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)peer;
-	struct ifaddrs *all, *a;
-	unsigned best = 0, best_bits = 0, bits;
+	const uint8_t *a;
+	unsigned best = 0, best_bits = 0;
+	size_t n;
 
 	if (peer->sa_family == AF_INET6 && sin6->sin6_scope_id != 0)
 		return sin6->sin6_scope_id;
-	if (getifaddrs(&all) != 0)
-		return 0;
-	for (a = all; a != NULL; a = a->ifa_next) {
-		if (a->ifa_addr == NULL || a->ifa_netmask == NULL ||
-		    a->ifa_addr->sa_family != peer->sa_family)
-			continue;
-		if (in_prefix(peer, a->ifa_addr, a->ifa_netmask, &bits) &&
-		    (best == 0 || bits > best_bits)) {
-			best = if_nametoindex(a->ifa_name);
-			best_bits = bits;
+	if ((peer->sa_family == AF_INET &&
+	     (ntohl(sin->sin_addr.s_addr) >> 24) == 127) ||
+	    (peer->sa_family == AF_INET6 &&
+	     IN6_IS_ADDR_LOOPBACK(&sin6->sin6_addr)))
+		return LOOPBACK_IFINDEX;
+	a = peer->sa_family == AF_INET ? (const uint8_t *)&sin->sin_addr
+				       : (const uint8_t *)&sin6->sin6_addr;
+	n = peer->sa_family == AF_INET ? 4 : 16;
+	refresh_nets(s);
+	for (size_t k = 0; k < s->n_nets; k++) {
+		const struct local_net *ln = &s->nets[k];
+		bool in = ln->family == peer->sa_family;
+
+		for (size_t i = 0; in && i < n; i++)
+			in =
+			    (a[i] & ln->mask[i]) == (ln->addr[i] & ln->mask[i]);
+		if (in && (best == 0 || ln->bits > best_bits)) {
+			best = ln->ifindex;
+			best_bits = ln->bits;
 		}
 	}
-	freeifaddrs(all);
 	return best;
 }
 
-/* a is in the network of net and mask; *bits: the mask's length. */
-static bool in_prefix(const struct sockaddr *a, const struct sockaddr *net,
-		      const struct sockaddr *mask, unsigned *bits)
+/* s->nets from getifaddrs when older than NETS_TTL_MS (kept as they were
+ * when it fails). */
+static void refresh_nets(struct server *s)
 {
-	const uint8_t *pa, *pn, *pm;
-	size_t n;
+	uint64_t now = monotime_ms();
+	struct ifaddrs *all, *ifa;
 
-	if (a->sa_family == AF_INET) {
-		pa =
-		    (const uint8_t *)&((const struct sockaddr_in *)a)->sin_addr;
-		pn = (const uint8_t *)&((const struct sockaddr_in *)net)
-			 ->sin_addr;
-		pm = (const uint8_t *)&((const struct sockaddr_in *)mask)
-			 ->sin_addr;
-		n = 4;
-	} else {
-		pa = (const uint8_t *)&((const struct sockaddr_in6 *)a)
-			 ->sin6_addr;
-		pn = (const uint8_t *)&((const struct sockaddr_in6 *)net)
-			 ->sin6_addr;
-		pm = (const uint8_t *)&((const struct sockaddr_in6 *)mask)
-			 ->sin6_addr;
-		n = 16;
+	if (s->nets_ms != 0 && now - s->nets_ms < NETS_TTL_MS)
+		return;
+	s->nets_ms = now;
+	if (getifaddrs(&all) != 0)
+		return;
+	s->n_nets = 0;
+	for (ifa = all; ifa != NULL && s->n_nets < NETS_MAX;
+	     ifa = ifa->ifa_next) {
+		struct local_net *ln = &s->nets[s->n_nets];
+		int fam = ifa->ifa_addr ? ifa->ifa_addr->sa_family : AF_UNSPEC;
+		size_t n = fam == AF_INET ? 4 : 16;
+		const void *addr, *mask;
+
+		if ((fam != AF_INET && fam != AF_INET6) ||
+		    ifa->ifa_netmask == NULL)
+			continue;
+		addr =
+		    fam == AF_INET
+			? (const void *)&((struct sockaddr_in *)ifa->ifa_addr)
+			      ->sin_addr
+			: (const void *)&((struct sockaddr_in6 *)ifa->ifa_addr)
+			      ->sin6_addr;
+		mask = fam == AF_INET
+			   ? (const void *)&(
+				 (struct sockaddr_in *)ifa->ifa_netmask)
+				 ->sin_addr
+			   : (const void *)&(
+				 (struct sockaddr_in6 *)ifa->ifa_netmask)
+				 ->sin6_addr;
+		memset(ln, 0, sizeof(*ln));
+		ln->family = fam;
+		memcpy(ln->addr, addr, n);
+		memcpy(ln->mask, mask, n);
+		for (size_t i = 0; i < n; i++)
+			ln->bits += (unsigned)__builtin_popcount(ln->mask[i]);
+		ln->ifindex = if_nametoindex(ifa->ifa_name);
+		if (ln->ifindex != 0)
+			s->n_nets++;
 	}
-	*bits = 0;
-	for (size_t i = 0; i < n; i++) {
-		if ((pa[i] & pm[i]) != (pn[i] & pm[i]))
-			return false;
-		*bits += (unsigned)__builtin_popcount(pm[i]);
-	}
-	return true;
+	freeifaddrs(all);
 }
 
 /* At the cap, close the least recently active connection that has no

@@ -18,46 +18,29 @@ host test -w /proc/sys/net/bridge/bridge-nf-call-iptables || {
 	echo "skip: no br_netfilter sysctls in this kernel's network namespaces"
 	exit 77
 }
-CT2="df$$-ct2"
-CT2_4=198.18.64.3
-CT2_6=2001:db8:64::3
-lab_container "$CT2" "df$$d" "df$$i" "$CT2_4" "$CT2_6"
-(cd "$DF_TMP" && exec ip netns exec "$CT2" "$DF_PY" -m http.server --bind :: 8080) >>"$DF_TMP/ct2.log" 2>&1 &
-DF_PIDS+=("$!")
-df_poll 50 df_tcp_listening "$CT2" 8080 || fail "the second container's service did not start"
+lab_second_container
 for a in "$CT2_4" "$CT2_6"; do
 	! ct ip route get "$a" | grep -q " via " || fail "lab: the container routes to its peer $a through the gateway, not on the bridge"
 done
 
-# peer ADDR: 0 connected, 1 refused or unreachable, 124 timed out.
-peer() {
-	local rc=0
-	ct timeout 2 bash -c 'exec 3<>"/dev/tcp/$1/8080"' _ "$1" 2>/dev/null || rc=$?
-	[ "$rc" -eq 0 ] || [ "$rc" -eq 124 ] || rc=1
-	return "$rc"
-}
 bridge_nf() { host sysctl -qw "net.bridge.bridge-nf-call-iptables=$1" "net.bridge.bridge-nf-call-ip6tables=$1"; }
 
 bridge_nf 1
-for a in "$CT2_4" "$CT2_6"; do peer "$a" || fail "control (no fence): the container cannot reach $a port 8080 on the bridge"; done
+for a in "$CT2_4" "$CT2_6"; do lab_peer "$a" || fail "control (no fence): the container cannot reach $a port 8080 on the bridge"; done
 ok "control (no fence): container to container on the bridge works (v4, v6)"
 
 for be in nft legacy; do
 	bridge_nf 1
 	LAB_EXTRA=()
 	lab_fence "$be"
-	for a in "$CT2_4" "$CT2_6"; do peer "$a" || fail "$be: hairpin allow: the container cannot reach $a on the bridge"; done
+	for a in "$CT2_4" "$CT2_6"; do lab_peer "$a" || fail "$be: hairpin allow: the container cannot reach $a on the bridge"; done
 	ok "$be: hairpin allow (default), br_netfilter on: container to container on the bridge works (v4, v6)"
 	lab_unfence "$be"
 
 	LAB_EXTRA=(hairpin='"deny"')
 	lab_fence "$be"
 	lab_allowed_works "$be, hairpin deny"
-	for a in "$CT2_4" "$CT2_6"; do
-		rc=0
-		peer "$a" || rc=$?
-		[ "$rc" -eq 1 ] || fail "$be: hairpin deny, br_netfilter on: the bridged connection to $a was not refused (rc $rc)"
-	done
+	lab_peers_refused "$be: hairpin deny, br_netfilter on, on the bridge"
 	ok "$be: hairpin deny, br_netfilter on: the bridged connection is refused (v4, v6)"
 	df_dnsfence check
 	[ "$DF_CMD_RC" -eq 0 ] || fail "$be: check failed with br_netfilter on: $DF_CMD_OUT $DF_CMD_ERR"
@@ -65,7 +48,7 @@ for be in nft legacy; do
 
 	bridge_nf 0
 	for a in "$CT2_4" "$CT2_6"; do
-		peer "$a" || fail "$be: hairpin deny, br_netfilter off: expected the documented limit (the bridged connection to $a passes), got rc $?"
+		lab_peer "$a" || fail "$be: hairpin deny, br_netfilter off: expected the documented limit (the bridged connection to $a passes), got rc $?"
 	done
 	df_dnsfence check
 	grep -qF "hairpin deny: net.bridge.bridge-nf-call-iptables is 0: container to container traffic a bridge switches itself does not meet the rules" <<<"$DF_CMD_OUT$DF_CMD_ERR" ||

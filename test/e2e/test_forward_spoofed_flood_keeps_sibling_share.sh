@@ -103,6 +103,17 @@ sibling_answered() {
 198.18.6.1" ]
 }
 
+# frozen_flood OUT CMD...: the upstream frozen, CMD (a flood) runs in the
+# background into OUT; its pid in flood_pid.
+frozen_flood() {
+	local out=$1
+	shift
+	kill -STOP "$DF_UNBOUND_PID"
+	"$@" >"$out" 2>&1 &
+	flood_pid=$!
+	DF_PIDS+=("$flood_pid")
+}
+
 # sib_ask NAME: the sibling asks its gateway (waits up to 8 s); prints
 # the status and the answer's addresses.
 sib_ask() {
@@ -117,10 +128,7 @@ for be in nft legacy; do
 198.18.6.1" ] || fail "$be: control: the sibling's allowed name did not resolve before the flood: $out"
 	ok "$be: control: the sibling on $BR2 resolves an allowed name at $GW2_4"
 
-	kill -STOP "$DF_UNBOUND_PID"
-	flood 6 "$be$$" "$GW4" >"$DF_TMP/flood-$be.out" 2>&1 &
-	flood_pid=$!
-	DF_PIDS+=("$flood_pid")
+	frozen_flood "$DF_TMP/flood-$be.out" flood 6 "$be$$" "$GW4"
 	df_poll 50 grep -qE "from 198\.18\.64\.1[0-9][0-9][^ ]*: SERVFAIL" "$DF_DNSFENCE_LOG" ||
 		fail "$be: the flood from forged addresses never reached a limit of the in-flight cap"
 	sibling_answered "$be" udp ||
@@ -132,10 +140,7 @@ for be in nft legacy; do
 	ok "$be: $(cat "$DF_TMP/flood-$be.out") queries from 100 forged addresses of $BR held one container's share; the sibling on $BR2 got its allowed answer"
 
 	# The same over TCP, from addresses the container holds.
-	kill -STOP "$DF_UNBOUND_PID"
-	tcp_flood "$be$$" "$GW4" >"$DF_TMP/tcp-$be.out" 2>&1 &
-	flood_pid=$!
-	DF_PIDS+=("$flood_pid")
+	frozen_flood "$DF_TMP/tcp-$be.out" tcp_flood "$be$$" "$GW4"
 	df_poll 50 grep -qE "from 198\.18\.64\.[2-4][0-9]:[0-9]+: SERVFAIL, interface $BR: the share" "$DF_DNSFENCE_LOG" ||
 		fail "$be: TCP queries from 30 addresses of $BR were not held at the interface's bound"
 	sibling_answered "$be" tcp ||
