@@ -48,6 +48,14 @@ static int wait_forever(void *arg)
 	return 0;
 }
 
+/* wait_forever, once it has said (on the pipe arg points at) that it
+ * runs: its death signal is set by then. */
+static int ready_then_wait(void *arg)
+{
+	(void)!write(*(int *)arg, "r", 1);
+	return wait_forever(NULL);
+}
+
 static void on_too_long(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
@@ -114,19 +122,21 @@ static void test_stop_ends_a_running_child(void **state)
 
 static void test_child_dies_with_its_parent(void **state)
 {
-	int p[2], st = 0;
+	int p[2], ready[2], st = 0;
 	pid_t mid, child = 0;
+	char c;
 
 	(void)state;
 	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
 	assert_int_equal(pipe(p), 0);
+	assert_int_equal(pipe(ready), 0);
 	mid = fork();
 	assert_true(mid >= 0);
 	if (mid == 0) {
 		struct event_base *base = event_base_new();
 		struct split *s = NULL;
 
-		if (split_fork(base, wait_forever, NULL, &s) != 0)
+		if (split_fork(base, ready_then_wait, &ready[1], &s) != 0)
 			_exit(2);
 		child = split_pid(s);
 		(void)!write(p[1], &child, sizeof(child));
@@ -134,6 +144,7 @@ static void test_child_dies_with_its_parent(void **state)
 			pause();
 	}
 	assert_int_equal(read(p[0], &child, sizeof(child)), sizeof(child));
+	assert_int_equal(read(ready[0], &c, 1), 1);
 	assert_int_equal(kill(mid, SIGKILL), 0);
 	assert_int_equal(waitpid(mid, NULL, 0), mid);
 	/* reparented to us, the subreaper, and killed by its death signal
@@ -150,6 +161,8 @@ static void test_child_dies_with_its_parent(void **state)
 	assert_int_equal(WTERMSIG(st), SIGKILL);
 	close(p[0]);
 	close(p[1]);
+	close(ready[0]);
+	close(ready[1]);
 }
 
 int main(void)
