@@ -702,7 +702,7 @@ int configkeys_item_port(struct pctx *p, const char *s, const char *path)
 	return push(&p->c->ports, &p->c->n_ports, sizeof(pt), &pt);
 }
 
-/* TLS runs over TCP; a QUIC port has no parser yet. */
+/* TLS runs over TCP; QUIC has its own key (quic_ports). */
 int configkeys_item_tls_port(struct pctx *p, const char *s, const char *path)
 {
 	struct config_port pt;
@@ -715,7 +715,8 @@ int configkeys_item_tls_port(struct pctx *p, const char *s, const char *path)
 		configkeys_show(s, val, sizeof(val));
 		return configkeys_fail(p, path,
 				       "\"%s\": only tcp ports are checked "
-				       "(QUIC is not read yet)",
+				       "(QUIC ports go in "
+				       "name_check.quic_ports)",
 				       val);
 	}
 	for (size_t i = 0; i < p->c->n_tls_ports; i++) {
@@ -723,6 +724,29 @@ int configkeys_item_tls_port(struct pctx *p, const char *s, const char *path)
 			return 0;
 	}
 	return push(&p->c->tls_ports, &p->c->n_tls_ports, sizeof(pt), &pt);
+}
+
+/* QUIC runs over UDP. */
+int configkeys_item_quic_port(struct pctx *p, const char *s, const char *path)
+{
+	struct config_port pt;
+	char val[72];
+	int rc = configkeys_parse_port(p, s, path, &pt);
+
+	if (rc != 0)
+		return rc;
+	if (pt.proto != IPPROTO_UDP) {
+		configkeys_show(s, val, sizeof(val));
+		return configkeys_fail(p, path,
+				       "\"%s\": QUIC runs over udp (a tcp port "
+				       "belongs in name_check.tls_ports)",
+				       val);
+	}
+	for (size_t i = 0; i < p->c->n_quic_ports; i++) {
+		if (memcmp(&p->c->quic_ports[i], &pt, sizeof(pt)) == 0)
+			return 0;
+	}
+	return push(&p->c->quic_ports, &p->c->n_quic_ports, sizeof(pt), &pt);
 }
 
 int configkeys_parse_port(struct pctx *p, const char *s, const char *path,
