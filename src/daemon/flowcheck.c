@@ -127,7 +127,7 @@ struct flowcheck *flowcheck_new(struct event_base *base,
 	fc->tab = flowtab_new(FLOWCHECK_FLOWS_MAX, TLSHELLO_MAX + 4 * 64,
 			      FLOWCHECK_BYTES_MAX);
 	fc->sweep_ev = event_new(base, -1, EV_PERSIST, on_sweep, fc);
-	fc->quic = malloc(sizeof(*fc->quic));
+	fc->quic = quic_initial_new();
 	if (fc->tab == NULL || fc->sweep_ev == NULL || fc->quic == NULL ||
 	    event_add(fc->sweep_ev, &tv) != 0) {
 		snprintf(err, errlen, "out of memory");
@@ -153,7 +153,7 @@ void flowcheck_free(struct flowcheck *fc)
 		return;
 	nfq_close(fc->q); /* held packets are dropped by the kernel */
 	nfq_close(fc->recheck);
-	free(fc->quic);
+	quic_initial_free(fc->quic);
 	if (fc->sweep_ev != NULL)
 		event_free(fc->sweep_ev);
 	flowtab_free(fc->tab);
@@ -442,11 +442,14 @@ static void quic_packet(struct flowcheck *fc, const struct nfq_pkt *qp,
 		return;
 	}
 	if (f != NULL && same_tag(f, fc->quic) && f->decided) {
-		judge(fc, f->recheck, qp->id, f->accept);
+		judge(fc, recheck, qp->id, f->accept);
 		return;
 	}
-	if (f != NULL && !f->decided && !same_tag(f, fc->quic)) {
-		/* A second connection while the first is read: not held. */
+	if (f != NULL && !f->decided &&
+	    (!same_tag(f, fc->quic) || f->recheck != recheck)) {
+		/* A second connection while the first is read (or a packet
+		 * from the other queue, which the rules never send): only
+		 * the flow's own packets are held, in its own queue. */
 		(void)nfq_verdict(recheck ? fc->recheck : fc->q, qp->id,
 				  NF_DROP, 0);
 		return;
@@ -470,7 +473,7 @@ static void quic_other(struct flowcheck *fc, struct flowtab_flow *f,
 			    "libcrypto failed reading a QUIC Initial (the "
 			    "packet is dropped)");
 	if (f != NULL && f->decided && later) {
-		judge(fc, f->recheck, qp->id, f->accept);
+		judge(fc, recheck, qp->id, f->accept);
 		return;
 	}
 	if (recheck && f == NULL && later) {
@@ -565,7 +568,8 @@ static void quic_read(struct flowcheck *fc, struct flowtab_flow *f,
 	finish(fc, f, r, text);
 }
 
-/* The verdict on one packet. A flow's first check repeats it through the
+/* The verdict on one packet, sent to the queue it came from (recheck).
+ * A flow's first check repeats it through the
  * chain with the mark its connmark takes; a recheck never changes the
  * connmark (the flow's first connection was let through): refused, its
  * packet is dropped. */

@@ -18,10 +18,13 @@
  * the caller reassembles them by offset across packets (flowtab.c). */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include <openssl/core_names.h>
 #include <openssl/evp.h>
 #include <openssl/kdf.h>
+#include <openssl/params.h>
 
 #include "dns/dnsmsg.h"
 #include "flow/quic.h"
@@ -46,19 +49,21 @@ static const uint8_t salt_v1[20] = {0x38, 0x76, 0x2c, 0xf7, 0xf5, 0x59, 0x34,
 				    0xb3, 0x4d, 0x17, 0x9a, 0xe6, 0xa4, 0xc8,
 				    0x0c, 0xad, 0xcc, 0xbb, 0x7f, 0x0a};
 
-static int hkdf(int mode, const uint8_t *salt, size_t saltlen,
-		const uint8_t *key, size_t keylen, const uint8_t *info,
-		size_t infolen, uint8_t *out, size_t outlen);
-static int expand_label(const uint8_t *secret, const char *label, uint8_t *out,
-			size_t outlen);
+static bool set_digest(EVP_KDF_CTX *kdf);
+static int hkdf(struct quic_lib *l, int mode, const uint8_t *salt,
+		size_t saltlen, const uint8_t *key, size_t keylen,
+		const uint8_t *info, size_t infolen, uint8_t *out,
+		size_t outlen);
+static int expand_label(struct quic_lib *l, const uint8_t *secret,
+			const char *label, uint8_t *out, size_t outlen);
 static int read_varint(struct dns_reader *r, uint64_t *v);
 static int parse_packet(struct dns_reader *r, struct quic_initial *out,
 			struct quic_keys *keys, size_t *used);
 static int read_header(struct dns_reader *r, const uint8_t **dcid,
 		       uint8_t *dcil, uint64_t *plen);
-static int hp_mask(const struct quic_keys *k, const uint8_t *sample,
-		   uint8_t *mask);
-static int aead_open(const struct quic_keys *k, uint64_t pn,
+static int hp_mask(struct quic_lib *l, const struct quic_keys *k,
+		   const uint8_t *sample, uint8_t *mask);
+static int aead_open(struct quic_lib *l, const struct quic_keys *k, uint64_t pn,
 		     const uint8_t *const aad[3], const size_t aadlen[3],
 		     const uint8_t *ct, size_t ctlen, uint8_t *plain);
 static int skip_varints(struct dns_reader *r, uint64_t n);
@@ -66,37 +71,89 @@ static int read_ack(struct dns_reader *r, bool ecn);
 static int read_close(struct dns_reader *r);
 static int read_crypto(struct dns_reader *r, struct quic_initial *out);
 
-static int hkdf(int mode, const uint8_t *salt, size_t saltlen,
-		const uint8_t *key, size_t keylen, const uint8_t *info,
-		size_t infolen, uint8_t *out, size_t outlen)
-{
-	EVP_PKEY_CTX *c = EVP_PKEY_CTX_new_id(EVP_PKEY_HKDF, NULL);
-	int rc = -EIO;
+/* libcrypto's algorithms, fetched once (a fetch per packet costs more
+ * than the packet's decryption), and one context each, reused. */
+struct quic_lib {
+	EVP_KDF_CTX *kdf;
+	EVP_CIPHER *gcm, *ecb;
+	EVP_CIPHER_CTX *c;
+};
 
-	if (c == NULL)
-		return -EIO;
-	if (EVP_PKEY_derive_init(c) <= 0 ||
-	    EVP_PKEY_CTX_set_hkdf_md(c, EVP_sha256()) <= 0 ||
-	    EVP_PKEY_CTX_hkdf_mode(c, mode) <= 0 ||
-	    EVP_PKEY_CTX_set1_hkdf_key(c, key, (int)keylen) <= 0)
-		goto out;
-	if (salt != NULL &&
-	    EVP_PKEY_CTX_set1_hkdf_salt(c, salt, (int)saltlen) <= 0)
-		goto out;
-	if (info != NULL &&
-	    EVP_PKEY_CTX_add1_hkdf_info(c, info, (int)infolen) <= 0)
-		goto out;
-	if (EVP_PKEY_derive(c, out, &outlen) <= 0)
-		goto out;
-	rc = 0;
-out:
-	EVP_PKEY_CTX_free(c);
-	return rc;
+static bool set_digest(EVP_KDF_CTX *kdf)
+{
+	OSSL_PARAM prm[2] = {OSSL_PARAM_construct_utf8_string(
+				 OSSL_KDF_PARAM_DIGEST, (char *)"SHA256", 0),
+			     OSSL_PARAM_construct_end()};
+
+	return EVP_KDF_CTX_set_params(kdf, prm) > 0;
+}
+
+struct quic_initial *quic_initial_new(void)
+{
+	struct quic_initial *qi = calloc(1, sizeof(*qi));
+	struct quic_lib *l = qi != NULL ? calloc(1, sizeof(*l)) : NULL;
+	EVP_KDF *kdf;
+
+	if (l == NULL) {
+		free(qi);
+		return NULL;
+	}
+	qi->lib = l;
+	kdf = EVP_KDF_fetch(NULL, "HKDF", NULL);
+	l->kdf = kdf != NULL ? EVP_KDF_CTX_new(kdf) : NULL;
+	EVP_KDF_free(kdf); /* the context holds its own reference */
+	l->gcm = EVP_CIPHER_fetch(NULL, "AES-128-GCM", NULL);
+	l->ecb = EVP_CIPHER_fetch(NULL, "AES-128-ECB", NULL);
+	l->c = EVP_CIPHER_CTX_new();
+	if (l->kdf == NULL || l->gcm == NULL || l->ecb == NULL ||
+	    l->c == NULL || !set_digest(l->kdf)) {
+		quic_initial_free(qi);
+		return NULL;
+	}
+	return qi;
+}
+
+void quic_initial_free(struct quic_initial *qi)
+{
+	if (qi == NULL)
+		return;
+	if (qi->lib != NULL) {
+		EVP_KDF_CTX_free(qi->lib->kdf);
+		EVP_CIPHER_free(qi->lib->gcm);
+		EVP_CIPHER_free(qi->lib->ecb);
+		EVP_CIPHER_CTX_free(qi->lib->c);
+		free(qi->lib);
+	}
+	free(qi);
+}
+
+/* HKDF-SHA256 in mode (extract only: salt; expand only: info). */
+static int hkdf(struct quic_lib *l, int mode, const uint8_t *salt,
+		size_t saltlen, const uint8_t *key, size_t keylen,
+		const uint8_t *info, size_t infolen, uint8_t *out,
+		size_t outlen)
+{
+	OSSL_PARAM prm[5], *q = prm;
+
+	/* The digest was set once (a name here would be fetched each
+	 * time); a salt left from an extract is ignored by an expand, and
+	 * an info replaces the last one. */
+	*q++ = OSSL_PARAM_construct_int(OSSL_KDF_PARAM_MODE, &mode);
+	*q++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY,
+						 (void *)key, keylen);
+	if (salt != NULL)
+		*q++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT,
+							 (void *)salt, saltlen);
+	if (info != NULL)
+		*q++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO,
+							 (void *)info, infolen);
+	*q = OSSL_PARAM_construct_end();
+	return EVP_KDF_derive(l->kdf, out, outlen, prm) > 0 ? 0 : -EIO;
 }
 
 /* HKDF-Expand-Label (RFC 8446 7.1) with an empty context. */
-static int expand_label(const uint8_t *secret, const char *label, uint8_t *out,
-			size_t outlen)
+static int expand_label(struct quic_lib *l, const uint8_t *secret,
+			const char *label, uint8_t *out, size_t outlen)
 {
 	uint8_t info[2 + 1 + 6 + 32 + 1];
 	size_t n = strlen(label), i = 0;
@@ -108,28 +165,33 @@ static int expand_label(const uint8_t *secret, const char *label, uint8_t *out,
 	memcpy(info + i + 6, label, n);
 	i += 6 + n;
 	info[i++] = 0;
-	return hkdf(EVP_PKEY_HKDEF_MODE_EXPAND_ONLY, NULL, 0, secret, 32, info,
+	return hkdf(l, EVP_KDF_HKDF_MODE_EXPAND_ONLY, NULL, 0, secret, 32, info,
 		    i, out, outlen);
 }
 
-int quic_initial_keys(const uint8_t *dcid, size_t len, struct quic_keys *out)
+int quic_initial_keys(struct quic_initial *qi, const uint8_t *dcid, size_t len,
+		      struct quic_keys *out)
 {
 	uint8_t initial[32], client[32];
+	struct quic_lib *l = qi->lib;
 	int rc;
 
 	if (len > QUIC_CID_MAX)
 		return -EINVAL;
-	rc = hkdf(EVP_PKEY_HKDEF_MODE_EXTRACT_ONLY, salt_v1, sizeof(salt_v1),
+	rc = hkdf(l, EVP_KDF_HKDF_MODE_EXTRACT_ONLY, salt_v1, sizeof(salt_v1),
 		  dcid, len, NULL, 0, initial, sizeof(initial));
 	if (!rc)
-		rc = expand_label(initial, "client in", client, sizeof(client));
+		rc = expand_label(l, initial, "client in", client,
+				  sizeof(client));
 	if (!rc)
-		rc = expand_label(client, "quic key", out->key,
+		rc = expand_label(l, client, "quic key", out->key,
 				  sizeof(out->key));
 	if (!rc)
-		rc = expand_label(client, "quic iv", out->iv, sizeof(out->iv));
+		rc = expand_label(l, client, "quic iv", out->iv,
+				  sizeof(out->iv));
 	if (!rc)
-		rc = expand_label(client, "quic hp", out->hp, sizeof(out->hp));
+		rc = expand_label(l, client, "quic hp", out->hp,
+				  sizeof(out->hp));
 	return rc;
 }
 
@@ -192,12 +254,12 @@ static int parse_packet(struct dns_reader *r, struct quic_initial *out,
 	if (*used == 0) {
 		memcpy(out->dcid, dcid, dcil);
 		out->dcid_len = dcil;
-		if ((rc = quic_initial_keys(dcid, dcil, keys)) != 0)
+		if ((rc = quic_initial_keys(out, dcid, dcil, keys)) != 0)
 			return rc;
 	} else if (dcil != out->dcid_len || memcmp(dcid, out->dcid, dcil)) {
 		return -EBADMSG;
 	}
-	if ((rc = hp_mask(keys, r->buf + pn_off + 4, mask)) != 0)
+	if ((rc = hp_mask(out->lib, keys, r->buf + pn_off + 4, mask)) != 0)
 		return rc;
 	b0 = start[0] ^ (mask[0] & 0x0f);
 	pn_len = (size_t)(b0 & PN_LEN_MASK) + 1;
@@ -214,8 +276,8 @@ static int parse_packet(struct dns_reader *r, struct quic_initial *out,
 	aad[2] = pnb;
 	aadlen[2] = pn_len;
 	ctlen = (size_t)plen - pn_len - TAG_LEN;
-	rc = aead_open(keys, pn, aad, aadlen, r->buf + pn_off + pn_len, ctlen,
-		       out->plain + *used);
+	rc = aead_open(out->lib, keys, pn, aad, aadlen,
+		       r->buf + pn_off + pn_len, ctlen, out->plain + *used);
 	if (rc)
 		return rc;
 	/* Checked only now, as RFC 9001 5.4.1 asks (no timing oracle). */
@@ -249,55 +311,45 @@ static int read_header(struct dns_reader *r, const uint8_t **dcid,
 	return 0;
 }
 
-static int hp_mask(const struct quic_keys *k, const uint8_t *sample,
-		   uint8_t *mask)
+static int hp_mask(struct quic_lib *l, const struct quic_keys *k,
+		   const uint8_t *sample, uint8_t *mask)
 {
-	EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
-	int n = 0, rc = -EIO;
+	int n = 0;
 
-	if (c == NULL)
-		return -EIO;
-	if (EVP_EncryptInit_ex(c, EVP_aes_128_ecb(), NULL, k->hp, NULL) > 0 &&
-	    EVP_CIPHER_CTX_set_padding(c, 0) > 0 &&
-	    EVP_EncryptUpdate(c, mask, &n, sample, SAMPLE_LEN) > 0 &&
+	if (EVP_EncryptInit_ex2(l->c, l->ecb, k->hp, NULL, NULL) > 0 &&
+	    EVP_CIPHER_CTX_set_padding(l->c, 0) > 0 &&
+	    EVP_EncryptUpdate(l->c, mask, &n, sample, SAMPLE_LEN) > 0 &&
 	    n == SAMPLE_LEN)
-		rc = 0;
-	EVP_CIPHER_CTX_free(c);
-	return rc;
+		return 0;
+	return -EIO;
 }
 
 /* AES-128-GCM open: nonce is the IV with the packet number XORed into its
  * low bytes; the tag follows the ciphertext. -EACCES when it does not
  * authenticate. */
-static int aead_open(const struct quic_keys *k, uint64_t pn,
+static int aead_open(struct quic_lib *l, const struct quic_keys *k, uint64_t pn,
 		     const uint8_t *const aad[3], const size_t aadlen[3],
 		     const uint8_t *ct, size_t ctlen, uint8_t *plain)
 {
-	EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
+	EVP_CIPHER_CTX *c = l->c;
 	uint8_t nonce[12];
-	int n = 0, rc = -EIO;
+	int n = 0;
 
-	if (c == NULL)
-		return -EIO;
 	memcpy(nonce, k->iv, sizeof(nonce));
 	for (int i = 0; i < 8; i++)
 		nonce[11 - i] ^= (uint8_t)(pn >> (8 * i));
-	if (EVP_DecryptInit_ex(c, EVP_aes_128_gcm(), NULL, NULL, NULL) <= 0 ||
-	    EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_SET_IVLEN, 12, NULL) <= 0 ||
-	    EVP_DecryptInit_ex(c, NULL, NULL, k->key, nonce) <= 0)
-		goto out;
+	/* The default IV length of AES-GCM is 12, the nonce's. */
+	if (EVP_DecryptInit_ex2(c, l->gcm, k->key, nonce, NULL) <= 0)
+		return -EIO;
 	for (int i = 0; i < 3; i++) {
 		if (EVP_DecryptUpdate(c, NULL, &n, aad[i], (int)aadlen[i]) <= 0)
-			goto out;
+			return -EIO;
 	}
 	if (EVP_DecryptUpdate(c, plain, &n, ct, (int)ctlen) <= 0 ||
 	    EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_SET_TAG, TAG_LEN,
 				(void *)(ct + ctlen)) <= 0)
-		goto out;
-	rc = EVP_DecryptFinal_ex(c, plain + n, &n) > 0 ? 0 : -EACCES;
-out:
-	EVP_CIPHER_CTX_free(c);
-	return rc;
+		return -EIO;
+	return EVP_DecryptFinal_ex(c, plain + n, &n) > 0 ? 0 : -EACCES;
 }
 
 static int read_varint(struct dns_reader *r, uint64_t *v)

@@ -35,7 +35,12 @@ struct quic_crypto {
 	size_t len;
 };
 
+struct quic_lib;
+
+/* One reader: what the last parse found, its scratch, and libcrypto's
+ * algorithms fetched once. */
 struct quic_initial {
+	struct quic_lib *lib;
 	uint8_t dcid[QUIC_CID_MAX];
 	size_t dcid_len;
 	size_t n_crypto;
@@ -43,9 +48,14 @@ struct quic_initial {
 	uint8_t plain[QUIC_DATAGRAM_MAX]; /* scratch: the decrypted payloads */
 };
 
+/* NULL when out of memory or when libcrypto lacks HKDF or AES-128. */
+struct quic_initial *quic_initial_new(void);
+void quic_initial_free(struct quic_initial *qi);
+
 /* The client's Initial keys for a Destination Connection ID of len bytes
  * (at most QUIC_CID_MAX). 0, or -EIO when libcrypto fails. */
-int quic_initial_keys(const uint8_t *dcid, size_t len, struct quic_keys *out);
+int quic_initial_keys(struct quic_initial *qi, const uint8_t *dcid, size_t len,
+		      struct quic_keys *out);
 
 enum quic_kind quic_kind(const uint8_t *p, size_t len);
 

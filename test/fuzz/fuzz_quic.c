@@ -20,7 +20,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static struct quic_initial qi;
+static struct quic_initial *qip;
+#define qi (*qip)
 static struct tlshello h;
 
 static void check_frames(const uint8_t *lo, const uint8_t *hi)
@@ -69,6 +70,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1)
 		return 0;
+	if (qip == NULL && (qip = quic_initial_new()) == NULL)
+		abort();
 	if (data[0] & 1) {
 		qi.n_crypto = 0;
 		rc = quic_frames(data + 1, size - 1, &qi);

@@ -65,7 +65,8 @@ static const char *const a2_hex[] = {
     "e221af44860018ab0856972e194cd934",
 };
 
-static struct quic_initial qi;
+static struct quic_initial *qip;
+#define qi (*qip)
 static struct tlshello h;
 static uint8_t a2[1200];
 
@@ -91,6 +92,15 @@ static int setup(void **state)
 		at += n;
 	}
 	assert_int_equal(at, sizeof(a2));
+	qip = quic_initial_new();
+	assert_non_null(qip);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	quic_initial_free(qip);
 	return 0;
 }
 
@@ -102,7 +112,7 @@ static void test_rfc9001_a1_client_keys(void **state)
 	struct quic_keys k;
 
 	(void)state;
-	assert_int_equal(quic_initial_keys(dcid, sizeof(dcid), &k), 0);
+	assert_int_equal(quic_initial_keys(qip, dcid, sizeof(dcid), &k), 0);
 	unhex("1f369613dd76d5467730efcbe3b1a22d", key, 16);
 	unhex("fa044b2f42a3fd3b46fb255c", iv, 12);
 	unhex("9f50449e04a0e810283a1e9933adedd2", hp, 16);
@@ -212,7 +222,7 @@ static size_t protect(uint8_t *out, uint8_t b0, const uint8_t *dcid,
 	assert_non_null(c);
 	assert_true(plen <= sizeof(plain));
 	memcpy(plain, frames, flen);
-	assert_int_equal(quic_initial_keys(dcid, dcil, &k), 0);
+	assert_int_equal(quic_initial_keys(qip, dcid, dcil, &k), 0);
 	out[i++] = b0;
 	memcpy(out + i, "\x00\x00\x00\x01", 4);
 	i += 4;
@@ -430,5 +440,5 @@ int main(void)
 	    cmocka_unit_test(test_coalesced_initials_same_dcid_only),
 	};
 
-	return cmocka_run_group_tests(tests, setup, NULL);
+	return cmocka_run_group_tests(tests, setup, teardown);
 }
