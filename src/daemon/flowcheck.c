@@ -81,6 +81,8 @@ static struct flowtab_flow *flow_of(struct flowcheck *fc,
 static void read_flow(struct flowcheck *fc, struct flowtab_flow *f,
 		      const struct nfq_pkt *qp, const struct flowpkt *fp);
 static void release_older(struct flowcheck *fc, struct flowtab_flow *f);
+static void judge_hello(struct flowcheck *fc, struct flowtab_flow *f, int rc,
+			const char *what);
 static bool answered(void *arg, const uint8_t *wire, size_t len,
 		     const struct netaddr *dst);
 static bool auditing(const struct config *cfg);
@@ -247,7 +249,6 @@ static void read_flow(struct flowcheck *fc, struct flowtab_flow *f,
 {
 	const struct config *cfg = reload_config(fc->rl);
 	char text[TEXT_MAX];
-	enum flowdecide_reason r;
 	int rc;
 
 	rc = flowtab_append(fc->tab, f, fp->seq, fp->payload, fp->payload_len);
@@ -270,13 +271,23 @@ static void read_flow(struct flowcheck *fc, struct flowtab_flow *f,
 		release_older(fc, f);
 		return;
 	}
+	judge_hello(fc, f, rc, WHAT_TLS);
+}
+
+/* The verdict on f once its ClientHello was read into fc->hello (rc, of
+ * the parse; what says which protocol carried it). */
+static void judge_hello(struct flowcheck *fc, struct flowtab_flow *f, int rc,
+			const char *what)
+{
+	char text[TEXT_MAX];
+	enum flowdecide_reason r;
+
 	if (rc != 0) {
-		flowdecide_explain(FLOWDECIDE_UNREADABLE, WHAT_TLS, text,
+		flowdecide_explain(FLOWDECIDE_UNREADABLE, what, text,
 				   sizeof(text));
 		r = FLOWDECIDE_UNREADABLE;
 	} else {
-		r = flowdecide(WHAT_TLS,
-			       fc->hello.has_name ? fc->hello.name : NULL,
+		r = flowdecide(what, fc->hello.has_name ? fc->hello.name : NULL,
 			       &f->key.dst, reload_policy(fc->rl), answered, fc,
 			       text, sizeof(text));
 	}
@@ -530,7 +541,6 @@ static void quic_read(struct flowcheck *fc, struct flowtab_flow *f,
 {
 	const struct quic_initial *qi = fc->quic;
 	char text[TEXT_MAX];
-	enum flowdecide_reason r;
 	int rc;
 
 	if (qp->has_uid && !f->has_uid) {
@@ -553,19 +563,7 @@ static void quic_read(struct flowcheck *fc, struct flowtab_flow *f,
 					     &fc->hello);
 	if (rc == -EAGAIN)
 		return;
-	if (rc != 0) {
-		flowdecide_explain(FLOWDECIDE_UNREADABLE, WHAT_QUIC, text,
-				   sizeof(text));
-		r = FLOWDECIDE_UNREADABLE;
-	} else {
-		r = flowdecide(WHAT_QUIC,
-			       fc->hello.has_name ? fc->hello.name : NULL,
-			       &f->key.dst, reload_policy(fc->rl), answered, fc,
-			       text, sizeof(text));
-	}
-	if (r == FLOWDECIDE_OK)
-		log_debug(SYS, "%s", text);
-	finish(fc, f, r, text);
+	judge_hello(fc, f, rc, WHAT_QUIC);
 }
 
 /* The verdict on one packet, sent to the queue it came from (recheck).

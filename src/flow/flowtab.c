@@ -27,6 +27,7 @@ struct flowtab {
 static uint32_t key_hash(const struct flowtab *t, const struct flowtab_key *k);
 static bool key_equal(const struct flowtab_key *a, const struct flowtab_key *b);
 static void drop_stream(struct flowtab *t, struct flowtab_flow *f);
+static int grow(struct flowtab *t, struct flowtab_flow *f, size_t want);
 static void unlink_flow(struct flowtab *t, struct flowtab_flow **pp);
 
 static uint32_t key_hash(const struct flowtab *t, const struct flowtab_key *k)
@@ -125,25 +126,9 @@ int flowtab_append(struct flowtab *t, struct flowtab_flow *f, uint32_t seq,
 		return 0;
 	fresh = (size_t)off + n - f->len;
 	want = f->len + fresh;
-	if (want > t->per_flow || t->bytes + fresh > t->total)
+	if (grow(t, f, want) != 0)
 		return -EMSGSIZE;
-	if (want > f->cap) {
-		size_t cap = f->cap ? f->cap : 2048;
-		uint8_t *nb;
-
-		while (cap < want)
-			cap *= 2;
-		if (cap > t->per_flow)
-			cap = t->per_flow;
-		nb = realloc(f->buf, cap);
-		if (nb == NULL)
-			return -EMSGSIZE;
-		f->buf = nb;
-		f->cap = cap;
-	}
-	memcpy(f->buf + f->len, p + (n - fresh), fresh);
-	f->len = want;
-	t->bytes += fresh;
+	memcpy(f->buf + want - fresh, p + (n - fresh), fresh);
 	return 0;
 }
 

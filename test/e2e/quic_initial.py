@@ -10,7 +10,8 @@ what reaches it.
       in one datagram or, --split, with a post-quantum key share that
       needs two (CRYPTO frames shuffled in each, as Chrome does); then
       each SPEC on the same socket after 0.3 s: "initial:NAME:DCID" (a
-      new connection's Initial), "short" (a 1-RTT-looking packet).
+      new connection's Initial), "short" (a 1-RTT-looking packet),
+      "sleep:SECONDS".
   quic_initial.py short ADDR PORT
       a first packet that is no Initial, from a fresh socket.
   quic_initial.py listen PORT FILE
@@ -150,6 +151,8 @@ def cmd_send(argv):
             time.sleep(0.3)
             if spec == "short":
                 s.send(bytes([0x40]) + os.urandom(60))
+            elif spec.startswith("sleep:"):
+                time.sleep(float(spec[6:]))
             else:
                 _, n2, d2 = spec.split(":")
                 for d in initials(n2, bytes.fromhex(d2)):

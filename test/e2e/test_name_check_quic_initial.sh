@@ -9,7 +9,8 @@
 # same address does not, and is logged; a first packet that is no Initial
 # does not arrive; on a flow let through, a second connection's Initial
 # (new DCID) naming evil.test does not arrive while the flow's own packets
-# keep flowing. IPv6 likewise. With name_check off (a live reload) the
+# keep flowing. IPv6 likewise. Killed daemon: an accepted flow keeps
+# flowing, a new one gets nothing. With name_check off (a live reload) the
 # evil.test Initial arrives (positive control). A udp port of `ports`
 # outside quic_ports (udp/4000) is named at start as address-only.
 source "$(dirname "$0")/lib.sh"
@@ -92,7 +93,29 @@ send 198.18.1.10 443 www.allowed.test c1c1c1c1c1c1c1c1 --then initial:www.allowe
 expect_arrives c2c2c2c2c2c2c2c2 1 "a second connection for the allowed name"
 ok "accepted flow: a new connection for the allowed name passes the recheck"
 
+# Killed daemon: an accepted flow keeps flowing (its short-header packets
+# never leave the kernel), a new flow gets nothing (no --queue-bypass).
+shorts=$(arrived short)
+as_wl "$DF_PY" "$Q" send 198.18.1.10 443 www.allowed.test d1d1d1d1d1d1d1d1 \
+	--then sleep:3 --then short >"$DF_TMP/held.out" 2>&1 &
+held=$!
+DF_PIDS+=("$held")
+expect_arrives d1d1d1d1d1d1d1d1 1 "allowed connection before the kill"
+kill -KILL "$DF_DNSFENCE_PID"
+wait "$DF_DNSFENCE_PID" 2>/dev/null || :
+DF_DNSFENCE_PID=""
+wait "$held" || fail "the held flow's sender failed: $(cat "$DF_TMP/held.out")"
+df_poll 20 sh -c "[ \$(awk '\$1 == \"short\" { n++ } END { print n + 0 }' $ARR) -gt $shorts ]" ||
+	fail "an accepted flow's packet did not arrive after the daemon died"
+ok "daemon killed: the accepted flow keeps flowing"
+send 198.18.1.10 443 www.allowed.test d2d2d2d2d2d2d2d2
+expect_none d2d2d2d2d2d2d2d2 "a new flow with no daemon to check it"
+ok "daemon killed: a new QUIC flow gets nothing"
+
 # Positive control: the same evil.test Initial with the check off.
+df_start_dnsfence "${ARGS[@]}"
+df_dig www.allowed.test A
+expect_rcode NOERROR
 df_config "${ARGS[@]}" name_check='{"mode": "off"}'
 df_dnsfence reload
 [ "$DF_CMD_RC" -eq 0 ] || fail "reload exited $DF_CMD_RC: $DF_CMD_ERR"
