@@ -76,6 +76,7 @@ static const char *const scope_names[] = {"output", "forward", NULL};
 static const char *const control_defs[] = {CONFIG_DEFAULT_CONTROL, NULL};
 static const char *const bool_names[] = {"false", "true", NULL};
 static const char *const tls_ports_defs[] = {"tcp/443", NULL};
+static const char *const quic_ports_defs[] = {"udp/443", NULL};
 static const char *const loopback_names[] = {"all", "listener", NULL};
 
 #define OFF(f) offsetof(struct config, f)
@@ -365,7 +366,8 @@ static const struct key_spec specs[] = {
      .meaning = "enforce: a TLS flow to a set member on `tls_ports` whose "
 		"ClientHello names no server, a name not allowed, or a name "
 		"that was not answered with the flow's address is reset "
-		"(and logged); audit: logged and let through; off: "
+		"(and logged), and a QUIC flow on `quic_ports` likewise "
+		"dropped; audit: logged and let through; off: "
 		"addresses only. In mode audit the check only logs. Live on "
 		"reload"},
     {"name_check.tls_ports", K_LIST, configkeys_list,
@@ -374,6 +376,21 @@ static const struct key_spec specs[] = {
      .meaning = "the ports whose flows are TLS and checked (each also in "
 		"`ports` to be reachable at all); every other port of "
 		"`ports` stays address-only"},
+    {"name_check.quic_ports", K_LIST, configkeys_list,
+     .item = configkeys_item_quic_port, .defs = quic_ports_defs,
+     .type = "array of \"udp/N\"",
+     .meaning = "the ports whose flows are QUIC version 1 and checked the "
+		"same way: the server name of the ClientHello in the "
+		"client's Initial packets (decrypted with the keys RFC 9001 "
+		"derives from the connection ID). A flow whose first packet "
+		"is not such an Initial, or that names a server not allowed, "
+		"is dropped. Queued only when also in `ports`; a udp port of "
+		"`ports` outside this list is address-only, and the daemon "
+		"says so at start. A key of its own rather than udp entries "
+		"in `tls_ports`: the protocol picks another reader (the "
+		"Initial's decryption) and another refusal (a drop: UDP has "
+		"no reset), and `[]` leaves QUIC address-only while TLS over "
+		"TCP stays checked"},
     {"control.socket", K_STRING, configkeys_path, .off = OFF(control_socket),
      .defs = control_defs, .type = "absolute path",
      .def_doc = "`state_dir` + `\"/control.sock\"`",
@@ -836,6 +853,7 @@ void config_free(struct config *c)
 	free(c->qtypes);
 	free(c->ports);
 	free(c->tls_ports);
+	free(c->quic_ports);
 	free(c->allow_cidrs);
 	free(c->source_cidrs);
 	free(c->set4);
@@ -887,6 +905,27 @@ const char *config_log_format_name(enum log_format f)
 const char *config_scope_name(enum config_scope s)
 {
 	return (unsigned)s < 2 ? scope_names[s] : "unknown";
+}
+
+void config_port_format(const struct config_port *pt, char *buf, size_t cap)
+{
+	const char *proto = pt->proto == IPPROTO_UDP ? "udp" : "tcp";
+
+	if (pt->first == pt->last)
+		snprintf(buf, cap, "%s/%u", proto, pt->first);
+	else
+		snprintf(buf, cap, "%s/%u-%u", proto, pt->first, pt->last);
+}
+
+bool config_port_covered(const struct config_port *list, size_t n,
+			 const struct config_port *pt)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (list[i].proto == pt->proto && list[i].first <= pt->first &&
+		    pt->last <= list[i].last)
+			return true;
+	}
+	return false;
 }
 
 const char *config_name_check_name(enum config_name_check m)

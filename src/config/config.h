@@ -115,6 +115,8 @@ struct config {
 	enum config_name_check name_check; /* "name_check": {"mode": ...} */
 	struct config_port *tls_ports;	   /* "name_check": {"tls_ports"} */
 	size_t n_tls_ports;
+	struct config_port *quic_ports; /* "name_check": {"quic_ports"} */
+	size_t n_quic_ports;
 };
 
 /* Whether the fence applies to named subjects only (config "subjects"). */
@@ -165,6 +167,11 @@ const char *config_deny_name(enum config_deny d);
 const char *config_log_format_name(enum log_format f);
 const char *config_scope_name(enum config_scope s);
 const char *config_name_check_name(enum config_name_check m);
+/* "tcp/443", "udp/8000-8080" into buf. */
+void config_port_format(const struct config_port *pt, char *buf, size_t cap);
+/* Does one entry of list (n) hold every port of pt (same protocol)? */
+bool config_port_covered(const struct config_port *list, size_t n,
+			 const struct config_port *pt);
 /* Does DNS stay open in this config: audit mode with "audit_denied":
  * "forward" (denied names forwarded, DNS to other resolvers let through,
  * both only logged)? false in enforce, and in audit with "local". */

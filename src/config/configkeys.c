@@ -39,6 +39,9 @@ static int string_or_default(struct pctx *p, const struct key_spec *k,
 static int each_string(struct pctx *p, const struct key_spec *k,
 		       const cJSON *v);
 static int push(void *arrp, size_t *n, size_t size, const void *item);
+static int item_check_port(struct pctx *p, const char *s, const char *path,
+			   uint8_t proto, const char *why,
+			   struct config_port **list, size_t *n);
 static int add_cidr(struct pctx *p, const char *s, const char *path,
 		    struct netcidr **v, size_t *n);
 static int add_string(char ***arr, size_t *n, const char *s);
@@ -702,8 +705,11 @@ int configkeys_item_port(struct pctx *p, const char *s, const char *path)
 	return push(&p->c->ports, &p->c->n_ports, sizeof(pt), &pt);
 }
 
-/* TLS runs over TCP; a QUIC port has no parser yet. */
-int configkeys_item_tls_port(struct pctx *p, const char *s, const char *path)
+/* A port of name_check's lists: of protocol proto only (else the error
+ * says why), once in *list. */
+static int item_check_port(struct pctx *p, const char *s, const char *path,
+			   uint8_t proto, const char *why,
+			   struct config_port **list, size_t *n)
 {
 	struct config_port pt;
 	char val[72];
@@ -711,18 +717,33 @@ int configkeys_item_tls_port(struct pctx *p, const char *s, const char *path)
 
 	if (rc != 0)
 		return rc;
-	if (pt.proto != IPPROTO_TCP) {
+	if (pt.proto != proto) {
 		configkeys_show(s, val, sizeof(val));
-		return configkeys_fail(p, path,
-				       "\"%s\": only tcp ports are checked "
-				       "(QUIC is not read yet)",
-				       val);
+		return configkeys_fail(p, path, "\"%s\": %s", val, why);
 	}
-	for (size_t i = 0; i < p->c->n_tls_ports; i++) {
-		if (memcmp(&p->c->tls_ports[i], &pt, sizeof(pt)) == 0)
+	for (size_t i = 0; i < *n; i++) {
+		if (memcmp(&(*list)[i], &pt, sizeof(pt)) == 0)
 			return 0;
 	}
-	return push(&p->c->tls_ports, &p->c->n_tls_ports, sizeof(pt), &pt);
+	return push(list, n, sizeof(pt), &pt);
+}
+
+/* TLS runs over TCP; QUIC has its own key (quic_ports). */
+int configkeys_item_tls_port(struct pctx *p, const char *s, const char *path)
+{
+	return item_check_port(p, s, path, IPPROTO_TCP,
+			       "only tcp ports are checked (QUIC ports go in "
+			       "name_check.quic_ports)",
+			       &p->c->tls_ports, &p->c->n_tls_ports);
+}
+
+/* QUIC runs over UDP. */
+int configkeys_item_quic_port(struct pctx *p, const char *s, const char *path)
+{
+	return item_check_port(p, s, path, IPPROTO_UDP,
+			       "QUIC runs over udp (a tcp port belongs in "
+			       "name_check.tls_ports)",
+			       &p->c->quic_ports, &p->c->n_quic_ports);
 }
 
 int configkeys_parse_port(struct pctx *p, const char *s, const char *path,
