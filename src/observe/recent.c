@@ -50,7 +50,6 @@ struct recent {
 	uint64_t seed;
 };
 
-static uint64_t mix64(uint64_t x);
 static uint32_t addr_hash(const struct recent *r, const struct netaddr *a);
 static uint32_t find(const struct recent *r, const struct netaddr *a);
 static void lru_unlink(struct recent *r, uint32_t i);
@@ -118,18 +117,6 @@ void recent_free(struct recent *r)
 	free(r);
 }
 
-/* A 64-bit finalizer: every input bit reaches every output bit, so the
- * low bits the buckets take depend on the whole address. */
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
 /* Seeded (the addresses come from upstream answers), two mixes rather
  * than a byte loop: this runs for every address answered. */
 static uint32_t addr_hash(const struct recent *r, const struct netaddr *a)
@@ -142,7 +129,7 @@ static uint32_t addr_hash(const struct recent *r, const struct netaddr *a)
 		memcpy(&w0, a->bytes, 8);
 		memcpy(&w1, a->bytes + 8, 8);
 	}
-	return (uint32_t)mix64(mix64(r->seed ^ a->family ^ w0) ^ w1);
+	return (uint32_t)hash_mix64(hash_mix64(r->seed ^ a->family ^ w0) ^ w1);
 }
 
 static uint32_t find(const struct recent *r, const struct netaddr *a)

@@ -101,7 +101,6 @@ struct prov {
 	uint64_t swept_at; /* monotonic seconds of the last full sweep */
 };
 
-static uint64_t mix64(uint64_t x);
 static uint32_t name_hash(const struct prov *p, const uint8_t *w, size_t len);
 static uint32_t addr_hash(const struct prov *p, const struct netaddr *a);
 static int htab_init(struct htab *t);
@@ -130,19 +129,9 @@ static bool judge_addr(struct pent *a, const struct prov_shorten *sh,
 		       uint64_t now, prov_evict_fn evict, void *earg);
 static size_t name_len(const uint8_t *w, size_t len);
 
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
 static uint32_t name_hash(const struct prov *p, const uint8_t *w, size_t len)
 {
-	return (uint32_t)mix64(
+	return (uint32_t)hash_mix64(
 	    hash_fnv1a64(p->seed ^ HASH_FNV64_BASIS, w, len));
 }
 
@@ -157,7 +146,7 @@ static uint32_t addr_hash(const struct prov *p, const struct netaddr *a)
 		memcpy(&w0, a->bytes, 4);
 		w1 = 0;
 	}
-	return (uint32_t)mix64(mix64(p->seed ^ a->family ^ w0) ^ w1);
+	return (uint32_t)hash_mix64(hash_mix64(p->seed ^ a->family ^ w0) ^ w1);
 }
 
 static int htab_init(struct htab *t)
