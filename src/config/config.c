@@ -363,8 +363,11 @@ static const struct key_spec specs[] = {
 		"ClientHello names no server, a name not allowed, or a name "
 		"that was not answered with the flow's address is reset "
 		"(and logged); audit: logged and let through; off: "
-		"addresses only. In mode audit the check only logs. Live on "
-		"reload"},
+		"addresses only. In mode audit the check only logs. While "
+		"the check is on, HTTPS and SVCB answers reach clients "
+		"without their `ech` param (so the client sends a readable "
+		"server name; a record whose `mandatory` lists `ech` is left "
+		"out). Live on reload"},
     {"name_check.tls_ports", K_LIST, configkeys_list,
      .item = configkeys_item_tls_port, .defs = tls_ports_defs,
      .type = "array of \"tcp/N\"",

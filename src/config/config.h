@@ -165,6 +165,14 @@ const char *config_deny_name(enum config_deny d);
 const char *config_log_format_name(enum log_format f);
 const char *config_scope_name(enum config_scope s);
 const char *config_name_check_name(enum config_name_check m);
+/* Does the name check run in this config (enforce or audit, on a fence
+ * with rules, scope output)? Its rules are installed, and HTTPS/SVCB
+ * answers lose "ech", only then. */
+static inline bool config_name_check_on(const struct config *c)
+{
+	return c->name_check != CONFIG_NAME_CHECK_OFF &&
+	       c->mode != CONFIG_MODE_OFF && c->scope == CONFIG_SCOPE_OUTPUT;
+}
 /* Does DNS stay open in this config: audit mode with "audit_denied":
  * "forward" (denied names forwarded, DNS to other resolvers let through,
  * both only logged)? false in enforce, and in audit with "local". */

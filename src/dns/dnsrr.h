@@ -14,7 +14,10 @@
 #include "base/netaddr.h"
 
 /* Return false to leave the record out of the client's answer. */
-/* It may also lower rr->ttl: the copy the client gets carries that TTL. */
+/* It may also lower rr->ttl: the copy the client gets carries that TTL;
+ * and, for a type whose rdata is copied as is (not NS, CNAME, PTR, MX,
+ * SRV, SOA), point rr->rdata and rr->rdlen at rdata of its own, read
+ * before keep is called again. */
 typedef bool (*dns_rr_keep_fn)(struct dns_rr *rr, void *arg);
 
 /* The answer one client gets from an upstream answer: ID and question
@@ -60,5 +63,18 @@ int dnsmsg_cache_ttl(const uint8_t *ans, size_t len, uint32_t *ttl);
  * returns fn's non-zero value; -EBADMSG if the rdata is malformed. */
 int dnsmsg_svcb_hints(const uint8_t *rdata, size_t rdlen,
 		      int (*fn)(const struct netaddr *a, void *arg), void *arg);
+
+/* SvcParamKeys (RFC 9460 section 14.3.2) the daemon reads or removes. */
+#define SVCB_KEY_MANDATORY 0
+#define SVCB_KEY_ECH	   5
+
+/* SVCB/HTTPS rdata without the SvcParam key (the name check removes
+ * "ech" so a client sends a readable server name, not an encrypted one),
+ * into out (room for rdlen bytes: the result is never longer), its
+ * length in *outlen (rdlen when key was absent). -EPERM when the
+ * "mandatory" param lists key (the record means nothing without it: the
+ * caller leaves it out whole); -EBADMSG if the rdata is malformed. */
+int dnsmsg_svcb_without(const uint8_t *rdata, size_t rdlen, uint16_t key,
+			uint8_t *out, size_t *outlen);
 
 #endif

@@ -539,8 +539,7 @@ int fw_rules_render(const struct config *cfg, int family, struct fw_rules *r)
 		ret = render_listen(cfg, family, r);
 	if (!ret)
 		ret = render_upstreams(cfg, family, r);
-	if (!ret && cfg->name_check != CONFIG_NAME_CHECK_OFF &&
-	    cfg->scope == CONFIG_SCOPE_OUTPUT)
+	if (!ret && config_name_check_on(cfg))
 		ret = render_name_check(cfg, set, r);
 	if (!ret)
 		ret = render_established(cfg, r);

@@ -660,7 +660,8 @@ static void answer_one(struct pending *p, struct rquery *rq)
 			       .addrs = p->addrs,
 			       .n_addrs = p->n_addrs,
 			       .age = p->age,
-			       .ttl_max = p->ttl_max};
+			       .ttl_max = p->ttl_max,
+			       .strip_ech = config_name_check_on(p->r->cfg)};
 
 	local_send_answer(&v, &rq->q, &rq->c, rq);
 }
@@ -699,7 +700,8 @@ static void answer_hit(struct resolver *r, const struct dns_query *q,
 			       .addrs = hit->addrs,
 			       .n_addrs = hit->n_addrs,
 			       .age = age,
-			       .ttl_max = ttl_max};
+			       .ttl_max = ttl_max,
+			       .strip_ech = config_name_check_on(r->cfg)};
 
 	local_send_answer(&v, q, c, NULL);
 	cache_release(r->cache, hit);
