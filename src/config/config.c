@@ -76,6 +76,7 @@ static const char *const scope_names[] = {"output", "forward", NULL};
 static const char *const control_defs[] = {CONFIG_DEFAULT_CONTROL, NULL};
 static const char *const bool_names[] = {"false", "true", NULL};
 static const char *const tls_ports_defs[] = {"tcp/443", NULL};
+static const char *const http_ports_defs[] = {"tcp/80", NULL};
 static const char *const loopback_names[] = {"all", "listener", NULL};
 
 #define OFF(f) offsetof(struct config, f)
@@ -374,6 +375,15 @@ static const struct key_spec specs[] = {
      .meaning = "the ports whose flows are TLS and checked (each also in "
 		"`ports` to be reachable at all); every other port of "
 		"`ports` stays address-only"},
+    {"name_check.http_ports", K_LIST, configkeys_list,
+     .item = configkeys_item_http_port, .defs = http_ports_defs,
+     .type = "array of \"tcp/N\"",
+     .meaning = "the ports whose flows are plain HTTP/1.x and checked by "
+		"the host of their first request (the absolute-form "
+		"target's, else the one Host header; none, two, or an IP "
+		"literal is refused), as `tls_ports` by the server name. "
+		"Each also in `ports` to be reachable; none may be in "
+		"`tls_ports`"},
     {"control.socket", K_STRING, configkeys_path, .off = OFF(control_socket),
      .defs = control_defs, .type = "absolute path",
      .def_doc = "`state_dir` + `\"/control.sock\"`",
@@ -836,6 +846,7 @@ void config_free(struct config *c)
 	free(c->qtypes);
 	free(c->ports);
 	free(c->tls_ports);
+	free(c->http_ports);
 	free(c->allow_cidrs);
 	free(c->source_cidrs);
 	free(c->set4);

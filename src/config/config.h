@@ -115,6 +115,8 @@ struct config {
 	enum config_name_check name_check; /* "name_check": {"mode": ...} */
 	struct config_port *tls_ports;	   /* "name_check": {"tls_ports"} */
 	size_t n_tls_ports;
+	struct config_port *http_ports; /* "name_check": {"http_ports"} */
+	size_t n_http_ports;
 };
 
 /* Whether the fence applies to named subjects only (config "subjects"). */

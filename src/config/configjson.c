@@ -274,7 +274,10 @@ static bool json_ports(cJSON *root, const struct config *c)
 				       config_name_check_name(c->name_check)) &&
 	       cJSON_AddItemToObject(
 		   nc, "tls_ports",
-		   json_port_list(c->tls_ports, c->n_tls_ports));
+		   json_port_list(c->tls_ports, c->n_tls_ports)) &&
+	       cJSON_AddItemToObject(
+		   nc, "http_ports",
+		   json_port_list(c->http_ports, c->n_http_ports));
 }
 
 static cJSON *json_port_list(const struct config_port *pt, size_t n)

@@ -702,27 +702,61 @@ int configkeys_item_port(struct pctx *p, const char *s, const char *path)
 	return push(&p->c->ports, &p->c->n_ports, sizeof(pt), &pt);
 }
 
-/* TLS runs over TCP; a QUIC port has no parser yet. */
-int configkeys_item_tls_port(struct pctx *p, const char *s, const char *path)
+/* TLS and HTTP run over TCP; a QUIC port has no parser yet. */
+static int checked_port(struct pctx *p, const char *s, const char *path,
+			struct config_port *pt)
 {
-	struct config_port pt;
 	char val[72];
-	int rc = configkeys_parse_port(p, s, path, &pt);
+	int rc = configkeys_parse_port(p, s, path, pt);
 
 	if (rc != 0)
 		return rc;
-	if (pt.proto != IPPROTO_TCP) {
+	if (pt->proto != IPPROTO_TCP) {
 		configkeys_show(s, val, sizeof(val));
 		return configkeys_fail(p, path,
 				       "\"%s\": only tcp ports are checked "
 				       "(QUIC is not read yet)",
 				       val);
 	}
-	for (size_t i = 0; i < p->c->n_tls_ports; i++) {
-		if (memcmp(&p->c->tls_ports[i], &pt, sizeof(pt)) == 0)
-			return 0;
+	return 0;
+}
+
+static bool port_listed(const struct config_port *list, size_t n,
+			const struct config_port *pt)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (memcmp(&list[i], pt, sizeof(*pt)) == 0)
+			return true;
 	}
+	return false;
+}
+
+int configkeys_item_tls_port(struct pctx *p, const char *s, const char *path)
+{
+	struct config_port pt;
+	int rc = checked_port(p, s, path, &pt);
+
+	if (rc != 0 || port_listed(p->c->tls_ports, p->c->n_tls_ports, &pt))
+		return rc;
 	return push(&p->c->tls_ports, &p->c->n_tls_ports, sizeof(pt), &pt);
+}
+
+int configkeys_item_http_port(struct pctx *p, const char *s, const char *path)
+{
+	struct config_port pt;
+	char val[72];
+	int rc = checked_port(p, s, path, &pt);
+
+	if (rc != 0 || port_listed(p->c->http_ports, p->c->n_http_ports, &pt))
+		return rc;
+	if (port_listed(p->c->tls_ports, p->c->n_tls_ports, &pt)) {
+		configkeys_show(s, val, sizeof(val));
+		return configkeys_fail(p, path,
+				       "\"%s\" is in name_check.tls_ports too: "
+				       "a port is read as TLS or as HTTP",
+				       val);
+	}
+	return push(&p->c->http_ports, &p->c->n_http_ports, sizeof(pt), &pt);
 }
 
 int configkeys_parse_port(struct pctx *p, const char *s, const char *path,

@@ -1,18 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* flowcheck: the queue's callback and the verdicts.
  *
- * Only packets of established flows to set members on `tls_ports` that
- * carry no verdict yet reach us (fwrules.c). A packet without payload
- * (the handshake's last ACK) is let through undecided: it names nothing
- * and carries nothing. Payload is appended to the flow's stream and the
- * packet held (no verdict) until the ClientHello is whole: the server
- * sees no byte of a flow before its verdict. Then every held packet goes
+ * Only packets of established flows to set members on `tls_ports` or
+ * `http_ports` that carry no verdict yet reach us (fwrules.c); the port
+ * says which first bytes to read: a ClientHello or an HTTP request head. A
+ * packet without payload (the handshake's last ACK) is let through undecided:
+ * it names nothing and carries nothing. Payload is appended to the flow's
+ * stream and the packet held (no verdict) until the ClientHello is whole: the
+ * server sees no byte of a flow before its verdict. Then every held packet goes
  * back through the chain (NF_REPEAT) marked FLOW_MARK_ACCEPT or
  * FLOW_MARK_REJECT; the rules copy the mark into the connmark, so the
  * kernel resets or passes the rest of the flow without us.
  *
  * Fail closed: an unparsable packet is dropped; a full table, a flow
- * over its bounds, a stream that is not a ClientHello, or one still
+ * over its bounds, a stream that is not what its port carries, or one still
  * incomplete after FLOWCHECK_TIMEOUT_MS is refused. In audit (name_check
  * or the fence's mode) the refusal is logged as "would block" and the
  * flow let through. The config, policy and provenance are the running
@@ -37,12 +38,14 @@
 #include "flow/flowmark.h"
 #include "flow/flowpkt.h"
 #include "flow/flowtab.h"
+#include "flow/httphost.h"
 #include "flow/tlshello.h"
 #include "observe/attrib.h"
 #include "resolve/prov.h"
 
 #define SYS		"namecheck"
 #define WHAT_TLS	"TLS server name"
+#define WHAT_HTTP	"HTTP host"
 #define SWEEP_MS	500
 #define KEEP_DECIDED_MS 2000
 /* A packet of a decided flow whose sequence number lies this far past the
@@ -50,6 +53,9 @@
  * kernel chose a fresh ISN), not to the flow the verdict was for. */
 #define RACE_WINDOW (1u << 20)
 #define TEXT_MAX    (TLSHELLO_NAME_MAX + 128)
+/* The stream kept per flow: a ClientHello in records, or a request head. */
+#define FLOWCHECK_STREAM_MAX                                                   \
+	((TLSHELLO_MAX > HTTPHOST_MAX ? TLSHELLO_MAX : HTTPHOST_MAX) + 4 * 64)
 
 struct flowcheck {
 	const struct reload *rl;
@@ -58,6 +64,7 @@ struct flowcheck {
 	struct flowtab *tab;
 	struct event *sweep_ev;
 	struct tlshello hello; /* scratch of one parse */
+	struct httphost http;
 };
 
 static const enum stat_id reason_stat[FLOWDECIDE__COUNT] = {
@@ -80,6 +87,9 @@ static void release_older(struct flowcheck *fc, struct flowtab_flow *f);
 static bool answered(void *arg, const uint8_t *wire, size_t len,
 		     const struct netaddr *dst);
 static bool auditing(const struct config *cfg);
+static const char *what_of(const struct config *cfg, uint16_t dport);
+static int read_name(struct flowcheck *fc, const char *what,
+		     const struct flowtab_flow *f, const char **name);
 static void verdict(struct flowcheck *fc, uint32_t id, bool accept);
 static void finish(struct flowcheck *fc, struct flowtab_flow *f,
 		   enum flowdecide_reason r, const char *text);
@@ -103,7 +113,7 @@ struct flowcheck *flowcheck_new(struct event_base *base,
 	}
 	fc->rl = rl;
 	fc->attrib = attrib;
-	fc->tab = flowtab_new(FLOWCHECK_FLOWS_MAX, TLSHELLO_MAX + 4 * 64,
+	fc->tab = flowtab_new(FLOWCHECK_FLOWS_MAX, FLOWCHECK_STREAM_MAX,
 			      FLOWCHECK_BYTES_MAX);
 	fc->sweep_ev = event_new(base, -1, EV_PERSIST, on_sweep, fc);
 	if (fc->tab == NULL || fc->sweep_ev == NULL ||
@@ -136,6 +146,34 @@ static bool auditing(const struct config *cfg)
 {
 	return cfg->name_check == CONFIG_NAME_CHECK_AUDIT ||
 	       cfg->mode == CONFIG_MODE_AUDIT;
+}
+
+/* What the first bytes of a flow to dport are read as. */
+static const char *what_of(const struct config *cfg, uint16_t dport)
+{
+	for (size_t i = 0; i < cfg->n_http_ports; i++) {
+		if (dport >= cfg->http_ports[i].first &&
+		    dport <= cfg->http_ports[i].last)
+			return WHAT_HTTP;
+	}
+	return WHAT_TLS;
+}
+
+/* The name f's stream carries so far (*name NULL: none), by its parser's
+ * result: 0, -EAGAIN (wait), or another error (unreadable). */
+static int read_name(struct flowcheck *fc, const char *what,
+		     const struct flowtab_flow *f, const char **name)
+{
+	int rc;
+
+	if (strcmp(what, WHAT_HTTP) == 0) {
+		rc = httphost_parse(f->buf, f->len, &fc->http);
+		*name = fc->http.has_name ? fc->http.name : NULL;
+	} else {
+		rc = tlshello_parse(f->buf, f->len, &fc->hello);
+		*name = fc->hello.has_name ? fc->hello.name : NULL;
+	}
+	return rc;
 }
 
 static void verdict(struct flowcheck *fc, uint32_t id, bool accept)
@@ -206,11 +244,12 @@ static struct flowtab_flow *flow_of(struct flowcheck *fc,
 	return f;
 }
 
-/* Append, hold, and judge once the ClientHello is whole. */
+/* Append, hold, and judge once the ClientHello (request head) is whole. */
 static void read_flow(struct flowcheck *fc, struct flowtab_flow *f,
 		      const struct nfq_pkt *qp, const struct flowpkt *fp)
 {
 	const struct config *cfg = reload_config(fc->rl);
+	const char *what = what_of(cfg, f->key.dport), *name;
 	char text[TEXT_MAX];
 	enum flowdecide_reason r;
 	int rc;
@@ -225,25 +264,23 @@ static void read_flow(struct flowcheck *fc, struct flowtab_flow *f,
 	if (rc != 0) {
 		/* This packet is not held: its verdict goes out by itself. */
 		verdict(fc, qp->id, auditing(cfg));
-		flowdecide_explain(FLOWDECIDE_UNREADABLE, WHAT_TLS, text,
+		flowdecide_explain(FLOWDECIDE_UNREADABLE, what, text,
 				   sizeof(text));
 		finish(fc, f, FLOWDECIDE_UNREADABLE, text);
 		return;
 	}
-	rc = tlshello_parse(f->buf, f->len, &fc->hello);
+	rc = read_name(fc, what, f, &name);
 	if (rc == -EAGAIN) {
 		release_older(fc, f);
 		return;
 	}
 	if (rc != 0) {
-		flowdecide_explain(FLOWDECIDE_UNREADABLE, WHAT_TLS, text,
+		flowdecide_explain(FLOWDECIDE_UNREADABLE, what, text,
 				   sizeof(text));
 		r = FLOWDECIDE_UNREADABLE;
 	} else {
-		r = flowdecide(WHAT_TLS,
-			       fc->hello.has_name ? fc->hello.name : NULL,
-			       &f->key.dst, reload_policy(fc->rl), answered, fc,
-			       text, sizeof(text));
+		r = flowdecide(what, name, &f->key.dst, reload_policy(fc->rl),
+			       answered, fc, text, sizeof(text));
 	}
 	if (r == FLOWDECIDE_OK)
 		log_debug(SYS, "%s", text);
@@ -330,7 +367,8 @@ static void on_timeout(void *arg, struct flowtab_flow *f)
 	bool accept = auditing(cfg);
 	char text[TEXT_MAX];
 
-	flowdecide_explain(FLOWDECIDE_TIMEOUT, WHAT_TLS, text, sizeof(text));
+	flowdecide_explain(FLOWDECIDE_TIMEOUT, what_of(cfg, f->key.dport), text,
+			   sizeof(text));
 	stats_inc(STAT_FLOW_CHECKED);
 	stats_inc(STAT_FLOW_TIMEOUT);
 	for (size_t i = 0; i < f->n_held; i++)

@@ -31,4 +31,9 @@ struct tlshello {
  *            extension, a server_name that is not a host name). */
 int tlshello_parse(const uint8_t *stream, size_t len, struct tlshello *out);
 
+/* The n bytes at name as a host name into out (TLSHELLO_NAME_MAX + 1
+ * bytes): letters (lowered), digits, '-', '_' and single dots, no dot at
+ * either end. 0 or -EBADMSG. Shared by every reader of a server name. */
+int tlshello_host_name(const uint8_t *name, size_t n, char *out);
+
 #endif

@@ -73,6 +73,7 @@ want4=$(cat <<'RULES'
 -A DNSFENCE-OUT -m mark --mark 0x200000 -j CONNMARK --set-xmark 0x200000/0x300000
 -A DNSFENCE-OUT -p tcp -m connmark --mark 0x200000/0x300000 -m conntrack --ctdir ORIGINAL -j REJECT --reject-with tcp-reset
 -A DNSFENCE-OUT -p tcp -m set --match-set dnsfence4 dst -m multiport --dports 443 -m connmark --mark 0x0/0x300000 -m conntrack --ctstate ESTABLISHED --ctdir ORIGINAL -j NFQUEUE --queue-num 4453
+-A DNSFENCE-OUT -p tcp -m set --match-set dnsfence4 dst -m multiport --dports 80 -m connmark --mark 0x0/0x300000 -m conntrack --ctstate ESTABLISHED --ctdir ORIGINAL -j NFQUEUE --queue-num 4453
 -A DNSFENCE-OUT -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT
 -A DNSFENCE-OUT -p udp -m conntrack --ctorigdstport 53 -m limit --limit 10/sec --limit-burst 20 -j NFLOG --nflog-prefix dnsfence-dns
 -A DNSFENCE-OUT -p udp -m conntrack --ctorigdstport 53 -j REJECT --reject-with icmp-admin-prohibited
@@ -101,6 +102,7 @@ want6=$(cat <<'RULES'
 -A DNSFENCE-OUT -m mark --mark 0x200000 -j CONNMARK --set-xmark 0x200000/0x300000
 -A DNSFENCE-OUT -p tcp -m connmark --mark 0x200000/0x300000 -m conntrack --ctdir ORIGINAL -j REJECT --reject-with tcp-reset
 -A DNSFENCE-OUT -p tcp -m set --match-set dnsfence6 dst -m multiport --dports 443 -m connmark --mark 0x0/0x300000 -m conntrack --ctstate ESTABLISHED --ctdir ORIGINAL -j NFQUEUE --queue-num 4453
+-A DNSFENCE-OUT -p tcp -m set --match-set dnsfence6 dst -m multiport --dports 80 -m connmark --mark 0x0/0x300000 -m conntrack --ctstate ESTABLISHED --ctdir ORIGINAL -j NFQUEUE --queue-num 4453
 -A DNSFENCE-OUT -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT
 -A DNSFENCE-OUT -d ff02::2/128 -p ipv6-icmp -m icmp6 --icmpv6-type 133 -m hl --hl-eq 255 -j ACCEPT
 -A DNSFENCE-OUT -d ff02::1:ff00:0/104 -p ipv6-icmp -m icmp6 --icmpv6-type 135 -m hl --hl-eq 255 -j ACCEPT

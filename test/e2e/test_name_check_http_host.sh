@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Invariant 11 on plain HTTP: nginx on 198.18.1.10:80 serves
+# www.allowed.test and evil.test by Host, as a shared front end does; the
+# workload resolved www.allowed.test through dnsfence. The name check
+# (name_check.http_ports, default tcp/80) lets curl and a request head
+# split over three segments reach www.allowed.test, and resets (and
+# logs) `curl -H 'Host: evil.test'`, `--connect-to evil.test:80:...`, a
+# request to the bare address, two Host headers, an absolute-form target
+# that disagrees with Host, and the allowed name a.b.allowed.test, which
+# was never answered with 198.18.1.10. Positive control: with the check
+# off (a live reload) the same evil.test request gets evil.test's page.
+source "$(dirname "$0")/lib.sh"
+WL_UID=4242
+df_setup
+
+mkdir -p "$DF_TMP/www/allowed" "$DF_TMP/www/evil"
+echo "allowed-page" >"$DF_TMP/www/allowed/index.html"
+echo "evil-page" >"$DF_TMP/www/evil/index.html"
+cat >"$DF_TMP/nginx.conf" <<EOF
+daemon off;
+user root;
+worker_processes 1;
+pid $DF_TMP/nginx.pid;
+error_log $DF_TMP/nginx.err;
+events { worker_connections 256; }
+http {
+	access_log off;
+	client_body_temp_path $DF_TMP/nginx-body;
+	proxy_temp_path $DF_TMP/nginx-proxy;
+	fastcgi_temp_path $DF_TMP/nginx-fastcgi;
+	uwsgi_temp_path $DF_TMP/nginx-uwsgi;
+	scgi_temp_path $DF_TMP/nginx-scgi;
+	server { listen 198.18.1.10:80 default_server; server_name www.allowed.test a.b.allowed.test; root $DF_TMP/www/allowed; }
+	server { listen 198.18.1.10:80; server_name evil.test; root $DF_TMP/www/evil; }
+}
+EOF
+ip netns exec "$DF_UP" nginx -c "$DF_TMP/nginx.conf" >>"$DF_TMP/nginx.log" 2>&1 &
+DF_PIDS+=("$!")
+df_poll 50 df_tcp_listening "$DF_UP" 80 || fail "nginx did not start: $(cat "$DF_TMP/nginx.err" "$DF_TMP/nginx.log" 2>/dev/null)"
+
+sock="$DF_TMP/control.sock"
+chmod 755 "$DF_TMP" # a reload reads the config as the daemon's user
+ALLOW='["www.allowed.test", "a.b.allowed.test"]'
+conf() { df_config allow="$ALLOW" ports='["tcp/80"]' control='{"socket": "'"$sock"'", "watch": false}' "$@"; }
+df_start_dnsfence allow="$ALLOW" ports='["tcp/80"]' control='{"socket": "'"$sock"'", "watch": false}'
+
+as_wl() { df_wl_as $WL_UID "$@"; }
+CURL=(curl -sS --max-time 5)
+df_dig a.b.allowed.test A
+expect_rcode NOERROR
+
+out="$(as_wl "${CURL[@]}" http://www.allowed.test/ 2>&1)" || fail "curl http://www.allowed.test/ failed: $out"
+[ "$out" = "allowed-page" ] || fail "curl http://www.allowed.test/ got '$out'"
+ok "allowed name through the front end: curl"
+
+# A request head in three segments, each sent alone (TCP_NODELAY, a pause).
+split_request() {
+	as_wl timeout 20 "$DF_PY" - "$1" <<'EOF'
+import socket, sys, time
+host = sys.argv[1]
+head = ("GET / HTTP/1.1\r\nHost: %s\r\nUser-Agent: split\r\nConnection: close\r\n\r\n" % host).encode()
+s = socket.create_connection(("198.18.1.10", 80), timeout=5)
+s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+third = len(head) // 3
+try:
+    for part in (head[:third], head[third:2 * third], head[2 * third:]):
+        s.sendall(part)
+        time.sleep(0.1)
+    reply = b""
+    while True:
+        c = s.recv(4096)
+        if not c:
+            break
+        reply += c
+except (ConnectionResetError, BrokenPipeError) as e:
+    print("reset: %s" % e)
+    sys.exit(3)
+if b"allowed-page" not in reply:
+    print("no page: %r" % reply[:200])
+    sys.exit(4)
+print("request head of %d bytes in 3 segments: the server answered" % len(head))
+EOF
+}
+out="$(split_request www.allowed.test 2>&1)" || fail "split request for www.allowed.test: $out"
+ok "$out"
+
+expect_reset() {
+	local what=$1 rc=0
+	shift
+	out="$(as_wl "$@" 2>&1)" || rc=$?
+	case "$rc" in
+	56 | 52) ;;
+	0) fail "$what got through: $out" ;;
+	*) fail "$what: expected a reset, curl exited $rc: $out" ;;
+	esac
+}
+expect_reset "curl -H 'Host: evil.test'" "${CURL[@]}" -H 'Host: evil.test' http://www.allowed.test/
+expect_log_contains "198.18.1.10:80 from uid $WL_UID: HTTP host evil.test is not allowed"
+ok "curl -H 'Host: evil.test' to the allowed address: reset and logged"
+expect_reset "curl --connect-to evil.test" "${CURL[@]}" --connect-to evil.test:80:198.18.1.10:80 http://evil.test/
+ok "curl --connect-to evil.test:80:198.18.1.10:80: reset"
+expect_reset "curl to the bare address" "${CURL[@]}" http://198.18.1.10/
+expect_log_contains "no HTTP host (a connection to the bare address)"
+ok "Host 198.18.1.10 (an IP literal): reset and logged"
+# Raw request heads curl would not send: each must be reset, not answered.
+raw_request() {
+	as_wl timeout 20 "$DF_PY" - "$1" <<'EOF'
+import socket, sys
+head = sys.argv[1].encode().decode("unicode_escape").encode()
+s = socket.create_connection(("198.18.1.10", 80), timeout=5)
+try:
+    s.sendall(head)
+    reply = s.recv(4096)
+except (ConnectionResetError, BrokenPipeError) as e:
+    print("reset: %s" % e)
+    sys.exit(3)
+print("answered: %r" % reply[:120])
+EOF
+}
+for head in 'GET / HTTP/1.1\r\nHost: www.allowed.test\r\nHost: evil.test\r\n\r\n' \
+	'GET http://www.allowed.test/ HTTP/1.1\r\nHost: evil.test\r\n\r\n' \
+	'GET / HTTP/1.1\r\nHost : evil.test\r\n\r\n'; do
+	rc=0
+	out="$(raw_request "$head" 2>&1)" || rc=$?
+	[ "$rc" -eq 3 ] || fail "request head '$head' was not reset (exit $rc): $out"
+done
+expect_log_contains "first bytes are not a readable HTTP host"
+ok "two Host headers, a target that disagrees with Host, space before the colon: reset and logged"
+out="$(raw_request 'GET http://www.allowed.test/ HTTP/1.1\r\nHost: www.allowed.test\r\n\r\n' 2>&1)" ||
+	fail "control: an absolute-form request for www.allowed.test was refused: $out"
+grep -q "answered: b'HTTP/1.1 200" <<<"$out" || fail "control: absolute-form got: $out"
+ok "control: an absolute-form request whose target agrees with Host is answered"
+expect_reset "a.b.allowed.test (allowed, never answered with 198.18.1.10)" \
+	"${CURL[@]}" --connect-to a.b.allowed.test:80:198.18.1.10:80 http://a.b.allowed.test/
+expect_log_contains "HTTP host a.b.allowed.test was not answered with 198.18.1.10"
+ok "allowed name B on the address answered only for A: reset (strict rule)"
+out="$(split_request evil.test 2>&1)" && fail "split request for evil.test got through: $out"
+ok "split request for evil.test: $out"
+[ "$(df_status_value counters.flow_refused_not_allowed)" -ge 2 ] || fail "refusals not counted"
+
+# Positive control: the same evil.test request without the check.
+conf name_check='{"mode": "off"}'
+df_dnsfence reload
+[ "$DF_CMD_RC" -eq 0 ] || fail "reload exited $DF_CMD_RC: $DF_CMD_ERR"
+out="$(as_wl "${CURL[@]}" -H 'Host: evil.test' http://www.allowed.test/ 2>&1)" ||
+	fail "control: with the check off, Host: evil.test did not connect: $out"
+[ "$out" = "evil-page" ] || fail "control: with the check off got '$out'"
+ok "control: with name_check off the same client reaches evil.test through the front end"
+conf name_check='{"http_ports": []}'
+df_dnsfence reload
+[ "$DF_CMD_RC" -eq 0 ] || fail "reload exited $DF_CMD_RC: $DF_CMD_ERR"
+out="$(as_wl "${CURL[@]}" -H 'Host: evil.test' http://www.allowed.test/ 2>&1)" ||
+	fail "control: with http_ports empty, Host: evil.test did not connect: $out"
+[ "$out" = "evil-page" ] || fail "control: with http_ports empty got '$out'"
+ok "control: http_ports [] leaves port 80 address-only"
+conf
+df_dnsfence reload
+[ "$DF_CMD_RC" -eq 0 ] || fail "reload exited $DF_CMD_RC: $DF_CMD_ERR"
+expect_reset "Host: evil.test after turning the check back on by reload" \
+	"${CURL[@]}" -H 'Host: evil.test' http://www.allowed.test/
+ok "reload back to the default: Host: evil.test reset again"
+expect_dnsfence_running
