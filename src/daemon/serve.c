@@ -39,6 +39,7 @@
 #include "base/log.h"
 #include "base/monotime.h"
 #include "daemon/notify.h"
+#include "flow/flowmark.h"
 #include "observe/observe.h"
 #include "config/policy.h"
 #include "daemon/privs.h"
@@ -238,8 +239,10 @@ static int open_name_check(struct daemon *d)
 		return 0;
 	d->fc = flowcheck_new(d->base, d->rl, observe_attrib(d->obs), err,
 			      sizeof(err));
-	if (d->fc != NULL)
+	if (d->fc != NULL) {
+		observe_set_queue(d->obs, FLOW_QUEUE_NUM);
 		return 0;
+	}
 	if (cfg->name_check == CONFIG_NAME_CHECK_OFF) {
 		log_warn("namecheck",
 			 "%s: name_check cannot be turned on by a reload", err);

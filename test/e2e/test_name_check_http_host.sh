@@ -42,8 +42,8 @@ df_poll 50 df_tcp_listening "$DF_UP" 80 || fail "nginx did not start: $(cat "$DF
 sock="$DF_TMP/control.sock"
 chmod 755 "$DF_TMP" # a reload reads the config as the daemon's user
 ALLOW='["www.allowed.test", "a.b.allowed.test"]'
-conf() { df_config allow="$ALLOW" ports='["tcp/80"]' control='{"socket": "'"$sock"'", "watch": false}' "$@"; }
-df_start_dnsfence allow="$ALLOW" ports='["tcp/80"]' control='{"socket": "'"$sock"'", "watch": false}'
+conf() { df_config allow="$ALLOW" ports='["tcp/80"]' metrics='"127.0.0.1:9253"' control='{"socket": "'"$sock"'", "watch": false}' "$@"; }
+df_start_dnsfence allow="$ALLOW" ports='["tcp/80"]' metrics='"127.0.0.1:9253"' control='{"socket": "'"$sock"'", "watch": false}'
 
 as_wl() { df_wl_as $WL_UID "$@"; }
 CURL=(curl -sS --max-time 5)
@@ -138,6 +138,30 @@ ok "allowed name B on the address answered only for A: reset (strict rule)"
 out="$(split_request evil.test 2>&1)" && fail "split request for evil.test got through: $out"
 ok "split request for evil.test: $out"
 [ "$(df_status_value counters.flow_refused_not_allowed)" -ge 2 ] || fail "refusals not counted"
+
+# The verdicts and the queue, scraped (Prometheus) and in status.
+m="$(wl curl -sS --max-time 5 http://127.0.0.1:9253/metrics)" || fail "no metrics: $m"
+metric() { awk -v k="$1" '$1 == k { print $2 }' <<<"$m"; }
+[ "$(metric 'dnsfence_name_check_flows_total{result="accepted"}')" -ge 3 ] ||
+	fail "metrics: accepted flows: $(grep name_check <<<"$m")"
+[ "$(metric 'dnsfence_name_check_flows_total{result="refused",reason="not_allowed"}')" -ge 3 ] ||
+	fail "metrics: refused not_allowed: $(grep name_check <<<"$m")"
+[ "$(metric 'dnsfence_name_check_flows_total{result="refused",reason="no_name"}')" -ge 1 ] ||
+	fail "metrics: refused no_name: $(grep name_check <<<"$m")"
+[ "$(metric 'dnsfence_name_check_flows_total{result="refused",reason="unreadable"}')" -ge 3 ] ||
+	fail "metrics: refused unreadable: $(grep name_check <<<"$m")"
+[ "$(metric 'dnsfence_name_check_flows_total{result="refused",reason="not_answered"}')" -ge 1 ] ||
+	fail "metrics: refused not_answered: $(grep name_check <<<"$m")"
+[ "$(metric dnsfence_name_check_flows_checked_total)" -ge 11 ] ||
+	fail "metrics: flows checked: $(grep name_check <<<"$m")"
+[ "$(metric dnsfence_name_check_queue_depth)" = 0 ] ||
+	fail "metrics: the idle queue's depth: $(grep queue <<<"$m")"
+[ "$(metric 'dnsfence_name_check_queue_dropped_total{reason="full"}')" = 0 ] ||
+	fail "metrics: queue drops: $(grep queue <<<"$m")"
+[ "$(df_status_value name_check.mode)" = enforce ] || fail "status: name_check.mode"
+[ "$(df_status_value name_check.queue_depth)" = 0 ] || fail "status: name_check.queue_depth"
+[ "$(df_status_value name_check.queue_dropped_full)" = 0 ] || fail "status: name_check.queue_dropped_full"
+ok "metrics and status: verdicts by reason, the queue's depth and drops (kernel count)"
 
 # Positive control: the same evil.test request without the check.
 conf name_check='{"mode": "off"}'
