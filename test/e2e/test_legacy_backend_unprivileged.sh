@@ -16,7 +16,7 @@ source "$(dirname "$0")/lib.sh"
 df_setup
 df_start_listener 8080
 command -v iptables-legacy >/dev/null || fail "iptables-legacy is not installed"
-df_config allow='["www.allowed.test"]' guard_interval=1
+df_config user='"nobody"' allow='["www.allowed.test"]' guard_interval=1
 chmod 711 "$DF_TMP"
 chmod 644 "$DF_DNSFENCE_CONF"
 # A rule only the legacy backend holds: setup must pick legacy.

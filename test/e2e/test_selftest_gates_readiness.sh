@@ -21,7 +21,7 @@
 source "$(dirname "$0")/lib.sh"
 df_setup
 for port in 22 80 853; do df_start_listener "$port"; done
-df_config allow='["www.allowed.test"]' upstreams='["198.18.0.1", "[2001:db8::1]"]' \
+df_config user='"nobody"' allow='["www.allowed.test"]' upstreams='["198.18.0.1", "[2001:db8::1]"]' \
 	guard_interval=3600
 df_setup_fence
 # The daemon (uid nobody) reaches its own control socket in the test's
@@ -98,7 +98,7 @@ grep -q "^selftest: OPEN" <<<"$DF_CMD_OUT" || fail "no OPEN summary: $DF_CMD_OUT
 ok "selftest: exit 1, $(grep -m1 '^OPEN' <<<"$DF_CMD_OUT")"
 # A third upstream nobody answers for: its controls and probes wait out
 # their rounds, so the gate lasts seconds, long enough to ask during it.
-df_config allow='["www.allowed.test"]' upstreams='["198.18.0.1", "[2001:db8::1]", "198.18.0.77"]' \
+df_config user='"nobody"' allow='["www.allowed.test"]' upstreams='["198.18.0.1", "[2001:db8::1]", "198.18.0.77"]' \
 	guard_interval=3600
 df_setup_fence
 : >"$DF_DNSFENCE_LOG"
@@ -122,7 +122,7 @@ df_dnsfence probe
 [ "$DF_CMD_RC" -eq 1 ] || fail "probe after the refused start exited $DF_CMD_RC, expected 1"
 ok "serve: no READY=1, exit 1, $(grep -o 'refusing readiness: [^;]*' "$DF_DNSFENCE_LOG"); probe fails"
 wl iptables -w -t mangle -F OUTPUT
-df_config allow='["www.allowed.test"]' upstreams='["198.18.0.1", "[2001:db8::1]"]' guard_interval=3600
+df_config user='"nobody"' allow='["www.allowed.test"]' upstreams='["198.18.0.1", "[2001:db8::1]"]' guard_interval=3600
 df_setup_fence
 
 # 3. IPv4 only.
@@ -136,7 +136,7 @@ grep -q "^held *DNS over UDP to the upstream 198.18.0.1:53" <<<"$DF_CMD_OUT" || 
 ok "IPv4-only fence: exit 1, $(grep -c '^OPEN' <<<"$DF_CMD_OUT") IPv6 probes open"
 
 # 3b. The same with only an IPv4 upstream: the IPv6 router answers.
-df_config allow='["www.allowed.test"]' upstreams='["198.18.0.1"]' guard_interval=3600
+df_config user='"nobody"' allow='["www.allowed.test"]' upstreams='["198.18.0.1"]' guard_interval=3600
 df_setup_fence
 df_dnsfence selftest
 [ "$DF_CMD_RC" -eq 0 ] || fail "selftest with the fence intact (IPv4 upstream) exited $DF_CMD_RC: $DF_CMD_OUT"
@@ -151,7 +151,7 @@ grep -q "^OPEN *ICMPv6 echo to the router 2001:db8::1: answered" <<<"$DF_CMD_OUT
 ok "IPv4-only fence, IPv4 upstream: exit 1, $(grep -m1 '^OPEN' <<<"$DF_CMD_OUT" | cut -c1-80)..."
 
 # 4. Nothing that would answer: an upstream address nobody holds.
-df_config allow='["www.allowed.test"]' upstreams='["198.18.0.99"]'
+df_config user='"nobody"' allow='["www.allowed.test"]' upstreams='["198.18.0.99"]'
 df_setup_fence
 df_dnsfence selftest
 [ "$DF_CMD_RC" -eq 0 ] || fail "selftest without a control target exited $DF_CMD_RC: $DF_CMD_OUT"

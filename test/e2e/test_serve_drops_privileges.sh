@@ -33,7 +33,10 @@ uid="$(df_proc_field "$DF_DNSFENCE_PID" Uid)"
 read -r ruid euid suid fsuid <<<"$uid"
 [ "$ruid" -ne 0 ] && [ "$euid" -ne 0 ] && [ "$suid" -ne 0 ] && [ "$fsuid" -ne 0 ] ||
 	fail "the serving daemon has a zero uid: Uid: $uid"
-[ "$ruid" = "$(id -u nobody)" ] || fail "expected uid nobody (no user dnsfence here), saw $ruid"
+# The default user is dnsfence, falling back to nobody when the host has
+# no such user (a host with the package installed has one).
+want="$(id -u dnsfence 2>/dev/null || id -u nobody)"
+[ "$ruid" = "$want" ] || fail "expected uid $want (dnsfence, else nobody), saw $ruid"
 eff="$(df_proc_field "$DF_DNSFENCE_PID" CapEff)"
 [ "$eff" = 0000000000001000 ] || fail "expected CapEff 0000000000001000 (cap_net_admin only), saw $eff"
 amb="$(df_proc_field "$DF_DNSFENCE_PID" CapAmb)"

@@ -11,7 +11,7 @@
 # binds nothing.
 source "$(dirname "$0")/lib.sh"
 df_setup
-df_config allow='["www.allowed.test"]'
+df_config user='"nobody"' allow='["www.allowed.test"]'
 df_setup_fence
 # The unit's user reads /etc/dnsfence/dnsfence.json: here, the test's copy.
 chmod 711 "$DF_TMP"
