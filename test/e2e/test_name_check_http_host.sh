@@ -17,27 +17,9 @@ df_setup
 mkdir -p "$DF_TMP/www/allowed" "$DF_TMP/www/evil"
 echo "allowed-page" >"$DF_TMP/www/allowed/index.html"
 echo "evil-page" >"$DF_TMP/www/evil/index.html"
-cat >"$DF_TMP/nginx.conf" <<EOF
-daemon off;
-user root;
-worker_processes 1;
-pid $DF_TMP/nginx.pid;
-error_log $DF_TMP/nginx.err;
-events { worker_connections 256; }
-http {
-	access_log off;
-	client_body_temp_path $DF_TMP/nginx-body;
-	proxy_temp_path $DF_TMP/nginx-proxy;
-	fastcgi_temp_path $DF_TMP/nginx-fastcgi;
-	uwsgi_temp_path $DF_TMP/nginx-uwsgi;
-	scgi_temp_path $DF_TMP/nginx-scgi;
-	server { listen 198.18.1.10:80 default_server; server_name www.allowed.test a.b.allowed.test; root $DF_TMP/www/allowed; }
-	server { listen 198.18.1.10:80; server_name evil.test; root $DF_TMP/www/evil; }
-}
-EOF
-ip netns exec "$DF_UP" nginx -c "$DF_TMP/nginx.conf" >>"$DF_TMP/nginx.log" 2>&1 &
-DF_PIDS+=("$!")
-df_poll 50 df_tcp_listening "$DF_UP" 80 || fail "nginx did not start: $(cat "$DF_TMP/nginx.err" "$DF_TMP/nginx.log" 2>/dev/null)"
+df_start_nginx 80 \
+	"server { listen 198.18.1.10:80 default_server; server_name www.allowed.test a.b.allowed.test; root $DF_TMP/www/allowed; }" \
+	"server { listen 198.18.1.10:80; server_name evil.test; root $DF_TMP/www/evil; }"
 
 sock="$DF_TMP/control.sock"
 chmod 755 "$DF_TMP" # a reload reads the config as the daemon's user
@@ -164,23 +146,22 @@ metric() { awk -v k="$1" '$1 == k { print $2 }' <<<"$m"; }
 ok "metrics and status: verdicts by reason, the queue's depth and drops (kernel count)"
 
 # Positive control: the same evil.test request without the check.
-conf name_check='{"mode": "off"}'
-df_dnsfence reload
-[ "$DF_CMD_RC" -eq 0 ] || fail "reload exited $DF_CMD_RC: $DF_CMD_ERR"
-out="$(as_wl "${CURL[@]}" -H 'Host: evil.test' http://www.allowed.test/ 2>&1)" ||
-	fail "control: with the check off, Host: evil.test did not connect: $out"
-[ "$out" = "evil-page" ] || fail "control: with the check off got '$out'"
-ok "control: with name_check off the same client reaches evil.test through the front end"
-conf name_check='{"http_ports": []}'
-df_dnsfence reload
-[ "$DF_CMD_RC" -eq 0 ] || fail "reload exited $DF_CMD_RC: $DF_CMD_ERR"
-out="$(as_wl "${CURL[@]}" -H 'Host: evil.test' http://www.allowed.test/ 2>&1)" ||
-	fail "control: with http_ports empty, Host: evil.test did not connect: $out"
-[ "$out" = "evil-page" ] || fail "control: with http_ports empty got '$out'"
-ok "control: http_ports [] leaves port 80 address-only"
-conf
-df_dnsfence reload
-[ "$DF_CMD_RC" -eq 0 ] || fail "reload exited $DF_CMD_RC: $DF_CMD_ERR"
+# reload_to WHAT KEY=JSON...: reload with that config.
+reload_to() {
+	local what=$1
+	shift
+	conf "$@"
+	df_dnsfence reload
+	[ "$DF_CMD_RC" -eq 0 ] || fail "reload to $what exited $DF_CMD_RC: $DF_CMD_ERR"
+}
+for control in 'name_check off:{"mode": "off"}' 'http_ports []:{"http_ports": []}'; do
+	reload_to "${control%%:*}" name_check="${control#*:}"
+	out="$(as_wl "${CURL[@]}" -H 'Host: evil.test' http://www.allowed.test/ 2>&1)" ||
+		fail "control: with ${control%%:*}, Host: evil.test did not connect: $out"
+	[ "$out" = "evil-page" ] || fail "control: with ${control%%:*} got '$out'"
+	ok "control: with ${control%%:*} the same client reaches evil.test through the front end"
+done
+reload_to "the default"
 expect_reset "Host: evil.test after turning the check back on by reload" \
 	"${CURL[@]}" -H 'Host: evil.test' http://www.allowed.test/
 ok "reload back to the default: Host: evil.test reset again"
