@@ -32,6 +32,7 @@ struct chain {
 struct snoop_ctx {
 	struct dns_addr *out;
 	size_t cap, n;
+	unsigned int flags; /* DNS_SNOOP_* */
 	uint32_t ttl;
 	uint16_t rec;	   /* of the addresses being added */
 	uint16_t n_hinted; /* HTTPS/SVCB records read */
@@ -345,18 +346,23 @@ static int snoop_record(struct snoop_ctx *s, const struct dns_rr *rr)
 		if (s->n_hinted < UINT16_MAX)
 			s->n_hinted++;
 		s->rec = s->n_hinted;
+		if ((s->flags & DNS_SNOOP_STRIP_ECH) &&
+		    dnsmsg_svcb_without(rr->rdata, rr->rdlen, SVCB_KEY_ECH,
+					NULL, NULL) == -EPERM)
+			return 0; /* the client's copy leaves it out */
 		return dnsmsg_svcb_hints(rr->rdata, rr->rdlen, snoop_hint, s);
 	}
 	return 0;
 }
 
 int dnsmsg_snoop(const uint8_t *ans, size_t len, const uint8_t *qname,
-		 size_t qname_len, struct dns_addr *out, size_t cap, size_t *n)
+		 size_t qname_len, unsigned int flags, struct dns_addr *out,
+		 size_t cap, size_t *n)
 {
 	struct dns_reader r;
 	struct dns_header h;
 	struct chain chain, *c = &chain;
-	struct snoop_ctx s = {.out = out, .cap = cap};
+	struct snoop_ctx s = {.out = out, .cap = cap, .flags = flags};
 	size_t an_pos;
 	int ret = -EBADMSG;
 
@@ -441,7 +447,8 @@ int dnsmsg_svcb_without(const uint8_t *rdata, size_t rdlen, uint16_t key,
 	dns_reader_init(&r, rdata, rdlen);
 	if (dns_read_u16(&r, &prio) < 0 || svcb_skip_target(&r) < 0)
 		return -EBADMSG;
-	memcpy(out, rdata, r.pos);
+	if (out != NULL)
+		memcpy(out, rdata, r.pos);
 	n = r.pos;
 	while (r.pos < r.len) {
 		size_t start = r.pos;
@@ -457,10 +464,12 @@ int dnsmsg_svcb_without(const uint8_t *rdata, size_t rdlen, uint16_t key,
 			return -EPERM;
 		if (k == key)
 			continue;
-		memcpy(out + n, rdata + start, r.pos - start);
+		if (out != NULL)
+			memcpy(out + n, rdata + start, r.pos - start);
 		n += r.pos - start;
 	}
-	*outlen = n;
+	if (outlen != NULL)
+		*outlen = n;
 	return 0;
 }
 

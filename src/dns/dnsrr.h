@@ -51,8 +51,13 @@ struct dns_addr {
  * ipv4hint/ipv6hint of HTTPS/SVCB records on that chain. Authority and
  * additional sections are ignored. Writes at most cap to out, *n the
  * count found (may exceed cap: then -E2BIG). -EBADMSG if malformed. */
+/* flags: DNS_SNOOP_STRIP_ECH when the client's copy loses "ech" (the name
+ * check): a record whose "mandatory" lists ech is then left out of it, so
+ * its hints are not snooped either. */
+#define DNS_SNOOP_STRIP_ECH 1u
 int dnsmsg_snoop(const uint8_t *ans, size_t len, const uint8_t *qname,
-		 size_t qname_len, struct dns_addr *out, size_t cap, size_t *n);
+		 size_t qname_len, unsigned int flags, struct dns_addr *out,
+		 size_t cap, size_t *n);
 /* How long an upstream answer may be served from a cache: the smallest
  * TTL of its answer and authority records. -ENOENT when it must not be
  * cached (TC set, an rcode other than NOERROR/NXDOMAIN, no records, a TTL
@@ -71,7 +76,8 @@ int dnsmsg_svcb_hints(const uint8_t *rdata, size_t rdlen,
 /* SVCB/HTTPS rdata without the SvcParam key (the name check removes
  * "ech" so a client sends a readable server name, not an encrypted one),
  * into out (room for rdlen bytes: the result is never longer), its
- * length in *outlen (rdlen when key was absent). -EPERM when the
+ * length in *outlen (rdlen when key was absent); out and outlen may be
+ * NULL to check the rdata only. -EPERM when the
  * "mandatory" param lists key (the record means nothing without it: the
  * caller leaves it out whole); -EBADMSG if the rdata is malformed. */
 int dnsmsg_svcb_without(const uint8_t *rdata, size_t rdlen, uint16_t key,

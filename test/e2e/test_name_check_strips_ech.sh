@@ -6,7 +6,8 @@
 # of an HTTPS (and SVCB) answer carries no "ech" param, so it sends a
 # readable name instead; the rest of the record (alpn, hints) stays, with
 # a correct RDLENGTH (dig and kdig parse it). A record whose "mandatory"
-# lists ech means nothing without it and is left out whole. Positive
+# lists ech means nothing without it and is left out whole, its hints
+# kept out of the sets with it. Positive
 # control: with name_check "off" (a live reload) the same query gets the
 # ech param from the upstream (nsd, through unbound).
 source "$(dirname "$0")/lib.sh"
@@ -15,7 +16,7 @@ df_zone_add allowed.test.zone <<EOF2
 ech IN HTTPS 1 . alpn="h2,http/1.1" ech="$ECH" ipv4hint=198.18.1.10
 ech IN A 198.18.1.10
 _8443._https.ech IN SVCB 1 ech.allowed.test. port=8443 ech="$ECH"
-must IN HTTPS 1 . mandatory=ech alpn="h2" ech="$ECH"
+must IN HTTPS 1 . mandatory=ech alpn="h2" ech="$ECH" ipv4hint=198.18.1.12
 must IN HTTPS 2 . alpn="h2" ipv4hint=198.18.1.11
 EOF2
 df_setup
@@ -51,7 +52,9 @@ expect_rcode NOERROR
 expect_answer_lacks "ech="
 expect_answer_lacks "mandatory"
 expect_answer_contains "ipv4hint=198.18.1.11"
-ok "a record with mandatory=ech is left out whole, the other one kept"
+expect_in_set dnsfence4 198.18.1.11
+expect_not_in_set dnsfence4 198.18.1.12
+ok "a record with mandatory=ech is left out whole (its hint not in the sets), the other one kept"
 [ "$(df_status_value counters.ech_stripped)" -ge 2 ] || fail "ech_stripped not counted"
 ok "counted: ech_stripped $(df_status_value counters.ech_stripped)"
 
@@ -64,7 +67,8 @@ expect_rcode NOERROR
 expect_answer_contains "ech=$ECH"
 df_dig must.allowed.test HTTPS
 expect_answer_contains "mandatory=ech"
-ok "control: with name_check off the client gets ech (and mandatory=ech) as served"
+expect_in_set dnsfence4 198.18.1.12
+ok "control: with name_check off the client gets ech (and mandatory=ech, its hint in the set) as served"
 conf name_check='{"mode": "audit"}'
 df_dnsfence reload
 [ "$DF_CMD_RC" -eq 0 ] || fail "reload exited $DF_CMD_RC: $DF_CMD_ERR"

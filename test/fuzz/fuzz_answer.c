@@ -165,7 +165,8 @@ static void check_rewrite(const uint8_t *msg, size_t len,
 	if (r.pos != r.len || opts != (q->edns ? 1 : 0))
 		abort();
 	/* Whatever the client can be handed must be external. */
-	ret = dnsmsg_snoop(msg, len, q->lname, q->name_len, addrs, 64, &naddr);
+	ret = dnsmsg_snoop(msg, len, q->lname, q->name_len, DNS_SNOOP_STRIP_ECH,
+			   addrs, 64, &naddr);
 	if (ret == 0 || ret == -E2BIG) {
 		for (size_t i = 0; i < naddr && i < 64; i++)
 			if (netaddr_is_internal(&addrs[i].addr))
@@ -188,8 +189,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	data++;
 	size--;
 
-	if (dnsmsg_snoop(data, size, q.lname, q.name_len, addrs, 16, &n) ==
-		-EBADMSG &&
+	if (dnsmsg_snoop(data, size, q.lname, q.name_len, DNS_SNOOP_STRIP_ECH,
+			 addrs, 16, &n) == -EBADMSG &&
 	    n != 0)
 		abort();
 	len = dnsmsg_rewrite_answer(data, size, &q, max, keep_external, NULL,

@@ -53,6 +53,7 @@ static void test_svcb_hints_malformed(void **state);
 static void test_svcb_without_ech(void **state);
 static void test_svcb_without_malformed(void **state);
 static void test_rewrite_replaced_rdata(void **state);
+static void test_snoop_skips_mandatory_ech_when_stripping(void **state);
 
 static void msg_begin(struct msg *m, uint16_t flags, uint16_t an, uint16_t ns,
 		      uint16_t ar, const char *qname, uint16_t qtype)
@@ -141,7 +142,7 @@ static size_t snoop(const struct msg *m, const char *qname,
 
 	assert_int_equal(dns_name_from_text(qname, name, &len), 0);
 	assert_int_equal(
-	    dnsmsg_snoop(m->buf, m->w.pos, name, len, out, cap, &n), want);
+	    dnsmsg_snoop(m->buf, m->w.pos, name, len, 0, out, cap, &n), want);
 	return n;
 }
 
@@ -644,6 +645,33 @@ static void test_svcb_without_malformed(void **state)
 	}
 }
 
+/* With DNS_SNOOP_STRIP_ECH, a record whose mandatory lists ech (which
+ * the client's copy leaves out) brings no hint into the sets. */
+static void test_snoop_skips_mandatory_ech_when_stripping(void **state)
+{
+	static const uint8_t must[] = {0, 1, 0,	  0,  0, 0,  2, 0, 5, 0, 4,
+				       0, 4, 198, 18, 1, 12, 0, 5, 0, 1, 0xaa};
+	struct dns_addr a[4];
+	uint8_t name[DNS_MAX_NAME];
+	size_t len, n = 99;
+	struct msg m;
+
+	(void)state;
+	msg_begin(&m, 0x8180, 2, 0, 0, "www.example.com", DNS_TYPE_HTTPS);
+	msg_rr(&m, "www.example.com", DNS_TYPE_HTTPS, 300, must, sizeof(must));
+	msg_rr(&m, "www.example.com", DNS_TYPE_HTTPS, 300, https_ech,
+	       sizeof(https_ech));
+	assert_int_equal(snoop(&m, "www.example.com", a, 4, 0), 3);
+	check_addr(&a[0], "198.18.1.12");
+	assert_int_equal(dns_name_from_text("www.example.com", name, &len), 0);
+	assert_int_equal(dnsmsg_snoop(m.buf, m.w.pos, name, len,
+				      DNS_SNOOP_STRIP_ECH, a, 4, &n),
+			 0);
+	assert_int_equal(n, 2);
+	check_addr(&a[0], "198.18.1.10");
+	check_addr(&a[1], "2001:db8::1");
+}
+
 /* keep() hands the rewrite rdata of its own: RDLENGTH follows it. */
 static bool swap_https(struct dns_rr *rr, void *arg)
 {
@@ -712,6 +740,7 @@ int main(void)
 	    cmocka_unit_test(test_svcb_without_ech),
 	    cmocka_unit_test(test_svcb_without_malformed),
 	    cmocka_unit_test(test_rewrite_replaced_rdata),
+	    cmocka_unit_test(test_snoop_skips_mandatory_ech_when_stripping),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
