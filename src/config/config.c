@@ -316,7 +316,10 @@ static const struct key_spec specs[] = {
 		"deny: it is rejected, so no two fenced workloads reach each "
 		"other through the host (traffic a bridge switches itself "
 		"meets FORWARD only with br_netfilter loaded, as Docker "
-		"does). See docs/firewall.md"},
+		"does, and `net.bridge.bridge-nf-call-iptables` / "
+		"`-ip6tables` 1 in the host's network namespace; setup and "
+		"check warn when either is 0 or absent). See "
+		"docs/firewall.md"},
     {"subjects", K_GROUP, NULL, .type = "object",
      .meaning = "scope output only: fence these processes only, and leave "
 		"every other process of the namespace its own egress and "

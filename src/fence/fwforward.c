@@ -431,6 +431,8 @@ int fwfwd_apply(const struct config *cfg, char *err, size_t errlen)
 	if (!ret)
 		ret = fw_verify(cfg, b, fwfwd_compare, err, errlen);
 	if (!ret)
+		fwfwd_warn_bridged(cfg);
+	if (!ret)
 		log_info("firewall",
 			 "%s rules installed for traffic from %zu interface "
 			 "pattern%s (forward scope, %s)",
@@ -443,6 +445,37 @@ int fwfwd_apply(const struct config *cfg, char *err, size_t errlen)
 int fwfwd_check(const struct config *cfg, fw_report_fn report, void *arg)
 {
 	return fw_check_with(cfg, fwfwd_compare, report, arg);
+}
+
+void fwfwd_warn_bridged(const struct config *cfg)
+{
+	static const char *const knobs[] = {"bridge-nf-call-iptables",
+					    "bridge-nf-call-ip6tables"};
+	char path[96];
+
+	if (!cfg->hairpin_deny)
+		return;
+	for (size_t i = 0; i < 2; i++) {
+		FILE *f;
+		int on = 0;
+
+		snprintf(path, sizeof(path), "/proc/sys/net/bridge/%s",
+			 knobs[i]);
+		f = fopen(path, "re");
+		if (f != NULL && fscanf(f, "%d", &on) != 1)
+			on = 0;
+		if (f != NULL)
+			fclose(f);
+		if (on == 0)
+			log_warn(
+			    "firewall",
+			    "hairpin deny: net.bridge.%s is %s: container "
+			    "to container traffic a bridge switches itself "
+			    "does not meet the rules (only routed hairpin "
+			    "traffic is refused); load br_netfilter and "
+			    "set it to 1 in this network namespace",
+			    knobs[i], f == NULL ? "absent" : "0");
+	}
 }
 
 static int remove_family(enum fwexec_backend b, int family, char *err,

@@ -29,6 +29,10 @@ int fwfwd_apply(const struct config *cfg, char *err, size_t errlen);
 
 /* 0 in place, 1 with report() per difference, -errno unreadable. */
 int fwfwd_check(const struct config *cfg, fw_report_fn report, void *arg);
+/* With "hairpin": "deny", warn when traffic a bridge switches itself does
+ * not meet FORWARD: br_netfilter absent or bridge-nf-call-iptables /
+ * -ip6tables 0 in this network namespace (setup and check). */
+void fwfwd_warn_bridged(const struct config *cfg);
 
 /* Delete our jumps and chains in both families; no policy is touched.
  * Missing pieces are not an error. */

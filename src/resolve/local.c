@@ -57,6 +57,7 @@ void local_client_init(struct client *c, const struct sockaddr *peer,
 	else if (local != NULL && local->sa_family == AF_INET6)
 		memcpy(&c->local, local, sizeof(struct sockaddr_in6));
 	c->peerlen = peerlen;
+	c->ifindex = 0;
 	c->tcp = tcp;
 	c->fn = fn;
 	c->ctx = ctx;

@@ -24,6 +24,7 @@ struct client {
 	struct sockaddr_storage peer;
 	socklen_t peerlen;
 	struct sockaddr_storage local; /* ss_family 0: none */
+	unsigned ifindex;	       /* arrived on; 0: not known */
 	bool tcp;
 	resolver_reply_fn fn;
 	void *ctx;

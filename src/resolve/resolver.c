@@ -44,6 +44,7 @@
  * sent or when its transport cancels it. Every reply is built in a buffer
  * of the function that sends it: callbacks never share a scratch buffer. */
 #include <errno.h>
+#include <net/if.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/queue.h>
@@ -58,6 +59,7 @@
 #include "dns/dnsrr.h"
 #include "resolve/failmem.h"
 #include "base/hash.h"
+#include "resolve/ifports.h"
 #include "resolve/local.h"
 #include "base/log.h"
 #include "base/monotime.h"
@@ -122,6 +124,7 @@ struct resolver {
 	struct cache *cache;
 	struct failmem *fails; /* questions that failed upstream, recently */
 	struct quota *quota;
+	struct ifports *ports; /* real containers behind each interface */
 	struct budget *budget; /* new names below wildcards */
 	struct pending *table[PENDING_BUCKETS];
 	TAILQ_HEAD(, pending) pendings;
@@ -138,6 +141,8 @@ static struct rquery *rquery_new(const struct dns_query *q,
 static int start_question(struct resolver *r, const struct dns_query *q,
 			  const struct client *c, const uint8_t *key,
 			  size_t keylen, struct pending **out);
+static int take_slot(struct resolver *r, const struct dns_query *q,
+		     const struct client *c, uint32_t *slot);
 static struct pending *pending_new(struct resolver *r, const uint8_t *key,
 				   size_t keylen);
 static struct pending *pending_find(struct resolver *r, const uint8_t *key,
@@ -193,9 +198,10 @@ struct resolver *resolver_new(struct event_base *base, const struct config *cfg,
 	/* One client address may hold 3/4 of the cap: a quarter stays for
 	 * the others whatever it sends. */
 	r->quota = quota_new(max, max - max / 4);
+	r->ports = ifports_new();
 	r->budget = budget_new(BUDGET_CLIENTS);
 	if (r->cache == NULL || r->fails == NULL || r->quota == NULL ||
-	    r->budget == NULL) {
+	    r->ports == NULL || r->budget == NULL) {
 		resolver_free(r);
 		return NULL;
 	}
@@ -233,6 +239,7 @@ void resolver_free(struct resolver *r)
 	cache_free(r->cache);
 	failmem_free(r->fails);
 	quota_free(r->quota);
+	ifports_free(r->ports);
 	budget_free(r->budget);
 	free(r);
 }
@@ -245,13 +252,15 @@ uint32_t resolver_inflight(const struct resolver *r)
 struct rquery *resolver_handle(struct resolver *r, const uint8_t *msg,
 			       size_t len, const struct sockaddr *peer,
 			       socklen_t peerlen, const struct sockaddr *local,
-			       bool tcp, resolver_reply_fn fn, void *ctx)
+			       unsigned ifindex, bool tcp, resolver_reply_fn fn,
+			       void *ctx)
 {
 	struct dns_query q;
 	struct client c;
 	enum dns_parse pr;
 
 	local_client_init(&c, peer, peerlen, local, tcp, fn, ctx);
+	c.ifindex = ifindex;
 	pr = dnsmsg_parse_query(msg, len, &q);
 	if (pr != DNS_PARSE_OK) {
 		local_parse_error(pr, msg, len, &q, &c);
@@ -343,8 +352,9 @@ static struct rquery *lookup(struct resolver *r, const struct dns_query *q,
 	if (rc != 0) {
 		free(rq);
 		local_reply(q, c, NULL, DNS_RCODE_SERVFAIL,
-			    rc == -EBUSY || rc == -EDQUOT ? DNS_EDE_OTHER
-							  : DNS_EDE_NONE,
+			    rc == -EBUSY || rc == -EDQUOT || rc == -ENOSPC
+				? DNS_EDE_OTHER
+				: DNS_EDE_NONE,
 			    "too many queries in flight");
 		return NULL;
 	}
@@ -359,7 +369,6 @@ static int start_question(struct resolver *r, const struct dns_query *q,
 			  const struct client *c, const uint8_t *key,
 			  size_t keylen, struct pending **out)
 {
-	char name[DNS_NAME_STRLEN], type[16], who[NETADDR_ENDPOINT_STRLEN];
 	uint8_t query[DNS_MAX_NAME + 64];
 	struct pending *p = pending_find(r, key, keylen);
 	uint16_t id;
@@ -377,20 +386,9 @@ static int start_question(struct resolver *r, const struct dns_query *q,
 	memcpy(p->qname, q->lname, q->name_len);
 	p->qname_len = q->name_len;
 	p->qtype = q->qtype;
-	rc = quota_take(r->quota, (const struct sockaddr *)&c->peer, &p->slot);
-	if (rc != 0) {
-		stats_inc(STAT_OVER_CAP);
-		local_describe(q, (const struct sockaddr *)&c->peer, name,
-			       sizeof(name), type, sizeof(type), who,
-			       sizeof(who));
-		log_limited(LOG_CLASS_OVERLOAD, LOGL_WARN, "resolver",
-			    "%s %s from %s: SERVFAIL, %s (%u in flight)", name,
-			    type, who,
-			    rc == -EBUSY ? "max_inflight reached"
-					 : "this client's share is used up",
-			    quota_used(r->quota));
+	rc = take_slot(r, q, c, &p->slot);
+	if (rc != 0)
 		goto fail;
-	}
 	p->counted = true;
 	rc = upstream_new_id(r->up, &id);
 	n = rc == 0 ? dnsmsg_build_upstream_query(q, id, query, sizeof(query))
@@ -852,4 +850,39 @@ static void deny_pending(struct pending *p)
 		free(rq);
 	}
 	free_pending(p);
+}
+
+/* A slot of the in-flight cap for c's question q: 0, or -EBUSY, -EDQUOT
+ * or -ENOSPC (quota_take) with the refusal logged. */
+static int take_slot(struct resolver *r, const struct dns_query *q,
+		     const struct client *c, uint32_t *slot)
+{
+	char name[DNS_NAME_STRLEN], type[16], who[NETADDR_ENDPOINT_STRLEN];
+	char why[IF_NAMESIZE + 96];
+	struct quota_client qc = {
+	    .peer = (const struct sockaddr *)&c->peer,
+	    .ifindex = c->ifindex,
+	    .ports = ifports_count(r->ports, c->ifindex),
+	};
+	int rc = quota_take(r->quota, &qc, slot);
+
+	if (rc == 0)
+		return 0;
+	stats_inc(STAT_OVER_CAP);
+	if (rc == -EBUSY)
+		snprintf(why, sizeof(why), "max_inflight reached");
+	else if (rc == -EDQUOT)
+		snprintf(why, sizeof(why), "this client's share is used up");
+	else
+		snprintf(why, sizeof(why),
+			 "interface %s: the share of its %u real container(s) "
+			 "is used up (%u)",
+			 ifports_name(r->ports, c->ifindex), qc.ports,
+			 quota_iface_bound(r->quota, &qc));
+	local_describe(q, (const struct sockaddr *)&c->peer, name, sizeof(name),
+		       type, sizeof(type), who, sizeof(who));
+	log_limited(LOG_CLASS_OVERLOAD, LOGL_WARN, "resolver",
+		    "%s %s from %s: SERVFAIL, %s (%u in flight)", name, type,
+		    who, why, quota_used(r->quota));
+	return rc;
 }

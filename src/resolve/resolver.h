@@ -28,13 +28,15 @@ struct resolver *resolver_new(struct event_base *base, const struct config *cfg,
 void resolver_free(struct resolver *r);
 
 /* Handle one message from a client. local (or NULL) is given back to fn
- * with the reply. Returns a pending query that will be answered through
- * fn later (the transport keeps it so that it can cancel it), or NULL
- * when fn was already called or no reply is due. */
+ * with the reply. ifindex: the interface it arrived on (0: not known),
+ * whose real containers bound its share of the in-flight cap. Returns a pending
+ * query that will be answered through fn later (the transport keeps it so that
+ * it can cancel it), or NULL when fn was already called or no reply is due. */
 struct rquery *resolver_handle(struct resolver *r, const uint8_t *msg,
 			       size_t len, const struct sockaddr *peer,
 			       socklen_t peerlen, const struct sockaddr *local,
-			       bool tcp, resolver_reply_fn fn, void *ctx);
+			       unsigned ifindex, bool tcp, resolver_reply_fn fn,
+			       void *ctx);
 /* Drop every waiting client without a reply (the transports are going
  * away). Pending upstream questions and kernel adds finish on their own:
  * free the upstream and the sets after this and before resolver_free. */

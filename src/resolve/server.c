@@ -6,10 +6,15 @@
  * resolver; the replies it gives at once (denied names, cache hits) are
  * gathered and go out with one sendmmsg, later ones with sendto. A reply
  * that cannot be sent at once is dropped (the client retries) rather than
- * queued. A listener on a wildcard address (0.0.0.0, ::) asks for
- * IP_PKTINFO / IPV6_RECVPKTINFO and answers each query from the address
- * it was sent to: a reply from whatever address routing picks is dropped
- * by the client as coming from the wrong server.
+ * queued. Every listener asks for IP_PKTINFO / IPV6_RECVPKTINFO: the
+ * interface a query arrived on bounds its share of the in-flight cap
+ * (quota.c). A listener on a wildcard address (0.0.0.0, ::) also answers
+ * each query from the address it was sent to: a reply from whatever
+ * address routing picks is dropped by the client as coming from the
+ * wrong server. A TCP connection carries no such option: its interface is
+ * the one whose own network holds the peer's address (the source check
+ * of forward scope lets no other address in on that interface), from the
+ * host's addresses read at most once a second, not per connection.
  *
  * TCP (RFC 7766): 2-byte length framing, several queries per connection,
  * answers in completion order. Limits keep a hostile client from holding
@@ -20,6 +25,8 @@
  * active idle one, so held-open connections cannot lock out new clients;
  * if none is idle the new one is closed. UDP is never starved by TCP. */
 #include <errno.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +41,7 @@
 
 #include "dns/dnsmsg.h"
 #include "base/log.h"
+#include "base/monotime.h"
 #include "resolve/resolver.h"
 #include "resolve/server.h"
 #include "base/stats.h"
@@ -49,13 +57,16 @@
 #define TCP_MSG_SECONDS	 5
 #define LISTEN_BACKLOG	 256
 #define UDP_CTL_SPACE	 CMSG_SPACE(sizeof(struct in6_pktinfo))
+#define NETS_MAX	 256  /* the host's addresses kept for TCP peers */
+#define NETS_TTL_MS	 1000 /* read again when older */
+#define LOOPBACK_IFINDEX 1    /* lo, in every network namespace */
 
 struct server;
 
 struct udp_listener {
 	struct server *s;
 	int fd;
-	bool pktinfo; /* wildcard address: reply from the one asked */
+	bool reply_local; /* wildcard address: reply from the one asked */
 	struct event *ev;
 };
 
@@ -67,6 +78,7 @@ struct tcp_conn {
 	struct event *resume; /* read what is buffered once below the cap */
 	struct sockaddr_storage peer;
 	socklen_t peerlen;
+	unsigned ifindex; /* the peer's interface; 0: not known */
 	struct rquery *pending[TCP_MAX_PENDING];
 	size_t n_pending;
 };
@@ -88,6 +100,14 @@ struct udp_burst {
 	struct udp_listener *active; /* replies to gather, NULL outside */
 };
 
+/* One of the host's addresses: its network, and the interface holding
+ * it. */
+struct local_net {
+	int family;
+	uint8_t addr[16], mask[16];
+	unsigned bits, ifindex;
+};
+
 struct server {
 	struct event_base *base;
 	struct resolver *res;
@@ -99,6 +119,9 @@ struct server {
 	size_t n_conns;
 	struct udp_burst *burst;
 	bool freebind; /* forward scope: the bridge may come later */
+	struct local_net nets[NETS_MAX]; /* for a TCP peer's interface */
+	size_t n_nets;
+	uint64_t nets_ms; /* when nets was read; 0: never */
 };
 
 static int bind_socket(const struct config_endpoint *ep, int type,
@@ -111,8 +134,10 @@ static void udp_reply(void *ctx, struct rquery *q, const struct sockaddr *peer,
 		      const uint8_t *msg, size_t len);
 static void udp_flush(struct udp_listener *l);
 static bool is_wildcard(const struct config_endpoint *ep);
-static const struct sockaddr *arrived_at(struct msghdr *m,
-					 struct sockaddr_storage *local);
+static const struct sockaddr *
+arrived_at(struct msghdr *m, struct sockaddr_storage *local, unsigned *ifindex);
+static unsigned iface_of_peer(struct server *s, const struct sockaddr *peer);
+static void refresh_nets(struct server *s);
 static size_t put_pktinfo(const struct sockaddr *local, uint8_t *ctl);
 static void on_accept(struct evconnlistener *l, evutil_socket_t fd,
 		      struct sockaddr *sa, int salen, void *arg);
@@ -255,28 +280,24 @@ fail:
 static int add_udp(struct server *s, const struct config_endpoint *ep)
 {
 	struct udp_listener *l = &s->udp[s->n_udp];
-	int rc;
+	int one = 1, rc;
 
 	rc = bind_socket(ep, SOCK_DGRAM, s->freebind, &l->fd);
 	if (rc != 0)
 		return rc;
 	l->s = s;
-	if (is_wildcard(ep)) {
-		int one = 1;
-
-		if (ep->sa.ss_family == AF_INET)
-			rc = setsockopt(l->fd, IPPROTO_IP, IP_PKTINFO, &one,
-					sizeof(one));
-		else
-			rc = setsockopt(l->fd, IPPROTO_IPV6, IPV6_RECVPKTINFO,
-					&one, sizeof(one));
-		if (rc != 0) {
-			rc = -errno;
-			close(l->fd);
-			return rc;
-		}
-		l->pktinfo = true;
+	if (ep->sa.ss_family == AF_INET)
+		rc = setsockopt(l->fd, IPPROTO_IP, IP_PKTINFO, &one,
+				sizeof(one));
+	else
+		rc = setsockopt(l->fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one,
+				sizeof(one));
+	if (rc != 0) {
+		rc = -errno;
+		close(l->fd);
+		return rc;
 	}
+	l->reply_local = is_wildcard(ep);
 	l->ev = event_new(s->base, l->fd, EV_READ | EV_PERSIST, on_udp, l);
 	if (l->ev == NULL || event_add(l->ev, NULL) != 0) {
 		if (l->ev != NULL)
@@ -322,8 +343,8 @@ static void on_udp(evutil_socket_t fd, short what, void *arg)
 		    .msg_namelen = sizeof(b->in_peer[i]),
 		    .msg_iov = &b->in_iov[i],
 		    .msg_iovlen = 1,
-		    .msg_control = l->pktinfo ? b->in_ctl[i] : NULL,
-		    .msg_controllen = l->pktinfo ? UDP_CTL_SPACE : 0,
+		    .msg_control = b->in_ctl[i],
+		    .msg_controllen = UDP_CTL_SPACE,
 		};
 	}
 	n = recvmmsg(fd, b->in, UDP_BURST, MSG_DONTWAIT, NULL);
@@ -335,17 +356,20 @@ static void on_udp(evutil_socket_t fd, short what, void *arg)
 	}
 	b->active = l;
 	for (int i = 0; i < n; i++) {
+		const struct sockaddr *local;
+		unsigned ifindex;
+
 		if (b->in[i].msg_hdr.msg_flags & MSG_TRUNC) {
 			stats_inc(STAT_MALFORMED);
 			continue;
 		}
-		(void)resolver_handle(
-		    l->s->res, b->in_buf[i], b->in[i].msg_len,
-		    (struct sockaddr *)&b->in_peer[i],
-		    b->in[i].msg_hdr.msg_namelen,
-		    l->pktinfo ? arrived_at(&b->in[i].msg_hdr, &b->in_local[i])
-			       : NULL,
-		    false, udp_reply, l);
+		local =
+		    arrived_at(&b->in[i].msg_hdr, &b->in_local[i], &ifindex);
+		(void)resolver_handle(l->s->res, b->in_buf[i], b->in[i].msg_len,
+				      (struct sockaddr *)&b->in_peer[i],
+				      b->in[i].msg_hdr.msg_namelen,
+				      l->reply_local ? local : NULL, ifindex,
+				      false, udp_reply, l);
 	}
 	b->active = NULL;
 	udp_flush(l);
@@ -408,13 +432,15 @@ static bool is_wildcard(const struct config_endpoint *ep)
 }
 
 /* The address a datagram was sent to, from its IP_PKTINFO or
- * IPV6_PKTINFO (into *local), or NULL when the kernel gave none. */
-static const struct sockaddr *arrived_at(struct msghdr *m,
-					 struct sockaddr_storage *local)
+ * IPV6_PKTINFO (into *local), or NULL when the kernel gave none; the
+ * interface it arrived on into *ifindex (0: none given). */
+static const struct sockaddr *
+arrived_at(struct msghdr *m, struct sockaddr_storage *local, unsigned *ifindex)
 {
 	struct cmsghdr *cm;
 
 	memset(local, 0, sizeof(*local));
+	*ifindex = 0;
 	for (cm = CMSG_FIRSTHDR(m); cm != NULL; cm = CMSG_NXTHDR(m, cm)) {
 		if (cm->cmsg_level == IPPROTO_IP &&
 		    cm->cmsg_type == IP_PKTINFO) {
@@ -424,6 +450,7 @@ static const struct sockaddr *arrived_at(struct msghdr *m,
 			memcpy(&pi, CMSG_DATA(cm), sizeof(pi));
 			sin->sin_family = AF_INET;
 			sin->sin_addr = pi.ipi_addr;
+			*ifindex = (unsigned)pi.ipi_ifindex;
 			return (struct sockaddr *)local;
 		}
 		if (cm->cmsg_level == IPPROTO_IPV6 &&
@@ -436,6 +463,7 @@ static const struct sockaddr *arrived_at(struct msghdr *m,
 			sin6->sin6_family = AF_INET6;
 			sin6->sin6_addr = pi.ipi6_addr;
 			sin6->sin6_scope_id = pi.ipi6_ifindex;
+			*ifindex = pi.ipi6_ifindex;
 			return (struct sockaddr *)local;
 		}
 	}
@@ -516,6 +544,7 @@ static void on_accept(struct evconnlistener *lis, evutil_socket_t fd,
 	c->s = s;
 	memcpy(&c->peer, sa, (size_t)salen);
 	c->peerlen = (socklen_t)salen;
+	c->ifindex = iface_of_peer(s, sa);
 	c->bev = bufferevent_socket_new(s->base, fd, BEV_OPT_CLOSE_ON_FREE);
 	c->msg_timer = evtimer_new(s->base, on_msg_timeout, c);
 	c->resume = event_new(s->base, -1, 0, on_resume, c);
@@ -536,6 +565,93 @@ static void on_accept(struct evconnlistener *lis, evutil_socket_t fd,
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 	TAILQ_INSERT_TAIL(&s->conns, c, link);
 	s->n_conns++;
+}
+
+/* The interface whose own network holds peer, the longest prefix, from
+ * the host's addresses as read at most once a second (refresh_nets); a
+ * loopback peer is lo's, an IPv6 link-local peer's is its scope. 0 when
+ * none holds it. */
+static unsigned iface_of_peer(struct server *s, const struct sockaddr *peer)
+{
+	const struct sockaddr_in *sin = (const struct sockaddr_in *)peer;
+	const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)peer;
+	const uint8_t *a;
+	unsigned best = 0, best_bits = 0;
+	size_t n;
+
+	if (peer->sa_family == AF_INET6 && sin6->sin6_scope_id != 0)
+		return sin6->sin6_scope_id;
+	if ((peer->sa_family == AF_INET &&
+	     (ntohl(sin->sin_addr.s_addr) >> 24) == 127) ||
+	    (peer->sa_family == AF_INET6 &&
+	     IN6_IS_ADDR_LOOPBACK(&sin6->sin6_addr)))
+		return LOOPBACK_IFINDEX;
+	a = peer->sa_family == AF_INET ? (const uint8_t *)&sin->sin_addr
+				       : (const uint8_t *)&sin6->sin6_addr;
+	n = peer->sa_family == AF_INET ? 4 : 16;
+	refresh_nets(s);
+	for (size_t k = 0; k < s->n_nets; k++) {
+		const struct local_net *ln = &s->nets[k];
+		bool in = ln->family == peer->sa_family;
+
+		for (size_t i = 0; in && i < n; i++)
+			in =
+			    (a[i] & ln->mask[i]) == (ln->addr[i] & ln->mask[i]);
+		if (in && (best == 0 || ln->bits > best_bits)) {
+			best = ln->ifindex;
+			best_bits = ln->bits;
+		}
+	}
+	return best;
+}
+
+/* s->nets from getifaddrs when older than NETS_TTL_MS (kept as they were
+ * when it fails). */
+static void refresh_nets(struct server *s)
+{
+	uint64_t now = monotime_ms();
+	struct ifaddrs *all, *ifa;
+
+	if (s->nets_ms != 0 && now - s->nets_ms < NETS_TTL_MS)
+		return;
+	s->nets_ms = now;
+	if (getifaddrs(&all) != 0)
+		return;
+	s->n_nets = 0;
+	for (ifa = all; ifa != NULL && s->n_nets < NETS_MAX;
+	     ifa = ifa->ifa_next) {
+		struct local_net *ln = &s->nets[s->n_nets];
+		int fam = ifa->ifa_addr ? ifa->ifa_addr->sa_family : AF_UNSPEC;
+		size_t n = fam == AF_INET ? 4 : 16;
+		const void *addr, *mask;
+
+		if ((fam != AF_INET && fam != AF_INET6) ||
+		    ifa->ifa_netmask == NULL)
+			continue;
+		addr =
+		    fam == AF_INET
+			? (const void *)&((struct sockaddr_in *)ifa->ifa_addr)
+			      ->sin_addr
+			: (const void *)&((struct sockaddr_in6 *)ifa->ifa_addr)
+			      ->sin6_addr;
+		mask = fam == AF_INET
+			   ? (const void *)&(
+				 (struct sockaddr_in *)ifa->ifa_netmask)
+				 ->sin_addr
+			   : (const void *)&(
+				 (struct sockaddr_in6 *)ifa->ifa_netmask)
+				 ->sin6_addr;
+		memset(ln, 0, sizeof(*ln));
+		ln->family = fam;
+		memcpy(ln->addr, addr, n);
+		memcpy(ln->mask, mask, n);
+		for (size_t i = 0; i < n; i++)
+			ln->bits += (unsigned)__builtin_popcount(ln->mask[i]);
+		ln->ifindex = if_nametoindex(ifa->ifa_name);
+		if (ln->ifindex != 0)
+			s->n_nets++;
+	}
+	freeifaddrs(all);
 }
 
 /* At the cap, close the least recently active connection that has no
@@ -592,7 +708,7 @@ static void on_tcp_read(struct bufferevent *bev, void *arg)
 		msg = evbuffer_pullup(in, (ssize_t)msglen);
 		q = resolver_handle(c->s->res, msg, msglen,
 				    (struct sockaddr *)&c->peer, c->peerlen,
-				    NULL, true, tcp_reply, c);
+				    NULL, c->ifindex, true, tcp_reply, c);
 		evbuffer_drain(in, msglen);
 		progress = true;
 		if (q != NULL)

@@ -36,22 +36,57 @@ LAB_EXTRA=() # more KEY=JSON for the daemon's config
 host() { ip netns exec "$DF_WL" "$@"; }
 ct() { ip netns exec "$CT" "$@"; }
 
-# lab_container NS IF HOST_IF ADDR4 ADDR6: a container namespace NS behind
-# the veth IF (HOST_IF on the bridge), with those addresses and its default
-# routes via the gateway.
+# lab_container NS IF HOST_IF ADDR4 ADDR6 [BRIDGE GW4 GW6]: a container
+# namespace NS behind the veth IF (HOST_IF on BRIDGE, default $BR), with
+# those addresses and its default routes via the gateway (default $GW4,
+# $GW6).
 lab_container() {
-	local ns=$1 ifn=$2 hif=$3
+	local ns=$1 ifn=$2 hif=$3 br=${6:-$BR} gw4=${7:-$GW4} gw6=${8:-$GW6}
 	ip netns add "$ns"
 	DF_NETNS+=("$ns")
 	ip netns exec "$ns" ip link set lo up
 	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0
 	host ip link add "$hif" type veth peer name "$ifn" netns "$ns"
-	host ip link set "$hif" master "$BR" up
+	host ip link set "$hif" master "$br" up
 	ip netns exec "$ns" ip addr add "$4/24" dev "$ifn"
 	ip netns exec "$ns" ip addr add "$5/64" dev "$ifn" nodad
 	ip netns exec "$ns" ip link set "$ifn" up
-	ip netns exec "$ns" ip route replace default via "$GW4"
-	ip netns exec "$ns" ip -6 route replace default via "$GW6"
+	ip netns exec "$ns" ip route replace default via "$gw4"
+	ip netns exec "$ns" ip -6 route replace default via "$gw6"
+}
+
+# lab_second_container: a second container CT2 (198.18.64.3 /
+# 2001:db8:64::3) on the bridge, serving HTTP on port 8080 (lab_peer's
+# target).
+lab_second_container() {
+	CT2="df$$-ct2"
+	CT2_IF="df$$d"
+	CT2_4=198.18.64.3
+	CT2_6=2001:db8:64::3
+	lab_container "$CT2" "$CT2_IF" "df$$i" "$CT2_4" "$CT2_6"
+	(cd "$DF_TMP" && exec ip netns exec "$CT2" "$DF_PY" -m http.server --bind :: 8080) >>"$DF_TMP/ct2.log" 2>&1 &
+	DF_PIDS+=("$!")
+	df_poll 50 df_tcp_listening "$CT2" 8080 || fail "the second container's service did not start"
+}
+ct2() { ip netns exec "$CT2" "$@"; }
+
+# lab_peer ADDR: the container connects to ADDR port 8080: 0 connected,
+# 1 refused or unreachable, 124 timed out.
+lab_peer() {
+	local rc=0
+	ct timeout 2 bash -c 'exec 3<>"/dev/tcp/$1/8080"' _ "$1" 2>/dev/null || rc=$?
+	[ "$rc" -eq 0 ] || [ "$rc" -eq 124 ] || rc=1
+	return "$rc"
+}
+# lab_peers_refused WHAT: the container's connections to both addresses
+# of the second container are refused (not timed out, not connected).
+lab_peers_refused() {
+	local a rc
+	for a in "$CT2_4" "$CT2_6"; do
+		rc=0
+		lab_peer "$a" || rc=$?
+		[ "$rc" -eq 1 ] || fail "$1: the container's connection to $a was not refused (rc $rc)"
+	done
 }
 
 host sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1

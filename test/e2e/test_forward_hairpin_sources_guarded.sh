@@ -17,32 +17,17 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/forward_lab.sh"
 df_start_listener 8080
-CT2="df$$-ct2"
-CT2_IF="df$$d"
-CT2_4=198.18.64.3
-CT2_6=2001:db8:64::3
-lab_container "$CT2" "$CT2_IF" "df$$i" "$CT2_4" "$CT2_6"
-ct2() { ip netns exec "$CT2" "$@"; }
-(cd "$DF_TMP" && exec ip netns exec "$CT2" "$DF_PY" -m http.server --bind :: 8080) >>"$DF_TMP/ct2.log" 2>&1 &
-DF_PIDS+=("$!")
-df_poll 50 df_tcp_listening "$CT2" 8080 || fail "the second container's service did not start"
+lab_second_container
 ct sysctl -qw net.ipv4.conf.all.accept_redirects=0 "net.ipv4.conf.$CT_IF.accept_redirects=0" \
 	net.ipv6.conf.all.accept_redirects=0 "net.ipv6.conf.$CT_IF.accept_redirects=0"
 ct ip route add "$CT2_4/32" via "$GW4"
 ct ip -6 route add "$CT2_6/128" via "$GW6"
 
-# peer ADDR: 0 connected, 1 refused or unreachable, 124 timed out.
-peer() {
-	local rc=0
-	ct timeout 2 bash -c 'exec 3<>"/dev/tcp/$1/8080"' _ "$1" 2>/dev/null || rc=$?
-	[ "$rc" -eq 0 ] || [ "$rc" -eq 124 ] || rc=1
-	return "$rc"
-}
 # routed ADDR: the container's connection went through the gateway.
 routed() { ct ip route get "$1" | grep -q " via "; }
 routed "$CT2_4" && routed "$CT2_6" || fail "lab: the container does not route to its peer through the gateway"
 
-for a in "$CT2_4" "$CT2_6"; do peer "$a" || fail "control (no fence): the container cannot reach $a port 8080"; done
+for a in "$CT2_4" "$CT2_6"; do lab_peer "$a" || fail "control (no fence): the container cannot reach $a port 8080"; done
 ok "control (no fence): container to container through the gateway works (v4, v6)"
 
 in_place() { df_dnsfence check; [ "$DF_CMD_RC" -eq 0 ]; }
@@ -58,7 +43,7 @@ for be in nft legacy; do
 	save="iptables-$be-save"
 	lab_fence "$be"
 	lab_allowed_works "$be, hairpin default"
-	for a in "$CT2_4" "$CT2_6"; do peer "$a" || fail "$be: hairpin allow (default): the container cannot reach $a"; done
+	for a in "$CT2_4" "$CT2_6"; do lab_peer "$a" || fail "$be: hairpin allow (default): the container cannot reach $a"; done
 	ok "$be: hairpin default (allow): container to container through the gateway works (v4, v6)"
 
 	# The raw table's rule and jump are in check's and the guard's care.
@@ -106,11 +91,7 @@ for be in nft legacy; do
 	LAB_EXTRA=(hairpin='"deny"')
 	lab_fence "$be"
 	lab_allowed_works "$be, hairpin deny"
-	for a in "$CT2_4" "$CT2_6"; do
-		rc=0
-		peer "$a" || rc=$?
-		[ "$rc" -eq 1 ] || fail "$be: hairpin deny: the container's connection to $a was not refused (rc $rc)"
-	done
+	lab_peers_refused "$be: hairpin deny"
 	ok "$be: hairpin deny: container to container through the gateway is refused (v4, v6)"
 	lab_unfence "$be"
 
