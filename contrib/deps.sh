@@ -16,6 +16,8 @@ pkgs=(
 	build-essential cmake pkg-config clang clang-format
 	libevent-dev libc-ares-dev libmnl-dev libipset-dev libcjson-dev
 	libcmocka-dev libpsl-dev publicsuffix libidn2-dev
+	# the name check's QUIC Initial keys (HKDF, AES-128-GCM: libcrypto)
+	libssl-dev
 	# kernel tools the daemon's setup and the tests use
 	iproute2 ipset iptables conntrack
 	# real upstream servers and clients for the end-to-end tests
@@ -29,6 +31,8 @@ pkgs=(
 	python3-prometheus-client
 	# the query-type and wildcard-budget tests craft and read DNS with it
 	python3-dnspython
+	# the QUIC name-check test protects its client Initials with it
+	python3-cryptography
 	# deployment checks: manifests (YAML), the systemd unit, man pages;
 	# util-linux also for setpriv (the e2e tests run the workload with it)
 	python3-yaml systemd groff-base util-linux

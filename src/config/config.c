@@ -77,6 +77,7 @@ static const char *const control_defs[] = {CONFIG_DEFAULT_CONTROL, NULL};
 static const char *const bool_names[] = {"false", "true", NULL};
 static const char *const tls_ports_defs[] = {"tcp/443", NULL};
 static const char *const http_ports_defs[] = {"tcp/80", NULL};
+static const char *const quic_ports_defs[] = {"udp/443", NULL};
 static const char *const loopback_names[] = {"all", "listener", NULL};
 
 #define OFF(f) offsetof(struct config, f)
@@ -366,7 +367,8 @@ static const struct key_spec specs[] = {
      .meaning = "enforce: a TLS flow to a set member on `tls_ports` whose "
 		"ClientHello names no server, a name not allowed, or a name "
 		"that was not answered with the flow's address is reset "
-		"(and logged); audit: logged and let through; off: "
+		"(and logged), and a QUIC flow on `quic_ports` likewise "
+		"dropped; audit: logged and let through; off: "
 		"addresses only. In mode audit the check only logs. While "
 		"the check is on, HTTPS and SVCB answers reach clients "
 		"without their `ech` param (so the client sends a readable "
@@ -387,6 +389,21 @@ static const struct key_spec specs[] = {
 		"literal is refused), as `tls_ports` by the server name. "
 		"Each also in `ports` to be reachable; none may be in "
 		"`tls_ports`"},
+    {"name_check.quic_ports", K_LIST, configkeys_list,
+     .item = configkeys_item_quic_port, .defs = quic_ports_defs,
+     .type = "array of \"udp/N\"",
+     .meaning = "the ports whose flows are QUIC version 1 and checked the "
+		"same way: the server name of the ClientHello in the "
+		"client's Initial packets (decrypted with the keys RFC 9001 "
+		"derives from the connection ID). A flow whose first packet "
+		"is not such an Initial, or that names a server not allowed, "
+		"is dropped. Queued only when also in `ports`; a udp port of "
+		"`ports` outside this list is address-only, and the daemon "
+		"says so at start. A key of its own rather than udp entries "
+		"in `tls_ports`: the protocol picks another reader (the "
+		"Initial's decryption) and another refusal (a drop: UDP has "
+		"no reset), and `[]` leaves QUIC address-only while TLS over "
+		"TCP stays checked"},
     {"control.socket", K_STRING, configkeys_path, .off = OFF(control_socket),
      .defs = control_defs, .type = "absolute path",
      .def_doc = "`state_dir` + `\"/control.sock\"`",
@@ -850,6 +867,7 @@ void config_free(struct config *c)
 	free(c->ports);
 	free(c->tls_ports);
 	free(c->http_ports);
+	free(c->quic_ports);
 	free(c->allow_cidrs);
 	free(c->source_cidrs);
 	free(c->set4);
@@ -901,6 +919,27 @@ const char *config_log_format_name(enum log_format f)
 const char *config_scope_name(enum config_scope s)
 {
 	return (unsigned)s < 2 ? scope_names[s] : "unknown";
+}
+
+void config_port_format(const struct config_port *pt, char *buf, size_t cap)
+{
+	const char *proto = pt->proto == IPPROTO_UDP ? "udp" : "tcp";
+
+	if (pt->first == pt->last)
+		snprintf(buf, cap, "%s/%u", proto, pt->first);
+	else
+		snprintf(buf, cap, "%s/%u-%u", proto, pt->first, pt->last);
+}
+
+bool config_port_covered(const struct config_port *list, size_t n,
+			 const struct config_port *pt)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (list[i].proto == pt->proto && list[i].first <= pt->first &&
+		    pt->last <= list[i].last)
+			return true;
+	}
+	return false;
 }
 
 const char *config_name_check_name(enum config_name_check m)

@@ -117,6 +117,8 @@ struct config {
 	size_t n_tls_ports;
 	struct config_port *http_ports; /* "name_check": {"http_ports"} */
 	size_t n_http_ports;
+	struct config_port *quic_ports; /* "name_check": {"quic_ports"} */
+	size_t n_quic_ports;
 };
 
 /* Whether the fence applies to named subjects only (config "subjects"). */
@@ -175,6 +177,11 @@ static inline bool config_name_check_on(const struct config *c)
 	return c->name_check != CONFIG_NAME_CHECK_OFF &&
 	       c->mode != CONFIG_MODE_OFF && c->scope == CONFIG_SCOPE_OUTPUT;
 }
+/* "tcp/443", "udp/8000-8080" into buf. */
+void config_port_format(const struct config_port *pt, char *buf, size_t cap);
+/* Does one entry of list (n) hold every port of pt (same protocol)? */
+bool config_port_covered(const struct config_port *list, size_t n,
+			 const struct config_port *pt);
 /* Does DNS stay open in this config: audit mode with "audit_denied":
  * "forward" (denied names forwarded, DNS to other resolvers let through,
  * both only logged)? false in enforce, and in audit with "local". */

@@ -277,7 +277,10 @@ static bool json_ports(cJSON *root, const struct config *c)
 		   json_port_list(c->tls_ports, c->n_tls_ports)) &&
 	       cJSON_AddItemToObject(
 		   nc, "http_ports",
-		   json_port_list(c->http_ports, c->n_http_ports));
+		   json_port_list(c->http_ports, c->n_http_ports)) &&
+	       cJSON_AddItemToObject(
+		   nc, "quic_ports",
+		   json_port_list(c->quic_ports, c->n_quic_ports));
 }
 
 static cJSON *json_port_list(const struct config_port *pt, size_t n)
@@ -287,13 +290,7 @@ static cJSON *json_port_list(const struct config_port *pt, size_t n)
 	bool ok = ports != NULL;
 
 	for (size_t i = 0; ok && i < n; i++) {
-		const char *proto = pt[i].proto == IPPROTO_UDP ? "udp" : "tcp";
-
-		if (pt[i].first == pt[i].last)
-			snprintf(buf, sizeof(buf), "%s/%u", proto, pt[i].first);
-		else
-			snprintf(buf, sizeof(buf), "%s/%u-%u", proto,
-				 pt[i].first, pt[i].last);
+		config_port_format(&pt[i], buf, sizeof(buf));
 		ok = cJSON_AddItemToArray(ports, cJSON_CreateString(buf));
 	}
 	if (!ok) {

@@ -39,6 +39,9 @@ static int string_or_default(struct pctx *p, const struct key_spec *k,
 static int each_string(struct pctx *p, const struct key_spec *k,
 		       const cJSON *v);
 static int push(void *arrp, size_t *n, size_t size, const void *item);
+static int item_check_port(struct pctx *p, const char *s, const char *path,
+			   uint8_t proto, const char *why,
+			   struct config_port **list, size_t *n);
 static int add_cidr(struct pctx *p, const char *s, const char *path,
 		    struct netcidr **v, size_t *n);
 static int add_string(char ***arr, size_t *n, const char *s);
@@ -702,61 +705,70 @@ int configkeys_item_port(struct pctx *p, const char *s, const char *path)
 	return push(&p->c->ports, &p->c->n_ports, sizeof(pt), &pt);
 }
 
-/* TLS and HTTP run over TCP; a QUIC port has no parser yet. */
-static int checked_port(struct pctx *p, const char *s, const char *path,
-			struct config_port *pt)
+/* A port of name_check's lists: of protocol proto only (else the error
+ * says why), once in *list. */
+static int item_check_port(struct pctx *p, const char *s, const char *path,
+			   uint8_t proto, const char *why,
+			   struct config_port **list, size_t *n)
 {
+	struct config_port pt;
 	char val[72];
-	int rc = configkeys_parse_port(p, s, path, pt);
+	int rc = configkeys_parse_port(p, s, path, &pt);
 
 	if (rc != 0)
 		return rc;
-	if (pt->proto != IPPROTO_TCP) {
+	if (pt.proto != proto) {
 		configkeys_show(s, val, sizeof(val));
-		return configkeys_fail(p, path,
-				       "\"%s\": only tcp ports are checked "
-				       "(QUIC is not read yet)",
-				       val);
+		return configkeys_fail(p, path, "\"%s\": %s", val, why);
 	}
-	return 0;
+	for (size_t i = 0; i < *n; i++) {
+		if (memcmp(&(*list)[i], &pt, sizeof(pt)) == 0)
+			return 0;
+	}
+	return push(list, n, sizeof(pt), &pt);
 }
 
-static bool port_listed(const struct config_port *list, size_t n,
-			const struct config_port *pt)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (memcmp(&list[i], pt, sizeof(*pt)) == 0)
-			return true;
-	}
-	return false;
-}
-
+/* TLS runs over TCP; QUIC has its own key (quic_ports). */
 int configkeys_item_tls_port(struct pctx *p, const char *s, const char *path)
 {
-	struct config_port pt;
-	int rc = checked_port(p, s, path, &pt);
-
-	if (rc != 0 || port_listed(p->c->tls_ports, p->c->n_tls_ports, &pt))
-		return rc;
-	return push(&p->c->tls_ports, &p->c->n_tls_ports, sizeof(pt), &pt);
+	return item_check_port(p, s, path, IPPROTO_TCP,
+			       "only tcp ports are checked (QUIC ports go in "
+			       "name_check.quic_ports)",
+			       &p->c->tls_ports, &p->c->n_tls_ports);
 }
 
+/* Plain HTTP runs over TCP, and a port is read as TLS or as HTTP (tls_ports
+ * is read first). */
 int configkeys_item_http_port(struct pctx *p, const char *s, const char *path)
 {
 	struct config_port pt;
 	char val[72];
-	int rc = checked_port(p, s, path, &pt);
+	int rc = configkeys_parse_port(p, s, path, &pt);
 
-	if (rc != 0 || port_listed(p->c->http_ports, p->c->n_http_ports, &pt))
+	if (rc != 0)
 		return rc;
-	if (port_listed(p->c->tls_ports, p->c->n_tls_ports, &pt)) {
+	for (size_t i = 0; i < p->c->n_tls_ports; i++) {
+		if (memcmp(&p->c->tls_ports[i], &pt, sizeof(pt)) != 0)
+			continue;
 		configkeys_show(s, val, sizeof(val));
 		return configkeys_fail(p, path,
 				       "\"%s\" is in name_check.tls_ports too: "
 				       "a port is read as TLS or as HTTP",
 				       val);
 	}
-	return push(&p->c->http_ports, &p->c->n_http_ports, sizeof(pt), &pt);
+	return item_check_port(p, s, path, IPPROTO_TCP,
+			       "only tcp ports are read as HTTP (QUIC ports go "
+			       "in name_check.quic_ports)",
+			       &p->c->http_ports, &p->c->n_http_ports);
+}
+
+/* QUIC runs over UDP. */
+int configkeys_item_quic_port(struct pctx *p, const char *s, const char *path)
+{
+	return item_check_port(p, s, path, IPPROTO_UDP,
+			       "QUIC runs over udp (a tcp port belongs in "
+			       "name_check.tls_ports)",
+			       &p->c->quic_ports, &p->c->n_quic_ports);
 }
 
 int configkeys_parse_port(struct pctx *p, const char *s, const char *path,

@@ -87,6 +87,8 @@ int configkeys_item_port(struct pctx *p, const char *s, const char *path);
  * one of tls_ports: tls_ports is read first). */
 int configkeys_item_tls_port(struct pctx *p, const char *s, const char *path);
 int configkeys_item_http_port(struct pctx *p, const char *s, const char *path);
+/* A "udp/N" of name_check.quic_ports. */
+int configkeys_item_quic_port(struct pctx *p, const char *s, const char *path);
 int configkeys_item_qtype(struct pctx *p, const char *s, const char *path);
 /* "tcp/N", "udp/N" or "tcp/N-M" into *out, without storing it. */
 int configkeys_parse_port(struct pctx *p, const char *s, const char *path,

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* flowcheck: the queue's callback and the verdicts.
  *
- * Only packets of established flows to set members on `tls_ports` or
- * `http_ports` that carry no verdict yet reach us (fwrules.c); the port
- * says which first bytes to read: a ClientHello or an HTTP request head. A
- * packet without payload (the handshake's last ACK) is let through undecided:
- * it names nothing and carries nothing. Payload is appended to the flow's
- * stream and the packet held (no verdict) until the ClientHello is whole: the
- * server sees no byte of a flow before its verdict. Then every held packet goes
+ * Only packets of established flows to set members on `tls_ports` (or
+ * `http_ports`: the port says whether a ClientHello or an HTTP request
+ * head is read) that carry no verdict yet reach us (fwrules.c). A packet
+ * without payload
+ * (the handshake's last ACK) is let through undecided: it names nothing
+ * and carries nothing. Payload is appended to the flow's stream and the
+ * packet held (no verdict) until the ClientHello is whole: the server
+ * sees no byte of a flow before its verdict. Then every held packet goes
  * back through the chain (NF_REPEAT) marked FLOW_MARK_ACCEPT or
  * FLOW_MARK_REJECT; the rules copy the mark into the connmark, so the
  * kernel resets or passes the rest of the flow without us.
@@ -39,12 +40,14 @@
 #include "flow/flowpkt.h"
 #include "flow/flowtab.h"
 #include "flow/httphost.h"
+#include "flow/quic.h"
 #include "flow/tlshello.h"
 #include "observe/attrib.h"
 #include "resolve/prov.h"
 
 #define SYS		"namecheck"
 #define WHAT_TLS	"TLS server name"
+#define WHAT_QUIC	"QUIC server name"
 #define WHAT_HTTP	"HTTP host"
 #define SWEEP_MS	500
 #define KEEP_DECIDED_MS 2000
@@ -63,8 +66,10 @@ struct flowcheck {
 	struct nfq *q;
 	struct flowtab *tab;
 	struct event *sweep_ev;
-	struct tlshello hello; /* scratch of one parse */
-	struct httphost http;
+	struct tlshello hello;	   /* scratch of one parse */
+	struct httphost http;	   /* the same, of a request head */
+	struct nfq *recheck;	   /* FLOW_QUEUE_RECHECK */
+	struct quic_initial *quic; /* scratch of one parse */
 };
 
 static const enum stat_id reason_stat[FLOWDECIDE__COUNT] = {
@@ -84,12 +89,15 @@ static struct flowtab_flow *flow_of(struct flowcheck *fc,
 static void read_flow(struct flowcheck *fc, struct flowtab_flow *f,
 		      const struct nfq_pkt *qp, const struct flowpkt *fp);
 static void release_older(struct flowcheck *fc, struct flowtab_flow *f);
+static const char *what_of(const struct config *cfg,
+			   const struct flowtab_flow *f);
+static int read_name(struct flowcheck *fc, const char *what,
+		     const struct flowtab_flow *f, const char **name);
+static void judge_hello(struct flowcheck *fc, struct flowtab_flow *f, int rc,
+			const char *what, const char *name);
 static bool answered(void *arg, const uint8_t *wire, size_t len,
 		     const struct netaddr *dst);
 static bool auditing(const struct config *cfg);
-static const char *what_of(const struct config *cfg, uint16_t dport);
-static int read_name(struct flowcheck *fc, const char *what,
-		     const struct flowtab_flow *f, const char **name);
 static void verdict(struct flowcheck *fc, uint32_t id, bool accept);
 static void finish(struct flowcheck *fc, struct flowtab_flow *f,
 		   enum flowdecide_reason r, const char *text);
@@ -99,6 +107,23 @@ static void report(struct flowcheck *fc, const struct flowtab_key *k,
 		   bool has_uid, uint32_t uid, const char *text);
 static void on_timeout(void *arg, struct flowtab_flow *f);
 static void on_sweep(evutil_socket_t fd, short what, void *arg);
+static void on_recheck(void *arg, const struct nfq_pkt *qp);
+static void quic_packet(struct flowcheck *fc, const struct nfq_pkt *qp,
+			const struct flowpkt *fp, bool recheck);
+static void quic_other(struct flowcheck *fc, struct flowtab_flow *f,
+		       const struct nfq_pkt *qp, const struct flowpkt *fp,
+		       int rc, bool recheck);
+static struct flowtab_flow *quic_flow(struct flowcheck *fc,
+				      struct flowtab_flow *f,
+				      const struct flowtab_key *key,
+				      const struct nfq_pkt *qp, bool recheck);
+static void quic_read(struct flowcheck *fc, struct flowtab_flow *f,
+		      const struct nfq_pkt *qp);
+static bool same_tag(const struct flowtab_flow *f,
+		     const struct quic_initial *qi);
+static void judge(struct flowcheck *fc, bool recheck, uint32_t id, bool accept);
+static void send_held(struct flowcheck *fc, struct flowtab_flow *f,
+		      bool accept);
 
 struct flowcheck *flowcheck_new(struct event_base *base,
 				const struct reload *rl, struct attrib *attrib,
@@ -116,7 +141,8 @@ struct flowcheck *flowcheck_new(struct event_base *base,
 	fc->tab = flowtab_new(FLOWCHECK_FLOWS_MAX, FLOWCHECK_STREAM_MAX,
 			      FLOWCHECK_BYTES_MAX);
 	fc->sweep_ev = event_new(base, -1, EV_PERSIST, on_sweep, fc);
-	if (fc->tab == NULL || fc->sweep_ev == NULL ||
+	fc->quic = quic_initial_new();
+	if (fc->tab == NULL || fc->sweep_ev == NULL || fc->quic == NULL ||
 	    event_add(fc->sweep_ev, &tv) != 0) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
@@ -124,6 +150,10 @@ struct flowcheck *flowcheck_new(struct event_base *base,
 	fc->q = nfq_open(base, FLOW_QUEUE_NUM, FLOWCHECK_QUEUE_MAXLEN,
 			 on_packet, fc, err, errlen);
 	if (fc->q == NULL)
+		goto fail;
+	fc->recheck = nfq_open(base, FLOW_QUEUE_RECHECK, FLOWCHECK_QUEUE_MAXLEN,
+			       on_recheck, fc, err, errlen);
+	if (fc->recheck == NULL)
 		goto fail;
 	return fc;
 fail:
@@ -136,6 +166,8 @@ void flowcheck_free(struct flowcheck *fc)
 	if (fc == NULL)
 		return;
 	nfq_close(fc->q); /* held packets are dropped by the kernel */
+	nfq_close(fc->recheck);
+	quic_initial_free(fc->quic);
 	if (fc->sweep_ev != NULL)
 		event_free(fc->sweep_ev);
 	flowtab_free(fc->tab);
@@ -146,34 +178,6 @@ static bool auditing(const struct config *cfg)
 {
 	return cfg->name_check == CONFIG_NAME_CHECK_AUDIT ||
 	       cfg->mode == CONFIG_MODE_AUDIT;
-}
-
-/* What the first bytes of a flow to dport are read as. */
-static const char *what_of(const struct config *cfg, uint16_t dport)
-{
-	for (size_t i = 0; i < cfg->n_http_ports; i++) {
-		if (dport >= cfg->http_ports[i].first &&
-		    dport <= cfg->http_ports[i].last)
-			return WHAT_HTTP;
-	}
-	return WHAT_TLS;
-}
-
-/* The name f's stream carries so far (*name NULL: none), by its parser's
- * result: 0, -EAGAIN (wait), or another error (unreadable). */
-static int read_name(struct flowcheck *fc, const char *what,
-		     const struct flowtab_flow *f, const char **name)
-{
-	int rc;
-
-	if (strcmp(what, WHAT_HTTP) == 0) {
-		rc = httphost_parse(f->buf, f->len, &fc->http);
-		*name = fc->http.has_name ? fc->http.name : NULL;
-	} else {
-		rc = tlshello_parse(f->buf, f->len, &fc->hello);
-		*name = fc->hello.has_name ? fc->hello.name : NULL;
-	}
-	return rc;
 }
 
 static void verdict(struct flowcheck *fc, uint32_t id, bool accept)
@@ -200,12 +204,19 @@ static void on_packet(void *arg, const struct nfq_pkt *qp)
 		(void)nfq_verdict(fc->q, qp->id, NF_DROP, 0);
 		return;
 	}
+	if (fp.proto == IPPROTO_UDP) {
+		quic_packet(fc, qp, &fp, false);
+		return;
+	}
 	if (fp.payload_len == 0) {
 		(void)nfq_verdict(fc->q, qp->id, NF_ACCEPT, 0);
 		return;
 	}
-	key = (struct flowtab_key){
-	    .src = fp.src, .dst = fp.dst, .sport = fp.sport, .dport = fp.dport};
+	key = (struct flowtab_key){.src = fp.src,
+				   .dst = fp.dst,
+				   .sport = fp.sport,
+				   .dport = fp.dport,
+				   .proto = IPPROTO_TCP};
 	f = flow_of(fc, &key, qp, &fp);
 	if (f == NULL)
 		return;
@@ -244,14 +255,13 @@ static struct flowtab_flow *flow_of(struct flowcheck *fc,
 	return f;
 }
 
-/* Append, hold, and judge once the ClientHello (request head) is whole. */
+/* Append, hold, and judge once the ClientHello is whole. */
 static void read_flow(struct flowcheck *fc, struct flowtab_flow *f,
 		      const struct nfq_pkt *qp, const struct flowpkt *fp)
 {
 	const struct config *cfg = reload_config(fc->rl);
-	const char *what = what_of(cfg, f->key.dport), *name;
+	const char *what = what_of(cfg, f), *name;
 	char text[TEXT_MAX];
-	enum flowdecide_reason r;
 	int rc;
 
 	rc = flowtab_append(fc->tab, f, fp->seq, fp->payload, fp->payload_len);
@@ -274,6 +284,50 @@ static void read_flow(struct flowcheck *fc, struct flowtab_flow *f,
 		release_older(fc, f);
 		return;
 	}
+	judge_hello(fc, f, rc, what, name);
+}
+
+/* What the first bytes of f are read as: its protocol, and for TCP its
+ * port (http_ports, else TLS). */
+static const char *what_of(const struct config *cfg,
+			   const struct flowtab_flow *f)
+{
+	if (f->key.proto == IPPROTO_UDP)
+		return WHAT_QUIC;
+	for (size_t i = 0; i < cfg->n_http_ports; i++) {
+		if (f->key.dport >= cfg->http_ports[i].first &&
+		    f->key.dport <= cfg->http_ports[i].last)
+			return WHAT_HTTP;
+	}
+	return WHAT_TLS;
+}
+
+/* The name f's TCP stream carries so far (*name NULL: none), by its
+ * parser's result: 0, -EAGAIN (wait), or another error (unreadable). */
+static int read_name(struct flowcheck *fc, const char *what,
+		     const struct flowtab_flow *f, const char **name)
+{
+	int rc;
+
+	if (strcmp(what, WHAT_HTTP) == 0) {
+		rc = httphost_parse(f->buf, f->len, &fc->http);
+		*name = fc->http.has_name ? fc->http.name : NULL;
+	} else {
+		rc = tlshello_parse(f->buf, f->len, &fc->hello);
+		*name = fc->hello.has_name ? fc->hello.name : NULL;
+	}
+	return rc;
+}
+
+/* The verdict on f once its ClientHello (request head) was read: rc, of
+ * the parse; what says which protocol carried it, name what it named
+ * (NULL: none). */
+static void judge_hello(struct flowcheck *fc, struct flowtab_flow *f, int rc,
+			const char *what, const char *name)
+{
+	char text[TEXT_MAX];
+	enum flowdecide_reason r;
+
 	if (rc != 0) {
 		flowdecide_explain(FLOWDECIDE_UNREADABLE, what, text,
 				   sizeof(text));
@@ -323,8 +377,7 @@ static void finish(struct flowcheck *fc, struct flowtab_flow *f,
 	stats_inc(reason_stat[r]);
 	if (r != FLOWDECIDE_OK && accept)
 		stats_inc(STAT_FLOW_AUDIT_ALLOWED);
-	for (size_t i = 0; i < f->n_held; i++)
-		verdict(fc, f->held[i], accept);
+	send_held(fc, f, accept);
 	if (r != FLOWDECIDE_OK)
 		report(fc, &f->key, f->has_uid, f->uid, text);
 	flowtab_decide(fc->tab, f, accept, monotime_ms());
@@ -336,7 +389,8 @@ static void refuse_one(struct flowcheck *fc, const struct nfq_pkt *qp,
 	struct flowtab_key k = {.src = fp->src,
 				.dst = fp->dst,
 				.sport = fp->sport,
-				.dport = fp->dport};
+				.dport = fp->dport,
+				.proto = fp->proto};
 	bool audit = auditing(reload_config(fc->rl));
 
 	verdict(fc, qp->id, audit);
@@ -352,7 +406,7 @@ static void report(struct flowcheck *fc, const struct flowtab_key *k,
 				.has_addrs = true,
 				.src = k->src,
 				.dst = k->dst,
-				.proto = IPPROTO_TCP,
+				.proto = k->proto,
 				.has_ports = true,
 				.sport = k->sport,
 				.dport = k->dport};
@@ -367,12 +421,11 @@ static void on_timeout(void *arg, struct flowtab_flow *f)
 	bool accept = auditing(cfg);
 	char text[TEXT_MAX];
 
-	flowdecide_explain(FLOWDECIDE_TIMEOUT, what_of(cfg, f->key.dport), text,
+	flowdecide_explain(FLOWDECIDE_TIMEOUT, what_of(cfg, f), text,
 			   sizeof(text));
 	stats_inc(STAT_FLOW_CHECKED);
 	stats_inc(STAT_FLOW_TIMEOUT);
-	for (size_t i = 0; i < f->n_held; i++)
-		verdict(fc, f->held[i], accept);
+	send_held(fc, f, accept);
 	report(fc, &f->key, f->has_uid, f->uid, text);
 }
 
@@ -384,4 +437,204 @@ static void on_sweep(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	flowtab_expire(fc->tab, monotime_ms(), FLOWCHECK_TIMEOUT_MS,
 		       KEEP_DECIDED_MS, on_timeout, fc);
+}
+
+/* QUIC (udp, quic_ports). The first queue carries the packets of flows
+ * the kernel has no verdict for: the first must be a client Initial of
+ * version 1 that authenticates under its DCID's keys, or it is dropped
+ * (nothing else can start a connection the server would take). Its
+ * CRYPTO frames, and those of the Initials after it with the same DCID,
+ * are placed by offset until the ClientHello is whole; every packet is
+ * held until then, so the server sees nothing before the verdict.
+ *
+ * The recheck queue carries the long-header packets of flows accepted:
+ * one flow (four-tuple) can carry several connections, and a server
+ * opens one for every Initial under a DCID it does not know. So an
+ * Initial that authenticates under the keys of its own DCID, when that
+ * is not the DCID the flow was checked under, is a new connection (or
+ * the same one after a Retry) and is checked as a flow of its own, its
+ * refusal a drop of its packets (the flow's earlier connection keeps
+ * its verdict). An Initial under keys that are not its DCID's is a later
+ * packet of a connection whose DCID the server chose: only that server
+ * can read it, and it is let through, as are Handshake and 0-RTT
+ * packets. A long header of another version is dropped: it cannot be
+ * read, and a server may speak that version. */
+static void on_recheck(void *arg, const struct nfq_pkt *qp)
+{
+	struct flowcheck *fc = arg;
+	struct flowpkt fp;
+
+	if (qp->payload == NULL ||
+	    flowpkt_parse(qp->payload, qp->len, &fp) != 0 ||
+	    fp.proto != IPPROTO_UDP) {
+		(void)nfq_verdict(fc->recheck, qp->id, NF_DROP, 0);
+		return;
+	}
+	quic_packet(fc, qp, &fp, true);
+}
+
+static bool same_tag(const struct flowtab_flow *f,
+		     const struct quic_initial *qi)
+{
+	return f->tag_len == qi->dcid_len &&
+	       memcmp(f->tag, qi->dcid, qi->dcid_len) == 0;
+}
+
+static void quic_packet(struct flowcheck *fc, const struct nfq_pkt *qp,
+			const struct flowpkt *fp, bool recheck)
+{
+	struct flowtab_key key = {.src = fp->src,
+				  .dst = fp->dst,
+				  .sport = fp->sport,
+				  .dport = fp->dport,
+				  .proto = IPPROTO_UDP};
+	struct flowtab_flow *f =
+	    flowtab_get(fc->tab, &key, monotime_ms(), false);
+	int rc = quic_initial_parse(fp->payload, fp->payload_len, fc->quic);
+
+	if (rc != 0) {
+		quic_other(fc, f, qp, fp, rc, recheck);
+		return;
+	}
+	if (f != NULL && same_tag(f, fc->quic) && f->decided) {
+		judge(fc, recheck, qp->id, f->accept);
+		return;
+	}
+	if (f != NULL && !f->decided &&
+	    (!same_tag(f, fc->quic) || f->recheck != recheck)) {
+		/* A second connection while the first is read (or a packet
+		 * from the other queue, which the rules never send): only
+		 * the flow's own packets are held, in its own queue. */
+		(void)nfq_verdict(recheck ? fc->recheck : fc->q, qp->id,
+				  NF_DROP, 0);
+		return;
+	}
+	f = quic_flow(fc, f, &key, qp, recheck);
+	if (f != NULL)
+		quic_read(fc, f, qp);
+}
+
+/* A packet that is not a readable Initial (rc from quic_initial_parse). */
+static void quic_other(struct flowcheck *fc, struct flowtab_flow *f,
+		       const struct nfq_pkt *qp, const struct flowpkt *fp,
+		       int rc, bool recheck)
+{
+	bool later =
+	    (rc == -EACCES || rc == -EPROTO) &&
+	    quic_kind(fp->payload, fp->payload_len) != QUIC_KIND_VERSION;
+
+	if (rc == -EIO)
+		log_limited(LOG_CLASS_SETS, LOGL_WARN, SYS,
+			    "libcrypto failed reading a QUIC Initial (the "
+			    "packet is dropped)");
+	if (f != NULL && f->decided && later) {
+		judge(fc, recheck, qp->id, f->accept);
+		return;
+	}
+	if (recheck && f == NULL && later) {
+		judge(fc, true, qp->id, true);
+		return;
+	}
+	if (recheck || f != NULL) {
+		/* Not one of the Initials of the connection being read, or
+		 * unreadable on a flow let through: this packet only. */
+		(void)nfq_verdict(recheck ? fc->recheck : fc->q, qp->id,
+				  NF_DROP, 0);
+		return;
+	}
+	/* A flow whose first packet is no client Initial: nothing a server
+	 * would start a connection from, nothing we could read. */
+	stats_inc(STAT_FLOW_CHECKED);
+	stats_inc(STAT_FLOW_UNREADABLE);
+	refuse_one(fc, qp, fp,
+		   "first packet is not a readable QUIC version 1 Initial");
+}
+
+/* The flow the Initial in fc->quic starts: anew when f is a decided flow
+ * checked under another DCID. NULL when refused here. */
+static struct flowtab_flow *quic_flow(struct flowcheck *fc,
+				      struct flowtab_flow *f,
+				      const struct flowtab_key *key,
+				      const struct nfq_pkt *qp, bool recheck)
+{
+	const struct quic_initial *qi = fc->quic;
+
+	if (f != NULL && !f->decided)
+		return f; /* the same DCID: the flow being read */
+	if (f != NULL)
+		flowtab_remove(fc->tab, f);
+	if (!recheck && qi->dcid_len < QUIC_DCID_MIN) {
+		(void)nfq_verdict(fc->q, qp->id, NF_DROP, 0);
+		return NULL; /* RFC 9000 7.2; a server drops it too */
+	}
+	f = flowtab_get(fc->tab, key, monotime_ms(), true);
+	if (f == NULL) {
+		stats_inc(STAT_FLOW_BUSY);
+		judge(fc, recheck, qp->id, auditing(reload_config(fc->rl)));
+		return NULL;
+	}
+	memcpy(f->tag, qi->dcid, qi->dcid_len);
+	f->tag_len = qi->dcid_len;
+	f->recheck = recheck;
+	return f;
+}
+
+/* Hold, place the CRYPTO frames, judge once the ClientHello is whole. */
+static void quic_read(struct flowcheck *fc, struct flowtab_flow *f,
+		      const struct nfq_pkt *qp)
+{
+	const struct quic_initial *qi = fc->quic;
+	char text[TEXT_MAX];
+	int rc;
+
+	if (qp->has_uid && !f->has_uid) {
+		f->has_uid = true;
+		f->uid = qp->uid;
+	}
+	rc = flowtab_hold(f, qp->id);
+	if (rc != 0) {
+		judge(fc, f->recheck, qp->id, auditing(reload_config(fc->rl)));
+		flowdecide_explain(FLOWDECIDE_UNREADABLE, WHAT_QUIC, text,
+				   sizeof(text));
+		finish(fc, f, FLOWDECIDE_UNREADABLE, text);
+		return;
+	}
+	for (size_t i = 0; rc == 0 && i < qi->n_crypto; i++)
+		rc = flowtab_place(fc->tab, f, qi->crypto[i].off,
+				   qi->crypto[i].data, qi->crypto[i].len);
+	if (rc == 0)
+		rc = tlshello_parse_messages(f->buf, flowtab_prefix(f),
+					     &fc->hello);
+	if (rc == -EAGAIN)
+		return;
+	judge_hello(fc, f, rc, WHAT_QUIC,
+		    fc->hello.has_name ? fc->hello.name : NULL);
+}
+
+/* The verdict on one packet, sent to the queue it came from (recheck).
+ * A flow's first check repeats it through the
+ * chain with the mark its connmark takes; a recheck never changes the
+ * connmark (the flow's first connection was let through): refused, its
+ * packet is dropped. */
+static void judge(struct flowcheck *fc, bool recheck, uint32_t id, bool accept)
+{
+	int rc;
+
+	if (!recheck) {
+		verdict(fc, id, accept);
+		return;
+	}
+	rc = accept ? nfq_verdict(fc->recheck, id, NF_REPEAT, FLOW_MARK_ACCEPT)
+		    : nfq_verdict(fc->recheck, id, NF_DROP, 0);
+	if (rc != 0)
+		log_limited(LOG_CLASS_SETS, LOGL_WARN, SYS,
+			    "cannot send a verdict: %s (the packet is "
+			    "dropped)",
+			    strerror(-rc));
+}
+
+static void send_held(struct flowcheck *fc, struct flowtab_flow *f, bool accept)
+{
+	for (size_t i = 0; i < f->n_held; i++)
+		judge(fc, f->recheck, f->held[i], accept);
 }

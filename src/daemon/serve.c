@@ -101,6 +101,7 @@ static struct sets *open_sets(struct event_base *base,
 static int open_parts(struct daemon *d);
 static int open_reload(struct daemon *d);
 static int open_name_check(struct daemon *d);
+static void say_address_only(const struct config *cfg);
 static int add_signals(struct daemon *d);
 static int drop_privileges(struct daemon *d);
 static void restore_prov(struct daemon *d);
@@ -227,6 +228,35 @@ static int open_parts(struct daemon *d)
 	return open_name_check(d);
 }
 
+/* The udp ports of `ports` that no parser reads (outside
+ * name_check.quic_ports), said once at start: the check does not cover
+ * them. */
+static void say_address_only(const struct config *cfg)
+{
+	char list[256] = "", one[32];
+	size_t len = 0;
+
+	if (cfg->name_check == CONFIG_NAME_CHECK_OFF)
+		return;
+	for (size_t i = 0; i < cfg->n_ports; i++) {
+		const struct config_port *pt = &cfg->ports[i];
+
+		if (pt->proto != IPPROTO_UDP ||
+		    config_port_covered(cfg->quic_ports, cfg->n_quic_ports, pt))
+			continue;
+		config_port_format(pt, one, sizeof(one));
+		if (len + strlen(one) + 3 < sizeof(list))
+			len += (size_t)snprintf(list + len, sizeof(list) - len,
+						"%s%s", len ? ", " : "", one);
+	}
+	if (len > 0)
+		log_info("namecheck",
+			 "%s: address-only (no parser reads the first bytes "
+			 "of these udp ports; name_check.quic_ports lists the "
+			 "ones read as QUIC)",
+			 list);
+}
+
 /* The queue reader runs whenever the fence does (scope output), so a
  * reload can turn the check on; when it cannot bind and the check is on,
  * the daemon refuses to serve: the rules would drop every checked flow. */
@@ -241,6 +271,7 @@ static int open_name_check(struct daemon *d)
 			      sizeof(err));
 	if (d->fc != NULL) {
 		observe_set_queue(d->obs, FLOW_QUEUE_NUM);
+		say_address_only(cfg);
 		return 0;
 	}
 	if (cfg->name_check == CONFIG_NAME_CHECK_OFF) {

@@ -91,6 +91,8 @@ static int port_list(const struct config_port *ports, size_t n, uint8_t proto,
 static int render_name_check(const struct config *cfg, const char *set,
 			     struct fw_rules *r);
 static int render_queue(const char *set, const char *list, struct fw_rules *r);
+static int render_quic(const struct config *cfg, int family, const char *set,
+		       struct fw_rules *r);
 static int render_ports(const struct config *cfg, int family, const char *set,
 			struct fw_rules *r);
 static int render_last(const struct config *cfg, int family,
@@ -478,6 +480,60 @@ static int render_queue(const char *set, const char *list, struct fw_rules *r)
 	    set, list, FLOW_MARK_MASK, FLOW_QUEUE_NUM);
 }
 
+/* QUIC (docs/firewall.md): a refused flow is dropped; an undecided one to
+ * a set member on a quic port (also in `ports`) goes to the queue from
+ * its first packet; an accepted one sends its long-header packets (the
+ * first bit of the UDP payload: Initial, Handshake, 0-RTT, a new
+ * connection's Initial) to the recheck queue, all other packets stay in
+ * the kernel. The repeated packet carrying our accept mark is not sent
+ * again. IPv6: the UDP header right after the fixed header (extension
+ * headers need CAP_NET_RAW, a routing header is rejected by rule 0). */
+static int render_quic(const struct config *cfg, int family, const char *set,
+		       struct fw_rules *r)
+{
+	const char *first_bit = family == AF_INET
+				    ? "0x0>>0x16&0x3c@0x8>>0x18&0x80=0x80"
+				    : "0x30>>0x18&0x80=0x80";
+	struct config_port *q = calloc(cfg->n_quic_ports + 1, sizeof(*q));
+	char list[16 * 12];
+	size_t n = 0, i = 0;
+	int ret;
+
+	if (q == NULL)
+		return -ENOMEM;
+	for (size_t k = 0; k < cfg->n_quic_ports; k++) {
+		if (config_port_covered(cfg->ports, cfg->n_ports,
+					&cfg->quic_ports[k]))
+			q[n++] = cfg->quic_ports[k];
+	}
+	ret = n == 0 ? 0
+		     : fw_rules_add(r,
+				    C "-p udp -m connmark --mark 0x%x/0x%x -m "
+				      "conntrack --ctdir ORIGINAL -j DROP",
+				    FLOW_MARK_REJECT, FLOW_MARK_MASK);
+	while (!ret &&
+	       port_list(q, n, IPPROTO_UDP, &i, list, sizeof(list)) > 0) {
+		ret = fw_rules_add(
+		    r,
+		    C "-p udp -m set --match-set %s dst -m multiport --dports "
+		      "%s -m connmark --mark 0x0/0x%x -m conntrack --ctdir "
+		      "ORIGINAL -j NFQUEUE --queue-num %d",
+		    set, list, FLOW_MARK_MASK, FLOW_QUEUE_NUM);
+		if (!ret)
+			ret = fw_rules_add(
+			    r,
+			    C "-p udp -m set --match-set %s dst -m multiport "
+			      "--dports %s -m connmark --mark 0x%x/0x%x -m "
+			      "mark ! --mark 0x%x -m u32 --u32 \"%s\" -m "
+			      "conntrack --ctdir ORIGINAL -j NFQUEUE "
+			      "--queue-num %d",
+			    set, list, FLOW_MARK_ACCEPT, FLOW_MARK_MASK,
+			    FLOW_MARK_ACCEPT, first_bit, FLOW_QUEUE_RECHECK);
+	}
+	free(q);
+	return ret;
+}
+
 /* Each allow_cidrs entry of this family on the same ports. */
 static int render_cidrs(const struct config *cfg, int family, const char *pn,
 			const char *list, struct fw_rules *r)
@@ -552,6 +608,9 @@ int fw_rules_render(const struct config *cfg, int family, struct fw_rules *r)
 		ret = render_upstreams(cfg, family, r);
 	if (!ret && config_name_check_on(cfg))
 		ret = render_name_check(cfg, set, r);
+	if (!ret && cfg->name_check != CONFIG_NAME_CHECK_OFF &&
+	    cfg->scope == CONFIG_SCOPE_OUTPUT)
+		ret = render_quic(cfg, family, set, r);
 	if (!ret)
 		ret = render_established(cfg, r);
 	if (!ret && cfg->inbound_deny) /* our listeners' (local) answers */

@@ -7,13 +7,18 @@
  * flow's connmark, so every later packet of the flow is decided in the
  * kernel. The bits keep clear of the default socket `mark` (0x64000000)
  * and of the bits kube-proxy, Cilium, Istio and the AWS CNI use; a
- * packet mark is matched whole, so a program's own mark never counts. */
+ * packet mark is matched whole, so a program's own mark never counts.
+ * A refused TCP flow is reset, a refused UDP (QUIC) flow dropped. */
 #ifndef DNSFENCE_FLOWMARK_H
 #define DNSFENCE_FLOWMARK_H
 
-#define FLOW_QUEUE_NUM	 4453
-#define FLOW_MARK_ACCEPT 0x100000u
-#define FLOW_MARK_REJECT 0x200000u
-#define FLOW_MARK_MASK	 0x300000u
+#define FLOW_QUEUE_NUM 4453
+/* QUIC: a long-header packet of a flow already accepted (a new Initial
+ * on the same four-tuple may open a second connection to another name)
+ * goes to this queue, so the reader knows the flow's verdict is in. */
+#define FLOW_QUEUE_RECHECK 4454
+#define FLOW_MARK_ACCEPT   0x100000u
+#define FLOW_MARK_REJECT   0x200000u
+#define FLOW_MARK_MASK	   0x300000u
 
 #endif

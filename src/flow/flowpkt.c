@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* flowpkt: the IP and TCP headers of a queued packet, through dns_reader
+/* flowpkt: the IP and TCP or UDP headers of a queued packet, through dns_reader
  * (the one bounds-checked reader). The kernel hands us the packet as it
  * leaves, so its lengths are trusted only as far as the bytes reach: the
  * payload ends at the IP total length or the captured end, whichever
  * comes first. */
 #include <errno.h>
+#include <stdbool.h>
 #include <netinet/in.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -15,6 +16,8 @@
 static int parse_ip4(struct dns_reader *r, struct flowpkt *out, size_t *end);
 static int parse_ip6(struct dns_reader *r, struct flowpkt *out, size_t *end);
 static int parse_tcp(struct dns_reader *r, size_t end, struct flowpkt *out);
+static int parse_udp(struct dns_reader *r, size_t end, struct flowpkt *out);
+static bool transport(uint8_t proto);
 
 int flowpkt_parse(const uint8_t *p, size_t len, struct flowpkt *out)
 {
@@ -32,7 +35,15 @@ int flowpkt_parse(const uint8_t *p, size_t len, struct flowpkt *out)
 		rc = parse_ip6(&r, out, &end);
 	else
 		rc = -EBADMSG;
-	return rc ? rc : parse_tcp(&r, end, out);
+	if (rc)
+		return rc;
+	return out->proto == IPPROTO_TCP ? parse_tcp(&r, end, out)
+					 : parse_udp(&r, end, out);
+}
+
+static bool transport(uint8_t proto)
+{
+	return proto == IPPROTO_TCP || proto == IPPROTO_UDP;
 }
 
 /* *end: where the IP packet ends in the buffer. */
@@ -51,9 +62,10 @@ static int parse_ip4(struct dns_reader *r, struct flowpkt *out, size_t *end)
 		return -EBADMSG;
 	ihl = (size_t)(vihl & 0xf) * 4;
 	/* More fragments or an offset: not a whole segment. */
-	if (ihl < 20 || proto != IPPROTO_TCP || (frag & 0x3fff) != 0 ||
+	if (ihl < 20 || !transport(proto) || (frag & 0x3fff) != 0 ||
 	    total < ihl || dns_skip(r, ihl - 20))
 		return -EBADMSG;
+	out->proto = proto;
 	out->src.family = out->dst.family = AF_INET;
 	memcpy(out->src.bytes, a, 4);
 	memcpy(out->dst.bytes, a + 4, 4);
@@ -75,7 +87,7 @@ static int parse_ip6(struct dns_reader *r, struct flowpkt *out, size_t *end)
 	memcpy(out->dst.bytes, a + 16, 16);
 	*end = 40 + (size_t)plen < r->len ? 40 + (size_t)plen : r->len;
 	/* Hop-by-hop, routing, destination options: (next, 8-byte units). */
-	for (int i = 0; i < 8 && next != IPPROTO_TCP; i++) {
+	for (int i = 0; i < 8 && !transport(next); i++) {
 		uint8_t n, units;
 
 		if (next != IPPROTO_HOPOPTS && next != IPPROTO_ROUTING &&
@@ -86,7 +98,8 @@ static int parse_ip6(struct dns_reader *r, struct flowpkt *out, size_t *end)
 			return -EBADMSG;
 		next = n;
 	}
-	return next == IPPROTO_TCP ? 0 : -EBADMSG;
+	out->proto = next;
+	return transport(next) ? 0 : -EBADMSG;
 }
 
 static int parse_tcp(struct dns_reader *r, size_t end, struct flowpkt *out)
@@ -104,5 +117,20 @@ static int parse_tcp(struct dns_reader *r, size_t end, struct flowpkt *out)
 	out->flags = flags & 0x07;
 	out->payload = r->buf + start + off;
 	out->payload_len = end - start - off;
+	return 0;
+}
+
+static int parse_udp(struct dns_reader *r, size_t end, struct flowpkt *out)
+{
+	size_t start = r->pos;
+	uint16_t ulen;
+
+	if (dns_read_u16(r, &out->sport) || dns_read_u16(r, &out->dport) ||
+	    dns_read_u16(r, &ulen) || dns_skip(r, 2))
+		return -EBADMSG;
+	if (ulen < 8 || end < start || end - start < ulen)
+		return -EBADMSG;
+	out->payload = r->buf + start + 8;
+	out->payload_len = (size_t)ulen - 8;
 	return 0;
 }

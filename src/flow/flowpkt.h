@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* flowpkt: one queued IP packet read as far as the name check needs it:
- * addresses, TCP ports, sequence number, flags and payload. Pure. */
+ * addresses, ports, the TCP sequence number and flags, and the payload
+ * (of TCP or UDP). Pure. */
 #ifndef DNSFENCE_FLOWPKT_H
 #define DNSFENCE_FLOWPKT_H
 
@@ -15,17 +16,19 @@
 
 struct flowpkt {
 	struct netaddr src, dst;
+	uint8_t proto;		/* IPPROTO_TCP or IPPROTO_UDP */
 	uint16_t sport, dport;	/* host order */
-	uint32_t seq;		/* of the first payload byte */
+	uint32_t seq;		/* TCP: of the first payload byte */
 	uint8_t flags;		/* TCP flags */
 	const uint8_t *payload; /* into the packet */
 	size_t payload_len;
 };
 
 /* Read an IPv4 or IPv6 packet (family from its version nibble) carrying
- * TCP. IPv6 extension headers before TCP are walked (hop-by-hop, routing,
- * destination options); a fragment, another protocol or any truncation is
- * -EBADMSG. 0 with out filled. */
+ * TCP or UDP (a UDP payload ends where the UDP length says). IPv6 extension
+ * headers before TCP are walked (hop-by-hop, routing, destination options); a
+ * fragment, another protocol or any truncation is -EBADMSG. 0 with out filled.
+ */
 int flowpkt_parse(const uint8_t *p, size_t len, struct flowpkt *out);
 
 #endif

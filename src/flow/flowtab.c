@@ -27,11 +27,12 @@ struct flowtab {
 static uint32_t key_hash(const struct flowtab *t, const struct flowtab_key *k);
 static bool key_equal(const struct flowtab_key *a, const struct flowtab_key *b);
 static void drop_stream(struct flowtab *t, struct flowtab_flow *f);
+static int grow(struct flowtab *t, struct flowtab_flow *f, size_t want);
 static void unlink_flow(struct flowtab *t, struct flowtab_flow **pp);
 
 static uint32_t key_hash(const struct flowtab *t, const struct flowtab_key *k)
 {
-	uint8_t w[2 * 16 + 5];
+	uint8_t w[2 * 16 + 6];
 	size_t n = k->src.family == AF_INET ? 4 : 16;
 
 	memcpy(w, k->src.bytes, n);
@@ -41,13 +42,14 @@ static uint32_t key_hash(const struct flowtab *t, const struct flowtab_key *k)
 	w[2 * n + 2] = (uint8_t)(k->dport >> 8);
 	w[2 * n + 3] = (uint8_t)k->dport;
 	w[2 * n + 4] = (uint8_t)k->src.family;
-	return hash_fnv1a(w, 2 * n + 5, t->seed);
+	w[2 * n + 5] = k->proto;
+	return hash_fnv1a(w, 2 * n + 6, t->seed);
 }
 
 static bool key_equal(const struct flowtab_key *a, const struct flowtab_key *b)
 {
 	return a->sport == b->sport && a->dport == b->dport &&
-	       netaddr_equal(&a->src, &b->src) &&
+	       a->proto == b->proto && netaddr_equal(&a->src, &b->src) &&
 	       netaddr_equal(&a->dst, &b->dst);
 }
 
@@ -124,12 +126,23 @@ int flowtab_append(struct flowtab *t, struct flowtab_flow *f, uint32_t seq,
 		return 0;
 	fresh = (size_t)off + n - f->len;
 	want = f->len + fresh;
-	if (want > t->per_flow || t->bytes + fresh > t->total)
+	if (grow(t, f, want) != 0)
+		return -EMSGSIZE;
+	memcpy(f->buf + want - fresh, p + (n - fresh), fresh);
+	return 0;
+}
+
+/* Grow f's buffer to want bytes (the gap zeroed), within the bounds. */
+static int grow(struct flowtab *t, struct flowtab_flow *f, size_t want)
+{
+	size_t cap = f->cap ? f->cap : 2048;
+	uint8_t *nb;
+
+	if (want <= f->len)
+		return 0;
+	if (want > t->per_flow || t->bytes + (want - f->len) > t->total)
 		return -EMSGSIZE;
 	if (want > f->cap) {
-		size_t cap = f->cap ? f->cap : 2048;
-		uint8_t *nb;
-
 		while (cap < want)
 			cap *= 2;
 		if (cap > t->per_flow)
@@ -140,10 +153,59 @@ int flowtab_append(struct flowtab *t, struct flowtab_flow *f, uint32_t seq,
 		f->buf = nb;
 		f->cap = cap;
 	}
-	memcpy(f->buf + f->len, p + (n - fresh), fresh);
+	memset(f->buf + f->len, 0, want - f->len);
+	t->bytes += want - f->len;
 	f->len = want;
-	t->bytes += fresh;
 	return 0;
+}
+
+int flowtab_place(struct flowtab *t, struct flowtab_flow *f, uint64_t off,
+		  const uint8_t *p, size_t n)
+{
+	size_t end, i = 0, j;
+	uint32_t lo, hi;
+
+	if (n == 0)
+		return 0;
+	if (off >= t->per_flow || n > t->per_flow - off)
+		return -EMSGSIZE;
+	end = (size_t)off + n;
+	for (size_t k = 0; k < f->n_runs; k++) {
+		size_t a = f->runs[k][0] > off ? f->runs[k][0] : (size_t)off;
+		size_t b = f->runs[k][1] < end ? f->runs[k][1] : end;
+
+		if (a < b && memcmp(f->buf + a, p + (a - off), b - a) != 0)
+			return -EBADMSG;
+	}
+	/* The runs that touch [off, end) merge into one, at index i. */
+	while (i < f->n_runs && f->runs[i][1] < off)
+		i++;
+	j = i;
+	lo = (uint32_t)off;
+	hi = (uint32_t)end;
+	while (j < f->n_runs && f->runs[j][0] <= end) {
+		if (f->runs[j][0] < lo)
+			lo = f->runs[j][0];
+		if (f->runs[j][1] > hi)
+			hi = f->runs[j][1];
+		j++;
+	}
+	if (j == i && f->n_runs == FLOWTAB_RANGES_MAX)
+		return -EMSGSIZE;
+	if (grow(t, f, end) != 0)
+		return -EMSGSIZE;
+	memcpy(f->buf + off, p, n);
+	memmove(&f->runs[i + 1], &f->runs[j],
+		(f->n_runs - j) * sizeof(f->runs[0]));
+	f->n_runs = f->n_runs - (j - i) + 1;
+	f->runs[i][0] = lo;
+	f->runs[i][1] = hi;
+	return 0;
+}
+
+size_t flowtab_prefix(const struct flowtab_flow *f)
+{
+	return f->n_runs > 0 && f->runs[0][0] == 0 ? f->runs[0][1] : 0;
 }
 
 int flowtab_hold(struct flowtab_flow *f, uint32_t id)
@@ -161,6 +223,7 @@ static void drop_stream(struct flowtab *t, struct flowtab_flow *f)
 	f->buf = NULL;
 	f->len = f->cap = 0;
 	f->n_held = 0;
+	f->n_runs = 0;
 }
 
 void flowtab_decide(struct flowtab *t, struct flowtab_flow *f, bool accept,

@@ -14,11 +14,14 @@
 
 #include "base/netaddr.h"
 
-#define FLOWTAB_HELD_MAX 32 /* queued packets of one flow awaiting verdict */
+#define FLOWTAB_HELD_MAX   32 /* queued packets of one flow awaiting verdict */
+#define FLOWTAB_RANGES_MAX 16 /* disjoint runs of a stream placed by offset */
+#define FLOWTAB_TAG_MAX	   20 /* a connection id inside the flow (QUIC) */
 
 struct flowtab_key {
 	struct netaddr src, dst;
 	uint16_t sport, dport;
+	uint8_t proto; /* IPPROTO_TCP or IPPROTO_UDP */
 };
 
 struct flowtab_flow {
@@ -35,6 +38,14 @@ struct flowtab_flow {
 	size_t n_held;
 	bool has_uid;
 	uint32_t uid;
+	/* flowtab_place: the runs of buf received, sorted, disjoint. */
+	uint32_t runs[FLOWTAB_RANGES_MAX][2];
+	size_t n_runs;
+	/* The caller's name for the connection the flow carries (QUIC: the
+	 * Destination Connection ID its Initial keys came from). */
+	uint8_t tag[FLOWTAB_TAG_MAX];
+	size_t tag_len;
+	bool recheck; /* the caller's: a second look at a flow let through */
 };
 
 struct flowtab;
@@ -56,6 +67,15 @@ struct flowtab_flow *flowtab_get(struct flowtab *t,
  * -EMSGSIZE (over the per-flow or total bound). */
 int flowtab_append(struct flowtab *t, struct flowtab_flow *f, uint32_t seq,
 		   const uint8_t *p, size_t n);
+/* The n bytes at offset off of f's stream, in any order (QUIC CRYPTO
+ * frames). Bytes received before must come again unchanged. 0, -EBADMSG
+ * (overlapping bytes that differ: the receiver would keep either),
+ * -EMSGSIZE (past the per-flow or total bound, or more than
+ * FLOWTAB_RANGES_MAX disjoint runs). */
+int flowtab_place(struct flowtab *t, struct flowtab_flow *f, uint64_t off,
+		  const uint8_t *p, size_t n);
+/* How many bytes from the stream's start flowtab_place has filled. */
+size_t flowtab_prefix(const struct flowtab_flow *f);
 /* Remember a queued packet of f. 0 or -ENOSPC (FLOWTAB_HELD_MAX). */
 int flowtab_hold(struct flowtab_flow *f, uint32_t id);
 /* f is decided: its stream and held packets are forgotten (the caller

@@ -42,6 +42,28 @@ int tlshello_parse(const uint8_t *stream, size_t len, struct tlshello *out)
 	return rc ? rc : parse_hello(out->hs + 4, hslen, out);
 }
 
+int tlshello_parse_messages(const uint8_t *stream, size_t len,
+			    struct tlshello *out)
+{
+	size_t need;
+
+	out->has_name = false;
+	out->has_ech = false;
+	out->name[0] = '\0';
+	if (len >= 1 && stream[0] != HS_CLIENT_HELLO)
+		return -EPROTO;
+	if (len < 4)
+		return -EAGAIN;
+	need = (size_t)stream[1] << 16 | (size_t)stream[2] << 8 | stream[3];
+	if (need > TLSHELLO_MAX)
+		return -EMSGSIZE;
+	if (need == 0)
+		return -EBADMSG;
+	if (len - 4 < need)
+		return -EAGAIN;
+	return parse_hello(stream + 4, need, out);
+}
+
 /* The record layer: fragments of handshake records appended to out->hs
  * until its 4-byte header and the body it announces are there. */
 static int unwrap(const uint8_t *stream, size_t len, struct tlshello *out,

@@ -30,6 +30,10 @@ struct tlshello {
  *  -EBADMSG: malformed (lengths that do not add up, a duplicate
  *            extension, a server_name that is not a host name). */
 int tlshello_parse(const uint8_t *stream, size_t len, struct tlshello *out);
+/* The same, for a stream of bare handshake messages (QUIC's CRYPTO
+ * frames carry no record layer); the same results. */
+int tlshello_parse_messages(const uint8_t *stream, size_t len,
+			    struct tlshello *out);
 
 /* The n bytes at name as a host name into out (TLSHELLO_NAME_MAX + 1
  * bytes): letters (lowered), digits, '-', '_' and single dots, no dot at

@@ -77,14 +77,16 @@ fexec sh -c 'exit 42'
 [ "$DF_CMD_RC" -eq 42 ] || fail "exec of 'exit 42' exited $DF_CMD_RC"
 ok "exec: the denied name (6) and an unresolved address (7) fail with curl's status; a status passes through (42)"
 
-# The same uid outside exec, while a fenced command runs.
-in_wl "$DNSFENCE_BIN" -c "$DF_DNSFENCE_CONF" exec --user "$USER_ID" -- sleep 30 \
+# The same uid outside exec, while a fenced command runs. The sleep's
+# operand carries this test's pid, so another run's sleep never matches.
+nap="30.$$"
+in_wl "$DNSFENCE_BIN" -c "$DF_DNSFENCE_CONF" exec --user "$USER_ID" -- sleep "$nap" \
 	>"$DF_TMP/exec-bg.out" 2>&1 &
 epid=$!
 DF_PIDS+=("$epid")
 xpid="$(exec_up)" || fail "the background exec never came up: $(cat "$DF_TMP/exec-bg.out")"
 DF_PIDS+=("$xpid")
-df_poll 50 bash -c "pgrep -f '^sleep 30' >/dev/null" || fail "the fenced sleep never started"
+df_poll 50 bash -c "pgrep -fx 'sleep $nap' >/dev/null" || fail "the fenced sleep never started"
 df_wl_as "$USER_ID" $(curl_url http://www.evil.test/) ||
 	fail "uid $USER_ID outside exec lost www.evil.test while a fenced command ran"
 ok "while a command runs fenced, the same uid outside it is not fenced"
@@ -95,7 +97,7 @@ wait "$epid" || st=$?
 nothing_left "after SIGTERM"
 ok "exec stopped with SIGTERM passes it on (143) and cleans up"
 
-in_wl "$DNSFENCE_BIN" -c "$DF_DNSFENCE_CONF" exec --user "$USER_ID" -- sleep 30 \
+in_wl "$DNSFENCE_BIN" -c "$DF_DNSFENCE_CONF" exec --user "$USER_ID" -- sleep "$nap" \
 	>"$DF_TMP/exec-bg.out" 2>&1 &
 epid=$!
 DF_PIDS+=("$epid")
@@ -103,7 +105,7 @@ xpid="$(exec_up)" || fail "the second background exec never came up"
 DF_PIDS+=("$xpid")
 kill -KILL "$xpid"
 wait "$epid" 2>/dev/null || true
-df_poll 50 bash -c "! pgrep -f '^sleep 30' >/dev/null" || fail "the fenced command outlived exec's SIGKILL"
+df_poll 50 bash -c "! pgrep -fx 'sleep $nap' >/dev/null" || fail "the fenced command outlived exec's SIGKILL"
 [ -d "$DF_TMP/state/exec/$xpid" ] || fail "a killed exec left no directory for the next one to clean"
 fexec true
 [ "$DF_CMD_RC" -eq 0 ] || fail "the exec after a killed one exited $DF_CMD_RC: $(cat "$DF_TMP/exec.err")"

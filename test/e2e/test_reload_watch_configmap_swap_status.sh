@@ -53,12 +53,13 @@ expect_in_set dnsfence4 198.18.1.11
 ok "ConfigMap swap picked up by the watch: a.b allowed, www denied, www's 198.18.1.10 evicted"
 
 # The new policy answers before the reload's last step (the rules, through
-# the guard) has recorded it: wait for the record, then read it whole.
+# the guard) has recorded it: wait for that record (not the no-change one
+# of the layout change before it, also a watch reload), then read it whole.
 reload_recorded() {
 	df_dnsfence status --json
 	[ "$DF_CMD_RC" -eq 0 ] && "$DF_PY" -c 'import json, sys
 r = json.loads(sys.argv[1]).get("last_reload") or {}
-sys.exit(0 if r.get("trigger") == "watch" and r.get("result") == "ok" else 1)' "$DF_CMD_OUT"
+sys.exit(0 if r.get("trigger") == "watch" and r.get("result") == "ok" and "+2/-1 names" in r.get("text", "") else 1)' "$DF_CMD_OUT"
 }
 df_poll 50 reload_recorded || fail "status never recorded the watch's reload: $DF_CMD_OUT $DF_CMD_ERR"
 "$DF_PY" - "$before" "$DF_CMD_OUT" <<'PY' || fail "status --json does not show the reload: $DF_CMD_OUT"

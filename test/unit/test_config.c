@@ -134,6 +134,9 @@ static void test_defaults_are_those_of_the_design(void **state)
 	assert_int_equal(c->guard_interval, 5);
 	assert_int_equal(c->log_level, LOGL_INFO);
 	assert_int_equal(c->log_format, LOG_FORMAT_TEXT);
+	assert_int_equal(c->n_quic_ports, 1);
+	assert_int_equal(c->quic_ports[0].proto, IPPROTO_UDP);
+	assert_int_equal(c->quic_ports[0].first, 443);
 	config_free(c);
 }
 
@@ -343,6 +346,11 @@ static void test_bad_ports_and_cidrs_are_rejected(void **state)
 		   "allow_cidrs[0]: ");
 	expect_err("{\"allow_cidrs\": [\"10.0.0.0/8\", \"nope\"]}", NULL,
 		   "allow_cidrs[1]: ");
+	expect_err("{\"name_check\": {\"quic_ports\": [\"tcp/443\"]}}", NULL,
+		   "name_check.quic_ports[0]: \"tcp/443\": QUIC runs over udp");
+	expect_err("{\"name_check\": {\"tls_ports\": [\"udp/443\"]}}", NULL,
+		   "name_check.tls_ports[0]: \"udp/443\": only tcp ports are "
+		   "checked (QUIC ports go in name_check.quic_ports)");
 }
 
 static void test_sets_user_mode_and_choices(void **state)

@@ -621,6 +621,48 @@ static void name_check_queues_only_undecided_flows(void **state)
 	config_free(off);
 }
 
+/* QUIC: only the quic_ports also in ports are queued; a refused UDP flow
+ * is dropped, an undecided one queued from its first packet, an accepted
+ * one only for its long-header packets, to the recheck queue, the
+ * repeated packet excepted. */
+static void name_check_quic_rules_only_for_allowed_udp(void **state)
+{
+	struct config *c = fixture_config(
+	    "{\"upstreams\": [\"198.18.0.1\"], \"ports\": [\"tcp/443\", "
+	    "\"udp/443\", \"udp/4000\"]}");
+	struct config *no_udp = fixture_config(
+	    "{\"upstreams\": [\"198.18.0.1\"], \"ports\": [\"tcp/443\"]}");
+	char *v4 = fw_render(c, AF_INET), *v6 = fw_render(c, AF_INET6);
+	char *v4n = fw_render(no_udp, AF_INET);
+	const char *want =
+	    C "-p udp -m connmark --mark 0x200000/0x300000 -m conntrack "
+	      "--ctdir ORIGINAL -j DROP\n" C
+	      "-p udp -m set --match-set dnsfence4 dst -m multiport --dports "
+	      "443 -m connmark --mark 0x0/0x300000 -m conntrack --ctdir "
+	      "ORIGINAL -j NFQUEUE --queue-num 4453\n" C
+	      "-p udp -m set --match-set dnsfence4 dst -m multiport --dports "
+	      "443 -m connmark --mark 0x100000/0x300000 -m mark ! --mark "
+	      "0x100000 -m u32 --u32 \"0x0>>0x16&0x3c@0x8>>0x18&0x80=0x80\" -m "
+	      "conntrack --ctdir ORIGINAL -j NFQUEUE --queue-num 4454\n" C
+	      "-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n";
+
+	(void)state;
+	assert_non_null(v4);
+	assert_non_null(v6);
+	assert_non_null(v4n);
+	assert_non_null(strstr(v4, want));
+	assert_non_null(strstr(v6, "--u32 \"0x30>>0x18&0x80=0x80\""));
+	assert_null(strstr(v4, "--dports 443,4000 -m connmark"));
+	assert_null(strstr(v4n, "-p udp -m set --match-set dnsfence4 dst -m "
+				"multiport --dports 443 -m connmark"));
+	assert_null(strstr(v4n, "-j DROP"));
+	free(v4);
+	free(v6);
+	free(v4n);
+	config_free(c);
+	config_free(no_udp);
+}
+
 static void inbound_deny_accepts_original_direction_only(void **state)
 {
 	struct config *c =
@@ -661,6 +703,7 @@ int main(void)
 	    cmocka_unit_test(policy_fingerprint_and_its_drift),
 	    cmocka_unit_test(inbound_deny_accepts_original_direction_only),
 	    cmocka_unit_test(name_check_queues_only_undecided_flows),
+	    cmocka_unit_test(name_check_quic_rules_only_for_allowed_udp),
 	    cmocka_unit_test(replaced_upstream_stays_fenced),
 	};
 

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* quic: the CRYPTO frames of a QUIC version 1 client Initial (RFC 9000
+ * 17.2.2), unprotected with the Initial keys every observer can derive
+ * from the Destination Connection ID (RFC 9001 5.2). Pure (libcrypto for
+ * HKDF and AES, no I/O); every byte through dns_reader. */
+#ifndef DNSFENCE_QUIC_H
+#define DNSFENCE_QUIC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define QUIC_VERSION_1	  0x00000001u
+#define QUIC_CID_MAX	  20
+#define QUIC_DCID_MIN	  8  /* a client's first DCID (RFC 9000 7.2) */
+#define QUIC_CRYPTO_MAX	  32 /* CRYPTO frames read from one datagram */
+#define QUIC_PACKETS_MAX  4  /* coalesced Initials read from one datagram */
+#define QUIC_DATAGRAM_MAX 65535
+
+struct quic_keys {
+	uint8_t key[16], iv[12], hp[16];
+};
+
+/* What a datagram's first packet claims to be (first byte and version,
+ * unauthenticated). */
+enum quic_kind {
+	QUIC_KIND_SHORT = 0, /* a 1-RTT packet, or not QUIC at all */
+	QUIC_KIND_INITIAL,   /* long header, version 1, type Initial */
+	QUIC_KIND_LONG,	     /* version 1, another long-header type */
+	QUIC_KIND_VERSION    /* a long header of another version */
+};
+
+struct quic_crypto {
+	uint64_t off;
+	const uint8_t *data; /* into quic_initial.plain */
+	size_t len;
+};
+
+struct quic_lib;
+
+/* One reader: what the last parse found, its scratch, and libcrypto's
+ * algorithms fetched once. */
+struct quic_initial {
+	struct quic_lib *lib;
+	uint8_t dcid[QUIC_CID_MAX];
+	size_t dcid_len;
+	size_t n_crypto;
+	struct quic_crypto crypto[QUIC_CRYPTO_MAX];
+	uint8_t plain[QUIC_DATAGRAM_MAX]; /* scratch: the decrypted payloads */
+};
+
+/* NULL when out of memory or when libcrypto lacks HKDF or AES-128. */
+struct quic_initial *quic_initial_new(void);
+void quic_initial_free(struct quic_initial *qi);
+
+/* The client's Initial keys for a Destination Connection ID of len bytes
+ * (at most QUIC_CID_MAX). 0, or -EIO when libcrypto fails. */
+int quic_initial_keys(struct quic_initial *qi, const uint8_t *dcid, size_t len,
+		      struct quic_keys *out);
+
+enum quic_kind quic_kind(const uint8_t *p, size_t len);
+
+/* Unprotect the client Initial at the start of the datagram p (and the
+ * Initials coalesced after it with the same DCID) and list its CRYPTO
+ * frames in out.
+ *  0:        out->dcid and out->crypto filled (n_crypto may be 0: an
+ *            Initial of only ACK, PING and PADDING);
+ *  -EPROTO:  the first packet is not a version 1 Initial;
+ *  -EACCES:  a payload that does not authenticate under the keys of its
+ *            DCID (the Initial of a connection whose DCID the server
+ *            chose: only that server reads it);
+ *  -EBADMSG: malformed: lengths that do not add up, a connection ID over
+ *            20 bytes, reserved bits set, a frame an Initial may not
+ *            carry, more than QUIC_CRYPTO_MAX CRYPTO frames, a coalesced
+ *            Initial with another DCID;
+ *  -EIO:     libcrypto failed. */
+int quic_initial_parse(const uint8_t *p, size_t len, struct quic_initial *out);
+
+/* The frames of a decrypted Initial payload (appended to out->crypto).
+ * 0 or -EBADMSG as above. */
+int quic_frames(const uint8_t *p, size_t len, struct quic_initial *out);
+
+#endif
