@@ -14,6 +14,7 @@
  * directory itself must be writable by `user`, not every parent. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,7 +73,9 @@ static uint32_t name_hash(const char *s);
 static void on_timer(evutil_socket_t fd, short what, void *arg);
 static struct flow *find_flow(struct learn *l, const struct nflog_pkt *pkt,
 			      const char *reason);
-static cJSON *to_json(const struct learn *l);
+static char *to_text(const struct learn *l);
+static void learn_saved(const char *dir, const char *name, int rc,
+			bool *warned);
 static cJSON *flow_json(const struct flow *f);
 
 static struct learn *global;
@@ -246,35 +249,143 @@ static cJSON *flow_json(const struct flow *f)
 	return o;
 }
 
-static cJSON *to_json(const struct learn *l)
-{
-	cJSON *root = cJSON_CreateObject(), *names, *flows, *n;
-	bool ok = root != NULL;
+/* A text that grows; a failed growth sticks (the text is then NULL). */
+struct text {
+	char *s;
+	size_t len, cap;
+	bool failed;
+};
 
-	ok = ok && cJSON_AddNumberToObject(root, "version", 1);
-	ok = ok && cJSON_AddStringToObject(root, "mode", l->mode);
-	ok = ok && (names = cJSON_AddArrayToObject(root, "names")) != NULL;
-	for (size_t i = 0; ok && i < NAME_SLOTS; i++) {
+static void text_add(struct text *t, const char *s, size_t n)
+{
+	if (t->failed)
+		return;
+	if (t->len + n + 1 > t->cap) {
+		size_t cap = t->cap != 0 ? t->cap : 4096;
+		char *ns;
+
+		while (cap < t->len + n + 1)
+			cap *= 2;
+		ns = realloc(t->s, cap);
+		if (ns == NULL) {
+			t->failed = true;
+			return;
+		}
+		t->s = ns;
+		t->cap = cap;
+	}
+	memcpy(t->s + t->len, s, n);
+	t->len += n;
+	t->s[t->len] = '\0';
+}
+
+static void text_cat(struct text *t, const char *s)
+{
+	text_add(t, s, strlen(s));
+}
+
+static void text_fmt(struct text *t, const char *fmt, ...)
+{
+	char buf[128];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n >= 0)
+		text_add(t, buf,
+			 (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+}
+
+/* s as a JSON string, escaped as cJSON_Print escapes it. */
+static void text_str(struct text *t, const char *s)
+{
+	text_cat(t, "\"");
+	for (; *s != '\0'; s++) {
+		unsigned char c = (unsigned char)*s;
+		const char *e = NULL;
+		char u[8];
+
+		switch (c) {
+		case '"':
+			e = "\\\"";
+			break;
+		case '\\':
+			e = "\\\\";
+			break;
+		case '\b':
+			e = "\\b";
+			break;
+		case '\f':
+			e = "\\f";
+			break;
+		case '\n':
+			e = "\\n";
+			break;
+		case '\r':
+			e = "\\r";
+			break;
+		case '\t':
+			e = "\\t";
+			break;
+		default:
+			if (c < 0x20) {
+				snprintf(u, sizeof(u), "\\u%04x", c);
+				e = u;
+			}
+		}
+		if (e != NULL)
+			text_cat(t, e);
+		else
+			text_add(t, (const char *)&c, 1);
+	}
+	text_cat(t, "\"");
+}
+
+/* suggest.json's text, written as it goes: a cJSON tree of 4096 names
+ * took about 1 MiB for a moment at every write, the text takes a fifth
+ * of that. The flows (at most LEARN_FLOWS_MAX) still go through cJSON. */
+static char *to_text(const struct learn *l)
+{
+	struct text t = {0};
+	bool first = true;
+
+	text_cat(&t, "{\n\t\"version\":\t1,\n\t\"mode\":\t");
+	text_str(&t, l->mode);
+	text_cat(&t, ",\n\t\"names\":\t[");
+	for (size_t i = 0; i < NAME_SLOTS; i++) {
 		if (l->names[i].name == NULL)
 			continue;
-		ok = (n = cJSON_CreateObject()) != NULL &&
-		     cJSON_AddItemToArray(names, n);
-		ok = ok && cJSON_AddStringToObject(n, "name", l->names[i].name);
-		ok = ok && cJSON_AddNumberToObject(n, "count",
-						   (double)l->names[i].count);
+		text_cat(&t, first ? "{\n\t\t\t\"name\":\t"
+				   : ", {\n\t\t\t\"name\":\t");
+		text_str(&t, l->names[i].name);
+		text_fmt(&t, ",\n\t\t\t\"count\":\t%llu\n\t\t}",
+			 (unsigned long long)l->names[i].count);
+		first = false;
 	}
-	ok = ok && cJSON_AddNumberToObject(root, "names_dropped",
-					   (double)l->names_dropped);
-	ok = ok && (flows = cJSON_AddArrayToObject(root, "flows")) != NULL;
-	for (size_t i = 0; ok && i < l->n_flows; i++)
-		ok = cJSON_AddItemToArray(flows, flow_json(&l->flows[i]));
-	ok = ok && cJSON_AddNumberToObject(root, "flows_dropped",
-					   (double)l->flows_dropped);
-	if (!ok) {
-		cJSON_Delete(root);
+	text_fmt(&t, "],\n\t\"names_dropped\":\t%llu,\n\t\"flows\":\t[",
+		 (unsigned long long)l->names_dropped);
+	for (size_t i = 0; i < l->n_flows; i++) {
+		cJSON *f = flow_json(&l->flows[i]);
+		char *ft = f != NULL ? cJSON_Print(f) : NULL;
+
+		cJSON_Delete(f);
+		if (ft == NULL)
+			t.failed = true;
+		else
+			text_cat(&t, i > 0 ? ", " : "");
+		if (ft != NULL)
+			text_cat(&t, ft);
+		free(ft);
+	}
+	text_fmt(&t, "],\n\t\"flows_dropped\":\t%llu\n}",
+		 (unsigned long long)l->flows_dropped);
+	if (t.failed) {
+		free(t.s);
 		return NULL;
 	}
-	return root;
+	return t.s;
 }
 
 int learn_write_file(int dirfd, const char *name, const char *text)
@@ -308,6 +419,18 @@ int learn_write_file(int dirfd, const char *name, const char *text)
 	return rc;
 }
 
+/* The first failure after a success is logged (*warned remembers it). */
+static void learn_saved(const char *dir, const char *name, int rc, bool *warned)
+{
+	if (rc == 0) {
+		*warned = false;
+	} else if (!*warned) {
+		*warned = true;
+		log_warn(SYS, "cannot write %s/%s: %s", dir, name,
+			 strerror(-rc));
+	}
+}
+
 int learn_save(int dirfd, const char *dir, const char *name, cJSON *root,
 	       bool *warned)
 {
@@ -316,30 +439,23 @@ int learn_save(int dirfd, const char *dir, const char *name, cJSON *root,
 
 	cJSON_Delete(root);
 	free(text);
-	if (rc == 0) {
-		*warned = false;
-	} else if (!*warned) {
-		*warned = true;
-		log_warn(SYS, "cannot write %s/%s: %s", dir, name,
-			 strerror(-rc));
-	}
+	learn_saved(dir, name, rc, warned);
 	return rc;
 }
 
 char *learn_text(const struct learn *l)
 {
-	cJSON *root = to_json(l);
-	char *text = root != NULL ? cJSON_Print(root) : NULL;
-
-	cJSON_Delete(root);
-	return text;
+	return to_text(l);
 }
 
 int learn_write(struct learn *l)
 {
-	int rc =
-	    learn_save(l->dirfd, l->dir, LEARN_FILE, to_json(l), &l->warned);
+	char *text = to_text(l);
+	int rc = text != NULL ? learn_write_file(l->dirfd, LEARN_FILE, text)
+			      : -ENOMEM;
 
+	free(text);
+	learn_saved(l->dir, LEARN_FILE, rc, &l->warned);
 	if (rc == 0)
 		l->dirty = false;
 	return rc;

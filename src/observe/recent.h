@@ -15,9 +15,11 @@
 #include "base/netaddr.h"
 
 /* Bounded by entries, not by time: the daemon keeps RECENT_DEFAULT_MAX
- * addresses, the least recently answered forgotten first, in one
- * allocation of 308 bytes per entry on x86-64 (304 for the entry, 4 for
- * its hash bucket): 1.2 MiB for 4096. */
+ * addresses, the least recently answered forgotten first: 56 bytes per
+ * entry on x86-64, 4 of address bucket and 8 of name bucket, and each
+ * distinct name once (its length + 17 bytes, before allocator rounding),
+ * shared by all its addresses: under 0.5 MiB for 4096 addresses of 4096
+ * names (it was 1.2 MiB with a 256-byte name in every entry). */
 #define RECENT_DEFAULT_MAX 4096
 #define RECENT_NAME_MAX	   256 /* longer names are cut, ending in "..." */
 

@@ -3,10 +3,15 @@
  *
  * Two chained hash tables with a per-process random seed (the keys come
  * from upstream answers): names, each stored once with a count of the
- * links that point at it, and addresses, each with a small array of
- * links (name, expiry). Links are what is bounded: one per (address,
- * name) pair, whatever the sharing. Tables double when they hold more
- * entries than buckets, so memory follows the live entries.
+ * links that point at it, and addresses, 32-byte entries in one dense
+ * array (a free list takes dropped ones again) chained by entry number,
+ * each holding its one link (name, expiry) itself or pointing at an
+ * array of links. Links are what is bounded: one per (address, name)
+ * pair, whatever the sharing. Bucket arrays double when they hold more
+ * entries than buckets and the entry array doubles when full (realloc:
+ * a large one is remapped, not copied, and pages never reached are not
+ * resident), so memory follows the live entries; prov_clear gives the
+ * entry array back.
  *
  * Eviction is one pass over the names (each judged once by the new
  * policy, so a 100k-name allowlist costs 100k policy lookups, not one per
@@ -14,6 +19,7 @@
  * names, not the allowlist patterns, so "still allowed" is exact for
  * wildcards too. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -30,10 +36,12 @@
 #define PROV_LINKS_MIN	     65536
 #define MIN_BUCKETS	     1024
 #define NAME_MAX_WIRE	     255
+#define NIL		     UINT32_MAX
 
+/* No stored hash: 14 bytes before the name, so the usual name (up to 34
+ * wire bytes) takes a 48-byte chunk. */
 struct pname {
 	struct pname *next;
-	uint32_t hash;
 	uint32_t refs; /* links pointing here */
 	bool gone;     /* judged no longer allowed by prov_evict */
 	uint8_t len;
@@ -45,19 +53,30 @@ struct plink {
 	uint32_t expires; /* monotonic seconds */
 };
 
-/* Most addresses have one name: that link lives in the node (cap <= 1),
- * more go to an array of their own, so the common case is one
- * allocation of 56 bytes. */
-struct paddr {
-	struct paddr *next;
-	uint32_t hash;
+/* The links of an address that has more than one. */
+struct plinks {
 	uint32_t n, cap;
-	struct netaddr addr;
-	union {
-		struct plink one; /* cap <= 1 */
-		struct plink *many;
-	} u;
+	struct plink l[];
 };
+
+/* ref's low bits (malloc aligns to 8 at least): the entry is in use, its
+ * address is IPv6, ref points at a struct plinks (else at the one link's
+ * name, NULL while it has none). 0: a free entry. */
+#define PREF_USED  1u
+#define PREF_V6	   2u
+#define PREF_MANY  4u
+#define PREF_FLAGS 7u
+
+/* One address in 32 bytes, in a dense array indexed by a chained hash of
+ * entry numbers: most addresses have one name, whose link lives in the
+ * entry (ref and expires), so the common case allocates nothing. */
+struct pent {
+	uint8_t bytes[16]; /* 4 used for IPv4 */
+	uintptr_t ref;
+	uint32_t next;	  /* in its chain, or in the free list */
+	uint32_t expires; /* the one link's, without PREF_MANY */
+};
+_Static_assert(sizeof(struct pent) == 32, "an address entry is 32 bytes");
 
 struct htab {
 	void **b; /* chains; the first member of an entry is its next */
@@ -65,51 +84,54 @@ struct htab {
 	size_t count;
 };
 
+/* The addresses: e[0 .. used) taken (free ones chained from free), cap
+ * allocated; b[mask + 1] chain heads. */
+struct atab {
+	struct pent *e;
+	uint32_t *b;
+	size_t mask, used, cap, count;
+	uint32_t free;
+};
+
 struct prov {
-	struct htab names, addrs;
+	struct htab names;
+	struct atab addrs;
 	size_t links, max;
 	uint64_t seed;
 	uint64_t swept_at; /* monotonic seconds of the last full sweep */
 };
 
-static uint64_t mix64(uint64_t x);
 static uint32_t name_hash(const struct prov *p, const uint8_t *w, size_t len);
 static uint32_t addr_hash(const struct prov *p, const struct netaddr *a);
 static int htab_init(struct htab *t);
-static int htab_grow(struct htab *t, uint32_t (*hash_of)(const void *));
-static uint32_t pname_hash_of(const void *e);
-static uint32_t paddr_hash_of(const void *e);
+static int names_grow(struct prov *p);
+static int atab_init(struct atab *t);
+static int atab_rehash(struct prov *p, size_t buckets);
+static struct netaddr ent_addr(const struct pent *e);
+static bool ent_is(const struct pent *e, const struct netaddr *a);
+static uint32_t nlinks(const struct pent *e);
+static struct pname *lname(const struct pent *e, uint32_t i);
+static uint32_t *lexp(struct pent *e, uint32_t i);
 static struct pname *name_get(struct prov *p, const uint8_t *w, size_t len);
 static void name_put(struct prov *p, struct pname *n);
-static struct paddr *addr_get(struct prov *p, const struct netaddr *a);
-static void addr_drop(struct prov *p, struct paddr *a);
-static size_t addr_prune(struct prov *p, struct paddr *a, uint64_t now,
+static struct pent *addr_get(struct prov *p, const struct netaddr *a);
+static void addr_drop(struct prov *p, struct pent *a);
+static size_t addr_prune(struct prov *p, struct pent *a, uint64_t now,
 			 bool drop_gone);
-static int link_add(struct prov *p, struct paddr *a, struct pname *n,
+static int link_add(struct prov *p, struct pent *a, struct pname *n,
 		    uint32_t expires);
 static void sweep(struct prov *p, uint64_t now, bool drop_gone);
-static struct plink *links(struct paddr *a);
-static const struct paddr *addr_find(const struct prov *p,
-				     const struct netaddr *a);
-static size_t walk_links(const struct paddr *e, prov_walk_fn fn, void *arg,
+static const struct pent *addr_find(const struct prov *p,
+				    const struct netaddr *a);
+static size_t walk_links(const struct pent *e, prov_walk_fn fn, void *arg,
 			 uint64_t now);
-static bool judge_addr(struct paddr *a, const struct prov_shorten *sh,
+static bool judge_addr(struct pent *a, const struct prov_shorten *sh,
 		       uint64_t now, prov_evict_fn evict, void *earg);
 static size_t name_len(const uint8_t *w, size_t len);
 
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
 static uint32_t name_hash(const struct prov *p, const uint8_t *w, size_t len)
 {
-	return (uint32_t)mix64(
+	return (uint32_t)hash_mix64(
 	    hash_fnv1a64(p->seed ^ HASH_FNV64_BASIS, w, len));
 }
 
@@ -119,20 +141,12 @@ static uint32_t addr_hash(const struct prov *p, const struct netaddr *a)
 
 	memcpy(&w0, a->bytes, 8);
 	memcpy(&w1, a->bytes + 8, 8);
-	if (a->family == AF_INET)
+	if (a->family == AF_INET) {
+		w0 = 0;
+		memcpy(&w0, a->bytes, 4);
 		w1 = 0;
-	return (uint32_t)mix64(mix64(p->seed ^ a->family ^ w0) ^ w1);
-}
-
-/* The stored hash is the seeded one, so growing needs no seed. */
-static uint32_t pname_hash_of(const void *e)
-{
-	return ((const struct pname *)e)->hash;
-}
-
-static uint32_t paddr_hash_of(const void *e)
-{
-	return ((const struct paddr *)e)->hash;
+	}
+	return (uint32_t)hash_mix64(hash_mix64(p->seed ^ a->family ^ w0) ^ w1);
 }
 
 static int htab_init(struct htab *t)
@@ -143,21 +157,23 @@ static int htab_init(struct htab *t)
 	return t->b != NULL ? 0 : -ENOMEM;
 }
 
-static int htab_grow(struct htab *t, uint32_t (*hash_of)(const void *))
+/* Double the names' buckets, hashing every name again. */
+static int names_grow(struct prov *p)
 {
+	struct htab *t = &p->names;
 	size_t n = (t->mask + 1) * 2;
 	void **b = calloc(n, sizeof(*b));
 
 	if (b == NULL)
 		return -ENOMEM;
 	for (size_t i = 0; i <= t->mask; i++) {
-		void *e = t->b[i];
+		struct pname *e = t->b[i];
 
 		while (e != NULL) {
-			void *next = *(void **)e;
-			size_t k = hash_of(e) & (n - 1);
+			struct pname *next = e->next;
+			size_t k = name_hash(p, e->wire, e->len) & (n - 1);
 
-			*(void **)e = b[k];
+			e->next = b[k];
 			b[k] = e;
 			e = next;
 		}
@@ -166,6 +182,88 @@ static int htab_grow(struct htab *t, uint32_t (*hash_of)(const void *))
 	t->b = b;
 	t->mask = n - 1;
 	return 0;
+}
+
+static int atab_init(struct atab *t)
+{
+	*t = (struct atab){.free = NIL};
+	t->b = malloc(MIN_BUCKETS * sizeof(*t->b));
+	if (t->b == NULL)
+		return -ENOMEM;
+	memset(t->b, 0xff, MIN_BUCKETS * sizeof(*t->b));
+	t->mask = MIN_BUCKETS - 1;
+	return 0;
+}
+
+/* Chain every entry again into buckets heads (a power of two). */
+static int atab_rehash(struct prov *p, size_t buckets)
+{
+	struct atab *t = &p->addrs;
+	uint32_t *b = malloc(buckets * sizeof(*b));
+
+	if (b == NULL)
+		return -ENOMEM;
+	memset(b, 0xff, buckets * sizeof(*b));
+	for (size_t i = 0; i < t->used; i++) {
+		struct pent *e = &t->e[i];
+		struct netaddr a;
+		size_t k;
+
+		if (e->ref == 0)
+			continue;
+		a = ent_addr(e);
+		k = addr_hash(p, &a) & (buckets - 1);
+		e->next = b[k];
+		b[k] = (uint32_t)i;
+	}
+	free(t->b);
+	t->b = b;
+	t->mask = buckets - 1;
+	return 0;
+}
+
+static struct netaddr ent_addr(const struct pent *e)
+{
+	struct netaddr a = {.family = e->ref & PREF_V6 ? AF_INET6 : AF_INET};
+
+	memcpy(a.bytes, e->bytes, a.family == AF_INET ? 4 : 16);
+	return a;
+}
+
+static bool ent_is(const struct pent *e, const struct netaddr *a)
+{
+	bool v6 = a->family == AF_INET6;
+
+	return e->ref != 0 && ((e->ref & PREF_V6) != 0) == v6 &&
+	       memcmp(e->bytes, a->bytes, v6 ? 16 : 4) == 0;
+}
+
+static uint32_t nlinks(const struct pent *e)
+{
+	if (e->ref & PREF_MANY)
+		return ((const struct plinks *)(e->ref &
+						~(uintptr_t)PREF_FLAGS))
+		    ->n;
+	return (e->ref & ~(uintptr_t)PREF_FLAGS) != 0 ? 1 : 0;
+}
+
+static struct pname *lname(const struct pent *e, uint32_t i)
+{
+	if (e->ref & PREF_MANY)
+		return ((const struct plinks *)(e->ref &
+						~(uintptr_t)PREF_FLAGS))
+		    ->l[i]
+		    .name;
+	return (struct pname *)(e->ref & ~(uintptr_t)PREF_FLAGS);
+}
+
+static uint32_t *lexp(struct pent *e, uint32_t i)
+{
+	if (e->ref & PREF_MANY)
+		return &((struct plinks *)(e->ref & ~(uintptr_t)PREF_FLAGS))
+			    ->l[i]
+			    .expires;
+	return &e->expires;
 }
 
 size_t prov_max_for(uint32_t maxelem)
@@ -187,7 +285,7 @@ struct prov *prov_new(size_t max)
 	if (p == NULL)
 		return NULL;
 	p->max = max;
-	if (htab_init(&p->names) != 0 || htab_init(&p->addrs) != 0) {
+	if (htab_init(&p->names) != 0 || atab_init(&p->addrs) != 0) {
 		prov_free(p);
 		return NULL;
 	}
@@ -203,20 +301,23 @@ void prov_free(struct prov *p)
 		prov_clear(p);
 	free(p->names.b);
 	free(p->addrs.b);
+	free(p->addrs.e);
 	free(p);
 }
 
+/* Every address dropped, and the entry array given back: the sets are
+ * empty, so the next peak need not sit on this one's pages. */
 void prov_clear(struct prov *p)
 {
-	for (size_t i = 0; i <= p->addrs.mask; i++) {
-		while (p->addrs.b[i] != NULL)
-			addr_drop(p, p->addrs.b[i]);
+	for (size_t i = 0; i < p->addrs.used; i++) {
+		if (p->addrs.e[i].ref != 0)
+			addr_drop(p, &p->addrs.e[i]);
 	}
-}
-
-static struct plink *links(struct paddr *a)
-{
-	return a->cap <= 1 ? &a->u.one : a->u.many;
+	free(p->addrs.e);
+	p->addrs.e = NULL;
+	p->addrs.used = p->addrs.cap = 0;
+	p->addrs.free = NIL;
+	memset(p->addrs.b, 0xff, (p->addrs.mask + 1) * sizeof(*p->addrs.b));
 }
 
 /* The length of the wire name up to its root label, or 0. */
@@ -241,17 +342,16 @@ static struct pname *name_get(struct prov *p, const uint8_t *w, size_t len)
 	struct pname *n = p->names.b[h & p->names.mask];
 
 	for (; n != NULL; n = n->next) {
-		if (n->hash == h && n->len == len &&
-		    memcmp(n->wire, w, len) == 0)
+		if (n->len == len && memcmp(n->wire, w, len) == 0)
 			return n;
 	}
-	if (p->names.count >= p->names.mask + 1 &&
-	    htab_grow(&p->names, pname_hash_of) != 0)
-		return NULL;
-	n = calloc(1, sizeof(*n) + len);
+	if (p->names.count >= p->names.mask + 1) {
+		if (names_grow(p) != 0)
+			return NULL;
+	}
+	n = calloc(1, offsetof(struct pname, wire) + len);
 	if (n == NULL)
 		return NULL;
-	n->hash = h;
 	n->len = (uint8_t)len;
 	memcpy(n->wire, w, len);
 	n->next = p->names.b[h & p->names.mask];
@@ -263,23 +363,12 @@ static struct pname *name_get(struct prov *p, const uint8_t *w, size_t len)
 bool prov_answered(const struct prov *p, const uint8_t *name, size_t len,
 		   const struct netaddr *a, uint64_t now)
 {
-	uint32_t h = addr_hash(p, a);
-	size_t alen = a->family == AF_INET ? 4 : 16;
-	const struct paddr *e = p->addrs.b[h & p->addrs.mask];
+	struct pent *e = (struct pent *)addr_find(p, a);
 
-	for (; e != NULL; e = e->next) {
-		if (e->hash == h && e->addr.family == a->family &&
-		    memcmp(e->addr.bytes, a->bytes, alen) == 0)
-			break;
-	}
-	const struct plink *l = e == NULL     ? NULL
-				: e->cap <= 1 ? &e->u.one
-					      : e->u.many;
+	for (uint32_t i = 0; e != NULL && i < nlinks(e); i++) {
+		const struct pname *n = lname(e, i);
 
-	for (size_t i = 0; e != NULL && i < e->n; i++) {
-		const struct pname *n = l[i].name;
-
-		if (!n->gone && l[i].expires > now && n->len == len &&
+		if (!n->gone && *lexp(e, i) > now && n->len == len &&
 		    memcmp(n->wire, name, len) == 0)
 			return true;
 	}
@@ -293,7 +382,8 @@ static void name_put(struct prov *p, struct pname *n)
 
 	if (--n->refs > 0)
 		return;
-	pp = (struct pname **)&p->names.b[n->hash & p->names.mask];
+	pp = (struct pname **)&p->names
+		 .b[name_hash(p, n->wire, n->len) & p->names.mask];
 	while (*pp != n)
 		pp = &(*pp)->next;
 	*pp = n->next;
@@ -301,91 +391,144 @@ static void name_put(struct prov *p, struct pname *n)
 	free(n);
 }
 
-static struct paddr *addr_get(struct prov *p, const struct netaddr *a)
+static const struct pent *addr_find(const struct prov *p,
+				    const struct netaddr *a)
 {
-	uint32_t h = addr_hash(p, a);
-	size_t alen = a->family == AF_INET ? 4 : 16;
-	struct paddr *e = p->addrs.b[h & p->addrs.mask];
+	const struct atab *t = &p->addrs;
+	uint32_t i = t->b[addr_hash(p, a) & t->mask];
 
-	for (; e != NULL; e = e->next) {
-		if (e->hash == h && e->addr.family == a->family &&
-		    memcmp(e->addr.bytes, a->bytes, alen) == 0)
-			return e;
+	while (i != NIL && !ent_is(&t->e[i], a))
+		i = t->e[i].next;
+	return i != NIL ? &t->e[i] : NULL;
+}
+
+/* a's entry, created (with no link) if new. */
+static struct pent *addr_get(struct prov *p, const struct netaddr *a)
+{
+	struct atab *t = &p->addrs;
+	struct pent *e = (struct pent *)addr_find(p, a);
+	uint32_t i;
+	size_t k;
+
+	if (e != NULL)
+		return e;
+	if (t->count >= t->mask + 1 && atab_rehash(p, (t->mask + 1) * 2) != 0)
+		return NULL;
+	if (t->free == NIL && t->used == t->cap) {
+		size_t cap = t->cap != 0 ? t->cap * 2 : MIN_BUCKETS;
+		struct pent *ne = reallocarray(t->e, cap, sizeof(*ne));
+
+		if (ne == NULL)
+			return NULL;
+		t->e = ne;
+		t->cap = cap;
 	}
-	if (p->addrs.count >= p->addrs.mask + 1 &&
-	    htab_grow(&p->addrs, paddr_hash_of) != 0)
-		return NULL;
-	e = calloc(1, sizeof(*e));
-	if (e == NULL)
-		return NULL;
-	e->hash = h;
-	e->addr.family = a->family;
-	memcpy(e->addr.bytes, a->bytes, alen);
-	e->next = p->addrs.b[h & p->addrs.mask];
-	p->addrs.b[h & p->addrs.mask] = e;
-	p->addrs.count++;
+	if (t->free != NIL) {
+		i = t->free;
+		t->free = t->e[i].next;
+	} else {
+		i = (uint32_t)t->used++;
+	}
+	e = &t->e[i];
+	memset(e, 0, sizeof(*e));
+	memcpy(e->bytes, a->bytes, a->family == AF_INET ? 4 : 16);
+	e->ref = PREF_USED | (a->family == AF_INET6 ? PREF_V6 : 0);
+	k = addr_hash(p, a) & t->mask;
+	e->next = t->b[k];
+	t->b[k] = i;
+	t->count++;
 	return e;
 }
 
-static void addr_drop(struct prov *p, struct paddr *a)
+static void addr_drop(struct prov *p, struct pent *a)
 {
-	struct paddr **pp =
-	    (struct paddr **)&p->addrs.b[a->hash & p->addrs.mask];
+	struct atab *t = &p->addrs;
+	struct netaddr addr = ent_addr(a);
+	uint32_t i = (uint32_t)(a - t->e);
+	uint32_t *pp = &t->b[addr_hash(p, &addr) & t->mask];
+	uint32_t n = nlinks(a);
 
-	for (uint32_t i = 0; i < a->n; i++)
-		name_put(p, links(a)[i].name);
-	p->links -= a->n;
-	while (*pp != a)
-		pp = &(*pp)->next;
+	for (uint32_t k = 0; k < n; k++)
+		name_put(p, lname(a, k));
+	p->links -= n;
+	while (*pp != i)
+		pp = &t->e[*pp].next;
 	*pp = a->next;
-	p->addrs.count--;
-	if (a->cap > 1)
-		free(a->u.many);
-	free(a);
+	t->count--;
+	if (a->ref & PREF_MANY)
+		free((void *)(a->ref & ~(uintptr_t)PREF_FLAGS));
+	a->ref = 0;
+	a->next = t->free;
+	t->free = i;
 }
 
 /* Drop a's expired links (and, with drop_gone, those of names judged
  * gone); returns the links left. */
-static size_t addr_prune(struct prov *p, struct paddr *a, uint64_t now,
+static size_t addr_prune(struct prov *p, struct pent *a, uint64_t now,
 			 bool drop_gone)
 {
-	uint32_t k = 0;
+	uint32_t n = nlinks(a), k = 0;
+	struct plinks *L;
 
-	for (uint32_t i = 0; i < a->n; i++) {
-		struct plink *l = &links(a)[i];
+	if (!(a->ref & PREF_MANY)) {
+		struct pname *nm = lname(a, 0);
+
+		if (n == 0 || (a->expires > now && !(drop_gone && nm->gone)))
+			return n;
+		name_put(p, nm);
+		p->links--;
+		a->ref &= PREF_FLAGS;
+		return 0;
+	}
+	L = (struct plinks *)(a->ref & ~(uintptr_t)PREF_FLAGS);
+	for (uint32_t i = 0; i < n; i++) {
+		struct plink *l = &L->l[i];
 
 		if (l->expires > now && !(drop_gone && l->name->gone)) {
-			links(a)[k++] = *l;
+			L->l[k++] = *l;
 			continue;
 		}
 		name_put(p, l->name);
 		p->links--;
 	}
-	a->n = k;
+	L->n = k;
 	return k;
 }
 
-static int link_add(struct prov *p, struct paddr *a, struct pname *n,
+static int link_add(struct prov *p, struct pent *a, struct pname *n,
 		    uint32_t expires)
 {
-	if (a->n == a->cap && a->cap == 0) {
-		a->cap = 1;
-	} else if (a->n == a->cap) {
-		uint32_t cap = a->cap * 2;
-		struct plink *l =
-		    a->cap == 1 ? malloc(cap * sizeof(*l))
-				: reallocarray(a->u.many, cap, sizeof(*l));
+	uint32_t have = nlinks(a);
+	struct plinks *L;
 
-		if (l == NULL)
-			return -ENOMEM;
-		if (a->cap == 1)
-			l[0] = a->u.one;
-		a->u.many = l;
-		a->cap = cap;
+	if (have == 0 && !(a->ref & PREF_MANY)) {
+		a->ref |= (uintptr_t)n;
+		a->expires = expires;
+	} else {
+		if (!(a->ref & PREF_MANY)) {
+			L = malloc(sizeof(*L) + 2 * sizeof(L->l[0]));
+			if (L == NULL)
+				return -ENOMEM;
+			L->n = 1;
+			L->cap = 2;
+			L->l[0] = (struct plink){lname(a, 0), a->expires};
+			a->ref = (uintptr_t)L | (a->ref & PREF_V6) | PREF_USED |
+				 PREF_MANY;
+		}
+		L = (struct plinks *)(a->ref & ~(uintptr_t)PREF_FLAGS);
+		if (L->n == L->cap) {
+			uint32_t cap = L->cap * 2;
+			struct plinks *nl =
+			    realloc(L, sizeof(*L) + cap * sizeof(L->l[0]));
+
+			if (nl == NULL)
+				return -ENOMEM;
+			nl->cap = cap;
+			L = nl;
+			a->ref = (uintptr_t)L | (a->ref & PREF_FLAGS);
+		}
+		L->l[L->n++] = (struct plink){n, expires};
 	}
-	links(a)[a->n].name = n;
-	links(a)[a->n].expires = expires;
-	a->n++;
 	n->refs++;
 	p->links++;
 	return 0;
@@ -396,7 +539,7 @@ int prov_note(struct prov *p, const uint8_t *name, size_t len,
 {
 	uint32_t exp = expires > UINT32_MAX ? UINT32_MAX : (uint32_t)expires;
 	struct pname *n;
-	struct paddr *e;
+	struct pent *e;
 	int rc;
 
 	if ((a->family != AF_INET && a->family != AF_INET6) || expires <= now ||
@@ -410,13 +553,12 @@ int prov_note(struct prov *p, const uint8_t *name, size_t len,
 	if (e == NULL)
 		return -ENOMEM;
 	(void)addr_prune(p, e, now, false);
-	for (uint32_t i = 0; i < e->n; i++) {
-		struct plink *l = &links(e)[i];
+	for (uint32_t i = 0; i < nlinks(e); i++) {
+		const struct pname *l = lname(e, i);
 
-		if (l->name->len == len &&
-		    memcmp(l->name->wire, name, len) == 0) {
-			if (exp > l->expires)
-				l->expires = exp;
+		if (l->len == len && memcmp(l->wire, name, len) == 0) {
+			if (exp > *lexp(e, i))
+				*lexp(e, i) = exp;
 			return 0;
 		}
 	}
@@ -436,21 +578,18 @@ int prov_note(struct prov *p, const uint8_t *name, size_t len,
 	}
 	return 0;
 fail:
-	if (e->n == 0)
+	if (nlinks(e) == 0)
 		addr_drop(p, e);
 	return rc;
 }
 
 static void sweep(struct prov *p, uint64_t now, bool drop_gone)
 {
-	for (size_t i = 0; i <= p->addrs.mask; i++) {
-		struct paddr *a = p->addrs.b[i], *next;
+	for (size_t i = 0; i < p->addrs.used; i++) {
+		struct pent *a = &p->addrs.e[i];
 
-		for (; a != NULL; a = next) {
-			next = a->next;
-			if (addr_prune(p, a, now, drop_gone) == 0)
-				addr_drop(p, a);
-		}
+		if (a->ref != 0 && addr_prune(p, a, now, drop_gone) == 0)
+			addr_drop(p, a);
 	}
 }
 
@@ -472,45 +611,32 @@ size_t prov_evict_shorten(struct prov *p, prov_allowed_fn allowed, void *aarg,
 		for (struct pname *n = p->names.b[i]; n != NULL; n = n->next)
 			n->gone = !allowed(aarg, n->wire, n->len);
 	}
-	for (size_t i = 0; i <= p->addrs.mask; i++) {
-		for (struct paddr *a = p->addrs.b[i]; a != NULL; a = a->next) {
-			if (judge_addr(a, sh, now, evict, earg))
-				evicted++;
-		}
+	for (size_t i = 0; i < p->addrs.used; i++) {
+		struct pent *a = &p->addrs.e[i];
+
+		if (a->ref != 0 && judge_addr(a, sh, now, evict, earg))
+			evicted++;
 	}
 	sweep(p, now, true);
 	return evicted;
 }
 
-static const struct paddr *addr_find(const struct prov *p,
-				     const struct netaddr *a)
-{
-	uint32_t h = addr_hash(p, a);
-	size_t alen = a->family == AF_INET ? 4 : 16;
-	const struct paddr *e = p->addrs.b[h & p->addrs.mask];
-
-	for (; e != NULL; e = e->next) {
-		if (e->hash == h && e->addr.family == a->family &&
-		    memcmp(e->addr.bytes, a->bytes, alen) == 0)
-			return e;
-	}
-	return NULL;
-}
-
 /* fn for each link of e live at now; returns how many. */
-static size_t walk_links(const struct paddr *e, prov_walk_fn fn, void *arg,
+static size_t walk_links(const struct pent *e, prov_walk_fn fn, void *arg,
 			 uint64_t now)
 {
-	const struct plink *l = links((struct paddr *)e);
+	struct netaddr a = ent_addr(e);
 	size_t n = 0;
 
-	for (uint32_t i = 0; i < e->n; i++) {
-		if (l[i].expires <= now)
+	for (uint32_t i = 0; i < nlinks(e); i++) {
+		uint32_t exp = *lexp((struct pent *)e, i);
+		const struct pname *nm = lname(e, i);
+
+		if (exp <= now)
 			continue;
 		n++;
 		if (fn != NULL)
-			fn(arg, l[i].name->wire, l[i].name->len, &e->addr,
-			   l[i].expires - now);
+			fn(arg, nm->wire, nm->len, &a, exp - now);
 	}
 	return n;
 }
@@ -518,7 +644,7 @@ static size_t walk_links(const struct paddr *e, prov_walk_fn fn, void *arg,
 size_t prov_links_of(const struct prov *p, const struct netaddr *a,
 		     prov_walk_fn fn, void *arg, uint64_t now)
 {
-	const struct paddr *e = addr_find(p, a);
+	const struct pent *e = addr_find(p, a);
 
 	return e != NULL ? walk_links(e, fn, arg, now) : 0;
 }
@@ -527,25 +653,27 @@ size_t prov_links_of(const struct prov *p, const struct netaddr *a,
  * sh->fn, when its longest live link is a removed name's or beyond
  * sh->cap, cut the kept links to the cap and say how long it should
  * live now. True when a was evicted. */
-static bool judge_addr(struct paddr *a, const struct prov_shorten *sh,
+static bool judge_addr(struct pent *a, const struct prov_shorten *sh,
 		       uint64_t now, prov_evict_fn evict, void *earg)
 {
 	uint64_t had = 0, keep = 0, cap = sh->cap ? sh->cap : UINT32_MAX;
+	uint32_t n = nlinks(a);
+	struct netaddr addr = ent_addr(a);
 
-	for (uint32_t k = 0; k < a->n; k++) {
-		const struct plink *l = &links(a)[k];
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t exp = *lexp(a, k);
 
-		if (l->expires <= now)
+		if (exp <= now)
 			continue;
-		if (l->expires > had)
-			had = l->expires;
-		if (!l->name->gone && l->expires > keep)
-			keep = l->expires;
+		if (exp > had)
+			had = exp;
+		if (!lname(a, k)->gone && exp > keep)
+			keep = exp;
 	}
 	if (keep == 0) {
-		for (uint32_t k = 0; k < a->n; k++) {
-			if (links(a)[k].name->gone) {
-				evict(earg, &a->addr);
+		for (uint32_t k = 0; k < n; k++) {
+			if (lname(a, k)->gone) {
+				evict(earg, &addr);
 				return true;
 			}
 		}
@@ -553,11 +681,11 @@ static bool judge_addr(struct paddr *a, const struct prov_shorten *sh,
 	}
 	if (sh->fn == NULL || (keep >= had && keep <= cap))
 		return false;
-	for (uint32_t k = 0; k < a->n; k++) {
-		if (links(a)[k].expires > cap)
-			links(a)[k].expires = (uint32_t)cap;
+	for (uint32_t k = 0; k < n; k++) {
+		if (*lexp(a, k) > cap)
+			*lexp(a, k) = (uint32_t)cap;
 	}
-	sh->fn(sh->arg, &a->addr, keep < cap ? keep : cap);
+	sh->fn(sh->arg, &addr, keep < cap ? keep : cap);
 	return false;
 }
 
@@ -578,9 +706,8 @@ size_t prov_links(const struct prov *p)
 
 void prov_walk(const struct prov *p, prov_walk_fn fn, void *arg, uint64_t now)
 {
-	for (size_t b = 0; b <= p->addrs.mask; b++) {
-		for (const struct paddr *a = p->addrs.b[b]; a != NULL;
-		     a = a->next)
-			(void)walk_links(a, fn, arg, now);
+	for (size_t i = 0; i < p->addrs.used; i++) {
+		if (p->addrs.e[i].ref != 0)
+			(void)walk_links(&p->addrs.e[i], fn, arg, now);
 	}
 }

@@ -55,7 +55,6 @@ struct expiry_map {
 	uint64_t seed;
 };
 
-static uint64_t mix64(uint64_t x);
 static struct table *table_of(struct expiry_map *m, const struct netaddr *a);
 static uint8_t *slot_at(const struct table *t, size_t i);
 static struct times *times_of(const struct table *t, uint8_t *slot);
@@ -72,16 +71,6 @@ static int grow(struct expiry_map *m, struct table *t);
 static uint32_t secs(uint64_t t);
 static int note(struct expiry_map *m, const struct netaddr *a, uint64_t expires,
 		uint64_t now, bool acked);
-
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
 
 static uint32_t secs(uint64_t t)
 {
@@ -115,9 +104,9 @@ static size_t key_hash(const struct expiry_map *m, const struct table *t,
 	memcpy(&w0, key, t->key_len < 8 ? t->key_len : 8);
 	if (t->key_len > 8)
 		memcpy(&w1, key + 8, t->key_len - 8);
-	h = mix64(m->seed ^ t->key_len);
-	h = mix64(h ^ w0);
-	h = mix64(h ^ w1);
+	h = hash_mix64(m->seed ^ t->key_len);
+	h = hash_mix64(h ^ w0);
+	h = hash_mix64(h ^ w1);
 	return (size_t)h & t->mask;
 }
 

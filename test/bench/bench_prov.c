@@ -2,9 +2,10 @@
 /* Benchmark of the provenance map's memory and note cost: N addresses
  * (half IPv4, half IPv6), each noted for one name, names shared by two
  * addresses (an A and an AAAA answer), as the unique-names workload of
- * dnsperf.sh fills it; prints the heap the map holds (mallinfo2) per
- * address and the time per note. "bench_prov N" for another N (default
- * 100000 and 262144). Not a test: it asserts nothing.
+ * dnsperf.sh fills it; prints the heap the map holds (mallinfo2: what
+ * was allocated) and the resident memory it added (/proc/self/statm:
+ * what was touched) per address, and the time per note. "bench_prov N" for
+ * another N (default 100000 and 262144). Not a test: it asserts nothing.
  */
 #include <malloc.h>
 #include <stdint.h>
@@ -13,11 +14,26 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "resolve/prov.h"
 
+static size_t resident(void)
+{
+	unsigned long size = 0, rss = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (f != NULL) {
+		if (fscanf(f, "%lu %lu", &size, &rss) != 2)
+			rss = 0;
+		fclose(f);
+	}
+	return (size_t)rss * (size_t)sysconf(_SC_PAGESIZE);
+}
+
 static void run(size_t n);
 static size_t heap(void);
+static size_t resident(void);
 
 static size_t heap(void)
 {
@@ -31,7 +47,7 @@ static void run(size_t n)
 	struct prov *p = prov_new(n * 2);
 	uint8_t wire[64];
 	struct timespec a, b;
-	size_t before = heap(), after;
+	size_t before = heap(), after, rss0 = resident(), rss1;
 	double s;
 
 	if (p == NULL) {
@@ -59,13 +75,16 @@ static void run(size_t n)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	after = heap();
+	rss1 = resident();
 	s = (double)(b.tv_sec - a.tv_sec) +
 	    (double)(b.tv_nsec - a.tv_nsec) / 1e9;
 	printf("%zu addresses, %zu names: %.1f MiB heap, %.1f bytes per "
-	       "address, %.0f ns per note\n",
+	       "address (resident: %.1f), %.0f ns per note\n",
 	       prov_addresses(p), prov_names(p),
 	       (double)(after - before) / (1 << 20),
-	       (double)(after - before) / (double)n, s * 1e9 / (double)n);
+	       (double)(after - before) / (double)n,
+	       (double)(rss1 > rss0 ? rss1 - rss0 : 0) / (double)n,
+	       s * 1e9 / (double)n);
 	prov_free(p);
 }
 

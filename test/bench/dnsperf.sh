@@ -20,9 +20,10 @@
 #   DNSMASQ_EXTRA  extra dnsmasq flags (e.g. --dns-forward-max=1000)
 #   BENCH_KEEP=1   keep the temp dir (zones, configs, logs, dnsperf output)
 #
-# --profile DIR: run only dnsfence, only the unique-names workload, under
-# `perf record -g` (or callgrind if perf cannot count), and write the
-# reports into DIR. Its qps is perturbed by the profiler: not a result.
+# --profile DIR: run only dnsfence, each workload (unique, cached,
+# denied) under its own `perf record -g` (or only unique under callgrind
+# if perf cannot count), and write the reports into DIR. Its qps is
+# perturbed by the profiler: not a result.
 set -euo pipefail
 
 DURATION=10
@@ -267,12 +268,15 @@ perf_run() {
 }
 
 declare -A QPS
-RSS_KB="" HWM_UNIQ_KB="" ENTRIES4="" ENTRIES6=""
+RSS_KB="" HWM_UNIQ_KB="" START_KB="" ENTRIES4="" ENTRIES6=""
 
 set_entries() { in_ns ipset list -t "$1" | sed -n 's/^Number of entries: //p'; }
 
 run_workloads() { # NAME
 	local d=$1
+	if [ "$d" = dnsfence ]; then
+		START_KB=$(awk '/^VmRSS:/ { print $2 }' "/proc/$daemon_pid/status")
+	fi
 	QPS[$d,unique]=$(perf_run "$d-unique" "$tmp/q-unique" -n 1 -l "$DURATION")
 	if [ "$d" = dnsfence ]; then
 		HWM_UNIQ_KB=$(awk '/^VmHWM:/ { print $2 }' "/proc/$daemon_pid/status")
@@ -296,20 +300,31 @@ if [ -n "$PROFILE" ]; then
 	PROFILE=$(cd "$PROFILE" && pwd)
 	start_dnsfence
 	if perf stat -e instructions true >/dev/null 2>&1; then
-		say "perf record -g on dnsfence (pid $daemon_pid) during the unique workload"
-		perf record -g -o "$PROFILE/perf.data" -p "$daemon_pid" >"$PROFILE/perf-record.log" 2>&1 &
-		perf_pid=$!
-		sleep 0.5
-		perf_run profile-unique "$tmp/q-unique" -n 1 -l "$DURATION" >/dev/null
-		kill -INT "$perf_pid"
-		wait "$perf_pid" || true
-		perf report -i "$PROFILE/perf.data" --no-children --percent-limit 0.5 --stdio \
-			--sort dso,symbol -g none >"$PROFILE/report-self.txt" 2>/dev/null
-		perf report -i "$PROFILE/perf.data" --children --percent-limit 2 --stdio \
-			--sort symbol -g none >"$PROFILE/report-children.txt" 2>/dev/null
-		perf report -i "$PROFILE/perf.data" --no-children --percent-limit 2 --stdio \
-			--sort dso -g none >"$PROFILE/report-dso.txt" 2>/dev/null
-		echo "reports in $PROFILE (report-self.txt, report-children.txt, report-dso.txt)"
+		# profile TAG QFILE [dnsperf args]: one workload under perf
+		# record -g; its reports in DIR/TAG-report-*.txt.
+		profile() {
+			local tag=$1 file=$2 data=$PROFILE/$1.perf.data
+			shift 2
+			say "perf record -g on dnsfence (pid $daemon_pid) during the $tag workload"
+			perf record -g -o "$data" -p "$daemon_pid" >"$PROFILE/$tag-perf-record.log" 2>&1 &
+			perf_pid=$!
+			sleep 0.5
+			perf_run "profile-$tag" "$file" "$@" >/dev/null
+			kill -INT "$perf_pid"
+			wait "$perf_pid" || true
+			perf report -i "$data" --no-children --percent-limit 0.5 --stdio \
+				--sort dso,symbol -g none >"$PROFILE/$tag-report-self.txt" 2>/dev/null
+			perf report -i "$data" --children --percent-limit 2 --stdio \
+				--sort symbol -g none >"$PROFILE/$tag-report-children.txt" 2>/dev/null
+			perf report -i "$data" --no-children --percent-limit 2 --stdio \
+				--sort dso -g none >"$PROFILE/$tag-report-dso.txt" 2>/dev/null
+			cp "$tmp/dnsperf-profile-$tag.txt" "$PROFILE/"
+		}
+		profile unique "$tmp/q-unique" -n 1 -l "$DURATION"
+		perf_run dnsfence-warm "$tmp/q-cached" -n 1 >/dev/null
+		profile cached "$tmp/q-cached" -l "$DURATION"
+		profile denied "$tmp/q-denied" -l "$DURATION"
+		echo "reports in $PROFILE (WORKLOAD-report-self.txt, -children.txt, -dso.txt)"
 	else
 		stop_daemon
 		say "perf cannot count here; callgrind on a shorter run"
@@ -325,8 +340,8 @@ if [ -n "$PROFILE" ]; then
 		stop_daemon
 		callgrind_annotate "$PROFILE/callgrind.out" >"$PROFILE/callgrind-report.txt" 2>/dev/null
 		echo "report in $PROFILE/callgrind-report.txt"
+		cp "$tmp/dnsperf-profile-unique.txt" "$PROFILE/"
 	fi
-	cp "$tmp/dnsperf-profile-unique.txt" "$PROFILE/"
 	exit 0
 fi
 
@@ -356,6 +371,9 @@ table() {
 			k / 1024, u / 1024 }'
 	printf 'dnsfence live set entries after the unique workload: %s (dnsfence4) + %s (dnsfence6)\n' \
 		"$ENTRIES4" "$ENTRIES6"
+	awk -v s="$START_KB" -v u="$HWM_UNIQ_KB" -v n="$((ENTRIES4 + ENTRIES6))" 'BEGIN {
+		printf "dnsfence RSS when ready: %.1f MiB; peak growth per live entry: %.0f bytes\n",
+			s / 1024, (n > 0 ? (u - s) * 1024 / n : 0) }'
 	printf '(%s names, %s s per workload, dnsperf -c %s -T 1 -q %s; %s, nproc %s)\n' \
 		"$NAMES" "$DURATION" "$CLIENTS" "$OUTSTANDING" \
 		"$(dnsmasq --version | head -n 1 | awk '{ print $1, $2, $3 }')" "$(nproc)"

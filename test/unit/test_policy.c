@@ -465,6 +465,36 @@ static void test_admitting_wildcard_only_below_registrable(void **state)
 	assert_null(policy_wildcard_parent("example.com"));
 }
 
+/* The answer is remembered for the last parent only: names below one
+ * parent in a row, then another, then the first again, each get their
+ * own parent's answer. */
+static void test_wildcard_parent_memo_follows_parent(void **state)
+{
+	static const struct {
+		const char *name, *parent;
+	} t[] = {
+	    {"a.example.com", "example.com"},
+	    {"b.example.com", "example.com"},
+	    {"x.co.uk", NULL},
+	    {"y.co.uk", NULL},
+	    {"a.user.github.io", "user.github.io"},
+	    {"user.github.io", NULL},
+	    {"b.user.github.io", "user.github.io"},
+	    {"example.com", NULL},
+	    {"c.example.com", "example.com"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		const char *got = policy_wildcard_parent(t[i].name);
+
+		if (t[i].parent == NULL)
+			assert_null(got);
+		else
+			assert_string_equal(got, t[i].parent);
+	}
+}
+
 static void test_preset_hosts_match_after_add(void **state)
 {
 	const char *const *names = policy_preset_names();
@@ -604,6 +634,7 @@ int main(void)
 	    cmocka_unit_test(test_large_list_matches_correctly),
 	    cmocka_unit_test(test_entry_names_what_matched),
 	    cmocka_unit_test(test_admitting_wildcard_only_below_registrable),
+	    cmocka_unit_test(test_wildcard_parent_memo_follows_parent),
 	    cmocka_unit_test(test_entry_matches_like_the_policy),
 	    cmocka_unit_test(test_wildcard_on_public_suffix),
 	};

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -327,6 +328,77 @@ static void matches_model_under_churn(void **state)
 	prov_free(p);
 }
 
+static void count_evict(void *arg, const struct netaddr *a)
+{
+	(void)a;
+	(*(size_t *)arg)++;
+}
+
+/* Past the first allocation of entries and buckets: every address keeps
+ * its links through the growth, an eviction of one name takes exactly
+ * the addresses only it held, their entries are taken again by new
+ * addresses, and a cleared map starts over. */
+static void many_addresses_grow_and_reuse(void **state)
+{
+	struct prov *p = prov_new(1u << 20);
+	struct judge j = {.gone = {"only"}};
+	size_t n = 5000, evicted = 0, links;
+	char label[16];
+
+	(void)state;
+	for (uint32_t i = 0; i < n; i++) {
+		snprintf(label, sizeof(label), "h%u", i / 2);
+		assert_int_equal(note(p, label, v4(i), 100, 1), 0);
+		assert_int_equal(note(p, label, v6(i), 100, 1), 0);
+		if (i % 3 == 0)
+			assert_int_equal(note(p, "shared", v4(i), 50, 1), 0);
+		if (i % 3 == 0)
+			assert_int_equal(note(p, "only", v4(i), 90, 1), 0);
+		if (i < 1000)
+			assert_int_equal(note(p, "only", v6(20000 + i), 90, 1),
+					 0);
+	}
+	links = 2 * n + 2 * ((n + 2) / 3) + 1000;
+	assert_int_equal(prov_addresses(p), 2 * n + 1000);
+	assert_int_equal(prov_links(p), links);
+	assert_int_equal(prov_names(p), n / 2 + 2);
+	assert_int_equal(prov_links_of(p, &(struct netaddr){0}, NULL, NULL, 2),
+			 0);
+	for (uint32_t i = 0; i < n; i++) {
+		struct netaddr a4 = v4(i), a6 = v6(i);
+
+		assert_int_equal(prov_links_of(p, &a4, NULL, NULL, 2),
+				 i % 3 == 0 ? 3 : 1);
+		assert_int_equal(prov_links_of(p, &a6, NULL, NULL, 2), 1);
+	}
+	assert_int_equal(prov_evict(p, allowed, &j, count_evict, &evicted, 2),
+			 1000);
+	assert_int_equal(evicted, 1000);
+	assert_int_equal(prov_addresses(p), 2 * n);
+	assert_int_equal(prov_links(p), links - 1000 - (n + 2) / 3);
+	for (uint32_t i = 0; i < 1000; i++) {
+		struct netaddr gone = v6(20000 + i), a4 = v4(i);
+
+		assert_int_equal(prov_links_of(p, &gone, NULL, NULL, 2), 0);
+		assert_int_equal(prov_links_of(p, &a4, NULL, NULL, 2),
+				 i % 3 == 0 ? 2 : 1);
+		assert_int_equal(note(p, "new", v6(40000 + i), 100, 2), 0);
+	}
+	assert_int_equal(prov_addresses(p), 2 * n + 1000);
+	for (uint32_t i = 0; i < 1000; i++) {
+		struct netaddr a = v6(40000 + i);
+
+		assert_int_equal(prov_links_of(p, &a, NULL, NULL, 2), 1);
+	}
+	prov_clear(p);
+	assert_int_equal(prov_addresses(p), 0);
+	assert_int_equal(prov_links(p), 0);
+	assert_int_equal(prov_names(p), 0);
+	assert_int_equal(note(p, "again", v4(7), 100, 2), 0);
+	assert_int_equal(prov_addresses(p), 1);
+	prov_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -337,6 +409,7 @@ int main(void)
 	    cmocka_unit_test(bound_refuses_until_links_expire),
 	    cmocka_unit_test(bad_input_is_refused),
 	    cmocka_unit_test(matches_model_under_churn),
+	    cmocka_unit_test(many_addresses_grow_and_reuse),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

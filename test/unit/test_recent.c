@@ -25,6 +25,7 @@ static void families_do_not_collide(void **state);
 static void long_names_are_cut(void **state);
 static void bad_sizes_are_refused(void **state);
 static void matches_model_under_churn(void **state);
+static void names_are_shared_and_freed(void **state);
 
 static void latest_name_wins_expiry_never_shortens(void **state)
 {
@@ -174,6 +175,33 @@ static void matches_model_under_churn(void **state)
 	recent_free(r);
 }
 
+/* One stored name for the addresses answered for it: an address
+ * forgotten or answered for another name lets go of it, and the others
+ * keep it (under the sanitizers, a count gone wrong is a use after free
+ * or a leak). */
+static void names_are_shared_and_freed(void **state)
+{
+	struct recent *r = recent_new(2, 1, 100);
+	struct netaddr a = fixture_v4(1), b = fixture_v4(2), c = fixture_v4(3);
+	struct recent_info i;
+
+	(void)state;
+	recent_put(r, "shared.example", &a, 10, 1);
+	recent_put(r, "shared.example", &b, 10, 2);
+	recent_put(r, "other.example", &c, 10, 3); /* forgets a */
+	assert_false(recent_get(r, &a, &i));
+	assert_true(recent_get(r, &b, &i));
+	assert_string_equal(i.name, "shared.example");
+	recent_put(r, "third.example", &b, 10, 4);
+	assert_true(recent_get(r, &b, &i));
+	assert_string_equal(i.name, "third.example");
+	recent_put(r, "shared.example", &a, 10, 5); /* forgets c */
+	assert_true(recent_get(r, &a, &i));
+	assert_string_equal(i.name, "shared.example");
+	assert_false(recent_get(r, &c, &i));
+	recent_free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -184,6 +212,7 @@ int main(void)
 	    cmocka_unit_test(long_names_are_cut),
 	    cmocka_unit_test(bad_sizes_are_refused),
 	    cmocka_unit_test(matches_model_under_churn),
+	    cmocka_unit_test(names_are_shared_and_freed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
