@@ -22,6 +22,9 @@ pkgs=(
 	iproute2 ipset iptables conntrack
 	# real upstream servers and clients for the end-to-end tests
 	nsd unbound dnsutils knot-dnsutils curl python3 procps socat tcpdump
+	# the name check's shared front end (test_name_check_*: nginx by SNI
+	# and by Host, openssl s_client)
+	nginx-light openssl
 	# raw-socket attackers of the forward-scope tests
 	python3-scapy
 	# the metrics test parses the exposition format with it

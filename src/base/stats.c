@@ -56,6 +56,7 @@ static const char *const names[STAT__COUNT] = {
     [STAT_FLOW_BUSY] = "flow_refused_busy",
     [STAT_FLOW_AUDIT_ALLOWED] = "flow_audit_allowed",
     [STAT_FLOW_QUEUE_LOST] = "flow_queue_lost",
+    [STAT_ECH_STRIPPED] = "ech_stripped",
     [STAT_QTYPE_LOCAL] = "qtype_local",
     [STAT_BUDGET_REFUSED] = "budget_refused",
     [STAT_BUDGET_AUDIT] = "budget_audit",

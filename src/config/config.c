@@ -76,6 +76,7 @@ static const char *const scope_names[] = {"output", "forward", NULL};
 static const char *const control_defs[] = {CONFIG_DEFAULT_CONTROL, NULL};
 static const char *const bool_names[] = {"false", "true", NULL};
 static const char *const tls_ports_defs[] = {"tcp/443", NULL};
+static const char *const http_ports_defs[] = {"tcp/80", NULL};
 static const char *const quic_ports_defs[] = {"udp/443", NULL};
 static const char *const loopback_names[] = {"all", "listener", NULL};
 
@@ -368,14 +369,26 @@ static const struct key_spec specs[] = {
 		"that was not answered with the flow's address is reset "
 		"(and logged), and a QUIC flow on `quic_ports` likewise "
 		"dropped; audit: logged and let through; off: "
-		"addresses only. In mode audit the check only logs. Live on "
-		"reload"},
+		"addresses only. In mode audit the check only logs. While "
+		"the check is on, HTTPS and SVCB answers reach clients "
+		"without their `ech` param (so the client sends a readable "
+		"server name; a record whose `mandatory` lists `ech` is left "
+		"out). Live on reload"},
     {"name_check.tls_ports", K_LIST, configkeys_list,
      .item = configkeys_item_tls_port, .defs = tls_ports_defs,
      .type = "array of \"tcp/N\"",
      .meaning = "the ports whose flows are TLS and checked (each also in "
 		"`ports` to be reachable at all); every other port of "
 		"`ports` stays address-only"},
+    {"name_check.http_ports", K_LIST, configkeys_list,
+     .item = configkeys_item_http_port, .defs = http_ports_defs,
+     .type = "array of \"tcp/N\"",
+     .meaning = "the ports whose flows are plain HTTP/1.x and checked by "
+		"the host of their first request (the absolute-form "
+		"target's, else the one Host header; none, two, or an IP "
+		"literal is refused), as `tls_ports` by the server name. "
+		"Each also in `ports` to be reachable; none may be in "
+		"`tls_ports`"},
     {"name_check.quic_ports", K_LIST, configkeys_list,
      .item = configkeys_item_quic_port, .defs = quic_ports_defs,
      .type = "array of \"udp/N\"",
@@ -853,6 +866,7 @@ void config_free(struct config *c)
 	free(c->qtypes);
 	free(c->ports);
 	free(c->tls_ports);
+	free(c->http_ports);
 	free(c->quic_ports);
 	free(c->allow_cidrs);
 	free(c->source_cidrs);

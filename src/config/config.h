@@ -115,6 +115,8 @@ struct config {
 	enum config_name_check name_check; /* "name_check": {"mode": ...} */
 	struct config_port *tls_ports;	   /* "name_check": {"tls_ports"} */
 	size_t n_tls_ports;
+	struct config_port *http_ports; /* "name_check": {"http_ports"} */
+	size_t n_http_ports;
 	struct config_port *quic_ports; /* "name_check": {"quic_ports"} */
 	size_t n_quic_ports;
 };
@@ -167,6 +169,14 @@ const char *config_deny_name(enum config_deny d);
 const char *config_log_format_name(enum log_format f);
 const char *config_scope_name(enum config_scope s);
 const char *config_name_check_name(enum config_name_check m);
+/* Does the name check run in this config (enforce or audit, on a fence
+ * with rules, scope output)? Its rules are installed, and HTTPS/SVCB
+ * answers lose "ech", only then. */
+static inline bool config_name_check_on(const struct config *c)
+{
+	return c->name_check != CONFIG_NAME_CHECK_OFF &&
+	       c->mode != CONFIG_MODE_OFF && c->scope == CONFIG_SCOPE_OUTPUT;
+}
 /* "tcp/443", "udp/8000-8080" into buf. */
 void config_port_format(const struct config_port *pt, char *buf, size_t cap);
 /* Does one entry of list (n) hold every port of pt (same protocol)? */

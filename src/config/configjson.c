@@ -276,6 +276,9 @@ static bool json_ports(cJSON *root, const struct config *c)
 		   nc, "tls_ports",
 		   json_port_list(c->tls_ports, c->n_tls_ports)) &&
 	       cJSON_AddItemToObject(
+		   nc, "http_ports",
+		   json_port_list(c->http_ports, c->n_http_ports)) &&
+	       cJSON_AddItemToObject(
 		   nc, "quic_ports",
 		   json_port_list(c->quic_ports, c->n_quic_ports));
 }

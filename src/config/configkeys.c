@@ -737,6 +737,31 @@ int configkeys_item_tls_port(struct pctx *p, const char *s, const char *path)
 			       &p->c->tls_ports, &p->c->n_tls_ports);
 }
 
+/* Plain HTTP runs over TCP, and a port is read as TLS or as HTTP (tls_ports
+ * is read first). */
+int configkeys_item_http_port(struct pctx *p, const char *s, const char *path)
+{
+	struct config_port pt;
+	char val[72];
+	int rc = configkeys_parse_port(p, s, path, &pt);
+
+	if (rc != 0)
+		return rc;
+	for (size_t i = 0; i < p->c->n_tls_ports; i++) {
+		if (memcmp(&p->c->tls_ports[i], &pt, sizeof(pt)) != 0)
+			continue;
+		configkeys_show(s, val, sizeof(val));
+		return configkeys_fail(p, path,
+				       "\"%s\" is in name_check.tls_ports too: "
+				       "a port is read as TLS or as HTTP",
+				       val);
+	}
+	return item_check_port(p, s, path, IPPROTO_TCP,
+			       "only tcp ports are read as HTTP (QUIC ports go "
+			       "in name_check.quic_ports)",
+			       &p->c->http_ports, &p->c->n_http_ports);
+}
+
 /* QUIC runs over UDP. */
 int configkeys_item_quic_port(struct pctx *p, const char *s, const char *path)
 {

@@ -83,8 +83,10 @@ int configkeys_item_upstream(struct pctx *p, const char *s, const char *path);
 int configkeys_item_name(struct pctx *p, const char *s, const char *path);
 int configkeys_item_ecosystem(struct pctx *p, const char *s, const char *path);
 int configkeys_item_port(struct pctx *p, const char *s, const char *path);
-/* A "tcp/N" of name_check.tls_ports. */
+/* A "tcp/N" of name_check.tls_ports, and of name_check.http_ports (not
+ * one of tls_ports: tls_ports is read first). */
 int configkeys_item_tls_port(struct pctx *p, const char *s, const char *path);
+int configkeys_item_http_port(struct pctx *p, const char *s, const char *path);
 /* A "udp/N" of name_check.quic_ports. */
 int configkeys_item_quic_port(struct pctx *p, const char *s, const char *path);
 int configkeys_item_qtype(struct pctx *p, const char *s, const char *path);

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* flowcheck: the queue's callback and the verdicts.
  *
- * Only packets of established flows to set members on `tls_ports` that
- * carry no verdict yet reach us (fwrules.c). A packet without payload
+ * Only packets of established flows to set members on `tls_ports` (or
+ * `http_ports`: the port says whether a ClientHello or an HTTP request
+ * head is read) that carry no verdict yet reach us (fwrules.c). A packet
+ * without payload
  * (the handshake's last ACK) is let through undecided: it names nothing
  * and carries nothing. Payload is appended to the flow's stream and the
  * packet held (no verdict) until the ClientHello is whole: the server
@@ -12,7 +14,7 @@
  * kernel resets or passes the rest of the flow without us.
  *
  * Fail closed: an unparsable packet is dropped; a full table, a flow
- * over its bounds, a stream that is not a ClientHello, or one still
+ * over its bounds, a stream that is not what its port carries, or one still
  * incomplete after FLOWCHECK_TIMEOUT_MS is refused. In audit (name_check
  * or the fence's mode) the refusal is logged as "would block" and the
  * flow let through. The config, policy and provenance are the running
@@ -37,6 +39,7 @@
 #include "flow/flowmark.h"
 #include "flow/flowpkt.h"
 #include "flow/flowtab.h"
+#include "flow/httphost.h"
 #include "flow/quic.h"
 #include "flow/tlshello.h"
 #include "observe/attrib.h"
@@ -45,6 +48,7 @@
 #define SYS		"namecheck"
 #define WHAT_TLS	"TLS server name"
 #define WHAT_QUIC	"QUIC server name"
+#define WHAT_HTTP	"HTTP host"
 #define SWEEP_MS	500
 #define KEEP_DECIDED_MS 2000
 /* A packet of a decided flow whose sequence number lies this far past the
@@ -52,6 +56,9 @@
  * kernel chose a fresh ISN), not to the flow the verdict was for. */
 #define RACE_WINDOW (1u << 20)
 #define TEXT_MAX    (TLSHELLO_NAME_MAX + 128)
+/* The stream kept per flow: a ClientHello in records, or a request head. */
+#define FLOWCHECK_STREAM_MAX                                                   \
+	((TLSHELLO_MAX > HTTPHOST_MAX ? TLSHELLO_MAX : HTTPHOST_MAX) + 4 * 64)
 
 struct flowcheck {
 	const struct reload *rl;
@@ -60,6 +67,7 @@ struct flowcheck {
 	struct flowtab *tab;
 	struct event *sweep_ev;
 	struct tlshello hello;	   /* scratch of one parse */
+	struct httphost http;	   /* the same, of a request head */
 	struct nfq *recheck;	   /* FLOW_QUEUE_RECHECK */
 	struct quic_initial *quic; /* scratch of one parse */
 };
@@ -81,8 +89,12 @@ static struct flowtab_flow *flow_of(struct flowcheck *fc,
 static void read_flow(struct flowcheck *fc, struct flowtab_flow *f,
 		      const struct nfq_pkt *qp, const struct flowpkt *fp);
 static void release_older(struct flowcheck *fc, struct flowtab_flow *f);
+static const char *what_of(const struct config *cfg,
+			   const struct flowtab_flow *f);
+static int read_name(struct flowcheck *fc, const char *what,
+		     const struct flowtab_flow *f, const char **name);
 static void judge_hello(struct flowcheck *fc, struct flowtab_flow *f, int rc,
-			const char *what);
+			const char *what, const char *name);
 static bool answered(void *arg, const uint8_t *wire, size_t len,
 		     const struct netaddr *dst);
 static bool auditing(const struct config *cfg);
@@ -126,7 +138,7 @@ struct flowcheck *flowcheck_new(struct event_base *base,
 	}
 	fc->rl = rl;
 	fc->attrib = attrib;
-	fc->tab = flowtab_new(FLOWCHECK_FLOWS_MAX, TLSHELLO_MAX + 4 * 64,
+	fc->tab = flowtab_new(FLOWCHECK_FLOWS_MAX, FLOWCHECK_STREAM_MAX,
 			      FLOWCHECK_BYTES_MAX);
 	fc->sweep_ev = event_new(base, -1, EV_PERSIST, on_sweep, fc);
 	fc->quic = quic_initial_new();
@@ -248,6 +260,7 @@ static void read_flow(struct flowcheck *fc, struct flowtab_flow *f,
 		      const struct nfq_pkt *qp, const struct flowpkt *fp)
 {
 	const struct config *cfg = reload_config(fc->rl);
+	const char *what = what_of(cfg, f), *name;
 	char text[TEXT_MAX];
 	int rc;
 
@@ -261,23 +274,56 @@ static void read_flow(struct flowcheck *fc, struct flowtab_flow *f,
 	if (rc != 0) {
 		/* This packet is not held: its verdict goes out by itself. */
 		verdict(fc, qp->id, auditing(cfg));
-		flowdecide_explain(FLOWDECIDE_UNREADABLE, WHAT_TLS, text,
+		flowdecide_explain(FLOWDECIDE_UNREADABLE, what, text,
 				   sizeof(text));
 		finish(fc, f, FLOWDECIDE_UNREADABLE, text);
 		return;
 	}
-	rc = tlshello_parse(f->buf, f->len, &fc->hello);
+	rc = read_name(fc, what, f, &name);
 	if (rc == -EAGAIN) {
 		release_older(fc, f);
 		return;
 	}
-	judge_hello(fc, f, rc, WHAT_TLS);
+	judge_hello(fc, f, rc, what, name);
 }
 
-/* The verdict on f once its ClientHello was read into fc->hello (rc, of
- * the parse; what says which protocol carried it). */
+/* What the first bytes of f are read as: its protocol, and for TCP its
+ * port (http_ports, else TLS). */
+static const char *what_of(const struct config *cfg,
+			   const struct flowtab_flow *f)
+{
+	if (f->key.proto == IPPROTO_UDP)
+		return WHAT_QUIC;
+	for (size_t i = 0; i < cfg->n_http_ports; i++) {
+		if (f->key.dport >= cfg->http_ports[i].first &&
+		    f->key.dport <= cfg->http_ports[i].last)
+			return WHAT_HTTP;
+	}
+	return WHAT_TLS;
+}
+
+/* The name f's TCP stream carries so far (*name NULL: none), by its
+ * parser's result: 0, -EAGAIN (wait), or another error (unreadable). */
+static int read_name(struct flowcheck *fc, const char *what,
+		     const struct flowtab_flow *f, const char **name)
+{
+	int rc;
+
+	if (strcmp(what, WHAT_HTTP) == 0) {
+		rc = httphost_parse(f->buf, f->len, &fc->http);
+		*name = fc->http.has_name ? fc->http.name : NULL;
+	} else {
+		rc = tlshello_parse(f->buf, f->len, &fc->hello);
+		*name = fc->hello.has_name ? fc->hello.name : NULL;
+	}
+	return rc;
+}
+
+/* The verdict on f once its ClientHello (request head) was read: rc, of
+ * the parse; what says which protocol carried it, name what it named
+ * (NULL: none). */
 static void judge_hello(struct flowcheck *fc, struct flowtab_flow *f, int rc,
-			const char *what)
+			const char *what, const char *name)
 {
 	char text[TEXT_MAX];
 	enum flowdecide_reason r;
@@ -287,9 +333,8 @@ static void judge_hello(struct flowcheck *fc, struct flowtab_flow *f, int rc,
 				   sizeof(text));
 		r = FLOWDECIDE_UNREADABLE;
 	} else {
-		r = flowdecide(what, fc->hello.has_name ? fc->hello.name : NULL,
-			       &f->key.dst, reload_policy(fc->rl), answered, fc,
-			       text, sizeof(text));
+		r = flowdecide(what, name, &f->key.dst, reload_policy(fc->rl),
+			       answered, fc, text, sizeof(text));
 	}
 	if (r == FLOWDECIDE_OK)
 		log_debug(SYS, "%s", text);
@@ -376,9 +421,8 @@ static void on_timeout(void *arg, struct flowtab_flow *f)
 	bool accept = auditing(cfg);
 	char text[TEXT_MAX];
 
-	flowdecide_explain(FLOWDECIDE_TIMEOUT,
-			   f->key.proto == IPPROTO_UDP ? WHAT_QUIC : WHAT_TLS,
-			   text, sizeof(text));
+	flowdecide_explain(FLOWDECIDE_TIMEOUT, what_of(cfg, f), text,
+			   sizeof(text));
 	stats_inc(STAT_FLOW_CHECKED);
 	stats_inc(STAT_FLOW_TIMEOUT);
 	send_held(fc, f, accept);
@@ -563,7 +607,8 @@ static void quic_read(struct flowcheck *fc, struct flowtab_flow *f,
 					     &fc->hello);
 	if (rc == -EAGAIN)
 		return;
-	judge_hello(fc, f, rc, WHAT_QUIC);
+	judge_hello(fc, f, rc, WHAT_QUIC,
+		    fc->hello.has_name ? fc->hello.name : NULL);
 }
 
 /* The verdict on one packet, sent to the queue it came from (recheck).

@@ -66,6 +66,7 @@
 #include "resolve/resolver.h"
 #include "sets/sets.h"
 #include "base/stats.h"
+#include "observe/metrics.h"
 #include "observe/observe.h"
 #include "observe/status.h"
 #include "resolve/upstream.h"
@@ -892,7 +893,17 @@ char *reload_status(const struct reload *rl, bool json)
 	    .usage = usage_status(resolver_usage(rl->p.res)),
 	};
 	uint64_t now = (uint64_t)time(NULL);
+	struct metrics_queue q;
 
+	si.name_check = config_name_check_on(rl->cfg)
+			    ? config_name_check_name(rl->cfg->name_check)
+			    : "off";
+	if (observe_queue(rl->p.obs, &q) == 0) {
+		si.has_queue = true;
+		si.queue_depth = q.depth;
+		si.queue_full_dropped = q.full_dropped;
+		si.queue_send_dropped = q.send_dropped;
+	}
 	for (size_t i = 0;
 	     i <= RELOAD_TRIGGERS && si.n_reloads < STATUS_RELOADS; i++) {
 		const struct record *r = i == 0 ? &rl->last : &rl->by[i - 1];

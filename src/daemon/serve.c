@@ -39,6 +39,7 @@
 #include "base/log.h"
 #include "base/monotime.h"
 #include "daemon/notify.h"
+#include "flow/flowmark.h"
 #include "observe/observe.h"
 #include "config/policy.h"
 #include "daemon/privs.h"
@@ -269,6 +270,7 @@ static int open_name_check(struct daemon *d)
 	d->fc = flowcheck_new(d->base, d->rl, observe_attrib(d->obs), err,
 			      sizeof(err));
 	if (d->fc != NULL) {
+		observe_set_queue(d->obs, FLOW_QUEUE_NUM);
 		say_address_only(cfg);
 		return 0;
 	}

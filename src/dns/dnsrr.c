@@ -32,6 +32,7 @@ struct chain {
 struct snoop_ctx {
 	struct dns_addr *out;
 	size_t cap, n;
+	unsigned int flags; /* DNS_SNOOP_* */
 	uint32_t ttl;
 	uint16_t rec;	   /* of the addresses being added */
 	uint16_t n_hinted; /* HTTPS/SVCB records read */
@@ -56,6 +57,8 @@ static void snoop_add(struct snoop_ctx *s, const struct netaddr *a);
 static int snoop_hint(const struct netaddr *a, void *arg);
 static int snoop_record(struct snoop_ctx *s, const struct dns_rr *rr);
 static uint32_t ttl_value(uint32_t ttl);
+static int svcb_skip_target(struct dns_reader *r);
+static bool svcb_mandatory_has(const uint8_t *v, uint16_t vlen, uint16_t key);
 
 /* Copy rr's rdata to w. Names in NS, CNAME, PTR, MX and SOA rdata are
  * decompressed and may be compressed again (RFC 3597 section 4); the SRV
@@ -343,18 +346,23 @@ static int snoop_record(struct snoop_ctx *s, const struct dns_rr *rr)
 		if (s->n_hinted < UINT16_MAX)
 			s->n_hinted++;
 		s->rec = s->n_hinted;
+		if ((s->flags & DNS_SNOOP_STRIP_ECH) &&
+		    dnsmsg_svcb_without(rr->rdata, rr->rdlen, SVCB_KEY_ECH,
+					NULL, NULL) == -EPERM)
+			return 0; /* the client's copy leaves it out */
 		return dnsmsg_svcb_hints(rr->rdata, rr->rdlen, snoop_hint, s);
 	}
 	return 0;
 }
 
 int dnsmsg_snoop(const uint8_t *ans, size_t len, const uint8_t *qname,
-		 size_t qname_len, struct dns_addr *out, size_t cap, size_t *n)
+		 size_t qname_len, unsigned int flags, struct dns_addr *out,
+		 size_t cap, size_t *n)
 {
 	struct dns_reader r;
 	struct dns_header h;
 	struct chain chain, *c = &chain;
-	struct snoop_ctx s = {.out = out, .cap = cap};
+	struct snoop_ctx s = {.out = out, .cap = cap, .flags = flags};
 	size_t an_pos;
 	int ret = -EBADMSG;
 
@@ -401,27 +409,80 @@ out:
 /* RFC 9460: SvcPriority, an uncompressed TargetName, then SvcParams in
  * strictly increasing key order. AliasMode (priority 0) records carry no
  * meaningful params, so their hints are not reported. */
+/* The TargetName of SVCB/HTTPS rdata: uncompressed (RFC 9460 section
+ * 2.2), at most DNS_MAX_NAME bytes. 0 or -EBADMSG. */
+static int svcb_skip_target(struct dns_reader *r)
+{
+	size_t nlen = 0;
+
+	for (;;) {
+		uint8_t l;
+
+		if (dns_read_u8(r, &l) < 0 || (l & 0xc0) ||
+		    (size_t)l + 1 > DNS_MAX_NAME - nlen || dns_skip(r, l) < 0)
+			return -EBADMSG;
+		nlen += (size_t)l + 1;
+		if (l == 0)
+			return 0;
+	}
+}
+
+/* Does the value of a "mandatory" SvcParam (a list of keys) name key? */
+static bool svcb_mandatory_has(const uint8_t *v, uint16_t vlen, uint16_t key)
+{
+	for (size_t i = 0; i + 1 < vlen; i += 2)
+		if ((uint16_t)(v[i] << 8 | v[i + 1]) == key)
+			return true;
+	return false;
+}
+
+int dnsmsg_svcb_without(const uint8_t *rdata, size_t rdlen, uint16_t key,
+			uint8_t *out, size_t *outlen)
+{
+	struct dns_reader r;
+	uint16_t prio;
+	int32_t prev = -1;
+	size_t n;
+
+	dns_reader_init(&r, rdata, rdlen);
+	if (dns_read_u16(&r, &prio) < 0 || svcb_skip_target(&r) < 0)
+		return -EBADMSG;
+	if (out != NULL)
+		memcpy(out, rdata, r.pos);
+	n = r.pos;
+	while (r.pos < r.len) {
+		size_t start = r.pos;
+		uint16_t k, vlen;
+		const uint8_t *v;
+
+		if (dns_read_u16(&r, &k) < 0 || dns_read_u16(&r, &vlen) < 0 ||
+		    dns_read_bytes(&r, &v, vlen) < 0 || (int32_t)k <= prev ||
+		    (k == SVCB_KEY_MANDATORY && vlen % 2 != 0))
+			return -EBADMSG;
+		prev = k;
+		if (k == SVCB_KEY_MANDATORY && svcb_mandatory_has(v, vlen, key))
+			return -EPERM;
+		if (k == key)
+			continue;
+		if (out != NULL)
+			memcpy(out + n, rdata + start, r.pos - start);
+		n += r.pos - start;
+	}
+	if (outlen != NULL)
+		*outlen = n;
+	return 0;
+}
+
 int dnsmsg_svcb_hints(const uint8_t *rdata, size_t rdlen,
 		      int (*fn)(const struct netaddr *a, void *arg), void *arg)
 {
 	struct dns_reader r;
 	uint16_t prio;
 	int32_t prev = -1;
-	size_t nlen = 0;
 
 	dns_reader_init(&r, rdata, rdlen);
-	if (dns_read_u16(&r, &prio) < 0)
+	if (dns_read_u16(&r, &prio) < 0 || svcb_skip_target(&r) < 0)
 		return -EBADMSG;
-	for (;;) {
-		uint8_t l;
-
-		if (dns_read_u8(&r, &l) < 0 || (l & 0xc0) ||
-		    (size_t)l + 1 > DNS_MAX_NAME - nlen || dns_skip(&r, l) < 0)
-			return -EBADMSG;
-		nlen += (size_t)l + 1;
-		if (l == 0)
-			break;
-	}
 	while (r.pos < r.len) {
 		uint16_t key, vlen;
 		size_t step;

@@ -21,8 +21,8 @@
  *      on every packet, before rule 3 (invariant 5);
  *   2a. name check (name_check, flowmark.h): a flow the daemon decided
  *      carries its verdict in the connmark; an undecided established
- *      flow to a set member on a TLS port goes to the queue, with no
- *      bypass (no reader: dropped);
+ *      flow to a set member on a TLS or HTTP port goes to the queue, with
+ *      no bypass (no reader: dropped);
  *   3. RELATED,ESTABLISHED (with inbound "deny", only in the original
  *      direction, connections this namespace opened, and on loopback);
  *   4. IPv6 only: what neighbour discovery needs, no more (invariant 6);
@@ -90,6 +90,7 @@ static int port_list(const struct config_port *ports, size_t n, uint8_t proto,
 		     size_t *i, char *list, size_t cap);
 static int render_name_check(const struct config *cfg, const char *set,
 			     struct fw_rules *r);
+static int render_queue(const char *set, const char *list, struct fw_rules *r);
 static int render_quic(const struct config *cfg, int family, const char *set,
 		       struct fw_rules *r);
 static int render_ports(const struct config *cfg, int family, const char *set,
@@ -460,13 +461,23 @@ static int render_name_check(const struct config *cfg, const char *set,
 		    FLOW_MARK_REJECT, FLOW_MARK_MASK);
 	while (!ret && port_list(cfg->tls_ports, cfg->n_tls_ports, IPPROTO_TCP,
 				 &i, list, sizeof(list)) > 0)
-		ret = fw_rules_add(
-		    r,
-		    C "-p tcp -m set --match-set %s dst -m multiport --dports "
-		      "%s -m connmark --mark 0x0/0x%x -m conntrack --ctstate "
-		      "ESTABLISHED --ctdir ORIGINAL -j NFQUEUE --queue-num %d",
-		    set, list, FLOW_MARK_MASK, FLOW_QUEUE_NUM);
+		ret = render_queue(set, list, r);
+	i = 0;
+	while (!ret && port_list(cfg->http_ports, cfg->n_http_ports,
+				 IPPROTO_TCP, &i, list, sizeof(list)) > 0)
+		ret = render_queue(set, list, r);
 	return ret;
+}
+
+/* An undecided established flow to a set member on ports list: queued. */
+static int render_queue(const char *set, const char *list, struct fw_rules *r)
+{
+	return fw_rules_add(
+	    r,
+	    C "-p tcp -m set --match-set %s dst -m multiport --dports "
+	      "%s -m connmark --mark 0x0/0x%x -m conntrack --ctstate "
+	      "ESTABLISHED --ctdir ORIGINAL -j NFQUEUE --queue-num %d",
+	    set, list, FLOW_MARK_MASK, FLOW_QUEUE_NUM);
 }
 
 /* QUIC (docs/firewall.md): a refused flow is dropped; an undecided one to
@@ -595,8 +606,7 @@ int fw_rules_render(const struct config *cfg, int family, struct fw_rules *r)
 		ret = render_listen(cfg, family, r);
 	if (!ret)
 		ret = render_upstreams(cfg, family, r);
-	if (!ret && cfg->name_check != CONFIG_NAME_CHECK_OFF &&
-	    cfg->scope == CONFIG_SCOPE_OUTPUT)
+	if (!ret && config_name_check_on(cfg))
 		ret = render_name_check(cfg, set, r);
 	if (!ret && cfg->name_check != CONFIG_NAME_CHECK_OFF &&
 	    cfg->scope == CONFIG_SCOPE_OUTPUT)

@@ -177,10 +177,18 @@ static int parse_sni(const uint8_t *p, size_t len, struct tlshello *out)
 	dns_reader_init(&r, p, len);
 	if (dns_read_u16(&r, &list) || list != len - 2 ||
 	    dns_read_u8(&r, &type) || type != 0 || dns_read_u16(&r, &nlen) ||
-	    nlen == 0 || nlen > TLSHELLO_NAME_MAX ||
-	    dns_read_bytes(&r, &name, nlen))
+	    dns_read_bytes(&r, &name, nlen) ||
+	    tlshello_host_name(name, nlen, out->name) != 0)
 		return -EBADMSG;
-	for (size_t i = 0; i < nlen; i++) {
+	out->has_name = true;
+	return 0;
+}
+
+int tlshello_host_name(const uint8_t *name, size_t n, char *out)
+{
+	if (n == 0 || n > TLSHELLO_NAME_MAX || name[n - 1] == '.')
+		return -EBADMSG;
+	for (size_t i = 0; i < n; i++) {
 		uint8_t c = name[i];
 
 		if (c >= 'A' && c <= 'Z')
@@ -190,12 +198,9 @@ static int parse_sni(const uint8_t *p, size_t len, struct tlshello *out)
 			return -EBADMSG;
 		if (c == '.' && (i == 0 || name[i - 1] == '.'))
 			return -EBADMSG;
-		out->name[i] = (char)c;
+		out[i] = (char)c;
 	}
-	if (name[nlen - 1] == '.')
-		return -EBADMSG;
-	out->name[nlen] = '\0';
-	out->has_name = true;
+	out[n] = '\0';
 	return 0;
 }
 

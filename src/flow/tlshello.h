@@ -35,4 +35,9 @@ int tlshello_parse(const uint8_t *stream, size_t len, struct tlshello *out);
 int tlshello_parse_messages(const uint8_t *stream, size_t len,
 			    struct tlshello *out);
 
+/* The n bytes at name as a host name into out (TLSHELLO_NAME_MAX + 1
+ * bytes): letters (lowered), digits, '-', '_' and single dots, no dot at
+ * either end. 0 or -EBADMSG. Shared by every reader of a server name. */
+int tlshello_host_name(const uint8_t *name, size_t n, char *out);
+
 #endif

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -73,6 +74,8 @@ struct metrics {
 	uint64_t sets_ms;
 	long long set4, set6;
 	const struct usage *usage; /* NULL: not counted */
+	int queue_fd; /* METRICS_QUEUE_PROC, or -1 (not the caller's) */
+	uint16_t queue;
 };
 
 enum fam_id {
@@ -93,6 +96,10 @@ enum fam_id {
 	F_GUARD_RESTORED,
 	F_BLOCKED,
 	F_NFLOG_LOST,
+	F_FLOW_CHECKED,
+	F_FLOW_RESULTS,
+	F_FLOW_AUDIT,
+	F_QUEUE_LOST,
 	F__COUNT
 };
 
@@ -135,6 +142,17 @@ static const struct family families[F__COUNT] = {
     [F_NFLOG_LOST] =
 	{"dnsfence_nflog_lost_total", "counter",
 	 "NFLOG reads that found the kernel had dropped messages."},
+    [F_FLOW_CHECKED] = {"dnsfence_name_check_flows_checked_total", "counter",
+			"Flows the name check decided (TLS server name or "
+			"HTTP host read, or refused unread)."},
+    [F_FLOW_RESULTS] = {"dnsfence_name_check_flows_total", "counter",
+			"Name check verdicts: accepted, or refused by "
+			"reason (busy: refused unread, the table full)."},
+    [F_FLOW_AUDIT] = {"dnsfence_name_check_audit_allowed_total", "counter",
+		      "Refused flows let through in audit."},
+    [F_QUEUE_LOST] = {"dnsfence_name_check_queue_lost_total", "counter",
+		      "Queue reads that found the kernel had dropped "
+		      "messages to the daemon."},
 };
 
 static const struct mapping map[STAT__COUNT] = {
@@ -167,6 +185,21 @@ static const struct mapping map[STAT__COUNT] = {
     [STAT_BLOCKED_PROTO] = {F_BLOCKED, "reason=\"protocol\""},
     [STAT_BLOCKED_SOURCE] = {F_BLOCKED, "reason=\"source\""},
     [STAT_NFLOG_LOST] = {F_NFLOG_LOST, NULL},
+    [STAT_FLOW_CHECKED] = {F_FLOW_CHECKED, NULL},
+    [STAT_FLOW_ACCEPTED] = {F_FLOW_RESULTS, "result=\"accepted\""},
+    [STAT_FLOW_NO_NAME] = {F_FLOW_RESULTS,
+			   "result=\"refused\",reason=\"no_name\""},
+    [STAT_FLOW_NOT_ALLOWED] = {F_FLOW_RESULTS,
+			       "result=\"refused\",reason=\"not_allowed\""},
+    [STAT_FLOW_NOT_ANSWERED] = {F_FLOW_RESULTS,
+				"result=\"refused\",reason=\"not_answered\""},
+    [STAT_FLOW_UNREADABLE] = {F_FLOW_RESULTS,
+			      "result=\"refused\",reason=\"unreadable\""},
+    [STAT_FLOW_TIMEOUT] = {F_FLOW_RESULTS,
+			   "result=\"refused\",reason=\"timeout\""},
+    [STAT_FLOW_BUSY] = {F_FLOW_RESULTS, "result=\"refused\",reason=\"busy\""},
+    [STAT_FLOW_AUDIT_ALLOWED] = {F_FLOW_AUDIT, NULL},
+    [STAT_FLOW_QUEUE_LOST] = {F_QUEUE_LOST, NULL},
 };
 
 static bool mapped(int id);
@@ -174,6 +207,7 @@ static void render_counters(struct evbuffer *b);
 static void render_latency(struct evbuffer *b);
 static void render_gauges(struct evbuffer *b, long long set4, long long set6);
 static void render_usage(struct evbuffer *b, const struct usage *u);
+static void render_queue(struct evbuffer *b, const struct metrics_queue *q);
 static void on_request(struct evhttp_request *req, void *arg);
 static void answer(struct metrics *m, struct evhttp_request *req);
 static struct bufferevent *on_new_conn(struct event_base *base, void *arg);
@@ -289,11 +323,88 @@ void metrics_set_usage(struct metrics *m, const struct usage *u)
 		m->usage = u;
 }
 
-int metrics_render(struct evbuffer *buf, long long set4, long long set6)
+void metrics_set_queue(struct metrics *m, int fd, uint16_t num)
+{
+	if (m == NULL)
+		return;
+	m->queue_fd = fd;
+	m->queue = num;
+}
+
+/* The kernel's own account of the queue: what waits for a verdict now,
+ * and what it dropped (queue full; not sendable to the reader). Absent
+ * (HELP and TYPE only) when the queue is not bound. */
+static void render_queue(struct evbuffer *b, const struct metrics_queue *q)
+{
+	static const char d[] = "dnsfence_name_check_queue_depth";
+	static const char x[] = "dnsfence_name_check_queue_dropped_total";
+
+	evbuffer_add_printf(b,
+			    "# HELP %s Packets in the name check's queue "
+			    "awaiting a verdict (the kernel's count).\n"
+			    "# TYPE %s gauge\n",
+			    d, d);
+	if (q != NULL)
+		evbuffer_add_printf(b, "%s %" PRIu32 "\n", d, q->depth);
+	evbuffer_add_printf(b,
+			    "# HELP %s Packets the kernel dropped from the "
+			    "name check's queue: full, or not sendable to the "
+			    "daemon (no bypass: each one a lost packet).\n"
+			    "# TYPE %s counter\n",
+			    x, x);
+	if (q != NULL)
+		evbuffer_add_printf(b,
+				    "%s{reason=\"full\"} %" PRIu32
+				    "\n%s{reason=\"unsent\"} %" PRIu32 "\n",
+				    x, q->full_dropped, x, q->send_dropped);
+}
+
+int metrics_queue_parse(const char *text, uint16_t num,
+			struct metrics_queue *out)
+{
+	const char *line = text;
+
+	while (line != NULL && *line != '\0') {
+		unsigned int f[9];
+		int n = sscanf(line, "%u %u %u %u %u %u %u %u %u", &f[0], &f[1],
+			       &f[2], &f[3], &f[4], &f[5], &f[6], &f[7], &f[8]);
+
+		if (n < 7)
+			return -EINVAL;
+		if (f[0] == num) {
+			out->depth = f[2];
+			out->full_dropped = f[5];
+			out->send_dropped = f[6];
+			return 0;
+		}
+		line = strchr(line, '\n');
+		if (line != NULL)
+			line++;
+	}
+	return -ENOENT;
+}
+
+int metrics_queue_read(int fd, uint16_t num, struct metrics_queue *out)
+{
+	char text[4096];
+	ssize_t n;
+
+	if (fd < 0)
+		return -EBADF;
+	n = pread(fd, text, sizeof(text) - 1, 0); /* seq_file: from the top */
+	if (n < 0)
+		return -errno;
+	text[n] = '\0';
+	return metrics_queue_parse(text, num, out);
+}
+
+int metrics_render(struct evbuffer *buf, long long set4, long long set6,
+		   const struct metrics_queue *q)
 {
 	render_counters(buf);
 	render_latency(buf);
 	render_gauges(buf, set4, set6);
+	render_queue(buf, q);
 	return 0;
 }
 
@@ -321,6 +432,8 @@ static void on_request(struct evhttp_request *req, void *arg)
 static void answer(struct metrics *m, struct evhttp_request *req)
 {
 	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
+	struct metrics_queue q;
+	bool has_q;
 	struct evbuffer *b;
 
 	evhttp_add_header(h, "Connection", "close");
@@ -339,8 +452,9 @@ static void answer(struct metrics *m, struct evhttp_request *req)
 		evhttp_send_error(req, HTTP_SERVUNAVAIL, NULL);
 		return;
 	}
+	has_q = metrics_queue_read(m->queue_fd, m->queue, &q) == 0;
 	refresh_sets(m);
-	metrics_render(b, m->set4, m->set6);
+	metrics_render(b, m->set4, m->set6, has_q ? &q : NULL);
 	render_usage(b, m->usage);
 	evhttp_add_header(h, "Content-Type",
 			  "text/plain; version=0.0.4; charset=utf-8");
@@ -430,6 +544,7 @@ struct metrics *metrics_open(struct event_base *base, const struct config *cfg,
 	m->base = base;
 	m->cfg = cfg;
 	m->set4 = m->set6 = -1;
+	m->queue_fd = -1;
 	if ((m->http = evhttp_new(base)) == NULL)
 		goto fail;
 	/* Every method evhttp knows reaches answer(), which takes GET and

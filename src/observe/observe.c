@@ -6,7 +6,10 @@
  * mode "off" there is no fence, so nothing to attribute or learn; only
  * the metrics endpoint runs. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "observe/attrib.h"
 #include "base/instance.h"
@@ -27,6 +30,8 @@ struct observe {
 	struct usage *usage;
 	struct ctevents *ct; /* flows for the usage counts */
 	struct metrics *metrics;
+	int queue_fd; /* METRICS_QUEUE_PROC, opened by observe_set_queue */
+	uint16_t queue;
 };
 
 static void open_attribution(struct observe *o, struct event_base *base,
@@ -101,6 +106,7 @@ struct observe *observe_open(struct event_base *base, const struct config *cfg,
 
 	if (o == NULL)
 		return NULL;
+	o->queue_fd = -1;
 	if (cfg->mode != CONFIG_MODE_OFF) {
 		open_attribution(o, base, cfg);
 		open_learn(o, base, cfg, uid, gid);
@@ -115,6 +121,26 @@ struct observe *observe_open(struct event_base *base, const struct config *cfg,
 		metrics_set_usage(o->metrics, o->usage);
 	}
 	return o;
+}
+
+void observe_set_queue(struct observe *o, uint16_t num)
+{
+	if (o == NULL || o->queue_fd >= 0)
+		return;
+	o->queue_fd = open(METRICS_QUEUE_PROC, O_RDONLY | O_CLOEXEC);
+	if (o->queue_fd < 0) {
+		log_warn("metrics", "%s: %s (no queue depth or drops)",
+			 METRICS_QUEUE_PROC, strerror(errno));
+		return;
+	}
+	o->queue = num;
+	metrics_set_queue(o->metrics, o->queue_fd, num);
+}
+
+int observe_queue(const struct observe *o, struct metrics_queue *q)
+{
+	return o != NULL ? metrics_queue_read(o->queue_fd, o->queue, q)
+			 : -EBADF;
 }
 
 struct attrib *observe_attrib(const struct observe *o)
@@ -150,6 +176,8 @@ void observe_close(struct observe *o)
 	if (o == NULL)
 		return;
 	metrics_close(o->metrics);
+	if (o->queue_fd >= 0)
+		close(o->queue_fd);
 	nflog_close(o->nflog);
 	learn_free(o->learn);
 	ctevents_close(o->ct);

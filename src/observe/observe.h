@@ -26,6 +26,13 @@ struct attrib *observe_attrib(const struct observe *o);
  * attribution's mode and ports, the recent memory's clamp, the state
  * file's mode. The metrics endpoint and the sets cannot change live. */
 void observe_set_config(struct observe *o, const struct config *cfg);
+/* The name check reads NFQUEUE num (before the privilege drop: the
+ * kernel's count is root's to open): the metrics and observe_queue show
+ * its depth and drops from then on. */
+struct metrics_queue;
+void observe_set_queue(struct observe *o, uint16_t num);
+/* That queue now (metrics_queue_read): 0, or -errno when unknown. */
+int observe_queue(const struct observe *o, struct metrics_queue *q);
 /* Writes the state file one last time. */
 void observe_close(struct observe *o);
 /* The learned names (NULL: nothing is learned), for the control socket. */

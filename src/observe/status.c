@@ -12,6 +12,7 @@
 static cJSON *reload_record(const struct status_reload *r);
 static void reload_records(cJSON *o, const struct status_info *si);
 static cJSON *to_json(const struct status_info *si);
+static void name_check(cJSON *o, const struct status_info *si);
 static void lines(FILE *f, const cJSON *o, const char *prefix);
 
 static cJSON *reload_record(const struct status_reload *r)
@@ -46,6 +47,25 @@ static void reload_records(cJSON *o, const struct status_info *si)
 	cJSON_AddItemToObject(o, "last_reload_by", by);
 }
 
+/* "name_check": its mode and queue; the verdicts are in "counters"
+ * (flow_checked, flow_accepted, flow_refused_*). */
+static void name_check(cJSON *o, const struct status_info *si)
+{
+	cJSON *nc;
+
+	if (si->name_check == NULL)
+		return;
+	nc = cJSON_AddObjectToObject(o, "name_check");
+	cJSON_AddStringToObject(nc, "mode", si->name_check);
+	if (!si->has_queue)
+		return;
+	cJSON_AddNumberToObject(nc, "queue_depth", (double)si->queue_depth);
+	cJSON_AddNumberToObject(nc, "queue_dropped_full",
+				(double)si->queue_full_dropped);
+	cJSON_AddNumberToObject(nc, "queue_dropped_unsent",
+				(double)si->queue_send_dropped);
+}
+
 static cJSON *to_json(const struct status_info *si)
 {
 	cJSON *o = cJSON_CreateObject(), *sets, *prov, *ctr;
@@ -71,6 +91,7 @@ static cJSON *to_json(const struct status_info *si)
 	cJSON_AddNumberToObject(o, "reload_requests",
 				(double)si->reload_requests);
 	reload_records(o, si);
+	name_check(o, si);
 	if (si->usage != NULL)
 		cJSON_AddItemToObject(o, "allow_usage", si->usage);
 	ctr = cJSON_AddObjectToObject(o, "counters");

@@ -30,7 +30,10 @@ struct status_info {
 	uint64_t reload_requests; /* answered: applied, unchanged or refused */
 	struct status_reload reloads[STATUS_RELOADS];
 	size_t n_reloads;
-	struct cJSON *usage; /* per allow entry (usage_status); taken over */
+	struct cJSON *usage;	/* per allow entry (usage_status); taken over */
+	const char *name_check; /* its mode: "enforce", "audit", "off" */
+	bool has_queue;		/* the kernel's count of its queue */
+	uint32_t queue_depth, queue_full_dropped, queue_send_dropped;
 };
 
 /* si plus the counters (stats.c), malloc'd; NULL on ENOMEM. Text:

@@ -9,8 +9,11 @@
  * address longer than its set entry can live. When an address of the
  * answer section was left out, a client that speaks EDNS is told so with
  * an Extended DNS Error 17 (Filtered): an empty NOERROR is otherwise a
- * puzzle. Everything is written to the caller's buffer; nothing here
- * keeps state between calls. */
+ * puzzle. While the name check is on (strip_ech), HTTPS/SVCB records
+ * lose their "ech" param: a client that has no ECH config sends its
+ * server name in clear, which the check reads, instead of an outer name
+ * of the provider's choosing. Everything is written to the caller's
+ * buffer; nothing here keeps state between calls. */
 #include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -21,11 +24,13 @@
 /* keep_rr's view of one rendering. */
 struct keep_ctx {
 	const struct reply_view *v;
-	bool dropped; /* an answer-section address was left out */
+	bool dropped;		   /* an answer-section address was left out */
+	uint8_t rdata[UINT16_MAX]; /* an HTTPS/SVCB record without "ech" */
 };
 
 static bool keep_rr(struct dns_rr *rr, void *arg);
 static bool keep_addr(const struct keep_ctx *k, const struct dns_rr *rr);
+static bool keep_svcb(struct keep_ctx *k, struct dns_rr *rr);
 static size_t add_ede(uint8_t *out, size_t n, size_t room, uint16_t code,
 		      const char *text);
 static int hint_handed_out(const struct netaddr *a, void *arg);
@@ -134,6 +139,23 @@ static bool keep_addr(const struct keep_ctx *k, const struct dns_rr *rr)
 	return handed_out(k->v, &a);
 }
 
+/* rr (its hints handed out) without its "ech" param; a record whose
+ * "mandatory" lists ech, or unreadable, is left out whole. */
+static bool keep_svcb(struct keep_ctx *k, struct dns_rr *rr)
+{
+	size_t n;
+
+	if (dnsmsg_svcb_without(rr->rdata, rr->rdlen, SVCB_KEY_ECH, k->rdata,
+				&n) != 0)
+		return false;
+	if (n != rr->rdlen) {
+		stats_inc(STAT_ECH_STRIPPED);
+		rr->rdata = k->rdata;
+		rr->rdlen = (uint16_t)n;
+	}
+	return true;
+}
+
 static bool keep_rr(struct dns_rr *rr, void *arg)
 {
 	struct keep_ctx *k = arg;
@@ -154,6 +176,8 @@ static bool keep_rr(struct dns_rr *rr, void *arg)
 	case DNS_TYPE_HTTPS:
 		keep = dnsmsg_svcb_hints(rr->rdata, rr->rdlen, hint_handed_out,
 					 (void *)(uintptr_t)v) == 0;
+		if (keep && v->strip_ech)
+			return keep_svcb(k, rr);
 		break;
 	default:
 		return true;

@@ -20,6 +20,7 @@ struct reply_view {
 	size_t n_addrs;
 	uint32_t age;	  /* seconds to take off every TTL */
 	uint32_t ttl_max; /* no TTL above this */
+	bool strip_ech;	  /* HTTPS/SVCB without "ech" (the name check) */
 };
 
 /* The largest reply the client takes: 65535 over TCP, its EDNS size
@@ -27,7 +28,8 @@ struct reply_view {
 size_t reply_client_max(const struct dns_query *q, bool tcp);
 /* v's answer rewritten for q into out (see dnsmsg_rewrite_answer): TTLs
  * aged and capped, A/AAAA and HTTPS/SVCB hints kept only when in
- * v->addrs. Returns the length, -EBADMSG or -ENOSPC. */
+ * v->addrs, HTTPS/SVCB without "ech" when v->strip_ech. Returns the length,
+ * -EBADMSG or -ENOSPC. */
 ssize_t reply_render(const struct reply_view *v, const struct dns_query *q,
 		     bool tcp, uint8_t *out, size_t cap);
 /* Copy at most cap of addrs to out with TTLs reduced by age and capped

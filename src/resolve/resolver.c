@@ -176,6 +176,7 @@ static const struct cache_entry *stale_entry(struct resolver *r,
 static void cache_answer(struct pending *p, const uint8_t *answer, size_t len);
 static void deny_pending(struct pending *p);
 static bool cache_keep(void *arg, const uint8_t *key, size_t keylen);
+static bool cache_keep_none(void *arg, const uint8_t *key, size_t keylen);
 
 struct resolver *resolver_new(struct event_base *base, const struct config *cfg,
 			      const struct policy *pol, struct upstream *up,
@@ -524,8 +525,10 @@ static int take_answer(struct pending *p, const uint8_t *answer, size_t len)
 		return -EREMOTEIO;
 	if (rcode == DNS_RCODE_REFUSED)
 		return -EACCES;
-	rc = dnsmsg_snoop(answer, len, p->qname, p->qname_len, addrs, SNOOP_MAX,
-			  &n);
+	rc = dnsmsg_snoop(answer, len, p->qname, p->qname_len,
+			  config_name_check_on(p->r->cfg) ? DNS_SNOOP_STRIP_ECH
+							  : 0,
+			  addrs, SNOOP_MAX, &n);
 	if (rc != 0) {
 		stats_inc(STAT_BAD_ANSWER);
 		return rc == -E2BIG ? -E2BIG : -EBADMSG;
@@ -658,7 +661,8 @@ static void answer_one(struct pending *p, struct rquery *rq)
 			       .addrs = p->addrs,
 			       .n_addrs = p->n_addrs,
 			       .age = p->age,
-			       .ttl_max = p->ttl_max};
+			       .ttl_max = p->ttl_max,
+			       .strip_ech = config_name_check_on(p->r->cfg)};
 
 	local_send_answer(&v, &rq->q, &rq->c, rq);
 }
@@ -697,7 +701,8 @@ static void answer_hit(struct resolver *r, const struct dns_query *q,
 			       .addrs = hit->addrs,
 			       .n_addrs = hit->n_addrs,
 			       .age = age,
-			       .ttl_max = ttl_max};
+			       .ttl_max = ttl_max,
+			       .strip_ech = config_name_check_on(r->cfg)};
 
 	local_send_answer(&v, q, c, NULL);
 	cache_release(r->cache, hit);
@@ -751,14 +756,19 @@ static void cache_answer(struct pending *p, const uint8_t *answer, size_t len)
 			p->n_addrs, ttl, monotime_ms());
 }
 
+/* A cached answer's addresses were snooped under the old config: when
+ * the name check flips, which HTTPS/SVCB hints they hold changes
+ * (DNS_SNOOP_STRIP_ECH), so every cached answer goes. */
 size_t resolver_set_policy(struct resolver *r, const struct config *cfg,
 			   const struct policy *pol)
 {
+	bool flip = config_name_check_on(r->cfg) != config_name_check_on(cfg);
+
 	r->cfg = cfg;
 	r->pol = pol;
 	usage_track(r->usage, cfg, pol);
 	cache_set_stale(r->cache, cfg->serve_stale);
-	return cache_drop_if(r->cache, cache_keep, r);
+	return cache_drop_if(r->cache, flip ? cache_keep_none : cache_keep, r);
 }
 
 void resolver_set_usage(struct resolver *r, struct usage *u)
@@ -802,6 +812,14 @@ static bool cache_keep(void *arg, const uint8_t *key, size_t keylen)
 	const struct resolver *r = arg;
 
 	return admit_allowed(r->cfg, r->pol, key, keylen);
+}
+
+static bool cache_keep_none(void *arg, const uint8_t *key, size_t keylen)
+{
+	(void)arg;
+	(void)key;
+	(void)keylen;
+	return false;
 }
 
 /* The policy changed while p's question was upstream, and its name is no

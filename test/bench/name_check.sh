@@ -50,24 +50,8 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
 	-subj /CN=a.b.allowed.test -keyout "$DF_TMP/key.pem" -out "$DF_TMP/cert.pem" 2>/dev/null
 mkdir -p "$DF_TMP/www"
 truncate -s 512M "$DF_TMP/www/big"
-cat >"$DF_TMP/nginx.conf" <<EOF
-daemon off;
-user root;
-worker_processes 1;
-pid $DF_TMP/nginx.pid;
-error_log $DF_TMP/nginx.err;
-events { worker_connections 1024; }
-http {
-	access_log off;
-	client_body_temp_path $DF_TMP/nb; proxy_temp_path $DF_TMP/np;
-	fastcgi_temp_path $DF_TMP/nf; uwsgi_temp_path $DF_TMP/nu; scgi_temp_path $DF_TMP/ns;
-	server { listen 198.18.1.11:443 ssl; ssl_certificate $DF_TMP/cert.pem;
-		ssl_certificate_key $DF_TMP/key.pem; root $DF_TMP/www; }
-}
-EOF
-ip netns exec "$DF_UP" nginx -c "$DF_TMP/nginx.conf" >>"$DF_TMP/nginx.log" 2>&1 &
-DF_PIDS+=("$!")
-df_poll 50 df_tcp_listening "$DF_UP" 443 || fail "servers did not start"
+df_start_nginx 443 \
+	"server { listen 198.18.1.11:443 ssl; ssl_certificate $DF_TMP/cert.pem; ssl_certificate_key $DF_TMP/key.pem; root $DF_TMP/www; }"
 
 sock="$DF_TMP/control.sock"
 conf() {

@@ -325,6 +325,38 @@ df_tcp_listening() {
 	ip netns exec "$1" ss -Htln "sport = :$2" | grep -q .
 }
 
+# df_start_nginx PORT DIRECTIVE...: nginx in the upstream namespace, its
+# files under $DF_TMP, with each DIRECTIVE (a server block, a certificate)
+# inside http {}; waits until PORT listens there.
+df_start_nginx() {
+	local port=$1 d
+	shift
+	{
+		cat <<EOF
+daemon off;
+user root;
+worker_processes 1;
+pid $DF_TMP/nginx.pid;
+error_log $DF_TMP/nginx.err;
+events { worker_connections 1024; }
+http {
+	access_log off;
+	client_body_temp_path $DF_TMP/nginx-body;
+	proxy_temp_path $DF_TMP/nginx-proxy;
+	fastcgi_temp_path $DF_TMP/nginx-fastcgi;
+	uwsgi_temp_path $DF_TMP/nginx-uwsgi;
+	scgi_temp_path $DF_TMP/nginx-scgi;
+	keepalive_timeout 60s;
+EOF
+		for d in "$@"; do printf '\t%s\n' "$d"; done
+		echo "}"
+	} >"$DF_TMP/nginx.conf"
+	ip netns exec "$DF_UP" nginx -c "$DF_TMP/nginx.conf" >>"$DF_TMP/nginx.log" 2>&1 &
+	DF_PIDS+=("$!")
+	df_poll 50 df_tcp_listening "$DF_UP" "$port" ||
+		fail "nginx did not start: $(cat "$DF_TMP/nginx.err" "$DF_TMP/nginx.log" 2>/dev/null)"
+}
+
 # df_tcp_connect ADDR PORT [SECONDS]: 0 if the workload can open a TCP
 # connection to ADDR:PORT.
 df_tcp_connect() {

@@ -22,30 +22,10 @@ openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=www.allowed.test \
 	-addext "subjectAltName=DNS:www.allowed.test,DNS:evil.test,DNS:a.b.allowed.test" \
 	-keyout "$DF_TMP/key.pem" -out "$DF_TMP/cert.pem" 2>/dev/null
 chmod 0644 "$DF_TMP/key.pem"
-cat >"$DF_TMP/nginx.conf" <<EOF
-daemon off;
-user root;
-worker_processes 1;
-pid $DF_TMP/nginx.pid;
-error_log $DF_TMP/nginx.err;
-events { worker_connections 256; }
-http {
-	access_log off;
-	client_body_temp_path $DF_TMP/nginx-body;
-	proxy_temp_path $DF_TMP/nginx-proxy;
-	fastcgi_temp_path $DF_TMP/nginx-fastcgi;
-	uwsgi_temp_path $DF_TMP/nginx-uwsgi;
-	scgi_temp_path $DF_TMP/nginx-scgi;
-	keepalive_timeout 60s;
-	ssl_certificate $DF_TMP/cert.pem;
-	ssl_certificate_key $DF_TMP/key.pem;
-	server { listen 198.18.1.10:443 ssl http2 default_server; server_name www.allowed.test a.b.allowed.test; root $DF_TMP/www/allowed; }
-	server { listen 198.18.1.10:443 ssl http2; server_name evil.test; root $DF_TMP/www/evil; }
-}
-EOF
-ip netns exec "$DF_UP" nginx -c "$DF_TMP/nginx.conf" >>"$DF_TMP/nginx.log" 2>&1 &
-DF_PIDS+=("$!")
-df_poll 50 df_tcp_listening "$DF_UP" 443 || fail "nginx did not start: $(cat "$DF_TMP/nginx.err" "$DF_TMP/nginx.log" 2>/dev/null)"
+df_start_nginx 443 \
+	"ssl_certificate $DF_TMP/cert.pem;" "ssl_certificate_key $DF_TMP/key.pem;" \
+	"server { listen 198.18.1.10:443 ssl http2 default_server; server_name www.allowed.test a.b.allowed.test; root $DF_TMP/www/allowed; }" \
+	"server { listen 198.18.1.10:443 ssl http2; server_name evil.test; root $DF_TMP/www/evil; }"
 
 sock="$DF_TMP/control.sock"
 chmod 755 "$DF_TMP" # a reload reads the config as the daemon's user

@@ -5,7 +5,9 @@
  * drops internal addresses (invariant 3), then check the rewrite: it
  * must parse again through the reader, carry the client's ID and question,
  * hold exactly one OPT iff the client sent EDNS, fit the limit, and hand
- * out no internal address. Any violation abort()s.
+ * out no internal address. The keep() also takes "ech" out of HTTPS/SVCB
+ * records (as the name check's reply does): no record of the rewrite may
+ * carry it. Any violation abort()s.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -20,6 +22,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static int hint_internal(const struct netaddr *a, void *arg);
 static bool keep_external(struct dns_rr *rr, void *arg);
+static bool strip_ech(struct dns_rr *rr);
+static void check_no_ech(const struct dns_rr *rr);
 static void setup_query(unsigned int sel, struct dns_query *q);
 static void check_rewrite(const uint8_t *msg, size_t len,
 			  const struct dns_query *q, size_t max);
@@ -66,8 +70,37 @@ static bool keep_external(struct dns_rr *rr, void *arg)
 	}
 	if (rr->type == DNS_TYPE_HTTPS || rr->type == DNS_TYPE_SVCB)
 		return dnsmsg_svcb_hints(rr->rdata, rr->rdlen, hint_internal,
-					 NULL) == 0;
+					 NULL) == 0 &&
+		       strip_ech(rr);
 	return true;
+}
+
+/* rr without "ech", in a buffer of our own; false when it must go. */
+static bool strip_ech(struct dns_rr *rr)
+{
+	static uint8_t buf[UINT16_MAX];
+	size_t n;
+
+	if (dnsmsg_svcb_without(rr->rdata, rr->rdlen, SVCB_KEY_ECH, buf, &n) !=
+	    0)
+		return false;
+	if (n > rr->rdlen)
+		abort();
+	rr->rdata = buf;
+	rr->rdlen = (uint16_t)n;
+	return true;
+}
+
+/* An HTTPS/SVCB record of the rewrite: readable, and no "ech" left. */
+static void check_no_ech(const struct dns_rr *rr)
+{
+	static uint8_t buf[UINT16_MAX];
+	size_t n;
+
+	if (dnsmsg_svcb_without(rr->rdata, rr->rdlen, SVCB_KEY_ECH, buf, &n) !=
+		0 ||
+	    n != rr->rdlen)
+		abort();
 }
 
 static void setup_query(unsigned int sel, struct dns_query *q)
@@ -121,6 +154,9 @@ static void check_rewrite(const uint8_t *msg, size_t len,
 				abort();
 			if (rr.type == DNS_TYPE_OPT)
 				opts++;
+			if (rr.type == DNS_TYPE_HTTPS ||
+			    rr.type == DNS_TYPE_SVCB)
+				check_no_ech(&rr);
 			if (!keep_external(&rr, NULL) &&
 			    rr.type != DNS_TYPE_OPT)
 				abort();
@@ -129,7 +165,8 @@ static void check_rewrite(const uint8_t *msg, size_t len,
 	if (r.pos != r.len || opts != (q->edns ? 1 : 0))
 		abort();
 	/* Whatever the client can be handed must be external. */
-	ret = dnsmsg_snoop(msg, len, q->lname, q->name_len, addrs, 64, &naddr);
+	ret = dnsmsg_snoop(msg, len, q->lname, q->name_len, DNS_SNOOP_STRIP_ECH,
+			   addrs, 64, &naddr);
 	if (ret == 0 || ret == -E2BIG) {
 		for (size_t i = 0; i < naddr && i < 64; i++)
 			if (netaddr_is_internal(&addrs[i].addr))
@@ -152,8 +189,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	data++;
 	size--;
 
-	if (dnsmsg_snoop(data, size, q.lname, q.name_len, addrs, 16, &n) ==
-		-EBADMSG &&
+	if (dnsmsg_snoop(data, size, q.lname, q.name_len, DNS_SNOOP_STRIP_ECH,
+			 addrs, 16, &n) == -EBADMSG &&
 	    n != 0)
 		abort();
 	len = dnsmsg_rewrite_answer(data, size, &q, max, keep_external, NULL,

@@ -13,27 +13,12 @@
 #include <string.h>
 
 #include "flow/flowpkt.h"
+#include "fuzz_hostname.h"
 #include "flow/tlshello.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct tlshello h;
-
-static void check_name(const struct tlshello *t)
-{
-	size_t n = strlen(t->name);
-
-	if (n == 0 || n > TLSHELLO_NAME_MAX || t->name[0] == '.' ||
-	    t->name[n - 1] == '.' || strstr(t->name, "..") != NULL)
-		abort();
-	for (size_t i = 0; i < n; i++) {
-		char c = t->name[i];
-
-		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-		      c == '-' || c == '_' || c == '.'))
-			abort();
-	}
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -44,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    rc != -EBADMSG)
 		abort();
 	if (rc == 0 && h.has_name)
-		check_name(&h);
+		fuzz_check_host_name(h.name);
 	if (rc != 0 && h.has_name && rc != -EBADMSG)
 		abort();
 	/* A complete answer stays complete with more bytes after it. */

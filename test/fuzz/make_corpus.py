@@ -90,6 +90,13 @@ ANSWERS = {
     + rr(b"\xc0\x0c", 65, b"\0\1\0" + b"\0\1\0\3\2h2"
          + b"\0\4\0\x08" + a("198.18.2.1") + a("10.1.1.1")
          + b"\0\6\0\x10" + bytes.fromhex("20010db8000000000000000000000002")),
+    # The name check's reply takes ech (key 5) out; mandatory=ech drops it.
+    "seed_https_ech": b"\2" + header(0x7777, 0x8180, 1, 2, 0, 0)
+    + question("svc.example.com", 65)
+    + rr(b"\xc0\x0c", 65, b"\0\1\0" + b"\0\1\0\3\2h2"
+         + b"\0\4\0\x04" + a("198.18.2.1") + b"\0\5\0\x04ECH!")
+    + rr(b"\xc0\x0c", 65, b"\0\2\0" + b"\0\0\0\2\0\5"
+         + b"\0\5\0\x01x"),
     "seed_mx_srv": b"\3" + header(0x7777, 0x8180, 1, 1, 0, 2)
     + question("example.com", 15)
     + rr(b"\xc0\x0c", 15, b"\0\x0a" + name("mail", 12))

@@ -50,6 +50,10 @@ static void test_snoop_ignores_other_owners_and_sections(void **state);
 static void test_snoop_https_hints(void **state);
 static void test_snoop_rejects_malformed(void **state);
 static void test_svcb_hints_malformed(void **state);
+static void test_svcb_without_ech(void **state);
+static void test_svcb_without_malformed(void **state);
+static void test_rewrite_replaced_rdata(void **state);
+static void test_snoop_skips_mandatory_ech_when_stripping(void **state);
 
 static void msg_begin(struct msg *m, uint16_t flags, uint16_t an, uint16_t ns,
 		      uint16_t ar, const char *qname, uint16_t qtype)
@@ -138,7 +142,7 @@ static size_t snoop(const struct msg *m, const char *qname,
 
 	assert_int_equal(dns_name_from_text(qname, name, &len), 0);
 	assert_int_equal(
-	    dnsmsg_snoop(m->buf, m->w.pos, name, len, out, cap, &n), want);
+	    dnsmsg_snoop(m->buf, m->w.pos, name, len, 0, out, cap, &n), want);
 	return n;
 }
 
@@ -559,6 +563,164 @@ static void test_svcb_hints_malformed(void **state)
 	}
 }
 
+/* HTTPS 1 . alpn=h2 ech=<3 bytes> ipv4hint=198.18.1.10 */
+static const uint8_t https_ech[] = {
+    0, 1, 0,			       /* priority, target "." */
+    0, 1, 0, 3,	 2,    'h',  '2',      /* alpn */
+    0, 4, 0, 4,	 198,  18,   1,	   10, /* ipv4hint */
+    0, 5, 0, 3,	 0xaa, 0xbb, 0xcc,     /* ech */
+    0, 6, 0, 16, 0x20, 1,    0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+static const uint8_t https_no_ech[] = {
+    0, 1, 0,  0,    1, 0,    3,	   2, 'h', '2', 0, 4, 0, 4, 198, 18, 1, 10, 0,
+    6, 0, 16, 0x20, 1, 0x0d, 0xb8, 0, 0,   0,	0, 0, 0, 0, 0,	 0,  0, 0,  1};
+
+static void test_svcb_without_ech(void **state)
+{
+	/* ech listed in mandatory: the record means nothing without it */
+	static const uint8_t mandatory_ech[] = {0, 1, 0, 0, 0, 0, 2,
+						0, 5, 0, 5, 0, 1, 0xaa};
+	static const uint8_t mandatory_alpn[] = {0,   1,   0, 0, 0, 0, 2,
+						 0,   1,   0, 1, 0, 3, 2,
+						 'h', '2', 0, 5, 0, 1, 0xaa};
+	uint8_t out[64];
+	size_t n = 0;
+
+	(void)state;
+	assert_int_equal(dnsmsg_svcb_without(https_ech, sizeof(https_ech),
+					     SVCB_KEY_ECH, out, &n),
+			 0);
+	assert_int_equal(n, sizeof(https_no_ech));
+	assert_memory_equal(out, https_no_ech, n);
+	/* Nothing to take out: the same bytes. */
+	assert_int_equal(dnsmsg_svcb_without(https_no_ech, sizeof(https_no_ech),
+					     SVCB_KEY_ECH, out, &n),
+			 0);
+	assert_int_equal(n, sizeof(https_no_ech));
+	assert_memory_equal(out, https_no_ech, n);
+	assert_int_equal(dnsmsg_svcb_without(mandatory_ech,
+					     sizeof(mandatory_ech),
+					     SVCB_KEY_ECH, out, &n),
+			 -EPERM);
+	assert_int_equal(dnsmsg_svcb_without(mandatory_alpn,
+					     sizeof(mandatory_alpn),
+					     SVCB_KEY_ECH, out, &n),
+			 0);
+	assert_int_equal(n, sizeof(mandatory_alpn) - 5);
+	/* AliasMode (priority 0) with only ech: the target alone is left. */
+	{
+		static const uint8_t alias[] = {0, 0, 1, 'a', 0, 0, 5, 0, 0};
+
+		assert_int_equal(dnsmsg_svcb_without(alias, sizeof(alias),
+						     SVCB_KEY_ECH, out, &n),
+				 0);
+		assert_int_equal(n, 5);
+	}
+}
+
+static void test_svcb_without_malformed(void **state)
+{
+	static const struct {
+		const char *why;
+		uint8_t rdata[24];
+		size_t len;
+	} cases[] = {
+	    {"empty", {0}, 0},
+	    {"no target", {0, 1}, 2},
+	    {"compressed target", {0, 1, 0xc0, 0}, 4},
+	    {"ech past the end", {0, 1, 0, 0, 5, 0, 9, 1, 2}, 9},
+	    {"half a key", {0, 1, 0, 0}, 4},
+	    {"keys out of order", {0, 1, 0, 0, 5, 0, 0, 0, 1, 0, 0}, 11},
+	    {"mandatory of odd length", {0, 1, 0, 0, 0, 0, 1, 5}, 8},
+	};
+	uint8_t out[24];
+	size_t n;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int got = dnsmsg_svcb_without(cases[i].rdata, cases[i].len,
+					      SVCB_KEY_ECH, out, &n);
+
+		if (got != -EBADMSG)
+			fail_msg("%s: got %d", cases[i].why, got);
+	}
+}
+
+/* With DNS_SNOOP_STRIP_ECH, a record whose mandatory lists ech (which
+ * the client's copy leaves out) brings no hint into the sets. */
+static void test_snoop_skips_mandatory_ech_when_stripping(void **state)
+{
+	static const uint8_t must[] = {0, 1, 0,	  0,  0, 0,  2, 0, 5, 0, 4,
+				       0, 4, 198, 18, 1, 12, 0, 5, 0, 1, 0xaa};
+	struct dns_addr a[4];
+	uint8_t name[DNS_MAX_NAME];
+	size_t len, n = 99;
+	struct msg m;
+
+	(void)state;
+	msg_begin(&m, 0x8180, 2, 0, 0, "www.example.com", DNS_TYPE_HTTPS);
+	msg_rr(&m, "www.example.com", DNS_TYPE_HTTPS, 300, must, sizeof(must));
+	msg_rr(&m, "www.example.com", DNS_TYPE_HTTPS, 300, https_ech,
+	       sizeof(https_ech));
+	assert_int_equal(snoop(&m, "www.example.com", a, 4, 0), 3);
+	check_addr(&a[0], "198.18.1.12");
+	assert_int_equal(dns_name_from_text("www.example.com", name, &len), 0);
+	assert_int_equal(dnsmsg_snoop(m.buf, m.w.pos, name, len,
+				      DNS_SNOOP_STRIP_ECH, a, 4, &n),
+			 0);
+	assert_int_equal(n, 2);
+	check_addr(&a[0], "198.18.1.10");
+	check_addr(&a[1], "2001:db8::1");
+}
+
+/* keep() hands the rewrite rdata of its own: RDLENGTH follows it. */
+static bool swap_https(struct dns_rr *rr, void *arg)
+{
+	size_t *n = arg;
+	static uint8_t buf[64];
+
+	if (rr->type == DNS_TYPE_HTTPS &&
+	    dnsmsg_svcb_without(rr->rdata, rr->rdlen, SVCB_KEY_ECH, buf, n) ==
+		0) {
+		rr->rdata = buf;
+		rr->rdlen = (uint16_t)*n;
+	}
+	return true;
+}
+
+static void test_rewrite_replaced_rdata(void **state)
+{
+	struct msg m;
+	struct dns_query q;
+	struct dns_reader r;
+	struct dns_header h;
+	struct dns_rr rr;
+	uint8_t out[512], owner[DNS_MAX_NAME], name[DNS_MAX_NAME];
+	size_t n = 0, nlen;
+	ssize_t len;
+
+	(void)state;
+	query(&q, "www.example.com", DNS_TYPE_HTTPS, true);
+	msg_begin(&m, 0x8180, 2, 0, 0, "www.example.com", DNS_TYPE_HTTPS);
+	msg_rr(&m, "www.example.com", DNS_TYPE_HTTPS, 300, https_ech,
+	       sizeof(https_ech));
+	msg_a(&m, "www.example.com", "198.18.1.10");
+	len = dnsmsg_rewrite_answer(m.buf, m.w.pos, &q, 512, swap_https, &n,
+				    out, sizeof(out));
+	assert_true(len > 0);
+	dns_reader_init(&r, out, (size_t)len);
+	assert_int_equal(dns_read_header(&r, &h), 0);
+	assert_int_equal(h.an, 2);
+	assert_int_equal(dns_read_name(&r, name, &nlen), 0);
+	assert_int_equal(dns_skip(&r, 4), 0);
+	assert_int_equal(dns_read_rr(&r, 1, &rr, owner), 0);
+	assert_int_equal(rr.type, DNS_TYPE_HTTPS);
+	assert_int_equal(rr.rdlen, sizeof(https_no_ech));
+	assert_memory_equal(rr.rdata, https_no_ech, sizeof(https_no_ech));
+	/* The record after it still parses: the length was right. */
+	assert_int_equal(dns_read_rr(&r, 1, &rr, owner), 0);
+	assert_int_equal(rr.type, DNS_TYPE_A);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -575,6 +737,10 @@ int main(void)
 	    cmocka_unit_test(test_snoop_https_hints),
 	    cmocka_unit_test(test_snoop_rejects_malformed),
 	    cmocka_unit_test(test_svcb_hints_malformed),
+	    cmocka_unit_test(test_svcb_without_ech),
+	    cmocka_unit_test(test_svcb_without_malformed),
+	    cmocka_unit_test(test_rewrite_replaced_rdata),
+	    cmocka_unit_test(test_snoop_skips_mandatory_ech_when_stripping),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

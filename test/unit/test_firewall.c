@@ -577,14 +577,15 @@ static void policy_fingerprint_and_its_drift(void **state)
  * here, plus loopback (our listeners' answers). */
 /* The name check (invariant 11): the verdict marks go into the connmark,
  * a refused flow is reset in its original direction, and only undecided
- * established flows to set members on tls_ports reach the queue, with no
- * bypass; all before the ESTABLISHED accept. Off: none of it. */
+ * established flows to set members on tls_ports and http_ports reach the
+ * queue, with no bypass; all before the ESTABLISHED accept. Off: none of
+ * it. */
 static void name_check_queues_only_undecided_flows(void **state)
 {
 	struct config *c = fixture_config(
 	    "{\"upstreams\": [\"198.18.0.1\"], \"ports\": [\"tcp/443\", "
 	    "\"tcp/8443\"], \"name_check\": {\"tls_ports\": [\"tcp/443\", "
-	    "\"tcp/8443\"]}}");
+	    "\"tcp/8443\"], \"http_ports\": [\"tcp/80\", \"tcp/8080\"]}}");
 	struct config *off = fixture_config(
 	    "{\"upstreams\": [\"198.18.0.1\"], \"name_check\": {\"mode\": "
 	    "\"off\"}}");
@@ -598,6 +599,9 @@ static void name_check_queues_only_undecided_flows(void **state)
 	      "--ctdir ORIGINAL -j REJECT --reject-with tcp-reset\n" C
 	      "-p tcp -m set --match-set dnsfence4 dst -m multiport --dports "
 	      "443,8443 -m connmark --mark 0x0/0x300000 -m conntrack --ctstate "
+	      "ESTABLISHED --ctdir ORIGINAL -j NFQUEUE --queue-num 4453\n" C
+	      "-p tcp -m set --match-set dnsfence4 dst -m multiport --dports "
+	      "80,8080 -m connmark --mark 0x0/0x300000 -m conntrack --ctstate "
 	      "ESTABLISHED --ctdir ORIGINAL -j NFQUEUE --queue-num 4453\n" C
 	      "-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n";
 

@@ -19,6 +19,7 @@
 #include "flow/flowdecide.h"
 #include "flow/flowpkt.h"
 #include "flow/flowtab.h"
+#include "flow/httphost.h"
 #include "flow/tlshello.h"
 
 static struct tlshello h;
@@ -273,6 +274,114 @@ static void packet_headers_and_payload(void **state)
 	assert_int_equal(flowpkt_parse(p, 30, &fp), -EBADMSG);
 }
 
+/* httphost_parse of a C string: its rc, the name in *name ("" none). */
+static int http(const char *head, const char **name)
+{
+	static struct httphost hh;
+	int rc = httphost_parse((const uint8_t *)head, strlen(head), &hh);
+
+	*name = hh.has_name ? hh.name : "";
+	return rc;
+}
+
+static void http_host_lower_case_port_stripped_every_prefix_waits(void **st)
+{
+	static const char head[] = "GET /x HTTP/1.1\r\nUser-Agent: t\r\n"
+				   "hOsT:  WWW.Allowed.Test:8080 \r\n"
+				   "Accept: */*\r\n\r\n";
+	struct httphost hp;
+	const char *name;
+
+	(void)st;
+	assert_int_equal(http(head, &name), 0);
+	assert_string_equal(name, "www.allowed.test");
+	for (size_t n = 0; n + 1 < sizeof(head) - 1; n++)
+		assert_int_equal(httphost_parse((const uint8_t *)head, n, &hp),
+				 -EAGAIN);
+	assert_int_equal(
+	    http("\r\nGET / HTTP/1.0\r\nHost: a.test.\r\n\r\n", &name), 0);
+	assert_string_equal(name, "a.test");
+}
+
+static void http_absolute_form_target_wins_and_must_agree(void **st)
+{
+	const char *name;
+
+	(void)st;
+	assert_int_equal(http("GET http://Allowed.test:80/p?q HTTP/1.1\r\n"
+			      "Host: allowed.test\r\n\r\n",
+			      &name),
+			 0);
+	assert_string_equal(name, "allowed.test");
+	assert_int_equal(
+	    http("GET http://allowed.test/ HTTP/1.1\r\n\r\n", &name), 0);
+	assert_string_equal(name, "allowed.test");
+	assert_int_equal(http("GET http://allowed.test/ HTTP/1.1\r\n"
+			      "Host: evil.test\r\n\r\n",
+			      &name),
+			 -EBADMSG);
+	assert_int_equal(http("CONNECT evil.test:443 HTTP/1.1\r\n"
+			      "Host: evil.test:443\r\n\r\n",
+			      &name),
+			 0);
+	assert_string_equal(name, "evil.test");
+	assert_int_equal(http("GET http://u@allowed.test/ HTTP/1.1\r\n"
+			      "Host: allowed.test\r\n\r\n",
+			      &name),
+			 -EBADMSG);
+	assert_int_equal(
+	    http("OPTIONS * HTTP/1.1\r\nHost: a.test\r\n\r\n", &name), 0);
+	assert_string_equal(name, "a.test");
+}
+
+static void http_no_host_ip_host_duplicates_and_garbage(void **st)
+{
+	static const struct {
+		const char *head;
+		int rc;
+	} bad[] = {
+	    {"GET / HTTP/1.1\r\nHost: a.test\r\nHost: b.test\r\n\r\n",
+	     -EBADMSG},
+	    {"GET / HTTP/1.1\r\nHost : a.test\r\n\r\n", -EBADMSG},
+	    {"GET / HTTP/1.1\r\nX: 1\r\n Host: a.test\r\n\r\n", -EBADMSG},
+	    {"GET / HTTP/1.1\nHost: a.test\n\n", -EBADMSG},
+	    {"GET / HTTP/1.1\r\nHost: a.test\rX\r\n\r\n", -EBADMSG},
+	    {"GET / HTTP/1.1\r\nHost: a.test:x\r\n\r\n", -EBADMSG},
+	    {"GET / HTTP/1.1\r\nHost: a..test\r\n\r\n", -EBADMSG},
+	    {"GET / HTTP/1.1\r\nHost: a.test/evil\r\n\r\n", -EBADMSG},
+	    {"GET / HTTP/2.0\r\n\r\n", -EPROTO},
+	    {"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", -EPROTO},
+	    {"\x16\x03\x01\x02\x00\x01", -EPROTO},
+	    {"GET /", -EAGAIN},
+	};
+	static const char *const noname[] = {
+	    "GET / HTTP/1.1\r\n\r\n",
+	    "GET / HTTP/1.1\r\nHost: 198.18.1.10\r\n\r\n",
+	    "GET / HTTP/1.1\r\nHost: 198.18.1.10:80\r\n\r\n",
+	    "GET / HTTP/1.1\r\nHost: [2001:db8::1]:80\r\n\r\n",
+	    "GET / HTTP/1.1\r\nHost:\r\n\r\n",
+	    "GET http://198.18.1.10/ HTTP/1.1\r\nHost: 198.18.1.10\r\n\r\n",
+	};
+	static uint8_t big[HTTPHOST_MAX + 8];
+	struct httphost hp;
+	const char *name;
+
+	(void)st;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int rc = http(bad[i].head, &name);
+
+		if (rc != bad[i].rc || *name != '\0')
+			fail_msg("%s: rc %d name '%s'", bad[i].head, rc, name);
+	}
+	for (size_t i = 0; i < sizeof(noname) / sizeof(noname[0]); i++) {
+		if (http(noname[i], &name) != 0 || *name != '\0')
+			fail_msg("%s: a name '%s'", noname[i], name);
+	}
+	memcpy(big, "GET / HTTP/1.1\r\nX: ", 19);
+	memset(big + 19, 'a', sizeof(big) - 19);
+	assert_int_equal(httphost_parse(big, sizeof(big), &hp), -EMSGSIZE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -283,6 +392,10 @@ int main(void)
 		verdict_needs_allowed_and_answered_with_this_address),
 	    cmocka_unit_test(reassembly_in_order_and_bounded),
 	    cmocka_unit_test(packet_headers_and_payload),
+	    cmocka_unit_test(
+		http_host_lower_case_port_stripped_every_prefix_waits),
+	    cmocka_unit_test(http_absolute_form_target_wins_and_must_agree),
+	    cmocka_unit_test(http_no_host_ip_host_duplicates_and_garbage),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
