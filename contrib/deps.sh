@@ -15,7 +15,7 @@ pkgs=(
 	# build
 	build-essential cmake pkg-config clang clang-format
 	libevent-dev libc-ares-dev libmnl-dev libipset-dev libcjson-dev
-	libcmocka-dev libpsl-dev publicsuffix libidn2-dev
+	libcmocka-dev libpsl-dev publicsuffix libidn2-dev libseccomp-dev
 	# the name check's QUIC Initial keys (HKDF, AES-128-GCM: libcrypto)
 	libssl-dev
 	# kernel tools the daemon's setup and the tests use

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* ipc: writing and reading the frames of ipc.h. The reader trusts
- * nothing: the size is checked against the type and count before a byte
+/* ipc: writing, sending, receiving and reading the frames of ipc.h. The reader
+ * trusts nothing: the size is checked against the type and count before a byte
  * of the body is read, an address's family and padding are checked, and
  * the unused bytes of an IPv4 address must be zero, so one frame has one
  * meaning. */
 #include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "base/ipc.h"
 
@@ -16,7 +19,10 @@ static uint16_t get16(const uint8_t *p);
 static uint32_t get32(const uint8_t *p);
 static void put_hdr(uint8_t *buf, enum ipc_type type, uint16_t count,
 		    uint32_t id);
-static int read_addr(const uint8_t *p, struct ipc_addr *out, const char **why);
+static bool ttl_fits(enum ipc_type type, uint32_t ttl);
+static bool socket_fits(int family, int socktype);
+static int read_addr(const uint8_t *p, enum ipc_type type, struct ipc_addr *out,
+		     const char **why);
 
 static void put16(uint8_t *p, uint16_t v)
 {
@@ -52,21 +58,23 @@ static void put_hdr(uint8_t *buf, enum ipc_type type, uint16_t count,
 	put32(buf + 4, id);
 }
 
-int ipc_encode_add(uint8_t *buf, size_t cap, uint32_t id,
-		   const struct ipc_addr *addrs, size_t n)
+int ipc_encode_addrs(uint8_t *buf, size_t cap, enum ipc_type type, uint32_t id,
+		     const struct ipc_addr *addrs, size_t n)
 {
 	size_t len = IPC_HDR_SIZE + n * IPC_ADDR_SIZE;
 
-	if (n == 0 || n > IPC_ADD_MAX)
+	if ((type != IPC_ADD && type != IPC_DEL && type != IPC_SHORTEN) ||
+	    n == 0 || n > IPC_ADD_MAX)
 		return -EINVAL;
 	if (cap < len)
 		return -ENOSPC;
-	put_hdr(buf, IPC_ADD, (uint16_t)n, id);
+	put_hdr(buf, type, (uint16_t)n, id);
 	for (size_t i = 0; i < n; i++) {
 		uint8_t *p = buf + IPC_HDR_SIZE + i * IPC_ADDR_SIZE;
 		int fam = addrs[i].addr.family;
 
-		if (fam != AF_INET && fam != AF_INET6)
+		if ((fam != AF_INET && fam != AF_INET6) ||
+		    !ttl_fits(type, addrs[i].ttl))
 			return -EINVAL;
 		memset(p, 0, IPC_ADDR_SIZE);
 		p[0] = fam == AF_INET ? 4 : 6;
@@ -76,16 +84,50 @@ int ipc_encode_add(uint8_t *buf, size_t cap, uint32_t id,
 	return (int)len;
 }
 
-int ipc_encode_done(uint8_t *buf, size_t cap, uint32_t id, int32_t status)
+int ipc_encode_done(uint8_t *buf, size_t cap, enum ipc_type type, uint32_t id,
+		    int32_t status)
 {
+	if (type != IPC_ADD_DONE && type != IPC_SOCKET_DONE)
+		return -EINVAL;
 	if (cap < IPC_HDR_SIZE + 4)
 		return -ENOSPC;
-	put_hdr(buf, IPC_ADD_DONE, 0, id);
+	put_hdr(buf, type, 0, id);
 	put32(buf + IPC_HDR_SIZE, (uint32_t)status);
 	return IPC_HDR_SIZE + 4;
 }
 
-static int read_addr(const uint8_t *p, struct ipc_addr *out, const char **why)
+int ipc_encode_socket(uint8_t *buf, size_t cap, uint32_t id, int family,
+		      int socktype)
+{
+	if (!socket_fits(family, socktype))
+		return -EINVAL;
+	if (cap < IPC_HDR_SIZE + 8)
+		return -ENOSPC;
+	put_hdr(buf, IPC_SOCKET, 0, id);
+	put32(buf + IPC_HDR_SIZE, (uint32_t)family);
+	put32(buf + IPC_HDR_SIZE + 4, (uint32_t)socktype);
+	return IPC_HDR_SIZE + 8;
+}
+
+/* The only sockets the parent makes: UDP and TCP to the upstreams. */
+static bool socket_fits(int family, int socktype)
+{
+	return (family == AF_INET || family == AF_INET6) &&
+	       (socktype == SOCK_DGRAM || socktype == SOCK_STREAM);
+}
+
+/* A del carries no timeout, a shorten a positive one, an add any. */
+static bool ttl_fits(enum ipc_type type, uint32_t ttl)
+{
+	if (type == IPC_DEL)
+		return ttl == 0;
+	if (type == IPC_SHORTEN)
+		return ttl != 0;
+	return true;
+}
+
+static int read_addr(const uint8_t *p, enum ipc_type type, struct ipc_addr *out,
+		     const char **why)
 {
 	static const uint8_t zero[12];
 
@@ -100,6 +142,11 @@ static int read_addr(const uint8_t *p, struct ipc_addr *out, const char **why)
 	memset(out, 0, sizeof(*out));
 	out->addr.family = p[0] == 4 ? AF_INET : AF_INET6;
 	out->ttl = get32(p + 4);
+	if (!ttl_fits(type, out->ttl)) {
+		*why = type == IPC_DEL ? "a del with a timeout"
+				       : "a shorten to no timeout";
+		return -EINVAL;
+	}
 	memcpy(out->addr.bytes, p + 8, p[0] == 4 ? 4 : 16);
 	return 0;
 }
@@ -124,6 +171,8 @@ int ipc_decode(const uint8_t *buf, size_t len, struct ipc_msg *out,
 	out->status = 0;
 	switch (type) {
 	case IPC_ADD:
+	case IPC_DEL:
+	case IPC_SHORTEN:
 		if (count == 0 || count > IPC_ADD_MAX) {
 			*why = "address count out of range";
 			return -EINVAL;
@@ -134,16 +183,30 @@ int ipc_decode(const uint8_t *buf, size_t len, struct ipc_msg *out,
 		}
 		for (size_t i = 0; i < count; i++) {
 			if (read_addr(buf + IPC_HDR_SIZE + i * IPC_ADDR_SIZE,
-				      &out->addrs[i], why) != 0)
+				      (enum ipc_type)type, &out->addrs[i],
+				      why) != 0)
 				return -EINVAL;
 		}
 		break;
 	case IPC_ADD_DONE:
+	case IPC_SOCKET_DONE:
 		if (count != 0 || len != IPC_HDR_SIZE + 4) {
 			*why = "frame size does not match its type";
 			return -EINVAL;
 		}
 		out->status = (int32_t)get32(buf + IPC_HDR_SIZE);
+		break;
+	case IPC_SOCKET:
+		if (count != 0 || len != IPC_HDR_SIZE + 8) {
+			*why = "frame size does not match its type";
+			return -EINVAL;
+		}
+		out->family = (int)get32(buf + IPC_HDR_SIZE);
+		out->socktype = (int)get32(buf + IPC_HDR_SIZE + 4);
+		if (!socket_fits(out->family, out->socktype)) {
+			*why = "a socket neither UDP nor TCP over IPv4 or IPv6";
+			return -EINVAL;
+		}
 		break;
 	default:
 		*why = "unknown frame type";
@@ -151,4 +214,126 @@ int ipc_decode(const uint8_t *buf, size_t len, struct ipc_msg *out,
 	}
 	out->type = (enum ipc_type)type;
 	return 0;
+}
+
+int ipc_send(int chan, const uint8_t *frame, size_t len, int fd)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = {.iov_base = (void *)frame, .iov_len = len};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	struct cmsghdr *c;
+	ssize_t n;
+
+	if (fd >= 0) {
+		memset(&ctl, 0, sizeof(ctl));
+		mh.msg_control = ctl.buf;
+		mh.msg_controllen = sizeof(ctl.buf);
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	}
+	do
+		n = sendmsg(chan, &mh, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EMSGSIZE;
+}
+
+ssize_t ipc_recv(int chan, uint8_t *buf, size_t cap, int flags, int *fd)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * 4)];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = {.iov_base = buf, .iov_len = cap};
+	struct msghdr mh = {.msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = ctl.buf,
+			    .msg_controllen = sizeof(ctl.buf)};
+	struct cmsghdr *c;
+	size_t nfd = 0;
+	bool bad = false;
+	ssize_t n;
+
+	*fd = -1;
+	do
+		n = recvmsg(chan, &mh, flags | MSG_TRUNC | MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	for (c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c)) {
+		size_t k;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) {
+			bad = true;
+			continue;
+		}
+		k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < k; i++) {
+			int got;
+
+			memcpy(&got, CMSG_DATA(c) + i * sizeof(int),
+			       sizeof(int));
+			if (nfd++ == 0)
+				*fd = got;
+			else
+				close(got);
+		}
+	}
+	if (bad || nfd > 1 || (mh.msg_flags & MSG_CTRUNC)) {
+		if (*fd >= 0)
+			close(*fd);
+		*fd = -1;
+		return -EBADMSG;
+	}
+	return n;
+}
+
+int ipc_request_socket(int chan, uint32_t id, int family, int socktype)
+{
+	uint8_t buf[IPC_FRAME_MAX + 1];
+	struct ipc_msg *m = NULL;
+	const char *why = "";
+	int len = ipc_encode_socket(buf, sizeof(buf), id, family, socktype);
+	int rc, fd = -1;
+	ssize_t n;
+
+	if (len < 0)
+		return len;
+	rc = ipc_send(chan, buf, (size_t)len, -1);
+	if (rc != 0)
+		return rc;
+	n = ipc_recv(chan, buf, sizeof(buf), 0, &fd);
+	if (n == 0)
+		return -EPIPE;
+	if (n < 0)
+		return (int)n;
+	rc = -ENOMEM;
+	m = malloc(sizeof(*m));
+	if (m == NULL)
+		goto out;
+	rc = -EPROTO;
+	if ((size_t)n > sizeof(buf) - 1 ||
+	    ipc_decode(buf, (size_t)n, m, &why) != 0 ||
+	    m->type != IPC_SOCKET_DONE || m->id != id)
+		goto out;
+	if (m->status != 0) {
+		rc = m->status < 0 ? m->status : -EPROTO;
+		goto out;
+	}
+	if (fd >= 0) {
+		rc = fd;
+		fd = -1;
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	free(m);
+	return rc;
 }

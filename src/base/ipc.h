@@ -21,13 +21,28 @@ enum ipc_type {
 	 * into the sets; answered by one IPC_ADD_DONE with the same id */
 	IPC_ADD = 1,
 	/* parent -> DNS process: the kernel acked (status 0) or refused
-	 * (-errno as sets_done_fn says) request id; count is 0 */
+	 * (-errno as sets_done_fn says) request id, an IPC_ADD, IPC_DEL or
+	 * IPC_SHORTEN; count is 0 */
 	IPC_ADD_DONE = 2,
+	/* DNS process -> parent: take count addresses out of the sets (a
+	 * reload's eviction); each record's ttl is 0 */
+	IPC_DEL = 3,
+	/* DNS process -> parent: let count entries expire sooner, each in
+	 * its record's ttl seconds (1 or more) from now (a reload keeps an
+	 * address only as long as its kept names need it) */
+	IPC_SHORTEN = 4,
+	/* DNS process -> parent: a new upstream socket of family (AF_INET,
+	 * AF_INET6) and type (SOCK_DGRAM, SOCK_STREAM); count is 0 */
+	IPC_SOCKET = 5,
+	/* parent -> DNS process: status 0 and the socket, already carrying
+	 * the daemon's mark, as the frame's one SCM_RIGHTS descriptor; or
+	 * -errno and no descriptor; count is 0 */
+	IPC_SOCKET_DONE = 6,
 };
 
 #define IPC_HDR_SIZE  8
-#define IPC_ADDR_SIZE 24 /* family(1) pad(3) ttl(4) bytes(16) */
-#define IPC_ADD_MAX   128
+#define IPC_ADDR_SIZE 24  /* family(1) pad(3) ttl(4) bytes(16) */
+#define IPC_ADD_MAX   128 /* addresses in one IPC_ADD, IPC_DEL, IPC_SHORTEN */
 /* The largest frame of the vocabulary; a receiver reads one byte more, so
  * a longer frame is seen as such and refused. */
 #define IPC_FRAME_MAX (IPC_HDR_SIZE + IPC_ADD_MAX * IPC_ADDR_SIZE)
@@ -37,22 +52,48 @@ struct ipc_addr {
 	uint32_t ttl;
 };
 
-/* One decoded frame; addrs only for IPC_ADD. */
+/* One decoded frame; addrs for IPC_ADD, IPC_DEL and IPC_SHORTEN (whose
+ * ttl is the seconds until the entry should expire). */
 struct ipc_msg {
 	enum ipc_type type;
 	uint32_t id;
 	uint16_t count;
-	int32_t status; /* IPC_ADD_DONE */
+	int32_t status;	      /* IPC_ADD_DONE, IPC_SOCKET_DONE */
+	int family, socktype; /* IPC_SOCKET */
 	struct ipc_addr addrs[IPC_ADD_MAX];
 };
 
-/* Write an IPC_ADD frame of n (1..IPC_ADD_MAX) addresses into buf (cap >=
- * IPC_FRAME_MAX is always enough): its length, or -EINVAL (n out of range,
- * an address neither AF_INET nor AF_INET6), -ENOSPC. */
-int ipc_encode_add(uint8_t *buf, size_t cap, uint32_t id,
-		   const struct ipc_addr *addrs, size_t n);
-/* Write an IPC_ADD_DONE frame: its length, or -ENOSPC. */
-int ipc_encode_done(uint8_t *buf, size_t cap, uint32_t id, int32_t status);
+/* Write an IPC_ADD, IPC_DEL or IPC_SHORTEN frame of n (1..IPC_ADD_MAX)
+ * addresses into buf (cap >= IPC_FRAME_MAX is always enough): its length,
+ * or -EINVAL (another type, n out of range, an address neither AF_INET
+ * nor AF_INET6, a del's ttl not 0, a shorten's 0), -ENOSPC. */
+int ipc_encode_addrs(uint8_t *buf, size_t cap, enum ipc_type type, uint32_t id,
+		     const struct ipc_addr *addrs, size_t n);
+/* Write an IPC_ADD_DONE or IPC_SOCKET_DONE frame: its length, or
+ * -ENOSPC, -EINVAL (another type). */
+int ipc_encode_done(uint8_t *buf, size_t cap, enum ipc_type type, uint32_t id,
+		    int32_t status);
+/* Write an IPC_SOCKET frame: its length, or -ENOSPC, -EINVAL (a family or
+ * type the vocabulary does not have). */
+int ipc_encode_socket(uint8_t *buf, size_t cap, uint32_t id, int family,
+		      int socktype);
+
+/* Send one frame of len bytes on the channel chan, with fd as its one
+ * SCM_RIGHTS descriptor when fd >= 0: 0 or -errno (-EMSGSIZE when it went
+ * out short). Never blocks when the channel is non-blocking. */
+int ipc_send(int chan, const uint8_t *frame, size_t len, int fd);
+/* Receive one frame into buf (cap >= IPC_FRAME_MAX + 1): its true length
+ * (more than cap when it was longer), and in *fd the descriptor it
+ * carried (close-on-exec) or -1. A frame with more than one descriptor,
+ * or cut control data, is -EBADMSG (every descriptor it carried closed);
+ * a closed channel 0; else -errno. */
+ssize_t ipc_recv(int chan, uint8_t *buf, size_t cap, int flags, int *fd);
+/* The DNS process's blocking request for an upstream socket on its own
+ * socket channel (nothing else is sent on it, so the next frame is the
+ * answer): the descriptor, or -errno (the parent's status; -EPROTO for an
+ * answer that is not this request's IPC_SOCKET_DONE, -EPIPE when the
+ * channel closed). */
+int ipc_request_socket(int chan, uint32_t id, int family, int socktype);
 /* Read one frame of len bytes: 0, or -EINVAL with *why saying what is
  * wrong (a static string: "oversized frame", "unknown type 7", ...). */
 int ipc_decode(const uint8_t *buf, size_t len, struct ipc_msg *out,

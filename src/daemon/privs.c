@@ -48,7 +48,7 @@ struct capsets {
 static int caps_get(struct capsets *c);
 static int caps_set(const struct capsets *c);
 static const char *caps_format(uint64_t mask, char *buf, size_t len);
-static void drop_bounding(void);
+static void drop_bounding(bool keep_ours);
 static int drop_from_root(uid_t uid, gid_t gid, char *err, size_t errlen);
 static int check_unprivileged(uid_t uid, char *err, size_t errlen);
 static int keep_only_net_admin(char *err, size_t errlen);
@@ -200,7 +200,7 @@ static int drop_from_root(uid_t uid, gid_t gid, char *err, size_t errlen)
 			 "need it");
 		return -EPERM;
 	}
-	drop_bounding();
+	drop_bounding(true);
 	if (setgroups(1, &gid) < 0) {
 		snprintf(err, errlen, "setgroups(%u): %s%s", (unsigned)gid,
 			 strerror(errno),
@@ -292,14 +292,16 @@ static int keep_only_net_admin(char *err, size_t errlen)
 }
 
 /* With CAP_SETPCAP (plain root), also shrink the bounding set, so not even
- * an exec could regain anything. Without it (a reduced container start)
- * there is nothing to gain: no_new_privs already forbids raising. */
-static void drop_bounding(void)
+ * an exec could regain anything (all of it, or all but the daemon's own
+ * two when keep_ours). Without it (a reduced container start, or a
+ * process already dropped to `user`) there is nothing to gain:
+ * no_new_privs already forbids raising. */
+static void drop_bounding(bool keep_ours)
 {
 	if (!privs_have(CAP_SETPCAP))
 		return;
 	for (int c = 0; c < 64; c++) {
-		if (c == KEEP_CAP || c == CHILD_CAP)
+		if (keep_ours && (c == KEEP_CAP || c == CHILD_CAP))
 			continue;
 		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno == EINVAL)
 			break;
@@ -355,12 +357,14 @@ int privs_raise(int cap)
 	return caps_set(&c);
 }
 
-/* From root: the uid change without keepcaps clears every set. Already
- * uid: the sets are emptied by hand. Either way the result is checked. */
+/* From root: the bounding set is emptied, then the uid change without
+ * keepcaps clears every set. Already uid: the sets are emptied by hand.
+ * Either way the result is checked. */
 int privs_shed(uid_t uid, gid_t gid, char *err, size_t errlen)
 {
 	struct capsets none = {0}, now = {0};
 
+	drop_bounding(false);
 	if (geteuid() == 0 &&
 	    (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0 || setgroups(1, &gid) < 0 ||
 	     setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0)) {

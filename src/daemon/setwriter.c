@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* setwriter: reading the DNS process's add requests (see setwriter.h).
+/* setwriter: reading the DNS process's requests (see setwriter.h).
  *
  * One read event; each wake-up takes at most SETWRITER_BURST frames. A
  * frame is read with MSG_TRUNC, so its true size is known even when it is
  * longer than the buffer: an oversized one is refused, never cut to a
- * valid prefix. Each accepted request becomes one sets_add
- * whose done sends the IPC_ADD_DONE; requests live in one list so that
- * setwriter_free releases what the kernel never answered. Nothing here
- * retries: a send that fails (the peer does not read, or is gone) stops
- * the loop like a bad frame does. */
+ * valid prefix. Each accepted request becomes one sets_add,
+ * sets_del or sets_shorten whose done sends the IPC_ADD_DONE; requests live in
+ * one list so that setwriter_free releases what the kernel never answered.
+ * Nothing here retries: a send that fails (the peer does not read, or is gone)
+ * stops the loop like a bad frame does. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,6 +20,7 @@
 #include <event2/event.h>
 
 #include "base/log.h"
+#include "base/monotime.h"
 #include "daemon/setwriter.h"
 #include "resolve/admit.h"
 #include "sets/sets.h"
@@ -48,8 +49,11 @@ struct setwriter {
 
 static void on_read(evutil_socket_t fd, short what, void *arg);
 static int take(struct setwriter *w, size_t len);
+static int submit(struct setwriter *w, struct request *r);
+static int submit_shorten(struct setwriter *w, struct request *r);
 static void on_done(void *arg, int status);
 static int reply(struct setwriter *w, uint32_t id, int status);
+static int give_socket(struct setwriter *w);
 static void stop(struct setwriter *w, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
@@ -64,14 +68,17 @@ int setwriter_judge(const struct config *cfg, const uint8_t *buf, size_t len,
 			 what);
 		return -EINVAL;
 	}
-	if (msg->type != IPC_ADD) {
+	if (msg->type == IPC_ADD_DONE || msg->type == IPC_SOCKET_DONE) {
 		snprintf(why, whylen,
 			 "malformed frame: type %d is not a "
 			 "request",
 			 (int)msg->type);
 		return -EINVAL;
 	}
-	for (size_t i = 0; i < msg->count; i++) {
+	/* A del only narrows the fence, and an address a reload evicts may
+	 * be one the new config no longer admits: not judged. A shorten is
+	 * judged per address against the entry (setwriter_shorten_ok). */
+	for (size_t i = 0; msg->type == IPC_ADD && i < msg->count; i++) {
 		enum admit_verdict v = admit_check(cfg, &msg->addrs[i].addr);
 
 		if (v != ADMIT_OK) {
@@ -83,6 +90,17 @@ int setwriter_judge(const struct config *cfg, const uint8_t *buf, size_t len,
 		}
 	}
 	return 0;
+}
+
+bool setwriter_shorten_ok(const struct config *cfg, const struct ipc_addr *a,
+			  uint64_t now, uint64_t current, uint64_t *expires)
+{
+	if (current > now) {
+		*expires = now + a->ttl;
+		return a->ttl < current - now;
+	}
+	*expires = now + sets_timeout(a->ttl, cfg->ttl_min, cfg->ttl_max);
+	return admit_check(cfg, &a->addr) == ADMIT_OK;
 }
 
 struct setwriter *setwriter_new(struct event_base *base, int fd,
@@ -139,17 +157,21 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 
 	(void)what;
 	for (int i = 0; i < SETWRITER_BURST && !w->failed; i++) {
+		int passed = -1;
 		/* MSG_TRUNC: n is the frame's own size, even when longer */
 		ssize_t n =
-		    recv(fd, w->buf, sizeof(w->buf), MSG_DONTWAIT | MSG_TRUNC);
+		    ipc_recv(fd, w->buf, sizeof(w->buf), MSG_DONTWAIT, &passed);
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		if (n == -EAGAIN || n == -EWOULDBLOCK)
 			return;
+		if (passed >= 0) {
+			close(passed);
+			stop(w, "the DNS process sent a descriptor");
+			return;
+		}
 		if (n < 0) {
 			stop(w, "reading the DNS process's channel: %s",
-			     strerror(errno));
+			     strerror((int)-n));
 			return;
 		}
 		if (n == 0) {
@@ -172,7 +194,6 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 /* One frame: judged, then handed to the kernel. 0, or -1 (stopped). */
 static int take(struct setwriter *w, size_t len)
 {
-	struct dns_addr addrs[IPC_ADD_MAX];
 	struct request *r;
 	char why[256];
 	int rc;
@@ -181,21 +202,28 @@ static int take(struct setwriter *w, size_t len)
 		stop(w, "refusing the DNS process's %s", why);
 		return -1;
 	}
-	if (w->n_reqs >= SETWRITER_INFLIGHT_MAX) {
-		stop(w, "the DNS process has more than %d adds in flight",
-		     SETWRITER_INFLIGHT_MAX);
+	if (w->msg.type == IPC_SOCKET)
+		return give_socket(w);
+	if (w->sets == NULL) {
+		stop(w, "a set request (type %d) on the socket channel",
+		     (int)w->msg.type);
 		return -1;
 	}
-	for (size_t i = 0; i < w->msg.count; i++) {
-		addrs[i].addr = w->msg.addrs[i].addr;
-		addrs[i].ttl = w->msg.addrs[i].ttl;
+	if (w->n_reqs >= SETWRITER_INFLIGHT_MAX) {
+		stop(w, "the DNS process has more than %d requests in flight",
+		     SETWRITER_INFLIGHT_MAX);
+		return -1;
 	}
 	r = calloc(1, sizeof(*r));
 	if (r == NULL)
 		return reply(w, w->msg.id, -ENOMEM);
 	r->w = w;
 	r->id = w->msg.id;
-	rc = sets_add(w->sets, addrs, w->msg.count, on_done, r);
+	rc = submit(w, r);
+	if (rc == 1) { /* a shorten with nothing left to do */
+		free(r);
+		return reply(w, w->msg.id, 0);
+	}
 	if (rc != 0) {
 		free(r);
 		return reply(w, w->msg.id, rc);
@@ -206,6 +234,47 @@ static int take(struct setwriter *w, size_t len)
 	w->reqs = r;
 	w->n_reqs++;
 	return 0;
+}
+
+/* The judged w->msg to the kernel, on_done(r) when it answers: 0, 1 (a
+ * shorten that changes no entry: no done), or sets_*'s -errno. */
+static int submit(struct setwriter *w, struct request *r)
+{
+	struct dns_addr adds[IPC_ADD_MAX];
+	struct netaddr dels[IPC_ADD_MAX];
+	const struct ipc_msg *m = &w->msg;
+
+	if (m->type == IPC_SHORTEN)
+		return submit_shorten(w, r);
+	for (size_t i = 0; i < m->count; i++) {
+		adds[i].addr = dels[i] = m->addrs[i].addr;
+		adds[i].ttl = m->addrs[i].ttl;
+	}
+	if (m->type == IPC_DEL)
+		return sets_del(w->sets, dels, m->count, on_done, r);
+	return sets_add(w->sets, adds, m->count, on_done, r);
+}
+
+/* Only the addresses setwriter_shorten_ok lets through: a shorten never
+ * lengthens an entry, and on an address the parent knows no entry of it
+ * is an add (admitted, its timeout clamped). */
+static int submit_shorten(struct setwriter *w, struct request *r)
+{
+	struct netaddr addrs[IPC_ADD_MAX];
+	uint64_t exp[IPC_ADD_MAX], now = monotime_s();
+	const struct ipc_msg *m = &w->msg;
+	size_t n = 0;
+
+	for (size_t i = 0; i < m->count; i++) {
+		const struct netaddr *a = &m->addrs[i].addr;
+
+		if (setwriter_shorten_ok(w->cfg, &m->addrs[i], now,
+					 sets_expires(w->sets, a), &exp[n]))
+			addrs[n++] = *a;
+	}
+	if (n == 0)
+		return 1;
+	return sets_shorten(w->sets, addrs, exp, n, on_done, r);
 }
 
 static void on_done(void *arg, int status)
@@ -229,12 +298,47 @@ static void on_done(void *arg, int status)
 static int reply(struct setwriter *w, uint32_t id, int status)
 {
 	uint8_t frame[IPC_HDR_SIZE + 4];
-	int len = ipc_encode_done(frame, sizeof(frame), id, status);
+	int len =
+	    ipc_encode_done(frame, sizeof(frame), IPC_ADD_DONE, id, status);
+	int rc = len < 0 ? len : ipc_send(w->fd, frame, (size_t)len, -1);
 
-	if (len > 0 &&
-	    send(w->fd, frame, (size_t)len, MSG_DONTWAIT | MSG_NOSIGNAL) == len)
+	if (rc == 0)
 		return 0;
-	stop(w, "cannot answer the DNS process: %s", strerror(errno));
+	stop(w, "cannot answer the DNS process: %s", strerror(-rc));
+	return -1;
+}
+
+/* An upstream socket, marked here (SO_MARK needs CAP_NET_ADMIN, which
+ * only the parent holds), handed over and closed on this side; a socket
+ * that cannot be made or marked is the request's -errno, so the DNS
+ * process fails that query loudly rather than sending unmarked. 0, or -1
+ * (stopped). */
+static int give_socket(struct setwriter *w)
+{
+	uint8_t frame[IPC_HDR_SIZE + 4];
+	uint32_t mark = w->cfg->mark;
+	int fd = socket(w->msg.family, w->msg.socktype | SOCK_CLOEXEC, 0);
+	int status = 0, len, rc;
+
+	if (fd < 0)
+		status = -errno;
+	else if (setsockopt(fd, SOL_SOCKET, SO_MARK, &mark, sizeof(mark)) != 0)
+		status = -errno;
+	if (status != 0 && fd >= 0) {
+		close(fd);
+		fd = -1;
+	}
+	if (status != 0)
+		log_warn(SYS, "cannot make a marked upstream socket: %s",
+			 strerror(-status));
+	len = ipc_encode_done(frame, sizeof(frame), IPC_SOCKET_DONE, w->msg.id,
+			      status);
+	rc = len < 0 ? len : ipc_send(w->fd, frame, (size_t)len, fd);
+	if (fd >= 0)
+		close(fd);
+	if (rc == 0)
+		return 0;
+	stop(w, "cannot hand the DNS process its socket: %s", strerror(-rc));
 	return -1;
 }
 

@@ -17,7 +17,12 @@
  * upstream_set_mark (SO_MARK, set from c-ares' configure callback, which
  * runs before connect(), so even a TCP SYN is marked). The firewall accepts
  * traffic to an upstream only with that mark (invariant 5); a socket we
- * could not mark is closed at once and its query fails, loudly.
+ * could not mark is closed at once and its query fails, loudly. A process
+ * without CAP_NET_ADMIN (the DNS process of the split) cannot mark: it
+ * gives upstream_use_socket_channel its channel to the privileged parent,
+ * and c-ares' asocket then asks the parent for each socket, which arrives
+ * already marked (IPC_SOCKET, base/ipc.h); a socket the parent cannot
+ * give fails its query the same way.
  *
  * The ID search is bounded: a few random draws, then one scan of the
  * bitmap from a random start; the resolver's cap on questions in flight
@@ -35,11 +40,15 @@
 #include <sys/random.h>
 #include <time.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include <ares.h>
 #include <event2/event.h>
+#include <event2/util.h>
 #include <netinet/in.h>
 
+#include "base/ipc.h"
 #include "base/log.h"
 #include "base/monotime.h"
 #include "base/stats.h"
@@ -81,7 +90,9 @@ struct upstream {
 	uint16_t rand_pool[256];
 	size_t rand_left;
 	uint32_t mark;
-	size_t inflight; /* upstream_send calls whose callback is to come */
+	int sock_chan;	  /* the parent's socket channel, or -1 */
+	uint32_t sock_id; /* the last socket request's id */
+	size_t inflight;  /* upstream_send calls whose callback is to come */
 };
 
 static void sock_state_cb(void *data, ares_socket_t fd, int readable,
@@ -98,6 +109,15 @@ static int set_servers(struct upstream *u,
 		       const struct config_endpoint *servers, size_t n);
 static int status_to_errno(int status);
 static int mark_socket(ares_socket_t fd, int type, void *data);
+static ares_socket_t ask_socket(int family, int type, int protocol, void *data);
+static int sock_close(ares_socket_t fd, void *data);
+static int sock_connect(ares_socket_t fd, const struct sockaddr *sa,
+			ares_socklen_t len, void *data);
+static ares_ssize_t sock_recvfrom(ares_socket_t fd, void *buf, size_t len,
+				  int flags, struct sockaddr *from,
+				  ares_socklen_t *fromlen, void *data);
+static ares_ssize_t sock_sendv(ares_socket_t fd, const struct iovec *iov, int n,
+			       void *data);
 static void complete(struct send_ctx *ctx, int status, const uint8_t *abuf,
 		     size_t alen);
 static void defer(struct send_ctx *ctx, int status, const uint8_t *abuf,
@@ -131,6 +151,7 @@ struct upstream *upstream_new(struct event_base *base,
 	u->rearm = event_new(base, -1, 0, on_rearm, u);
 	u->deliver = event_new(base, -1, 0, on_deliver, u);
 	u->deferred_tail = &u->deferred;
+	u->sock_chan = -1;
 	if (u->timer == NULL || u->rearm == NULL || u->deliver == NULL)
 		goto nomem;
 
@@ -204,6 +225,77 @@ void upstream_set_mark(struct upstream *u, uint32_t mark)
 {
 	u->mark = mark;
 	ares_set_socket_configure_callback(u->channel, mark_socket, u);
+}
+
+static const struct ares_socket_functions from_parent = {
+    .asocket = ask_socket,
+    .aclose = sock_close,
+    .aconnect = sock_connect,
+    .arecvfrom = sock_recvfrom,
+    .asendv = sock_sendv,
+};
+
+void upstream_use_socket_channel(struct upstream *u, int chan)
+{
+	u->sock_chan = chan;
+	ares_set_socket_configure_callback(u->channel, NULL, NULL);
+	ares_set_socket_functions(u->channel, &from_parent, u);
+}
+
+/* c-ares' flags (SOCK_NONBLOCK, SOCK_CLOEXEC) are applied here; the
+ * parent makes the plain socket, close-on-exec, and marks it. */
+static ares_socket_t ask_socket(int family, int type, int protocol, void *data)
+{
+	struct upstream *u = data;
+	int base = type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC);
+	int fd;
+
+	if (protocol != 0) {
+		errno = EPROTONOSUPPORT;
+		return ARES_SOCKET_BAD;
+	}
+	fd = ipc_request_socket(u->sock_chan, ++u->sock_id, family, base);
+	if (fd < 0) {
+		log_err("upstream",
+			"the privileged parent gave no %s socket to the "
+			"upstreams: %s; its query fails",
+			base == SOCK_STREAM ? "TCP" : "UDP", strerror(-fd));
+		errno = -fd;
+		return ARES_SOCKET_BAD;
+	}
+	if ((type & SOCK_NONBLOCK) && evutil_make_socket_nonblocking(fd) != 0) {
+		close(fd);
+		return ARES_SOCKET_BAD;
+	}
+	return fd;
+}
+
+static int sock_close(ares_socket_t fd, void *data)
+{
+	(void)data;
+	return close(fd);
+}
+
+static int sock_connect(ares_socket_t fd, const struct sockaddr *sa,
+			ares_socklen_t len, void *data)
+{
+	(void)data;
+	return connect(fd, sa, len);
+}
+
+static ares_ssize_t sock_recvfrom(ares_socket_t fd, void *buf, size_t len,
+				  int flags, struct sockaddr *from,
+				  ares_socklen_t *fromlen, void *data)
+{
+	(void)data;
+	return recvfrom(fd, buf, len, flags, from, fromlen);
+}
+
+static ares_ssize_t sock_sendv(ares_socket_t fd, const struct iovec *iov, int n,
+			       void *data)
+{
+	(void)data;
+	return writev(fd, iov, n);
 }
 
 static int set_servers(struct upstream *u,
@@ -432,6 +524,7 @@ static void deliver_all(struct upstream *u, bool cancel)
 
 	u->deferred = NULL;
 	u->deferred_tail = &u->deferred;
+	u->sock_chan = -1;
 	for (; ctx != NULL; ctx = next) {
 		next = ctx->next;
 		if (cancel)

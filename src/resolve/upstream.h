@@ -34,6 +34,11 @@ int upstream_send(struct upstream *u, const uint8_t *query, size_t len,
  * CAP_NET_ADMIN); a socket that cannot be marked is closed and its query
  * fails with an error logged. */
 void upstream_set_mark(struct upstream *u, uint32_t mark);
+/* Take every socket opened from now on from the privileged parent over
+ * chan (its socket channel, not owned; see ipc_request_socket): the
+ * parent marks them, so this process needs no capability. Replaces
+ * upstream_set_mark's marking. */
+void upstream_use_socket_channel(struct upstream *u, int chan);
 /* A query ID not in use by any query in flight, in bounded time: 0, or
  * -EAGAIN when all 65,536 are taken. */
 int upstream_new_id(struct upstream *u, uint16_t *id);

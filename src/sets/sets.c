@@ -46,6 +46,7 @@
 #include <libipset/linux_ip_set.h>
 #include <libipset/linux_ip_set_hash.h>
 
+#include "base/ipc.h"
 #include "sets/expiry.h"
 #include "base/log.h"
 #include "base/monotime.h"
@@ -72,6 +73,7 @@ struct item {
 
 struct batch {
 	TAILQ_ENTRY(batch) link;
+	bool shorten; /* sets_shorten's adds (IPC_SHORTEN when remote) */
 	sets_done_fn done;
 	void *arg;
 	uint64_t deadline; /* monotonic ms */
@@ -102,6 +104,8 @@ struct sets {
 	uint8_t *sendbuf;
 	uint8_t (*recvbuf)[RECV_MSGSIZE];
 	struct setserr_log fails[2]; /* add failures per family */
+	bool remote; /* fd is the channel to the privileged parent */
+	bool parent_gone;
 };
 
 static void on_deadline(evutil_socket_t fd, short what, void *arg);
@@ -130,6 +134,14 @@ static int batch_for(const struct netaddr *addrs, size_t n, sets_done_fn done,
 		     void *arg, struct batch **out);
 static void put_add(struct sets *s, struct item *it, const struct netaddr *a,
 		    uint64_t exp, uint64_t now);
+static struct sets *sets_new(struct event_base *base,
+			     const struct sets_params *p, char *err,
+			     size_t errlen);
+static int sets_events(struct sets *s);
+static void flush_remote(struct sets *s);
+static void read_remote(struct sets *s);
+static void parent_gone(struct sets *s, const char *why);
+static int remote_code(int32_t status);
 
 uint32_t sets_timeout(uint32_t ttl, uint32_t min, uint32_t max)
 {
@@ -223,13 +235,57 @@ static int fam_index(const struct netaddr *a)
 struct sets *sets_open(struct event_base *base, const struct sets_params *p,
 		       char *err, size_t errlen)
 {
+	struct sets *s = sets_new(base, p, err, errlen);
+
+	if (s == NULL)
+		return NULL;
+	if (socket_setup(s, err, errlen) < 0)
+		goto fail;
+	if (sets_events(s) != 0) {
+		snprintf(err, errlen, "sets: out of memory");
+		goto fail;
+	}
+	return s;
+fail:
+	sets_close(s);
+	return NULL;
+}
+
+struct sets *sets_open_remote(struct event_base *base,
+			      const struct sets_params *p, int chan, char *err,
+			      size_t errlen)
+{
+	struct sets *s = sets_new(base, p, err, errlen);
+
+	if (s == NULL) {
+		close(chan);
+		return NULL;
+	}
+	s->remote = true;
+	s->fd = chan;
+	/* The parent holds up to SETWRITER_INFLIGHT_MAX frames; one frame
+	 * has at least one request. */
+	s->inflight_max = INFLIGHT_CAP;
+	if (sets_events(s) != 0) {
+		snprintf(err, errlen, "sets: out of memory");
+		sets_close(s);
+		return NULL;
+	}
+	return s;
+}
+
+/* The state both transports share; no socket yet (fd -1). */
+static struct sets *sets_new(struct event_base *base,
+			     const struct sets_params *p, char *err,
+			     size_t errlen)
+{
 	struct sets *s = NULL;
 	size_t map_max = p->map_max ? p->map_max : SETS_DEFAULT_MAP_MAX;
 
 	if (!sets_name_valid(p->set4) || !sets_name_valid(p->set6)) {
 		snprintf(err, errlen, "sets: invalid set name \"%s\"",
 			 sets_name_valid(p->set4) ? p->set6 : p->set4);
-		goto fail;
+		return NULL;
 	}
 	s = calloc(1, sizeof(*s));
 	if (s == NULL)
@@ -249,23 +305,27 @@ struct sets *sets_open(struct event_base *base, const struct sets_params *p,
 	s->recvbuf = calloc(RECV_VLEN, sizeof(*s->recvbuf));
 	if (s->map == NULL || s->sendbuf == NULL || s->recvbuf == NULL)
 		goto nomem;
-	if (socket_setup(s, err, errlen) < 0)
-		goto fail;
-	s->flush_ev = event_new(base, -1, 0, flush_cb, s);
-	s->write_ev = event_new(base, s->fd, EV_WRITE, flush_cb, s);
-	s->retry_ev = event_new(base, -1, 0, flush_cb, s);
-	s->read_ev = event_new(base, s->fd, EV_READ | EV_PERSIST, read_cb, s);
-	s->deadline_ev = evtimer_new(base, on_deadline, s);
-	if (s->flush_ev == NULL || s->write_ev == NULL || s->retry_ev == NULL ||
-	    s->read_ev == NULL || s->deadline_ev == NULL ||
-	    event_add(s->read_ev, NULL) < 0)
-		goto nomem;
 	return s;
 nomem:
 	snprintf(err, errlen, "sets: out of memory");
-fail:
 	sets_close(s);
 	return NULL;
+}
+
+/* The events on s->fd: 0 or -ENOMEM. */
+static int sets_events(struct sets *s)
+{
+	s->flush_ev = event_new(s->base, -1, 0, flush_cb, s);
+	s->write_ev = event_new(s->base, s->fd, EV_WRITE, flush_cb, s);
+	s->retry_ev = event_new(s->base, -1, 0, flush_cb, s);
+	s->read_ev =
+	    event_new(s->base, s->fd, EV_READ | EV_PERSIST, read_cb, s);
+	s->deadline_ev = evtimer_new(s->base, on_deadline, s);
+	if (s->flush_ev == NULL || s->write_ev == NULL || s->retry_ev == NULL ||
+	    s->read_ev == NULL || s->deadline_ev == NULL ||
+	    event_add(s->read_ev, NULL) < 0)
+		return -ENOMEM;
+	return 0;
 }
 
 static int socket_setup(struct sets *s, char *err, size_t errlen)
@@ -327,6 +387,8 @@ void sets_close(struct sets *s)
 		event_free(s->deadline_ev);
 	if (s->nl != NULL)
 		mnl_socket_close(s->nl);
+	if (s->remote && s->fd >= 0)
+		close(s->fd);
 	expiry_free(s->map);
 	free(s->sendbuf);
 	free(s->recvbuf);
@@ -373,6 +435,14 @@ static bool covered(struct sets *s, const struct dns_addr *d, uint64_t now,
 	if (inflight > *exp)
 		*exp = inflight;
 	return false;
+}
+
+uint64_t sets_expires(struct sets *s, const struct netaddr *a)
+{
+	uint64_t acked, inflight;
+
+	expiry_get(s->map, a, monotime_s(), &acked, &inflight, NULL);
+	return acked > inflight ? acked : inflight;
 }
 
 bool sets_covered(struct sets *s, const struct dns_addr *addrs, size_t n)
@@ -515,6 +585,7 @@ int sets_shorten(struct sets *s, const struct netaddr *addrs,
 		put_add(s, &b->items[i], &addrs[i], exp, now);
 	}
 	b->n = n;
+	b->shorten = true;
 	enqueue(s, b);
 	return 0;
 }
@@ -594,6 +665,10 @@ static void flush(struct sets *s)
 	struct mnl_nlmsg_batch *nb = NULL;
 	struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
 
+	if (s->remote) {
+		flush_remote(s);
+		return;
+	}
 	while (!s->draining && s->send_next != NULL &&
 	       s->inflight < s->inflight_max) {
 		uint32_t first = s->seq;
@@ -708,6 +783,10 @@ static void read_acks(struct sets *s)
 	struct iovec iov[RECV_VLEN];
 	int round, i, r;
 
+	if (s->remote) {
+		read_remote(s);
+		return;
+	}
 	for (round = 0; round < RECV_ROUNDS; round++) {
 		memset(msgs, 0, sizeof(msgs));
 		for (i = 0; i < RECV_VLEN; i++) {
@@ -836,4 +915,133 @@ static void fail_inflight(struct sets *s, int code)
 			break;
 		fail_batch(s, b, code);
 	}
+}
+
+/* ---- the remote transport: the DNS process's frames to the parent ----
+ *
+ * Each batch goes out in frames of at most IPC_ADD_MAX requests (IPC_ADD,
+ * IPC_DEL, or IPC_SHORTEN for sets_shorten's), a frame's id the seq of
+ * its first request, so that its one IPC_ADD_DONE answers each of its
+ * requests through on_ack as the kernel's acks do; the map, the
+ * deadlines and the batches are the same as over netlink. The parent
+ * judges and clamps again; its status is the batch's. A closed or broken
+ * channel fails everything in flight and every later request: the parent
+ * is gone, nothing can enter a set any more, and no client is answered
+ * with an address that is not in one. */
+
+static void flush_remote(struct sets *s)
+{
+	uint8_t frame[IPC_FRAME_MAX];
+	struct ipc_addr recs[IPC_ADD_MAX];
+
+	while (s->send_next != NULL && s->inflight < s->inflight_max) {
+		struct batch *b = s->send_next;
+		size_t k = b->n - b->sent;
+		uint32_t first = s->seq;
+		enum ipc_type type = b->items[0].del ? IPC_DEL
+				     : b->shorten    ? IPC_SHORTEN
+						     : IPC_ADD;
+		int len, rc = -EPIPE;
+
+		if (k > IPC_ADD_MAX)
+			k = IPC_ADD_MAX;
+		for (size_t i = 0; i < k; i++) {
+			const struct item *it = &b->items[b->sent + i];
+
+			recs[i].addr = it->addr;
+			recs[i].ttl = it->del ? 0 : it->timeout;
+		}
+		len = ipc_encode_addrs(frame, sizeof(frame), type, first, recs,
+				       k);
+		if (len < 0)
+			rc = len;
+		else if (!s->parent_gone)
+			rc = ipc_send(s->fd, frame, (size_t)len, -1);
+		if (rc == -EAGAIN) {
+			event_add(s->write_ev, NULL);
+			return;
+		}
+		commit(s, k);
+		for (size_t i = 0; rc != 0 && i < k; i++)
+			on_ack(s, first + (uint32_t)i, EIO);
+		if (rc != 0 && !s->parent_gone)
+			parent_gone(s, strerror(-rc));
+	}
+}
+
+static void read_remote(struct sets *s)
+{
+	uint8_t buf[IPC_FRAME_MAX + 1];
+	struct ipc_msg m;
+	const char *why = "";
+
+	for (int i = 0; i < RECV_ROUNDS * RECV_VLEN && !s->parent_gone; i++) {
+		int passed = -1;
+		ssize_t n =
+		    ipc_recv(s->fd, buf, sizeof(buf), MSG_DONTWAIT, &passed);
+		struct batch *b;
+		size_t k;
+
+		if (n == -EAGAIN)
+			break;
+		if (passed >= 0) {
+			close(passed);
+			parent_gone(s, "a descriptor on the set channel");
+			break;
+		}
+		if (n <= 0) {
+			parent_gone(s, n == 0 ? "the channel closed"
+					      : strerror((int)-n));
+			break;
+		}
+		if ((size_t)n > IPC_FRAME_MAX ||
+		    ipc_decode(buf, (size_t)n, &m, &why) != 0 ||
+		    m.type != IPC_ADD_DONE) {
+			parent_gone(s, "a frame that is not IPC_ADD_DONE");
+			break;
+		}
+		/* the frame's requests: from its id to the end of its batch,
+		 * at most IPC_ADD_MAX; none when the batch already failed */
+		k = 0;
+		TAILQ_FOREACH(b, &s->queue, link)
+		{
+			if (b->sent > 0 && m.id - b->seq0 < b->sent) {
+				k = b->n - (m.id - b->seq0);
+				break;
+			}
+		}
+		if (k > IPC_ADD_MAX)
+			k = IPC_ADD_MAX;
+		for (size_t j = 0; j < k; j++)
+			on_ack(s, m.id + (uint32_t)j, remote_code(m.status));
+	}
+	if (!s->parent_gone && s->send_next != NULL &&
+	    s->inflight < s->inflight_max)
+		event_active(s->flush_ev, EV_TIMEOUT, 0);
+}
+
+static void parent_gone(struct sets *s, const char *why)
+{
+	log_err(SYS,
+		"the privileged parent's set channel failed (%s): every set "
+		"change fails from now on",
+		why);
+	s->parent_gone = true;
+	event_del(s->read_ev);
+	fail_inflight(s, EIO);
+	if (s->send_next != NULL)
+		event_active(s->flush_ev, EV_TIMEOUT, 0);
+}
+
+/* The parent's status (sets_done_fn's) as the kernel code item_result
+ * takes. */
+static int remote_code(int32_t status)
+{
+	if (status == 0)
+		return 0;
+	if (status == -ENOENT)
+		return ENOENT;
+	if (status == -ENOSPC)
+		return IPSET_ERR_HASH_FULL;
+	return EIO;
 }

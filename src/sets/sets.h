@@ -54,6 +54,17 @@ struct sets_params {
 /* Opens the netlink socket (needs CAP_NET_ADMIN for the adds). */
 struct sets *sets_open(struct event_base *base, const struct sets_params *p,
 		       char *err, size_t errlen);
+/* The same sets, reached through the privileged parent instead of
+ * netlink (the DNS process holds no CAP_NET_ADMIN): every add, del and
+ * shorten goes over chan (a non-blocking SOCK_SEQPACKET end, taken over)
+ * as IPC frames to the parent's set writer, and completes when its
+ * IPC_ADD_DONE comes back; the never-shorten map, the skips and the
+ * deadlines are this process's, as over netlink. When the channel fails
+ * (the parent is gone) every change in flight and every later one fails
+ * with -EIO. NULL (err set) on a bad name or no memory; chan is closed. */
+struct sets *sets_open_remote(struct event_base *base,
+			      const struct sets_params *p, int chan, char *err,
+			      size_t errlen);
 /* Drops adds still queued or in flight WITHOUT calling their done: the
  * caller tears its queries down itself. Never call it from a done. */
 void sets_close(struct sets *s);
@@ -66,6 +77,11 @@ void sets_entries(const struct sets *s, size_t *v4, size_t *v6);
  * (the guard restored them) and are empty, so no entry outlives anything.
  * Adds in flight still complete normally. */
 void sets_forget(struct sets *s);
+
+/* When a's entry expires (monotonic seconds): the later of what the
+ * kernel acked and what is in flight; 0 when this process knows of none
+ * (never added, deleted, expired, forgotten). */
+uint64_t sets_expires(struct sets *s, const struct netaddr *a);
 
 /* Would sets_add skip every one of addrs (each entry confirmed by the
  * kernel within SETS_FRESH_SECONDS and already living long enough)? Then

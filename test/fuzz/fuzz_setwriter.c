@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Fuzz target for the privileged parent's frame reader
  * (setwriter_judge: ipc_decode, then invariants 3 and 5 on every
- * address): any bytes are refused or are one IPC_ADD whose addresses all
- * may enter a set, and an accepted frame is exactly what ipc_encode_add
- * writes for what was read (one frame, one meaning). */
+ * address of an add): any bytes are refused or are one IPC_ADD whose
+ * addresses all may enter a set, one IPC_DEL, one IPC_SHORTEN or one
+ * IPC_SOCKET of UDP or TCP over IPv4 or IPv6; an
+ * accepted frame is exactly what ipc_encode_addrs writes for what was
+ * read (one frame, one meaning); and a shorten's every address, against
+ * an entry known or not, never lengthens a known entry and never puts an
+ * address the config refuses, or a timeout past ttl.max, into a set. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -15,6 +19,7 @@
 #include "resolve/admit.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+static void check_shorten(const struct ipc_addr *a);
 
 static const char CONFIG[] =
     "{\"listen\": [\"127.0.0.1:53\"], \"upstreams\": [\"198.18.0.1\", "
@@ -34,6 +39,29 @@ static const struct config *config(void)
 	return c;
 }
 
+/* Against no entry, an expired one, and entries of 1 s and of the
+ * record's own time left: never longer than the entry, never an add of
+ * what the config refuses or past ttl.max. */
+static void check_shorten(const struct ipc_addr *a)
+{
+	const uint64_t now = 100000;
+	const uint64_t known[] = {0, now - 1, now, now + 1, now + a->ttl};
+	const struct config *c = config();
+	uint64_t exp;
+
+	for (size_t k = 0; k < sizeof(known) / sizeof(known[0]); k++) {
+		if (!setwriter_shorten_ok(c, a, now, known[k], &exp))
+			continue;
+		if (exp <= now)
+			abort();
+		if (known[k] > now && exp >= known[k])
+			abort();
+		if (known[k] <= now && (admit_check(c, &a->addr) != ADMIT_OK ||
+					exp > now + c->ttl_max))
+			abort();
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct ipc_msg m;
@@ -47,13 +75,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		return 0;
 	}
-	if (m.type != IPC_ADD || m.count == 0 || m.count > IPC_ADD_MAX)
+	if (m.type == IPC_SOCKET) {
+		len = ipc_encode_socket(again, sizeof(again), m.id, m.family,
+					m.socktype);
+		if (len < 0 || (size_t)len != size ||
+		    memcmp(again, data, size) != 0)
+			abort();
+		return 0;
+	}
+	if ((m.type != IPC_ADD && m.type != IPC_DEL && m.type != IPC_SHORTEN) ||
+	    m.count == 0 || m.count > IPC_ADD_MAX)
 		abort();
-	for (size_t i = 0; i < m.count; i++) {
+	for (size_t i = 0; m.type == IPC_ADD && i < m.count; i++) {
 		if (admit_check(config(), &m.addrs[i].addr) != ADMIT_OK)
 			abort();
 	}
-	len = ipc_encode_add(again, sizeof(again), m.id, m.addrs, m.count);
+	for (size_t i = 0; m.type == IPC_SHORTEN && i < m.count; i++)
+		check_shorten(&m.addrs[i]);
+	len = ipc_encode_addrs(again, sizeof(again), m.type, m.id, m.addrs,
+			       m.count);
 	if (len < 0 || (size_t)len != size || memcmp(again, data, size) != 0)
 		abort();
 	return 0;

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -26,27 +27,58 @@ static struct ipc_addr addr(const char *text, uint32_t ttl)
 	return a;
 }
 
+/* in[0..n) as a frame of type: written, read back the same. */
+static void round_trip(enum ipc_type type, uint32_t id,
+		       const struct ipc_addr *in, size_t n)
+{
+	uint8_t buf[IPC_FRAME_MAX];
+	struct ipc_msg m;
+	const char *why = "";
+	int len = ipc_encode_addrs(buf, sizeof(buf), type, id, in, n);
+
+	assert_int_equal(len, IPC_HDR_SIZE + n * IPC_ADDR_SIZE);
+	assert_int_equal(ipc_decode(buf, (size_t)len, &m, &why), 0);
+	assert_int_equal(m.type, type);
+	assert_int_equal(m.id, id);
+	assert_int_equal(m.count, n);
+	for (size_t i = 0; i < n; i++) {
+		assert_true(netaddr_equal(&m.addrs[i].addr, &in[i].addr));
+		assert_int_equal(m.addrs[i].ttl, in[i].ttl);
+	}
+}
+
 static void test_add_round_trip(void **state)
 {
 	struct ipc_addr in[3] = {addr("198.18.1.10", 60),
 				 addr("2001:db8:1::30", 0),
 				 addr("198.18.1.11", 4294967295u)};
-	uint8_t buf[IPC_FRAME_MAX];
-	struct ipc_msg m;
-	const char *why = "";
-	int len;
 
 	(void)state;
-	len = ipc_encode_add(buf, sizeof(buf), 77, in, 3);
-	assert_int_equal(len, IPC_HDR_SIZE + 3 * IPC_ADDR_SIZE);
-	assert_int_equal(ipc_decode(buf, (size_t)len, &m, &why), 0);
-	assert_int_equal(m.type, IPC_ADD);
-	assert_int_equal(m.id, 77);
-	assert_int_equal(m.count, 3);
-	for (size_t i = 0; i < 3; i++) {
-		assert_true(netaddr_equal(&m.addrs[i].addr, &in[i].addr));
-		assert_int_equal(m.addrs[i].ttl, in[i].ttl);
-	}
+	round_trip(IPC_ADD, 77, in, 3);
+}
+
+/* A del's records carry 0, a shorten's the seconds left (1 or more). */
+static void test_del_shorten_round_trip(void **state)
+{
+	struct ipc_addr del[2] = {addr("198.18.1.10", 0),
+				  addr("2001:db8:1::30", 0)};
+	struct ipc_addr shorten[1] = {addr("198.18.1.11", 30)};
+	uint8_t buf[IPC_FRAME_MAX];
+
+	(void)state;
+	round_trip(IPC_DEL, 5, del, 2);
+	round_trip(IPC_SHORTEN, 6, shorten, 1);
+	/* what the encoder refuses to write */
+	del[0].ttl = 1;
+	assert_int_equal(ipc_encode_addrs(buf, sizeof(buf), IPC_DEL, 5, del, 2),
+			 -EINVAL);
+	shorten[0].ttl = 0;
+	assert_int_equal(
+	    ipc_encode_addrs(buf, sizeof(buf), IPC_SHORTEN, 6, shorten, 1),
+	    -EINVAL);
+	assert_int_equal(
+	    ipc_encode_addrs(buf, sizeof(buf), IPC_ADD_DONE, 6, del, 1),
+	    -EINVAL);
 }
 
 static void test_done_round_trip(void **state)
@@ -54,7 +86,7 @@ static void test_done_round_trip(void **state)
 	uint8_t buf[16];
 	struct ipc_msg m;
 	const char *why = "";
-	int len = ipc_encode_done(buf, sizeof(buf), 9, -ENOSPC);
+	int len = ipc_encode_done(buf, sizeof(buf), IPC_ADD_DONE, 9, -ENOSPC);
 
 	(void)state;
 	assert_int_equal(len, IPC_HDR_SIZE + 4);
@@ -62,7 +94,9 @@ static void test_done_round_trip(void **state)
 	assert_int_equal(m.type, IPC_ADD_DONE);
 	assert_int_equal(m.id, 9);
 	assert_int_equal(m.status, -ENOSPC);
-	assert_int_equal(ipc_encode_done(buf, IPC_HDR_SIZE + 3, 9, 0), -ENOSPC);
+	assert_int_equal(
+	    ipc_encode_done(buf, IPC_HDR_SIZE + 3, IPC_ADD_DONE, 9, 0),
+	    -ENOSPC);
 }
 
 static void test_encode_bounds(void **state)
@@ -73,17 +107,97 @@ static void test_encode_bounds(void **state)
 	(void)state;
 	for (size_t i = 0; i <= IPC_ADD_MAX; i++)
 		many[i] = addr("198.18.1.10", 1);
-	assert_int_equal(ipc_encode_add(buf, sizeof(buf), 1, many, 0), -EINVAL);
 	assert_int_equal(
-	    ipc_encode_add(buf, sizeof(buf), 1, many, IPC_ADD_MAX + 1),
-	    -EINVAL);
-	assert_int_equal(ipc_encode_add(buf, sizeof(buf), 1, many, IPC_ADD_MAX),
-			 IPC_FRAME_MAX);
+	    ipc_encode_addrs(buf, sizeof(buf), IPC_ADD, 1, many, 0), -EINVAL);
+	assert_int_equal(ipc_encode_addrs(buf, sizeof(buf), IPC_ADD, 1, many,
+					  IPC_ADD_MAX + 1),
+			 -EINVAL);
 	assert_int_equal(
-	    ipc_encode_add(buf, IPC_FRAME_MAX - 1, 1, many, IPC_ADD_MAX),
-	    -ENOSPC);
+	    ipc_encode_addrs(buf, sizeof(buf), IPC_ADD, 1, many, IPC_ADD_MAX),
+	    IPC_FRAME_MAX);
+	assert_int_equal(ipc_encode_addrs(buf, IPC_FRAME_MAX - 1, IPC_ADD, 1,
+					  many, IPC_ADD_MAX),
+			 -ENOSPC);
 	many[0].addr.family = AF_UNIX;
-	assert_int_equal(ipc_encode_add(buf, sizeof(buf), 1, many, 1), -EINVAL);
+	assert_int_equal(
+	    ipc_encode_addrs(buf, sizeof(buf), IPC_ADD, 1, many, 1), -EINVAL);
+}
+
+static void test_socket_round_trip(void **state)
+{
+	uint8_t buf[64];
+	struct ipc_msg m;
+	const char *why = "";
+	int len = ipc_encode_socket(buf, sizeof(buf), 3, AF_INET6, SOCK_STREAM);
+
+	(void)state;
+	assert_int_equal(len, IPC_HDR_SIZE + 8);
+	assert_int_equal(ipc_decode(buf, (size_t)len, &m, &why), 0);
+	assert_int_equal(m.type, IPC_SOCKET);
+	assert_int_equal(m.family, AF_INET6);
+	assert_int_equal(m.socktype, SOCK_STREAM);
+	len = ipc_encode_done(buf, sizeof(buf), IPC_SOCKET_DONE, 3, -EPERM);
+	assert_int_equal(ipc_decode(buf, (size_t)len, &m, &why), 0);
+	assert_int_equal(m.type, IPC_SOCKET_DONE);
+	assert_int_equal(m.status, -EPERM);
+	/* only UDP and TCP over IPv4 and IPv6 */
+	assert_int_equal(ipc_encode_socket(buf, sizeof(buf), 3, AF_PACKET, 0),
+			 -EINVAL);
+	assert_int_equal(
+	    ipc_encode_socket(buf, sizeof(buf), 3, AF_INET, SOCK_RAW), -EINVAL);
+	assert_int_equal(ipc_encode_done(buf, sizeof(buf), IPC_ADD, 3, 0),
+			 -EINVAL);
+}
+
+/* A frame carries at most one descriptor; the receiver gets it, or
+ * refuses a frame with two and closes both. */
+static void test_descriptor_passing(void **state)
+{
+	uint8_t frame[IPC_HDR_SIZE + 4], buf[IPC_FRAME_MAX + 1];
+	int sv[2], p[2], fd = -1;
+	int len = ipc_encode_done(frame, sizeof(frame), IPC_SOCKET_DONE, 1, 0);
+	union {
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = {.iov_base = frame, .iov_len = (size_t)len};
+	struct msghdr mh = {.msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = ctl.buf,
+			    .msg_controllen = sizeof(ctl.buf)};
+	struct cmsghdr *c;
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(ipc_send(sv[0], frame, (size_t)len, p[1]), 0);
+	assert_int_equal(ipc_recv(sv[1], buf, sizeof(buf), 0, &fd), len);
+	assert_true(fd >= 0 && fd != p[1]);
+	assert_int_equal(write(fd, "x", 1), 1);
+	assert_int_equal(read(p[0], buf, 1), 1);
+	close(fd);
+	/* no descriptor */
+	assert_int_equal(ipc_send(sv[0], frame, (size_t)len, -1), 0);
+	assert_int_equal(ipc_recv(sv[1], buf, sizeof(buf), 0, &fd), len);
+	assert_int_equal(fd, -1);
+	/* two: refused */
+	memset(&ctl, 0, sizeof(ctl));
+	c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(2 * sizeof(int));
+	memcpy(CMSG_DATA(c), p, 2 * sizeof(int));
+	assert_int_equal(sendmsg(sv[0], &mh, 0), len);
+	assert_int_equal(ipc_recv(sv[1], buf, sizeof(buf), 0, &fd), -EBADMSG);
+	assert_int_equal(fd, -1);
+	/* a closed channel */
+	close(sv[0]);
+	assert_int_equal(ipc_recv(sv[1], buf, sizeof(buf), 0, &fd), 0);
+	assert_int_equal(ipc_request_socket(sv[1], 1, AF_INET, SOCK_DGRAM),
+			 -EPIPE);
+	close(sv[1]);
+	close(p[0]);
+	close(p[1]);
 }
 
 /* Each bad frame: refused, with the reason expected. */
@@ -100,7 +214,8 @@ static void test_bad_frames_refused(void **state)
 {
 	static uint8_t buf[IPC_FRAME_MAX + 64];
 	struct ipc_addr a[2] = {addr("198.18.1.10", 5), addr("198.18.1.11", 5)};
-	int len = ipc_encode_add(buf, sizeof(buf), 1, a, 2);
+	int len = ipc_encode_addrs(buf, sizeof(buf), IPC_ADD, 1, a, 2);
+	uint32_t v32;
 	uint16_t v;
 
 	(void)state;
@@ -130,15 +245,41 @@ static void test_bad_frames_refused(void **state)
 	v = 7;
 	memcpy(buf, &v, 2);
 	refused(buf, (size_t)len, "unknown frame type");
-	len = ipc_encode_done(buf, sizeof(buf), 1, 0);
+	len = ipc_encode_done(buf, sizeof(buf), IPC_ADD_DONE, 1, 0);
 	refused(buf, (size_t)len + 1, "frame size does not match its type");
+	/* a del with a timeout, a shorten to none */
+	len = ipc_encode_addrs(buf, sizeof(buf), IPC_ADD, 1, a, 2);
+	v = IPC_DEL;
+	memcpy(buf, &v, 2);
+	refused(buf, (size_t)len, "a del with a timeout");
+	v = IPC_SHORTEN;
+	memcpy(buf, &v, 2);
+	memset(buf + IPC_HDR_SIZE + IPC_ADDR_SIZE + 4, 0, 4);
+	refused(buf, (size_t)len, "a shorten to no timeout");
+	refused(buf, (size_t)len - 3, "frame size does not match its count");
+	/* a socket request of another kind, or of the wrong size */
+	len = ipc_encode_socket(buf, sizeof(buf), 1, AF_INET, SOCK_DGRAM);
+	refused(buf, (size_t)len + 1, "frame size does not match its type");
+	v32 = AF_PACKET;
+	memcpy(buf + IPC_HDR_SIZE, &v32, 4);
+	refused(buf, (size_t)len,
+		"a socket neither UDP nor TCP over IPv4 or IPv6");
+	v32 = AF_INET;
+	memcpy(buf + IPC_HDR_SIZE, &v32, 4);
+	v32 = SOCK_RAW;
+	memcpy(buf + IPC_HDR_SIZE + 4, &v32, 4);
+	refused(buf, (size_t)len,
+		"a socket neither UDP nor TCP over IPv4 or IPv6");
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_add_round_trip),
+	    cmocka_unit_test(test_del_shorten_round_trip),
 	    cmocka_unit_test(test_done_round_trip),
+	    cmocka_unit_test(test_socket_round_trip),
+	    cmocka_unit_test(test_descriptor_passing),
 	    cmocka_unit_test(test_encode_bounds),
 	    cmocka_unit_test(test_bad_frames_refused),
 	};

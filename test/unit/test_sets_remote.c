@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The sets module's remote transport (sets_open_remote), with the test
+ * playing the privileged parent on the other end of the channel: an add
+ * goes out as one IPC_ADD with the clamped timeouts and completes only
+ * when its IPC_ADD_DONE comes back (never before: invariant 2 across
+ * the split), after which the same answer is covered and sends nothing;
+ * a batch longer than one frame completes once, after its last frame's
+ * answer, whatever their order; dels go as IPC_DEL, sets_shorten's adds
+ * as IPC_SHORTEN; the parent's -ENOENT is the batch's and clears the
+ * map; and once the parent is gone, what was in flight and every later
+ * change fail with -EIO instead of waiting or completing. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <event2/event.h>
+
+#include "base/ipc.h"
+#include "base/monotime.h"
+#include "base/netaddr.h"
+#include "sets/sets.h"
+#include "fixtures.h"
+
+struct done {
+	int n, status;
+};
+
+struct lab {
+	struct event_base *base;
+	struct sets *s;
+	int parent;
+};
+
+static void on_done(void *arg, int status)
+{
+	struct done *d = arg;
+
+	d->n++;
+	d->status = status;
+}
+
+static void lab_open(struct lab *l)
+{
+	struct sets_params p = {
+	    .set4 = "t4", .set6 = "t6", .ttl_min = 5, .ttl_max = 600};
+	int sv[2];
+	char err[256];
+
+	assert_int_equal(
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK, 0, sv), 0);
+	l->base = event_base_new();
+	l->s = sets_open_remote(l->base, &p, sv[0], err, sizeof(err));
+	if (l->s == NULL)
+		fail_msg("sets_open_remote: %s", err);
+	l->parent = sv[1];
+}
+
+static void lab_close(struct lab *l)
+{
+	sets_close(l->s);
+	if (l->parent >= 0)
+		close(l->parent);
+	event_base_free(l->base);
+}
+
+static void spin(struct lab *l)
+{
+	for (int i = 0; i < 4; i++)
+		event_base_loop(l->base, EVLOOP_NONBLOCK);
+}
+
+/* The next frame the parent got; fails when there is none. */
+static struct ipc_msg *next_frame(struct lab *l)
+{
+	static struct ipc_msg m;
+	uint8_t buf[IPC_FRAME_MAX + 1];
+	const char *why = "";
+	int fd = -1;
+	ssize_t n = ipc_recv(l->parent, buf, sizeof(buf), MSG_DONTWAIT, &fd);
+
+	if (n <= 0)
+		fail_msg("no frame at the parent (%zd)", n);
+	if (ipc_decode(buf, (size_t)n, &m, &why) != 0)
+		fail_msg("the parent got a malformed frame: %s", why);
+	return &m;
+}
+
+static bool no_frame(struct lab *l)
+{
+	uint8_t buf[16];
+
+	return recv(l->parent, buf, sizeof(buf), MSG_DONTWAIT) < 0 &&
+	       errno == EAGAIN;
+}
+
+static void answer(struct lab *l, uint32_t id, int32_t status)
+{
+	uint8_t frame[IPC_HDR_SIZE + 4];
+	int len =
+	    ipc_encode_done(frame, sizeof(frame), IPC_ADD_DONE, id, status);
+
+	assert_int_equal(ipc_send(l->parent, frame, (size_t)len, -1), 0);
+}
+
+static void test_add_waits_for_the_parent(void **state)
+{
+	struct lab l;
+	struct dns_addr a[2] = {{.addr = fixture_v4(10), .ttl = 1},
+				{.addr = fixture_v4(11), .ttl = 100000}};
+	struct done d = {0};
+	struct ipc_msg *m;
+
+	(void)state;
+	lab_open(&l);
+	assert_int_equal(sets_add(l.s, a, 2, on_done, &d), 0);
+	spin(&l);
+	m = next_frame(&l);
+	assert_int_equal(m->type, IPC_ADD);
+	assert_int_equal(m->count, 2);
+	assert_true(netaddr_equal(&m->addrs[0].addr, &a[0].addr));
+	assert_int_equal(m->addrs[0].ttl, 5);	/* ttl.min */
+	assert_int_equal(m->addrs[1].ttl, 600); /* ttl.max */
+	assert_int_equal(d.n, 0); /* not before the parent's answer */
+	assert_int_equal(sets_inflight(l.s), 2);
+	answer(&l, m->id, 0);
+	spin(&l);
+	assert_int_equal(d.n, 1);
+	assert_int_equal(d.status, 0);
+	assert_int_equal(sets_inflight(l.s), 0);
+	/* the same answer again: covered, nothing sent */
+	assert_true(sets_covered(l.s, a, 2));
+	assert_int_equal(sets_add(l.s, a, 2, on_done, &d), 0);
+	spin(&l);
+	assert_int_equal(d.n, 2);
+	assert_true(no_frame(&l));
+	lab_close(&l);
+}
+
+static void test_long_batch_in_frames(void **state)
+{
+	struct lab l;
+	struct dns_addr a[200];
+	struct done d = {0};
+	uint32_t id1, id2;
+	struct ipc_msg *m;
+
+	(void)state;
+	for (size_t i = 0; i < 200; i++) {
+		a[i].addr = fixture_v4(100 + (uint32_t)i);
+		a[i].ttl = 60;
+	}
+	lab_open(&l);
+	assert_int_equal(sets_add(l.s, a, 200, on_done, &d), 0);
+	spin(&l);
+	m = next_frame(&l);
+	assert_int_equal(m->count, IPC_ADD_MAX);
+	id1 = m->id;
+	m = next_frame(&l);
+	assert_int_equal(m->count, 200 - IPC_ADD_MAX);
+	id2 = m->id;
+	assert_int_equal(id2, id1 + IPC_ADD_MAX);
+	answer(&l, id2, 0);
+	spin(&l);
+	assert_int_equal(d.n, 0);
+	answer(&l, id1, 0);
+	spin(&l);
+	assert_int_equal(d.n, 1);
+	assert_int_equal(d.status, 0);
+	lab_close(&l);
+}
+
+static void test_del_and_shorten_frames(void **state)
+{
+	struct lab l;
+	struct netaddr a = fixture_v4(20);
+	uint64_t exp = monotime_s() + 30;
+	struct done d = {0};
+	struct ipc_msg *m;
+
+	(void)state;
+	lab_open(&l);
+	assert_int_equal(sets_del(l.s, &a, 1, on_done, &d), 0);
+	spin(&l);
+	m = next_frame(&l);
+	assert_int_equal(m->type, IPC_DEL);
+	assert_int_equal(m->addrs[0].ttl, 0);
+	answer(&l, m->id, 0);
+	assert_int_equal(sets_shorten(l.s, &a, &exp, 1, on_done, &d), 0);
+	spin(&l);
+	assert_int_equal(d.n, 1);
+	m = next_frame(&l);
+	assert_int_equal(m->type, IPC_SHORTEN);
+	assert_true(m->addrs[0].ttl >= 29 && m->addrs[0].ttl <= 30);
+	answer(&l, m->id, 0);
+	spin(&l);
+	assert_int_equal(d.n, 2);
+	assert_int_equal(d.status, 0);
+	lab_close(&l);
+}
+
+static void test_parent_status_and_death(void **state)
+{
+	struct lab l;
+	struct dns_addr a = {.addr = fixture_v4(30), .ttl = 60};
+	struct dns_addr b = {.addr = fixture_v4(31), .ttl = 60};
+	struct done d = {0}, e = {0};
+	size_t v4, v6;
+	struct ipc_msg *m;
+
+	(void)state;
+	lab_open(&l);
+	assert_int_equal(sets_add(l.s, &a, 1, on_done, &d), 0);
+	spin(&l);
+	answer(&l, next_frame(&l)->id, 0);
+	spin(&l);
+	sets_entries(l.s, &v4, &v6);
+	assert_int_equal(v4, 1);
+	/* the set is missing: the batch's status, the map cleared */
+	assert_int_equal(sets_add(l.s, &b, 1, on_done, &d), 0);
+	spin(&l);
+	m = next_frame(&l);
+	answer(&l, m->id, -ENOENT);
+	spin(&l);
+	assert_int_equal(d.n, 2);
+	assert_int_equal(d.status, -ENOENT);
+	sets_entries(l.s, &v4, &v6);
+	assert_int_equal(v4, 0);
+	/* the parent dies with an add in flight: it fails, and so does
+	 * every later one */
+	assert_int_equal(sets_add(l.s, &a, 1, on_done, &e), 0);
+	spin(&l);
+	(void)next_frame(&l);
+	close(l.parent);
+	l.parent = -1;
+	spin(&l);
+	assert_int_equal(e.n, 1);
+	assert_int_equal(e.status, -EIO);
+	assert_int_equal(sets_add(l.s, &b, 1, on_done, &e), 0);
+	spin(&l);
+	assert_int_equal(e.n, 2);
+	assert_int_equal(e.status, -EIO);
+	assert_false(sets_covered(l.s, &b, 1));
+	lab_close(&l);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_add_waits_for_the_parent),
+	    cmocka_unit_test(test_long_batch_in_frames),
+	    cmocka_unit_test(test_del_and_shorten_frames),
+	    cmocka_unit_test(test_parent_status_and_death),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
