@@ -46,6 +46,8 @@ static const char *const allowed[] = {
     "gettid",
     "getpid",
     "sched_yield",
+    /* glibc's CPU count and the sanitizers' runtime at thread start */
+    "sched_getaffinity",
     "getrandom",
     "prlimit64",
     "prctl",
