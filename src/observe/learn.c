@@ -285,6 +285,9 @@ static void text_cat(struct text *t, const char *s)
 }
 
 static void text_fmt(struct text *t, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void text_fmt(struct text *t, const char *fmt, ...)
 {
 	char buf[128];
 	va_list ap;
