@@ -204,8 +204,8 @@ RP_MIRROR="$(rp_mirror)"
 # --network=none: the base holds every package they install already, and
 # no apt source, so "apt-get update" has nothing to fetch and "install"
 # finds them installed. rp_base OUT: a tarball ("-": standard output).
-DF_PKGS_BUILD="build-essential,cmake,pkg-config,libevent-dev,libc-ares-dev,libmnl-dev,libipset-dev,libcjson-dev,libpsl-dev,libidn2-dev,libssl-dev"
-DF_PKGS_RUN="libevent-2.1-7,libc-ares2,libmnl0,libipset13,libcjson1,libpsl5,libidn2-0,libssl3,publicsuffix,iptables"
+DF_PKGS_BUILD="build-essential,cmake,pkg-config,libevent-dev,libc-ares-dev,libmnl-dev,libipset-dev,libcjson-dev,libpsl-dev,libidn2-dev,libssl-dev,libseccomp-dev"
+DF_PKGS_RUN="libevent-2.1-7,libc-ares2,libmnl0,libipset13,libcjson1,libpsl5,libidn2-0,libssl3,libseccomp2,publicsuffix,iptables"
 rp_base() {
 	TMPDIR="$RP_WORK" mmdebstrap --quiet --format=tar --variant=apt --include="$DF_PKGS_BUILD,$DF_PKGS_RUN" \
 		--customize-hook='rm -rf "$1"/etc/apt/sources.list "$1"/etc/apt/sources.list.d/* "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/*.bin "$1"/usr/share/doc/* "$1"/usr/share/man/*' \
