@@ -59,23 +59,6 @@ static bool is_listen_addr(const struct config *c,
 static int upstreams_from_resolv(struct pctx *p, const char *path,
 				 const char *saved);
 static unsigned scheme_port(const char *s, size_t n);
-/* Whether S, lowercased and without a trailing dot, names a preset. */
-static bool preset_named(const char *s)
-{
-	char low[64];
-	size_t n = strlen(s);
-
-	if (n > 1 && s[n - 1] == '.')
-		n--;
-	if (n == 0 || n >= sizeof(low))
-		return false;
-	for (size_t i = 0; i < n; i++)
-		low[i] = (char)((s[i] >= 'A' && s[i] <= 'Z') ? s[i] - 'A' + 'a'
-							     : s[i]);
-	low[n] = '\0';
-	return policy_preset_exists(low);
-}
-
 static int name_fix(struct pctx *p, const char *s, const char *path,
 		    const char *val);
 static int idn_fix(struct pctx *p, const char *s, const char *path,
@@ -524,8 +507,8 @@ static int idn_fix(struct pctx *p, const char *s, const char *path,
 }
 
 /* An allow entry that is not a name but something people write for one
- * (an address, a URL, "host:port", a non-ASCII name, a preset's name):
- * fail with what to write instead. 1 when s is none of these. */
+ * (an address, a URL, "host:port", a non-ASCII name): fail with what
+ * to write instead. 1 when s is none of these. */
 static int name_fix(struct pctx *p, const char *s, const char *path,
 		    const char *val)
 {
@@ -534,7 +517,6 @@ static int name_fix(struct pctx *p, const char *s, const char *path,
 	const char *why = NULL, *host = s, *colon, *end;
 	char bare[256];
 	unsigned port = 0;
-	int rc;
 
 	if (netaddr_parse(s, &a) == 0 ||
 	    netaddr_parse_cidr(s, &cidr, &why) == 0)
@@ -586,18 +568,7 @@ static int name_fix(struct pctx *p, const char *s, const char *path,
 				       "(no scheme, port or path)",
 				       val, bare);
 	}
-	if ((rc = idn_fix(p, s, path, val)) != 1)
-		return rc;
-	/* Compared as the entry will be kept: "Crates" and "crates." are
-	 * "crates" once normalised, and must be refused the same way. */
-	if (preset_named(s))
-		return configkeys_fail(
-		    p, path,
-		    "\"%s\" is a single label, and the name of a preset: "
-		    "put it in \"ecosystems\": [\"%s\"] (or write the "
-		    "names it should allow)",
-		    val, val);
-	return 1;
+	return idn_fix(p, s, path, val);
 }
 
 int configkeys_item_name(struct pctx *p, const char *s, const char *path)
@@ -609,8 +580,6 @@ int configkeys_item_name(struct pctx *p, const char *s, const char *path)
 	configkeys_show(s, val, sizeof(val));
 	if ((rc = name_fix(p, s, path, val)) <= 0)
 		return rc;
-	if (!policy_pattern_valid(s, why, sizeof(why)))
-		return configkeys_fail(p, path, "\"%s\": %s", val, why);
 	if ((norm = strdup(s)) == NULL)
 		return -ENOMEM;
 	for (char *c = norm; *c != '\0'; c++) {
@@ -620,6 +589,20 @@ int configkeys_item_name(struct pctx *p, const char *s, const char *path)
 	n = strlen(norm);
 	if (n > 1 && norm[n - 1] == '.')
 		norm[n - 1] = '\0';
+	/* Judged as it will be kept: "Crates" and "crates." are "crates". */
+	if (policy_preset_exists(norm)) {
+		free(norm);
+		return configkeys_fail(
+		    p, path,
+		    "\"%s\" is a single label, and the name of a preset: "
+		    "put it in \"ecosystems\": [\"%s\"] (or write the "
+		    "names it should allow)",
+		    val, val);
+	}
+	if (!policy_pattern_valid(s, why, sizeof(why))) {
+		free(norm);
+		return configkeys_fail(p, path, "\"%s\": %s", val, why);
+	}
 	/* Duplicates are dropped once, in finish(): a check per entry here
 	 * would make a 100k-entry list quadratic. */
 	rc = append_string(&p->c->allow, &p->c->n_allow, norm);
