@@ -524,7 +524,7 @@ static int name_fix(struct pctx *p, const char *s, const char *path,
 		    p, path,
 		    "\"%s\" is an address, not a name: addresses go in "
 		    "\"allow_cidrs\" (\"%s%s\"), names in \"allow\"",
-		    val, val,
+		    val, s,
 		    strchr(s, '/') != NULL   ? ""
 		    : strchr(s, ':') != NULL ? "/128"
 					     : "/32");
@@ -578,8 +578,6 @@ int configkeys_item_name(struct pctx *p, const char *s, const char *path)
 	int rc;
 
 	configkeys_show(s, val, sizeof(val));
-	if ((rc = name_fix(p, s, path, val)) <= 0)
-		return rc;
 	if ((norm = strdup(s)) == NULL)
 		return -ENOMEM;
 	for (char *c = norm; *c != '\0'; c++) {
@@ -589,7 +587,14 @@ int configkeys_item_name(struct pctx *p, const char *s, const char *path)
 	n = strlen(norm);
 	if (n > 1 && norm[n - 1] == '.')
 		norm[n - 1] = '\0';
-	/* Judged as it will be kept: "Crates" and "crates." are "crates". */
+	/* The fixes and the preset check judge the entry as it will be
+	 * kept ("Crates" and "crates." are "crates", "198.18.0.1." is an
+	 * address); the syntax check judges it as written, where one
+	 * trailing dot is allowed and two are not. */
+	if ((rc = name_fix(p, norm, path, val)) <= 0) {
+		free(norm);
+		return rc;
+	}
 	if (policy_preset_exists(norm)) {
 		free(norm);
 		return configkeys_fail(

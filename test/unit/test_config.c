@@ -313,6 +313,11 @@ static void test_bad_names_are_rejected(void **state)
 		   "allow[0]: \"crateS\" is a single label");
 	expect_err("{\"allow\": [\"NPM.\"]}", NULL,
 		   "allow[0]: \"NPM.\" is a single label");
+	/* An address with a trailing dot: kept as "198.18.0.1" it would be
+	 * refused as an address when read again. */
+	expect_err("{\"allow\": [\"198.18.0.1.\"]}", NULL,
+		   "allow[0]: \"198.18.0.1.\" is an address, not a name: "
+		   "addresses go in \"allow_cidrs\" (\"198.18.0.1/32\")");
 	expect_err("{\"ecosystems\": [\"npm\", \"foo\"]}", NULL,
 		   "ecosystems[1]: unknown preset \"foo\" (known: npm, pypi");
 	expect_err("{\"ecosystems\": [1]}", NULL,
