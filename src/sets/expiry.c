@@ -12,11 +12,16 @@
  * 12. Every address of the second table has an entry in the first, and
  * an entry lives while either of its expiries lies in the future.
  *
- * A table has any number of slots (an index is the hash scaled to the
- * size, not masked), at most 80 % full, and grows by a quarter from 64
- * slots: it stays 64-80 % full, and while it grows the old table and the
- * new one together are 2.25 times the old, where doubling made them 3
- * (260,000 addresses took 11 MiB with doubling, 7 with this). Times are
+ * The entry table of a family is SEGS tables, the hash's low bits
+ * choosing one, so that a growth holds an old and a new copy of one
+ * sixteenth of it, not of all of it. A table has any number of slots (an
+ * index is the hash's top bits scaled to the size, not masked), at most
+ * 80 % full, and grows by a quarter from 8 slots: it stays 64-80 % full.
+ * A table of a page or more is mapped on its own and fills its last
+ * page, so the one a growth replaces goes back to the kernel at once
+ * (from the heap, the tables left behind by growing stayed resident).
+ * 262,144 addresses took 45 bytes each resident and 59 at the peak of a
+ * doubling; now 27 and 27 (bench_expiry). Times are
  * monotonic seconds, which fit 32 bits for 136 years of uptime. An entry
  * slot whose acked expiry and ack time are both 0 is empty (a stored
  * entry without a live ack keeps NEVER as its ack time); a flight slot
@@ -41,13 +46,15 @@
 #include "base/hash.h"
 
 #define EXPIRY_MAX_ENTRIES (1u << 26)
-#define MIN_SLOTS	   64
-#define LOAD_NUM	   4 /* grow past LOAD_NUM/LOAD_DEN full */
+#define MIN_SLOTS	   8
+#define SEGS		   16 /* an entry table is this many, by hash */
+#define LOAD_NUM	   4  /* grow past LOAD_NUM/LOAD_DEN full */
 #define LOAD_DEN	   5
 #define GROW_DIV	   4	      /* grow by size / GROW_DIV */
 #define NEVER		   UINT32_MAX /* ack time of an entry not acked */
 #define NO_SLOT		   SIZE_MAX
-#define MAP_MIN		   (64u << 10) /* a table this large is mapped */
+#define PAGE		   4096u
+#define MAP_MIN		   PAGE /* a table this large is mapped */
 
 /* The times after the key of an entry slot. */
 struct acked {
@@ -63,20 +70,24 @@ struct table {
 	size_t val_len; /* sizeof(struct acked), or 4 for a flight */
 	size_t slot_size;
 	uint64_t seed; /* the map's, mixed with the key length */
+	size_t *total; /* the family's count of entries, or NULL */
 };
 
 struct expiry_map {
-	struct table t[2];	/* entries: IPv4, IPv6 */
-	struct table flight[2]; /* adds in flight beyond the acked expiry */
-	size_t max;		/* bound on entries, both families */
+	struct table t[2][SEGS]; /* entries: IPv4, IPv6 */
+	struct table flight[2];	 /* adds in flight beyond the acked expiry */
+	size_t n[2];		 /* entries per family */
+	size_t max;		 /* bound on entries, both families */
 	uint64_t min_exp;
 	uint64_t seed;
 };
 
 static int fam_of(const struct netaddr *a);
 static uint8_t *slot_at(const struct table *t, size_t i);
+static uint64_t key_hash(const struct table *t, const uint8_t *key);
 static size_t home_of(const struct expiry_map *m, const struct table *t,
 		      const uint8_t *key);
+static struct table *seg_of(struct expiry_map *m, int fam, const uint8_t *key);
 static bool slot_empty(const struct table *t, const uint8_t *slot);
 static bool key_is(const struct table *t, const uint8_t *slot,
 		   const uint8_t *key);
@@ -89,13 +100,14 @@ static uint8_t *slots_new(size_t n, size_t slot_size);
 static void slots_free(uint8_t *slots, size_t n, size_t slot_size);
 static int table_init(struct table *t, size_t key_len, size_t val_len);
 static int grow(struct expiry_map *m, struct table *t);
+static struct table *table_at(struct expiry_map *m, int k);
 static struct acked *acked_of(const struct table *t, uint8_t *slot);
 static uint32_t *flight_of(const struct table *t, uint8_t *slot);
 static uint32_t flight_get(struct expiry_map *m, int fam, const uint8_t *key,
 			   uint64_t now, size_t *at);
 static void flight_drop(struct expiry_map *m, int fam, const uint8_t *key);
-static bool entry_live(struct expiry_map *m, int fam, uint8_t *slot,
-		       uint64_t now, uint32_t *fl, size_t *fi,
+static bool entry_live(struct expiry_map *m, int fam, const struct table *t,
+		       uint8_t *slot, uint64_t now, uint32_t *fl, size_t *fi,
 		       uint64_t *latest);
 static struct acked *find(struct expiry_map *m, int fam, const uint8_t *key,
 			  uint64_t now, uint32_t *fl, size_t *fi);
@@ -134,21 +146,32 @@ static uint32_t *flight_of(const struct table *t, uint8_t *slot)
 }
 
 /* The key's first slot: the hash's top 32 bits scaled to the size. */
+static uint64_t key_hash(const struct table *t, const uint8_t *key)
+{
+	uint64_t w0 = 0, w1;
+
+	if (t->key_len == 4) {
+		memcpy(&w0, key, 4);
+		return hash_mix64(t->seed ^ w0);
+	}
+	memcpy(&w0, key, 8);
+	memcpy(&w1, key + 8, 8);
+	return hash_mix64(hash_mix64(t->seed ^ w0) ^ w1);
+}
+
+/* The key's first slot: the hash's top 32 bits scaled to the size (its
+ * low bits chose the segment). */
 static size_t home_of(const struct expiry_map *m, const struct table *t,
 		      const uint8_t *key)
 {
-	uint64_t w0 = 0, w1, h;
-
 	(void)m;
-	if (t->key_len == 4) {
-		memcpy(&w0, key, 4);
-		h = hash_mix64(t->seed ^ w0);
-	} else {
-		memcpy(&w0, key, 8);
-		memcpy(&w1, key + 8, 8);
-		h = hash_mix64(hash_mix64(t->seed ^ w0) ^ w1);
-	}
-	return (size_t)(((h >> 32) * (uint64_t)t->size) >> 32);
+	return (size_t)(((key_hash(t, key) >> 32) * (uint64_t)t->size) >> 32);
+}
+
+/* The segment of the entry table of fam that holds key. */
+static struct table *seg_of(struct expiry_map *m, int fam, const uint8_t *key)
+{
+	return &m->t[fam][key_hash(&m->t[fam][0], key) % SEGS];
 }
 
 /* Constant sizes, so that the compiler compares in place. */
@@ -206,6 +229,8 @@ static void slot_delete(struct expiry_map *m, struct table *t, size_t i)
 	}
 	memset(slot_at(t, i), 0, t->slot_size);
 	t->count--;
+	if (t->total != NULL)
+		(*t->total)--;
 }
 
 /* A new slot holding key (not in t yet), its value still zero: the
@@ -224,12 +249,12 @@ static uint8_t *slot_insert(struct expiry_map *m, struct table *t,
 	s = slot_at(t, i);
 	memcpy(s, key, t->key_len);
 	t->count++;
+	if (t->total != NULL)
+		(*t->total)++;
 	return s;
 }
 
-/* n zeroed slots. A large table is mapped on its own, so that the one
- * it replaces goes back to the kernel when freed: from the heap, the
- * tables left behind by growing stayed resident. */
+/* n zeroed slots: mapped from MAP_MIN bytes on (see the top). */
 static uint8_t *slots_new(size_t n, size_t slot_size)
 {
 	void *p;
@@ -268,6 +293,10 @@ static int grow(struct expiry_map *m, struct table *t)
 	size_t old_size = t->size, size = old_size + old_size / GROW_DIV;
 	uint8_t *old = t->slots, *slots;
 
+	/* A mapped table fills its last page. */
+	if (size * t->slot_size >= MAP_MIN)
+		size = (size * t->slot_size + PAGE - 1) / PAGE * PAGE /
+		       t->slot_size;
 	slots = slots_new(size, t->slot_size);
 	if (slots == NULL)
 		return -ENOMEM;
@@ -318,12 +347,13 @@ static void flight_drop(struct expiry_map *m, int fam, const uint8_t *key)
 		slot_delete(m, f, i);
 }
 
-/* Does the entry at slot hold an expiry after now? *fl and *fi: its add
- * in flight (flight_get), *latest: the later of the two. */
-static bool entry_live(struct expiry_map *m, int fam, uint8_t *slot,
-		       uint64_t now, uint32_t *fl, size_t *fi, uint64_t *latest)
+/* Does the entry at slot of t hold an expiry after now? *fl and *fi: its
+ * add in flight (flight_get), *latest: the later of the two. */
+static bool entry_live(struct expiry_map *m, int fam, const struct table *t,
+		       uint8_t *slot, uint64_t now, uint32_t *fl, size_t *fi,
+		       uint64_t *latest)
 {
-	const struct acked *ak = acked_of(&m->t[fam], slot);
+	const struct acked *ak = acked_of(t, slot);
 
 	*fl = flight_get(m, fam, slot, now, fi);
 	*latest = ak->expires > *fl ? ak->expires : *fl;
@@ -335,7 +365,7 @@ static bool entry_live(struct expiry_map *m, int fam, uint8_t *slot,
 static struct acked *find(struct expiry_map *m, int fam, const uint8_t *key,
 			  uint64_t now, uint32_t *fl, size_t *fi)
 {
-	struct table *t = &m->t[fam];
+	struct table *t = seg_of(m, fam, key);
 	size_t i = slot_find(m, t, key);
 	uint64_t latest;
 
@@ -343,7 +373,7 @@ static struct acked *find(struct expiry_map *m, int fam, const uint8_t *key,
 	*fi = NO_SLOT;
 	if (i == NO_SLOT)
 		return NULL;
-	if (entry_live(m, fam, slot_at(t, i), now, fl, fi, &latest))
+	if (entry_live(m, fam, t, slot_at(t, i), now, fl, fi, &latest))
 		return acked_of(t, slot_at(t, i));
 	slot_delete(m, t, i);
 	return NULL;
@@ -353,8 +383,8 @@ static void sweep(struct expiry_map *m, uint64_t now)
 {
 	uint64_t min_exp = UINT64_MAX;
 
-	for (int k = 0; k < 2; k++) {
-		struct table *t = &m->t[k];
+	for (int k = 0; k < 2 * SEGS; k++) {
+		struct table *t = &m->t[k / SEGS][k % SEGS];
 		size_t i = 0;
 
 		while (i < t->size) {
@@ -367,7 +397,8 @@ static void sweep(struct expiry_map *m, uint64_t now)
 				i++;
 				continue;
 			}
-			if (!entry_live(m, k, s, now, &fl, &fi, &exp)) {
+			if (!entry_live(m, k / SEGS, t, s, now, &fl, &fi,
+					&exp)) {
 				/* Something else moves into i: look again. */
 				slot_delete(m, t, i);
 				continue;
@@ -383,40 +414,54 @@ static void sweep(struct expiry_map *m, uint64_t now)
 struct expiry_map *expiry_new(size_t max)
 {
 	struct expiry_map *m;
+	int rc = 0;
 
 	if (max == 0 || max > EXPIRY_MAX_ENTRIES)
 		return NULL;
 	m = calloc(1, sizeof(*m));
 	if (m == NULL)
 		return NULL;
-	if (table_init(&m->t[0], 4, sizeof(struct acked)) != 0 ||
-	    table_init(&m->t[1], 16, sizeof(struct acked)) != 0 ||
-	    table_init(&m->flight[0], 4, sizeof(uint32_t)) != 0 ||
-	    table_init(&m->flight[1], 16, sizeof(uint32_t)) != 0) {
+	(void)hash_seed(&m->seed, sizeof(m->seed)); /* weak is still usable */
+	for (int k = 0; k < 2; k++) {
+		size_t key_len = k == 0 ? 4 : 16;
+		uint64_t seed = hash_mix64(m->seed ^ key_len);
+
+		for (int g = 0; rc == 0 && g < SEGS; g++) {
+			rc = table_init(&m->t[k][g], key_len,
+					sizeof(struct acked));
+			m->t[k][g].seed = seed;
+			m->t[k][g].total = &m->n[k];
+		}
+		if (rc == 0)
+			rc = table_init(&m->flight[k], key_len,
+					sizeof(uint32_t));
+		m->flight[k].seed = seed;
+	}
+	if (rc != 0) {
 		expiry_free(m);
 		return NULL;
 	}
 	m->max = max;
 	m->min_exp = UINT64_MAX;
-	(void)hash_seed(&m->seed, sizeof(m->seed)); /* weak is still usable */
-	for (int k = 0; k < 2; k++) {
-		m->t[k].seed = hash_mix64(m->seed ^ m->t[k].key_len);
-		m->flight[k].seed = m->t[k].seed;
-	}
 	return m;
+}
+
+/* Every table of m, entry segments first. */
+static struct table *table_at(struct expiry_map *m, int k)
+{
+	return k < 2 * SEGS ? &m->t[k / SEGS][k % SEGS]
+			    : &m->flight[k - 2 * SEGS];
 }
 
 void expiry_free(struct expiry_map *m)
 {
 	if (m == NULL)
 		return;
-	for (int k = 0; k < 2; k++) {
-		struct table *t = &m->t[k], *f = &m->flight[k];
+	for (int k = 0; k < 2 * SEGS + 2; k++) {
+		struct table *t = table_at(m, k);
 
 		if (t->slots != NULL)
 			slots_free(t->slots, t->size, t->slot_size);
-		if (f->slots != NULL)
-			slots_free(f->slots, f->size, f->slot_size);
 	}
 	free(m);
 }
@@ -443,7 +488,7 @@ static int note(struct expiry_map *m, const struct netaddr *a, uint64_t expires,
 		uint64_t now, bool acked)
 {
 	int fam = fam_of(a);
-	struct table *f;
+	struct table *f, *t;
 	struct acked *ak;
 	uint32_t fl;
 	size_t fi;
@@ -458,9 +503,10 @@ static int note(struct expiry_map *m, const struct netaddr *a, uint64_t expires,
 			sweep(m, now);
 		if (expiry_count(m) >= m->max)
 			return -ENOSPC;
-		if ((s = slot_insert(m, &m->t[fam], a->bytes)) == NULL)
+		t = seg_of(m, fam, a->bytes);
+		if ((s = slot_insert(m, t, a->bytes)) == NULL)
 			return -ENOMEM;
-		ak = acked_of(&m->t[fam], s);
+		ak = acked_of(t, s);
 		*ak = (struct acked){0, NEVER};
 		if (expires < m->min_exp)
 			m->min_exp = expires;
@@ -507,21 +553,23 @@ int expiry_note_acked(struct expiry_map *m, const struct netaddr *a,
 void expiry_forget(struct expiry_map *m, const struct netaddr *a)
 {
 	int fam = fam_of(a);
+	struct table *t;
 	size_t i;
 
 	if (fam < 0)
 		return;
 	flight_drop(m, fam, a->bytes);
-	if ((i = slot_find(m, &m->t[fam], a->bytes)) != NO_SLOT)
-		slot_delete(m, &m->t[fam], i);
+	t = seg_of(m, fam, a->bytes);
+	if ((i = slot_find(m, t, a->bytes)) != NO_SLOT)
+		slot_delete(m, t, i);
 }
 
 /* Every table back to its first size when that can be had (the sets are
  * empty: the next peak need not sit on this one's memory), else zeroed. */
 void expiry_clear(struct expiry_map *m)
 {
-	for (int k = 0; k < 4; k++) {
-		struct table *t = k < 2 ? &m->t[k] : &m->flight[k - 2];
+	for (int k = 0; k < 2 * SEGS + 2; k++) {
+		struct table *t = table_at(m, k);
 		uint8_t *small = slots_new(MIN_SLOTS, t->slot_size);
 
 		if (small != NULL) {
@@ -533,15 +581,16 @@ void expiry_clear(struct expiry_map *m)
 		}
 		t->count = 0;
 	}
+	m->n[0] = m->n[1] = 0;
 	m->min_exp = UINT64_MAX;
 }
 
 size_t expiry_count_family(const struct expiry_map *m, int family)
 {
-	return m->t[family == AF_INET ? 0 : 1].count;
+	return m->n[family == AF_INET ? 0 : 1];
 }
 
 size_t expiry_count(const struct expiry_map *m)
 {
-	return m->t[0].count + m->t[1].count;
+	return m->n[0] + m->n[1];
 }
