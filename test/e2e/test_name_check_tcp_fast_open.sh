@@ -95,6 +95,16 @@ if evil_saw tfo-secret-7f3a; then
 fi
 ok "the Fast Open request for evil.test never reached evil.test's server block (client: $out)"
 
+# The allowed name over Fast Open, now that the workload holds the
+# cookie: its SYN carries the request and is dropped, the kernel sends
+# the SYN again without it and the request after the handshake, where the
+# check reads it and lets it through.
+out="$(tfo_get cookie-again www.allowed.test 2>&1)" || fail "www.allowed.test over Fast Open with the cookie held failed: $out"
+grep -q "allowed-page" <<<"$out" || fail "www.allowed.test over Fast Open with the cookie held got: $out"
+drops="$(wl iptables -w -L DNSFENCE-OUT -v -n -x | awk '/u32/ && /DROP/ && /tcp/ {s += $1} END {print s + 0}')"
+[ "$drops" -ge 2 ] || fail "the SYN-with-data drop counted $drops packets, expected the two Fast Open SYNs"
+ok "www.allowed.test over Fast Open still answered (its data SYN dropped and sent again as a plain SYN: $drops SYNs with data dropped)"
+
 # Positive control: with the check off, the same Fast Open request reaches
 # evil.test, so the capture above could have seen it.
 df_config "${COMMON[@]}" name_check='{"mode": "off"}'
