@@ -767,15 +767,21 @@ bool policy_entry(const struct policy *p, const uint8_t *wire, size_t len,
 
 	if (cap < 3 || !policy_match_hit(p, wire, len, &hit))
 		return false;
-	if (hit.depth == 0) {
+	policy_entry_text(wire, len, &hit, out, cap);
+	return true;
+}
+
+void policy_entry_text(const uint8_t *wire, size_t len,
+		       const struct policy_hit *hit, char *out, size_t cap)
+{
+	if (hit->depth == 0) {
 		wire_text(wire, len, out, cap);
-		return true;
+		return;
 	}
 	out[0] = '*';
 	out[1] = '.';
-	wire_text(wire + hit.suffix_off, len - hit.suffix_off, out + 2,
+	wire_text(wire + hit->suffix_off, len - hit->suffix_off, out + 2,
 		  cap - 2);
-	return true;
 }
 
 bool policy_wildcard_on_public_suffix(const char *pattern)

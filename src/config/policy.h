@@ -79,6 +79,10 @@ bool policy_match_text(const struct policy *p, const char *name);
  * longest wildcard). out of at least 3 bytes; false: no entry. */
 bool policy_entry(const struct policy *p, const uint8_t *wire, size_t len,
 		  char *out, size_t cap);
+/* The same text from a match already made (hit from policy_match_hit for
+ * wire); out of at least 3 bytes. */
+void policy_entry_text(const uint8_t *wire, size_t len,
+		       const struct policy_hit *hit, char *out, size_t cap);
 /* The Public Suffix List (libpsl's psl_latest: the newer of its built-in
  * copy and the system's), loaded once; NULL when neither exists. */
 const psl_ctx_t *policy_psl(void);

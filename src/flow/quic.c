@@ -15,7 +15,14 @@
  * a server more lenient than this parser cannot be talked into reading
  * bytes the check did not see, because the check then saw none. The
  * CRYPTO frames are only listed here (their data stays in out->plain);
- * the caller reassembles them by offset across packets (flowtab.c). */
+ * the caller reassembles them by offset across packets (flowtab.c).
+ *
+ * libcrypto is opened (dlopen) at the first Initial a reader meets, not
+ * linked: mapped, it adds 1.5-3.3 MiB to the resident size of a daemon
+ * that sees no QUIC at all, and every daemon with the fence on makes a
+ * reader. When it cannot be opened, every Initial is -EIO (the caller
+ * drops the packet: fail closed). */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -25,6 +32,7 @@
 #include <openssl/evp.h>
 #include <openssl/kdf.h>
 #include <openssl/params.h>
+#include <openssl/opensslv.h>
 
 #include "dns/dnsmsg.h"
 #include "flow/quic.h"
@@ -71,6 +79,46 @@ static int read_ack(struct dns_reader *r, bool ecn);
 static int read_close(struct dns_reader *r);
 static int read_crypto(struct dns_reader *r, struct quic_initial *out);
 
+/* libcrypto's soname, from the headers the build used. */
+#define CRYPTO_STR(x)	 #x
+#define CRYPTO_SONAME(v) "libcrypto.so." CRYPTO_STR(v)
+
+/* The libcrypto functions used, named as libcrypto names them. */
+#define CRYPTO_FNS(X)                                                          \
+	X(EVP_CIPHER_CTX_ctrl)                                                 \
+	X(EVP_CIPHER_CTX_free)                                                 \
+	X(EVP_CIPHER_CTX_new)                                                  \
+	X(EVP_CIPHER_CTX_set_padding)                                          \
+	X(EVP_CIPHER_fetch)                                                    \
+	X(EVP_CIPHER_free)                                                     \
+	X(EVP_DecryptFinal_ex)                                                 \
+	X(EVP_DecryptInit_ex2)                                                 \
+	X(EVP_DecryptUpdate)                                                   \
+	X(EVP_EncryptInit_ex2)                                                 \
+	X(EVP_EncryptUpdate)                                                   \
+	X(EVP_KDF_CTX_free)                                                    \
+	X(EVP_KDF_CTX_new)                                                     \
+	X(EVP_KDF_CTX_set_params)                                              \
+	X(EVP_KDF_derive)                                                      \
+	X(EVP_KDF_fetch)                                                       \
+	X(EVP_KDF_free)                                                        \
+	X(OSSL_PARAM_construct_end)                                            \
+	X(OSSL_PARAM_construct_int)                                            \
+	X(OSSL_PARAM_construct_octet_string)                                   \
+	X(OSSL_PARAM_construct_utf8_string)
+
+#define CRYPTO_MEMBER(f) __typeof__(f) *f;
+struct crypto_fns {
+	CRYPTO_FNS(CRYPTO_MEMBER)
+};
+#undef CRYPTO_MEMBER
+
+/* Filled by crypto_open, once per process; the library stays open. */
+static struct crypto_fns cr;
+static bool crypto_open(void);
+static struct quic_lib *lib_new(void);
+static void lib_free(struct quic_lib *l);
+
 /* libcrypto's algorithms, fetched once (a fetch per packet costs more
  * than the packet's decryption), and one context each, reused. */
 struct quic_lib {
@@ -81,49 +129,77 @@ struct quic_lib {
 
 static bool set_digest(EVP_KDF_CTX *kdf)
 {
-	OSSL_PARAM prm[2] = {OSSL_PARAM_construct_utf8_string(
+	OSSL_PARAM prm[2] = {cr.OSSL_PARAM_construct_utf8_string(
 				 OSSL_KDF_PARAM_DIGEST, (char *)"SHA256", 0),
-			     OSSL_PARAM_construct_end()};
+			     cr.OSSL_PARAM_construct_end()};
 
-	return EVP_KDF_CTX_set_params(kdf, prm) > 0;
+	return cr.EVP_KDF_CTX_set_params(kdf, prm) > 0;
+}
+
+/* Every function of cr, or false (and cr left empty). */
+static bool crypto_open(void)
+{
+	static bool tried;
+	struct crypto_fns fns;
+	void *h;
+
+	if (tried)
+		return cr.EVP_KDF_derive != NULL;
+	tried = true;
+	h = dlopen(CRYPTO_SONAME(OPENSSL_VERSION_MAJOR), RTLD_NOW | RTLD_LOCAL);
+	if (h == NULL)
+		return false;
+#define CRYPTO_SYM(f)                                                          \
+	if ((*(void **)&fns.f = dlsym(h, #f)) == NULL)                         \
+		return false;
+	CRYPTO_FNS(CRYPTO_SYM)
+#undef CRYPTO_SYM
+	cr = fns;
+	return true;
+}
+
+static struct quic_lib *lib_new(void)
+{
+	struct quic_lib *l;
+	EVP_KDF *kdf;
+
+	if (!crypto_open() || (l = calloc(1, sizeof(*l))) == NULL)
+		return NULL;
+	kdf = cr.EVP_KDF_fetch(NULL, "HKDF", NULL);
+	l->kdf = kdf != NULL ? cr.EVP_KDF_CTX_new(kdf) : NULL;
+	cr.EVP_KDF_free(kdf); /* the context holds its own reference */
+	l->gcm = cr.EVP_CIPHER_fetch(NULL, "AES-128-GCM", NULL);
+	l->ecb = cr.EVP_CIPHER_fetch(NULL, "AES-128-ECB", NULL);
+	l->c = cr.EVP_CIPHER_CTX_new();
+	if (l->kdf == NULL || l->gcm == NULL || l->ecb == NULL ||
+	    l->c == NULL || !set_digest(l->kdf)) {
+		lib_free(l);
+		return NULL;
+	}
+	return l;
+}
+
+static void lib_free(struct quic_lib *l)
+{
+	if (l == NULL)
+		return;
+	cr.EVP_KDF_CTX_free(l->kdf);
+	cr.EVP_CIPHER_free(l->gcm);
+	cr.EVP_CIPHER_free(l->ecb);
+	cr.EVP_CIPHER_CTX_free(l->c);
+	free(l);
 }
 
 struct quic_initial *quic_initial_new(void)
 {
-	struct quic_initial *qi = calloc(1, sizeof(*qi));
-	struct quic_lib *l = qi != NULL ? calloc(1, sizeof(*l)) : NULL;
-	EVP_KDF *kdf;
-
-	if (l == NULL) {
-		free(qi);
-		return NULL;
-	}
-	qi->lib = l;
-	kdf = EVP_KDF_fetch(NULL, "HKDF", NULL);
-	l->kdf = kdf != NULL ? EVP_KDF_CTX_new(kdf) : NULL;
-	EVP_KDF_free(kdf); /* the context holds its own reference */
-	l->gcm = EVP_CIPHER_fetch(NULL, "AES-128-GCM", NULL);
-	l->ecb = EVP_CIPHER_fetch(NULL, "AES-128-ECB", NULL);
-	l->c = EVP_CIPHER_CTX_new();
-	if (l->kdf == NULL || l->gcm == NULL || l->ecb == NULL ||
-	    l->c == NULL || !set_digest(l->kdf)) {
-		quic_initial_free(qi);
-		return NULL;
-	}
-	return qi;
+	return calloc(1, sizeof(struct quic_initial));
 }
 
 void quic_initial_free(struct quic_initial *qi)
 {
 	if (qi == NULL)
 		return;
-	if (qi->lib != NULL) {
-		EVP_KDF_CTX_free(qi->lib->kdf);
-		EVP_CIPHER_free(qi->lib->gcm);
-		EVP_CIPHER_free(qi->lib->ecb);
-		EVP_CIPHER_CTX_free(qi->lib->c);
-		free(qi->lib);
-	}
+	lib_free(qi->lib);
 	free(qi);
 }
 
@@ -138,17 +214,17 @@ static int hkdf(struct quic_lib *l, int mode, const uint8_t *salt,
 	/* The digest was set once (a name here would be fetched each
 	 * time); a salt left from an extract is ignored by an expand, and
 	 * an info replaces the last one. */
-	*q++ = OSSL_PARAM_construct_int(OSSL_KDF_PARAM_MODE, &mode);
-	*q++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY,
-						 (void *)key, keylen);
+	*q++ = cr.OSSL_PARAM_construct_int(OSSL_KDF_PARAM_MODE, &mode);
+	*q++ = cr.OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY,
+						    (void *)key, keylen);
 	if (salt != NULL)
-		*q++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT,
-							 (void *)salt, saltlen);
+		*q++ = cr.OSSL_PARAM_construct_octet_string(
+		    OSSL_KDF_PARAM_SALT, (void *)salt, saltlen);
 	if (info != NULL)
-		*q++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO,
-							 (void *)info, infolen);
-	*q = OSSL_PARAM_construct_end();
-	return EVP_KDF_derive(l->kdf, out, outlen, prm) > 0 ? 0 : -EIO;
+		*q++ = cr.OSSL_PARAM_construct_octet_string(
+		    OSSL_KDF_PARAM_INFO, (void *)info, infolen);
+	*q = cr.OSSL_PARAM_construct_end();
+	return cr.EVP_KDF_derive(l->kdf, out, outlen, prm) > 0 ? 0 : -EIO;
 }
 
 /* HKDF-Expand-Label (RFC 8446 7.1) with an empty context. */
@@ -173,11 +249,14 @@ int quic_initial_keys(struct quic_initial *qi, const uint8_t *dcid, size_t len,
 		      struct quic_keys *out)
 {
 	uint8_t initial[32], client[32];
-	struct quic_lib *l = qi->lib;
+	struct quic_lib *l;
 	int rc;
 
 	if (len > QUIC_CID_MAX)
 		return -EINVAL;
+	if (qi->lib == NULL && (qi->lib = lib_new()) == NULL)
+		return -EIO;
+	l = qi->lib;
 	rc = hkdf(l, EVP_KDF_HKDF_MODE_EXTRACT_ONLY, salt_v1, sizeof(salt_v1),
 		  dcid, len, NULL, 0, initial, sizeof(initial));
 	if (!rc)
@@ -316,9 +395,9 @@ static int hp_mask(struct quic_lib *l, const struct quic_keys *k,
 {
 	int n = 0;
 
-	if (EVP_EncryptInit_ex2(l->c, l->ecb, k->hp, NULL, NULL) > 0 &&
-	    EVP_CIPHER_CTX_set_padding(l->c, 0) > 0 &&
-	    EVP_EncryptUpdate(l->c, mask, &n, sample, SAMPLE_LEN) > 0 &&
+	if (cr.EVP_EncryptInit_ex2(l->c, l->ecb, k->hp, NULL, NULL) > 0 &&
+	    cr.EVP_CIPHER_CTX_set_padding(l->c, 0) > 0 &&
+	    cr.EVP_EncryptUpdate(l->c, mask, &n, sample, SAMPLE_LEN) > 0 &&
 	    n == SAMPLE_LEN)
 		return 0;
 	return -EIO;
@@ -339,17 +418,18 @@ static int aead_open(struct quic_lib *l, const struct quic_keys *k, uint64_t pn,
 	for (int i = 0; i < 8; i++)
 		nonce[11 - i] ^= (uint8_t)(pn >> (8 * i));
 	/* The default IV length of AES-GCM is 12, the nonce's. */
-	if (EVP_DecryptInit_ex2(c, l->gcm, k->key, nonce, NULL) <= 0)
+	if (cr.EVP_DecryptInit_ex2(c, l->gcm, k->key, nonce, NULL) <= 0)
 		return -EIO;
 	for (int i = 0; i < 3; i++) {
-		if (EVP_DecryptUpdate(c, NULL, &n, aad[i], (int)aadlen[i]) <= 0)
+		if (cr.EVP_DecryptUpdate(c, NULL, &n, aad[i], (int)aadlen[i]) <=
+		    0)
 			return -EIO;
 	}
-	if (EVP_DecryptUpdate(c, plain, &n, ct, (int)ctlen) <= 0 ||
-	    EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_SET_TAG, TAG_LEN,
-				(void *)(ct + ctlen)) <= 0)
+	if (cr.EVP_DecryptUpdate(c, plain, &n, ct, (int)ctlen) <= 0 ||
+	    cr.EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_SET_TAG, TAG_LEN,
+				   (void *)(ct + ctlen)) <= 0)
 		return -EIO;
-	return EVP_DecryptFinal_ex(c, plain + n, &n) > 0 ? 0 : -EACCES;
+	return cr.EVP_DecryptFinal_ex(c, plain + n, &n) > 0 ? 0 : -EACCES;
 }
 
 static int read_varint(struct dns_reader *r, uint64_t *v)

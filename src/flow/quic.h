@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* quic: the CRYPTO frames of a QUIC version 1 client Initial (RFC 9000
  * 17.2.2), unprotected with the Initial keys every observer can derive
- * from the Destination Connection ID (RFC 9001 5.2). Pure (libcrypto for
- * HKDF and AES, no I/O); every byte through dns_reader. */
+ * from the Destination Connection ID (RFC 9001 5.2). Pure (libcrypto,
+ * opened at the first Initial, for HKDF and AES; no I/O); every byte
+ * through dns_reader. */
 #ifndef DNSFENCE_QUIC_H
 #define DNSFENCE_QUIC_H
 
@@ -48,12 +49,14 @@ struct quic_initial {
 	uint8_t plain[QUIC_DATAGRAM_MAX]; /* scratch: the decrypted payloads */
 };
 
-/* NULL when out of memory or when libcrypto lacks HKDF or AES-128. */
+/* NULL when out of memory. libcrypto is opened at the first key
+ * derivation, not here. */
 struct quic_initial *quic_initial_new(void);
 void quic_initial_free(struct quic_initial *qi);
 
 /* The client's Initial keys for a Destination Connection ID of len bytes
- * (at most QUIC_CID_MAX). 0, or -EIO when libcrypto fails. */
+ * (at most QUIC_CID_MAX). 0, or -EIO when libcrypto fails, cannot be
+ * opened or lacks HKDF or AES-128. */
 int quic_initial_keys(struct quic_initial *qi, const uint8_t *dcid, size_t len,
 		      struct quic_keys *out);
 

@@ -40,7 +40,8 @@
 
 struct name_slot {
 	char *name;
-	uint64_t count;	     /* lookups: at most one per LEARN_LOOKUP_MS */
+	uint32_t hash;	     /* name_hash(name): most probes end on it */
+	uint32_t count;	     /* lookups: at most one per LEARN_LOOKUP_MS */
 	uint64_t counted_ms; /* when count last grew */
 };
 
@@ -147,17 +148,20 @@ void learn_name(const char *name)
 {
 	struct learn *l = global;
 	uint64_t now = monotime_ms();
+	uint32_t h;
 	size_t i;
 
 	if (l == NULL)
 		return;
-	for (i = name_hash(name) % NAME_SLOTS; l->names[i].name != NULL;
+	h = name_hash(name);
+	for (i = h % NAME_SLOTS; l->names[i].name != NULL;
 	     i = (i + 1) % NAME_SLOTS) {
 		struct name_slot *s = &l->names[i];
 
-		if (strcmp(s->name, name) != 0)
+		if (s->hash != h || strcmp(s->name, name) != 0)
 			continue;
-		if (now - s->counted_ms >= LEARN_LOOKUP_MS) {
+		if (now - s->counted_ms >= LEARN_LOOKUP_MS &&
+		    s->count < UINT32_MAX) {
 			s->count++;
 			s->counted_ms = now;
 			l->dirty = true;
@@ -169,6 +173,7 @@ void learn_name(const char *name)
 		l->names_dropped++;
 		return;
 	}
+	l->names[i].hash = h;
 	l->names[i].count = 1;
 	l->names[i].counted_ms = now;
 	l->n_names++;

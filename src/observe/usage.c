@@ -38,7 +38,7 @@
 #define READ_MAX  (4u << 20)
 #define ENTRY_MAX 260 /* "*." and a name */
 
-struct entry {
+struct usage_entry {
 	char *name;
 	uint64_t questions, addresses, flows;
 	int64_t first_seen, last_used; /* wall seconds; last 0: never */
@@ -49,13 +49,18 @@ struct usage {
 	char *dir;
 	struct event *timer;
 	bool dirty, warned;
-	struct entry slots[SLOTS];
+	struct usage_entry slots[SLOTS];
 	size_t n;
+	/* The entry of the last question, and its key: 1 for a wildcard (0
+	 * for an exact name), then the wire name it matched on. */
+	struct usage_entry *last;
+	uint8_t last_key[1 + DNS_MAX_NAME];
+	size_t last_len;
 	uint64_t dropped;
 	const struct policy *pol; /* the running one, for flows' names */
 };
 
-static struct entry *find(struct usage *u, const char *name, bool add);
+static struct usage_entry *find(struct usage *u, const char *name, bool add);
 static void on_timer(evutil_socket_t fd, short what, void *arg);
 static void load(struct usage *u);
 static char *read_all(int dirfd, const char *name);
@@ -101,7 +106,7 @@ void usage_free(struct usage *u)
 }
 
 /* The slot of name; with add, a new one when there is room. */
-static struct entry *find(struct usage *u, const char *name, bool add)
+static struct usage_entry *find(struct usage *u, const char *name, bool add)
 {
 	size_t i = hash_fnv1a(name, strlen(name), 0) % SLOTS;
 
@@ -124,7 +129,7 @@ void usage_track(struct usage *u, const struct config *cfg,
 		 const struct policy *pol)
 {
 	int64_t now = (int64_t)time(NULL);
-	struct entry *e;
+	struct usage_entry *e;
 
 	if (u == NULL)
 		return;
@@ -145,31 +150,39 @@ void usage_track(struct usage *u, const struct config *cfg,
 	}
 }
 
-void usage_question(struct usage *u, const struct policy *pol,
-		    const uint8_t *wire, size_t len)
+struct usage_entry *usage_question(struct usage *u, const uint8_t *lname,
+				   size_t len, const struct policy_hit *hit)
 {
+	size_t off = hit != NULL && hit->depth > 0 ? hit->suffix_off : 0;
 	char name[ENTRY_MAX];
-	struct entry *e;
+	struct usage_entry *e;
 
-	if (u == NULL || !policy_entry(pol, wire, len, name, sizeof(name)) ||
-	    (e = find(u, name, true)) == NULL)
-		return;
+	if (u == NULL || hit == NULL || off >= len || len > DNS_MAX_NAME)
+		return NULL;
+	if (u->last != NULL && u->last_len == 1 + len - off &&
+	    u->last_key[0] == (off > 0) &&
+	    memcmp(u->last_key + 1, lname + off, len - off) == 0) {
+		e = u->last;
+	} else {
+		policy_entry_text(lname, len, hit, name, sizeof(name));
+		if ((e = find(u, name, true)) == NULL)
+			return NULL;
+		u->last = e;
+		u->last_key[0] = off > 0;
+		memcpy(u->last_key + 1, lname + off, len - off);
+		u->last_len = 1 + len - off;
+	}
 	e->questions++;
 	e->last_used = (int64_t)time(NULL);
 	if (e->first_seen == 0)
 		e->first_seen = e->last_used;
 	u->dirty = true;
+	return e;
 }
 
-void usage_answered(struct usage *u, const struct policy *pol,
-		    const uint8_t *wire, size_t len, size_t n_addrs)
+void usage_answered(struct usage *u, struct usage_entry *e, size_t n_addrs)
 {
-	char name[ENTRY_MAX];
-	struct entry *e;
-
-	if (u == NULL || n_addrs == 0 ||
-	    !policy_entry(pol, wire, len, name, sizeof(name)) ||
-	    (e = find(u, name, true)) == NULL)
+	if (u == NULL || e == NULL || n_addrs == 0)
 		return;
 	e->addresses += n_addrs;
 	u->dirty = true;
@@ -180,7 +193,7 @@ void usage_flow(struct usage *u, const char *name)
 	uint8_t wire[DNS_MAX_NAME];
 	char entry[ENTRY_MAX];
 	size_t len = sizeof(wire);
-	struct entry *e;
+	struct usage_entry *e;
 
 	if (u == NULL || u->pol == NULL ||
 	    dns_name_from_text(name, wire, &len) != 0 ||
@@ -198,7 +211,7 @@ cJSON *usage_status(const struct usage *u)
 	int64_t now = (int64_t)time(NULL);
 
 	for (size_t i = 0; o != NULL && u != NULL && i < SLOTS; i++) {
-		const struct entry *s = &u->slots[i];
+		const struct usage_entry *s = &u->slots[i];
 
 		if (s->name == NULL ||
 		    (e = cJSON_AddObjectToObject(o, s->name)) == NULL)
@@ -240,7 +253,7 @@ static cJSON *to_json(const struct usage *u)
 	ok = ok && cJSON_AddNumberToObject(root, "version", 1);
 	ok = ok && (arr = cJSON_AddArrayToObject(root, "entries")) != NULL;
 	for (size_t i = 0; ok && i < SLOTS; i++) {
-		const struct entry *s = &u->slots[i];
+		const struct usage_entry *s = &u->slots[i];
 
 		if (s->name == NULL)
 			continue;
@@ -321,7 +334,7 @@ static void load(struct usage *u)
 	cJSON *root = text != NULL ? cJSON_Parse(text) : NULL;
 	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "entries");
 	const cJSON *it;
-	struct entry *e;
+	struct usage_entry *e;
 
 	if (text != NULL && !cJSON_IsArray(arr))
 		log_warn(SYS, "%s/%s is not a usage file: starting afresh",

@@ -34,12 +34,19 @@ void usage_track(struct usage *u, const struct config *cfg,
 /* A connection went out to an address answered for name: a flow on the
  * entry of the running policy (usage_track's) that admits name. */
 void usage_flow(struct usage *u, const char *name);
-/* An allowed question for wire (uncompressed) and the addresses its
- * answer put in the sets, counted on the entry of pol that matched. */
-void usage_question(struct usage *u, const struct policy *pol,
-		    const uint8_t *wire, size_t len);
-void usage_answered(struct usage *u, const struct policy *pol,
-		    const uint8_t *wire, size_t len, size_t n_addrs);
+struct usage_entry;
+struct policy_hit;
+/* An allowed question for lname (uncompressed wire format, lower case),
+ * counted on the entry the policy matched it with, as hit says
+ * (policy_match_hit, which the caller does once per query; NULL: no
+ * entry matched, nothing is counted). Returns that entry, for
+ * usage_answered (entries never move nor go while u lives), or NULL. A
+ * question for the entry of the one before costs no lookup. */
+struct usage_entry *usage_question(struct usage *u, const uint8_t *lname,
+				   size_t len, const struct policy_hit *hit);
+/* The addresses the answer to a question of e put in the sets (e NULL:
+ * nothing). */
+void usage_answered(struct usage *u, struct usage_entry *e, size_t n_addrs);
 /* {"ENTRY": {"questions": N, "addresses": N, "flows": N,
  * "last_used_ago_s": S or -1}, ...} for `status` (names: the control socket
  * only). */

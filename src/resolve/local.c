@@ -35,8 +35,8 @@
 #define DNS_CLASS_IN 1
 
 static bool denied(const struct config *cfg, const struct policy *pol,
-		   const struct dns_query *q, const struct sockaddr *peer,
-		   char *why, size_t whylen);
+		   const struct dns_query *q, const struct policy_hit *hit,
+		   const struct sockaddr *peer, char *why, size_t whylen);
 static bool beyond_caps(const struct config *cfg, const struct dns_query *q,
 			const struct policy_hit *hit, char *why, size_t whylen);
 static bool unforwarded_type(const struct config *cfg,
@@ -120,7 +120,8 @@ void local_parse_error(enum dns_parse pr, const uint8_t *msg, size_t len,
 /* Zone transfers, classes other than IN and names off the allowlist are
  * answered here; true when q was. */
 bool local_answer(const struct config *cfg, const struct policy *pol,
-		  const struct dns_query *q, const struct client *c)
+		  const struct dns_query *q, const struct client *c,
+		  const struct policy_hit *hit)
 {
 	char text[2 * DNS_NAME_STRLEN + 96];
 
@@ -135,7 +136,7 @@ bool local_answer(const struct config *cfg, const struct policy *pol,
 			    "dnsfence forwards class IN only");
 		return true;
 	}
-	if (!denied(cfg, pol, q, (const struct sockaddr *)&c->peer, text,
+	if (!denied(cfg, pol, q, hit, (const struct sockaddr *)&c->peer, text,
 		    sizeof(text)))
 		return unforwarded_type(cfg, q, c);
 	local_reply(q, c, NULL,
@@ -190,15 +191,14 @@ static bool unforwarded_type(const struct config *cfg,
  * expansion of an allowed name ("www.example.com.svc.cluster.local") is
  * logged at debug only: every lookup of an allowed name makes some. */
 static bool denied(const struct config *cfg, const struct policy *pol,
-		   const struct dns_query *q, const struct sockaddr *peer,
-		   char *why, size_t whylen)
+		   const struct dns_query *q, const struct policy_hit *hit,
+		   const struct sockaddr *peer, char *why, size_t whylen)
 {
 	char name[DNS_NAME_STRLEN], type[16], client[NETADDR_ENDPOINT_STRLEN];
 	bool audit = config_audit_dns_open(cfg);
-	struct policy_hit hit = {0};
 
-	if (policy_match_hit(pol, q->name, q->name_len, &hit)) {
-		if (!beyond_caps(cfg, q, &hit, why, whylen))
+	if (hit != NULL) {
+		if (!beyond_caps(cfg, q, hit, why, whylen))
 			return false;
 	} else {
 		char admit[2 * DNS_NAME_STRLEN + 16];
@@ -225,7 +225,7 @@ static bool denied(const struct config *cfg, const struct policy *pol,
 		    "audit: denied %s %s from %s (%s); answered locally "
 		    "(audit_denied \"local\")",
 		    name, type, client, why);
-	else if (hit.depth > 0)
+	else if (hit != NULL && hit->depth > 0)
 		log_limited(LOG_CLASS_DENIED, LOGL_WARN, "policy",
 			    "denied %s %s from %s: %s", name, type, client,
 			    why);
@@ -267,9 +267,9 @@ static bool beyond_caps(const struct config *cfg, const struct dns_query *q,
 	return true;
 }
 
-bool local_over_budget(const struct config *cfg, const struct policy *pol,
-		       struct budget *b, const struct dns_query *q,
-		       const struct client *c)
+bool local_over_budget(const struct config *cfg, struct budget *b,
+		       const struct dns_query *q, const struct client *c,
+		       const struct policy_hit *hit)
 {
 	const struct budget_params bp = {cfg->budget_burst,
 					 cfg->budget_per_minute};
@@ -278,18 +278,16 @@ bool local_over_budget(const struct config *cfg, const struct policy *pol,
 	    who[NETADDR_STRLEN] = "?", text[DNS_NAME_STRLEN + 96];
 	bool audit = config_audit_dns_open(cfg);
 	struct budget_refusal why;
-	struct policy_hit hit;
 	struct netaddr a;
 
-	if (b == NULL || !policy_match_hit(pol, q->lname, q->name_len, &hit) ||
-	    hit.depth == 0 ||
-	    budget_take(b, &bp, q->lname + hit.suffix_off,
-			q->name_len - hit.suffix_off, peer, monotime_ms(),
+	if (b == NULL || hit == NULL || hit->depth == 0 ||
+	    budget_take(b, &bp, q->lname + hit->suffix_off,
+			q->name_len - hit->suffix_off, peer, monotime_ms(),
 			&why))
 		return false;
 	stats_inc(audit ? STAT_BUDGET_AUDIT : STAT_BUDGET_REFUSED);
-	dns_name_to_text(q->lname + hit.suffix_off,
-			 q->name_len - hit.suffix_off, wild, sizeof(wild));
+	dns_name_to_text(q->lname + hit->suffix_off,
+			 q->name_len - hit->suffix_off, wild, sizeof(wild));
 	if (why.log_now) {
 		dns_name_to_text(q->name, q->name_len, name, sizeof(name));
 		dns_type_name(q->qtype, type, sizeof(type));

@@ -17,6 +17,7 @@
 
 struct budget;
 struct policy;
+struct policy_hit;
 
 /* Where a reply goes: a copy of the client's address and its transport's
  * callback. */
@@ -53,16 +54,18 @@ void local_parse_error(enum dns_parse pr, const uint8_t *msg, size_t len,
  * (mode enforce) off the allowlist or beyond wildcard_budget's depth and
  * label caps, or of a type not forwarded (qtype.c); true when it was. Logs
  * denied names (rate-limited; search-list expansions of allowed names at
- * debug). */
+ * debug). hit: how pol matched q's name (policy_match_hit, done once per
+ * query by the caller), NULL when it did not. */
 bool local_answer(const struct config *cfg, const struct policy *pol,
-		  const struct dns_query *q, const struct client *c);
+		  const struct dns_query *q, const struct client *c,
+		  const struct policy_hit *hit);
 /* A new upstream question (neither cached nor in flight) for a name
- * below a wildcard takes a token of the wildcard's budget (budget.c);
- * over it, REFUSED with EDE 18 here, true (audit: logged, counted,
- * false). Logs one line per bucket and window. */
-bool local_over_budget(const struct config *cfg, const struct policy *pol,
-		       struct budget *b, const struct dns_query *q,
-		       const struct client *c);
+ * below a wildcard (hit, as for local_answer) takes a token of the
+ * wildcard's budget (budget.c); over it, REFUSED with EDE 18 here, true
+ * (audit: logged, counted, false). Logs one line per bucket and window. */
+bool local_over_budget(const struct config *cfg, struct budget *b,
+		       const struct dns_query *q, const struct client *c,
+		       const struct policy_hit *hit);
 /* Is q an allowed name with labels appended (a resolv.conf search list
  * at work)? */
 bool local_search_suffix(const struct policy *pol, const struct dns_query *q);

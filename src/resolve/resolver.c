@@ -112,6 +112,7 @@ struct pending {
 	uint8_t qname[DNS_MAX_NAME];
 	size_t qname_len;
 	uint16_t qtype;
+	struct usage_entry *usage; /* the entry that allowed the question */
 };
 
 struct resolver {
@@ -135,12 +136,15 @@ struct resolver {
 };
 
 static struct rquery *lookup(struct resolver *r, const struct dns_query *q,
-			     const struct client *c);
+			     const struct client *c,
+			     const struct policy_hit *ph,
+			     struct usage_entry *ue);
 static struct rquery *rquery_new(const struct dns_query *q,
 				 const struct client *c);
 static int start_question(struct resolver *r, const struct dns_query *q,
-			  const struct client *c, const uint8_t *key,
-			  size_t keylen, struct pending **out);
+			  const struct client *c, struct usage_entry *ue,
+			  const uint8_t *key, size_t keylen,
+			  struct pending **out);
 static int take_slot(struct resolver *r, const struct dns_query *q,
 		     const struct client *c, uint32_t *slot);
 static struct pending *pending_new(struct resolver *r, const uint8_t *key,
@@ -257,6 +261,8 @@ struct rquery *resolver_handle(struct resolver *r, const uint8_t *msg,
 {
 	struct dns_query q;
 	struct client c;
+	struct policy_hit h;
+	const struct policy_hit *hit;
 	enum dns_parse pr;
 
 	local_client_init(&c, peer, peerlen, local, tcp, fn, ctx);
@@ -270,10 +276,13 @@ struct rquery *resolver_handle(struct resolver *r, const uint8_t *msg,
 	if (r->gated_len != 0 &&
 	    dns_name_equal(q.name, q.name_len, r->gated, r->gated_len))
 		return NULL;
-	if (local_answer(r->cfg, r->pol, &q, &c))
+	/* The one policy match of the query: the verdict, the budget and
+	 * the usage counts all read it. */
+	hit = policy_match_hit(r->pol, q.name, q.name_len, &h) ? &h : NULL;
+	if (local_answer(r->cfg, r->pol, &q, &c, hit))
 		return NULL;
-	usage_question(r->usage, r->pol, q.name, q.name_len);
-	return lookup(r, &q, &c);
+	return lookup(r, &q, &c, hit,
+		      usage_question(r->usage, q.lname, q.name_len, hit));
 }
 
 void resolver_set_gated(struct resolver *r, const char *name)
@@ -295,20 +304,25 @@ void resolver_cancel(struct rquery *rq)
 static struct rquery *rquery_new(const struct dns_query *q,
 				 const struct client *c)
 {
-	struct rquery *rq = calloc(1, sizeof(*rq));
+	/* Not calloc: a kilobyte cleared per query only to be copied over. */
+	struct rquery *rq = malloc(sizeof(*rq));
 
 	if (rq == NULL)
 		return NULL;
+	rq->p = NULL;
 	rq->q = *q;
 	rq->c = *c;
 	return rq;
 }
 
-/* An allowed name: the cache, the failure cache, a question in flight,
- * or a new one. Returns the rquery the transport may cancel, or NULL
- * when the reply was sent. */
+/* An allowed name (ph: how the policy matched it, ue: the usage entry
+ * it counted on): the cache, the failure cache, a question in flight, or
+ * a new one. Returns the rquery the transport may cancel, or NULL when
+ * the reply was sent. */
 static struct rquery *lookup(struct resolver *r, const struct dns_query *q,
-			     const struct client *c)
+			     const struct client *c,
+			     const struct policy_hit *ph,
+			     struct usage_entry *ue)
 {
 	uint8_t key[DNSMSG_KEY_MAX];
 	size_t keylen = dnsmsg_question_key(q, key);
@@ -338,7 +352,7 @@ static struct rquery *lookup(struct resolver *r, const struct dns_query *q,
 	}
 	/* A new question below a wildcard costs a token of its budget. */
 	if (hit == NULL && pending_find(r, key, keylen) == NULL &&
-	    local_over_budget(r->cfg, r->pol, r->budget, q, c))
+	    local_over_budget(r->cfg, r->budget, q, c, ph))
 		return NULL;
 	rq = rquery_new(q, c);
 	if (rq == NULL) {
@@ -348,7 +362,7 @@ static struct rquery *lookup(struct resolver *r, const struct dns_query *q,
 	}
 	if (hit != NULL)
 		return wait_hit(r, rq, hit, age, ttl_max);
-	rc = start_question(r, q, c, key, keylen, &p);
+	rc = start_question(r, q, c, ue, key, keylen, &p);
 	if (rc != 0) {
 		free(rq);
 		local_reply(q, c, NULL, DNS_RCODE_SERVFAIL,
@@ -366,8 +380,9 @@ static struct rquery *lookup(struct resolver *r, const struct dns_query *q,
 /* Join the open question for key, or send one. 0 and *out, -EBUSY or
  * -EDQUOT at the cap, or another -errno. */
 static int start_question(struct resolver *r, const struct dns_query *q,
-			  const struct client *c, const uint8_t *key,
-			  size_t keylen, struct pending **out)
+			  const struct client *c, struct usage_entry *ue,
+			  const uint8_t *key, size_t keylen,
+			  struct pending **out)
 {
 	uint8_t query[DNS_MAX_NAME + 64];
 	struct pending *p = pending_find(r, key, keylen);
@@ -386,6 +401,7 @@ static int start_question(struct resolver *r, const struct dns_query *q,
 	memcpy(p->qname, q->lname, q->name_len);
 	p->qname_len = q->name_len;
 	p->qtype = q->qtype;
+	p->usage = ue;
 	rc = take_slot(r, q, c, &p->slot);
 	if (rc != 0)
 		goto fail;
@@ -544,7 +560,7 @@ static int take_answer(struct pending *p, const uint8_t *answer, size_t len)
 	p->n_addrs = nkeep;
 	cache_answer(p, answer, len);
 	recent_note(p->qname, p->qname_len, keep, nkeep);
-	usage_answered(p->r->usage, p->r->pol, p->qname, p->qname_len, nkeep);
+	usage_answered(p->r->usage, p->usage, nkeep);
 	return 0;
 }
 

@@ -129,6 +129,7 @@ static int bind_socket(const struct config_endpoint *ep, int type,
 static int add_udp(struct server *s, const struct config_endpoint *ep);
 static int add_tcp(struct server *s, const struct config_endpoint *ep);
 static void on_udp(evutil_socket_t fd, short what, void *arg);
+static void burst_reset(struct udp_burst *b, int n);
 static void udp_reply(void *ctx, struct rquery *q, const struct sockaddr *peer,
 		      socklen_t peerlen, const struct sockaddr *local,
 		      const uint8_t *msg, size_t len);
@@ -171,6 +172,7 @@ struct server *server_new(struct event_base *base, const struct config *cfg,
 	s->burst = calloc(1, sizeof(*s->burst));
 	if (s->udp == NULL || s->tcp == NULL || s->burst == NULL)
 		goto nomem;
+	burst_reset(s->burst, UDP_BURST);
 
 	for (size_t i = 0; i < cfg->n_listen; i++) {
 		const struct config_endpoint *ep = &cfg->listen[i];
@@ -335,18 +337,6 @@ static void on_udp(evutil_socket_t fd, short what, void *arg)
 	int n;
 
 	(void)what;
-	for (int i = 0; i < UDP_BURST; i++) {
-		b->in_iov[i].iov_base = b->in_buf[i];
-		b->in_iov[i].iov_len = UDP_QUERY_MAX;
-		b->in[i].msg_hdr = (struct msghdr){
-		    .msg_name = &b->in_peer[i],
-		    .msg_namelen = sizeof(b->in_peer[i]),
-		    .msg_iov = &b->in_iov[i],
-		    .msg_iovlen = 1,
-		    .msg_control = b->in_ctl[i],
-		    .msg_controllen = UDP_CTL_SPACE,
-		};
-	}
 	n = recvmmsg(fd, b->in, UDP_BURST, MSG_DONTWAIT, NULL);
 	if (n < 0) {
 		if (errno != EAGAIN && errno != EINTR)
@@ -372,7 +362,27 @@ static void on_udp(evutil_socket_t fd, short what, void *arg)
 				      false, udp_reply, l);
 	}
 	b->active = NULL;
+	burst_reset(b, n);
 	udp_flush(l);
+}
+
+/* The headers of the first n datagrams read into b ready for the next
+ * read: the kernel wrote their address and control lengths (all of them
+ * at server_new). */
+static void burst_reset(struct udp_burst *b, int n)
+{
+	for (int i = 0; i < n; i++) {
+		b->in_iov[i].iov_base = b->in_buf[i];
+		b->in_iov[i].iov_len = UDP_QUERY_MAX;
+		b->in[i].msg_hdr = (struct msghdr){
+		    .msg_name = &b->in_peer[i],
+		    .msg_namelen = sizeof(b->in_peer[i]),
+		    .msg_iov = &b->in_iov[i],
+		    .msg_iovlen = 1,
+		    .msg_control = b->in_ctl[i],
+		    .msg_controllen = UDP_CTL_SPACE,
+		};
+	}
 }
 
 /* Inside on_udp, a reply joins the burst's sendmmsg; otherwise (an

@@ -25,9 +25,10 @@ struct expiry_map *expiry_new(size_t max);
 void expiry_free(struct expiry_map *m);
 
 /* acked: expiry of the entry the kernel has confirmed, inflight: the
- * latest expiry of an add sent but not acked yet, acked_at: when the last
- * ack came; 0 when unknown or already past at now. Any pointer may be
- * NULL. */
+ * latest expiry of an add sent but not acked yet when it lies beyond
+ * acked (one that ends no later changes nothing: acked only grows while
+ * it lives), acked_at: when the last ack came; 0 when unknown or already
+ * past at now. Any pointer may be NULL. */
 void expiry_get(struct expiry_map *m, const struct netaddr *a, uint64_t now,
 		uint64_t *acked, uint64_t *inflight, uint64_t *acked_at);
 /* Raise the in-flight (or acked) expiry of a to at least expires; a

@@ -16,6 +16,7 @@
 
 #include "fixtures.h"
 
+static struct netaddr v6(uint32_t n);
 static uint64_t acked(struct expiry_map *m, uint32_t n, uint64_t now);
 static void longer_then_shorter_keeps_longer(void **state);
 static void inflight_and_acked_are_separate(void **state);
@@ -25,6 +26,21 @@ static void full_map_refuses_new_until_something_expires(void **state);
 static void clear_forgets_everything(void **state);
 static void bad_sizes_are_refused(void **state);
 static void matches_model_under_churn(void **state);
+static void inflight_matches_model_under_churn(void **state);
+static void longer_inflight_outlives_shorter_ack(void **state);
+
+/* 2001:db8::n */
+static struct netaddr v6(uint32_t n)
+{
+	struct netaddr a = {.family = AF_INET6,
+			    .bytes = {0x20, 0x01, 0x0d, 0xb8}};
+
+	a.bytes[12] = (uint8_t)(n >> 24);
+	a.bytes[13] = (uint8_t)(n >> 16);
+	a.bytes[14] = (uint8_t)(n >> 8);
+	a.bytes[15] = (uint8_t)n;
+	return a;
+}
 
 static uint64_t acked(struct expiry_map *m, uint32_t n, uint64_t now)
 {
@@ -193,6 +209,113 @@ static void matches_model_under_churn(void **state)
 	expiry_free(m);
 }
 
+/* An add in flight that reaches beyond the ack that comes first (a
+ * shorter add sent before it) still counts after that ack, until its own
+ * ack; one that ends sooner than the ack is not reported. */
+static void longer_inflight_outlives_shorter_ack(void **state)
+{
+	struct expiry_map *m = expiry_new(16);
+	struct netaddr a = v6(7);
+	uint64_t ack, fl, at;
+
+	(void)state;
+	assert_int_equal(expiry_note_inflight(m, &a, 200, 100), 0);
+	assert_int_equal(expiry_note_inflight(m, &a, 900, 100), 0);
+	assert_int_equal(expiry_note_acked(m, &a, 200, 101), 0);
+	expiry_get(m, &a, 101, &ack, &fl, &at);
+	assert_int_equal(ack, 200);
+	assert_int_equal(fl, 900);
+	assert_int_equal(at, 101);
+	/* Past the first ack's expiry the entry lives on the add in flight. */
+	expiry_get(m, &a, 300, &ack, &fl, &at);
+	assert_int_equal(ack, 0);
+	assert_int_equal(fl, 900);
+	assert_int_equal(expiry_count(m), 1);
+	assert_int_equal(expiry_note_acked(m, &a, 900, 301), 0);
+	expiry_get(m, &a, 301, &ack, &fl, &at);
+	assert_int_equal(ack, 900);
+	assert_int_equal(fl, 0);
+	assert_int_equal(at, 301);
+	/* A shorter add in flight changes nothing a caller sees. */
+	assert_int_equal(expiry_note_inflight(m, &a, 400, 302), 0);
+	expiry_get(m, &a, 302, &ack, &fl, NULL);
+	assert_int_equal(ack, 900);
+	assert_int_equal(fl, 0);
+	expiry_forget(m, &a);
+	expiry_get(m, &a, 302, &ack, &fl, NULL);
+	assert_int_equal(ack + fl, 0);
+	assert_int_equal(expiry_count(m), 0);
+	expiry_free(m);
+}
+
+/* Adds in flight, acks, forgets and clears on both families, time moving
+ * on, against a model of the three times: the acked expiry, when it was
+ * acked, and the latest expiry the entry may reach (the later of the ack
+ * and any add in flight), which is what the sets send next. */
+static void inflight_matches_model_under_churn(void **state)
+{
+	enum { KEYS = 1500, MAX = 1024, STEPS = 200000 };
+	static uint64_t m_ack[2 * KEYS], m_fl[2 * KEYS], m_at[2 * KEYS];
+	struct expiry_map *m = expiry_new(MAX);
+	uint64_t now = 1000;
+	uint32_t rnd = 777;
+
+	(void)state;
+	memset(m_ack, 0, sizeof(m_ack));
+	memset(m_fl, 0, sizeof(m_fl));
+	memset(m_at, 0, sizeof(m_at));
+	for (int step = 0; step < STEPS; step++) {
+		struct netaddr a;
+		uint64_t exp, ack, fl, at, want;
+		int k, op, r;
+
+		rnd = rnd * 1103515245u + 12345u;
+		k = (int)((rnd >> 8) % (2 * KEYS));
+		op = (int)((rnd >> 4) % 16);
+		a = k < KEYS ? fixture_v4((uint32_t)k)
+			     : v6((uint32_t)(k - KEYS));
+		if (step % 40 == 0)
+			now++;
+		exp = now + 1 + (rnd >> 20) % 60;
+		if (op == 0) {
+			expiry_forget(m, &a);
+			m_ack[k] = m_fl[k] = 0;
+		} else if (op == 1 && step % 997 == 0) {
+			expiry_clear(m);
+			memset(m_ack, 0, sizeof(m_ack));
+			memset(m_fl, 0, sizeof(m_fl));
+		} else {
+			bool live = m_ack[k] > now || m_fl[k] > now;
+
+			r = op < 8 ? expiry_note_inflight(m, &a, exp, now)
+				   : expiry_note_acked(m, &a, exp, now);
+			if (r != 0) {
+				assert_int_equal(r, -ENOSPC);
+				assert_false(live);
+			} else {
+				if (m_ack[k] <= now)
+					m_ack[k] = 0;
+				if (m_fl[k] <= now)
+					m_fl[k] = 0;
+				if (op < 8 && exp > m_fl[k])
+					m_fl[k] = exp;
+				if (op >= 8 && exp > m_ack[k])
+					m_ack[k] = exp;
+				if (op >= 8)
+					m_at[k] = now;
+			}
+		}
+		expiry_get(m, &a, now, &ack, &fl, &at);
+		assert_int_equal(ack, m_ack[k] > now ? m_ack[k] : 0);
+		if (ack != 0)
+			assert_int_equal(at, m_at[k]);
+		want = m_ack[k] > m_fl[k] ? m_ack[k] : m_fl[k];
+		assert_int_equal(ack > fl ? ack : fl, want > now ? want : 0);
+	}
+	assert_true(expiry_count(m) <= MAX);
+	expiry_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -204,6 +327,8 @@ int main(void)
 	    cmocka_unit_test(clear_forgets_everything),
 	    cmocka_unit_test(bad_sizes_are_refused),
 	    cmocka_unit_test(matches_model_under_churn),
+	    cmocka_unit_test(inflight_matches_model_under_churn),
+	    cmocka_unit_test(longer_inflight_outlives_shorter_ack),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Unit tests of the usage counts: each question is counted on the entry
+ * the policy matched it with, also when the entry changes from one
+ * question to the next (the entry of the last question is remembered),
+ * and the answer's addresses on the entry of its question. */
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <cjson/cJSON.h>
+#include <event2/event.h>
+
+#include "config/policy.h"
+#include "dns/dnsmsg.h"
+#include "observe/usage.h"
+
+static struct usage_entry *ask(struct usage *u, const struct policy *p,
+			       const char *name);
+static double count(const cJSON *st, const char *entry, const char *key);
+static struct usage *usage_here(struct event_base **base, char *dir);
+static void done(struct usage *u, struct event_base *base, char *dir);
+static void questions_land_on_their_entries(void **state);
+static void answers_count_on_the_question_entry(void **state);
+
+/* One question for name (lower case), as the resolver makes it. */
+static struct usage_entry *ask(struct usage *u, const struct policy *p,
+			       const char *name)
+{
+	uint8_t wire[DNS_MAX_NAME];
+	size_t len = sizeof(wire);
+	struct policy_hit hit;
+
+	assert_int_equal(dns_name_from_text(name, wire, &len), 0);
+	return usage_question(
+	    u, wire, len, policy_match_hit(p, wire, len, &hit) ? &hit : NULL);
+}
+
+static double count(const cJSON *st, const char *entry, const char *key)
+{
+	const cJSON *e = cJSON_GetObjectItemCaseSensitive(st, entry);
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, key);
+
+	return cJSON_IsNumber(v) ? v->valuedouble : -1;
+}
+
+static struct usage *usage_here(struct event_base **base, char *dir)
+{
+	struct usage *u;
+
+	*base = event_base_new();
+	assert_non_null(*base);
+	assert_non_null(mkdtemp(dir));
+	u = usage_new(*base, open(dir, O_RDONLY | O_DIRECTORY), dir);
+	assert_non_null(u);
+	return u;
+}
+
+static void done(struct usage *u, struct event_base *base, char *dir)
+{
+	char path[128];
+
+	usage_free(u);
+	snprintf(path, sizeof(path), "%s/%s", dir, USAGE_FILE);
+	unlink(path);
+	rmdir(dir);
+	event_base_free(base);
+}
+
+static void questions_land_on_their_entries(void **state)
+{
+	char dir[] = "/tmp/test_usage.XXXXXX";
+	struct event_base *base;
+	struct usage *u = usage_here(&base, dir);
+	struct policy *p = policy_new();
+	const char *why = NULL;
+	cJSON *st;
+
+	(void)state;
+	assert_int_equal(policy_add(p, "*.a.test", &why), 0);
+	assert_int_equal(policy_add(p, "x.a.test", &why), 0);
+	assert_int_equal(policy_add(p, "*.b.test", &why), 0);
+	/* The same entry twice, then others, then back: each counted where
+	 * it belongs, whatever came before. */
+	assert_non_null(ask(u, p, "one.a.test"));
+	assert_non_null(ask(u, p, "two.a.test"));
+	assert_non_null(ask(u, p, "x.a.test"));
+	assert_non_null(ask(u, p, "one.b.test"));
+	assert_non_null(ask(u, p, "deep.one.a.test"));
+	assert_non_null(ask(u, p, "x.a.test"));
+	assert_null(ask(u, p, "other.test"));
+	assert_non_null(ask(u, p, "b.b.test"));
+	st = usage_status(u);
+	assert_int_equal(count(st, "*.a.test", "questions"), 3);
+	assert_int_equal(count(st, "x.a.test", "questions"), 2);
+	assert_int_equal(count(st, "*.b.test", "questions"), 2);
+	assert_null(cJSON_GetObjectItemCaseSensitive(st, "other.test"));
+	cJSON_Delete(st);
+	policy_free(p);
+	done(u, base, dir);
+}
+
+static void answers_count_on_the_question_entry(void **state)
+{
+	char dir[] = "/tmp/test_usage.XXXXXX";
+	struct event_base *base;
+	struct usage *u = usage_here(&base, dir);
+	struct policy *p = policy_new();
+	struct usage_entry *a, *b;
+	const char *why = NULL;
+	cJSON *st;
+
+	(void)state;
+	assert_int_equal(policy_add(p, "*.a.test", &why), 0);
+	assert_int_equal(policy_add(p, "b.test", &why), 0);
+	a = ask(u, p, "n1.a.test");
+	b = ask(u, p, "b.test");
+	/* Answers come back in any order, after other questions. */
+	usage_answered(u, a, 2);
+	usage_answered(u, b, 1);
+	usage_answered(u, a, 3);
+	usage_answered(u, NULL, 5);
+	st = usage_status(u);
+	assert_int_equal(count(st, "*.a.test", "addresses"), 5);
+	assert_int_equal(count(st, "b.test", "addresses"), 1);
+	cJSON_Delete(st);
+	policy_free(p);
+	done(u, base, dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(questions_land_on_their_entries),
+	    cmocka_unit_test(answers_count_on_the_question_entry),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
