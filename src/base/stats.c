@@ -2,12 +2,20 @@
 /* stats: process-wide counters. The daemon is one thread, so plain
  * integers suffice; the names are what operators grep for. */
 #include <stdio.h>
+#include <sys/mman.h>
 #include <string.h>
 
 #include "base/log.h"
 #include "base/stats.h"
 
-static uint64_t counters[STAT__COUNT];
+static uint64_t own[STAT__COUNT];
+static uint64_t *counters = own;
+/* stats_share's page: the privileged parent's counters, which the DNS
+ * process (status, metrics) adds to its own for the ids the parent
+ * alone counts. */
+static uint64_t *parent_page;
+static const enum stat_id parent_owned[] = {STAT_GUARD_DRIFT,
+					    STAT_GUARD_RESTORED};
 
 static const char *const names[STAT__COUNT] = {
     [STAT_QUERIES] = "queries",
@@ -81,7 +89,33 @@ void stats_add(enum stat_id id, uint64_t n)
 
 uint64_t stats_get(enum stat_id id)
 {
-	return counters[id];
+	uint64_t n = counters[id];
+
+	for (size_t i = 0; parent_page != NULL && counters != parent_page &&
+			   i < sizeof(parent_owned) / sizeof(parent_owned[0]);
+	     i++) {
+		if (parent_owned[i] == id)
+			n +=
+			    __atomic_load_n(&parent_page[id], __ATOMIC_RELAXED);
+	}
+	return n;
+}
+
+int stats_share(void)
+{
+	void *p = mmap(NULL, sizeof(own), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return -1;
+	parent_page = p;
+	return 0;
+}
+
+void stats_count_shared(void)
+{
+	if (parent_page != NULL)
+		counters = parent_page;
 }
 
 const char *stats_name(enum stat_id id)
@@ -91,7 +125,7 @@ const char *stats_name(enum stat_id id)
 
 void stats_reset(void)
 {
-	memset(counters, 0, sizeof(counters));
+	memset(counters, 0, sizeof(own));
 	memset(latency, 0, sizeof(latency));
 	latency_sum_us = 0;
 	upstream_inflight = 0;

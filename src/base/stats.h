@@ -65,6 +65,12 @@ void stats_add(enum stat_id id, uint64_t n);
 uint64_t stats_get(enum stat_id id);
 const char *stats_name(enum stat_id id);
 void stats_reset(void);
+/* Two processes: a MAP_SHARED page made before the fork (0 or -1), into
+ * which the privileged parent counts from stats_count_shared on; the DNS
+ * process's stats_get adds the counters only the parent keeps (the
+ * guard's). */
+int stats_share(void);
+void stats_count_shared(void);
 /* One log line with every counter. */
 void stats_log(void);
 

@@ -45,6 +45,8 @@ static const char *const allowed[] = {
     "exit_group",
     "gettid",
     "getpid",
+    /* the death signal's check after the uid change (serve.c) */
+    "getppid",
     "sched_yield",
     /* glibc's CPU count and the sanitizers' runtime at thread start */
     "sched_getaffinity",
