@@ -3,6 +3,7 @@
 #ifndef DNSFENCE_STATS_H
 #define DNSFENCE_STATS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 enum stat_id {
@@ -71,6 +72,10 @@ void stats_reset(void);
  * guard's). */
 int stats_share(void);
 void stats_count_shared(void);
+/* The parent's count of the kernel's set entries (-1: unknown), and the
+ * DNS process's read of it for metrics: false before the first count. */
+void stats_set_entries(long long v4, long long v6);
+bool stats_shared_set_entries(long long *v4, long long *v6);
 /* One log line with every counter. */
 void stats_log(void);
 

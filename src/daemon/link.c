@@ -23,7 +23,7 @@
 
 struct pending {
 	uint32_t id;
-	reload_applied_fn done;
+	guard_applied_fn done;
 	void *arg;
 };
 
@@ -97,7 +97,7 @@ int link_reply(struct link *l, uint32_t id, int status)
 }
 
 void link_rules(void *arg, const struct config *cfg, int what,
-		reload_applied_fn done, void *done_arg)
+		guard_applied_fn done, void *done_arg)
 {
 	struct link *l = arg;
 	uint8_t frame[IPC_HDR_SIZE];
@@ -159,6 +159,14 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 
 		if (n == -EAGAIN || n == -EWOULDBLOCK)
 			return;
+		if (n == 0 && l->parent) { /* split.c says how it ended */
+			log_debug(SYS,
+				  "the DNS process closed the link channel");
+			l->failed = true;
+			event_del(l->ev);
+			event_base_loopbreak(l->base);
+			return;
+		}
 		if (n <= 0) {
 			if (passed >= 0)
 				close(passed);

@@ -46,7 +46,7 @@ int link_send(struct link *l, enum ipc_type type, uint32_t n);
 int link_reply(struct link *l, uint32_t id, int status);
 /* A reload_rules_fn for the DNS process (arg: its link). */
 void link_rules(void *arg, const struct config *cfg, int what,
-		reload_applied_fn done, void *done_arg);
+		guard_applied_fn done, void *done_arg);
 /* Did the link stop the loop (a broken or closed channel)? */
 bool link_failed(const struct link *l);
 void link_free(struct link *l);

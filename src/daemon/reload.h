@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "config/config.h"
+#include "fence/guard.h"
 
 struct event_base;
 struct observe;
@@ -36,9 +37,8 @@ typedef void (*reload_done_fn)(void *arg, int result, const char *text);
  * write its rules (IPC_RULES_CHANGED) or drop the drained upstreams from
  * them (IPC_RULES_DRAINED); done, when not NULL, once they are in place
  * (status 0) or not. */
-typedef void (*reload_applied_fn)(void *arg, int status, const char *detail);
 typedef void (*reload_rules_fn)(void *arg, const struct config *cfg, int what,
-				reload_applied_fn done, void *done_arg);
+				guard_applied_fn done, void *done_arg);
 
 struct reload_parts {
 	struct event_base *base;

@@ -120,6 +120,7 @@ static const char *const allowed[] = {
     "renameat",
     "renameat2",
     "unlinkat",
+    "unlink", /* the control socket's path at exit */
     "flock",
     "fchmod",
     "fchown",

@@ -60,6 +60,8 @@
 #include "daemon/serve.h"
 #include "resolve/server.h"
 #include "sets/sets.h"
+#include "sets/setsadm.h"
+#include "observe/metrics.h"
 #include "base/stats.h"
 #include "resolve/upstream.h"
 #include "daemon/watch.h"
@@ -113,6 +115,7 @@ struct daemon {
 				  * still hold the older one) */
 	uint32_t rules_id;
 	uint32_t n_allow;
+	struct event *count_ev; /* the set entries, for metrics */
 #ifdef DNSFENCE_TEST_HOOKS
 	struct event *hook_ev;
 #endif
@@ -675,6 +678,8 @@ static void close_parts(struct daemon *d)
 	if (d->hook_ev != NULL)
 		event_free(d->hook_ev);
 #endif
+	if (d->count_ev != NULL)
+		event_free(d->count_ev);
 	if (d->base != NULL)
 		event_base_free(d->base);
 	if (d->state_fd >= 0)
@@ -856,6 +861,39 @@ static void parent_forgot(void *arg)
 				  "recreated");
 }
 
+/* The parent counts the sets' entries for the DNS process's metrics
+ * (libipset needs CAP_NET_ADMIN; a short blocking call, here rather than
+ * in the loop that answers queries). */
+static void on_count(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon *d = arg;
+	const struct config *cfg = d->cur;
+	uint64_t n4 = 0, n6 = 0;
+	long long v4 = -1, v6 = -1;
+
+	(void)fd;
+	(void)what;
+	if (setsadm_count(cfg->set4, &n4) == 0)
+		v4 = (long long)n4;
+	if (setsadm_count(cfg->set6, &n6) == 0)
+		v6 = (long long)n6;
+	stats_set_entries(v4, v6);
+}
+
+static int start_count(struct daemon *d)
+{
+	struct timeval tv = {.tv_sec = METRICS_SETS_CACHE_MS / 1000,
+			     .tv_usec = (METRICS_SETS_CACHE_MS % 1000) * 1000};
+
+	if (!d->cfg->metrics_on || d->cfg->mode == CONFIG_MODE_OFF)
+		return 0;
+	d->count_ev = event_new(d->base, -1, EV_PERSIST, on_count, d);
+	if (d->count_ev == NULL || event_add(d->count_ev, &tv) != 0)
+		return -ENOMEM;
+	on_count(-1, 0, d);
+	return 0;
+}
+
 /* The three channels: SOCK_SEQPACKET pairs, close-on-exec; the DNS
  * process's end of the socket channel blocks (ipc_request_socket). */
 static int open_channels(struct daemon *d)
@@ -896,7 +934,7 @@ static int open_parent(struct daemon *d)
 	}
 	d->link = link_new(d->base, d->chan[CHAN_LINK], true, &parent_ops, d);
 	d->chan[CHAN_LINK] = -1;
-	if (d->link == NULL || add_signals(d) != 0)
+	if (d->link == NULL || add_signals(d) != 0 || start_count(d) != 0)
 		return -ENOMEM;
 	if (drop_privileges(d) != 0)
 		return -EPERM;
@@ -981,9 +1019,16 @@ int serve_run(const struct config *cfg, const char *path, uid_t uid, gid_t gid)
 	if (rc != 0)
 		goto out;
 	rc = -EIO;
-	if (event_base_dispatch(d.base) != 0 || guard_failed(d.guard) ||
-	    setwriter_failed(d.sw) || setwriter_failed(d.skw) ||
-	    link_failed(d.link))
+	if (event_base_dispatch(d.base) == 0 && !split_ended(d.split, &st) &&
+	    (setwriter_failed(d.sw) || setwriter_failed(d.skw) ||
+	     link_failed(d.link)) &&
+	    !split_wait(d.split, 1000))
+		log_err("split",
+			"the DNS process (pid %d) broke its channels: stopping "
+			"it; the fence stays in place",
+			(int)split_pid(d.split));
+	if (guard_failed(d.guard) || setwriter_failed(d.sw) ||
+	    setwriter_failed(d.skw) || link_failed(d.link))
 		goto out;
 	if (split_ended(d.split, &st))
 		goto out; /* said by split.c */
