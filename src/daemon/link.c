@@ -159,10 +159,13 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 
 		if (n == -EAGAIN || n == -EWOULDBLOCK)
 			return;
-		if (n == 0 && l->parent) { /* split.c says how it ended */
-			log_debug(SYS,
-				  "the DNS process closed the link channel");
-			l->failed = true;
+		if (n == 0) {
+			/* the parent: split.c says how the DNS process ended;
+			 * the DNS process: its parent stops (a parent that
+			 * died kills it by PR_SET_PDEATHSIG) */
+			log_debug(SYS, "the %s closed the link channel",
+				  l->parent ? "DNS process" : "parent");
+			l->failed = l->parent;
 			event_del(l->ev);
 			event_base_loopbreak(l->base);
 			return;

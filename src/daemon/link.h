@@ -11,7 +11,7 @@
  * or through the chain again with one of the name check's marks, on a
  * queue it was given). Anything else, or a closed channel, stops its loop
  * with one log line. The DNS process's end takes IPC_GATE, IPC_FORGET and
- * the answers to its IPC_RULES. */
+ * the answers to its IPC_RULES; the channel's close is its stop. */
 #ifndef DNSFENCE_LINK_H
 #define DNSFENCE_LINK_H
 

@@ -887,7 +887,7 @@ char *reload_status(const struct reload *rl, bool json)
 	    .uptime_s = (monotime_ms() - rl->started_ms) / 1000,
 	    .in_flight = resolver_pending(rl->p.res),
 	    .cached = resolver_cached(rl->p.res),
-	    .pid = (long)getpid(),
+	    .pid = rl->p.main_pid > 0 ? (long)rl->p.main_pid : (long)getpid(),
 	    .prov_addresses = prov_addresses(rl->prov),
 	    .prov_names = prov_names(rl->prov),
 	    .prov_links = prov_links(rl->prov),

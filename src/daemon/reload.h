@@ -47,6 +47,7 @@ struct reload_parts {
 	struct upstream *up; /* taken over: a reload may replace it */
 	struct observe *obs; /* told each new config; may be NULL */
 	int sock_chan;	     /* the parent's socket channel (new upstreams) */
+	pid_t main_pid;	     /* status's pid: the daemon's (0: this one) */
 };
 
 /* Compile cfg's allowlist; NULL (logged, naming the entry) on failure. */

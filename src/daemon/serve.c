@@ -115,6 +115,10 @@ struct daemon {
 				  * still hold the older one) */
 	uint32_t rules_id;
 	uint32_t n_allow;
+	/* the control socket, bound and listening before the fork (a
+	 * client's SO_PEERCRED names the parent), served by the child */
+	int ctl_fd;
+	char ctl_err[512];
 	struct event *count_ev; /* the set entries, for metrics */
 #ifdef DNSFENCE_TEST_HOOKS
 	struct event *hook_ev;
@@ -154,14 +158,22 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	struct daemon *d = arg;
 
 	(void)what;
-	if (sig == SIGUSR1) {
-		stats_log();
-		if (!d->child && d->split != NULL)
+	if (sig == SIGUSR1) { /* the counters are the DNS process's */
+		if (d->child)
+			stats_log();
+		else if (d->split != NULL)
 			(void)kill(split_pid(d->split), SIGUSR1);
 		return;
 	}
 	if (sig == SIGHUP && d->child) {
 		reload_request(d->rl, "signal", NULL, NULL);
+		return;
+	}
+	if (d->child && sig != SIGHUP) {
+		/* systemd signals the whole group: the parent's stop (the
+		 * link channel's close) is the DNS process's */
+		log_debug("main", "signal %d: the parent stops this process",
+			  (int)sig);
 		return;
 	}
 	if (sig == SIGHUP) { /* the reload is the DNS process's */
@@ -353,7 +365,8 @@ static int open_reload(struct daemon *d)
 				     .sets = d->sets,
 				     .up = d->up,
 				     .obs = d->obs,
-				     .sock_chan = d->chan[CHAN_SOCK]};
+				     .sock_chan = d->chan[CHAN_SOCK],
+				     .main_pid = d->parent_pid};
 	struct policy *pol;
 	char err[512];
 
@@ -371,8 +384,12 @@ static int open_reload(struct daemon *d)
 	if (d->cfg->mode != CONFIG_MODE_OFF)
 		reload_set_rules(d->rl, link_rules, d->link);
 	restore_prov(d);
-	d->ctl = control_new(d->base, d->cfg->control_socket, d->uid, d->gid,
-			     d->rl, err, sizeof(err));
+	snprintf(err, sizeof(err), "%s", d->ctl_err);
+	if (d->ctl_fd >= 0)
+		d->ctl =
+		    control_new_on(d->base, d->cfg->control_socket, d->ctl_fd,
+				   d->uid, d->gid, d->rl, err, sizeof(err));
+	d->ctl_fd = -1;
 	control_set_learn(d->ctl, observe_learn(d->obs));
 	if (d->ctl == NULL)
 		log_warn("control",
@@ -645,13 +662,14 @@ static void close_parts(struct daemon *d)
 		notify_state("STOPPING=1\nSTATUS=shutting down");
 	gate_close(&d->gate);
 	guard_free(d->guard);
+	link_free(d->link); /* the DNS process's stop */
+	d->link = NULL;
 	if (d->split != NULL) {
 		(void)split_stop(d->split, STOP_WAIT_MS);
 		split_free(d->split);
 	}
 	setwriter_free(d->sw);
 	setwriter_free(d->skw);
-	link_free(d->link);
 	for (size_t i = 0; i < CHANS; i++) {
 		if (d->chan[i] >= 0)
 			close(d->chan[i]);
@@ -680,6 +698,8 @@ static void close_parts(struct daemon *d)
 #endif
 	if (d->count_ev != NULL)
 		event_free(d->count_ev);
+	if (d->ctl_fd >= 0)
+		close(d->ctl_fd);
 	if (d->base != NULL)
 		event_base_free(d->base);
 	if (d->state_fd >= 0)
@@ -724,6 +744,17 @@ static void on_hook(evutil_socket_t sig, short what, void *arg)
 }
 #endif
 
+/* libevent's own messages in the DNS process: its "signals already added
+ * to another base" warning names the parent's base, which this process
+ * inherited and never runs. */
+static void on_libevent_log(int severity, const char *msg)
+{
+	if (severity == EVENT_LOG_ERR)
+		log_err("libevent", "%s", msg);
+	else
+		log_debug("libevent", "%s", msg);
+}
+
 /* The DNS process's body (split_fn): its own loop on its own event base
  * (the parent's is never touched), its parts opened while it still holds
  * what binding them needs, then the sandbox, and only then a byte read
@@ -742,6 +773,9 @@ static int dns_main(void *arg)
 	d->base = NULL;
 	d->split = NULL;
 	d->child = true;
+	/* ps, top and /proc/PID/comm tell the two apart */
+	(void)prctl(PR_SET_NAME, "dnsfence-dns", 0, 0, 0);
+	event_set_log_callback(on_libevent_log);
 	d->cur = d->cfg;
 	rc = open_parts(d);
 	if (rc == 0)
@@ -925,6 +959,7 @@ static int open_parent(struct daemon *d)
 		if (d->sets == NULL)
 			return -EIO;
 		sets_on_forget(d->sets, parent_forgot, d);
+		sets_quiet(d->sets);
 		d->sw = setwriter_new(d->base, d->chan[CHAN_SET], cfg, d->sets);
 		d->chan[CHAN_SET] = -1;
 		d->skw = setwriter_new(d->base, d->chan[CHAN_SOCK], cfg, NULL);
@@ -956,6 +991,7 @@ int serve_run(const struct config *cfg, const char *path, uid_t uid, gid_t gid)
 			   .uid = uid,
 			   .gid = gid,
 			   .state_fd = -1,
+			   .ctl_fd = -1,
 			   .parent_pid = getpid()};
 	char err[512];
 	int rc = -EIO, st;
@@ -997,6 +1033,8 @@ int serve_run(const struct config *cfg, const char *path, uid_t uid, gid_t gid)
 		log_err("split", "cannot open the channels to the DNS process");
 		goto out;
 	}
+	d.ctl_fd = control_bind(cfg->control_socket, gid, d.ctl_err,
+				sizeof(d.ctl_err));
 	rc = split_fork(d.base, dns_main, &d, &d.split);
 	if (rc != 0) {
 		log_err("split", "cannot start the DNS process: %s",
@@ -1009,6 +1047,9 @@ int serve_run(const struct config *cfg, const char *path, uid_t uid, gid_t gid)
 		close(d.peer[i]);
 		d.peer[i] = -1;
 	}
+	if (d.ctl_fd >= 0) /* the DNS process's now */
+		close(d.ctl_fd);
+	d.ctl_fd = -1;
 	stats_count_shared();
 	log_info("split",
 		 "the DNS process is pid %d (no capability, seccomp); this "

@@ -419,6 +419,12 @@ void sets_forget(struct sets *s)
 		s->forgot(s->forgot_arg);
 }
 
+void sets_quiet(struct sets *s)
+{
+	s->fails[0].quiet = true;
+	s->fails[1].quiet = true;
+}
+
 void sets_on_forget(struct sets *s, void (*fn)(void *arg), void *arg)
 {
 	s->forgot = fn;
