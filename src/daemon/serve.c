@@ -68,6 +68,7 @@
 
 #define GATE_QUIET_MS 2000
 #define STOP_WAIT_MS  5000
+#define CHAN_BUF      (16 * 1024 * 1024)
 
 /* The three channels between the two processes (setwriter.h, link.h). */
 enum { CHAN_SET, CHAN_SOCK, CHAN_LINK, CHANS };
@@ -929,15 +930,26 @@ static int start_count(struct daemon *d)
 }
 
 /* The three channels: SOCK_SEQPACKET pairs, close-on-exec; the DNS
- * process's end of the socket channel blocks (ipc_request_socket). */
+ * process's end of the socket channel blocks (ipc_request_socket). Each
+ * end may queue CHAN_BUF bytes (SO_SNDBUFFORCE: still root here): a
+ * frame costs its buffer about 1 KiB whatever its size, and the parent
+ * must be able to queue an answer to each of the SETWRITER_INFLIGHT_MAX
+ * requests it holds (one it cannot send stops it), as the DNS process
+ * its verdicts. */
 static int open_channels(struct daemon *d)
 {
 	for (size_t i = 0; i < CHANS; i++) {
-		int sv[2];
+		int sv[2], buf = CHAN_BUF;
 
 		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) !=
 		    0)
 			return -errno;
+		for (size_t e = 0; e < 2; e++) {
+			if (setsockopt(sv[e], SOL_SOCKET, SO_SNDBUFFORCE, &buf,
+				       sizeof(buf)) != 0)
+				(void)setsockopt(sv[e], SOL_SOCKET, SO_SNDBUF,
+						 &buf, sizeof(buf));
+		}
 		d->chan[i] = sv[0];
 		d->peer[i] = sv[1];
 		evutil_make_socket_nonblocking(sv[0]);
