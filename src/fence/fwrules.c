@@ -48,6 +48,8 @@
 
 #define MULTIPORT_MAX 15 /* xt_multiport slots; a range takes two */
 #define AUDIT_PREFIX  "dnsfence-audit"
+/* Docker's embedded resolver, in every container on a user network. */
+#define DOCKER_RESOLVER "127.0.0.11"
 /* Enforce mode: what the rejects drop is also copied to NFLOG for the
  * daemon's attribution (nflog.c), at most this often per rule, so that
  * a flood costs the daemon a bounded amount of work. */
@@ -88,9 +90,10 @@ static int render_icmp6(struct fw_rules *r);
 static int render_dns(const struct config *cfg, int family, struct fw_rules *r);
 static int port_list(const struct config_port *ports, size_t n, uint8_t proto,
 		     size_t *i, char *list, size_t cap);
-static int render_name_check(const struct config *cfg, const char *set,
-			     struct fw_rules *r);
-static int render_queue(const char *set, const char *list, struct fw_rules *r);
+static int render_name_check(const struct config *cfg, int family,
+			     const char *set, struct fw_rules *r);
+static int render_queue(int family, const char *set, const char *list,
+			struct fw_rules *r);
 static int render_quic(const struct config *cfg, int family, const char *set,
 		       struct fw_rules *r);
 static int render_ports(const struct config *cfg, int family, const char *set,
@@ -327,22 +330,28 @@ static int render_icmp6(struct fw_rules *r)
 
 /* Every other DNS, matched on the original port (Docker DNATs
  * 127.0.0.11:53 elsewhere), refused before the loopback accept; in audit
- * mode logged, then let through. */
+ * mode logged, then let through. In IPv4, every port of Docker's
+ * embedded resolver's address too: its real port is in /proc/net/udp,
+ * and a query sent there straight carries no port 53 at all. */
 static int render_dns(const struct config *cfg, int family, struct fw_rules *r)
 {
-	static const char *const protos[] = {"udp", "tcp"};
-	char match[64];
+	static const char *const matches[] = {
+	    "-p udp -m conntrack --ctorigdstport 53 ",
+	    "-p tcp -m conntrack --ctorigdstport 53 ",
+	    "-d " DOCKER_RESOLVER "/32 -p tcp ",
+	    "-d " DOCKER_RESOLVER "/32 ",
+	};
+	size_t n = family == AF_INET ? 4 : 2;
 	int ret;
 
-	for (size_t p = 0; p < 2; p++) {
-		snprintf(match, sizeof(match),
-			 "-p %s -m conntrack --ctorigdstport 53 ", protos[p]);
+	for (size_t m = 0; m < n; m++) {
 		if (config_audit_dns_open(cfg))
-			ret = log_then_accept(r, match);
+			ret = log_then_accept(r, matches[m]);
 		else
-			ret = log_then_reject(r, match, "dnsfence-dns",
-					      p ? "tcp-reset"
-						: reject_with(family));
+			ret = log_then_reject(r, matches[m], "dnsfence-dns",
+					      strstr(matches[m], "-p tcp")
+						  ? "tcp-reset"
+						  : reject_with(family));
 		if (ret)
 			return ret;
 	}
@@ -436,8 +445,8 @@ static int render_ports(const struct config *cfg, int family, const char *set,
  * on each packet it still sends (the original direction only: the reset
  * our own REJECT sends back travels OUTPUT too); an undecided established
  * flow to a set member on a TLS port goes to the queue. */
-static int render_name_check(const struct config *cfg, const char *set,
-			     struct fw_rules *r)
+static int render_name_check(const struct config *cfg, int family,
+			     const char *set, struct fw_rules *r)
 {
 	char list[16 * 12];
 	size_t i = 0;
@@ -461,23 +470,47 @@ static int render_name_check(const struct config *cfg, const char *set,
 		    FLOW_MARK_REJECT, FLOW_MARK_MASK);
 	while (!ret && port_list(cfg->tls_ports, cfg->n_tls_ports, IPPROTO_TCP,
 				 &i, list, sizeof(list)) > 0)
-		ret = render_queue(set, list, r);
+		ret = render_queue(family, set, list, r);
 	i = 0;
 	while (!ret && port_list(cfg->http_ports, cfg->n_http_ports,
 				 IPPROTO_TCP, &i, list, sizeof(list)) > 0)
-		ret = render_queue(set, list, r);
+		ret = render_queue(family, set, list, r);
 	return ret;
 }
 
-/* An undecided established flow to a set member on ports list: queued. */
-static int render_queue(const char *set, const char *list, struct fw_rules *r)
+/* An undecided established flow to a set member on ports list: queued.
+ * Before it, a SYN that carries data (TCP Fast Open: an unprivileged
+ * sendto with MSG_FASTOPEN once the kernel holds the server's cookie) is
+ * dropped: its bytes would reach the server before the check sees a
+ * packet, since the SYN is NEW. The u32 test reads 4 bytes where the
+ * payload starts (IPv4: after the header's IHL and the TCP data offset;
+ * IPv6: the TCP header right after the fixed one, as in render_quic), so
+ * it matches a SYN with 4 bytes of payload or more. The client's kernel
+ * sends the SYN again without data and the request after the handshake,
+ * where the check reads it; 1 to 3 bytes in a SYN name nothing, and the
+ * check then reads a stream without its start, which it refuses. */
+static int render_queue(int family, const char *set, const char *list,
+			struct fw_rules *r)
 {
-	return fw_rules_add(
+	const char *payload = family == AF_INET
+				  ? "0x0>>0x16&0x3c@0xc>>0x1a&0x3c@0x0>>0x18="
+				    "0x0:0xff"
+				  : "0x34>>0x1a&0x3c@0x28>>0x18=0x0:0xff";
+	int ret = fw_rules_add(
 	    r,
-	    C "-p tcp -m set --match-set %s dst -m multiport --dports "
-	      "%s -m connmark --mark 0x0/0x%x -m conntrack --ctstate "
-	      "ESTABLISHED --ctdir ORIGINAL -j NFQUEUE --queue-num %d",
-	    set, list, FLOW_MARK_MASK, FLOW_QUEUE_NUM);
+	    C "-p tcp -m set --match-set %s dst -m multiport --dports %s -m "
+	      "tcp --tcp-flags FIN,SYN,RST,ACK SYN -m u32 --u32 \"%s\" -j "
+	      "DROP",
+	    set, list, payload);
+
+	return ret ? ret
+		   : fw_rules_add(
+			 r,
+			 C "-p tcp -m set --match-set %s dst -m multiport "
+			   "--dports %s -m connmark --mark 0x0/0x%x -m "
+			   "conntrack --ctstate ESTABLISHED --ctdir ORIGINAL "
+			   "-j NFQUEUE --queue-num %d",
+			 set, list, FLOW_MARK_MASK, FLOW_QUEUE_NUM);
 }
 
 /* QUIC (docs/firewall.md): a refused flow is dropped; an undecided one to
@@ -607,7 +640,7 @@ int fw_rules_render(const struct config *cfg, int family, struct fw_rules *r)
 	if (!ret)
 		ret = render_upstreams(cfg, family, r);
 	if (!ret && config_name_check_on(cfg))
-		ret = render_name_check(cfg, set, r);
+		ret = render_name_check(cfg, family, set, r);
 	if (!ret && cfg->name_check != CONFIG_NAME_CHECK_OFF &&
 	    cfg->scope == CONFIG_SCOPE_OUTPUT)
 		ret = render_quic(cfg, family, set, r);

@@ -72,7 +72,9 @@ want4=$(cat <<'RULES'
 -A DNSFENCE-OUT -m mark --mark 0x100000 -j CONNMARK --set-xmark 0x100000/0x300000
 -A DNSFENCE-OUT -m mark --mark 0x200000 -j CONNMARK --set-xmark 0x200000/0x300000
 -A DNSFENCE-OUT -p tcp -m connmark --mark 0x200000/0x300000 -m conntrack --ctdir ORIGINAL -j REJECT --reject-with tcp-reset
+-A DNSFENCE-OUT -p tcp -m set --match-set dnsfence4 dst -m multiport --dports 443 -m tcp --tcp-flags FIN,SYN,RST,ACK SYN -m u32 --u32 "0x0>>0x16&0x3c@0xc>>0x1a&0x3c@0x0>>0x18=0x0:0xff" -j DROP
 -A DNSFENCE-OUT -p tcp -m set --match-set dnsfence4 dst -m multiport --dports 443 -m connmark --mark 0x0/0x300000 -m conntrack --ctstate ESTABLISHED --ctdir ORIGINAL -j NFQUEUE --queue-num 4453
+-A DNSFENCE-OUT -p tcp -m set --match-set dnsfence4 dst -m multiport --dports 80 -m tcp --tcp-flags FIN,SYN,RST,ACK SYN -m u32 --u32 "0x0>>0x16&0x3c@0xc>>0x1a&0x3c@0x0>>0x18=0x0:0xff" -j DROP
 -A DNSFENCE-OUT -p tcp -m set --match-set dnsfence4 dst -m multiport --dports 80 -m connmark --mark 0x0/0x300000 -m conntrack --ctstate ESTABLISHED --ctdir ORIGINAL -j NFQUEUE --queue-num 4453
 -A DNSFENCE-OUT -p udp -m connmark --mark 0x200000/0x300000 -m conntrack --ctdir ORIGINAL -j DROP
 -A DNSFENCE-OUT -p udp -m set --match-set dnsfence4 dst -m multiport --dports 443 -m connmark --mark 0x0/0x300000 -m conntrack --ctdir ORIGINAL -j NFQUEUE --queue-num 4453
@@ -82,6 +84,10 @@ want4=$(cat <<'RULES'
 -A DNSFENCE-OUT -p udp -m conntrack --ctorigdstport 53 -j REJECT --reject-with icmp-admin-prohibited
 -A DNSFENCE-OUT -p tcp -m conntrack --ctorigdstport 53 -m limit --limit 10/sec --limit-burst 20 -j NFLOG --nflog-prefix dnsfence-dns
 -A DNSFENCE-OUT -p tcp -m conntrack --ctorigdstport 53 -j REJECT --reject-with tcp-reset
+-A DNSFENCE-OUT -d 127.0.0.11/32 -p tcp -m limit --limit 10/sec --limit-burst 20 -j NFLOG --nflog-prefix dnsfence-dns
+-A DNSFENCE-OUT -d 127.0.0.11/32 -p tcp -j REJECT --reject-with tcp-reset
+-A DNSFENCE-OUT -d 127.0.0.11/32 -m limit --limit 10/sec --limit-burst 20 -j NFLOG --nflog-prefix dnsfence-dns
+-A DNSFENCE-OUT -d 127.0.0.11/32 -j REJECT --reject-with icmp-admin-prohibited
 -A DNSFENCE-OUT -o lo -j ACCEPT
 -A DNSFENCE-OUT -p tcp -m set --match-set dnsfence4 dst -m multiport --dports 80,443,8000:8080 -j ACCEPT
 -A DNSFENCE-OUT -d 198.18.5.0/24 -p tcp -m multiport --dports 80,443,8000:8080 -j ACCEPT
@@ -104,7 +110,9 @@ want6=$(cat <<'RULES'
 -A DNSFENCE-OUT -m mark --mark 0x100000 -j CONNMARK --set-xmark 0x100000/0x300000
 -A DNSFENCE-OUT -m mark --mark 0x200000 -j CONNMARK --set-xmark 0x200000/0x300000
 -A DNSFENCE-OUT -p tcp -m connmark --mark 0x200000/0x300000 -m conntrack --ctdir ORIGINAL -j REJECT --reject-with tcp-reset
+-A DNSFENCE-OUT -p tcp -m set --match-set dnsfence6 dst -m multiport --dports 443 -m tcp --tcp-flags FIN,SYN,RST,ACK SYN -m u32 --u32 "0x34>>0x1a&0x3c@0x28>>0x18=0x0:0xff" -j DROP
 -A DNSFENCE-OUT -p tcp -m set --match-set dnsfence6 dst -m multiport --dports 443 -m connmark --mark 0x0/0x300000 -m conntrack --ctstate ESTABLISHED --ctdir ORIGINAL -j NFQUEUE --queue-num 4453
+-A DNSFENCE-OUT -p tcp -m set --match-set dnsfence6 dst -m multiport --dports 80 -m tcp --tcp-flags FIN,SYN,RST,ACK SYN -m u32 --u32 "0x34>>0x1a&0x3c@0x28>>0x18=0x0:0xff" -j DROP
 -A DNSFENCE-OUT -p tcp -m set --match-set dnsfence6 dst -m multiport --dports 80 -m connmark --mark 0x0/0x300000 -m conntrack --ctstate ESTABLISHED --ctdir ORIGINAL -j NFQUEUE --queue-num 4453
 -A DNSFENCE-OUT -p udp -m connmark --mark 0x200000/0x300000 -m conntrack --ctdir ORIGINAL -j DROP
 -A DNSFENCE-OUT -p udp -m set --match-set dnsfence6 dst -m multiport --dports 443 -m connmark --mark 0x0/0x300000 -m conntrack --ctdir ORIGINAL -j NFQUEUE --queue-num 4453

@@ -124,7 +124,14 @@ static void enforce_renders_canonical_lines(void **state)
 	    "-p tcp -m conntrack --ctorigdstport 53 -m limit --limit 10/sec "
 	    "--limit-burst 20 -j NFLOG --nflog-prefix dnsfence-dns\n" C
 	    "-p tcp -m conntrack --ctorigdstport 53 -j REJECT --reject-with "
-	    "tcp-reset\n" C "-o lo -j ACCEPT\n" C
+	    "tcp-reset\n" C
+	    "-d 127.0.0.11/32 -p tcp -m limit --limit 10/sec --limit-burst 20 "
+	    "-j NFLOG --nflog-prefix dnsfence-dns\n" C
+	    "-d 127.0.0.11/32 -p tcp -j REJECT --reject-with tcp-reset\n" C
+	    "-d 127.0.0.11/32 -m limit --limit 10/sec --limit-burst 20 -j "
+	    "NFLOG --nflog-prefix dnsfence-dns\n" C
+	    "-d 127.0.0.11/32 -j REJECT --reject-with "
+	    "icmp-admin-prohibited\n" C "-o lo -j ACCEPT\n" C
 	    "-p tcp -m set --match-set dnsfence4 dst -m multiport --dports "
 	    "80,443 -j ACCEPT\n" C
 	    "-m limit --limit 10/sec --limit-burst 20 -j NFLOG --nflog-prefix "
@@ -202,14 +209,18 @@ static void audit_logs_and_accepts_instead_of_rejecting(void **state)
 	char *v4 = fw_render(c, AF_INET);
 
 	(void)state;
-	assert_non_null(
-	    strstr(v4, C "-p udp -m conntrack --ctorigdstport 53 -j NFLOG "
-			 "--nflog-prefix dnsfence-audit\n" C
-			 "-p udp -m conntrack --ctorigdstport 53 -j ACCEPT\n" C
-			 "-p tcp -m conntrack --ctorigdstport 53 -j NFLOG "
-			 "--nflog-prefix dnsfence-audit\n" C
-			 "-p tcp -m conntrack --ctorigdstport 53 -j ACCEPT\n" C
-			 "-o lo -j ACCEPT\n"));
+	assert_non_null(strstr(
+	    v4, C "-p udp -m conntrack --ctorigdstport 53 -j NFLOG "
+		  "--nflog-prefix dnsfence-audit\n" C
+		  "-p udp -m conntrack --ctorigdstport 53 -j ACCEPT\n" C
+		  "-p tcp -m conntrack --ctorigdstport 53 -j NFLOG "
+		  "--nflog-prefix dnsfence-audit\n" C
+		  "-p tcp -m conntrack --ctorigdstport 53 -j ACCEPT\n" C
+		  "-d 127.0.0.11/32 -p tcp -j NFLOG --nflog-prefix "
+		  "dnsfence-audit\n" C "-d 127.0.0.11/32 -p tcp -j ACCEPT\n" C
+		  "-d 127.0.0.11/32 -j NFLOG --nflog-prefix "
+		  "dnsfence-audit\n" C "-d 127.0.0.11/32 -j ACCEPT\n" C
+		  "-o lo -j ACCEPT\n"));
 	assert_non_null(strstr(v4, "dports 80,443 -j ACCEPT\n" C
 				   "-j NFLOG --nflog-prefix dnsfence-audit\n" C
 				   "-m comment --comment \"dnsfence policy "));
@@ -598,8 +609,14 @@ static void name_check_queues_only_undecided_flows(void **state)
 	      "-p tcp -m connmark --mark 0x200000/0x300000 -m conntrack "
 	      "--ctdir ORIGINAL -j REJECT --reject-with tcp-reset\n" C
 	      "-p tcp -m set --match-set dnsfence4 dst -m multiport --dports "
+	      "443,8443 -m tcp --tcp-flags FIN,SYN,RST,ACK SYN -m u32 --u32 "
+	      "\"0x0>>0x16&0x3c@0xc>>0x1a&0x3c@0x0>>0x18=0x0:0xff\" -j DROP\n" C
+	      "-p tcp -m set --match-set dnsfence4 dst -m multiport --dports "
 	      "443,8443 -m connmark --mark 0x0/0x300000 -m conntrack --ctstate "
 	      "ESTABLISHED --ctdir ORIGINAL -j NFQUEUE --queue-num 4453\n" C
+	      "-p tcp -m set --match-set dnsfence4 dst -m multiport --dports "
+	      "80,8080 -m tcp --tcp-flags FIN,SYN,RST,ACK SYN -m u32 --u32 "
+	      "\"0x0>>0x16&0x3c@0xc>>0x1a&0x3c@0x0>>0x18=0x0:0xff\" -j DROP\n" C
 	      "-p tcp -m set --match-set dnsfence4 dst -m multiport --dports "
 	      "80,8080 -m connmark --mark 0x0/0x300000 -m conntrack --ctstate "
 	      "ESTABLISHED --ctdir ORIGINAL -j NFQUEUE --queue-num 4453\n" C
@@ -611,6 +628,10 @@ static void name_check_queues_only_undecided_flows(void **state)
 	assert_non_null(strstr(v4, want));
 	assert_non_null(strstr(v6, "--match-set dnsfence6 dst -m multiport "
 				   "--dports 443,8443 -m connmark"));
+	assert_non_null(strstr(v6, "--dports 443,8443 -m tcp --tcp-flags "
+				   "FIN,SYN,RST,ACK SYN -m u32 --u32 "
+				   "\"0x34>>0x1a&0x3c@0x28>>0x18=0x0:0xff\" "
+				   "-j DROP\n"));
 	assert_null(strstr(v4, "queue-bypass"));
 	assert_null(strstr(v4off, "NFQUEUE"));
 	assert_null(strstr(v4off, "CONNMARK"));
@@ -655,7 +676,8 @@ static void name_check_quic_rules_only_for_allowed_udp(void **state)
 	assert_null(strstr(v4, "--dports 443,4000 -m connmark"));
 	assert_null(strstr(v4n, "-p udp -m set --match-set dnsfence4 dst -m "
 				"multiport --dports 443 -m connmark"));
-	assert_null(strstr(v4n, "-j DROP"));
+	assert_null(strstr(v4n, "-p udp -m connmark --mark 0x200000/0x300000 "
+				"-m conntrack --ctdir ORIGINAL -j DROP"));
 	free(v4);
 	free(v6);
 	free(v4n);
