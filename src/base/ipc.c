@@ -21,6 +21,7 @@ static void put_hdr(uint8_t *buf, enum ipc_type type, uint16_t count,
 		    uint32_t id);
 static bool ttl_fits(enum ipc_type type, uint32_t ttl);
 static bool socket_fits(int family, int socktype);
+static bool link_count_fits(enum ipc_type type, uint16_t count);
 static int read_addr(const uint8_t *p, enum ipc_type type, struct ipc_addr *out,
 		     const char **why);
 
@@ -106,6 +107,45 @@ int ipc_encode_socket(uint8_t *buf, size_t cap, uint32_t id, int family,
 	put_hdr(buf, IPC_SOCKET, 0, id);
 	put32(buf + IPC_HDR_SIZE, (uint32_t)family);
 	put32(buf + IPC_HDR_SIZE + 4, (uint32_t)socktype);
+	return IPC_HDR_SIZE + 8;
+}
+
+/* The count a header-only link frame may carry. */
+static bool link_count_fits(enum ipc_type type, uint16_t count)
+{
+	switch (type) {
+	case IPC_HELLO:
+	case IPC_NFQ:
+		return true;
+	case IPC_RULES:
+		return count <= IPC_RULES_DRAINED;
+	case IPC_GATE:
+	case IPC_FORGET:
+		return count == 0;
+	default:
+		return false;
+	}
+}
+
+int ipc_encode_link(uint8_t *buf, size_t cap, enum ipc_type type,
+		    uint16_t count, uint32_t id)
+{
+	if (!link_count_fits(type, count))
+		return -EINVAL;
+	if (cap < IPC_HDR_SIZE)
+		return -ENOSPC;
+	put_hdr(buf, type, count, id);
+	return IPC_HDR_SIZE;
+}
+
+int ipc_encode_verdict(uint8_t *buf, size_t cap, uint16_t queue, uint32_t id,
+		       uint32_t verdict, uint32_t mark)
+{
+	if (cap < IPC_HDR_SIZE + 8)
+		return -ENOSPC;
+	put_hdr(buf, IPC_VERDICT, queue, id);
+	put32(buf + IPC_HDR_SIZE, verdict);
+	put32(buf + IPC_HDR_SIZE + 4, mark);
 	return IPC_HDR_SIZE + 8;
 }
 
@@ -207,6 +247,25 @@ int ipc_decode(const uint8_t *buf, size_t len, struct ipc_msg *out,
 			*why = "a socket neither UDP nor TCP over IPv4 or IPv6";
 			return -EINVAL;
 		}
+		break;
+	case IPC_HELLO:
+	case IPC_RULES:
+	case IPC_GATE:
+	case IPC_FORGET:
+	case IPC_NFQ:
+		if (len != IPC_HDR_SIZE ||
+		    !link_count_fits((enum ipc_type)type, count)) {
+			*why = "frame size or count does not match its type";
+			return -EINVAL;
+		}
+		break;
+	case IPC_VERDICT:
+		if (len != IPC_HDR_SIZE + 8) {
+			*why = "frame size does not match its type";
+			return -EINVAL;
+		}
+		out->verdict = get32(buf + IPC_HDR_SIZE);
+		out->mark = get32(buf + IPC_HDR_SIZE + 4);
 		break;
 	default:
 		*why = "unknown frame type";

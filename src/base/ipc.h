@@ -38,6 +38,34 @@ enum ipc_type {
 	 * the daemon's mark, as the frame's one SCM_RIGHTS descriptor; or
 	 * -errno and no descriptor; count is 0 */
 	IPC_SOCKET_DONE = 6,
+	/* The link channel (the third pair; header only unless said):
+	 * DNS process -> parent: serving (listeners bound, sandbox entered);
+	 * id is the policy's allow entry count, for the parent's log line */
+	IPC_HELLO = 7,
+	/* DNS process -> parent: a reload swapped the policy; the parent
+	 * reads the config file itself and re-applies its rules (count
+	 * IPC_RULES_CHANGED), only takes the new config (IPC_RULES_SAME), or
+	 * drops the drained upstreams from its rules (IPC_RULES_DRAINED);
+	 * answered by IPC_ADD_DONE with the same id */
+	IPC_RULES = 8,
+	/* parent -> DNS process: the readiness gate passed (the self-test's
+	 * probes are no longer answered apart) */
+	IPC_GATE = 9,
+	/* parent -> DNS process: the guard restored the sets, so forget
+	 * what is in them (sets_forget) */
+	IPC_FORGET = 10,
+	/* DNS process -> parent: the NFQUEUE socket of queue count as the
+	 * frame's one descriptor (sent before the sandbox, once a queue) */
+	IPC_NFQ = 11,
+	/* DNS process -> parent: the name check's verdict on packet id of
+	 * queue count; body verdict(4) mark(4) */
+	IPC_VERDICT = 12,
+};
+
+enum ipc_rules {
+	IPC_RULES_SAME = 0,
+	IPC_RULES_CHANGED = 1,
+	IPC_RULES_DRAINED = 2,
 };
 
 #define IPC_HDR_SIZE  8
@@ -60,6 +88,7 @@ struct ipc_msg {
 	uint16_t count;
 	int32_t status;	      /* IPC_ADD_DONE, IPC_SOCKET_DONE */
 	int family, socktype; /* IPC_SOCKET */
+	uint32_t verdict, mark; /* IPC_VERDICT */
 	struct ipc_addr addrs[IPC_ADD_MAX];
 };
 
@@ -77,6 +106,15 @@ int ipc_encode_done(uint8_t *buf, size_t cap, enum ipc_type type, uint32_t id,
  * type the vocabulary does not have). */
 int ipc_encode_socket(uint8_t *buf, size_t cap, uint32_t id, int family,
 		      int socktype);
+
+/* Write a header-only frame of the link channel (IPC_HELLO, IPC_RULES,
+ * IPC_GATE, IPC_FORGET, IPC_NFQ): its length, or -EINVAL (another type,
+ * a count the type does not take), -ENOSPC. */
+int ipc_encode_link(uint8_t *buf, size_t cap, enum ipc_type type,
+		    uint16_t count, uint32_t id);
+/* Write an IPC_VERDICT frame: its length, or -ENOSPC. */
+int ipc_encode_verdict(uint8_t *buf, size_t cap, uint16_t queue, uint32_t id,
+		       uint32_t verdict, uint32_t mark);
 
 /* Send one frame of len bytes on the channel chan, with fd as its one
  * SCM_RIGHTS descriptor when fd >= 0: 0 or -errno (-EMSGSIZE when it went

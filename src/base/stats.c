@@ -2,12 +2,22 @@
 /* stats: process-wide counters. The daemon is one thread, so plain
  * integers suffice; the names are what operators grep for. */
 #include <stdio.h>
+#include <sys/mman.h>
 #include <string.h>
 
 #include "base/log.h"
 #include "base/stats.h"
 
-static uint64_t counters[STAT__COUNT];
+static uint64_t own[STAT__COUNT];
+static uint64_t *counters = own;
+/* stats_share's page: the privileged parent's counters, which the DNS
+ * process (status, metrics) adds to its own for the ids the parent
+ * alone counts. */
+static uint64_t *parent_page;
+/* after the counters: the parent's count of each set's entries */
+enum { EXTRA_SET4, EXTRA_SET6, EXTRA_SET_MS, PAGE_EXTRA };
+static const enum stat_id parent_owned[] = {STAT_GUARD_DRIFT,
+					    STAT_GUARD_RESTORED};
 
 static const char *const names[STAT__COUNT] = {
     [STAT_QUERIES] = "queries",
@@ -81,7 +91,61 @@ void stats_add(enum stat_id id, uint64_t n)
 
 uint64_t stats_get(enum stat_id id)
 {
-	return counters[id];
+	uint64_t n = counters[id];
+
+	for (size_t i = 0; parent_page != NULL && counters != parent_page &&
+			   i < sizeof(parent_owned) / sizeof(parent_owned[0]);
+	     i++) {
+		if (parent_owned[i] == id)
+			n +=
+			    __atomic_load_n(&parent_page[id], __ATOMIC_RELAXED);
+	}
+	return n;
+}
+
+int stats_share(void)
+{
+	void *p =
+	    mmap(NULL, sizeof(own) + PAGE_EXTRA * sizeof(uint64_t),
+		 PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return -1;
+	parent_page = p;
+	parent_page[STAT__COUNT + EXTRA_SET4] = (uint64_t)-1;
+	parent_page[STAT__COUNT + EXTRA_SET6] = (uint64_t)-1;
+	return 0;
+}
+
+void stats_set_entries(long long v4, long long v6)
+{
+	if (parent_page == NULL)
+		return;
+	__atomic_store_n(&parent_page[STAT__COUNT + EXTRA_SET4], (uint64_t)v4,
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&parent_page[STAT__COUNT + EXTRA_SET6], (uint64_t)v6,
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&parent_page[STAT__COUNT + EXTRA_SET_MS], (uint64_t)1,
+			 __ATOMIC_RELEASE);
+}
+
+bool stats_shared_set_entries(long long *v4, long long *v6)
+{
+	if (parent_page == NULL ||
+	    __atomic_load_n(&parent_page[STAT__COUNT + EXTRA_SET_MS],
+			    __ATOMIC_ACQUIRE) == 0)
+		return false;
+	*v4 = (long long)__atomic_load_n(&parent_page[STAT__COUNT + EXTRA_SET4],
+					 __ATOMIC_RELAXED);
+	*v6 = (long long)__atomic_load_n(&parent_page[STAT__COUNT + EXTRA_SET6],
+					 __ATOMIC_RELAXED);
+	return true;
+}
+
+void stats_count_shared(void)
+{
+	if (parent_page != NULL)
+		counters = parent_page;
 }
 
 const char *stats_name(enum stat_id id)
@@ -91,7 +155,7 @@ const char *stats_name(enum stat_id id)
 
 void stats_reset(void)
 {
-	memset(counters, 0, sizeof(counters));
+	memset(counters, 0, sizeof(own));
 	memset(latency, 0, sizeof(latency));
 	latency_sum_us = 0;
 	upstream_inflight = 0;
@@ -103,9 +167,9 @@ void stats_log(void)
 	size_t off = 0;
 
 	for (int i = 0; i < STAT__COUNT && off < sizeof(line); i++) {
-		int n = snprintf(line + off, sizeof(line) - off, "%s%s=%llu",
-				 i ? " " : "", names[i],
-				 (unsigned long long)counters[i]);
+		int n = snprintf(
+		    line + off, sizeof(line) - off, "%s%s=%llu", i ? " " : "",
+		    names[i], (unsigned long long)stats_get((enum stat_id)i));
 		if (n < 0)
 			break;
 		off += (size_t)n;

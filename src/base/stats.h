@@ -3,6 +3,7 @@
 #ifndef DNSFENCE_STATS_H
 #define DNSFENCE_STATS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 enum stat_id {
@@ -65,6 +66,16 @@ void stats_add(enum stat_id id, uint64_t n);
 uint64_t stats_get(enum stat_id id);
 const char *stats_name(enum stat_id id);
 void stats_reset(void);
+/* Two processes: a MAP_SHARED page made before the fork (0 or -1), into
+ * which the privileged parent counts from stats_count_shared on; the DNS
+ * process's stats_get adds the counters only the parent keeps (the
+ * guard's). */
+int stats_share(void);
+void stats_count_shared(void);
+/* The parent's count of the kernel's set entries (-1: unknown), and the
+ * DNS process's read of it for metrics: false before the first count. */
+void stats_set_entries(long long v4, long long v6);
+bool stats_shared_set_entries(long long *v4, long long *v6);
 /* One log line with every counter. */
 void stats_log(void);
 

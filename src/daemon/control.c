@@ -65,7 +65,6 @@ struct control {
 
 static int make_dir(const char *path, gid_t gid);
 static void give_group(const char *path, gid_t gid);
-static int bind_socket(struct control *c, char *err, size_t errlen);
 static void on_accept(struct evconnlistener *lis, evutil_socket_t fd,
 		      struct sockaddr *sa, int len, void *arg);
 static bool peer_allowed(const struct control *c, int fd, char *why,
@@ -132,53 +131,50 @@ static void give_group(const char *path, gid_t gid)
 			 path, (unsigned)gid, strerror(errno));
 }
 
-static int bind_socket(struct control *c, char *err, size_t errlen)
+int control_bind(const char *path, gid_t gid, char *err, size_t errlen)
 {
 	struct sockaddr_un sun = {.sun_family = AF_UNIX};
-	struct stat st;
 	pid_t other;
 	int fd = -1, rc;
 	mode_t old;
 
-	memcpy(sun.sun_path, c->path, strlen(c->path) + 1);
-	rc = make_dir(c->path, c->gid);
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		snprintf(err, errlen, "%s: path too long", path);
+		return -ENAMETOOLONG;
+	}
+	memcpy(sun.sun_path, path, strlen(path) + 1);
+	rc = make_dir(path, gid);
 	if (rc < 0) {
 		snprintf(err, errlen, "%s: cannot create its directory: %s",
-			 c->path, strerror(-rc));
+			 path, strerror(-rc));
 		return rc;
 	}
-	if (instance_socket_owner(c->path, &other) > 0) {
+	if (instance_socket_owner(path, &other) > 0) {
 		snprintf(err, errlen,
 			 "%s: another process (pid %ld) listens "
 			 "on it",
-			 c->path, (long)other);
+			 path, (long)other);
 		return -EADDRINUSE;
 	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		goto fail;
-	(void)unlink(c->path); /* a stale socket of an earlier run */
-	old = umask(0117);     /* born 0660: no window with a wider mode */
+	(void)unlink(path); /* a stale socket of an earlier run */
+	old = umask(0117);  /* born 0660: no window with a wider mode */
 	rc = bind(fd, (struct sockaddr *)&sun, sizeof(sun));
 	umask(old);
-	if (rc < 0 || chmod(c->path, 0660) < 0 || stat(c->path, &st) < 0)
+	/* listen here: the peer credentials a client sees are this
+	 * process's, the daemon's main pid, even when a forked child
+	 * serves the socket */
+	if (rc < 0 || chmod(path, 0660) < 0 ||
+	    listen(fd, CONTROL_CLIENTS_MAX) < 0)
 		goto fail;
-	c->dev = st.st_dev;
-	c->ino = st.st_ino;
-	give_group(c->path, c->gid);
-	c->lis =
-	    evconnlistener_new(c->base, on_accept, c,
-			       LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC,
-			       CONTROL_CLIENTS_MAX, fd);
-	if (c->lis == NULL) {
-		errno = ENOMEM;
-		goto fail;
-	}
-	return 0;
+	give_group(path, gid);
+	return fd;
 fail:
 	rc = -errno;
-	snprintf(err, errlen, "%s: %s", c->path, strerror(errno));
-	if (fd >= 0 && c->lis == NULL)
+	snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	if (fd >= 0)
 		close(fd);
 	return rc;
 }
@@ -187,23 +183,44 @@ struct control *control_new(struct event_base *base, const char *path,
 			    uid_t uid, gid_t gid, struct reload *rl, char *err,
 			    size_t errlen)
 {
-	struct control *c = calloc(1, sizeof(*c));
+	int fd = control_bind(path, gid, err, errlen);
 
-	if (c == NULL) {
-		snprintf(err, errlen, "out of memory");
-		return NULL;
-	}
-	if (strlen(path) >= sizeof(c->path)) {
-		snprintf(err, errlen, "%s: path too long", path);
+	return fd < 0
+		   ? NULL
+		   : control_new_on(base, path, fd, uid, gid, rl, err, errlen);
+}
+
+struct control *control_new_on(struct event_base *base, const char *path,
+			       int fd, uid_t uid, gid_t gid, struct reload *rl,
+			       char *err, size_t errlen)
+{
+	struct control *c = calloc(1, sizeof(*c));
+	struct stat st;
+
+	if (c == NULL || strlen(path) >= sizeof(c->path) ||
+	    stat(path, &st) < 0) {
+		snprintf(err, errlen, "%s: %s", path,
+			 c == NULL			   ? "out of memory"
+			 : strlen(path) >= sizeof(c->path) ? "path too long"
+							   : strerror(errno));
 		free(c);
+		close(fd);
 		return NULL;
 	}
 	c->base = base;
 	c->rl = rl;
 	c->uid = uid;
 	c->gid = gid;
+	c->dev = st.st_dev;
+	c->ino = st.st_ino;
 	snprintf(c->path, sizeof(c->path), "%s", path);
-	if (bind_socket(c, err, errlen) != 0) {
+	/* backlog 0: it listens already (control_bind) */
+	c->lis = evconnlistener_new(
+	    base, on_accept, c, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC,
+	    0, fd);
+	if (c->lis == NULL) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		close(fd);
 		free(c);
 		return NULL;
 	}

@@ -29,6 +29,14 @@ struct learn;
 struct control *control_new(struct event_base *base, const char *path,
 			    uid_t uid, gid_t gid, struct reload *rl, char *err,
 			    size_t errlen);
+/* The socket alone, bound and listening as control_new says: its fd, or
+ * -errno with err set. For a process that forks the one serving it: a
+ * client's SO_PEERCRED names the process that listened (this one). */
+int control_bind(const char *path, gid_t gid, char *err, size_t errlen);
+/* control_new on fd, control_bind's socket for path (taken over). */
+struct control *control_new_on(struct event_base *base, const char *path,
+			       int fd, uid_t uid, gid_t gid, struct reload *rl,
+			       char *err, size_t errlen);
 /* Answer `suggest` with what l has learned (learn_text); NULL: refuse. */
 void control_set_learn(struct control *c, const struct learn *l);
 /* Closes the clients and removes the socket file, if it is still the one

@@ -42,6 +42,7 @@
 #include "flow/httphost.h"
 #include "flow/quic.h"
 #include "flow/tlshello.h"
+#include "base/ipc.h"
 #include "observe/attrib.h"
 #include "resolve/prov.h"
 
@@ -159,6 +160,25 @@ struct flowcheck *flowcheck_new(struct event_base *base,
 fail:
 	flowcheck_free(fc);
 	return NULL;
+}
+
+int flowcheck_hand_over(struct flowcheck *fc, int chan)
+{
+	struct nfq *qs[] = {fc->q, fc->recheck};
+	uint8_t frame[IPC_HDR_SIZE];
+
+	for (size_t i = 0; i < 2; i++) {
+		int len = ipc_encode_link(frame, sizeof(frame), IPC_NFQ,
+					  nfq_num(qs[i]), 0);
+		int rc =
+		    len < 0 ? len
+			    : ipc_send(chan, frame, (size_t)len, nfq_fd(qs[i]));
+
+		if (rc != 0)
+			return rc;
+		nfq_use_channel(qs[i], chan);
+	}
+	return 0;
 }
 
 void flowcheck_free(struct flowcheck *fc)

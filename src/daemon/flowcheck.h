@@ -28,6 +28,11 @@ struct reload;
 struct flowcheck *flowcheck_new(struct event_base *base,
 				const struct reload *rl, struct attrib *attrib,
 				char *err, size_t errlen);
+/* Give both queues' sockets to the privileged parent over chan (its link
+ * channel: IPC_NFQ frames) and send every verdict from now on as an
+ * IPC_VERDICT there: the kernel takes verdicts only from a sender holding
+ * CAP_NET_ADMIN. 0 or -errno. */
+int flowcheck_hand_over(struct flowcheck *fc, int chan);
 void flowcheck_free(struct flowcheck *fc);
 
 #endif

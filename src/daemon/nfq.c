@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <linux/netlink.h>
 #include <arpa/inet.h>
 
 #include <event2/event.h>
@@ -27,6 +28,7 @@
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nfnetlink_queue.h>
 
+#include "base/ipc.h"
 #include "base/log.h"
 #include "base/stats.h"
 #include "daemon/nfq.h"
@@ -43,6 +45,7 @@ struct nfq {
 	uint32_t seq;
 	nfq_pkt_fn fn;
 	void *arg;
+	int chan; /* nfq_use_channel, or -1 */
 	uint8_t buf[NFQ_COPY + 4096];
 };
 
@@ -128,6 +131,7 @@ struct nfq *nfq_open(struct event_base *base, uint16_t num, uint32_t maxlen,
 		return NULL;
 	}
 	q->num = num;
+	q->chan = -1;
 	q->fn = fn;
 	q->arg = arg;
 	q->nl = mnl_socket_open2(NETLINK_NETFILTER, SOCK_CLOEXEC);
@@ -170,15 +174,55 @@ void nfq_close(struct nfq *q)
 
 int nfq_verdict(struct nfq *q, uint32_t id, uint32_t verdict, uint32_t mark)
 {
+	uint8_t frame[IPC_HDR_SIZE + 8];
+	int len;
+
+	if (q->chan < 0)
+		return nfq_verdict_on(mnl_socket_get_fd(q->nl), q->num, id,
+				      verdict, mark);
+	len =
+	    ipc_encode_verdict(frame, sizeof(frame), q->num, id, verdict, mark);
+	return len < 0 ? len : ipc_send(q->chan, frame, (size_t)len, -1);
+}
+
+int nfq_verdict_on(int fd, uint16_t num, uint32_t id, uint32_t verdict,
+		   uint32_t mark)
+{
 	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct nlmsghdr *nlh = put_header(q, buf, NFQNL_MSG_VERDICT, 0);
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct nfgenmsg *nfg;
 	struct nfqnl_msg_verdict_hdr vh = {.verdict = htonl(verdict),
 					   .id = htonl(id)};
+	struct sockaddr_nl to = {.nl_family = AF_NETLINK};
 
+	nlh->nlmsg_type = (NFNL_SUBSYS_QUEUE << 8) | NFQNL_MSG_VERDICT;
+	nlh->nlmsg_flags = NLM_F_REQUEST;
+	nfg = mnl_nlmsg_put_extra_header(nlh, sizeof(*nfg));
+	nfg->nfgen_family = AF_UNSPEC;
+	nfg->version = NFNETLINK_V0;
+	nfg->res_id = htons(num);
 	mnl_attr_put(nlh, NFQA_VERDICT_HDR, sizeof(vh), &vh);
 	if (mark != 0)
 		mnl_attr_put_u32(nlh, NFQA_MARK, htonl(mark));
-	return mnl_socket_sendto(q->nl, nlh, nlh->nlmsg_len) < 0 ? -errno : 0;
+	return sendto(fd, nlh, nlh->nlmsg_len, 0, (struct sockaddr *)&to,
+		      sizeof(to)) < 0
+		   ? -errno
+		   : 0;
+}
+
+int nfq_fd(const struct nfq *q)
+{
+	return mnl_socket_get_fd(q->nl);
+}
+
+uint16_t nfq_num(const struct nfq *q)
+{
+	return q->num;
+}
+
+void nfq_use_channel(struct nfq *q, int chan)
+{
+	q->chan = chan;
 }
 
 static int parse_attr(const struct nlattr *attr, void *data)

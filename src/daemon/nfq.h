@@ -37,5 +37,15 @@ void nfq_close(struct nfq *q);
  * chain again) with mark as the packet's new mark (0: unchanged). 0 or
  * -errno. */
 int nfq_verdict(struct nfq *q, uint32_t id, uint32_t verdict, uint32_t mark);
+/* The same verdict sent on fd, queue num's socket (the privileged
+ * parent's copy of it: the kernel takes a verdict only from a sender
+ * holding CAP_NET_ADMIN, on the socket bound to the queue). */
+int nfq_verdict_on(int fd, uint16_t num, uint32_t id, uint32_t verdict,
+		   uint32_t mark);
+int nfq_fd(const struct nfq *q);
+uint16_t nfq_num(const struct nfq *q);
+/* From now on send every verdict as an IPC_VERDICT frame on chan (not
+ * owned): the DNS process reads the queue, the parent answers the kernel. */
+void nfq_use_channel(struct nfq *q, int chan);
 
 #endif

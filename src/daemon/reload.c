@@ -54,7 +54,7 @@
 #include "config/configjson.h"
 #include "dns/dnsmsg.h"
 #include "fence/firewall.h"
-#include "fence/guard.h"
+#include "base/ipc.h"
 #include "base/log.h"
 #include "config/policy.h"
 #include "base/monotime.h"
@@ -115,6 +115,8 @@ struct reload {
 	struct config *owned;	  /* cfg, when a reload loaded it */
 	struct policy *pol;
 	struct prov *prov;
+	reload_rules_fn rules;
+	void *rules_arg;
 	struct event *kick_ev;
 	struct upstream *up;	  /* the channel new questions go to */
 	struct upstream *next_up; /* the reload's, once its rules are in */
@@ -179,8 +181,6 @@ static void use_upstream(struct reload *rl);
 static void on_drain(evutil_socket_t fd, short what, void *arg);
 static bool has_address(const struct config_endpoint *v, size_t n,
 			const struct config_endpoint *e);
-static int keep_replaced(const struct config *old, struct config *cfg,
-			 char *err, size_t errlen);
 static void forget_replaced(struct reload *rl);
 static bool same_endpoints(const struct config_endpoint *a, size_t na,
 			   const struct config_endpoint *b, size_t nb);
@@ -254,9 +254,10 @@ struct reload *reload_new(const struct reload_parts *parts,
 	return rl;
 }
 
-void reload_set_guard(struct reload *rl, struct guard *guard)
+void reload_set_rules(struct reload *rl, reload_rules_fn fn, void *arg)
 {
-	rl->p.guard = guard;
+	rl->rules = fn;
+	rl->rules_arg = arg;
 }
 
 /* The resolver must be gone (or repointed) first: it holds cfg and pol. */
@@ -439,7 +440,7 @@ static void apply(struct reload *rl, struct job *j)
 	}
 	if (j->upstreams &&
 	    (new_upstream(rl, j->cfg, err, sizeof(err)) != 0 ||
-	     keep_replaced(rl->cfg, j->cfg, err, sizeof(err)) != 0)) {
+	     reload_keep_replaced(rl->cfg, j->cfg, err, sizeof(err)) != 0)) {
 		upstream_free(rl->next_up);
 		rl->next_up = NULL;
 		finish(rl, RELOAD_BAD_CONFIG, err);
@@ -451,13 +452,14 @@ static void apply(struct reload *rl, struct job *j)
 	j->pol = NULL;
 	evicted = evict(rl);
 	rl->waits++; /* held until the steps below are started */
-	if (rl->p.guard != NULL && j->rules) {
+	if (rl->rules != NULL && j->rules) {
 		rl->waits++;
-		guard_apply(rl->p.guard, rl->cfg, on_applied, rl);
-	} else if (rl->p.guard != NULL) {
-		guard_set_config(rl->p.guard, rl->cfg);
+		rl->rules(rl->rules_arg, rl->cfg, IPC_RULES_CHANGED, on_applied,
+			  rl);
+	} else if (rl->rules != NULL) {
+		rl->rules(rl->rules_arg, rl->cfg, IPC_RULES_SAME, NULL, NULL);
 	}
-	if (rl->next_up != NULL && (rl->p.guard == NULL || !j->rules))
+	if (rl->next_up != NULL && (rl->rules == NULL || !j->rules))
 		use_upstream(rl);
 	describe(rl, j, mode_was, evicted, dropped, rl->text, sizeof(rl->text));
 	rl->result = RELOAD_OK;
@@ -885,7 +887,7 @@ char *reload_status(const struct reload *rl, bool json)
 	    .uptime_s = (monotime_ms() - rl->started_ms) / 1000,
 	    .in_flight = resolver_pending(rl->p.res),
 	    .cached = resolver_cached(rl->p.res),
-	    .pid = (long)getpid(),
+	    .pid = rl->p.main_pid > 0 ? (long)rl->p.main_pid : (long)getpid(),
 	    .prov_addresses = prov_addresses(rl->prov),
 	    .prov_names = prov_names(rl->prov),
 	    .prov_links = prov_links(rl->prov),
@@ -985,7 +987,9 @@ static int new_upstream(struct reload *rl, const struct config *cfg, char *err,
 		return -EIO;
 	}
 	/* the rules let only the daemon's mark reach an upstream */
-	if (cfg->mode != CONFIG_MODE_OFF)
+	if (cfg->mode != CONFIG_MODE_OFF && rl->p.sock_chan >= 0)
+		upstream_use_socket_channel(rl->next_up, rl->p.sock_chan);
+	else if (cfg->mode != CONFIG_MODE_OFF)
 		upstream_set_mark(rl->next_up, cfg->mark);
 	return 0;
 }
@@ -1051,7 +1055,7 @@ static bool has_address(const struct config_endpoint *v, size_t n,
 /* The new config keeps fencing (the daemon's mark required) every address
  * the running one fenced as an upstream that it no longer names, until
  * the old channels have drained (on_drain, forget_replaced). */
-static int keep_replaced(const struct config *old, struct config *cfg,
+int reload_keep_replaced(const struct config *old, struct config *cfg,
 			 char *err, size_t errlen)
 {
 	const struct config_endpoint *lists[] = {old->upstreams, old->retired};
@@ -1089,9 +1093,9 @@ static void forget_replaced(struct reload *rl)
 	free(rl->owned->retired);
 	rl->owned->retired = NULL;
 	rl->owned->n_retired = 0;
-	if (rl->p.guard == NULL)
+	if (rl->rules == NULL)
 		return;
 	log_info(SYS, "the replaced upstreams have drained: deleting their "
 		      "flows, then their rules");
-	guard_apply(rl->p.guard, rl->cfg, NULL, NULL);
+	rl->rules(rl->rules_arg, rl->cfg, IPC_RULES_DRAINED, NULL, NULL);
 }

@@ -12,9 +12,9 @@
 #include <sys/types.h>
 
 #include "config/config.h"
+#include "fence/guard.h"
 
 struct event_base;
-struct guard;
 struct observe;
 struct policy;
 struct prov;
@@ -32,13 +32,22 @@ struct reload;
  * the error, one line; valid during the call. */
 typedef void (*reload_done_fn)(void *arg, int result, const char *text);
 
+/* The rules are the privileged parent's (serve.c): apply(arg, cfg, what,
+ * done, done_arg) asks it to take the new config (what: IPC_RULES_SAME),
+ * write its rules (IPC_RULES_CHANGED) or drop the drained upstreams from
+ * them (IPC_RULES_DRAINED); done, when not NULL, once they are in place
+ * (status 0) or not. */
+typedef void (*reload_rules_fn)(void *arg, const struct config *cfg, int what,
+				guard_applied_fn done, void *done_arg);
+
 struct reload_parts {
 	struct event_base *base;
 	struct resolver *res;
 	struct sets *sets;   /* NULL in mode off */
-	struct guard *guard; /* NULL in mode off, or set later */
 	struct upstream *up; /* taken over: a reload may replace it */
 	struct observe *obs; /* told each new config; may be NULL */
+	int sock_chan;	     /* the parent's socket channel (new upstreams) */
+	pid_t main_pid;	     /* status's pid: the daemon's (0: this one) */
 };
 
 /* Compile cfg's allowlist; NULL (logged, naming the entry) on failure. */
@@ -52,7 +61,8 @@ struct policy *reload_build_policy(const struct config *cfg, char *err,
 struct reload *reload_new(const struct reload_parts *parts,
 			  const struct config *cfg, struct policy *pol,
 			  const char *path);
-void reload_set_guard(struct reload *rl, struct guard *guard);
+/* The parent's rules (mode off: never set, no rules). */
+void reload_set_rules(struct reload *rl, reload_rules_fn fn, void *arg);
 /* Free the upstream channels (current, pending, draining): their
  * callbacks run now, so the resolver must still exist. */
 void reload_close_upstreams(struct reload *rl);
@@ -89,5 +99,11 @@ char *reload_entries(const struct reload *rl);
  * b must re-apply them? (ports, allow_cidrs, upstreams, mode.) The one
  * place to widen when the rules carry more of the policy. */
 bool reload_rules_differ(const struct config *a, const struct config *b);
+
+/* cfg->retired: the upstreams of old (and those it still kept) that cfg
+ * no longer has, kept in the rules until their questions drain. 0, or
+ * -ENOMEM with err set. */
+int reload_keep_replaced(const struct config *old, struct config *cfg,
+			 char *err, size_t errlen);
 
 #endif

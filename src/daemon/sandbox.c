@@ -45,6 +45,8 @@ static const char *const allowed[] = {
     "exit_group",
     "gettid",
     "getpid",
+    /* the death signal's check after the uid change (serve.c) */
+    "getppid",
     "sched_yield",
     /* glibc's CPU count and the sanitizers' runtime at thread start */
     "sched_getaffinity",
@@ -118,6 +120,7 @@ static const char *const allowed[] = {
     "renameat",
     "renameat2",
     "unlinkat",
+    "unlink", /* the control socket's path at exit */
     "flock",
     "fchmod",
     "fchown",

@@ -26,7 +26,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -35,6 +39,10 @@
 
 #include "daemon/control.h"
 #include "daemon/flowcheck.h"
+#include "daemon/link.h"
+#include "daemon/sandbox.h"
+#include "daemon/setwriter.h"
+#include "daemon/split.h"
 #include "fence/guard.h"
 #include "base/log.h"
 #include "base/monotime.h"
@@ -52,11 +60,18 @@
 #include "daemon/serve.h"
 #include "resolve/server.h"
 #include "sets/sets.h"
+#include "sets/setsadm.h"
+#include "observe/metrics.h"
 #include "base/stats.h"
 #include "resolve/upstream.h"
 #include "daemon/watch.h"
 
 #define GATE_QUIET_MS 2000
+#define STOP_WAIT_MS  5000
+#define CHAN_BUF      (16 * 1024 * 1024)
+
+/* The three channels between the two processes (setwriter.h, link.h). */
+enum { CHAN_SET, CHAN_SOCK, CHAN_LINK, CHANS };
 
 /* The readiness gate: the self-test's prober and what it said so far. */
 struct gate {
@@ -88,16 +103,39 @@ struct daemon {
 	int state_fd; /* state_dir, opened before the drop: prov.state */
 	struct gate gate;
 	bool ready;
+	/* the split: each process's ends of the channels, the other's */
+	bool child; /* this is the DNS process */
+	int chan[CHANS], peer[CHANS];
+	pid_t parent_pid;
+	struct link *link;
+	/* the parent's: the child, its writers, the config it read itself */
+	struct split *split;
+	struct setwriter *sw, *skw;
+	const struct config *cur;
+	struct config *owned[2]; /* the last two it read (the guard may
+				  * still hold the older one) */
+	uint32_t rules_id;
+	uint32_t n_allow;
+	/* the control socket, bound and listening before the fork (a
+	 * client's SO_PEERCRED names the parent), served by the child */
+	int ctl_fd;
+	char ctl_err[512];
+	struct event *count_ev; /* the set entries, for metrics */
+#ifdef DNSFENCE_TEST_HOOKS
+	struct event *hook_ev;
+#endif
 };
 
 static const int signals[] = {SIGTERM, SIGINT, SIGUSR1, SIGHUP};
+static const struct link_ops parent_ops;
+static const struct link_ops child_ops;
 
 static void on_signal(evutil_socket_t sig, short what, void *arg);
 static void raise_nofile(void);
 static bool binds_low_port(const struct config *cfg);
 static void notify_state(const char *state);
-static struct sets *open_sets(struct event_base *base,
-			      const struct config *cfg);
+static struct sets *open_sets(struct event_base *base, const struct config *cfg,
+			      int chan);
 static int open_parts(struct daemon *d);
 static int open_reload(struct daemon *d);
 static int open_name_check(struct daemon *d);
@@ -107,6 +145,7 @@ static int drop_privileges(struct daemon *d);
 static void restore_prov(struct daemon *d);
 static void persist_prov(struct daemon *d);
 static void announce(struct daemon *d);
+static bool gate_on(const struct config *cfg);
 static void gate_or_announce(struct daemon *d);
 static void on_gate(evutil_socket_t fd, short what, void *arg);
 static void on_gate_timeout(evutil_socket_t fd, short what, void *arg);
@@ -120,12 +159,27 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	struct daemon *d = arg;
 
 	(void)what;
-	if (sig == SIGUSR1) {
-		stats_log();
+	if (sig == SIGUSR1) { /* the counters are the DNS process's */
+		if (d->child)
+			stats_log();
+		else if (d->split != NULL)
+			(void)kill(split_pid(d->split), SIGUSR1);
 		return;
 	}
-	if (sig == SIGHUP) {
+	if (sig == SIGHUP && d->child) {
 		reload_request(d->rl, "signal", NULL, NULL);
+		return;
+	}
+	if (d->child && sig != SIGHUP) {
+		/* systemd signals the whole group: the parent's stop (the
+		 * link channel's close) is the DNS process's */
+		log_debug("main", "signal %d: the parent stops this process",
+			  (int)sig);
+		return;
+	}
+	if (sig == SIGHUP) { /* the reload is the DNS process's */
+		if (d->split != NULL)
+			(void)kill(split_pid(d->split), SIGHUP);
 		return;
 	}
 	log_info("main", "signal %d: shutting down", (int)sig);
@@ -173,7 +227,10 @@ static void notify_state(const char *state)
 			 strerror(-r));
 }
 
-static struct sets *open_sets(struct event_base *base, const struct config *cfg)
+/* The parent's sets over netlink (chan -1), or the DNS process's
+ * through the parent (chan: its end of the set channel, taken over). */
+static struct sets *open_sets(struct event_base *base, const struct config *cfg,
+			      int chan)
 {
 	struct sets_params sp = {
 	    .set4 = cfg->set4,
@@ -183,15 +240,19 @@ static struct sets *open_sets(struct event_base *base, const struct config *cfg)
 	    .map_max = (size_t)cfg->maxelem * 2,
 	};
 	char err[512];
-	struct sets *sets = sets_open(base, &sp, err, sizeof(err));
+	struct sets *sets =
+	    chan < 0 ? sets_open(base, &sp, err, sizeof(err))
+		     : sets_open_remote(base, &sp, chan, err, sizeof(err));
 
 	if (sets == NULL)
 		log_err("sets", "%s", err);
 	return sets;
 }
 
-/* Everything that may need privileges: the upstream channel, the sets'
- * netlink socket, observe (NFLOG, the state directory, metrics; before
+/* The DNS process's parts, opened before it enters the sandbox (so still
+ * with the privileges the listeners and NFLOG need to be bound): the
+ * upstream channel, whose sockets come marked from the parent, the sets
+ * through the parent, observe (NFLOG, the state directory, metrics; before
  * the reload machinery, which tells it each new config), the listeners,
  * the policy and its reload machinery. */
 static int open_parts(struct daemon *d)
@@ -208,11 +269,17 @@ static int open_parts(struct daemon *d)
 		log_err("upstream", "%s", err);
 		return -EIO;
 	}
-	if (cfg->mode != CONFIG_MODE_OFF)
-		upstream_set_mark(d->up, cfg->mark);
-	if (cfg->mode != CONFIG_MODE_OFF &&
-	    (d->sets = open_sets(d->base, cfg)) == NULL)
-		return -EIO;
+	d->link = link_new(d->base, d->chan[CHAN_LINK], false, &child_ops, d);
+	d->chan[CHAN_LINK] = -1;
+	if (d->link == NULL)
+		return -ENOMEM;
+	if (cfg->mode != CONFIG_MODE_OFF) {
+		upstream_use_socket_channel(d->up, d->chan[CHAN_SOCK]);
+		d->sets = open_sets(d->base, cfg, d->chan[CHAN_SET]);
+		d->chan[CHAN_SET] = -1;
+		if (d->sets == NULL)
+			return -EIO;
+	}
 	d->obs = observe_open(d->base, cfg, d->uid, d->gid);
 	if (d->obs == NULL)
 		return -EIO;
@@ -269,6 +336,12 @@ static int open_name_check(struct daemon *d)
 		return 0;
 	d->fc = flowcheck_new(d->base, d->rl, observe_attrib(d->obs), err,
 			      sizeof(err));
+	if (d->fc != NULL &&
+	    flowcheck_hand_over(d->fc, link_fd(d->link)) != 0) {
+		log_err("namecheck", "cannot give the queues to the parent; "
+				     "not serving");
+		return -EIO;
+	}
 	if (d->fc != NULL) {
 		observe_set_queue(d->obs, FLOW_QUEUE_NUM);
 		say_address_only(cfg);
@@ -292,7 +365,9 @@ static int open_reload(struct daemon *d)
 				     .res = d->res,
 				     .sets = d->sets,
 				     .up = d->up,
-				     .obs = d->obs};
+				     .obs = d->obs,
+				     .sock_chan = d->chan[CHAN_SOCK],
+				     .main_pid = d->parent_pid};
 	struct policy *pol;
 	char err[512];
 
@@ -307,9 +382,15 @@ static int open_reload(struct daemon *d)
 		return -ENOMEM;
 	}
 	d->up = NULL; /* the reload's now */
+	if (d->cfg->mode != CONFIG_MODE_OFF)
+		reload_set_rules(d->rl, link_rules, d->link);
 	restore_prov(d);
-	d->ctl = control_new(d->base, d->cfg->control_socket, d->uid, d->gid,
-			     d->rl, err, sizeof(err));
+	snprintf(err, sizeof(err), "%s", d->ctl_err);
+	if (d->ctl_fd >= 0)
+		d->ctl =
+		    control_new_on(d->base, d->cfg->control_socket, d->ctl_fd,
+				   d->uid, d->gid, d->rl, err, sizeof(err));
+	d->ctl_fd = -1;
 	control_set_learn(d->ctl, observe_learn(d->obs));
 	if (d->ctl == NULL)
 		log_warn("control",
@@ -401,36 +482,42 @@ static int drop_privileges(struct daemon *d)
 
 static void announce(struct daemon *d)
 {
-	const struct config *cfg = reload_config(d->rl);
-	size_t n = policy_size(reload_policy(d->rl));
+	const struct config *cfg = d->cur;
 	char state[256];
 
 	log_info("main",
-		 "dnsfence %s serving, mode %s, %zu allow entries, %zu "
+		 "dnsfence %s serving, mode %s, %u allow entries, %zu "
 		 "upstream(s)",
-		 DNSFENCE_VERSION, config_mode_name(cfg->mode), n,
-		 cfg->n_upstreams);
+		 DNSFENCE_VERSION, config_mode_name(cfg->mode),
+		 (unsigned)d->n_allow, cfg->n_upstreams);
 	snprintf(state, sizeof(state),
-		 "READY=1\nSTATUS=serving, mode %s, %zu allow entries",
-		 config_mode_name(cfg->mode), n);
-	resolver_set_gated(d->res, NULL);
+		 "READY=1\nSTATUS=serving, mode %s, %u allow entries",
+		 config_mode_name(cfg->mode), (unsigned)d->n_allow);
 	notify_state(state);
 	d->ready = true;
 }
 
-/* With the gate on (enforce mode, scope output), READY=1 waits for the
- * self-test; the loop serves meanwhile, since the prober asks a denied
- * name through it. Any probe that got out: no READY=1, the line in the
- * log, and the daemon exits 1. */
+/* Does the readiness gate run (enforce mode, scope output)? Both
+ * processes ask: the DNS process answers the probes apart until the
+ * parent's IPC_GATE. */
+static bool gate_on(const struct config *cfg)
+{
+	return cfg->selftest && cfg->mode == CONFIG_MODE_ENFORCE &&
+	       cfg->scope == CONFIG_SCOPE_OUTPUT;
+}
+
+/* With the gate on, READY=1 waits for the self-test; the DNS process
+ * serves meanwhile, since the prober asks a denied name through it. Any
+ * probe that got out: no READY=1, the line in the log, and the daemon
+ * exits 1. The parent runs it once the DNS process says it serves. */
 static void gate_or_announce(struct daemon *d)
 {
-	const struct config *cfg = reload_config(d->rl);
+	const struct config *cfg = d->cur;
 	struct timeval tv = {.tv_sec = SELFTEST_MAX_MS / 1000 + 4};
 	struct gate *g = &d->gate;
 	int fd;
 
-	if (!cfg->selftest || cfg->mode != CONFIG_MODE_ENFORCE ||
-	    cfg->scope != CONFIG_SCOPE_OUTPUT) {
+	if (!gate_on(cfg)) {
 		if (!cfg->selftest)
 			log_warn("selftest", "the readiness gate is off "
 					     "(selftest: false)");
@@ -457,8 +544,6 @@ static void gate_or_announce(struct daemon *d)
 		event_base_loopbreak(d->base);
 		return;
 	}
-	resolver_set_gated(d->res, POLICY_PROBE_NAME);
-	observe_quiet(d->obs, d->uid, UINT64_MAX);
 	log_info("selftest", "probing the fence from the workload's side "
 			     "before becoming ready");
 }
@@ -521,8 +606,6 @@ static void gate_done(struct daemon *d)
 	struct gate *g = &d->gate;
 
 	gate_close(g);
-	/* The probes' last NFLOG copies may still be queued. */
-	observe_quiet(d->obs, d->uid, monotime_ms() + GATE_QUIET_MS);
 	if (g->first_open[0] != '\0') {
 		log_err("selftest",
 			"refusing readiness: %s; exiting (see "
@@ -534,6 +617,13 @@ static void gate_done(struct daemon *d)
 	}
 	log_info("selftest", "%zu probes held, %zu could not be proved",
 		 g->count[SELFTEST_HELD], g->count[SELFTEST_UNPROVEN]);
+	if (link_send(d->link, IPC_GATE, 0) != 0) {
+		log_err("split", "cannot tell the DNS process the gate "
+				 "passed: not becoming ready");
+		g->failed = true;
+		event_base_loopbreak(d->base);
+		return;
+	}
 	announce(d);
 }
 
@@ -561,16 +651,30 @@ static void gate_close(struct gate *g)
 	}
 }
 
-/* Order matters: the guard's child goes first, then the control clients
- * and the transports (their clients are dropped), then c-ares and the
- * kernel adds finish their pending work, then the resolver that those
- * callbacks point at, and only then the policy it judged with. */
+/* Order matters: the guard's child goes first, then the DNS process (a
+ * clean stop: it saves the names of the set entries) and the channels,
+ * then the control clients and the transports (their clients are
+ * dropped), then c-ares and the kernel adds finish their pending work,
+ * then the resolver that those callbacks point at, and only then the
+ * policy it judged with. */
 static void close_parts(struct daemon *d)
 {
 	if (d->ready)
 		notify_state("STOPPING=1\nSTATUS=shutting down");
 	gate_close(&d->gate);
 	guard_free(d->guard);
+	link_free(d->link); /* the DNS process's stop */
+	d->link = NULL;
+	if (d->split != NULL) {
+		(void)split_stop(d->split, STOP_WAIT_MS);
+		split_free(d->split);
+	}
+	setwriter_free(d->sw);
+	setwriter_free(d->skw);
+	for (size_t i = 0; i < CHANS; i++) {
+		if (d->chan[i] >= 0)
+			close(d->chan[i]);
+	}
 	flowcheck_free(d->fc);
 	control_free(d->ctl);
 	watch_free(d->watch);
@@ -589,20 +693,323 @@ static void close_parts(struct daemon *d)
 		if (d->sigev[i] != NULL)
 			event_free(d->sigev[i]);
 	}
+#ifdef DNSFENCE_TEST_HOOKS
+	if (d->hook_ev != NULL)
+		event_free(d->hook_ev);
+#endif
+	if (d->count_ev != NULL)
+		event_free(d->count_ev);
+	if (d->ctl_fd >= 0)
+		close(d->ctl_fd);
 	if (d->base != NULL)
 		event_base_free(d->base);
 	if (d->state_fd >= 0)
 		close(d->state_fd);
-	stats_log();
+	for (size_t i = 0; i < 2; i++)
+		config_free(d->owned[i]);
+	if (d->child)
+		stats_log(); /* the parent's count only the guard */
+}
+
+/* The DNS process: the gate passed (the probes are answered as any
+ * other name from now; their last NFLOG copies may still be queued). */
+static void child_gate(void *arg)
+{
+	struct daemon *d = arg;
+
+	resolver_set_gated(d->res, NULL);
+	observe_quiet(d->obs, d->uid, monotime_ms() + GATE_QUIET_MS);
+}
+
+/* The DNS process: the guard recreated the sets. */
+static void child_forget(void *arg)
+{
+	struct daemon *d = arg;
+
+	sets_forget(d->sets);
+}
+
+static const struct link_ops child_ops = {.gate = child_gate,
+					  .forget = child_forget};
+
+#ifdef DNSFENCE_TEST_HOOKS
+/* The test build only: SIGUSR2 makes the DNS process do what a parser
+ * bug that runs code would try, a system call outside its filter. */
+static void on_hook(evutil_socket_t sig, short what, void *arg)
+{
+	(void)sig;
+	(void)what;
+	(void)arg;
+	log_warn("split", "test hook: calling ptrace(PTRACE_TRACEME)");
+	(void)syscall(SYS_ptrace, PTRACE_TRACEME, 0, NULL, NULL);
+}
+#endif
+
+/* libevent's own messages in the DNS process: its "signals already added
+ * to another base" warning names the parent's base, which this process
+ * inherited and never runs. */
+static void on_libevent_log(int severity, const char *msg)
+{
+	if (severity == EVENT_LOG_ERR)
+		log_err("libevent", "%s", msg);
+	else
+		log_debug("libevent", "%s", msg);
+}
+
+/* The DNS process's body (split_fn): its own loop on its own event base
+ * (the parent's is never touched), its parts opened while it still holds
+ * what binding them needs, then the sandbox, and only then a byte read
+ * from the network. */
+static int dns_main(void *arg)
+{
+	struct daemon *d = arg;
+	char err[512];
+	int rc;
+
+	for (size_t i = 0; i < CHANS; i++) { /* the parent's ends */
+		close(d->chan[i]);
+		d->chan[i] = d->peer[i];
+		d->peer[i] = -1;
+	}
+	d->base = NULL;
+	d->split = NULL;
+	d->child = true;
+	/* ps, top and /proc/PID/comm tell the two apart */
+	(void)prctl(PR_SET_NAME, "dnsfence-dns", 0, 0, 0);
+	event_set_log_callback(on_libevent_log);
+	d->cur = d->cfg;
+	rc = open_parts(d);
+	if (rc == 0)
+		rc = add_signals(d);
+#ifdef DNSFENCE_TEST_HOOKS
+	if (rc == 0 && ((d->hook_ev = evsignal_new(d->base, SIGUSR2, on_hook,
+						   d)) == NULL ||
+			evsignal_add(d->hook_ev, NULL) != 0))
+		rc = -ENOMEM;
+#endif
+	if (rc == 0 && sandbox_enter(d->uid, d->gid, err, sizeof(err)) != 0) {
+		log_err("split",
+			"the DNS process cannot enter its sandbox: "
+			"%s; not serving",
+			err);
+		rc = -EPERM;
+	}
+	/* a change of uid clears the death signal: set it again */
+	if (rc == 0 && (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 ||
+			getppid() != d->parent_pid))
+		rc = -ESRCH;
+	if (rc == 0 && gate_on(d->cfg)) {
+		resolver_set_gated(d->res, POLICY_PROBE_NAME);
+		observe_quiet(d->obs, d->uid, UINT64_MAX);
+	}
+	if (rc == 0 &&
+	    link_send(d->link, IPC_HELLO,
+		      (uint32_t)policy_size(reload_policy(d->rl))) != 0)
+		rc = -EPIPE;
+	if (rc == 0 && event_base_dispatch(d->base) != 0)
+		rc = -EIO;
+	if (rc == 0 && link_failed(d->link))
+		rc = -EPIPE;
+	close_parts(d);
+	return rc == 0 ? 0 : 1;
+}
+
+/* The parent: the DNS process serves; now the gate, or READY=1. */
+static void parent_hello(void *arg, uint32_t n)
+{
+	struct daemon *d = arg;
+
+	if (d->ready || d->gate.pid > 0)
+		return;
+	d->n_allow = n;
+	gate_or_announce(d);
+}
+
+static void parent_applied(void *arg, int status, const char *detail)
+{
+	struct daemon *d = arg;
+
+	if (status != 0)
+		log_err("guard", "the reloaded rules: %s", detail);
+	(void)link_reply(d->link, d->rules_id, status);
+}
+
+/* The parent: the DNS process reloaded. The config is read here again,
+ * never taken from the DNS process: what the rules and the set writer
+ * admit is the operator's file, whatever a compromised DNS process says.
+ * (A file changed between the two reads is read again by the next
+ * reload, which the watch or the operator starts.) */
+static void parent_rules(void *arg, uint32_t id, int what)
+{
+	struct daemon *d = arg;
+	struct config *next = NULL;
+	char err[512];
+
+	if (what == IPC_RULES_DRAINED) {
+		if (d->owned[0] != NULL && d->owned[0] == d->cur) {
+			free(d->owned[0]->retired);
+			d->owned[0]->retired = NULL;
+			d->owned[0]->n_retired = 0;
+		}
+		if (d->guard != NULL)
+			guard_apply(d->guard, d->cur, NULL, NULL);
+		(void)link_reply(d->link, id, 0);
+		return;
+	}
+	if (config_load(d->path, &next, err, sizeof(err)) != 0 ||
+	    reload_keep_replaced(d->cur, next, err, sizeof(err)) != 0) {
+		log_err("split",
+			"the parent cannot read the reloaded config: "
+			"%s",
+			err);
+		config_free(next);
+		(void)link_reply(d->link, id, -EINVAL);
+		return;
+	}
+	config_free(d->owned[1]);
+	d->owned[1] = d->owned[0];
+	d->owned[0] = next;
+	d->cur = next;
+	setwriter_set_config(d->sw, next);
+	setwriter_set_config(d->skw, next);
+	if (d->guard != NULL && what == IPC_RULES_CHANGED) {
+		d->rules_id = id;
+		guard_apply(d->guard, next, parent_applied, d);
+		return;
+	}
+	if (d->guard != NULL)
+		guard_set_config(d->guard, next);
+	(void)link_reply(d->link, id, 0);
+}
+
+static const struct link_ops parent_ops = {.hello = parent_hello,
+					   .rules = parent_rules};
+
+/* The parent's guard recreated the sets: the DNS process's map is stale
+ * too. */
+static void parent_forgot(void *arg)
+{
+	struct daemon *d = arg;
+
+	if (d->link != NULL && link_send(d->link, IPC_FORGET, 0) != 0)
+		log_warn("split", "cannot tell the DNS process the sets were "
+				  "recreated");
+}
+
+/* The parent counts the sets' entries for the DNS process's metrics
+ * (libipset needs CAP_NET_ADMIN; a short blocking call, here rather than
+ * in the loop that answers queries). */
+static void on_count(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon *d = arg;
+	const struct config *cfg = d->cur;
+	uint64_t n4 = 0, n6 = 0;
+	long long v4 = -1, v6 = -1;
+
+	(void)fd;
+	(void)what;
+	if (setsadm_count(cfg->set4, &n4) == 0)
+		v4 = (long long)n4;
+	if (setsadm_count(cfg->set6, &n6) == 0)
+		v6 = (long long)n6;
+	stats_set_entries(v4, v6);
+}
+
+static int start_count(struct daemon *d)
+{
+	struct timeval tv = {.tv_sec = METRICS_SETS_CACHE_MS / 1000,
+			     .tv_usec = (METRICS_SETS_CACHE_MS % 1000) * 1000};
+
+	if (!d->cfg->metrics_on || d->cfg->mode == CONFIG_MODE_OFF)
+		return 0;
+	d->count_ev = event_new(d->base, -1, EV_PERSIST, on_count, d);
+	if (d->count_ev == NULL || event_add(d->count_ev, &tv) != 0)
+		return -ENOMEM;
+	on_count(-1, 0, d);
+	return 0;
+}
+
+/* The three channels: SOCK_SEQPACKET pairs, close-on-exec; the DNS
+ * process's end of the socket channel blocks (ipc_request_socket). Each
+ * end may queue CHAN_BUF bytes (SO_SNDBUFFORCE: still root here): a
+ * frame costs its buffer about 1 KiB whatever its size, and the parent
+ * must be able to queue an answer to each of the SETWRITER_INFLIGHT_MAX
+ * requests it holds (one it cannot send stops it), as the DNS process
+ * its verdicts. */
+static int open_channels(struct daemon *d)
+{
+	for (size_t i = 0; i < CHANS; i++) {
+		int sv[2], buf = CHAN_BUF;
+
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) !=
+		    0)
+			return -errno;
+		for (size_t e = 0; e < 2; e++) {
+			if (setsockopt(sv[e], SOL_SOCKET, SO_SNDBUFFORCE, &buf,
+				       sizeof(buf)) != 0)
+				(void)setsockopt(sv[e], SOL_SOCKET, SO_SNDBUF,
+						 &buf, sizeof(buf));
+		}
+		d->chan[i] = sv[0];
+		d->peer[i] = sv[1];
+		evutil_make_socket_nonblocking(sv[0]);
+		if (i != CHAN_SOCK)
+			evutil_make_socket_nonblocking(sv[1]);
+	}
+	return 0;
+}
+
+/* The parent's parts: the sets over netlink and the writers that serve
+ * the DNS process's requests, the link; then the drop to uid with
+ * CAP_NET_ADMIN only, and the guard. */
+static int open_parent(struct daemon *d)
+{
+	const struct config *cfg = d->cfg;
+
+	if (cfg->mode != CONFIG_MODE_OFF) {
+		d->sets = open_sets(d->base, cfg, -1);
+		if (d->sets == NULL)
+			return -EIO;
+		sets_on_forget(d->sets, parent_forgot, d);
+		sets_quiet(d->sets);
+		d->sw = setwriter_new(d->base, d->chan[CHAN_SET], cfg, d->sets);
+		d->chan[CHAN_SET] = -1;
+		d->skw = setwriter_new(d->base, d->chan[CHAN_SOCK], cfg, NULL);
+		d->chan[CHAN_SOCK] = -1;
+		if (d->sw == NULL || d->skw == NULL)
+			return -ENOMEM;
+	}
+	d->link = link_new(d->base, d->chan[CHAN_LINK], true, &parent_ops, d);
+	d->chan[CHAN_LINK] = -1;
+	if (d->link == NULL || add_signals(d) != 0 || start_count(d) != 0)
+		return -ENOMEM;
+	if (drop_privileges(d) != 0)
+		return -EPERM;
+	if (cfg->mode != CONFIG_MODE_OFF) {
+		d->guard = guard_new(d->base, cfg, d->sets);
+		if (d->guard == NULL) {
+			log_err("guard", "cannot start: out of memory");
+			return -EIO;
+		}
+	}
+	return 0;
 }
 
 int serve_run(const struct config *cfg, const char *path, uid_t uid, gid_t gid)
 {
-	struct daemon d = {
-	    .cfg = cfg, .path = path, .uid = uid, .gid = gid, .state_fd = -1};
+	struct daemon d = {.cfg = cfg,
+			   .cur = cfg,
+			   .path = path,
+			   .uid = uid,
+			   .gid = gid,
+			   .state_fd = -1,
+			   .ctl_fd = -1,
+			   .parent_pid = getpid()};
 	char err[512];
-	int rc = -EIO;
+	int rc = -EIO, st;
 
+	for (size_t i = 0; i < CHANS; i++)
+		d.chan[i] = d.peer[i] = -1;
 	signal(SIGPIPE, SIG_IGN);
 	raise_nofile();
 	/* One malloc arena: the reload's parse thread then allocates where
@@ -633,22 +1040,51 @@ int serve_run(const struct config *cfg, const char *path, uid_t uid, gid_t gid)
 		rc = -EPERM;
 		goto out;
 	}
-	if (open_parts(&d) != 0 || add_signals(&d) != 0)
+	d.base = event_base_new();
+	if (d.base == NULL || open_channels(&d) != 0 || stats_share() != 0) {
+		log_err("split", "cannot open the channels to the DNS process");
 		goto out;
-	if ((rc = drop_privileges(&d)) != 0)
+	}
+	d.ctl_fd = control_bind(cfg->control_socket, gid, d.ctl_err,
+				sizeof(d.ctl_err));
+	rc = split_fork(d.base, dns_main, &d, &d.split);
+	if (rc != 0) {
+		log_err("split", "cannot start the DNS process: %s",
+			strerror(-rc));
+		d.split = NULL;
+		rc = -EIO;
+		goto out;
+	}
+	for (size_t i = 0; i < CHANS; i++) {
+		close(d.peer[i]);
+		d.peer[i] = -1;
+	}
+	if (d.ctl_fd >= 0) /* the DNS process's now */
+		close(d.ctl_fd);
+	d.ctl_fd = -1;
+	stats_count_shared();
+	log_info("split",
+		 "the DNS process is pid %d (no capability, seccomp); this "
+		 "process keeps cap_net_admin for the sets, the upstream "
+		 "sockets' mark, the name check's verdicts and the guard",
+		 (int)split_pid(d.split));
+	rc = open_parent(&d);
+	if (rc != 0)
 		goto out;
 	rc = -EIO;
-	if (cfg->mode != CONFIG_MODE_OFF) {
-		d.guard = guard_new(d.base, reload_config(d.rl), d.sets);
-		if (d.guard == NULL) {
-			log_err("guard", "cannot start: out of memory");
-			goto out;
-		}
-		reload_set_guard(d.rl, d.guard);
-	}
-	gate_or_announce(&d);
-	if (event_base_dispatch(d.base) != 0 || guard_failed(d.guard))
+	if (event_base_dispatch(d.base) == 0 && !split_ended(d.split, &st) &&
+	    (setwriter_failed(d.sw) || setwriter_failed(d.skw) ||
+	     link_failed(d.link)) &&
+	    !split_wait(d.split, 1000))
+		log_err("split",
+			"the DNS process (pid %d) broke its channels: stopping "
+			"it; the fence stays in place",
+			(int)split_pid(d.split));
+	if (guard_failed(d.guard) || setwriter_failed(d.sw) ||
+	    setwriter_failed(d.skw) || link_failed(d.link))
 		goto out;
+	if (split_ended(d.split, &st))
+		goto out; /* said by split.c */
 	rc = d.gate.failed ? SERVE_NOT_READY : 0;
 out:
 	close_parts(&d);

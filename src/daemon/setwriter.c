@@ -68,7 +68,8 @@ int setwriter_judge(const struct config *cfg, const uint8_t *buf, size_t len,
 			 what);
 		return -EINVAL;
 	}
-	if (msg->type == IPC_ADD_DONE || msg->type == IPC_SOCKET_DONE) {
+	if (msg->type != IPC_ADD && msg->type != IPC_DEL &&
+	    msg->type != IPC_SHORTEN && msg->type != IPC_SOCKET) {
 		snprintf(why, whylen,
 			 "malformed frame: type %d is not a "
 			 "request",

@@ -95,6 +95,20 @@ int split_stop(struct split *s, int wait_ms)
 	return s->status;
 }
 
+bool split_wait(struct split *s, int wait_ms)
+{
+	struct timespec tick = {0, 10 * 1000 * 1000};
+
+	for (int t = 0; !s->ended && t < wait_ms; t += 10) {
+		if (reap(s, WNOHANG)) {
+			say_how(s);
+			break;
+		}
+		nanosleep(&tick, NULL);
+	}
+	return s->ended;
+}
+
 void split_free(struct split *s)
 {
 	if (s == NULL)

@@ -33,6 +33,9 @@ int split_fork(struct event_base *base, split_fn fn, void *arg,
 pid_t split_pid(const struct split *s);
 /* Has the child ended (then *status is its wait status)? */
 bool split_ended(const struct split *s, int *status);
+/* The loop stopped on a closed channel: up to wait_ms for the child to
+ * end (its end logged as on SIGCHLD); has it? */
+bool split_wait(struct split *s, int wait_ms);
 /* A clean stop: SIGTERM, up to wait_ms for the child to exit, then
  * SIGKILL; reaped. Its wait status (or the one it ended with before). */
 int split_stop(struct split *s, int wait_ms);

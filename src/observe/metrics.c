@@ -418,6 +418,10 @@ static void refresh_sets(struct metrics *m)
 	m->set4 = m->set6 = -1;
 	if (m->cfg->mode == CONFIG_MODE_OFF)
 		return;
+	/* counted by the privileged parent (libipset needs CAP_NET_ADMIN,
+	 * and blocks: never in the DNS process's loop) */
+	if (stats_shared_set_entries(&m->set4, &m->set6))
+		return;
 	if (setsadm_count(m->cfg->set4, &n) == 0)
 		m->set4 = (long long)n;
 	if (setsadm_count(m->cfg->set6, &n) == 0)

@@ -263,7 +263,9 @@ static ares_socket_t ask_socket(int family, int type, int protocol, void *data)
 		errno = -fd;
 		return ARES_SOCKET_BAD;
 	}
-	if ((type & SOCK_NONBLOCK) && evutil_make_socket_nonblocking(fd) != 0) {
+	/* always: c-ares 1.18 configures no user-managed socket, and one
+	 * blocking TCP read would stop the whole loop */
+	if (evutil_make_socket_nonblocking(fd) != 0) {
 		close(fd);
 		return ARES_SOCKET_BAD;
 	}
@@ -524,7 +526,8 @@ static void deliver_all(struct upstream *u, bool cancel)
 
 	u->deferred = NULL;
 	u->deferred_tail = &u->deferred;
-	u->sock_chan = -1;
+	if (cancel) /* upstream_free: no socket asked for from here */
+		u->sock_chan = -1;
 	for (; ctx != NULL; ctx = next) {
 		next = ctx->next;
 		if (cancel)

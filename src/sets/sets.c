@@ -106,6 +106,8 @@ struct sets {
 	struct setserr_log fails[2]; /* add failures per family */
 	bool remote; /* fd is the channel to the privileged parent */
 	bool parent_gone;
+	void (*forgot)(void *arg); /* sets_on_forget */
+	void *forgot_arg;
 };
 
 static void on_deadline(evutil_socket_t fd, short what, void *arg);
@@ -413,6 +415,20 @@ void sets_forget(struct sets *s)
 		return;
 	expiry_clear(s->map);
 	log_info(SYS, "forgot every set entry's expiry (sets recreated)");
+	if (s->forgot != NULL)
+		s->forgot(s->forgot_arg);
+}
+
+void sets_quiet(struct sets *s)
+{
+	s->fails[0].quiet = true;
+	s->fails[1].quiet = true;
+}
+
+void sets_on_forget(struct sets *s, void (*fn)(void *arg), void *arg)
+{
+	s->forgot = fn;
+	s->forgot_arg = arg;
 }
 
 /* Does the kernel hold d's entry, confirmed within SETS_FRESH_SECONDS

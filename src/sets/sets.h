@@ -77,6 +77,12 @@ void sets_entries(const struct sets *s, size_t *v4, size_t *v6);
  * (the guard restored them) and are empty, so no entry outlives anything.
  * Adds in flight still complete normally. */
 void sets_forget(struct sets *s);
+/* fn(arg) after every sets_forget (the parent tells the DNS process,
+ * whose map of the same entries is then as stale as its own). */
+void sets_on_forget(struct sets *s, void (*fn)(void *arg), void *arg);
+/* Count failed adds but never log them: the parent's sets, whose
+ * failures the DNS process logs once (it has the clients). */
+void sets_quiet(struct sets *s);
 
 /* When a's entry expires (monotonic seconds): the later of what the
  * kernel acked and what is in flight; 0 when this process knows of none

@@ -82,7 +82,7 @@ void setserr_note(struct setserr_log *l, const char *set, int code)
 	stats_inc(stat[c]);
 	f->count++;
 	/* Once per cause until adds to that set succeed again. */
-	if (f->logged != 0)
+	if (f->logged != 0 || l->quiet)
 		return;
 	f->logged = f->count;
 	log_limited(LOG_CLASS_SETS, LOGL_ERR, SYS,

@@ -5,6 +5,7 @@
 #ifndef DNSFENCE_SETSERR_H
 #define DNSFENCE_SETSERR_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define SETSERR_CAUSES 3 /* set missing, set full, other */
@@ -17,6 +18,7 @@ struct setserr_count {
 /* The failures of one set; zero-initialized by its owner (sets.c). */
 struct setserr_log {
 	struct setserr_count cause[SETSERR_CAUSES];
+	bool quiet; /* counted, never logged (another process logs them) */
 };
 
 /* The kernel's reason for an ipset netlink error (a positive errno or

@@ -50,8 +50,9 @@ entry() {
 }
 daemon_pid() {
 	local p
+	# the DNS process is "dnsfence-dns": this finds the main pid
 	for p in $(ip netns pids "$DF_WL"); do
-		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = dnsfence ] && echo "$p"
+		if [ "$(cat "/proc/$p/comm" 2>/dev/null)" = dnsfence ]; then echo "$p"; fi
 	done
 }
 

@@ -210,6 +210,54 @@ static void refused(const uint8_t *buf, size_t len, const char *reason)
 	assert_string_equal(why, reason);
 }
 
+/* The link channel's frames: header only but IPC_VERDICT; a count the
+ * type does not take, or a body, is malformed. */
+static void test_link_frames(void **state)
+{
+	uint8_t buf[IPC_FRAME_MAX + 1];
+	struct ipc_msg m;
+	const char *why = "";
+	int len;
+
+	(void)state;
+	len =
+	    ipc_encode_link(buf, sizeof(buf), IPC_RULES, IPC_RULES_CHANGED, 9);
+	assert_int_equal(len, IPC_HDR_SIZE);
+	assert_int_equal(ipc_decode(buf, (size_t)len, &m, &why), 0);
+	assert_int_equal(m.type, IPC_RULES);
+	assert_int_equal(m.count, IPC_RULES_CHANGED);
+	assert_int_equal(m.id, 9);
+	assert_int_equal(ipc_encode_link(buf, sizeof(buf), IPC_RULES, 3, 1),
+			 -EINVAL);
+	assert_int_equal(ipc_encode_link(buf, sizeof(buf), IPC_GATE, 1, 1),
+			 -EINVAL);
+	assert_int_equal(ipc_encode_link(buf, sizeof(buf), IPC_ADD, 1, 1),
+			 -EINVAL);
+	len = ipc_encode_link(buf, sizeof(buf), IPC_HELLO, 0, 4242);
+	assert_int_equal(ipc_decode(buf, (size_t)len, &m, &why), 0);
+	assert_int_equal(m.id, 4242);
+	/* a body after a header-only frame */
+	memset(buf + IPC_HDR_SIZE, 0, 4);
+	refused(buf, IPC_HDR_SIZE + 4,
+		"frame size or count does not match its type");
+	/* a forged count on IPC_FORGET */
+	len = ipc_encode_link(buf, sizeof(buf), IPC_FORGET, 0, 1);
+	buf[2] = 1;
+	refused(buf, (size_t)len,
+		"frame size or count does not match its type");
+	len = ipc_encode_verdict(buf, sizeof(buf), 4453, 77, 4, 0x100000);
+	assert_int_equal(len, IPC_HDR_SIZE + 8);
+	assert_int_equal(ipc_decode(buf, (size_t)len, &m, &why), 0);
+	assert_int_equal(m.type, IPC_VERDICT);
+	assert_int_equal(m.count, 4453);
+	assert_int_equal(m.id, 77);
+	assert_int_equal(m.verdict, 4);
+	assert_int_equal(m.mark, 0x100000);
+	refused(buf, (size_t)len - 1, "frame size does not match its type");
+	assert_int_equal(ipc_encode_verdict(buf, IPC_HDR_SIZE, 1, 1, 1, 0),
+			 -ENOSPC);
+}
+
 static void test_bad_frames_refused(void **state)
 {
 	static uint8_t buf[IPC_FRAME_MAX + 64];
@@ -242,7 +290,7 @@ static void test_bad_frames_refused(void **state)
 	buf[IPC_HDR_SIZE + 8 + 4] = 1; /* past the 4 bytes of an IPv4 */
 	refused(buf, (size_t)len, "padding not zero");
 	buf[IPC_HDR_SIZE + 8 + 4] = 0;
-	v = 7;
+	v = IPC_VERDICT + 1; /* the first type past the vocabulary */
 	memcpy(buf, &v, 2);
 	refused(buf, (size_t)len, "unknown frame type");
 	len = ipc_encode_done(buf, sizeof(buf), IPC_ADD_DONE, 1, 0);
@@ -282,6 +330,7 @@ int main(void)
 	    cmocka_unit_test(test_descriptor_passing),
 	    cmocka_unit_test(test_encode_bounds),
 	    cmocka_unit_test(test_bad_frames_refused),
+	    cmocka_unit_test(test_link_frames),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
