@@ -22,15 +22,9 @@
 # to fence from such a cgroup, or a fence the move does not leave, both
 # pass.
 source "$(dirname "$0")/lib.sh"
-df_setup
-df_start_listener 80
-printf 'nameserver 198.18.0.1\noptions timeout:2 attempts:1\n' >"/etc/netns/$DF_WL/resolv.conf"
-df_require_bin
-df_config allow='["www.allowed.test"]'
+df_exec_lab
 USER_ID=4242
-cgroot="$(findmnt -n -t cgroup2 -o TARGET | head -1)"
-[ -n "$cgroot" ] || fail "no cgroup2 mount on this machine"
-served() { grep -c "GET /$1" "$DF_TMP/listener-80.log" || true; }
+cgroot="$DF_CGROOT"
 
 deleg="/df$$-deleg" # as seen from the cgroup namespace's root
 cleanup_cg() {
@@ -66,13 +60,10 @@ fexec() {
 		>"$DF_TMP/exec.out" 2>"$DF_TMP/exec.err" || DF_CMD_RC=$?
 }
 
-df_wl_as "$USER_ID" curl -s -o /dev/null --max-time 5 "http://198.18.1.11/control-$$" ||
-	fail "control: uid $USER_ID cannot reach 198.18.1.11:80 unfenced"
-df_poll 30 bash -c "grep -q 'GET /control-$$' '$DF_TMP/listener-80.log'" ||
-	fail "control: the server did not log the unfenced request"
+df_expect_reaches_unfenced "$USER_ID"
 fexec -- curl -s -o /dev/null --max-time 3 "http://198.18.1.11/fenced-$$"
 [ "$DF_CMD_RC" -eq 7 ] || fail "control: exec's curl of an unanswered address exited $DF_CMD_RC, expected 7: $(cat "$DF_TMP/exec.err")"
-[ "$(served "fenced-$$")" -eq 0 ] || fail "control: exec's curl reached 198.18.1.11 without any move"
+[ "$(df_served "fenced-$$")" -eq 0 ] || fail "control: exec's curl reached 198.18.1.11 without any move"
 ok "control: uid $USER_ID reaches 198.18.1.11:80 unfenced, and exec refuses it"
 
 # The attack, from the delegated cgroup: the command moves itself to the
@@ -81,6 +72,6 @@ fexec "$deleg" -- sh -c 'echo $$ >"/sys/fs/cgroup$1/cgroup.procs" && echo "moved
 curl -s -o /dev/null --max-time 3 "http://198.18.1.11/deleg-$2"' _ "$deleg" "$$"
 [ "$DF_CMD_RC" -ne 99 ] || fail "the lab could not start exec in $deleg"
 sleep 0.5
-n="$(served "deleg-$$")"
+n="$(df_served "deleg-$$")"
 [ "$n" -eq 0 ] || fail "the fenced command moved itself out of its cgroup into $deleg (owned by its uid, as systemd delegates) and reached 198.18.1.11:80 unfenced (exec exited $DF_CMD_RC; said: $(tr '\n' ' ' <"$DF_TMP/exec.err"))"
 ok "exec from a cgroup its user owns: the command cannot leave the fence (exec exited $DF_CMD_RC: $(head -c 200 "$DF_TMP/exec.err" | tr '\n' ' '))"

@@ -16,18 +16,9 @@
 # exec ends the fence only after everything of the command is gone (or
 # keeps it while anything is left), nothing arrives.
 source "$(dirname "$0")/lib.sh"
-df_setup
-df_start_listener 80
-printf 'nameserver 198.18.0.1\noptions timeout:2 attempts:1\n' >"/etc/netns/$DF_WL/resolv.conf"
-df_require_bin
-df_config allow='["www.allowed.test"]'
+df_exec_lab
 USER_ID=4242
-cgroot="$(findmnt -n -t cgroup2 -o TARGET | head -1)"
-[ -n "$cgroot" ] || fail "no cgroup2 mount on this machine"
-in_wl() {
-	ip netns exec "$DF_WL" sh -c 'mount -t cgroup2 cgroup2 /sys/fs/cgroup && exec "$@"' _ "$@"
-}
-served() { grep -c "GET /$1" "$DF_TMP/listener-80.log" || true; }
+cgroot="$DF_CGROOT"
 # The cgroup exec made for the command, when exec could not remove it
 # because the child is still in it: empty it and remove it at the end.
 cg_left=""
@@ -40,10 +31,7 @@ trap 'rc=$?; cleanup_cg; (exit $rc); df_cleanup' EXIT
 
 # Control: unfenced, the uid reaches the blocked address (and the server
 # logs the token).
-df_wl_as "$USER_ID" curl -s -o /dev/null --max-time 5 "http://198.18.1.11/control-$$" ||
-	fail "control: uid $USER_ID cannot reach 198.18.1.11:80 unfenced"
-df_poll 30 bash -c "grep -q 'GET /control-$$' '$DF_TMP/listener-80.log'" ||
-	fail "control: the server did not log the unfenced request"
+df_expect_reaches_unfenced "$USER_ID"
 ok "control: unfenced, uid $USER_ID reaches 198.18.1.11:80 and the server logs it"
 
 # The command: a detached child that tries the blocked address every half
@@ -58,12 +46,12 @@ child='for i in $(seq 1 40); do
 	sleep 0.5
 done'
 st=0
-in_wl "$DNSFENCE_BIN" -c "$DF_DNSFENCE_CONF" exec --user "$USER_ID" -- \
+df_wl_cg "$DNSFENCE_BIN" -c "$DF_DNSFENCE_CONF" exec --user "$USER_ID" -- \
 	sh -c 'setsid sh -c "$0" child "$1" "$2" </dev/null >/dev/null 2>&1 & sleep 1.5; exit 0' \
 	"$child" "$$" "$tries" >"$DF_TMP/exec.out" 2>"$DF_TMP/exec.err" || st=$?
 [ "$st" -eq 0 ] || fail "exec of the command exited $st: $(cat "$DF_TMP/exec.err")"
 ! grep -q "fencing uid" "$DF_TMP/exec.err" || fail "exec fell back to the uid: $(cat "$DF_TMP/exec.err")"
-# (exec sees the tree at /sys/fs/cgroup, in_wl's mount)
+# (exec sees the tree at /sys/fs/cgroup, df_wl_cg's mount)
 cg_left="$(sed -n 's|.*cannot remove cgroup /sys/fs/cgroup/\(dnsfence-exec-[0-9]*\):.*|\1|p' "$DF_TMP/exec.err" | head -1)"
 [ -z "$cg_left" ] || cg_left="$cgroot/$cg_left"
 grep -q '^refused' "$tries" || fail "the child made no try while the fence was up (tries: $(cat "$tries"))"
@@ -73,6 +61,6 @@ ok "while exec runs, the detached child's tries are refused (the first of them)"
 # for 20 s; watch 10 s of them.
 df_poll 100 bash -c "grep -q 'GET /leak-$$-' '$DF_TMP/listener-80.log'" || true
 left="$(pgrep -u "$USER_ID" -a 2>/dev/null | tr '\n' ' ')"
-n="$(served "leak-$$-")"
+n="$(df_served "leak-$$-")"
 [ "$n" -eq 0 ] || fail "a child of the fenced command outlived exec and reached 198.18.1.11:80 unfenced ($n requests: $(grep "leak-$$" "$DF_TMP/listener-80.log" | head -3 | tr '\n' ' '); exec said: $(tr '\n' ' ' <"$DF_TMP/exec.err"); still running as uid $USER_ID: $left)"
 ok "nothing the command left behind reaches 198.18.1.11 after exec returned (still running: ${left:-nothing})"

@@ -19,21 +19,12 @@
 # socket is refused. The attack gets out when the token reaches the
 # server.
 source "$(dirname "$0")/lib.sh"
-df_setup
-df_start_listener 80
-printf 'nameserver 198.18.0.1\noptions timeout:2 attempts:1\n' >"/etc/netns/$DF_WL/resolv.conf"
-df_require_bin
-df_config allow='["www.allowed.test"]'
+df_exec_lab
 USER_ID=4242
-cgroot="$(findmnt -n -t cgroup2 -o TARGET | head -1)"
-[ -n "$cgroot" ] || fail "no cgroup2 mount on this machine"
-served() { grep -c "GET /$1" "$DF_TMP/listener-80.log" || true; }
+cgroot="$DF_CGROOT"
 chmod 711 "$DF_TMP" # uid 4242 runs the scripts below from there
 
-df_wl_as "$USER_ID" curl -s -o /dev/null --max-time 5 "http://198.18.1.11/control-$$" ||
-	fail "control: uid $USER_ID cannot reach 198.18.1.11:80 unfenced"
-df_poll 30 bash -c "grep -q 'GET /control-$$' '$DF_TMP/listener-80.log'" ||
-	fail "control: the server did not log the unfenced request"
+df_expect_reaches_unfenced "$USER_ID"
 ok "control: uid $USER_ID reaches 198.18.1.11:80 unfenced"
 
 # The victim: uid 4242 outside the fence, one TCP socket, asleep.
@@ -89,14 +80,13 @@ victim="$(pgrep -u "$USER_ID" -f "$DF_TMP/victim.py" | head -1)"
 [ -n "$victim" ] || fail "no victim pid"
 
 st=0
-ip netns exec "$DF_WL" sh -c 'mount -t cgroup2 cgroup2 /sys/fs/cgroup && exec "$@"' _ \
-	"$DNSFENCE_BIN" -c "$DF_DNSFENCE_CONF" exec --user "$USER_ID" -- \
+df_wl_cg "$DNSFENCE_BIN" -c "$DF_DNSFENCE_CONF" exec --user "$USER_ID" -- \
 	"$DF_PY" "$DF_TMP/steal.py" "$victim" "$$" >"$DF_TMP/exec.out" 2>"$DF_TMP/exec.err" || st=$?
 ! grep -q "fencing uid" "$DF_TMP/exec.err" || fail "exec fell back to the uid: $(cat "$DF_TMP/exec.err")"
 grep -q "^own: refused" "$DF_TMP/exec.out" ||
 	fail "control: the fenced command's own socket was not refused: $(cat "$DF_TMP/exec.out" "$DF_TMP/exec.err")"
 ok "control: the fenced command's own socket is refused"
 sleep 0.5
-n="$(served "stolen-$$")"
+n="$(df_served "stolen-$$")"
 [ "$n" -eq 0 ] || fail "the fenced command copied a socket of uid $USER_ID's unfenced process (pidfd_getfd) and reached 198.18.1.11:80 with it (exit $st: $(tr '\n' ' ' <"$DF_TMP/exec.out"))"
 ok "the fenced command cannot use an unfenced process's socket (exit $st: $(tr '\n' ' ' <"$DF_TMP/exec.out"))"
