@@ -325,6 +325,26 @@ df_tcp_listening() {
 	ip netns exec "$1" ss -Htln "sport = :$2" | grep -q .
 }
 
+# df_front_end_pages: the two sites of a shared front end (a CDN serving
+# names by SNI or Host): $DF_TMP/www/allowed/index.html says
+# allowed-page, $DF_TMP/www/evil/index.html evil-page.
+df_front_end_pages() {
+	mkdir -p "$DF_TMP/www/allowed" "$DF_TMP/www/evil"
+	echo "allowed-page" >"$DF_TMP/www/allowed/index.html"
+	echo "evil-page" >"$DF_TMP/www/evil/index.html"
+}
+
+# df_front_end_cert NAME...: one self-signed certificate for every NAME,
+# $DF_TMP/cert.pem and key.pem (readable by nginx's workers).
+df_front_end_cert() {
+	local san="" n
+	for n in "$@"; do san+="${san:+,}DNS:$n"; done
+	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=$1" \
+		-addext "subjectAltName=$san" \
+		-keyout "$DF_TMP/key.pem" -out "$DF_TMP/cert.pem" 2>/dev/null
+	chmod 0644 "$DF_TMP/key.pem"
+}
+
 # df_start_nginx PORT DIRECTIVE...: nginx in the upstream namespace, its
 # files under $DF_TMP, with each DIRECTIVE (a server block, a certificate)
 # inside http {}; waits until PORT listens there.
