@@ -60,7 +60,10 @@ ok "while exec runs, the detached child's tries are refused (the first of them)"
 # After exec returned: the child, if it is still there, goes on trying
 # for 20 s; watch 10 s of them.
 df_poll 100 bash -c "grep -q 'GET /leak-$$-' '$DF_TMP/listener-80.log'" || true
-left="$(pgrep -u "$USER_ID" -a 2>/dev/null | tr '\n' ' ')"
+# (pgrep exits 1 when nothing is left: what the fix makes the usual case)
+left="$( (pgrep -u "$USER_ID" -a 2>/dev/null || [ $? -eq 1 ]) | tr '\n' ' ')"
 n="$(df_served "leak-$$-")"
 [ "$n" -eq 0 ] || fail "a child of the fenced command outlived exec and reached 198.18.1.11:80 unfenced ($n requests: $(grep "leak-$$" "$DF_TMP/listener-80.log" | head -3 | tr '\n' ' '); exec said: $(tr '\n' ' ' <"$DF_TMP/exec.err"); still running as uid $USER_ID: $left)"
+grep -q "process(es) of the command were still running and were killed" "$DF_TMP/exec.err" ||
+	fail "exec did not say it killed what the command left: $(tr '\n' ' ' <"$DF_TMP/exec.err")"
 ok "nothing the command left behind reaches 198.18.1.11 after exec returned (still running: ${left:-nothing})"

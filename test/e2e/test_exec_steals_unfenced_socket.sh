@@ -15,8 +15,11 @@
 # copies it, connects it to a blocked address (198.18.1.11:80, never
 # answered) and sends a request with a token that the server logs.
 #
-# Controls: uid 4242 reaches that address unfenced; the command's own
-# socket is refused. The attack gets out when the token reaches the
+# The same access opens the victim's /proc/PID/mem for writing (code into
+# the unfenced process): the command must not get that either.
+#
+# Controls: uid 4242 reaches that address unfenced, and opens the
+# victim's memory unfenced; the command's own socket is refused. The attack gets out when the token reaches the
 # server.
 source "$(dirname "$0")/lib.sh"
 df_exec_lab
@@ -44,6 +47,12 @@ try:
     print("own: connected")
 except OSError as e:
     print("own: refused (%s)" % e)
+# /proc/PID/mem open for writing: code into the unfenced process
+try:
+    os.close(os.open("/proc/%d/mem" % pid, os.O_RDWR))
+    print("mem: opened")
+except OSError as e:
+    print("mem: refused (%s)" % e)
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
 pfd = os.pidfd_open(pid)
@@ -79,6 +88,11 @@ df_poll 50 grep -q ready "$DF_TMP/victim.ready" || fail "the victim process did 
 victim="$(pgrep -u "$USER_ID" -f "$DF_TMP/victim.py" | head -1)"
 [ -n "$victim" ] || fail "no victim pid"
 
+# Control: unfenced, the same uid may open the victim's memory for writing.
+df_wl_as "$USER_ID" "$DF_PY" -c 'import os, sys; os.close(os.open("/proc/%s/mem" % sys.argv[1], os.O_RDWR))' "$victim" ||
+	fail "control: uid $USER_ID cannot open its own unfenced process's /proc/$victim/mem"
+ok "control: unfenced, uid $USER_ID opens /proc/$victim/mem for writing"
+
 st=0
 df_wl_cg "$DNSFENCE_BIN" -c "$DF_DNSFENCE_CONF" exec --user "$USER_ID" -- \
 	"$DF_PY" "$DF_TMP/steal.py" "$victim" "$$" >"$DF_TMP/exec.out" 2>"$DF_TMP/exec.err" || st=$?
@@ -86,6 +100,9 @@ df_wl_cg "$DNSFENCE_BIN" -c "$DF_DNSFENCE_CONF" exec --user "$USER_ID" -- \
 grep -q "^own: refused" "$DF_TMP/exec.out" ||
 	fail "control: the fenced command's own socket was not refused: $(cat "$DF_TMP/exec.out" "$DF_TMP/exec.err")"
 ok "control: the fenced command's own socket is refused"
+grep -q "^mem: refused" "$DF_TMP/exec.out" ||
+	fail "the fenced command opened /proc/$victim/mem of uid $USER_ID's unfenced process for writing: $(tr '\n' ' ' <"$DF_TMP/exec.out")"
+ok "the fenced command cannot open the unfenced process's memory ($(grep '^mem:' "$DF_TMP/exec.out"))"
 sleep 0.5
 n="$(df_served "stolen-$$")"
 [ "$n" -eq 0 ] || fail "the fenced command copied a socket of uid $USER_ID's unfenced process (pidfd_getfd) and reached 198.18.1.11:80 with it (exit $st: $(tr '\n' ' ' <"$DF_TMP/exec.out"))"
