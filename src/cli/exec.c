@@ -13,11 +13,15 @@
  * (never root: a root process, capabilities or not, can write the cgroup
  * tree and leave), with no capability in any set and no_new_privs. When
  * the command exits (or we are asked to stop: the signal goes to the
- * command first), the daemon is stopped, the instance's rules and sets
- * are removed with this binary's `teardown`, the cgroup and the directory
- * go, and our exit status is the command's (128 + signal when a signal
- * ended it). A `dnsfence exec` killed outright leaves its directory: the
- * next one finds it (its pid gone) and removes what it names first.
+ * command first), what is left in the cgroup is killed, then the daemon
+ * is stopped, the instance's rules and sets are removed with this
+ * binary's `teardown`, the cgroup and the directory go, and our exit
+ * status is the command's (128 + signal when a signal ended it); a cgroup
+ * that cannot be emptied keeps the rules. A `dnsfence exec` killed
+ * outright leaves its directory: the next one finds it (its pid gone),
+ * empties its cgroup and removes what it names first. The command cannot
+ * reach into another process of its uid (seccomp, Landlock), and exec
+ * refuses a cgroup tree the command's uid could write.
  *
  * One exec at a time per network namespace: the output fence's chains
  * are one per namespace. A namespace already fenced by another dnsfence
@@ -29,6 +33,7 @@
 #include <netinet/in.h>
 #include <grp.h>
 #include <linux/capability.h>
+#include <linux/landlock.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -36,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <seccomp.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -54,6 +60,7 @@
 
 #define READY_TIMEOUT_MS 15000
 #define STOP_TIMEOUT_MS	 5000
+#define KILL_TIMEOUT_MS	 5000
 #define PATH_LEN	 512
 
 struct instance {
@@ -101,6 +108,10 @@ static pid_t spawn_self(const char *conf, const char *command, const char *log);
 static int wait_ready(const struct instance *in);
 static pid_t start_command(const struct instance *in, char **argv);
 static void drop_everything(const struct instance *in);
+static int no_peeking(void);
+static int cgroup_delegated(const char *mnt, const char *own, uid_t uid,
+			    gid_t gid);
+static int empty_cgroup(const struct instance *in);
 static int wait_command(pid_t pid);
 static void stop_daemon(struct instance *in);
 static void teardown(const struct instance *in);
@@ -161,6 +172,12 @@ int exec_main(const char *config_path, int argc, char **argv)
 	if (child > 0)
 		status = wait_command(child);
 cleanup:
+	/* Nothing of the command may outlive its fence: the cgroup emptied
+	 * first, or the rules stay. */
+	if (empty_cgroup(&in) != 0) {
+		stop_daemon(&in);
+		goto out;
+	}
 	stop_daemon(&in);
 	teardown(&in);
 	goto out;
@@ -311,7 +328,55 @@ static int cgroup_root(char *mnt, size_t mlen, char *own, size_t olen)
 	return found ? 0 : -ENOENT;
 }
 
-/* A fresh cgroup below ours; "" (fence by uid) when that cannot be. */
+/* Whether the command (uid, its one gid: the groups are dropped) could
+ * write an ancestor of its cgroup, from ours (its parent) up to the root:
+ * moving a process needs write access to the destination's cgroup.procs
+ * and to the common ancestor's, which is always one of these, so none
+ * writable means no way out. -EPERM, said, when one is (systemd's
+ * delegation of user@UID.service). */
+static int cgroup_delegated(const char *mnt, const char *own, uid_t uid,
+			    gid_t gid)
+{
+	static const char *const files[] = {"", "/cgroup.procs",
+					    "/cgroup.threads"};
+	char dir[PATH_LEN], p[PATH_LEN + 32];
+	struct stat st;
+
+	if (!path_fmt(dir, sizeof(dir), "%s%s", mnt, own))
+		return -ENAMETOOLONG;
+	for (;;) {
+		for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+			path_fmt(p, sizeof(p), "%s%s", dir, files[i]);
+			if (stat(p, &st) != 0)
+				continue;
+			if ((st.st_uid == uid && (st.st_mode & S_IWUSR)) ||
+			    (st.st_gid == gid && (st.st_mode & S_IWGRP)) ||
+			    (st.st_mode & S_IWOTH)) {
+				fprintf(
+				    stderr,
+				    "dnsfence: exec: cgroup %s is writable "
+				    "by the command (%s owned by uid %u gid "
+				    "%u, mode %03o; the command runs as uid "
+				    "%u gid %u): it could move itself there "
+				    "and leave its fence. Run exec from a "
+				    "cgroup its user does not own (e.g. "
+				    "'systemd-run --scope' as root, or a "
+				    "root shell outside the user's session)\n",
+				    dir[strlen(mnt)] ? dir + strlen(mnt) : "/",
+				    p, (unsigned)st.st_uid, (unsigned)st.st_gid,
+				    (unsigned)(st.st_mode & 0777),
+				    (unsigned)uid, (unsigned)gid);
+				return -EPERM;
+			}
+		}
+		if (strlen(dir) <= strlen(mnt))
+			return 0;
+		*strrchr(dir, '/') = '\0';
+	}
+}
+
+/* A fresh cgroup below ours; "" (fence by uid) when that cannot be;
+ * -EPERM when the command could write an ancestor of it. */
 static int make_cgroup(struct instance *in)
 {
 	char mnt[PATH_LEN], own[PATH_LEN];
@@ -319,6 +384,8 @@ static int make_cgroup(struct instance *in)
 	in->cgroup[0] = in->cgpath[0] = '\0';
 	if (cgroup_root(mnt, sizeof(mnt), own, sizeof(own)) != 0)
 		goto by_uid;
+	if (cgroup_delegated(mnt, own, in->uid, in->gid) != 0)
+		return -EPERM;
 	path_fmt(in->cgpath, sizeof(in->cgpath), "%s/dnsfence-exec-%d", own,
 		 (int)getpid());
 	path_fmt(in->cgroup, sizeof(in->cgroup), "%s%s", mnt, in->cgpath);
@@ -523,11 +590,68 @@ static void drop_everything(const struct instance *in)
 	    setgroups(0, NULL) != 0 || setresgid(in->gid, in->gid, in->gid) ||
 	    setresuid(in->uid, in->uid, in->uid) != 0 ||
 	    syscall(SYS_capset, &h, d) != 0 ||
-	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || no_peeking() != 0) {
 		fprintf(stderr, "dnsfence: exec: cannot drop privileges: %s\n",
 			strerror(errno));
 		_exit(126);
 	}
+}
+
+/* A Landlock domain of its own (Linux 5.13, where enabled): a process in
+ * one may not ptrace-access a process outside it, which also closes
+ * /proc/PID/mem (open for writing: code into an unfenced process), that
+ * no system call filter can tell from another open. The ruleset handles
+ * only making block devices, which no unprivileged process may do
+ * anyway. Where Landlock is off, the seccomp filter alone holds. */
+static void landlock_domain(void)
+{
+	struct landlock_ruleset_attr attr = {.handled_access_fs =
+						 LANDLOCK_ACCESS_FS_MAKE_BLOCK};
+	long fd = syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
+
+	if (fd < 0)
+		return;
+	if (syscall(SYS_landlock_restrict_self, (int)fd, 0) != 0)
+		fprintf(stderr, "dnsfence: exec: landlock_restrict_self: %s\n",
+			strerror(errno));
+	close((int)fd);
+}
+
+/* A seccomp filter, inherited by every child: no way into another
+ * process of the uid (an unfenced one's sockets: pidfd_getfd; its memory,
+ * to make it connect: ptrace, process_vm_readv/writev). EPERM, not a
+ * kill: a program that tries (a debugger, a crash reporter) gets an
+ * error. The 32-bit entries of x86-64 get the same rules. */
+static int no_peeking(void)
+{
+	static const char *const denied[] = {
+	    "pidfd_getfd", "ptrace", "process_vm_readv", "process_vm_writev"};
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	int rc = ctx ? 0 : -ENOMEM;
+
+	if (rc == 0 && seccomp_arch_native() == SCMP_ARCH_X86_64) {
+		rc = seccomp_arch_add(ctx, SCMP_ARCH_X86);
+		if (rc == 0 || rc == -EEXIST)
+			rc = seccomp_arch_add(ctx, SCMP_ARCH_X32);
+		if (rc == -EEXIST)
+			rc = 0;
+	}
+	for (size_t i = 0; rc == 0 && i < sizeof(denied) / sizeof(denied[0]);
+	     i++) {
+		int nr = seccomp_syscall_resolve_name(denied[i]);
+
+		rc = nr == __NR_SCMP_ERROR
+			 ? -ENOSYS
+			 : seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
+	}
+	if (rc == 0)
+		rc = seccomp_load(ctx);
+	seccomp_release(ctx);
+	if (rc != 0)
+		errno = -rc;
+	if (rc == 0)
+		landlock_domain();
+	return rc;
 }
 
 static pid_t start_command(const struct instance *in, char **argv)
@@ -592,6 +716,74 @@ static void stop_daemon(struct instance *in)
 	kill(in->daemon, SIGKILL);
 	waitpid(in->daemon, &st, 0);
 	in->daemon = -1;
+}
+
+/* Kill whatever of the command is left in its cgroup (a child that
+ * detached: setsid, a double fork) and wait until the kernel says the
+ * cgroup is empty, bounded: 0 when it is (or there is no cgroup), -EBUSY,
+ * said, when not, and then the fence must stay. cgroup.kill (Linux 5.14)
+ * kills the cgroup's processes as one, so none can fork past it; without
+ * it, each pid in cgroup.procs is killed until none is left. */
+static int empty_cgroup(const struct instance *in)
+{
+	char path[PATH_LEN + 32], line[64];
+	int killed = 0;
+	bool empty = false;
+	FILE *f;
+	int fd;
+
+	if (!in->cgroup[0] || access(in->cgroup, F_OK) != 0)
+		return 0;
+	path_fmt(path, sizeof(path), "%s/cgroup.procs", in->cgroup);
+	if ((f = fopen(path, "r")) != NULL) {
+		while (fgets(line, sizeof(line), f) != NULL)
+			killed++;
+		fclose(f);
+	}
+	path_fmt(path, sizeof(path), "%s/cgroup.kill", in->cgroup);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (write(fd, "1", 1) != 1)
+			fprintf(stderr, "dnsfence: exec: %s: %s\n", path,
+				strerror(errno));
+		close(fd);
+	}
+	for (int waited = 0; !empty && waited <= KILL_TIMEOUT_MS;
+	     waited += 20) {
+		path_fmt(path, sizeof(path), "%s/cgroup.events", in->cgroup);
+		if ((f = fopen(path, "r")) == NULL)
+			break;
+		while (fgets(line, sizeof(line), f) != NULL)
+			if (strcmp(line, "populated 0\n") == 0)
+				empty = true;
+		fclose(f);
+		if (empty)
+			break;
+		if (fd < 0) { /* no cgroup.kill: one pid at a time */
+			path_fmt(path, sizeof(path), "%s/cgroup.procs",
+				 in->cgroup);
+			if ((f = fopen(path, "r")) != NULL) {
+				while (fgets(line, sizeof(line), f) != NULL)
+					kill((pid_t)atoi(line), SIGKILL);
+				fclose(f);
+			}
+		}
+		nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
+	}
+	if (killed > 0 && empty)
+		fprintf(stderr,
+			"dnsfence: exec: %d process(es) of the command were "
+			"still running and were killed\n",
+			killed);
+	if (empty)
+		return 0;
+	fprintf(stderr,
+		"dnsfence: exec: cgroup %s still holds processes of the "
+		"command: its fence (rules and sets) stays in place; kill "
+		"them, then run 'dnsfence -c %s teardown' (or any exec, which "
+		"finishes it)\n",
+		in->cgroup, in->conf);
+	return -EBUSY;
 }
 
 /* The instance's rules and sets (its `teardown`), cgroup and directory. */
@@ -726,6 +918,8 @@ static void clean_stale(void)
 			"dnsfence: exec: removing what exec %d left (it was "
 			"killed)\n",
 			pid);
+		if (empty_cgroup(&in) != 0)
+			continue; /* its rules stay while it has processes */
 		stop_stale_daemon(in.dir);
 		teardown(&in);
 	}

@@ -357,6 +357,26 @@ df_tcp_listening() {
 	ip netns exec "$1" ss -Htln "sport = :$2" | grep -q .
 }
 
+# df_front_end_pages: the two sites of a shared front end (a CDN serving
+# names by SNI or Host): $DF_TMP/www/allowed/index.html says
+# allowed-page, $DF_TMP/www/evil/index.html evil-page.
+df_front_end_pages() {
+	mkdir -p "$DF_TMP/www/allowed" "$DF_TMP/www/evil"
+	echo "allowed-page" >"$DF_TMP/www/allowed/index.html"
+	echo "evil-page" >"$DF_TMP/www/evil/index.html"
+}
+
+# df_front_end_cert NAME...: one self-signed certificate for every NAME,
+# $DF_TMP/cert.pem and key.pem (readable by nginx's workers).
+df_front_end_cert() {
+	local san="" n
+	for n in "$@"; do san+="${san:+,}DNS:$n"; done
+	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=$1" \
+		-addext "subjectAltName=$san" \
+		-keyout "$DF_TMP/key.pem" -out "$DF_TMP/cert.pem" 2>/dev/null
+	chmod 0644 "$DF_TMP/key.pem"
+}
+
 # df_start_nginx PORT DIRECTIVE...: nginx in the upstream namespace, its
 # files under $DF_TMP, with each DIRECTIVE (a server block, a certificate)
 # inside http {}; waits until PORT listens there.
@@ -393,6 +413,41 @@ EOF
 # connection to ADDR:PORT.
 df_tcp_connect() {
 	wl timeout "${3:-3}" bash -c 'exec 3<>"/dev/tcp/$1/$2"' _ "$1" "$2" 2>/dev/null
+}
+
+# --- dnsfence exec ------------------------------------------------------------
+
+# df_exec_lab: the lab of the `dnsfence exec` tests: df_setup, a web server
+# on port 80 of every upstream address (198.18.1.11 is never answered, so
+# only an unfenced process reaches it; its log $DF_TMP/listener-80.log),
+# the workload's resolv.conf naming unbound (the namespace works unfenced)
+# and a config allowing www.allowed.test; DF_CGROOT is the cgroup2 mount.
+df_exec_lab() {
+	df_setup
+	df_start_listener 80
+	printf 'nameserver 198.18.0.1\noptions timeout:2 attempts:1\n' >"/etc/netns/$DF_WL/resolv.conf"
+	df_config allow='["www.allowed.test"]'
+	DF_CGROOT="$(findmnt -n -t cgroup2 -o TARGET | head -1)"
+	[ -n "$DF_CGROOT" ] || fail "no cgroup2 mount on this machine"
+}
+
+# df_wl_cg CMD...: CMD in the workload namespace with the cgroup tree at
+# /sys/fs/cgroup (ip netns exec mounts a fresh /sys, without it; a
+# container or a host has it).
+df_wl_cg() {
+	ip netns exec "$DF_WL" sh -c 'mount -t cgroup2 cgroup2 /sys/fs/cgroup && exec "$@"' _ "$@"
+}
+
+# df_served TOKEN: how many requests for /TOKEN... the port-80 server logged.
+df_served() { grep -c "GET /$1" "$DF_TMP/listener-80.log" || true; }
+
+# df_expect_reaches_unfenced UID: UID, unfenced, reaches 198.18.1.11:80,
+# and the server logs the request (the exec attacks' control).
+df_expect_reaches_unfenced() {
+	df_wl_as "$1" curl -s -o /dev/null --max-time 5 "http://198.18.1.11/control-$$" ||
+		fail "control: uid $1 cannot reach 198.18.1.11:80 unfenced"
+	df_poll 30 bash -c "grep -q 'GET /control-$$' '$DF_TMP/listener-80.log'" ||
+		fail "control: the server did not log uid $1's unfenced request"
 }
 
 # --- dnsfence -----------------------------------------------------------------

@@ -13,25 +13,14 @@
 # up; killed with SIGKILL, it leaves its directory, and the next exec
 # removes what it names first.
 source "$(dirname "$0")/lib.sh"
-df_setup
-df_start_listener 80
-printf 'nameserver 198.18.0.1\noptions timeout:2 attempts:1\n' >"/etc/netns/$DF_WL/resolv.conf"
-df_require_bin
-df_config allow='["www.allowed.test"]'
+df_exec_lab
 USER_ID=4242
-cgroot="$(findmnt -n -t cgroup2 -o TARGET | head -1)"
-[ -n "$cgroot" ] || fail "no cgroup2 mount on this machine"
+cgroot="$DF_CGROOT"
 
-# in_wl CMD...: CMD in the workload namespace with the cgroup tree
-# visible (ip netns exec mounts a fresh /sys, without it; a container or
-# a host has it).
-in_wl() {
-	ip netns exec "$DF_WL" sh -c 'mount -t cgroup2 cgroup2 /sys/fs/cgroup && exec "$@"' _ "$@"
-}
 # fexec ARGS...: dnsfence exec in the workload namespace; DF_CMD_RC.
 fexec() {
 	DF_CMD_RC=0
-	in_wl "$DNSFENCE_BIN" -c "$DF_DNSFENCE_CONF" exec \
+	df_wl_cg "$DNSFENCE_BIN" -c "$DF_DNSFENCE_CONF" exec \
 		--user "$USER_ID" -- "$@" >"$DF_TMP/exec.out" 2>"$DF_TMP/exec.err" || DF_CMD_RC=$?
 }
 curl_url() { echo curl -s -o /dev/null --max-time 5 "$1"; }
@@ -80,7 +69,7 @@ ok "exec: the denied name (6) and an unresolved address (7) fail with curl's sta
 # The same uid outside exec, while a fenced command runs. The sleep's
 # operand carries this test's pid, so another run's sleep never matches.
 nap="30.$$"
-in_wl "$DNSFENCE_BIN" -c "$DF_DNSFENCE_CONF" exec --user "$USER_ID" -- sleep "$nap" \
+df_wl_cg "$DNSFENCE_BIN" -c "$DF_DNSFENCE_CONF" exec --user "$USER_ID" -- sleep "$nap" \
 	>"$DF_TMP/exec-bg.out" 2>&1 &
 epid=$!
 DF_PIDS+=("$epid")
@@ -97,7 +86,7 @@ wait "$epid" || st=$?
 nothing_left "after SIGTERM"
 ok "exec stopped with SIGTERM passes it on (143) and cleans up"
 
-in_wl "$DNSFENCE_BIN" -c "$DF_DNSFENCE_CONF" exec --user "$USER_ID" -- sleep "$nap" \
+df_wl_cg "$DNSFENCE_BIN" -c "$DF_DNSFENCE_CONF" exec --user "$USER_ID" -- sleep "$nap" \
 	>"$DF_TMP/exec-bg.out" 2>&1 &
 epid=$!
 DF_PIDS+=("$epid")

@@ -14,9 +14,7 @@ source "$(dirname "$0")/lib.sh"
 WL_UID=4242
 df_setup
 
-mkdir -p "$DF_TMP/www/allowed" "$DF_TMP/www/evil"
-echo "allowed-page" >"$DF_TMP/www/allowed/index.html"
-echo "evil-page" >"$DF_TMP/www/evil/index.html"
+df_front_end_pages
 df_start_nginx 80 \
 	"server { listen 198.18.1.10:80 default_server; server_name www.allowed.test a.b.allowed.test; root $DF_TMP/www/allowed; }" \
 	"server { listen 198.18.1.10:80; server_name evil.test; root $DF_TMP/www/evil; }"

@@ -20,9 +20,7 @@ up sysctl -qw net.ipv4.tcp_fastopen=3
 [ "$(wl sysctl -n net.ipv4.tcp_fastopen)" = 1 ] ||
 	fail "the workload namespace's tcp_fastopen is not the kernel's default 1 (client on)"
 
-mkdir -p "$DF_TMP/www/allowed" "$DF_TMP/www/evil"
-echo "allowed-page" >"$DF_TMP/www/allowed/index.html"
-echo "evil-page" >"$DF_TMP/www/evil/index.html"
+df_front_end_pages
 df_start_nginx 80 \
 	"server { listen 198.18.1.10:80 default_server fastopen=64; server_name www.allowed.test; root $DF_TMP/www/allowed; }" \
 	"server { listen 198.18.1.10:80; server_name evil.test; root $DF_TMP/www/evil; access_log $DF_TMP/evil-access.log; }"

@@ -15,13 +15,8 @@ WL_UID=4242
 df_setup
 
 # The front end: one certificate for both names, one body per name.
-mkdir -p "$DF_TMP/www/allowed" "$DF_TMP/www/evil"
-echo "allowed-page" >"$DF_TMP/www/allowed/index.html"
-echo "evil-page" >"$DF_TMP/www/evil/index.html"
-openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=www.allowed.test \
-	-addext "subjectAltName=DNS:www.allowed.test,DNS:evil.test,DNS:a.b.allowed.test" \
-	-keyout "$DF_TMP/key.pem" -out "$DF_TMP/cert.pem" 2>/dev/null
-chmod 0644 "$DF_TMP/key.pem"
+df_front_end_pages
+df_front_end_cert www.allowed.test evil.test a.b.allowed.test
 df_start_nginx 443 \
 	"ssl_certificate $DF_TMP/cert.pem;" "ssl_certificate_key $DF_TMP/key.pem;" \
 	"server { listen 198.18.1.10:443 ssl http2 default_server; server_name www.allowed.test a.b.allowed.test; root $DF_TMP/www/allowed; }" \
