@@ -56,7 +56,13 @@
  * stream's start belongs to a new connection on the same four-tuple (the
  * kernel chose a fresh ISN), not to the flow the verdict was for. */
 #define RACE_WINDOW (1u << 20)
-#define TEXT_MAX    (TLSHELLO_NAME_MAX + 128)
+/* A flow is queued from its SYN on, and may send its first bytes long
+ * after (a connection opened ahead, then idle): its name counts as
+ * answered with its address while the answer's set entry lives and for
+ * this long after. The name must still be allowed (a reload's removal
+ * ends its links at once). */
+#define ANSWER_GRACE_S 600
+#define TEXT_MAX       (TLSHELLO_NAME_MAX + 128)
 /* The stream kept per flow: a ClientHello in records, or a request head. */
 #define FLOWCHECK_STREAM_MAX                                                   \
 	((TLSHELLO_MAX > HTTPHOST_MAX ? TLSHELLO_MAX : HTTPHOST_MAX) + 4 * 64)
@@ -383,7 +389,11 @@ static bool answered(void *arg, const uint8_t *wire, size_t len,
 	struct flowcheck *fc = arg;
 	const struct prov *p = reload_prov(fc->rl);
 
-	return p != NULL && prov_answered(p, wire, len, dst, monotime_s());
+	uint64_t now = monotime_s();
+
+	return p != NULL &&
+	       prov_answered(p, wire, len, dst,
+			     now > ANSWER_GRACE_S ? now - ANSWER_GRACE_S : 0);
 }
 
 /* The verdict on every held packet, counted and, when refused, logged. */

@@ -443,8 +443,11 @@ static int render_ports(const struct config *cfg, int family, const char *set,
 /* The name check's rules (docs/firewall.md): the verdict a repeated
  * packet carries goes into its flow's connmark; a flow refused is reset
  * on each packet it still sends (the original direction only: the reset
- * our own REJECT sends back travels OUTPUT too); an undecided established
- * flow to a set member on a TLS port goes to the queue. */
+ * our own REJECT sends back travels OUTPUT too); a flow that starts to a
+ * set member on a checked port is marked pending by its SYN, and its
+ * established packets go to the queue until the verdict, also once the
+ * set entry is gone (a flow that stays silent past the entry's timeout
+ * would otherwise meet the established accept unread). */
 static int render_name_check(const struct config *cfg, int family,
 			     const char *set, struct fw_rules *r)
 {
@@ -475,13 +478,19 @@ static int render_name_check(const struct config *cfg, int family,
 	while (!ret && port_list(cfg->http_ports, cfg->n_http_ports,
 				 IPPROTO_TCP, &i, list, sizeof(list)) > 0)
 		ret = render_queue(family, set, list, r);
-	return ret;
+	return ret ? ret
+		   : fw_rules_add(r,
+				  C "-p tcp -m connmark --mark 0x%x/0x%x -m "
+				    "conntrack --ctstate ESTABLISHED --ctdir "
+				    "ORIGINAL -j NFQUEUE --queue-num %d",
+				  FLOW_MARK_PENDING, FLOW_MARK_MASK,
+				  FLOW_QUEUE_NUM);
 }
 
-/* An undecided established flow to a set member on ports list: queued.
- * Before it, a SYN that carries data (TCP Fast Open: an unprivileged
- * sendto with MSG_FASTOPEN once the kernel holds the server's cookie) is
- * dropped: its bytes would reach the server before the check sees a
+/* A new flow to a set member on ports list: marked pending (queued by
+ * the rule after all lists). Before it, a SYN that carries data (TCP Fast Open:
+ * an unprivileged sendto with MSG_FASTOPEN once the kernel holds the server's
+ * cookie) is dropped: its bytes would reach the server before the check sees a
  * packet, since the SYN is NEW. The u32 test reads 4 bytes where the
  * payload starts (IPv4: after the header's IHL and the TCP data offset;
  * IPv6: the TCP header right after the fixed one, as in render_quic), so
@@ -507,10 +516,9 @@ static int render_queue(int family, const char *set, const char *list,
 		   : fw_rules_add(
 			 r,
 			 C "-p tcp -m set --match-set %s dst -m multiport "
-			   "--dports %s -m connmark --mark 0x0/0x%x -m "
-			   "conntrack --ctstate ESTABLISHED --ctdir ORIGINAL "
-			   "-j NFQUEUE --queue-num %d",
-			 set, list, FLOW_MARK_MASK, FLOW_QUEUE_NUM);
+			   "--dports %s -m conntrack --ctstate NEW -j CONNMARK "
+			   "--set-xmark 0x%x/0x%x",
+			 set, list, FLOW_MARK_PENDING, FLOW_MARK_MASK);
 }
 
 /* QUIC (docs/firewall.md): a refused flow is dropped; an undecided one to

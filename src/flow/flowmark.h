@@ -20,5 +20,9 @@
 #define FLOW_MARK_ACCEPT   0x100000u
 #define FLOW_MARK_REJECT   0x200000u
 #define FLOW_MARK_MASK	   0x300000u
+/* A TCP flow to a set member on a checked port, from its SYN on, until
+ * its verdict: its packets go to the queue whatever the set holds later
+ * (an entry may time out before the flow sends its first bytes). */
+#define FLOW_MARK_PENDING 0x300000u
 
 #endif

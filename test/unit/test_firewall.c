@@ -602,32 +602,36 @@ static void name_check_queues_only_undecided_flows(void **state)
 	    "\"off\"}}");
 	char *v4 = fw_render(c, AF_INET), *v6 = fw_render(c, AF_INET6);
 	char *v4off = fw_render(off, AF_INET);
-	const char *want =
-	    C "-m mark --mark 0x100000 -j CONNMARK --set-xmark "
-	      "0x100000/0x300000\n" C "-m mark --mark 0x200000 -j CONNMARK "
-	      "--set-xmark 0x200000/0x300000\n" C
-	      "-p tcp -m connmark --mark 0x200000/0x300000 -m conntrack "
-	      "--ctdir ORIGINAL -j REJECT --reject-with tcp-reset\n" C
-	      "-p tcp -m set --match-set dnsfence4 dst -m multiport --dports "
-	      "443,8443 -m tcp --tcp-flags FIN,SYN,RST,ACK SYN -m u32 --u32 "
-	      "\"0x0>>0x16&0x3c@0xc>>0x1a&0x3c@0x0>>0x18=0x0:0xff\" -j DROP\n" C
-	      "-p tcp -m set --match-set dnsfence4 dst -m multiport --dports "
-	      "443,8443 -m connmark --mark 0x0/0x300000 -m conntrack --ctstate "
-	      "ESTABLISHED --ctdir ORIGINAL -j NFQUEUE --queue-num 4453\n" C
-	      "-p tcp -m set --match-set dnsfence4 dst -m multiport --dports "
-	      "80,8080 -m tcp --tcp-flags FIN,SYN,RST,ACK SYN -m u32 --u32 "
-	      "\"0x0>>0x16&0x3c@0xc>>0x1a&0x3c@0x0>>0x18=0x0:0xff\" -j DROP\n" C
-	      "-p tcp -m set --match-set dnsfence4 dst -m multiport --dports "
-	      "80,8080 -m connmark --mark 0x0/0x300000 -m conntrack --ctstate "
-	      "ESTABLISHED --ctdir ORIGINAL -j NFQUEUE --queue-num 4453\n" C
-	      "-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n";
+	const char *want = C
+	    "-m mark --mark 0x100000 -j CONNMARK --set-xmark "
+	    "0x100000/0x300000\n" C "-m mark --mark 0x200000 -j CONNMARK "
+	    "--set-xmark 0x200000/0x300000\n" C
+	    "-p tcp -m connmark --mark 0x200000/0x300000 -m conntrack "
+	    "--ctdir ORIGINAL -j REJECT --reject-with tcp-reset\n" C
+	    "-p tcp -m set --match-set dnsfence4 dst -m multiport --dports "
+	    "443,8443 -m tcp --tcp-flags FIN,SYN,RST,ACK SYN -m u32 --u32 "
+	    "\"0x0>>0x16&0x3c@0xc>>0x1a&0x3c@0x0>>0x18=0x0:0xff\" -j DROP\n" C
+	    "-p tcp -m set --match-set dnsfence4 dst -m multiport --dports "
+	    "443,8443 -m conntrack --ctstate NEW -j CONNMARK --set-xmark "
+	    "0x300000/0x300000\n" C
+	    "-p tcp -m set --match-set dnsfence4 dst -m multiport --dports "
+	    "80,8080 -m tcp --tcp-flags FIN,SYN,RST,ACK SYN -m u32 --u32 "
+	    "\"0x0>>0x16&0x3c@0xc>>0x1a&0x3c@0x0>>0x18=0x0:0xff\" -j DROP\n" C
+	    "-p tcp -m set --match-set dnsfence4 dst -m multiport --dports "
+	    "80,8080 -m conntrack --ctstate NEW -j CONNMARK --set-xmark "
+	    "0x300000/0x300000\n" C
+	    "-p tcp -m connmark --mark 0x300000/0x300000 -m conntrack "
+	    "--ctstate ESTABLISHED --ctdir ORIGINAL -j NFQUEUE --queue-num "
+	    "4453\n" C "-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n";
 
 	(void)state;
 	assert_non_null(v4);
 	assert_non_null(v6);
 	assert_non_null(strstr(v4, want));
-	assert_non_null(strstr(v6, "--match-set dnsfence6 dst -m multiport "
-				   "--dports 443,8443 -m connmark"));
+	assert_non_null(strstr(v6,
+			       "--match-set dnsfence6 dst -m multiport "
+			       "--dports 443,8443 -m conntrack --ctstate NEW "
+			       "-j CONNMARK"));
 	assert_non_null(strstr(v6, "--dports 443,8443 -m tcp --tcp-flags "
 				   "FIN,SYN,RST,ACK SYN -m u32 --u32 "
 				   "\"0x34>>0x1a&0x3c@0x28>>0x18=0x0:0xff\" "
