@@ -175,22 +175,6 @@ df_init_noroot() {
 	trap df_cleanup EXIT
 	trap 'exit 130' INT
 	trap 'exit 143' TERM
-	df_drop_stale
-}
-
-# df_drop_stale: namespaces named for this shell's pid are a dead run's
-# (killed before its EXIT trap ran, its pid now ours): no live test can
-# hold them, and `ip netns add` would fail on the name.
-df_drop_stale() {
-	local ns p
-	for ns in $(ip netns list | awk -v pre="df$$-" 'index($1, pre) == 1 {print $1}'); do
-		for p in $(ip netns pids "$ns" 2>/dev/null); do
-			kill -9 "$p" 2>/dev/null || true
-		done
-		ip netns del "$ns" 2>/dev/null || true
-		rm -rf "/etc/netns/$ns"
-		echo "note: removed $ns, left by a dead run with this pid" >&2
-	done
 }
 
 # df_init: root check, temp dir and the clean-up trap. Every test calls it
