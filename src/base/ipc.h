@@ -86,8 +86,8 @@ struct ipc_msg {
 	enum ipc_type type;
 	uint32_t id;
 	uint16_t count;
-	int32_t status;	      /* IPC_ADD_DONE, IPC_SOCKET_DONE */
-	int family, socktype; /* IPC_SOCKET */
+	int32_t status;		/* IPC_ADD_DONE, IPC_SOCKET_DONE */
+	int family, socktype;	/* IPC_SOCKET */
 	uint32_t verdict, mark; /* IPC_VERDICT */
 	struct ipc_addr addrs[IPC_ADD_MAX];
 };
