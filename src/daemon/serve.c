@@ -153,6 +153,8 @@ static void gate_line(struct daemon *d, const char *line);
 static void gate_done(struct daemon *d);
 static void gate_close(struct gate *g);
 static void close_parts(struct daemon *d);
+static void say_mode(const struct config *cfg);
+static bool channels_broken(const struct daemon *d);
 
 static void on_signal(evutil_socket_t sig, short what, void *arg)
 {
@@ -995,6 +997,38 @@ static int open_parent(struct daemon *d)
 	return 0;
 }
 
+/* The mode's warning, once at start: what the workload is not protected
+ * from. Enforce says nothing. */
+static void say_mode(const struct config *cfg)
+{
+	if (cfg->mode == CONFIG_MODE_OFF)
+		log_warn("main",
+			 "mode is \"off\": NO FENCE. Every name is forwarded "
+			 "and nothing is put in the sets; the workload is "
+			 "not protected");
+	else if (config_audit_dns_open(cfg))
+		log_warn("main",
+			 "mode is \"audit\": NOTHING IS BLOCKED. Names not on "
+			 "the allowlist are FORWARDED upstream (DNS can carry "
+			 "data out) and logged as \"would deny\"; every flow "
+			 "the fence would block is let through and logged as "
+			 "\"would block\". \"audit_denied\": \"local\" keeps "
+			 "denied names local");
+	else if (cfg->mode == CONFIG_MODE_AUDIT)
+		log_warn("main",
+			 "mode is \"audit\" (audit_denied \"local\"): flows "
+			 "are NOT BLOCKED, only logged as \"would block\"; "
+			 "names not on the allowlist are answered locally and "
+			 "DNS to other resolvers is rejected, as in enforce");
+}
+
+/* A channel to the DNS process refused a frame or closed. */
+static bool channels_broken(const struct daemon *d)
+{
+	return setwriter_failed(d->sw) || setwriter_failed(d->skw) ||
+	       link_failed(d->link);
+}
+
 int serve_run(const struct config *cfg, const char *path, uid_t uid, gid_t gid)
 {
 	struct daemon d = {.cfg = cfg,
@@ -1016,25 +1050,7 @@ int serve_run(const struct config *cfg, const char *path, uid_t uid, gid_t gid)
 	 * the loop frees, so what an old policy gives back is reused and
 	 * trimmed (reload.c) instead of stranded in a thread's own arena. */
 	(void)mallopt(M_ARENA_MAX, 1);
-	if (cfg->mode == CONFIG_MODE_OFF)
-		log_warn("main",
-			 "mode is \"off\": NO FENCE. Every name is forwarded "
-			 "and nothing is put in the sets; the workload is "
-			 "not protected");
-	else if (config_audit_dns_open(cfg))
-		log_warn("main",
-			 "mode is \"audit\": NOTHING IS BLOCKED. Names not on "
-			 "the allowlist are FORWARDED upstream (DNS can carry "
-			 "data out) and logged as \"would deny\"; every flow "
-			 "the fence would block is let through and logged as "
-			 "\"would block\". \"audit_denied\": \"local\" keeps "
-			 "denied names local");
-	else if (cfg->mode == CONFIG_MODE_AUDIT)
-		log_warn("main",
-			 "mode is \"audit\" (audit_denied \"local\"): flows "
-			 "are NOT BLOCKED, only logged as \"would block\"; "
-			 "names not on the allowlist are answered locally and "
-			 "DNS to other resolvers is rejected, as in enforce");
+	say_mode(cfg);
 	if (privs_preflight(uid, binds_low_port(cfg), err, sizeof(err)) != 0) {
 		log_err("privs", "cannot serve: %s", err);
 		rc = -EPERM;
@@ -1073,15 +1089,12 @@ int serve_run(const struct config *cfg, const char *path, uid_t uid, gid_t gid)
 		goto out;
 	rc = -EIO;
 	if (event_base_dispatch(d.base) == 0 && !split_ended(d.split, &st) &&
-	    (setwriter_failed(d.sw) || setwriter_failed(d.skw) ||
-	     link_failed(d.link)) &&
-	    !split_wait(d.split, 1000))
+	    channels_broken(&d) && !split_wait(d.split, 1000))
 		log_err("split",
 			"the DNS process (pid %d) broke its channels: stopping "
 			"it; the fence stays in place",
 			(int)split_pid(d.split));
-	if (guard_failed(d.guard) || setwriter_failed(d.sw) ||
-	    setwriter_failed(d.skw) || link_failed(d.link))
+	if (guard_failed(d.guard) || channels_broken(&d))
 		goto out;
 	if (split_ended(d.split, &st))
 		goto out; /* said by split.c */
