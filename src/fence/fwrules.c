@@ -335,23 +335,25 @@ static int render_icmp6(struct fw_rules *r)
  * and a query sent there straight carries no port 53 at all. */
 static int render_dns(const struct config *cfg, int family, struct fw_rules *r)
 {
-	static const char *const matches[] = {
-	    "-p udp -m conntrack --ctorigdstport 53 ",
-	    "-p tcp -m conntrack --ctorigdstport 53 ",
-	    "-d " DOCKER_RESOLVER "/32 -p tcp ",
-	    "-d " DOCKER_RESOLVER "/32 ",
+	static const struct {
+		const char *match;
+		bool tcp; /* refused with a reset */
+	} matches[] = {
+	    {"-p udp -m conntrack --ctorigdstport 53 ", false},
+	    {"-p tcp -m conntrack --ctorigdstport 53 ", true},
+	    {"-d " DOCKER_RESOLVER "/32 -p tcp ", true},
+	    {"-d " DOCKER_RESOLVER "/32 ", false},
 	};
 	size_t n = family == AF_INET ? 4 : 2;
 	int ret;
 
 	for (size_t m = 0; m < n; m++) {
 		if (config_audit_dns_open(cfg))
-			ret = log_then_accept(r, matches[m]);
+			ret = log_then_accept(r, matches[m].match);
 		else
-			ret = log_then_reject(r, matches[m], "dnsfence-dns",
-					      strstr(matches[m], "-p tcp")
-						  ? "tcp-reset"
-						  : reject_with(family));
+			ret = log_then_reject(
+			    r, matches[m].match, "dnsfence-dns",
+			    matches[m].tcp ? "tcp-reset" : reject_with(family));
 		if (ret)
 			return ret;
 	}
