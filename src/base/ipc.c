@@ -24,6 +24,8 @@ static bool socket_fits(int family, int socktype);
 static bool link_count_fits(enum ipc_type type, uint16_t count);
 static int read_addr(const uint8_t *p, enum ipc_type type, struct ipc_addr *out,
 		     const char **why);
+static int decode_addrs(const uint8_t *buf, size_t len, enum ipc_type type,
+			uint16_t count, struct ipc_msg *out, const char **why);
 
 static void put16(uint8_t *p, uint16_t v)
 {
@@ -191,6 +193,27 @@ static int read_addr(const uint8_t *p, enum ipc_type type, struct ipc_addr *out,
 	return 0;
 }
 
+/* The addresses of an add, del or shorten frame: count of them, each
+ * IPC_ADDR_SIZE bytes, filling the frame exactly. */
+static int decode_addrs(const uint8_t *buf, size_t len, enum ipc_type type,
+			uint16_t count, struct ipc_msg *out, const char **why)
+{
+	if (count == 0 || count > IPC_ADD_MAX) {
+		*why = "address count out of range";
+		return -EINVAL;
+	}
+	if (len != IPC_HDR_SIZE + (size_t)count * IPC_ADDR_SIZE) {
+		*why = "frame size does not match its count";
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < count; i++) {
+		if (read_addr(buf + IPC_HDR_SIZE + i * IPC_ADDR_SIZE, type,
+			      &out->addrs[i], why) != 0)
+			return -EINVAL;
+	}
+	return 0;
+}
+
 int ipc_decode(const uint8_t *buf, size_t len, struct ipc_msg *out,
 	       const char **why)
 {
@@ -213,20 +236,9 @@ int ipc_decode(const uint8_t *buf, size_t len, struct ipc_msg *out,
 	case IPC_ADD:
 	case IPC_DEL:
 	case IPC_SHORTEN:
-		if (count == 0 || count > IPC_ADD_MAX) {
-			*why = "address count out of range";
+		if (decode_addrs(buf, len, (enum ipc_type)type, count, out,
+				 why) != 0)
 			return -EINVAL;
-		}
-		if (len != IPC_HDR_SIZE + (size_t)count * IPC_ADDR_SIZE) {
-			*why = "frame size does not match its count";
-			return -EINVAL;
-		}
-		for (size_t i = 0; i < count; i++) {
-			if (read_addr(buf + IPC_HDR_SIZE + i * IPC_ADDR_SIZE,
-				      (enum ipc_type)type, &out->addrs[i],
-				      why) != 0)
-				return -EINVAL;
-		}
 		break;
 	case IPC_ADD_DONE:
 	case IPC_SOCKET_DONE:
