@@ -200,6 +200,61 @@ static void test_descriptor_passing(void **state)
 	close(p[1]);
 }
 
+/* Frames sent together (ipc_send_many) are received together
+ * (ipc_inbox_recv), each whole and in order, each read as ipc_recv reads
+ * one: a longer frame than the inbox holds by its true length, a
+ * descriptor given to the one frame that carried it, two refused, and a
+ * closed channel as a frame of length 0. */
+static void test_many_frames(void **state)
+{
+	uint8_t a[IPC_HDR_SIZE + 4], b[IPC_HDR_SIZE + 4], big[64];
+	uint8_t *frames[3] = {a, b, big};
+	size_t lens[3] = {sizeof(a), sizeof(b), sizeof(big)};
+	struct ipc_inbox *in = ipc_inbox_new(sizeof(a) + 1);
+	const uint8_t *data;
+	struct ipc_msg m;
+	const char *why = "";
+	int sv[2], p[2], fd = -1;
+
+	(void)state;
+	assert_non_null(in);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(ipc_encode_done(a, sizeof(a), IPC_ADD_DONE, 7, 0),
+			 sizeof(a));
+	assert_int_equal(
+	    ipc_encode_done(b, sizeof(b), IPC_ADD_DONE, 8, -ENOENT), sizeof(b));
+	memset(big, 0, sizeof(big));
+	assert_int_equal(ipc_send_many(sv[0], frames, lens, 3), 3);
+	assert_int_equal(ipc_send(sv[0], a, sizeof(a), p[1]), 0);
+	assert_int_equal(ipc_inbox_recv(in, sv[1], MSG_DONTWAIT), 4);
+	assert_int_equal(ipc_inbox_frame(in, 0, &data, &fd), sizeof(a));
+	assert_int_equal(ipc_decode(data, sizeof(a), &m, &why), 0);
+	assert_int_equal(m.id, 7);
+	assert_int_equal(fd, -1);
+	assert_int_equal(ipc_inbox_frame(in, 1, &data, &fd), sizeof(b));
+	assert_int_equal(ipc_decode(data, sizeof(b), &m, &why), 0);
+	assert_int_equal(m.id, 8);
+	assert_int_equal(m.status, -ENOENT);
+	/* longer than the inbox's room: its true size */
+	assert_int_equal(ipc_inbox_frame(in, 2, &data, &fd), sizeof(big));
+	assert_int_equal(ipc_inbox_frame(in, 3, &data, &fd), sizeof(a));
+	assert_true(fd >= 0 && fd != p[1]);
+	close(fd);
+	/* a frame is taken once; nothing more waits */
+	assert_int_equal(ipc_inbox_frame(in, 3, &data, &fd), -EINVAL);
+	assert_int_equal(ipc_inbox_recv(in, sv[1], MSG_DONTWAIT), -EAGAIN);
+	close(sv[0]);
+	assert_true(ipc_inbox_recv(in, sv[1], MSG_DONTWAIT) >= 1);
+	assert_int_equal(ipc_inbox_frame(in, 0, &data, &fd), 0);
+	/* none sent on a closed channel */
+	assert_true(ipc_send_many(sv[1], frames, lens, 1) < 0);
+	ipc_inbox_free(in);
+	close(sv[1]);
+	close(p[0]);
+	close(p[1]);
+}
+
 /* Each bad frame: refused, with the reason expected. */
 static void refused(const uint8_t *buf, size_t len, const char *reason)
 {
@@ -328,6 +383,7 @@ int main(void)
 	    cmocka_unit_test(test_done_round_trip),
 	    cmocka_unit_test(test_socket_round_trip),
 	    cmocka_unit_test(test_descriptor_passing),
+	    cmocka_unit_test(test_many_frames),
 	    cmocka_unit_test(test_encode_bounds),
 	    cmocka_unit_test(test_bad_frames_refused),
 	    cmocka_unit_test(test_link_frames),
