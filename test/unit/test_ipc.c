@@ -200,6 +200,29 @@ static void test_descriptor_passing(void **state)
 	close(p[1]);
 }
 
+/* One frame carrying both ends of the pipe p. */
+static void send_two_fds(int chan, uint8_t *frame, size_t len, const int p[2])
+{
+	union {
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = {.iov_base = frame, .iov_len = len};
+	struct msghdr mh = {.msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = ctl.buf,
+			    .msg_controllen = sizeof(ctl.buf)};
+	struct cmsghdr *c;
+
+	memset(&ctl, 0, sizeof(ctl));
+	c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(2 * sizeof(int));
+	memcpy(CMSG_DATA(c), p, 2 * sizeof(int));
+	assert_int_equal(sendmsg(chan, &mh, 0), (ssize_t)len);
+}
+
 /* Frames sent together (ipc_send_many) are received together
  * (ipc_inbox_recv), each whole and in order, each read as ipc_recv reads
  * one: a longer frame than the inbox holds by its true length, a
@@ -244,6 +267,11 @@ static void test_many_frames(void **state)
 	/* a frame is taken once; nothing more waits */
 	assert_int_equal(ipc_inbox_frame(in, 3, &data, &fd), -EINVAL);
 	assert_int_equal(ipc_inbox_recv(in, sv[1], MSG_DONTWAIT), -EAGAIN);
+	/* two descriptors on one frame: refused, both closed */
+	send_two_fds(sv[0], a, sizeof(a), p);
+	assert_int_equal(ipc_inbox_recv(in, sv[1], MSG_DONTWAIT), 1);
+	assert_int_equal(ipc_inbox_frame(in, 0, &data, &fd), -EBADMSG);
+	assert_int_equal(fd, -1);
 	close(sv[0]);
 	assert_true(ipc_inbox_recv(in, sv[1], MSG_DONTWAIT) >= 1);
 	assert_int_equal(ipc_inbox_frame(in, 0, &data, &fd), 0);
