@@ -149,57 +149,6 @@ static void test_socket_round_trip(void **state)
 			 -EINVAL);
 }
 
-/* A frame carries at most one descriptor; the receiver gets it, or
- * refuses a frame with two and closes both. */
-static void test_descriptor_passing(void **state)
-{
-	uint8_t frame[IPC_HDR_SIZE + 4], buf[IPC_FRAME_MAX + 1];
-	int sv[2], p[2], fd = -1;
-	int len = ipc_encode_done(frame, sizeof(frame), IPC_SOCKET_DONE, 1, 0);
-	union {
-		char buf[CMSG_SPACE(2 * sizeof(int))];
-		struct cmsghdr align;
-	} ctl;
-	struct iovec iov = {.iov_base = frame, .iov_len = (size_t)len};
-	struct msghdr mh = {.msg_iov = &iov,
-			    .msg_iovlen = 1,
-			    .msg_control = ctl.buf,
-			    .msg_controllen = sizeof(ctl.buf)};
-	struct cmsghdr *c;
-
-	(void)state;
-	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
-	assert_int_equal(pipe(p), 0);
-	assert_int_equal(ipc_send(sv[0], frame, (size_t)len, p[1]), 0);
-	assert_int_equal(ipc_recv(sv[1], buf, sizeof(buf), 0, &fd), len);
-	assert_true(fd >= 0 && fd != p[1]);
-	assert_int_equal(write(fd, "x", 1), 1);
-	assert_int_equal(read(p[0], buf, 1), 1);
-	close(fd);
-	/* no descriptor */
-	assert_int_equal(ipc_send(sv[0], frame, (size_t)len, -1), 0);
-	assert_int_equal(ipc_recv(sv[1], buf, sizeof(buf), 0, &fd), len);
-	assert_int_equal(fd, -1);
-	/* two: refused */
-	memset(&ctl, 0, sizeof(ctl));
-	c = CMSG_FIRSTHDR(&mh);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(2 * sizeof(int));
-	memcpy(CMSG_DATA(c), p, 2 * sizeof(int));
-	assert_int_equal(sendmsg(sv[0], &mh, 0), len);
-	assert_int_equal(ipc_recv(sv[1], buf, sizeof(buf), 0, &fd), -EBADMSG);
-	assert_int_equal(fd, -1);
-	/* a closed channel */
-	close(sv[0]);
-	assert_int_equal(ipc_recv(sv[1], buf, sizeof(buf), 0, &fd), 0);
-	assert_int_equal(ipc_request_socket(sv[1], 1, AF_INET, SOCK_DGRAM),
-			 -EPIPE);
-	close(sv[1]);
-	close(p[0]);
-	close(p[1]);
-}
-
 /* One frame carrying both ends of the pipe p. */
 static void send_two_fds(int chan, uint8_t *frame, size_t len, const int p[2])
 {
@@ -221,6 +170,41 @@ static void send_two_fds(int chan, uint8_t *frame, size_t len, const int p[2])
 	c->cmsg_len = CMSG_LEN(2 * sizeof(int));
 	memcpy(CMSG_DATA(c), p, 2 * sizeof(int));
 	assert_int_equal(sendmsg(chan, &mh, 0), (ssize_t)len);
+}
+
+/* A frame carries at most one descriptor; the receiver gets it, or
+ * refuses a frame with two and closes both. */
+static void test_descriptor_passing(void **state)
+{
+	uint8_t frame[IPC_HDR_SIZE + 4], buf[IPC_FRAME_MAX + 1];
+	int sv[2], p[2], fd = -1;
+	int len = ipc_encode_done(frame, sizeof(frame), IPC_SOCKET_DONE, 1, 0);
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(ipc_send(sv[0], frame, (size_t)len, p[1]), 0);
+	assert_int_equal(ipc_recv(sv[1], buf, sizeof(buf), 0, &fd), len);
+	assert_true(fd >= 0 && fd != p[1]);
+	assert_int_equal(write(fd, "x", 1), 1);
+	assert_int_equal(read(p[0], buf, 1), 1);
+	close(fd);
+	/* no descriptor */
+	assert_int_equal(ipc_send(sv[0], frame, (size_t)len, -1), 0);
+	assert_int_equal(ipc_recv(sv[1], buf, sizeof(buf), 0, &fd), len);
+	assert_int_equal(fd, -1);
+	/* two: refused */
+	send_two_fds(sv[0], frame, (size_t)len, p);
+	assert_int_equal(ipc_recv(sv[1], buf, sizeof(buf), 0, &fd), -EBADMSG);
+	assert_int_equal(fd, -1);
+	/* a closed channel */
+	close(sv[0]);
+	assert_int_equal(ipc_recv(sv[1], buf, sizeof(buf), 0, &fd), 0);
+	assert_int_equal(ipc_request_socket(sv[1], 1, AF_INET, SOCK_DGRAM),
+			 -EPIPE);
+	close(sv[1]);
+	close(p[0]);
+	close(p[1]);
 }
 
 /* Frames sent together (ipc_send_many) are received together
