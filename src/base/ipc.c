@@ -316,29 +316,25 @@ int ipc_send(int chan, const uint8_t *frame, size_t len, int fd)
 	return (size_t)n == len ? 0 : -EMSGSIZE;
 }
 
-ssize_t ipc_recv(int chan, uint8_t *buf, size_t cap, int flags, int *fd)
+/* The control space a received frame may fill: one descriptor is
+ * allowed, a few more are room to see (and close) what a broken peer
+ * sent. */
+union ipc_ctl {
+	char buf[CMSG_SPACE(sizeof(int) * 4)];
+	struct cmsghdr align;
+};
+
+/* The descriptors a received message carried: 0 and its one descriptor
+ * (or none) in *fd; -EBADMSG, every one closed, for more than one, a
+ * control message of another kind or cut control data. */
+static int take_fds(struct msghdr *mh, int *fd)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * 4)];
-		struct cmsghdr align;
-	} ctl;
-	struct iovec iov = {.iov_base = buf, .iov_len = cap};
-	struct msghdr mh = {.msg_iov = &iov,
-			    .msg_iovlen = 1,
-			    .msg_control = ctl.buf,
-			    .msg_controllen = sizeof(ctl.buf)};
 	struct cmsghdr *c;
 	size_t nfd = 0;
 	bool bad = false;
-	ssize_t n;
 
 	*fd = -1;
-	do
-		n = recvmsg(chan, &mh, flags | MSG_TRUNC | MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -errno;
-	for (c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c)) {
+	for (c = CMSG_FIRSTHDR(mh); c != NULL; c = CMSG_NXTHDR(mh, c)) {
 		size_t k;
 
 		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) {
@@ -357,13 +353,142 @@ ssize_t ipc_recv(int chan, uint8_t *buf, size_t cap, int flags, int *fd)
 				close(got);
 		}
 	}
-	if (bad || nfd > 1 || (mh.msg_flags & MSG_CTRUNC)) {
+	if (bad || nfd > 1 || (mh->msg_flags & MSG_CTRUNC)) {
 		if (*fd >= 0)
 			close(*fd);
 		*fd = -1;
 		return -EBADMSG;
 	}
+	return 0;
+}
+
+ssize_t ipc_recv(int chan, uint8_t *buf, size_t cap, int flags, int *fd)
+{
+	union ipc_ctl ctl;
+	struct iovec iov = {.iov_base = buf, .iov_len = cap};
+	struct msghdr mh = {.msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = ctl.buf,
+			    .msg_controllen = sizeof(ctl.buf)};
+	ssize_t n;
+
+	*fd = -1;
+	do
+		n = recvmsg(chan, &mh, flags | MSG_TRUNC | MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if (take_fds(&mh, fd) != 0)
+		return -EBADMSG;
 	return n;
+}
+
+int ipc_send_many(int chan, uint8_t *const *frames, const size_t *lens,
+		  size_t n)
+{
+	struct mmsghdr msgs[IPC_INBOX_FRAMES];
+	struct iovec iov[IPC_INBOX_FRAMES];
+	int sent, whole = 0;
+
+	if (n > IPC_INBOX_FRAMES)
+		n = IPC_INBOX_FRAMES;
+	for (size_t i = 0; i < n; i++) {
+		iov[i].iov_base = frames[i];
+		iov[i].iov_len = lens[i];
+		memset(&msgs[i], 0, sizeof(msgs[i]));
+		msgs[i].msg_hdr.msg_iov = &iov[i];
+		msgs[i].msg_hdr.msg_iovlen = 1;
+	}
+	do
+		sent = sendmmsg(chan, msgs, (unsigned)n, MSG_NOSIGNAL);
+	while (sent < 0 && errno == EINTR);
+	if (sent < 0)
+		return -errno;
+	while (whole < sent && msgs[whole].msg_len == lens[whole])
+		whole++;
+	return whole > 0 || sent == 0 ? whole : -EMSGSIZE;
+}
+
+struct ipc_inbox {
+	size_t cap;
+	int n;
+	struct mmsghdr msgs[IPC_INBOX_FRAMES];
+	struct iovec iov[IPC_INBOX_FRAMES];
+	union ipc_ctl ctl[IPC_INBOX_FRAMES];
+	bool fds_taken[IPC_INBOX_FRAMES];
+	uint8_t bytes[];
+};
+
+struct ipc_inbox *ipc_inbox_new(size_t cap)
+{
+	struct ipc_inbox *in;
+
+	if (cap == 0 || cap > SIZE_MAX / IPC_INBOX_FRAMES - sizeof(*in))
+		return NULL;
+	in = calloc(1, sizeof(*in) + cap * IPC_INBOX_FRAMES);
+	if (in == NULL)
+		return NULL;
+	in->cap = cap;
+	for (size_t i = 0; i < IPC_INBOX_FRAMES; i++) {
+		in->iov[i].iov_base = in->bytes + i * cap;
+		in->iov[i].iov_len = cap;
+		in->msgs[i].msg_hdr.msg_iov = &in->iov[i];
+		in->msgs[i].msg_hdr.msg_iovlen = 1;
+		in->msgs[i].msg_hdr.msg_control = in->ctl[i].buf;
+	}
+	return in;
+}
+
+/* Descriptors of frames the caller never took are closed. */
+void ipc_inbox_free(struct ipc_inbox *in)
+{
+	int fd;
+
+	if (in == NULL)
+		return;
+	for (int i = 0; i < in->n; i++)
+		if (!in->fds_taken[i] &&
+		    take_fds(&in->msgs[i].msg_hdr, &fd) == 0 && fd >= 0)
+			close(fd);
+	free(in);
+}
+
+int ipc_inbox_recv(struct ipc_inbox *in, int chan, int flags)
+{
+	int fd, n;
+
+	/* what the last batch's caller left (a stop) is closed */
+	for (int i = 0; i < in->n; i++)
+		if (!in->fds_taken[i] &&
+		    take_fds(&in->msgs[i].msg_hdr, &fd) == 0 && fd >= 0)
+			close(fd);
+	in->n = 0;
+	/* recvmmsg writes back each length, flags and control length */
+	for (size_t i = 0; i < IPC_INBOX_FRAMES; i++) {
+		in->msgs[i].msg_hdr.msg_controllen = sizeof(in->ctl[i].buf);
+		in->fds_taken[i] = false;
+	}
+	do
+		n = recvmmsg(chan, in->msgs, IPC_INBOX_FRAMES,
+			     flags | MSG_TRUNC | MSG_CMSG_CLOEXEC, NULL);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	in->n = n;
+	return n;
+}
+
+ssize_t ipc_inbox_frame(struct ipc_inbox *in, size_t i, const uint8_t **data,
+			int *fd)
+{
+	*fd = -1;
+	*data = in->bytes + i * in->cap;
+	if (i >= (size_t)in->n || in->fds_taken[i])
+		return -EINVAL;
+	in->fds_taken[i] = true;
+	if (take_fds(&in->msgs[i].msg_hdr, fd) != 0)
+		return -EBADMSG;
+	return (ssize_t)in->msgs[i].msg_len;
 }
 
 int ipc_request_socket(int chan, uint32_t id, int family, int socktype)

@@ -126,6 +126,32 @@ int ipc_send(int chan, const uint8_t *frame, size_t len, int fd);
  * or cut control data, is -EBADMSG (every descriptor it carried closed);
  * a closed channel 0; else -errno. */
 ssize_t ipc_recv(int chan, uint8_t *buf, size_t cap, int flags, int *fd);
+/* Send n frames (frames[i] of lens[i] bytes, no descriptors) in one
+ * sendmmsg: how many went out whole (a frame cut short ends the count),
+ * or -errno when none did (-EAGAIN: the channel is full). */
+int ipc_send_many(int chan, uint8_t *const *frames, const size_t *lens,
+		  size_t n);
+
+/* Up to IPC_INBOX_FRAMES frames received in one recvmmsg, each read as
+ * ipc_recv reads one. */
+#define IPC_INBOX_FRAMES 64
+struct ipc_inbox;
+/* Room for IPC_INBOX_FRAMES frames of up to cap bytes each (a longer one
+ * is seen by its true length and refused by the caller); NULL on no
+ * memory. */
+struct ipc_inbox *ipc_inbox_new(size_t cap);
+void ipc_inbox_free(struct ipc_inbox *in);
+/* Receive what is waiting on chan (flags as recvmsg's, MSG_TRUNC and
+ * MSG_CMSG_CLOEXEC added): the number of frames (a closed channel is one
+ * frame of length 0, as ipc_recv says 0), or -errno when none came. */
+int ipc_inbox_recv(struct ipc_inbox *in, int chan, int flags);
+/* Frame i of the last ipc_inbox_recv: its true length (more than cap
+ * when it was longer; 0: the channel closed), *data its bytes and *fd its
+ * one descriptor or -1; -EBADMSG as ipc_recv's (every descriptor closed).
+ * Take each frame's descriptor once: the inbox forgets it. */
+ssize_t ipc_inbox_frame(struct ipc_inbox *in, size_t i, const uint8_t **data,
+			int *fd);
+
 /* The DNS process's blocking request for an upstream socket on its own
  * socket channel (nothing else is sent on it, so the next frame is the
  * answer): the descriptor, or -errno (the parent's status; -EPROTO for an

@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* setwriter: reading the DNS process's requests (see setwriter.h).
  *
- * One read event; each wake-up takes at most SETWRITER_BURST frames. A
+ * One read event; each wake-up takes what is waiting, in recvmmsg calls
+ * of up to IPC_INBOX_FRAMES frames, at most SETWRITER_ROUNDS of them. A
  * frame is read with MSG_TRUNC, so its true size is known even when it is
  * longer than the buffer: an oversized one is refused, never cut to a
  * valid prefix. Each accepted request becomes one sets_add,
- * sets_del or sets_shorten whose done sends the IPC_ADD_DONE; requests live in
- * one list so that setwriter_free releases what the kernel never answered.
- * Nothing here retries: a send that fails (the peer does not read, or is gone)
- * stops the loop like a bad frame does. */
+ * sets_del or sets_shorten whose done queues the IPC_ADD_DONE; the
+ * answers queued in one loop iteration go out in one sendmmsg (an event
+ * made active by the first), so a burst of requests costs the DNS process
+ * one wake-up and one read. Requests live in one list so that
+ * setwriter_free releases what the kernel never answered. Nothing here
+ * retries: a send that fails (the peer does not read, or is gone) stops
+ * the loop like a bad frame does. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -25,8 +29,9 @@
 #include "resolve/admit.h"
 #include "sets/sets.h"
 
-#define SYS		"setwriter"
-#define SETWRITER_BURST 64
+#define SYS		 "setwriter"
+#define SETWRITER_ROUNDS 4 /* recvmmsg calls per wake-up */
+#define DONE_SIZE	 (IPC_HDR_SIZE + 4)
 
 struct request {
 	struct setwriter *w;
@@ -44,15 +49,22 @@ struct setwriter {
 	size_t n_reqs;
 	bool failed;
 	struct ipc_msg msg;
-	uint8_t buf[IPC_FRAME_MAX + 1];
+	struct ipc_inbox *inbox;
+	/* answers waiting for the end of the loop iteration */
+	struct event *answer_ev;
+	size_t n_answers;
+	uint8_t answers[IPC_INBOX_FRAMES][DONE_SIZE];
 };
 
 static void on_read(evutil_socket_t fd, short what, void *arg);
-static int take(struct setwriter *w, size_t len);
+static int take_frame(struct setwriter *w, size_t i);
+static int take(struct setwriter *w, const uint8_t *frame, size_t len);
 static int submit(struct setwriter *w, struct request *r);
 static int submit_shorten(struct setwriter *w, struct request *r);
 static void on_done(void *arg, int status);
 static int reply(struct setwriter *w, uint32_t id, int status);
+static int send_answers(struct setwriter *w);
+static void on_answers(evutil_socket_t fd, short what, void *arg);
 static int give_socket(struct setwriter *w);
 static void stop(struct setwriter *w, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -115,13 +127,20 @@ struct setwriter *setwriter_new(struct event_base *base, int fd,
 	w->fd = fd;
 	w->cfg = cfg;
 	w->sets = sets;
+	w->inbox = ipc_inbox_new(IPC_FRAME_MAX + 1);
+	w->answer_ev = event_new(base, -1, 0, on_answers, w);
 	w->ev = event_new(base, fd, EV_READ | EV_PERSIST, on_read, w);
-	if (w->ev == NULL || event_add(w->ev, NULL) != 0)
+	if (w->inbox == NULL || w->answer_ev == NULL || w->ev == NULL ||
+	    event_add(w->ev, NULL) != 0)
 		goto fail;
 	return w;
 fail:
 	if (w != NULL && w->ev != NULL)
 		event_free(w->ev);
+	if (w != NULL && w->answer_ev != NULL)
+		event_free(w->answer_ev);
+	if (w != NULL)
+		ipc_inbox_free(w->inbox);
 	free(w);
 	close(fd);
 	return NULL;
@@ -148,6 +167,8 @@ void setwriter_free(struct setwriter *w)
 		free(r);
 	}
 	event_free(w->ev);
+	event_free(w->answer_ev);
+	ipc_inbox_free(w->inbox);
 	close(w->fd);
 	free(w);
 }
@@ -157,49 +178,65 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 	struct setwriter *w = arg;
 
 	(void)what;
-	for (int i = 0; i < SETWRITER_BURST && !w->failed; i++) {
-		int passed = -1;
-		/* MSG_TRUNC: n is the frame's own size, even when longer */
-		ssize_t n =
-		    ipc_recv(fd, w->buf, sizeof(w->buf), MSG_DONTWAIT, &passed);
+	for (int round = 0; round < SETWRITER_ROUNDS && !w->failed; round++) {
+		int got = ipc_inbox_recv(w->inbox, fd, MSG_DONTWAIT);
 
-		if (n == -EAGAIN || n == -EWOULDBLOCK)
+		if (got == -EAGAIN || got == -EWOULDBLOCK)
 			return;
-		if (passed >= 0) {
-			close(passed);
-			stop(w, "the DNS process sent a descriptor");
-			return;
-		}
-		if (n < 0) {
+		if (got < 0) {
 			stop(w, "reading the DNS process's channel: %s",
-			     strerror((int)-n));
+			     strerror(-got));
 			return;
 		}
-		if (n == 0) {
-			stop(w, "the DNS process closed its channel (it "
-				"exited or was killed)");
-			return;
-		}
-		if ((size_t)n > IPC_FRAME_MAX) {
-			stop(w,
-			     "refusing the DNS process's malformed frame (%zd "
-			     "bytes): oversized frame",
-			     n);
-			return;
-		}
-		if (take(w, (size_t)n) != 0)
+		for (int i = 0; i < got; i++)
+			if (take_frame(w, (size_t)i) != 0)
+				return;
+		if (got < IPC_INBOX_FRAMES)
 			return;
 	}
 }
 
+/* Frame i of the inbox: 0, or -1 (stopped). */
+static int take_frame(struct setwriter *w, size_t i)
+{
+	const uint8_t *frame;
+	int passed = -1;
+	/* MSG_TRUNC: n is the frame's own size, even when longer */
+	ssize_t n = ipc_inbox_frame(w->inbox, i, &frame, &passed);
+
+	if (passed >= 0) {
+		close(passed);
+		stop(w, "the DNS process sent a descriptor");
+		return -1;
+	}
+	if (n < 0) {
+		stop(w, "reading the DNS process's channel: %s",
+		     strerror((int)-n));
+		return -1;
+	}
+	if (n == 0) {
+		stop(w, "the DNS process closed its channel (it "
+			"exited or was killed)");
+		return -1;
+	}
+	if ((size_t)n > IPC_FRAME_MAX) {
+		stop(w,
+		     "refusing the DNS process's malformed frame (%zd "
+		     "bytes): oversized frame",
+		     n);
+		return -1;
+	}
+	return take(w, frame, (size_t)n);
+}
+
 /* One frame: judged, then handed to the kernel. 0, or -1 (stopped). */
-static int take(struct setwriter *w, size_t len)
+static int take(struct setwriter *w, const uint8_t *frame, size_t len)
 {
 	struct request *r;
 	char why[256];
 	int rc;
 
-	if (setwriter_judge(w->cfg, w->buf, len, &w->msg, why, sizeof(why))) {
+	if (setwriter_judge(w->cfg, frame, len, &w->msg, why, sizeof(why))) {
 		stop(w, "refusing the DNS process's %s", why);
 		return -1;
 	}
@@ -295,25 +332,60 @@ static void on_done(void *arg, int status)
 	free(r);
 }
 
-/* 0, or -1 when the frame could not be sent (stopped). */
+/* Queue the answer to request id; it goes out with the others of this
+ * loop iteration (send_answers). 0, or -1 when the queue was full and
+ * could not be sent (stopped). */
 static int reply(struct setwriter *w, uint32_t id, int status)
 {
-	uint8_t frame[IPC_HDR_SIZE + 4];
-	int len =
-	    ipc_encode_done(frame, sizeof(frame), IPC_ADD_DONE, id, status);
-	int rc = len < 0 ? len : ipc_send(w->fd, frame, (size_t)len, -1);
+	if (w->n_answers == IPC_INBOX_FRAMES && send_answers(w) != 0)
+		return -1;
+	if (ipc_encode_done(w->answers[w->n_answers], DONE_SIZE, IPC_ADD_DONE,
+			    id, status) != DONE_SIZE) {
+		stop(w, "cannot answer the DNS process: %s", strerror(EINVAL));
+		return -1;
+	}
+	if (w->n_answers++ == 0)
+		event_active(w->answer_ev, EV_TIMEOUT, 0);
+	return 0;
+}
 
-	if (rc == 0)
+/* The queued answers in one sendmmsg: 0, or -1 when not all of them
+ * could be sent (stopped: the parent must be able to queue an answer to
+ * every request it holds). */
+static int send_answers(struct setwriter *w)
+{
+	uint8_t *frames[IPC_INBOX_FRAMES];
+	size_t lens[IPC_INBOX_FRAMES];
+	size_t n = w->n_answers;
+	int sent;
+
+	if (n == 0 || w->failed)
+		return w->failed ? -1 : 0;
+	for (size_t i = 0; i < n; i++) {
+		frames[i] = w->answers[i];
+		lens[i] = DONE_SIZE;
+	}
+	sent = ipc_send_many(w->fd, frames, lens, n);
+	w->n_answers = 0;
+	if (sent == (int)n)
 		return 0;
-	stop(w, "cannot answer the DNS process: %s", strerror(-rc));
+	stop(w, "cannot answer the DNS process: %s",
+	     strerror(sent < 0 ? -sent : EAGAIN));
 	return -1;
+}
+
+static void on_answers(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)send_answers(arg);
 }
 
 /* An upstream socket, marked here (SO_MARK needs CAP_NET_ADMIN, which
  * only the parent holds), handed over and closed on this side; a socket
  * that cannot be made or marked is the request's -errno, so the DNS
- * process fails that query loudly rather than sending unmarked. 0, or -1
- * (stopped). */
+ * process fails that query loudly rather than sending unmarked. 0, or
+ * -1 (stopped). */
 static int give_socket(struct setwriter *w)
 {
 	uint8_t frame[IPC_HDR_SIZE + 4];

@@ -498,7 +498,14 @@ enum dns_parse dnsmsg_parse_query(const uint8_t *buf, size_t len,
 	struct dns_header h;
 	enum dns_parse ret;
 
-	memset(q, 0, sizeof(*q));
+	/* Every field but the two name buffers, which are read only up to
+	 * name_len: clearing all 540 bytes per query showed in profiles. */
+	q->id = q->flags = 0;
+	q->name_len = 0;
+	q->qtype = q->qclass = 0;
+	q->edns = q->edns_do = false;
+	q->edns_udp = 0;
+	q->edns_version = 0;
 	dns_reader_init(&r, buf, len);
 	if (dns_read_header(&r, &h) < 0)
 		return DNS_PARSE_DROP;

@@ -112,6 +112,8 @@ const char *dns_type_name(uint16_t type, char *buf, size_t cap);
 struct dns_query {
 	uint16_t id;
 	uint16_t flags;
+	/* the name's wire form, name_len bytes of each (the rest is not
+	 * cleared by dnsmsg_parse_query) */
 	uint8_t name[DNS_MAX_NAME];  /* as the client wrote it (case kept) */
 	uint8_t lname[DNS_MAX_NAME]; /* lower case */
 	size_t name_len;

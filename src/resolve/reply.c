@@ -51,10 +51,15 @@ size_t reply_client_max(const struct dns_query *q, bool tcp)
 ssize_t reply_render(const struct reply_view *v, const struct dns_query *q,
 		     bool tcp, uint8_t *out, size_t cap)
 {
-	struct keep_ctx k = {.v = v};
+	/* Not "= {.v = v}": that clears the 64 KiB scratch rdata for every
+	 * reply (7.5 % of the cached workload), which only an HTTPS or SVCB
+	 * record without "ech" writes before it reads. */
+	struct keep_ctx k;
 	size_t max = reply_client_max(q, tcp);
 	ssize_t n;
 
+	k.v = v;
+	k.dropped = false;
 	n = dnsmsg_rewrite_answer(v->answer, v->len, q, max, keep_rr, &k, out,
 				  cap);
 	if (n < 0) {

@@ -45,6 +45,7 @@
  * of the function that sends it: callbacks never share a scratch buffer. */
 #include <errno.h>
 #include <net/if.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/queue.h>
@@ -99,7 +100,6 @@ struct pending {
 	bool in_table; /* joinable: its upstream question is open */
 	bool counted;  /* holds quota slot */
 	uint32_t slot;
-	uint8_t key[DNSMSG_KEY_MAX];
 	size_t keylen;
 	struct rquery_list waiters;
 	uint8_t *answer; /* owned, or hit->answer */
@@ -109,10 +109,12 @@ struct pending {
 	const struct cache_entry *hit; /* a cache reference, or NULL */
 	uint32_t age;		       /* seconds since the hit was stored */
 	uint32_t ttl_max;	       /* cap on the client's TTLs */
-	uint8_t qname[DNS_MAX_NAME];
 	size_t qname_len;
 	uint16_t qtype;
 	struct usage_entry *usage; /* the entry that allowed the question */
+	/* last, not cleared by pending_new: written before they are read */
+	uint8_t key[DNSMSG_KEY_MAX];
+	uint8_t qname[DNS_MAX_NAME];
 };
 
 struct resolver {
@@ -433,10 +435,12 @@ fail:
 static struct pending *pending_new(struct resolver *r, const uint8_t *key,
 				   size_t keylen)
 {
-	struct pending *p = calloc(1, sizeof(*p));
+	/* Not calloc: the key and the name, most of it, are copied in. */
+	struct pending *p = malloc(sizeof(*p));
 
 	if (p == NULL)
 		return NULL;
+	memset(p, 0, offsetof(struct pending, key));
 	p->r = r;
 	memcpy(p->key, key, keylen);
 	p->keylen = keylen;

@@ -4,7 +4,13 @@
  * UDP: each wake-up reads at most UDP_BURST datagrams with one recvmmsg
  * (work per wake-up is capped, as in memcached) and hands each to the
  * resolver; the replies it gives at once (denied names, cache hits) are
- * gathered and go out with one sendmmsg, later ones with sendto. A reply
+ * gathered and go out with one sendmmsg at its end. Later ones (an
+ * upstream answer, a kernel ack) are gathered too, and an event made
+ * active by the first sends them with one sendmmsg at the end of the
+ * loop iteration: since the split, every upstream answer's replies come
+ * from one read of the parent's acks, which used to cost one sendmsg
+ * each. The gathered replies belong to one listener at a time (a reply
+ * on another flushes them first). A reply
  * that cannot be sent at once is dropped (the client retries) rather than
  * queued. Every listener asks for IP_PKTINFO / IPV6_RECVPKTINFO: the
  * interface a query arrived on bounds its share of the in-flight cap
@@ -97,7 +103,9 @@ struct udp_burst {
 	uint8_t out_ctl[UDP_BURST][UDP_CTL_SPACE];
 	uint8_t out_buf[UDP_BURST][UDP_REPLY_SLOT];
 	unsigned n_out;
-	struct udp_listener *active; /* replies to gather, NULL outside */
+	struct udp_listener *owner;  /* whose replies out holds */
+	struct udp_listener *active; /* inside on_udp: flushed at its end */
+	struct event *late_ev;	     /* flushes replies gathered outside */
 };
 
 /* One of the host's addresses: its network, and the interface holding
@@ -134,6 +142,7 @@ static void udp_reply(void *ctx, struct rquery *q, const struct sockaddr *peer,
 		      socklen_t peerlen, const struct sockaddr *local,
 		      const uint8_t *msg, size_t len);
 static void udp_flush(struct udp_listener *l);
+static void on_late(evutil_socket_t fd, short what, void *arg);
 static bool is_wildcard(const struct config_endpoint *ep);
 static const struct sockaddr *
 arrived_at(struct msghdr *m, struct sockaddr_storage *local, unsigned *ifindex);
@@ -173,6 +182,9 @@ struct server *server_new(struct event_base *base, const struct config *cfg,
 	if (s->udp == NULL || s->tcp == NULL || s->burst == NULL)
 		goto nomem;
 	burst_reset(s->burst, UDP_BURST);
+	s->burst->late_ev = event_new(base, -1, 0, on_late, s->burst);
+	if (s->burst->late_ev == NULL)
+		goto nomem;
 
 	for (size_t i = 0; i < cfg->n_listen; i++) {
 		const struct config_endpoint *ep = &cfg->listen[i];
@@ -220,6 +232,10 @@ void server_free(struct server *s)
 		tcp_close(TAILQ_FIRST(&s->conns));
 	/* UDP queries still pending point at the listeners. */
 	resolver_shutdown(s->res);
+	if (s->burst != NULL && s->burst->owner != NULL)
+		udp_flush(s->burst->owner);
+	if (s->burst != NULL && s->burst->late_ev != NULL)
+		event_free(s->burst->late_ev);
 	for (size_t i = 0; i < s->n_udp; i++) {
 		event_free(s->udp[i].ev);
 		close(s->udp[i].fd);
@@ -363,7 +379,8 @@ static void on_udp(evutil_socket_t fd, short what, void *arg)
 	}
 	b->active = NULL;
 	burst_reset(b, n);
-	udp_flush(l);
+	if (b->owner != NULL)
+		udp_flush(b->owner);
 }
 
 /* The headers of the first n datagrams read into b ready for the next
@@ -385,8 +402,8 @@ static void burst_reset(struct udp_burst *b, int n)
 	}
 }
 
-/* Inside on_udp, a reply joins the burst's sendmmsg; otherwise (an
- * upstream answer, a kernel ack) it goes out alone. */
+/* A reply joins the gathered ones (sent at the end of on_udp, or of the
+ * loop iteration); one too large for a slot goes out alone. */
 static void udp_reply(void *ctx, struct rquery *q, const struct sockaddr *peer,
 		      socklen_t peerlen, const struct sockaddr *local,
 		      const uint8_t *msg, size_t len)
@@ -401,9 +418,15 @@ static void udp_reply(void *ctx, struct rquery *q, const struct sockaddr *peer,
 			    .msg_iovlen = 1};
 
 	(void)q;
-	if (b->active == l && b->n_out < UDP_BURST && len <= UDP_REPLY_SLOT &&
-	    peerlen <= sizeof(b->out_peer[0])) {
-		unsigned i = b->n_out++;
+	if (len <= UDP_REPLY_SLOT && peerlen <= sizeof(b->out_peer[0])) {
+		unsigned i;
+
+		if (b->n_out > 0 && (b->owner != l || b->n_out == UDP_BURST))
+			udp_flush(b->owner);
+		if (b->n_out == 0 && b->active != l)
+			event_active(b->late_ev, EV_TIMEOUT, 0);
+		b->owner = l;
+		i = b->n_out++;
 
 		memcpy(b->out_buf[i], msg, len);
 		memcpy(&b->out_peer[i], peer, peerlen);
@@ -531,6 +554,17 @@ static void udp_flush(struct udp_listener *l)
 		sent += (unsigned)n;
 	}
 	b->n_out = 0;
+	b->owner = NULL;
+}
+
+static void on_late(evutil_socket_t fd, short what, void *arg)
+{
+	struct udp_burst *b = arg;
+
+	(void)fd;
+	(void)what;
+	if (b->owner != NULL)
+		udp_flush(b->owner);
 }
 
 static void on_accept(struct evconnlistener *lis, evutil_socket_t fd,

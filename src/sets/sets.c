@@ -63,6 +63,10 @@
 #define ACK_TRUESIZE   1024 /* receive buffer an ack costs, rounded up */
 #define INFLIGHT_FLOOR 32
 #define INFLIGHT_CAP   8192
+/* The only frame the parent sends on the set channel is an IPC_ADD_DONE
+ * (IPC_HDR_SIZE + 4 bytes); room for a little more, so that a longer one
+ * is read by its true length and refused. */
+#define REMOTE_FRAME_CAP 32
 
 struct item {
 	struct netaddr addr;
@@ -103,8 +107,11 @@ struct sets {
 	struct event *flush_ev, *read_ev, *write_ev, *retry_ev, *deadline_ev;
 	uint8_t *sendbuf;
 	uint8_t (*recvbuf)[RECV_MSGSIZE];
+	struct mmsghdr recv_msgs[RECV_VLEN];
+	struct iovec recv_iov[RECV_VLEN];
 	struct setserr_log fails[2]; /* add failures per family */
 	bool remote; /* fd is the channel to the privileged parent */
+	struct ipc_inbox *inbox; /* remote: the parent's answers */
 	bool parent_gone;
 	void (*forgot)(void *arg); /* sets_on_forget */
 	void *forgot_arg;
@@ -124,6 +131,7 @@ static void fail_inflight(struct sets *s, int code);
 static void flush(struct sets *s);
 static size_t fill(struct sets *s, struct mnl_nlmsg_batch *nb);
 static void commit(struct sets *s, size_t count);
+static void recv_headers(struct sets *s);
 static void read_acks(struct sets *s);
 static void parse_acks(struct sets *s, const uint8_t *buf, size_t len);
 static void flush_cb(evutil_socket_t fd, short what, void *arg);
@@ -142,6 +150,9 @@ static struct sets *sets_new(struct event_base *base,
 static int sets_events(struct sets *s);
 static void flush_remote(struct sets *s);
 static void read_remote(struct sets *s);
+struct remote_plan;
+static void plan_remote(struct sets *s, struct remote_plan *p);
+static void take_remote_done(struct sets *s, const struct ipc_msg *m);
 static void parent_gone(struct sets *s, const char *why);
 static int remote_code(int32_t status);
 
@@ -265,6 +276,12 @@ struct sets *sets_open_remote(struct event_base *base,
 	}
 	s->remote = true;
 	s->fd = chan;
+	s->inbox = ipc_inbox_new(REMOTE_FRAME_CAP);
+	if (s->inbox == NULL) {
+		snprintf(err, errlen, "sets: out of memory");
+		sets_close(s);
+		return NULL;
+	}
 	/* The parent holds up to SETWRITER_INFLIGHT_MAX frames; one frame
 	 * has at least one request. */
 	s->inflight_max = INFLIGHT_CAP;
@@ -307,6 +324,7 @@ static struct sets *sets_new(struct event_base *base,
 	s->recvbuf = calloc(RECV_VLEN, sizeof(*s->recvbuf));
 	if (s->map == NULL || s->sendbuf == NULL || s->recvbuf == NULL)
 		goto nomem;
+	recv_headers(s);
 	return s;
 nomem:
 	snprintf(err, errlen, "sets: out of memory");
@@ -392,6 +410,7 @@ void sets_close(struct sets *s)
 	if (s->remote && s->fd >= 0)
 		close(s->fd);
 	expiry_free(s->map);
+	ipc_inbox_free(s->inbox);
 	free(s->sendbuf);
 	free(s->recvbuf);
 	free(s);
@@ -793,10 +812,21 @@ static void fail_batch(struct sets *s, struct batch *b, int code)
 	batch_finish(s, b);
 }
 
+/* The headers of s->recvbuf's slots, made once: recvmmsg writes back
+ * only each one's length and flags (no name, no control data). */
+static void recv_headers(struct sets *s)
+{
+	for (size_t i = 0; i < RECV_VLEN; i++) {
+		s->recv_iov[i].iov_base = s->recvbuf[i];
+		s->recv_iov[i].iov_len = RECV_MSGSIZE;
+		s->recv_msgs[i].msg_hdr.msg_iov = &s->recv_iov[i];
+		s->recv_msgs[i].msg_hdr.msg_iovlen = 1;
+	}
+}
+
 static void read_acks(struct sets *s)
 {
-	struct mmsghdr msgs[RECV_VLEN];
-	struct iovec iov[RECV_VLEN];
+	struct mmsghdr *msgs = s->recv_msgs;
 	int round, i, r;
 
 	if (s->remote) {
@@ -804,13 +834,6 @@ static void read_acks(struct sets *s)
 		return;
 	}
 	for (round = 0; round < RECV_ROUNDS; round++) {
-		memset(msgs, 0, sizeof(msgs));
-		for (i = 0; i < RECV_VLEN; i++) {
-			iov[i].iov_base = s->recvbuf[i];
-			iov[i].iov_len = RECV_MSGSIZE;
-			msgs[i].msg_hdr.msg_iov = &iov[i];
-			msgs[i].msg_hdr.msg_iovlen = 1;
-		}
 		r = recvmmsg(s->fd, msgs, RECV_VLEN, MSG_DONTWAIT, NULL);
 		if (r < 0 && errno == EAGAIN && s->draining) {
 			s->draining = false;
@@ -945,91 +968,158 @@ static void fail_inflight(struct sets *s, int code)
  * is gone, nothing can enter a set any more, and no client is answered
  * with an address that is not in one. */
 
-static void flush_remote(struct sets *s)
-{
-	uint8_t frame[IPC_FRAME_MAX];
-	struct ipc_addr recs[IPC_ADD_MAX];
+/* The frames of one send, from send_next on: up to IPC_INBOX_FRAMES, as
+ * many as fit in s->sendbuf and the in-flight cap allows. */
+struct remote_plan {
+	uint8_t *frame[IPC_INBOX_FRAMES];
+	size_t len[IPC_INBOX_FRAMES];
+	size_t k[IPC_INBOX_FRAMES]; /* requests in each */
+	size_t n;
+	int err; /* the encoding of frame n failed (never: checked) */
+};
 
-	while (s->send_next != NULL && s->inflight < s->inflight_max) {
-		struct batch *b = s->send_next;
-		size_t k = b->n - b->sent;
-		uint32_t first = s->seq;
+static void plan_remote(struct sets *s, struct remote_plan *p)
+{
+	struct ipc_addr recs[IPC_ADD_MAX];
+	struct batch *b = s->send_next;
+	size_t sent = b != NULL ? b->sent : 0, used = 0, planned = 0;
+	uint32_t seq = s->seq;
+
+	p->n = 0;
+	p->err = 0;
+	while (b != NULL && p->n < IPC_INBOX_FRAMES &&
+	       s->inflight + planned < s->inflight_max) {
+		size_t k = b->n - sent;
 		enum ipc_type type = b->items[0].del ? IPC_DEL
 				     : b->shorten    ? IPC_SHORTEN
 						     : IPC_ADD;
-		int len, rc = -EPIPE;
+		int len;
 
 		if (k > IPC_ADD_MAX)
 			k = IPC_ADD_MAX;
+		if (used + IPC_HDR_SIZE + k * IPC_ADDR_SIZE >
+		    SEND_LIMIT + SETS_ADD_MSG_MAX)
+			break;
 		for (size_t i = 0; i < k; i++) {
-			const struct item *it = &b->items[b->sent + i];
+			const struct item *it = &b->items[sent + i];
 
 			recs[i].addr = it->addr;
 			recs[i].ttl = it->del ? 0 : it->timeout;
 		}
-		len = ipc_encode_addrs(frame, sizeof(frame), type, first, recs,
-				       k);
-		if (len < 0)
-			rc = len;
-		else if (!s->parent_gone)
-			rc = ipc_send(s->fd, frame, (size_t)len, -1);
-		if (rc == -EAGAIN) {
+		len = ipc_encode_addrs(s->sendbuf + used,
+				       SEND_LIMIT + SETS_ADD_MSG_MAX - used,
+				       type, seq, recs, k);
+		if (len < 0) {
+			p->err = len;
+			p->k[p->n] = k;
+			break;
+		}
+		p->frame[p->n] = s->sendbuf + used;
+		p->len[p->n] = (size_t)len;
+		p->k[p->n++] = k;
+		used += (size_t)len;
+		planned += k;
+		seq += (uint32_t)k;
+		sent += k;
+		if (sent == b->n) {
+			b = TAILQ_NEXT(b, link);
+			sent = 0;
+		}
+	}
+}
+
+/* Every frame this loop iteration queued goes out in one sendmmsg; the
+ * parent answers each in its own time. */
+static void flush_remote(struct sets *s)
+{
+	struct remote_plan p;
+
+	while (s->send_next != NULL && s->inflight < s->inflight_max) {
+		uint32_t first;
+		int sent = -EPIPE;
+
+		plan_remote(s, &p);
+		if (p.n > 0 && !s->parent_gone)
+			sent = ipc_send_many(s->fd, p.frame, p.len, p.n);
+		if (sent == -EAGAIN) {
 			event_add(s->write_ev, NULL);
 			return;
 		}
-		commit(s, k);
-		for (size_t i = 0; rc != 0 && i < k; i++)
+		for (int i = 0; i < sent; i++)
+			commit(s, p.k[i]);
+		if (sent > 0)
+			continue;
+		/* the first frame failed: its requests fail, and the parent
+		 * is gone for every later one */
+		first = s->seq;
+		commit(s, p.k[0]);
+		for (size_t i = 0; i < p.k[0]; i++)
 			on_ack(s, first + (uint32_t)i, EIO);
-		if (rc != 0 && !s->parent_gone)
-			parent_gone(s, strerror(-rc));
+		if (!s->parent_gone)
+			parent_gone(s, strerror(p.n > 0 ? -sent : -p.err));
 	}
+}
+
+/* The requests of the answered frame whose id is its first request's seq:
+ * from it to the end of its batch, at most IPC_ADD_MAX; none when the
+ * batch already failed. */
+static void take_remote_done(struct sets *s, const struct ipc_msg *m)
+{
+	struct batch *b;
+	size_t k = 0;
+
+	TAILQ_FOREACH(b, &s->queue, link)
+	{
+		if (b->sent > 0 && m->id - b->seq0 < b->sent) {
+			k = b->n - (m->id - b->seq0);
+			break;
+		}
+	}
+	if (k > IPC_ADD_MAX)
+		k = IPC_ADD_MAX;
+	for (size_t j = 0; j < k; j++)
+		on_ack(s, m->id + (uint32_t)j, remote_code(m->status));
 }
 
 static void read_remote(struct sets *s)
 {
-	uint8_t buf[IPC_FRAME_MAX + 1];
 	struct ipc_msg m;
 	const char *why = "";
 
-	for (int i = 0; i < RECV_ROUNDS * RECV_VLEN && !s->parent_gone; i++) {
-		int passed = -1;
-		ssize_t n =
-		    ipc_recv(s->fd, buf, sizeof(buf), MSG_DONTWAIT, &passed);
-		struct batch *b;
-		size_t k;
+	for (int round = 0; round < RECV_ROUNDS && !s->parent_gone; round++) {
+		int got = ipc_inbox_recv(s->inbox, s->fd, MSG_DONTWAIT);
 
-		if (n == -EAGAIN)
+		if (got == -EAGAIN)
 			break;
-		if (passed >= 0) {
-			close(passed);
-			parent_gone(s, "a descriptor on the set channel");
-			break;
-		}
-		if (n <= 0) {
-			parent_gone(s, n == 0 ? "the channel closed"
-					      : strerror((int)-n));
+		if (got < 0) {
+			parent_gone(s, strerror(-got));
 			break;
 		}
-		if ((size_t)n > IPC_FRAME_MAX ||
-		    ipc_decode(buf, (size_t)n, &m, &why) != 0 ||
-		    m.type != IPC_ADD_DONE) {
-			parent_gone(s, "a frame that is not IPC_ADD_DONE");
-			break;
-		}
-		/* the frame's requests: from its id to the end of its batch,
-		 * at most IPC_ADD_MAX; none when the batch already failed */
-		k = 0;
-		TAILQ_FOREACH(b, &s->queue, link)
-		{
-			if (b->sent > 0 && m.id - b->seq0 < b->sent) {
-				k = b->n - (m.id - b->seq0);
-				break;
+		for (int i = 0; i < got && !s->parent_gone; i++) {
+			const uint8_t *frame;
+			int passed = -1;
+			ssize_t n = ipc_inbox_frame(s->inbox, (size_t)i, &frame,
+						    &passed);
+
+			if (passed >= 0) {
+				close(passed);
+				parent_gone(s,
+					    "a descriptor on the set channel");
+			} else if (n <= 0) {
+				parent_gone(s, n == 0 ? "the channel closed"
+						      : strerror((int)-n));
+			} else if ((size_t)n > REMOTE_FRAME_CAP ||
+				   ipc_decode(frame, (size_t)n, &m, &why) !=
+				       0 ||
+				   m.type != IPC_ADD_DONE) {
+				parent_gone(s,
+					    "a frame that is not IPC_ADD_DONE");
+			} else {
+				take_remote_done(s, &m);
 			}
 		}
-		if (k > IPC_ADD_MAX)
-			k = IPC_ADD_MAX;
-		for (size_t j = 0; j < k; j++)
-			on_ack(s, m.id + (uint32_t)j, remote_code(m.status));
+		if (got < IPC_INBOX_FRAMES)
+			break;
 	}
 	if (!s->parent_gone && s->send_next != NULL &&
 	    s->inflight < s->inflight_max)

@@ -149,6 +149,29 @@ static void test_socket_round_trip(void **state)
 			 -EINVAL);
 }
 
+/* One frame carrying both ends of the pipe p. */
+static void send_two_fds(int chan, uint8_t *frame, size_t len, const int p[2])
+{
+	union {
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = {.iov_base = frame, .iov_len = len};
+	struct msghdr mh = {.msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = ctl.buf,
+			    .msg_controllen = sizeof(ctl.buf)};
+	struct cmsghdr *c;
+
+	memset(&ctl, 0, sizeof(ctl));
+	c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(2 * sizeof(int));
+	memcpy(CMSG_DATA(c), p, 2 * sizeof(int));
+	assert_int_equal(sendmsg(chan, &mh, 0), (ssize_t)len);
+}
+
 /* A frame carries at most one descriptor; the receiver gets it, or
  * refuses a frame with two and closes both. */
 static void test_descriptor_passing(void **state)
@@ -156,16 +179,6 @@ static void test_descriptor_passing(void **state)
 	uint8_t frame[IPC_HDR_SIZE + 4], buf[IPC_FRAME_MAX + 1];
 	int sv[2], p[2], fd = -1;
 	int len = ipc_encode_done(frame, sizeof(frame), IPC_SOCKET_DONE, 1, 0);
-	union {
-		char buf[CMSG_SPACE(2 * sizeof(int))];
-		struct cmsghdr align;
-	} ctl;
-	struct iovec iov = {.iov_base = frame, .iov_len = (size_t)len};
-	struct msghdr mh = {.msg_iov = &iov,
-			    .msg_iovlen = 1,
-			    .msg_control = ctl.buf,
-			    .msg_controllen = sizeof(ctl.buf)};
-	struct cmsghdr *c;
 
 	(void)state;
 	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
@@ -181,13 +194,7 @@ static void test_descriptor_passing(void **state)
 	assert_int_equal(ipc_recv(sv[1], buf, sizeof(buf), 0, &fd), len);
 	assert_int_equal(fd, -1);
 	/* two: refused */
-	memset(&ctl, 0, sizeof(ctl));
-	c = CMSG_FIRSTHDR(&mh);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(2 * sizeof(int));
-	memcpy(CMSG_DATA(c), p, 2 * sizeof(int));
-	assert_int_equal(sendmsg(sv[0], &mh, 0), len);
+	send_two_fds(sv[0], frame, (size_t)len, p);
 	assert_int_equal(ipc_recv(sv[1], buf, sizeof(buf), 0, &fd), -EBADMSG);
 	assert_int_equal(fd, -1);
 	/* a closed channel */
@@ -195,6 +202,66 @@ static void test_descriptor_passing(void **state)
 	assert_int_equal(ipc_recv(sv[1], buf, sizeof(buf), 0, &fd), 0);
 	assert_int_equal(ipc_request_socket(sv[1], 1, AF_INET, SOCK_DGRAM),
 			 -EPIPE);
+	close(sv[1]);
+	close(p[0]);
+	close(p[1]);
+}
+
+/* Frames sent together (ipc_send_many) are received together
+ * (ipc_inbox_recv), each whole and in order, each read as ipc_recv reads
+ * one: a longer frame than the inbox holds by its true length, a
+ * descriptor given to the one frame that carried it, two refused, and a
+ * closed channel as a frame of length 0. */
+static void test_many_frames(void **state)
+{
+	uint8_t a[IPC_HDR_SIZE + 4], b[IPC_HDR_SIZE + 4], big[64];
+	uint8_t *frames[3] = {a, b, big};
+	size_t lens[3] = {sizeof(a), sizeof(b), sizeof(big)};
+	struct ipc_inbox *in = ipc_inbox_new(sizeof(a) + 1);
+	const uint8_t *data;
+	struct ipc_msg m;
+	const char *why = "";
+	int sv[2], p[2], fd = -1;
+
+	(void)state;
+	assert_non_null(in);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(ipc_encode_done(a, sizeof(a), IPC_ADD_DONE, 7, 0),
+			 sizeof(a));
+	assert_int_equal(
+	    ipc_encode_done(b, sizeof(b), IPC_ADD_DONE, 8, -ENOENT), sizeof(b));
+	memset(big, 0, sizeof(big));
+	assert_int_equal(ipc_send_many(sv[0], frames, lens, 3), 3);
+	assert_int_equal(ipc_send(sv[0], a, sizeof(a), p[1]), 0);
+	assert_int_equal(ipc_inbox_recv(in, sv[1], MSG_DONTWAIT), 4);
+	assert_int_equal(ipc_inbox_frame(in, 0, &data, &fd), sizeof(a));
+	assert_int_equal(ipc_decode(data, sizeof(a), &m, &why), 0);
+	assert_int_equal(m.id, 7);
+	assert_int_equal(fd, -1);
+	assert_int_equal(ipc_inbox_frame(in, 1, &data, &fd), sizeof(b));
+	assert_int_equal(ipc_decode(data, sizeof(b), &m, &why), 0);
+	assert_int_equal(m.id, 8);
+	assert_int_equal(m.status, -ENOENT);
+	/* longer than the inbox's room: its true size */
+	assert_int_equal(ipc_inbox_frame(in, 2, &data, &fd), sizeof(big));
+	assert_int_equal(ipc_inbox_frame(in, 3, &data, &fd), sizeof(a));
+	assert_true(fd >= 0 && fd != p[1]);
+	close(fd);
+	/* a frame is taken once; nothing more waits */
+	assert_int_equal(ipc_inbox_frame(in, 3, &data, &fd), -EINVAL);
+	assert_int_equal(ipc_inbox_recv(in, sv[1], MSG_DONTWAIT), -EAGAIN);
+	/* two descriptors on one frame: refused, both closed */
+	send_two_fds(sv[0], a, sizeof(a), p);
+	assert_int_equal(ipc_inbox_recv(in, sv[1], MSG_DONTWAIT), 1);
+	assert_int_equal(ipc_inbox_frame(in, 0, &data, &fd), -EBADMSG);
+	assert_int_equal(fd, -1);
+	close(sv[0]);
+	assert_true(ipc_inbox_recv(in, sv[1], MSG_DONTWAIT) >= 1);
+	assert_int_equal(ipc_inbox_frame(in, 0, &data, &fd), 0);
+	/* none sent on a closed channel */
+	assert_true(ipc_send_many(sv[1], frames, lens, 1) < 0);
+	ipc_inbox_free(in);
 	close(sv[1]);
 	close(p[0]);
 	close(p[1]);
@@ -328,6 +395,7 @@ int main(void)
 	    cmocka_unit_test(test_done_round_trip),
 	    cmocka_unit_test(test_socket_round_trip),
 	    cmocka_unit_test(test_descriptor_passing),
+	    cmocka_unit_test(test_many_frames),
 	    cmocka_unit_test(test_encode_bounds),
 	    cmocka_unit_test(test_bad_frames_refused),
 	    cmocka_unit_test(test_link_frames),
