@@ -369,8 +369,13 @@ if [ -n "$PROFILE" ]; then
 		profile() {
 			local tag=$1 file=$2 data=$PROFILE/$1.perf.data
 			shift 2
-			say "perf record -g on dnsfence (pid $daemon_pid) during the $tag workload"
-			perf record -g -o "$data" -p "$daemon_pid" >"$PROFILE/$tag-perf-record.log" 2>&1 &
+			# Both processes: since the split the resolver runs in the
+			# DNS process, the daemon's child.
+			local procs
+			procs=$(pgrep -P "$daemon_pid" | paste -sd, -)
+			procs=$daemon_pid${procs:+,$procs}
+			say "perf record -g on dnsfence (pids $procs) during the $tag workload"
+			perf record -g -o "$data" -p "$procs" >"$PROFILE/$tag-perf-record.log" 2>&1 &
 			perf_pid=$!
 			sleep 0.5
 			perf_run "profile-$tag" "$file" "$@" >/dev/null
