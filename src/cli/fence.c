@@ -6,7 +6,8 @@
  * unless that comparison finds the fence in place, then hands over to
  * serve.c, which drops privileges; run does both in one process, so it
  * serves right after its own verification. mode "off" installs nothing,
- * loudly. */
+ * loudly. Another config's fence in the namespace is refused, exit 4
+ * (fwowner.c). */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include "cli/fence.h"
 #include "fence/firewall.h"
 #include "fence/fwforward.h"
+#include "fence/fwowner.h"
 #include "base/instance.h"
 #include "fence/fwnat.h"
 #include "base/log.h"
@@ -46,7 +48,7 @@ static void report_stdout(void *arg, const char *line)
 static int setup(const struct config *cfg, uid_t uid, gid_t gid)
 {
 	struct restart_owner owner = {uid, gid};
-	char err[512];
+	char err[1024];
 	int r;
 
 	if (cfg->mode == CONFIG_MODE_OFF) {
@@ -54,6 +56,13 @@ static int setup(const struct config *cfg, uid_t uid, gid_t gid)
 			 "mode is \"off\": installing NO rules and NO sets; "
 			 "the workload is NOT fenced");
 		return 0;
+	}
+	/* Another config's fence in this namespace: refused before the
+	 * reconcile or the rules touch it (fwowner.h). */
+	r = fwowner_foreign(cfg, false, err, sizeof(err));
+	if (r != 0) {
+		log_err("setup", "%s", err);
+		return r > 0 ? -EBUSY : -EIO;
 	}
 	if (install_fence(cfg, INSTALL_RECONCILE, restart_keep, &owner, err,
 			  sizeof(err)) != 0) {
@@ -140,8 +149,13 @@ int fence_check(const struct config *cfg)
 
 int fence_teardown(const struct config *cfg)
 {
-	char err[512];
-	int r = 0;
+	char err[1024];
+	int r = fwowner_foreign(cfg, true, err, sizeof(err));
+
+	if (r != 0) {
+		log_err("teardown", "%s", err);
+		return r > 0 ? -EBUSY : -EIO;
+	}
 
 	if ((cfg->scope == CONFIG_SCOPE_FORWARD
 		 ? fwfwd_remove(err, sizeof(err))

@@ -117,7 +117,8 @@ static void command_help(const struct command *c, FILE *out);
 #define EXITS_FENCE                                                            \
 	"0 done; 2 bad usage or config; 3 the kernel refused something "       \
 	"(rules, sets, sockets, privileges); 4 a daemon already serves this "  \
-	"config (its control socket answers)"
+	"config (its control socket answers), or the fence in place is "       \
+	"another config's (it matches other sets)"
 #define EXITS_CONTROL                                                          \
 	"0 done; 2 bad usage, or the daemon found the config bad; 3 no "       \
 	"daemon listens on the control socket, or it failed"
@@ -153,7 +154,8 @@ static const struct command commands[] = {
      .exits = "0 removed; 2 bad usage or config; 3 the kernel refused "
 	      "something; 4 a daemon serves this config: nothing was "
 	      "removed (its guard would put the fence back); stop it "
-	      "first"},
+	      "first. Also 4 when the fence in place is another config's "
+	      "(it matches other sets): nothing was removed"},
     {.name = "validate",
      .fn = cmd_validate,
      .summary = "load and validate the config; print it normalized as JSON",
@@ -328,8 +330,8 @@ static void usage(FILE *out)
 	    "selftest,\nrun, serve: a probe got around the fence; diff: the "
 	    "lists differ), "
 	    "2 bad usage\nor config, 3 the kernel refused something (for "
-	    "reload and status: no daemon\nlistens), 4 a running daemon is "
-	    "in the way (setup, run, teardown)\n",
+	    "reload and status: no daemon\nlistens), 4 a running daemon or "
+	    "another config's fence is in the way\n(setup, run, teardown)\n",
 	    CONFIG_DEFAULT_PATH);
 }
 
@@ -683,8 +685,11 @@ static int cmd_teardown(const struct invocation *inv)
 
 	if (rc == EXIT_OK)
 		rc = no_daemon(inv->config_path, "teardown");
-	if (rc == EXIT_OK && fence_teardown(cfg) != 0)
-		rc = EXIT_KERNEL;
+	if (rc == EXIT_OK) {
+		int r = fence_teardown(cfg);
+
+		rc = r == -EBUSY ? EXIT_DAEMON : r != 0 ? EXIT_KERNEL : EXIT_OK;
+	}
 	config_free(cfg);
 	return rc;
 }

@@ -15,6 +15,7 @@
 #
 #   test/bench/dnsperf.sh [--duration S] [--names N] [--outstanding Q]
 #                         [--clients C] [--out FILE] [--profile DIR]
+#                         [--latency QPS]
 #
 #   DNSFENCE_BIN   the daemon (default: build/dnsfence; built if missing)
 #   DNSMASQ_EXTRA  extra dnsmasq flags (e.g. --dns-forward-max=1000)
@@ -24,18 +25,25 @@
 # denied) under its own `perf record -g` (or only unique under callgrind
 # if perf cannot count), and write the reports into DIR. Its qps is
 # perturbed by the profiler: not a result.
+#
+# --latency QPS: instead of the three workloads at full speed, one mixed
+# load (unique, cached and denied questions in turn) sent at QPS queries
+# a second to each daemon; prints each one's latency percentiles (p50,
+# p99, p99.9) and lost queries, which count as the 2 s timeout. Up to
+# 20,000 queries in flight (--outstanding), so both get the same rate.
 set -euo pipefail
 
 DURATION=10
 NAMES=130000         # unique names; 198.18.0.0/15 holds 131072 addresses
 CACHED=1000
 DENIED=100000
-OUTSTANDING=500
+OUTSTANDING=""
 CLIENTS=8
 OUT=""
 PROFILE=""
+LATENCY_QPS=""
 
-usage() { sed -n '2,25s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '2,33s/^# \{0,1\}//p' "$0"; }
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--duration) DURATION=$2; shift 2 ;;
@@ -44,10 +52,15 @@ while [ $# -gt 0 ]; do
 	--clients) CLIENTS=$2; shift 2 ;;
 	--out) OUT=$2; shift 2 ;;
 	--profile) PROFILE=$2; shift 2 ;;
+	--latency) LATENCY_QPS=$2; shift 2 ;;
 	-h | --help) usage; exit 0 ;;
 	*) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
 	esac
 done
+# At a fixed rate, queries in flight must never hold the sender back
+# (a lost one holds its slot for the 2 s timeout): then both daemons get
+# the same load.
+OUTSTANDING=${OUTSTANDING:-$([ -n "$LATENCY_QPS" ] && echo 20000 || echo 500)}
 [ "$NAMES" -ge 1000 ] && [ "$NAMES" -le 131000 ] ||
 	{ echo "--names must be 1000..131000 (one IPv4 of 198.18.0.0/15 each)" >&2; exit 2; }
 
@@ -286,10 +299,46 @@ proc_kb() {
 	echo "$((parent + child)) $parent $child"
 }
 
+# The daemon's memory as the two processes share it: every 0.2 s, the
+# sum of both processes' Pss (each page shared between them, or with
+# any other process, counted in its share: the libraries, the heap
+# pages the DNS process inherited at the fork) and of their Pss_Anon
+# (heap, stacks, buffers: what no other program shares). The peak of
+# each sum goes to $tmp/pss-peak as "PSS_KB ANON_KB". VmHWM above adds
+# each process's own peak, with every shared page counted in both.
+pss_sampler() { # PID
+	local top=$1 best=0 best_anon=0 p pss anon sum sum_anon
+	while kill -0 "$top" 2>/dev/null; do
+		sum=0 sum_anon=0
+		for p in "$top" $(pgrep -P "$top"); do
+			read -r pss anon < <(awk '$1 == "Pss:" { p = $2 } $1 == "Pss_Anon:" { a = $2 }
+				END { print p + 0, a + 0 }' "/proc/$p/smaps_rollup" 2>/dev/null) || continue
+			sum=$((sum + pss)) sum_anon=$((sum_anon + anon))
+		done
+		[ "$sum" -gt "$best" ] && best=$sum
+		[ "$sum_anon" -gt "$best_anon" ] && best_anon=$sum_anon
+		echo "$best $best_anon" >"$tmp/pss-peak.new" && mv "$tmp/pss-peak.new" "$tmp/pss-peak"
+		sleep 0.2
+	done
+}
+PSS_PEAK_KB="" PSS_ANON_KB=""
+pss_start() {
+	rm -f "$tmp/pss-peak"
+	pss_sampler "$daemon_pid" &
+	pss_pid=$!
+	pids+=("$pss_pid")
+}
+pss_stop() {
+	kill "$pss_pid" 2>/dev/null || true
+	wait "$pss_pid" 2>/dev/null || true
+	read -r PSS_PEAK_KB PSS_ANON_KB <"$tmp/pss-peak" || PSS_PEAK_KB="" PSS_ANON_KB=""
+}
+
 run_workloads() { # NAME
 	local d=$1
 	if [ "$d" = dnsfence ]; then
 		read -r START_KB START_P START_C <<<"$(proc_kb VmRSS)"
+		pss_start
 	fi
 	QPS[$d,unique]=$(perf_run "$d-unique" "$tmp/q-unique" -n 1 -l "$DURATION")
 	if [ "$d" = dnsfence ]; then
@@ -304,6 +353,7 @@ run_workloads() { # NAME
 	QPS[$d,denied]=$(perf_run "$d-denied" "$tmp/q-denied" -l "$DURATION")
 	if [ "$d" = dnsfence ]; then
 		read -r RSS_KB RSS_P RSS_C <<<"$(proc_kb VmHWM)"
+		pss_stop
 	fi
 }
 
@@ -359,6 +409,59 @@ if [ -n "$PROFILE" ]; then
 	exit 0
 fi
 
+# --- latency mode ---------------------------------------------------------------
+
+# latency_run NAME: the mixed file at LATENCY_QPS to the daemon serving
+# now, every answer's latency written out (-v); prints "p50 p99 p999 lost
+# sent" in milliseconds. A lost query counts as dnsperf's 2 s timeout:
+# it is worse than any answer.
+latency_run() {
+	local tag=$1 out=$tmp/latency-$1.txt
+	perf_run "$tag-warm" "$tmp/q-cached" -n 1 >/dev/null
+	in_ns dnsperf -s 127.0.0.1 -p 53 -d "$tmp/q-mixed" -c "$CLIENTS" -T 1 \
+		-q "$OUTSTANDING" -t 2 -Q "$LATENCY_QPS" -n 1 -l "$DURATION" -v >"$out" 2>&1 || {
+		echo "dnsperf failed ($tag):" >&2
+		tail -n 20 "$out" >&2
+		exit 1
+	}
+	awk '$1 == ">" { if ($2 == "T") print 2.0; else print $NF }' "$out" | sort -g |
+		awk -v sent="$(awk '/Queries sent:/ { print $3 }' "$out")" \
+			-v lost="$(awk '/Queries lost:/ { print $3 }' "$out")" '
+		{ v[NR] = $1 }
+		function at(q,  i) { i = int(q * NR + 0.999999); if (i < 1) i = 1; if (i > NR) i = NR; return v[i] * 1000 }
+		END { printf "%.3f %.3f %.3f %d %d\n", at(0.50), at(0.99), at(0.999), lost, sent }'
+}
+
+if [ -n "$LATENCY_QPS" ]; then
+	# Unique, cached and denied questions in turn: one third each, every
+	# unique question once, the cached and denied ones repeating.
+	awk 'FNR == NR { c[n++] = $0; next } FILENAME ~ /denied/ { d[m++] = $0; next }
+		{ print; print c[FNR % n]; print d[FNR % m] }' \
+		"$tmp/q-cached" "$tmp/q-denied" "$tmp/q-unique" >"$tmp/q-mixed"
+	declare -A LAT
+	say "dnsfence ($DNSFENCE_BIN): mixed load at $LATENCY_QPS qps"
+	start_dnsfence
+	LAT[dnsfence]=$(latency_run dnsfence)
+	stop_daemon
+	say "dnsmasq ($(dnsmasq --version | head -n 1)): mixed load at $LATENCY_QPS qps"
+	start_dnsmasq
+	LAT[dnsmasq]=$(latency_run dnsmasq)
+	stop_daemon
+	lat_table() {
+		printf '| daemon | p50 ms | p99 ms | p99.9 ms | lost / sent |\n|---|---|---|---|---|\n'
+		local d
+		for d in dnsfence dnsmasq; do
+			read -r p50 p99 p999 lost sent <<<"${LAT[$d]}"
+			printf '| %s | %s | %s | %s | %s / %s |\n' "$d" "$p50" "$p99" "$p999" "$lost" "$sent"
+		done
+		printf '\n(mixed load: unique, cached, denied in turn at %s qps for %s s, %s names; dnsperf -c %s -T 1 -q %s; nproc %s)\n' \
+			"$LATENCY_QPS" "$DURATION" "$NAMES" "$CLIENTS" "$OUTSTANDING" "$(nproc)"
+	}
+	lat_table
+	if [ -n "$OUT" ]; then lat_table >"$OUT"; fi
+	exit 0
+fi
+
 # --- the comparison -----------------------------------------------------------
 
 say "dnsfence ($DNSFENCE_BIN)"
@@ -383,6 +486,10 @@ table() {
 	awk -v k="$RSS_KB" -v u="$HWM_UNIQ_KB" -v kp="$RSS_P" -v kc="$RSS_C" 'BEGIN {
 		printf "dnsfence peak RSS (VmHWM, both processes): %.1f MiB at the end (%.1f MiB after the unique workload); at the end the parent %.1f, the DNS process %.1f\n",
 			k / 1024, u / 1024, kp / 1024, kc / 1024 }'
+	[ -z "$PSS_PEAK_KB" ] ||
+		awk -v p="$PSS_PEAK_KB" -v a="$PSS_ANON_KB" 'BEGIN {
+		printf "dnsfence peak PSS (both processes, sampled every 0.2 s): %.1f MiB, of it anonymous %.1f MiB\n",
+			p / 1024, a / 1024 }'
 	printf 'dnsfence live set entries after the unique workload: %s (dnsfence4) + %s (dnsfence6)\n' \
 		"$ENTRIES4" "$ENTRIES6"
 	awk -v s="$START_KB" -v u="$HWM_UNIQ_KB" -v n="$((ENTRIES4 + ENTRIES6))" 'BEGIN {

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include "config/config.h"
 #include "fence/firewall.h"
 #include "fence/fwforward.h"
+#include "fence/fwowner.h"
 #include "config/fingerprint.h"
 
 #include "fixtures.h"
@@ -586,6 +588,42 @@ static void firewall_dispatches_by_scope(void **state)
 	config_free(c);
 }
 
+/* fwowner: the rules a config renders match only its own sets; the same
+ * rules read by a config naming other sets are another fence's, and the
+ * first foreign set is the one named. */
+static void other_sets_make_another_fence(void **state)
+{
+	struct config *a = fixture_config("{" BASE "}");
+	struct config *b = fixture_config(
+	    "{" BASE ", \"sets\": {\"ipv4\": \"dfb4\", \"ipv6\": \"dfb6\"}}");
+	char *text = fwfwd_rules_text(a, AF_INET), name[64];
+	size_t matched = 0;
+
+	(void)state;
+	assert_non_null(text);
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		bool sets = strstr(line, "--match-set ") != NULL;
+
+		fwowner_line_foreign(a, line, name, sizeof(name));
+		assert_string_equal(name, "");
+		fwowner_line_foreign(b, line, name, sizeof(name));
+		assert_string_equal(name, sets ? a->set4 : "");
+		matched += sets;
+	}
+	assert_true(matched > 0);
+	fwowner_line_foreign(b,
+			     "-A DNSFENCE-FWD -m set --match-set dfb4 dst "
+			     "-m set --match-set other6 dst -j RETURN",
+			     name, sizeof(name));
+	assert_string_equal(name, "other6");
+	fwowner_line_foreign(b, "-A DNSFENCE-FWD -m set --match-set dfb44 dst",
+			     name, sizeof(name));
+	assert_string_equal(name, "dfb44");
+	free(text);
+	config_free(a);
+	config_free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -599,6 +637,7 @@ int main(void)
 	    cmocka_unit_test(compare_reports_each_kind_of_drift),
 	    cmocka_unit_test(forged_sources_and_headers_rules),
 	    cmocka_unit_test(firewall_dispatches_by_scope),
+	    cmocka_unit_test(other_sets_make_another_fence),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
