@@ -52,9 +52,10 @@ struct pname {
 #define NAME_STEP 8 /* a name's chunk is a multiple of this */
 #define NAME_CLASSES                                                           \
 	((offsetof(struct pname, wire) + NAME_MAX_WIRE) / NAME_STEP + 1)
-#define BLOCK_MIN     4096u
-#define BLOCK_MAX     65536u
-#define COMPACT_SPARE 65536u /* free chunks' bytes before a compaction */
+#define BLOCK_MIN	  4096u
+#define BLOCK_MAX	  65536u
+#define COMPACT_SPARE	  65536u /* free chunks' bytes before a compaction */
+#define COMPACT_PER_ENTRY 8u	 /* and at least this many per address */
 
 /* A block the names are cut from; the chunks follow it. */
 struct pblock {
@@ -164,6 +165,7 @@ static struct pname *pool_cut(struct npool *o, size_t size);
 static struct pname *pool_take(struct prov *p, size_t len);
 static void pool_give(struct prov *p, struct pname *n);
 static void pool_drop(struct npool *o);
+static bool compact_due(const struct prov *p);
 static void names_compact(struct prov *p);
 static struct pname *name_moved(struct prov *p, struct pname *o);
 
@@ -460,6 +462,19 @@ static struct pname *name_moved(struct prov *p, struct pname *o)
 	return n;
 }
 
+/* When the free chunks hold more than the live names, at least
+ * COMPACT_SPARE, and at least COMPACT_PER_ENTRY bytes for each address
+ * entry the compaction walks: its cost, one pass over the entries, is
+ * paid for by that many bytes given back (a few names that hold many
+ * addresses do not make it run at every few frees). */
+static bool compact_due(const struct prov *p)
+{
+	const struct npool *o = &p->pool;
+
+	return o->spare > o->live && o->spare >= COMPACT_SPARE &&
+	       o->spare / COMPACT_PER_ENTRY >= p->addrs.used;
+}
+
 /* The live names copied into one block of their size, every link and
  * chain pointed at the copies, the old blocks given back. Nothing
  * changes when that block cannot be had. */
@@ -723,7 +738,7 @@ int prov_note(struct prov *p, const uint8_t *name, size_t len,
 		p->swept_at = now;
 		sweep(p, now, false);
 	}
-	if (p->pool.spare >= COMPACT_SPARE && p->pool.spare > p->pool.live)
+	if (compact_due(p))
 		names_compact(p);
 	e = addr_get(p, a);
 	if (e == NULL)
@@ -794,7 +809,7 @@ size_t prov_evict_shorten(struct prov *p, prov_allowed_fn allowed, void *aarg,
 			evicted++;
 	}
 	sweep(p, now, true);
-	if (p->pool.spare >= COMPACT_SPARE && p->pool.spare > p->pool.live)
+	if (compact_due(p))
 		names_compact(p);
 	return evicted;
 }
