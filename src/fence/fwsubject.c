@@ -95,12 +95,24 @@ int fwsubject_only_jumps(const struct config *cfg, const char *chain,
 int fwsubject_jumps(const struct config *cfg, int family, struct fw_rules *out)
 {
 	static const char *const mld[] = {"131", "132", "143"};
-	char m[64];
+	char m[128];
 	int ret;
 
 	if (!config_has_subjects(cfg))
 		return push_jump(out, "", FW_CHAIN);
 	ret = fwsubject_only_jumps(cfg, FW_CHAIN, out);
+	/* A socket a subject closed with data unacknowledged is orphaned:
+	 * the kernel still sends from it, but it has no owner, so the owner
+	 * matches above miss it. Every connection a subject opened carries
+	 * the mark in its connmark (DNSFENCE-OUT sets it on the first
+	 * packet), and its packets without a socket enter the fence too. */
+	if (!ret) {
+		snprintf(
+		    m, sizeof(m),
+		    "-m owner ! --socket-exists -m connmark --mark 0x%x/0x%x",
+		    (unsigned)cfg->mark, (unsigned)cfg->mark);
+		ret = push_jump(out, m, FW_CHAIN);
+	}
 	if (!ret && family == AF_INET)
 		ret = push_jump(out, "-p igmp", FW_CHAIN);
 	for (size_t i = 0; !ret && family == AF_INET6 && i < 3; i++) {

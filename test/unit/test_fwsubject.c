@@ -53,7 +53,7 @@ static void uid_gid_cgroup_render_their_jumps(void **state)
 
 	(void)state;
 	assert_int_equal(fwsubject_jumps(c, AF_INET, &j4), 0);
-	assert_int_equal(j4.n, 4);
+	assert_int_equal(j4.n, 5);
 	assert_string_equal(j4.v[0], "-A OUTPUT -m owner --uid-owner 4242 -j "
 				     "DNSFENCE-OUT");
 	assert_string_equal(j4.v[1], "-A OUTPUT -m owner --gid-owner 4300 "
@@ -61,10 +61,14 @@ static void uid_gid_cgroup_render_their_jumps(void **state)
 	assert_string_equal(j4.v[2], "-A OUTPUT -m cgroup --path "
 				     "\"/system.slice/agent.service\" -j "
 				     "DNSFENCE-OUT");
-	assert_string_equal(j4.v[3], "-A OUTPUT -p igmp -j DNSFENCE-OUT");
+	/* An orphaned socket's packets, by the connection's connmark. */
+	assert_string_equal(j4.v[3], "-A OUTPUT -m owner ! --socket-exists -m "
+				     "connmark --mark 0x64000000/0x64000000 "
+				     "-j DNSFENCE-OUT");
+	assert_string_equal(j4.v[4], "-A OUTPUT -p igmp -j DNSFENCE-OUT");
 	assert_int_equal(fwsubject_jumps(c, AF_INET6, &j6), 0);
-	assert_int_equal(j6.n, 6);
-	assert_string_equal(j6.v[5], "-A OUTPUT -p ipv6-icmp -m icmp6 "
+	assert_int_equal(j6.n, 7);
+	assert_string_equal(j6.v[6], "-A OUTPUT -p ipv6-icmp -m icmp6 "
 				     "--icmpv6-type 143 -j DNSFENCE-OUT");
 	/* OUTPUT's policy is not ours with subjects; connmark first. */
 	assert_non_null(v4);
@@ -163,6 +167,8 @@ static char *saved_with(const struct config *c, const char *jumps,
 	"DNSFENCE-OUT\n"                                                       \
 	"-A OUTPUT -m cgroup --path \"/system.slice/agent.service\" -j "       \
 	"DNSFENCE-OUT\n"                                                       \
+	"-A OUTPUT -m owner ! --socket-exists -m connmark --mark "             \
+	"0x64000000/0x64000000 -j DNSFENCE-OUT\n"                              \
 	"-A OUTPUT -p igmp -j DNSFENCE-OUT\n"
 #define NAT                                                                    \
 	":DNSFENCE-DNS - [0:0]\n"                                              \
