@@ -74,7 +74,9 @@ static uint32_t name_hash(const char *s);
 static void on_timer(evutil_socket_t fd, short what, void *arg);
 static struct flow *find_flow(struct learn *l, const struct nflog_pkt *pkt,
 			      const char *reason);
+struct text;
 static char *to_text(const struct learn *l);
+static bool text_build(const struct learn *l, struct text *t);
 static void learn_saved(const char *dir, const char *name, int rc,
 			bool *warned);
 static cJSON *flow_json(const struct flow *f);
@@ -254,15 +256,43 @@ static cJSON *flow_json(const struct flow *f)
 	return o;
 }
 
-/* A text that grows; a failed growth sticks (the text is then NULL). */
+/* A text that grows; a failed growth or write sticks (the text is then
+ * NULL). With fd >= 0 it goes to fd a TEXT_CHUNK at a time instead of
+ * growing: 4,096 names are about 400 KiB of text, which stayed on the
+ * heap between writes. */
 struct text {
 	char *s;
 	size_t len, cap;
+	int fd; /* -1: keep it all */
+	int err;
 	bool failed;
 };
 
+#define TEXT_CHUNK 16384
+
+static int write_all(int fd, const char *s, size_t len);
+static void text_flush(struct text *t);
+
+static void text_flush(struct text *t)
+{
+	int rc;
+
+	if (t->failed || t->fd < 0 || t->len == 0)
+		return;
+	rc = write_all(t->fd, t->s, t->len);
+	if (rc != 0) {
+		t->err = rc;
+		t->failed = true;
+	}
+	t->len = 0;
+}
+
 static void text_add(struct text *t, const char *s, size_t n)
 {
+	if (t->failed)
+		return;
+	if (t->fd >= 0 && t->len + n + 1 > TEXT_CHUNK)
+		text_flush(t);
 	if (t->failed)
 		return;
 	if (t->len + n + 1 > t->cap) {
@@ -351,28 +381,37 @@ static void text_str(struct text *t, const char *s)
 	text_cat(t, "\"");
 }
 
-/* suggest.json's text, written as it goes: a cJSON tree of 4096 names
- * took about 1 MiB for a moment at every write, the text takes a fifth
- * of that. The flows (at most LEARN_FLOWS_MAX) still go through cJSON. */
+/* suggest.json's text, made as it goes: a cJSON tree of 4096 names
+ * took about 1 MiB for a moment at every write, the whole text takes a
+ * fifth of that (what the control socket's suggest sends), and the file
+ * is written a TEXT_CHUNK at a time. The flows (at most LEARN_FLOWS_MAX)
+ * still go through cJSON. */
 static char *to_text(const struct learn *l)
 {
-	struct text t = {0};
+	struct text t = {.fd = -1};
+
+	return text_build(l, &t) ? t.s : NULL;
+}
+
+/* Build l's text into t: false (t's text freed) on failure. */
+static bool text_build(const struct learn *l, struct text *t)
+{
 	bool first = true;
 
-	text_cat(&t, "{\n\t\"version\":\t1,\n\t\"mode\":\t");
-	text_str(&t, l->mode);
-	text_cat(&t, ",\n\t\"names\":\t[");
+	text_cat(t, "{\n\t\"version\":\t1,\n\t\"mode\":\t");
+	text_str(t, l->mode);
+	text_cat(t, ",\n\t\"names\":\t[");
 	for (size_t i = 0; i < NAME_SLOTS; i++) {
 		if (l->names[i].name == NULL)
 			continue;
-		text_cat(&t, first ? "{\n\t\t\t\"name\":\t"
-				   : ", {\n\t\t\t\"name\":\t");
-		text_str(&t, l->names[i].name);
-		text_fmt(&t, ",\n\t\t\t\"count\":\t%llu\n\t\t}",
+		text_cat(t, first ? "{\n\t\t\t\"name\":\t"
+				  : ", {\n\t\t\t\"name\":\t");
+		text_str(t, l->names[i].name);
+		text_fmt(t, ",\n\t\t\t\"count\":\t%llu\n\t\t}",
 			 (unsigned long long)l->names[i].count);
 		first = false;
 	}
-	text_fmt(&t, "],\n\t\"names_dropped\":\t%llu,\n\t\"flows\":\t[",
+	text_fmt(t, "],\n\t\"names_dropped\":\t%llu,\n\t\"flows\":\t[",
 		 (unsigned long long)l->names_dropped);
 	for (size_t i = 0; i < l->n_flows; i++) {
 		cJSON *f = flow_json(&l->flows[i]);
@@ -380,27 +419,45 @@ static char *to_text(const struct learn *l)
 
 		cJSON_Delete(f);
 		if (ft == NULL)
-			t.failed = true;
+			t->failed = true;
 		else
-			text_cat(&t, i > 0 ? ", " : "");
+			text_cat(t, i > 0 ? ", " : "");
 		if (ft != NULL)
-			text_cat(&t, ft);
+			text_cat(t, ft);
 		free(ft);
 	}
-	text_fmt(&t, "],\n\t\"flows_dropped\":\t%llu\n}",
+	text_fmt(t, "],\n\t\"flows_dropped\":\t%llu\n}",
 		 (unsigned long long)l->flows_dropped);
-	if (t.failed) {
-		free(t.s);
-		return NULL;
+	if (t->failed) {
+		free(t->s);
+		t->s = NULL;
+		return false;
 	}
-	return t.s;
+	return true;
 }
 
-int learn_write_file(int dirfd, const char *name, const char *text)
+static int write_all(int fd, const char *s, size_t len)
 {
-	size_t len = strlen(text), off = 0;
+	size_t off = 0;
+
+	while (off < len) {
+		ssize_t n = write(fd, s + off, len - off);
+
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		if (n > 0)
+			off += (size_t)n;
+	}
+	return 0;
+}
+
+/* Write name's file in dirfd as fill writes it to the descriptor it is
+ * given (0 or -errno): to a temporary name, fsync'ed, renamed over. */
+static int write_file_by(int dirfd, const char *name,
+			 int (*fill)(int fd, const void *arg), const void *arg)
+{
 	char tmp[64];
-	int fd, rc = 0;
+	int fd, rc;
 
 	snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
 	fd =
@@ -408,14 +465,7 @@ int learn_write_file(int dirfd, const char *name, const char *text)
 		   O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0640);
 	if (fd < 0)
 		return -errno;
-	while (off < len && rc == 0) {
-		ssize_t n = write(fd, text + off, len - off);
-
-		if (n < 0 && errno != EINTR)
-			rc = -errno;
-		else if (n > 0)
-			off += (size_t)n;
-	}
+	rc = fill(fd, arg);
 	if (rc == 0 && fsync(fd) != 0)
 		rc = -errno;
 	if (close(fd) != 0 && rc == 0)
@@ -425,6 +475,32 @@ int learn_write_file(int dirfd, const char *name, const char *text)
 	if (rc != 0)
 		(void)unlinkat(dirfd, tmp, 0);
 	return rc;
+}
+
+static int fill_text(int fd, const void *arg)
+{
+	const char *text = arg;
+
+	return write_all(fd, text, strlen(text));
+}
+
+/* l's text, written as it is built. */
+static int fill_learn(int fd, const void *arg)
+{
+	struct text t = {.fd = fd};
+	bool ok = text_build(arg, &t);
+
+	if (ok)
+		text_flush(&t);
+	free(t.s);
+	if (t.err != 0)
+		return t.err;
+	return ok && !t.failed ? 0 : -ENOMEM;
+}
+
+int learn_write_file(int dirfd, const char *name, const char *text)
+{
+	return write_file_by(dirfd, name, fill_text, text);
 }
 
 /* The first failure after a success is logged (*warned remembers it). */
@@ -458,11 +534,8 @@ char *learn_text(const struct learn *l)
 
 int learn_write(struct learn *l)
 {
-	char *text = to_text(l);
-	int rc = text != NULL ? learn_write_file(l->dirfd, LEARN_FILE, text)
-			      : -ENOMEM;
+	int rc = write_file_by(l->dirfd, LEARN_FILE, fill_learn, l);
 
-	free(text);
 	learn_saved(l->dir, LEARN_FILE, rc, &l->warned);
 	if (rc == 0)
 		l->dirty = false;

@@ -3,7 +3,9 @@
  *
  * Two chained hash tables with a per-process random seed (the keys come
  * from upstream answers): names, each stored once with a count of the
- * links that point at it, and addresses, 32-byte entries in one dense
+ * links that point at it, in a pool of their own (struct npool: 8-byte
+ * steps, compacted when its free chunks outgrow the live names), and
+ * addresses, 32-byte entries in one dense
  * array (a free list takes dropped ones again) chained by entry number,
  * each holding its one link (name, expiry) itself or pointing at an
  * array of links. Links are what is bounded: one per (address, name)
@@ -11,7 +13,7 @@
  * entries than buckets and the entry array doubles when full (realloc:
  * a large one is remapped, not copied, and pages never reached are not
  * resident), so memory follows the live entries; prov_clear gives the
- * entry array back.
+ * entry array and the names' blocks back.
  *
  * Eviction is one pass over the names (each judged once by the new
  * policy, so a 100k-name allowlist costs 100k policy lookups, not one per
@@ -38,14 +40,42 @@
 #define NAME_MAX_WIRE	     255
 #define NIL		     UINT32_MAX
 
-/* No stored hash: 14 bytes before the name, so the usual name (up to 34
- * wire bytes) takes a 48-byte chunk. */
+/* No stored hash: 14 bytes before the name, in the names' pool. */
 struct pname {
-	struct pname *next;
-	uint32_t refs; /* links pointing here */
-	bool gone;     /* judged no longer allowed by prov_evict */
-	uint8_t len;
+	struct pname *next; /* in its chain, or in the pool's free list */
+	uint32_t refs;	    /* links pointing here */
+	bool gone;	    /* judged no longer allowed by prov_evict */
+	uint8_t len;	    /* 0: moved by names_compact, next is the copy */
 	uint8_t wire[];
+};
+
+#define NAME_STEP 8 /* a name's chunk is a multiple of this */
+#define NAME_CLASSES                                                           \
+	((offsetof(struct pname, wire) + NAME_MAX_WIRE) / NAME_STEP + 1)
+#define BLOCK_MIN	  4096u
+#define BLOCK_MAX	  65536u
+#define COMPACT_SPARE	  65536u /* free chunks' bytes before a compaction */
+#define COMPACT_PER_ENTRY 8u	 /* and at least this many per address */
+
+/* A block the names are cut from; the chunks follow it. */
+struct pblock {
+	struct pblock *next;
+	size_t cap, used; /* bytes after the header */
+};
+_Static_assert(sizeof(struct pblock) % NAME_STEP == 0,
+	       "a block's chunks keep the alignment a ref's flags need");
+
+/* The names' memory: chunks cut in NAME_STEP steps from blocks, a free
+ * list of each size. malloc gave a 38-byte name (a 24-byte wire name)
+ * a 48-byte chunk, and up to 64 once its free chunks were split; here it
+ * takes 40. Free chunks serve only their own size, so when they hold
+ * more than the live names do, names_compact copies the live ones into
+ * one new block and gives the old blocks back. */
+struct npool {
+	struct pblock *blocks; /* the newest first: chunks are cut from it */
+	struct pname *free[NAME_CLASSES];
+	size_t live, spare; /* bytes of live names' and free chunks */
+	size_t next_block;  /* the size of the next block */
 };
 
 struct plink {
@@ -95,6 +125,7 @@ struct atab {
 
 struct prov {
 	struct htab names;
+	struct npool pool;
 	struct atab addrs;
 	size_t links, max;
 	uint64_t seed;
@@ -128,6 +159,15 @@ static size_t walk_links(const struct pent *e, prov_walk_fn fn, void *arg,
 static bool judge_addr(struct pent *a, const struct prov_shorten *sh,
 		       uint64_t now, prov_evict_fn evict, void *earg);
 static size_t name_len(const uint8_t *w, size_t len);
+static size_t chunk_size(size_t len);
+static struct pblock *block_new(size_t cap);
+static struct pname *pool_cut(struct npool *o, size_t size);
+static struct pname *pool_take(struct prov *p, size_t len);
+static void pool_give(struct prov *p, struct pname *n);
+static void pool_drop(struct npool *o);
+static bool compact_due(const struct prov *p);
+static void names_compact(struct prov *p);
+static struct pname *name_moved(struct prov *p, struct pname *o);
 
 static uint32_t name_hash(const struct prov *p, const uint8_t *w, size_t len)
 {
@@ -299,6 +339,7 @@ void prov_free(struct prov *p)
 		return;
 	if (p->addrs.b != NULL && p->names.b != NULL)
 		prov_clear(p);
+	pool_drop(&p->pool);
 	free(p->names.b);
 	free(p->addrs.b);
 	free(p->addrs.e);
@@ -318,6 +359,154 @@ void prov_clear(struct prov *p)
 	p->addrs.used = p->addrs.cap = 0;
 	p->addrs.free = NIL;
 	memset(p->addrs.b, 0xff, (p->addrs.mask + 1) * sizeof(*p->addrs.b));
+	pool_drop(&p->pool); /* every name went with its last link */
+}
+
+static size_t chunk_size(size_t len)
+{
+	size_t n = offsetof(struct pname, wire) + len;
+
+	return (n + NAME_STEP - 1) / NAME_STEP * NAME_STEP;
+}
+
+static struct pblock *block_new(size_t cap)
+{
+	struct pblock *b = malloc(sizeof(*b) + cap);
+
+	if (b != NULL)
+		*b = (struct pblock){.cap = cap};
+	return b;
+}
+
+/* size bytes from o's newest block, NULL when it has not that many. */
+static struct pname *pool_cut(struct npool *o, size_t size)
+{
+	struct pblock *b = o->blocks;
+	struct pname *n;
+
+	if (b == NULL || b->cap - b->used < size)
+		return NULL;
+	n = (struct pname *)(void *)((uint8_t *)(b + 1) + b->used);
+	b->used += size;
+	return n;
+}
+
+/* A chunk for a name of len wire bytes, its header cleared. */
+static struct pname *pool_take(struct prov *p, size_t len)
+{
+	struct npool *o = &p->pool;
+	size_t size = chunk_size(len);
+	struct pname *n = o->free[size / NAME_STEP];
+
+	if (n != NULL) {
+		o->free[size / NAME_STEP] = n->next;
+		o->spare -= size;
+	} else if ((n = pool_cut(o, size)) == NULL) {
+		struct pblock *b;
+
+		if (o->next_block < BLOCK_MIN)
+			o->next_block = BLOCK_MIN;
+		b = block_new(o->next_block);
+		if (b == NULL)
+			return NULL;
+		if (o->next_block < BLOCK_MAX)
+			o->next_block *= 2;
+		b->next = o->blocks;
+		o->blocks = b;
+		n = pool_cut(o, size);
+	}
+	o->live += size;
+	memset(n, 0, offsetof(struct pname, wire));
+	return n;
+}
+
+static void pool_give(struct prov *p, struct pname *n)
+{
+	struct npool *o = &p->pool;
+	size_t size = chunk_size(n->len);
+
+	n->next = o->free[size / NAME_STEP];
+	o->free[size / NAME_STEP] = n;
+	o->live -= size;
+	o->spare += size;
+}
+
+/* Every block given back: no name lives in them. */
+static void pool_drop(struct npool *o)
+{
+	while (o->blocks != NULL) {
+		struct pblock *b = o->blocks;
+
+		o->blocks = b->next;
+		free(b);
+	}
+	*o = (struct npool){0};
+}
+
+/* o's copy in the new pool (made, and chained in the names' table, at
+ * its first link): o keeps len 0 and the copy in next. */
+static struct pname *name_moved(struct prov *p, struct pname *o)
+{
+	size_t size = chunk_size(o->len), k;
+	struct pname *n;
+
+	if (o->len == 0)
+		return o->next;
+	n = pool_cut(&p->pool, size);
+	memcpy(n, o, size);
+	k = name_hash(p, n->wire, n->len) & p->names.mask;
+	n->next = p->names.b[k];
+	p->names.b[k] = n;
+	o->len = 0;
+	o->next = n;
+	return n;
+}
+
+/* When the free chunks hold more than the live names, at least
+ * COMPACT_SPARE, and at least COMPACT_PER_ENTRY bytes for each address
+ * entry the compaction walks: its cost, one pass over the entries, is
+ * paid for by that many bytes given back (a few names that hold many
+ * addresses do not make it run at every few frees). */
+static bool compact_due(const struct prov *p)
+{
+	const struct npool *o = &p->pool;
+
+	return o->spare > o->live && o->spare >= COMPACT_SPARE &&
+	       o->spare / COMPACT_PER_ENTRY >= p->addrs.used;
+}
+
+/* The live names copied into one block of their size, every link and
+ * chain pointed at the copies, the old blocks given back. Nothing
+ * changes when that block cannot be had. */
+static void names_compact(struct prov *p)
+{
+	struct npool old = p->pool;
+	struct pblock *b = block_new(old.live);
+
+	if (b == NULL)
+		return;
+	p->pool = (struct npool){.blocks = b, .live = old.live};
+	memset(p->names.b, 0, (p->names.mask + 1) * sizeof(*p->names.b));
+	for (size_t i = 0; i < p->addrs.used; i++) {
+		struct pent *e = &p->addrs.e[i];
+		uint32_t n = nlinks(e);
+
+		if (e->ref == 0 || n == 0)
+			continue;
+		if (!(e->ref & PREF_MANY)) {
+			struct pname *c = name_moved(p, lname(e, 0));
+
+			e->ref = (uintptr_t)c | (e->ref & PREF_FLAGS);
+			continue;
+		}
+		for (uint32_t k = 0; k < n; k++) {
+			struct plinks *L =
+			    (struct plinks *)(e->ref & ~(uintptr_t)PREF_FLAGS);
+
+			L->l[k].name = name_moved(p, L->l[k].name);
+		}
+	}
+	pool_drop(&old);
 }
 
 /* The length of the wire name up to its root label, or 0. */
@@ -349,7 +538,7 @@ static struct pname *name_get(struct prov *p, const uint8_t *w, size_t len)
 		if (names_grow(p) != 0)
 			return NULL;
 	}
-	n = calloc(1, offsetof(struct pname, wire) + len);
+	n = pool_take(p, len);
 	if (n == NULL)
 		return NULL;
 	n->len = (uint8_t)len;
@@ -388,7 +577,7 @@ static void name_put(struct prov *p, struct pname *n)
 		pp = &(*pp)->next;
 	*pp = n->next;
 	p->names.count--;
-	free(n);
+	pool_give(p, n);
 }
 
 static const struct pent *addr_find(const struct prov *p,
@@ -549,6 +738,8 @@ int prov_note(struct prov *p, const uint8_t *name, size_t len,
 		p->swept_at = now;
 		sweep(p, now, false);
 	}
+	if (compact_due(p))
+		names_compact(p);
 	e = addr_get(p, a);
 	if (e == NULL)
 		return -ENOMEM;
@@ -618,6 +809,8 @@ size_t prov_evict_shorten(struct prov *p, prov_allowed_fn allowed, void *aarg,
 			evicted++;
 	}
 	sweep(p, now, true);
+	if (compact_due(p))
+		names_compact(p);
 	return evicted;
 }
 

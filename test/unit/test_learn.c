@@ -3,7 +3,8 @@
  * socket's `suggest`): written as it goes rather than through a cJSON
  * tree, it must parse back to the same names, counts and flows, with
  * names that need escaping (quotes, backslashes, control bytes) intact;
- * the file learn_write leaves is that same text.
+ * the file learn_write leaves is that same text, also when it is
+ * written in many pieces (LEARN_NAMES_MAX names, about 400 KiB).
  */
 #include <fcntl.h>
 #include <setjmp.h>
@@ -31,6 +32,10 @@ static const char *const tricky[] = {
 
 static const cJSON *name_entry(const cJSON *names, const char *name);
 static char *read_file(int dirfd, const char *name);
+static void file_is_text(struct learn *l, int dirfd, const char *dir,
+			 const char *text);
+static struct learn *enforcing_learn(struct event_base *base, char *dir,
+				     int *dirfd);
 
 static const cJSON *name_entry(const cJSON *names, const char *name)
 {
@@ -60,6 +65,41 @@ static char *read_file(int dirfd, const char *name)
 	return buf;
 }
 
+/* A learn in mode enforce on a new directory dir (a mkdtemp template),
+ * the global one; its descriptor in *dirfd. */
+static struct learn *enforcing_learn(struct event_base *base, char *dir,
+				     int *dirfd)
+{
+	struct learn *l;
+
+	assert_non_null(mkdtemp(dir));
+	*dirfd = open(dir, O_RDONLY | O_DIRECTORY);
+	assert_true(*dirfd >= 0);
+	l = learn_new(base, *dirfd, dir, "enforce");
+	assert_non_null(l);
+	learn_set_global(l);
+	return l;
+}
+
+/* learn_write's file is text, byte for byte; then l, the file and dir
+ * are gone. */
+static void file_is_text(struct learn *l, int dirfd, const char *dir,
+			 const char *text)
+{
+	char *file;
+
+	assert_int_equal(learn_write(l), 0);
+	file = read_file(dirfd, LEARN_FILE);
+	assert_string_equal(file, text);
+	free(file);
+	learn_free(l); /* closes dirfd */
+	dirfd = open(dir, O_RDONLY | O_DIRECTORY);
+	assert_true(dirfd >= 0);
+	assert_int_equal(unlinkat(dirfd, LEARN_FILE, 0), 0);
+	close(dirfd);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 static void text_parses_back_with_escapes(void **state)
 {
 	char dir[] = "/tmp/test_learn.XXXXXX";
@@ -68,16 +108,11 @@ static void text_parses_back_with_escapes(void **state)
 	struct nflog_pkt pkt = {.proto = 6, .has_ports = true, .dport = 443};
 	cJSON *root;
 	const cJSON *names, *flows, *f;
-	char *text, *file;
+	char *text;
 	int dirfd;
 
 	(void)state;
-	assert_non_null(mkdtemp(dir));
-	dirfd = open(dir, O_RDONLY | O_DIRECTORY);
-	assert_true(dirfd >= 0);
-	l = learn_new(base, dirfd, dir, "enforce");
-	assert_non_null(l);
-	learn_set_global(l);
+	l = enforcing_learn(base, dir, &dirfd);
 	for (size_t i = 0; i < sizeof(tricky) / sizeof(tricky[0]); i++)
 		learn_name(tricky[i]);
 	pkt.dst.family = AF_INET;
@@ -122,18 +157,8 @@ static void text_parses_back_with_escapes(void **state)
 			 443);
 	cJSON_Delete(root);
 
-	assert_int_equal(learn_write(l), 0);
-	file = read_file(dirfd, LEARN_FILE);
-	assert_string_equal(file, text);
-	free(file);
+	file_is_text(l, dirfd, dir, text);
 	free(text);
-
-	learn_free(l); /* closes dirfd */
-	dirfd = open(dir, O_RDONLY | O_DIRECTORY);
-	assert_true(dirfd >= 0);
-	assert_int_equal(unlinkat(dirfd, LEARN_FILE, 0), 0);
-	close(dirfd);
-	assert_int_equal(rmdir(dir), 0);
 	event_base_free(base);
 }
 
@@ -171,11 +196,43 @@ static void empty_text_is_json(void **state)
 	event_base_free(base);
 }
 
+/* A full table: the file, written a piece at a time, is the text the
+ * control socket sends, byte for byte, and every name is in it. */
+static void full_table_file_is_the_text(void **state)
+{
+	char dir[] = "/tmp/test_learn.XXXXXX";
+	struct event_base *base = event_base_new();
+	struct learn *l;
+	char name[64], *text;
+	cJSON *root;
+	int dirfd;
+
+	(void)state;
+	l = enforcing_learn(base, dir, &dirfd);
+	for (int i = 0; i < LEARN_NAMES_MAX; i++) {
+		snprintf(name, sizeof(name), "n%d.quote\"d.denied.example", i);
+		learn_name(name);
+	}
+	text = learn_text(l);
+	assert_non_null(text);
+	assert_true(strlen(text) > 100000);
+	root = cJSON_Parse(text);
+	assert_non_null(root);
+	assert_int_equal(
+	    cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(root, "names")),
+	    LEARN_NAMES_MAX);
+	cJSON_Delete(root);
+	file_is_text(l, dirfd, dir, text);
+	free(text);
+	event_base_free(base);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(text_parses_back_with_escapes),
 	    cmocka_unit_test(empty_text_is_json),
+	    cmocka_unit_test(full_table_file_is_the_text),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,7 +2,8 @@
 /* Unit tests of the eviction bookkeeping: an address only removed names
  * put in the sets is evicted, one a still-allowed name holds stays, an
  * expired link holds nothing, names are judged once, the bound, and the
- * map against a brute-force model under churn.
+ * map against a brute-force model under churn, and the names' pool
+ * compacted under every link.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -39,6 +40,8 @@ static void on_evict(void *arg, const struct netaddr *a);
 static bool was_evicted(const struct evicted *ev, const struct netaddr *a);
 static int note(struct prov *p, const char *label, struct netaddr a,
 		uint64_t expires, uint64_t now);
+static bool answered(struct prov *p, const char *label, struct netaddr a,
+		     uint64_t now);
 
 static struct netaddr v4(uint32_t n)
 {
@@ -399,6 +402,66 @@ static void many_addresses_grow_and_reuse(void **state)
 	prov_free(p);
 }
 
+static bool answered(struct prov *p, const char *label, struct netaddr a,
+		     uint64_t now)
+{
+	uint8_t w[64];
+	size_t len = wire(label, w);
+
+	return prov_answered(p, w, len, &a, now);
+}
+
+/* Most names expire (their chunks free, far more than the live names
+ * hold): the pool is compacted, and every kept name still answers for
+ * its addresses, in one link or many, is found again by a new note (no
+ * second copy), and is judged by an eviction. */
+static void compacted_names_keep_every_link(void **state)
+{
+	struct prov *p = prov_new(1u << 20);
+	struct judge j = {.gone = {"m0"}};
+	uint32_t n = 20000, kept = 0, many = 0;
+	size_t evicted = 0;
+	char label[32];
+
+	(void)state;
+	for (uint32_t i = 0; i < n; i++) {
+		snprintf(label, sizeof(label), "name-%u-of-the-pool", i);
+		assert_int_equal(note(p, label, v4(i), i % 4 ? 10 : 100, 1), 0);
+		if (i % 8 == 0) {
+			snprintf(label, sizeof(label), "m%u", i);
+			assert_int_equal(note(p, label, v4(i), 100, 1), 0);
+		}
+	}
+	assert_int_equal(prov_names(p), n + n / 8);
+	/* the sweep of an eviction at 20 drops the expired links */
+	assert_int_equal(prov_evict(p, allowed, &j, count_evict, &evicted, 20),
+			 0);
+	for (uint32_t i = 0; i < n; i++) {
+		snprintf(label, sizeof(label), "name-%u-of-the-pool", i);
+		assert_int_equal(answered(p, label, v4(i), 20), i % 4 == 0);
+		kept += i % 4 == 0;
+		if (i % 8 == 0 && i > 0) { /* m0 was judged gone */
+			snprintf(label, sizeof(label), "m%u", i);
+			assert_true(answered(p, label, v4(i), 20));
+			many++;
+		}
+	}
+	assert_int_equal(prov_names(p), kept + many);
+	assert_int_equal(prov_addresses(p), kept);
+	for (uint32_t i = 0; i < n; i += 4) {
+		snprintf(label, sizeof(label), "name-%u-of-the-pool", i);
+		assert_int_equal(note(p, label, v4(i), 200, 20), 0);
+		assert_int_equal(note(p, label, v6(i), 200, 20), 0);
+	}
+	assert_int_equal(prov_names(p), kept + many);
+	assert_int_equal(prov_evict(p, allowed, &j, count_evict, &evicted, 20),
+			 0);
+	assert_true(answered(p, "name-0-of-the-pool", v6(0), 20));
+	assert_false(answered(p, "m0", v4(0), 20));
+	assert_true(answered(p, "m8", v4(8), 20));
+	prov_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -410,6 +473,7 @@ int main(void)
 	    cmocka_unit_test(bad_input_is_refused),
 	    cmocka_unit_test(matches_model_under_churn),
 	    cmocka_unit_test(many_addresses_grow_and_reuse),
+	    cmocka_unit_test(compacted_names_keep_every_link),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
