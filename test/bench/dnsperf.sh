@@ -286,6 +286,11 @@ RSS_P="" RSS_C="" HWM_UNIQ_P="" HWM_UNIQ_C="" START_P="" START_C=""
 
 set_entries() { in_ns ipset list -t "$1" | sed -n 's/^Number of entries: //p'; }
 
+# dns_child: the daemon's DNS process (its child named dnsfence-dns;
+# not the guard's short-lived checks, forks of the parent that count the
+# parent's pages again).
+dns_child() { pgrep -P "$daemon_pid" -x dnsfence-dns || :; }
+
 # proc_kb FIELD: FIELD (VmRSS, VmHWM) of the daemon and of its DNS
 # process (its child since the split), in kB, as "SUM PARENT CHILD". The
 # sum of the two peaks is an upper bound of the daemon's peak (they may
@@ -293,7 +298,7 @@ set_entries() { in_ns ipset list -t "$1" | sed -n 's/^Number of entries: //p'; }
 proc_kb() {
 	local parent child=0 c
 	parent=$(awk -v f="$1:" '$1 == f { print $2 }' "/proc/$daemon_pid/status")
-	for c in $(pgrep -P "$daemon_pid"); do
+	for c in $(dns_child); do
 		child=$((child + $(awk -v f="$1:" '$1 == f { print $2 }' "/proc/$c/status")))
 	done
 	echo "$((parent + child)) $parent $child"
@@ -310,7 +315,7 @@ pss_sampler() { # PID
 	local top=$1 best=0 best_anon=0 p pss anon sum sum_anon
 	while kill -0 "$top" 2>/dev/null; do
 		sum=0 sum_anon=0
-		for p in "$top" $(pgrep -P "$top"); do
+		for p in "$top" $(dns_child); do
 			read -r pss anon < <(awk '$1 == "Pss:" { p = $2 } $1 == "Pss_Anon:" { a = $2 }
 				END { print p + 0, a + 0 }' "/proc/$p/smaps_rollup" 2>/dev/null) || continue
 			sum=$((sum + pss)) sum_anon=$((sum_anon + anon))
@@ -372,7 +377,7 @@ if [ -n "$PROFILE" ]; then
 			# Both processes: since the split the resolver runs in the
 			# DNS process, the daemon's child.
 			local procs
-			procs=$(pgrep -P "$daemon_pid" | paste -sd, -)
+			procs=$(dns_child | paste -sd, -)
 			procs=$daemon_pid${procs:+,$procs}
 			say "perf record -g on dnsfence (pids $procs) during the $tag workload"
 			perf record -g -o "$data" -p "$procs" >"$PROFILE/$tag-perf-record.log" 2>&1 &
