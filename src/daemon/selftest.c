@@ -3,7 +3,8 @@
  * trusts it (`dnsfence selftest`, and serve's readiness gate).
  *
  * A probe is a packet a workload could send to get around the resolver:
- * DNS over UDP and TCP straight to each upstream (on its port and on 53),
+ * DNS over UDP and TCP straight to each upstream (on its port and on 53,
+ * unless ADDR:53 is dnsfence's own listener),
  * DoT (tcp/853), a TCP connection on an allowed port and on another to an
  * address no answer gave (the upstream's own: it never enters the sets),
  * UDP 443 (QUIC) when `ports` does not allow it, and an ICMP or ICMPv6
@@ -280,6 +281,40 @@ static void add(struct prober *pr, enum kind kind, const struct sockaddr *sa,
 		p->id = (uint16_t)(pr->n * 7919u);
 }
 
+/* Is ADDR:53 one of the daemon's own listeners? An upstream on a
+ * loopback address beside the listener (a local resolver on
+ * 127.0.0.1:5353, dnsfence on 127.0.0.1:53): "a resolver on ADDR:53" is
+ * then dnsfence itself, whose answer proves nothing open. A wildcard
+ * listener on 53 answers every loopback address. */
+static bool own_listener(const struct config *cfg, const struct sockaddr *sa)
+{
+	for (size_t i = 0; i < cfg->n_listen; i++) {
+		const struct sockaddr *l =
+		    (const struct sockaddr *)&cfg->listen[i].sa;
+
+		if (l->sa_family != sa->sa_family || netaddr_port(l) != 53)
+			continue;
+		if (sa->sa_family == AF_INET) {
+			const struct sockaddr_in *a = (const void *)sa;
+			const struct sockaddr_in *b = (const void *)l;
+
+			if (a->sin_addr.s_addr == b->sin_addr.s_addr ||
+			    (b->sin_addr.s_addr == htonl(INADDR_ANY) &&
+			     ntohl(a->sin_addr.s_addr) >> 24 == 127))
+				return true;
+		} else if (sa->sa_family == AF_INET6) {
+			const struct sockaddr_in6 *a = (const void *)sa;
+			const struct sockaddr_in6 *b = (const void *)l;
+
+			if (IN6_ARE_ADDR_EQUAL(&a->sin6_addr, &b->sin6_addr) ||
+			    (IN6_IS_ADDR_UNSPECIFIED(&b->sin6_addr) &&
+			     IN6_IS_ADDR_LOOPBACK(&a->sin6_addr)))
+				return true;
+		}
+	}
+	return false;
+}
+
 /* What a workload could try against each upstream address. */
 static void plan(struct prober *pr)
 {
@@ -307,7 +342,7 @@ static void plan(struct prober *pr)
 		    "DNS over UDP to the upstream %s:%u directly", a, port);
 		add(pr, K_TCP, sa, port,
 		    "DNS over TCP to the upstream %s:%u directly", a, port);
-		if (port != 53) {
+		if (port != 53 && !own_listener(cfg, sa)) {
 			add(pr, K_DNS_UDP, sa, 53,
 			    "DNS over UDP to a resolver on %s:53", a);
 			add(pr, K_TCP, sa, 53,
