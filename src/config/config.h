@@ -84,6 +84,10 @@ struct config {
 	bool metrics_on;	    /* "metrics": "addr:port"; null: off */
 	struct config_endpoint metrics;
 	char *state_dir; /* "state_dir", default CONFIG_DEFAULT_STATE_DIR */
+	/* "" or the policy fingerprint, kept by provenance_shed_allow when
+	 * the allow list itself is dropped (the daemon's privileged parent
+	 * needs only the fingerprint of it, for the rules' comment) */
+	char policy_fp[17];
 	enum config_scope scope; /* "scope", default output */
 	char **interfaces; /* forward scope: names, a trailing '+' wildcard */
 	size_t n_interfaces;

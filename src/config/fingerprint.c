@@ -119,6 +119,12 @@ int provenance_fingerprint(const struct config *cfg,
 	uint64_t h = HASH_FNV64_BASIS;
 	int ret;
 
+	_Static_assert(sizeof(cfg->policy_fp) == PROVENANCE_HEXLEN,
+		       "policy_fp holds one fingerprint");
+	if (cfg->policy_fp[0] != '\0') {
+		memcpy(hex, cfg->policy_fp, PROVENANCE_HEXLEN);
+		return 0;
+	}
 	fnv(&h, "dnsfence " DNSFENCE_VERSION);
 	fnv(&h, config_mode_name(cfg->mode));
 	ret = hash_sorted(&h, "allow", cfg->allow, cfg->n_allow);
@@ -135,4 +141,20 @@ int provenance_fingerprint(const struct config *cfg,
 		snprintf(hex, PROVENANCE_HEXLEN, "%016llx",
 			 (unsigned long long)h);
 	return ret;
+}
+
+int provenance_shed_allow(struct config *cfg)
+{
+	char hex[PROVENANCE_HEXLEN];
+	int ret = provenance_fingerprint(cfg, hex);
+
+	if (ret != 0)
+		return ret;
+	memcpy(cfg->policy_fp, hex, PROVENANCE_HEXLEN);
+	for (size_t i = 0; i < cfg->n_allow; i++)
+		free(cfg->allow[i]);
+	free(cfg->allow);
+	cfg->allow = NULL;
+	cfg->n_allow = 0;
+	return 0;
 }

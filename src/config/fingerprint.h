@@ -18,4 +18,9 @@
 int provenance_fingerprint(const struct config *cfg,
 			   char hex[PROVENANCE_HEXLEN]);
 
+/* Keep cfg's fingerprint and free its allow list (n_allow 0): for a
+ * holder that renders rules but never matches names. 0, or -errno (cfg
+ * unchanged). */
+int provenance_shed_allow(struct config *cfg);
+
 #endif

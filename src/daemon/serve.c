@@ -868,7 +868,16 @@ static void parent_rules(void *arg, uint32_t id, int what)
 		(void)link_reply(d->link, id, -EINVAL);
 		return;
 	}
+	/* The parent matches no name: of the allow list its rules need only
+	 * the fingerprint (a 100,000-name list is megabytes a copy). */
+	if (provenance_shed_allow(next) != 0)
+		log_warn("split", "the parent keeps the reloaded allow list: "
+				  "out of memory");
 	config_free(d->owned[1]);
+	/* What the old copy and the parse freed: back to the kernel, or
+	 * each reload's copy stays resident in the parent (reload.c does
+	 * the same in the DNS process). */
+	(void)malloc_trim(0);
 	d->owned[1] = d->owned[0];
 	d->owned[0] = next;
 	d->cur = next;
@@ -1079,6 +1088,10 @@ int serve_run(const struct config *cfg, const char *path, uid_t uid, gid_t gid)
 		close(d.ctl_fd);
 	d.ctl_fd = -1;
 	stats_count_shared();
+	/* The config's parse (a cJSON tree of the whole file, the allow
+	 * list's checks) was freed before the fork but stays resident
+	 * until trimmed: the parent never touches it again. */
+	(void)malloc_trim(0);
 	log_info("split",
 		 "the DNS process is pid %d (no capability, seccomp); this "
 		 "process keeps cap_net_admin for the sets, the upstream "

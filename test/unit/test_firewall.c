@@ -714,6 +714,38 @@ static void inbound_deny_accepts_original_direction_only(void **state)
 	config_free(d);
 }
 
+/* provenance_shed_allow: the parent's copies of a config keep only the
+ * fingerprint of the allow list; their rules are the same text, and a
+ * config that differs keeps its own fingerprint. */
+static void shed_allow_keeps_the_rules(void **state)
+{
+	struct config *c = fixture_config(
+	    "{" U "\"allow\": [\"a.test\", \"*.b.test\"], \"ports\": "
+	    "[\"tcp/443\"]}");
+	struct config *o = fixture_config("{" U "\"allow\": [\"a.test\"]}");
+	char fp[PROVENANCE_HEXLEN], shed[PROVENANCE_HEXLEN],
+	    other[PROVENANCE_HEXLEN];
+	char *before = fw_render(c, AF_INET), *after;
+
+	(void)state;
+	assert_int_equal(provenance_fingerprint(c, fp), 0);
+	assert_int_equal(provenance_shed_allow(c), 0);
+	assert_int_equal(c->n_allow, 0);
+	assert_null(c->allow);
+	assert_int_equal(provenance_fingerprint(c, shed), 0);
+	assert_string_equal(fp, shed);
+	after = fw_render(c, AF_INET);
+	assert_non_null(before);
+	assert_non_null(after);
+	assert_string_equal(before, after);
+	assert_int_equal(provenance_fingerprint(o, other), 0);
+	assert_string_not_equal(fp, other);
+	free(before);
+	free(after);
+	config_free(c);
+	config_free(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -731,6 +763,7 @@ int main(void)
 	    cmocka_unit_test(name_check_queues_only_undecided_flows),
 	    cmocka_unit_test(name_check_quic_rules_only_for_allowed_udp),
 	    cmocka_unit_test(replaced_upstream_stays_fenced),
+	    cmocka_unit_test(shed_allow_keeps_the_rules),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
