@@ -28,6 +28,7 @@
 #include "cli/exec.h"
 #include "cli/fence.h"
 #include "cli/inspect.h"
+#include "config/fingerprint.h"
 #include "base/log.h"
 #include "daemon/privs.h"
 #include "cli/probe.h"
@@ -637,6 +638,11 @@ static int fence(const struct invocation *inv, bool do_setup, bool do_serve)
 		rc = lookup_user(cfg, &uid, &gid, true);
 	if (rc == EXIT_OK && do_setup)
 		rc = no_daemon(inv->config_path, inv->cmd->name);
+	/* The fingerprint once: the guard renders the rules again at every
+	 * check, and a long allowlist takes a sort each time (without
+	 * memory for it, each render computes it as before). */
+	if (rc == EXIT_OK)
+		(void)provenance_memoize(cfg);
 	if (rc == EXIT_OK) {
 		int r = fence_run(cfg, inv->config_path, uid, gid, do_setup,
 				  do_serve);

@@ -143,14 +143,22 @@ int provenance_fingerprint(const struct config *cfg,
 	return ret;
 }
 
-int provenance_shed_allow(struct config *cfg)
+int provenance_memoize(struct config *cfg)
 {
 	char hex[PROVENANCE_HEXLEN];
 	int ret = provenance_fingerprint(cfg, hex);
 
+	if (ret == 0)
+		memcpy(cfg->policy_fp, hex, PROVENANCE_HEXLEN);
+	return ret;
+}
+
+int provenance_shed_allow(struct config *cfg)
+{
+	int ret = provenance_memoize(cfg);
+
 	if (ret != 0)
 		return ret;
-	memcpy(cfg->policy_fp, hex, PROVENANCE_HEXLEN);
 	for (size_t i = 0; i < cfg->n_allow; i++)
 		free(cfg->allow[i]);
 	free(cfg->allow);

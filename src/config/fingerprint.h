@@ -18,7 +18,12 @@
 int provenance_fingerprint(const struct config *cfg,
 			   char hex[PROVENANCE_HEXLEN]);
 
-/* Keep cfg's fingerprint and free its allow list (n_allow 0): for a
+/* Keep cfg's fingerprint in cfg, so that rendering its rules again
+ * (the guard, every guard_interval) does not sort the allow list again.
+ * 0, or -errno (cfg unchanged). */
+int provenance_memoize(struct config *cfg);
+
+/* provenance_memoize, then free the allow list (n_allow 0): for a
  * holder that renders rules but never matches names. 0, or -errno (cfg
  * unchanged). */
 int provenance_shed_allow(struct config *cfg);

@@ -729,6 +729,9 @@ static void shed_allow_keeps_the_rules(void **state)
 
 	(void)state;
 	assert_int_equal(provenance_fingerprint(c, fp), 0);
+	assert_int_equal(provenance_memoize(c), 0);
+	assert_string_equal(c->policy_fp, fp);
+	assert_int_equal(c->n_allow, 2); /* memoized, not shed */
 	assert_int_equal(provenance_shed_allow(c), 0);
 	assert_int_equal(c->n_allow, 0);
 	assert_null(c->allow);
