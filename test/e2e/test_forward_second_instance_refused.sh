@@ -24,7 +24,6 @@ GW2_4=198.18.66.1
 GW2_6=2001:db8:66::1
 CT3_4=198.18.66.2
 CT3_6=2001:db8:66::2
-ct3() { ip netns exec "$CT3" "$@"; }
 
 host ip link add "$BR2" type bridge
 host ip link set "$BR2" up
