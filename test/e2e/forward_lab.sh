@@ -90,10 +90,16 @@ lab_peers_refused() {
 }
 
 host sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
-host ip link add "$BR" type bridge
-host ip link set "$BR" up
-host ip addr add "$GW4/24" dev "$BR"
-host ip addr add "$GW6/64" dev "$BR" nodad
+# lab_bridge BRIDGE GW4 GW6: a bridge in the host, up, with the gateway
+# addresses (a /24 and a /64) of the containers behind it.
+lab_bridge() {
+	host ip link add "$1" type bridge
+	host ip link set "$1" up
+	host ip addr add "$2/24" dev "$1"
+	host ip addr add "$3/64" dev "$1" nodad
+}
+
+lab_bridge "$BR" "$GW4" "$GW6"
 lab_container "$CT" "$CT_IF" "$HOST_PORT_IF" "$CT4" "$CT6"
 up ip route add 198.18.64.0/24 via "$DF_WL4"
 up ip -6 route add 2001:db8:64::/64 via "$DF_WL6"

@@ -25,10 +25,7 @@ GW2_6=2001:db8:66::1
 CT3_4=198.18.66.2
 CT3_6=2001:db8:66::2
 
-host ip link add "$BR2" type bridge
-host ip link set "$BR2" up
-host ip addr add "$GW2_4/24" dev "$BR2"
-host ip addr add "$GW2_6/64" dev "$BR2" nodad
+lab_bridge "$BR2" "$GW2_4" "$GW2_6"
 lab_container "$CT3" "df$$e" "df$$j" "$CT3_4" "$CT3_6" "$BR2" "$GW2_4" "$GW2_6"
 up ip route add 198.18.66.0/24 via "$DF_WL4"
 up ip -6 route add 2001:db8:66::/64 via "$DF_WL6"

@@ -27,10 +27,7 @@ BR2="df$$b2"
 SIB="df$$-sib"
 GW2_4=198.18.65.1
 GW2_6=2001:db8:65::1
-host ip link add "$BR2" type bridge
-host ip link set "$BR2" up
-host ip addr add "$GW2_4/24" dev "$BR2"
-host ip addr add "$GW2_6/64" dev "$BR2" nodad
+lab_bridge "$BR2" "$GW2_4" "$GW2_6"
 lab_container "$SIB" "df$$s" "df$$i" 198.18.65.2 2001:db8:65::2 "$BR2" "$GW2_4" "$GW2_6"
 sib() { ip netns exec "$SIB" "$@"; }
 LAB_EXTRA=(interfaces="[\"$BR\", \"$BR2\"]"
