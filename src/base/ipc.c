@@ -26,6 +26,8 @@ static int read_addr(const uint8_t *p, enum ipc_type type, struct ipc_addr *out,
 		     const char **why);
 static int decode_addrs(const uint8_t *buf, size_t len, enum ipc_type type,
 			uint16_t count, struct ipc_msg *out, const char **why);
+static int decode_body(const uint8_t *buf, size_t len, uint16_t type,
+		       struct ipc_msg *out, const char **why);
 
 static void put16(uint8_t *p, uint16_t v)
 {
@@ -217,7 +219,7 @@ static int decode_addrs(const uint8_t *buf, size_t len, enum ipc_type type,
 int ipc_decode(const uint8_t *buf, size_t len, struct ipc_msg *out,
 	       const char **why)
 {
-	uint16_t type, count;
+	uint16_t type;
 
 	if (len > IPC_FRAME_MAX) {
 		*why = "oversized frame";
@@ -228,10 +230,22 @@ int ipc_decode(const uint8_t *buf, size_t len, struct ipc_msg *out,
 		return -EINVAL;
 	}
 	type = get16(buf);
-	count = get16(buf + 2);
+	out->count = get16(buf + 2);
 	out->id = get32(buf + 4);
-	out->count = count;
 	out->status = 0;
+	if (decode_body(buf, len, type, out, why) != 0)
+		return -EINVAL;
+	out->type = (enum ipc_type)type;
+	return 0;
+}
+
+/* What follows the header of a frame of this type, checked against the
+ * type's size and count. */
+static int decode_body(const uint8_t *buf, size_t len, uint16_t type,
+		       struct ipc_msg *out, const char **why)
+{
+	uint16_t count = out->count;
+
 	switch (type) {
 	case IPC_ADD:
 	case IPC_DEL:
@@ -283,7 +297,6 @@ int ipc_decode(const uint8_t *buf, size_t len, struct ipc_msg *out,
 		*why = "unknown frame type";
 		return -EINVAL;
 	}
-	out->type = (enum ipc_type)type;
 	return 0;
 }
 
