@@ -1038,6 +1038,48 @@ static bool channels_broken(const struct daemon *d)
 	       link_failed(d->link);
 }
 
+/* The parent, once the DNS process runs: what the child took is closed
+ * here, and what the parent will not touch again goes back. */
+static void after_fork(struct daemon *d)
+{
+	for (size_t i = 0; i < CHANS; i++) {
+		close(d->peer[i]);
+		d->peer[i] = -1;
+	}
+	if (d->ctl_fd >= 0) /* the DNS process's now */
+		close(d->ctl_fd);
+	d->ctl_fd = -1;
+	stats_count_shared();
+	/* The config's parse (a cJSON tree of the whole file, the allow
+	 * list's checks) was freed before the fork but stays resident
+	 * until trimmed: the parent never touches it again. */
+	(void)malloc_trim(0);
+	log_info("split",
+		 "the DNS process is pid %d (no capability, seccomp); this "
+		 "process keeps cap_net_admin for the sets, the upstream "
+		 "sockets' mark, the name check's verdicts and the guard",
+		 (int)split_pid(d->split));
+}
+
+/* The parent's loop, until it ends: 0, SERVE_NOT_READY (the gate
+ * refused), or -EIO (the guard, a channel or the DNS process failed). */
+static int serve_loop(struct daemon *d)
+{
+	int st;
+
+	if (event_base_dispatch(d->base) == 0 && !split_ended(d->split, &st) &&
+	    channels_broken(d) && !split_wait(d->split, 1000))
+		log_err("split",
+			"the DNS process (pid %d) broke its channels: stopping "
+			"it; the fence stays in place",
+			(int)split_pid(d->split));
+	if (guard_failed(d->guard) || channels_broken(d))
+		return -EIO;
+	if (split_ended(d->split, &st))
+		return -EIO; /* said by split.c */
+	return d->gate.failed ? SERVE_NOT_READY : 0;
+}
+
 int serve_run(const struct config *cfg, const char *path, uid_t uid, gid_t gid)
 {
 	struct daemon d = {.cfg = cfg,
@@ -1049,7 +1091,7 @@ int serve_run(const struct config *cfg, const char *path, uid_t uid, gid_t gid)
 			   .ctl_fd = -1,
 			   .parent_pid = getpid()};
 	char err[512];
-	int rc = -EIO, st;
+	int rc = -EIO;
 
 	for (size_t i = 0; i < CHANS; i++)
 		d.chan[i] = d.peer[i] = -1;
@@ -1080,38 +1122,11 @@ int serve_run(const struct config *cfg, const char *path, uid_t uid, gid_t gid)
 		rc = -EIO;
 		goto out;
 	}
-	for (size_t i = 0; i < CHANS; i++) {
-		close(d.peer[i]);
-		d.peer[i] = -1;
-	}
-	if (d.ctl_fd >= 0) /* the DNS process's now */
-		close(d.ctl_fd);
-	d.ctl_fd = -1;
-	stats_count_shared();
-	/* The config's parse (a cJSON tree of the whole file, the allow
-	 * list's checks) was freed before the fork but stays resident
-	 * until trimmed: the parent never touches it again. */
-	(void)malloc_trim(0);
-	log_info("split",
-		 "the DNS process is pid %d (no capability, seccomp); this "
-		 "process keeps cap_net_admin for the sets, the upstream "
-		 "sockets' mark, the name check's verdicts and the guard",
-		 (int)split_pid(d.split));
+	after_fork(&d);
 	rc = open_parent(&d);
 	if (rc != 0)
 		goto out;
-	rc = -EIO;
-	if (event_base_dispatch(d.base) == 0 && !split_ended(d.split, &st) &&
-	    channels_broken(&d) && !split_wait(d.split, 1000))
-		log_err("split",
-			"the DNS process (pid %d) broke its channels: stopping "
-			"it; the fence stays in place",
-			(int)split_pid(d.split));
-	if (guard_failed(d.guard) || channels_broken(&d))
-		goto out;
-	if (split_ended(d.split, &st))
-		goto out; /* said by split.c */
-	rc = d.gate.failed ? SERVE_NOT_READY : 0;
+	rc = serve_loop(&d);
 out:
 	close_parts(&d);
 	return rc;
