@@ -288,29 +288,27 @@ static void add(struct prober *pr, enum kind kind, const struct sockaddr *sa,
  * listener on 53 answers every loopback address. */
 static bool own_listener(const struct config *cfg, const struct sockaddr *sa)
 {
+	static const uint8_t zero[16], v6_loopback[16] = {[15] = 1};
+	struct netaddr up, l;
+	size_t n;
+	bool loopback;
+
+	if (!netaddr_from_sockaddr(sa, &up))
+		return false;
+	n = up.family == AF_INET ? 4 : 16;
+	loopback = up.family == AF_INET
+		       ? up.bytes[0] == 127
+		       : memcmp(up.bytes, v6_loopback, 16) == 0;
 	for (size_t i = 0; i < cfg->n_listen; i++) {
-		const struct sockaddr *l =
+		const struct sockaddr *ls =
 		    (const struct sockaddr *)&cfg->listen[i].sa;
 
-		if (l->sa_family != sa->sa_family || netaddr_port(l) != 53)
+		if (netaddr_port(ls) != 53 || !netaddr_from_sockaddr(ls, &l) ||
+		    l.family != up.family)
 			continue;
-		if (sa->sa_family == AF_INET) {
-			const struct sockaddr_in *a = (const void *)sa;
-			const struct sockaddr_in *b = (const void *)l;
-
-			if (a->sin_addr.s_addr == b->sin_addr.s_addr ||
-			    (b->sin_addr.s_addr == htonl(INADDR_ANY) &&
-			     ntohl(a->sin_addr.s_addr) >> 24 == 127))
-				return true;
-		} else if (sa->sa_family == AF_INET6) {
-			const struct sockaddr_in6 *a = (const void *)sa;
-			const struct sockaddr_in6 *b = (const void *)l;
-
-			if (IN6_ARE_ADDR_EQUAL(&a->sin6_addr, &b->sin6_addr) ||
-			    (IN6_IS_ADDR_UNSPECIFIED(&b->sin6_addr) &&
-			     IN6_IS_ADDR_LOOPBACK(&a->sin6_addr)))
-				return true;
-		}
+		if (netaddr_equal(&l, &up) ||
+		    (loopback && memcmp(l.bytes, zero, n) == 0))
+			return true;
 	}
 	return false;
 }
