@@ -286,10 +286,7 @@ RSS_P="" RSS_C="" HWM_UNIQ_P="" HWM_UNIQ_C="" START_P="" START_C=""
 
 set_entries() { in_ns ipset list -t "$1" | sed -n 's/^Number of entries: //p'; }
 
-# dns_child: the daemon's DNS process (its child named dnsfence-dns;
-# not the guard's short-lived checks, forks of the parent that count the
-# parent's pages again).
-dns_child() { pgrep -P "$daemon_pid" -x dnsfence-dns || :; }
+dns_child() { bench_dns_child "$daemon_pid"; }
 
 # proc_kb FIELD: FIELD (VmRSS, VmHWM) of the daemon and of its DNS
 # process (its child since the split), in kB, as "SUM PARENT CHILD". The

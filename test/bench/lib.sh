@@ -26,6 +26,10 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 in_ns() { ip netns exec "$ns" "$@"; }
+# bench_dns_child PID: the DNS process of the daemon PID (its child named
+# dnsfence-dns; not the guard's short-lived checks, forks of the parent
+# that would count its pages again). Prints nothing when there is none.
+bench_dns_child() { pgrep -P "$1" -x dnsfence-dns || :; }
 say() { printf '== %s\n' "$*" >&2; }
 
 ip netns add "$ns"

@@ -60,7 +60,7 @@ ms() { date +%s%3N; }
 # Prints "SUM (parent P, DNS process C)".
 rss() {
 	local p v sum=0 each=()
-	for p in "$daemon" $(pgrep -P "$daemon" -x dnsfence-dns || :); do
+	for p in "$daemon" $(bench_dns_child "$daemon"); do
 		v=$(sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\).*/\1/p' "/proc/$p/status")
 		sum=$((sum + v))
 		each+=("$v")
