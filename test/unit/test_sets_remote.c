@@ -142,6 +142,32 @@ static void test_add_waits_for_the_parent(void **state)
 	lab_close(&l);
 }
 
+/* The DNS process's map after the guard recreated the sets (IPC_FORGET):
+ * what it trusted is void, the next answer is sent. */
+static void test_forget_sends_again(void **state)
+{
+	struct lab l;
+	struct dns_addr a = {.addr = fixture_v4(12), .ttl = 60};
+	struct done d = {0};
+	size_t v4, v6;
+
+	(void)state;
+	lab_open(&l);
+	assert_int_equal(sets_add(l.s, &a, 1, on_done, &d), 0);
+	spin(&l);
+	answer(&l, next_frame(&l)->id, 0);
+	spin(&l);
+	assert_true(sets_covered(l.s, &a, 1));
+	sets_forget(l.s);
+	sets_entries(l.s, &v4, &v6);
+	assert_int_equal(v4, 0);
+	assert_false(sets_covered(l.s, &a, 1));
+	assert_int_equal(sets_add(l.s, &a, 1, on_done, &d), 0);
+	spin(&l);
+	assert_int_equal(next_frame(&l)->type, IPC_ADD);
+	lab_close(&l);
+}
+
 static void test_long_batch_in_frames(void **state)
 {
 	struct lab l;
@@ -253,6 +279,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_add_waits_for_the_parent),
+	    cmocka_unit_test(test_forget_sends_again),
 	    cmocka_unit_test(test_long_batch_in_frames),
 	    cmocka_unit_test(test_del_and_shorten_frames),
 	    cmocka_unit_test(test_parent_status_and_death),
