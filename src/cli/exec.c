@@ -654,10 +654,13 @@ static int exec_filter(void)
 			 ? -ENOSYS
 			 : seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
 	}
-	if (rc == 0)
+	if (rc == 0) {
+		struct scmp_arg_cmp vsock = {
+		    .arg = 0, .op = SCMP_CMP_EQ, .datum_a = AF_VSOCK};
+
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT),
-				      SCMP_SYS(socket), 1,
-				      SCMP_A0(SCMP_CMP_EQ, AF_VSOCK));
+				      SCMP_SYS(socket), 1, vsock);
+	}
 	if (rc == 0)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS),
 				      SCMP_SYS(io_uring_setup), 0);
