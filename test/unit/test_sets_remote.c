@@ -108,6 +108,15 @@ static void answer(struct lab *l, uint32_t id, int32_t status)
 	assert_int_equal(ipc_send(l->parent, frame, (size_t)len, -1), 0);
 }
 
+/* One add of a, answered by the parent with 0. */
+static void add_acked(struct lab *l, const struct dns_addr *a, struct done *d)
+{
+	assert_int_equal(sets_add(l->s, a, 1, on_done, d), 0);
+	spin(l);
+	answer(l, next_frame(l)->id, 0);
+	spin(l);
+}
+
 static void test_add_waits_for_the_parent(void **state)
 {
 	struct lab l;
@@ -153,10 +162,7 @@ static void test_forget_sends_again(void **state)
 
 	(void)state;
 	lab_open(&l);
-	assert_int_equal(sets_add(l.s, &a, 1, on_done, &d), 0);
-	spin(&l);
-	answer(&l, next_frame(&l)->id, 0);
-	spin(&l);
+	add_acked(&l, &a, &d);
 	assert_true(sets_covered(l.s, &a, 1));
 	sets_forget(l.s);
 	sets_entries(l.s, &v4, &v6);
@@ -241,10 +247,7 @@ static void test_parent_status_and_death(void **state)
 
 	(void)state;
 	lab_open(&l);
-	assert_int_equal(sets_add(l.s, &a, 1, on_done, &d), 0);
-	spin(&l);
-	answer(&l, next_frame(&l)->id, 0);
-	spin(&l);
+	add_acked(&l, &a, &d);
 	sets_entries(l.s, &v4, &v6);
 	assert_int_equal(v4, 1);
 	/* the set is missing: the batch's status, the map cleared */
