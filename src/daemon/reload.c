@@ -924,8 +924,9 @@ char *reload_status(const struct reload *rl, bool json)
 	/* the fingerprint the rules carry (provenance.c) */
 	if (provenance_fingerprint(rl->cfg, si.fingerprint) != 0)
 		si.fingerprint[0] = '\0';
-	if (rl->p.sets != NULL)
-		sets_entries(rl->p.sets, &si.set4, &si.set6);
+	/* the kernel's, counted by the parent each second (-1 before) */
+	if (rl->p.sets != NULL && !stats_shared_set_entries(&si.set4, &si.set6))
+		si.set4 = si.set6 = -1;
 	return status_render(&si, json);
 }
 

@@ -155,6 +155,7 @@ static void gate_close(struct gate *g);
 static void close_parts(struct daemon *d);
 static void say_mode(const struct config *cfg);
 static bool channels_broken(const struct daemon *d);
+static void on_count(evutil_socket_t fd, short what, void *arg);
 
 static void on_signal(evutil_socket_t sig, short what, void *arg)
 {
@@ -902,14 +903,16 @@ static void parent_forgot(void *arg)
 {
 	struct daemon *d = arg;
 
+	if (d->count_ev != NULL) /* status: the recreated sets at once */
+		on_count(-1, 0, d);
 	if (d->link != NULL && link_send(d->link, IPC_FORGET, 0) != 0)
 		log_warn("split", "cannot tell the DNS process the sets were "
 				  "recreated");
 }
 
-/* The parent counts the sets' entries for the DNS process's metrics
- * (libipset needs CAP_NET_ADMIN; a short blocking call, here rather than
- * in the loop that answers queries). */
+/* The parent counts the sets' entries for the DNS process's status and
+ * metrics (libipset needs CAP_NET_ADMIN; a short blocking call, here
+ * rather than in the loop that answers queries). */
 static void on_count(evutil_socket_t fd, short what, void *arg)
 {
 	struct daemon *d = arg;
@@ -931,7 +934,7 @@ static int start_count(struct daemon *d)
 	struct timeval tv = {.tv_sec = METRICS_SETS_CACHE_MS / 1000,
 			     .tv_usec = (METRICS_SETS_CACHE_MS % 1000) * 1000};
 
-	if (!d->cfg->metrics_on || d->cfg->mode == CONFIG_MODE_OFF)
+	if (d->cfg->mode == CONFIG_MODE_OFF)
 		return 0;
 	d->count_ev = event_new(d->base, -1, EV_PERSIST, on_count, d);
 	if (d->count_ev == NULL || event_add(d->count_ev, &tv) != 0)

@@ -24,7 +24,8 @@ struct status_info {
 	long pid; /* the daemon's: which instance answered */
 	const char *mode, *config;
 	char fingerprint[20];
-	size_t allow_entries, in_flight, cached, set4, set6;
+	size_t allow_entries, in_flight, cached;
+	long long set4, set6; /* the kernel's count; -1: not known */
 	size_t prov_addresses, prov_names, prov_links;
 	uint64_t uptime_s;
 	uint64_t reload_requests; /* answered: applied, unchanged or refused */

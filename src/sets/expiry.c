@@ -34,7 +34,12 @@
  * dropped when a lookup meets them, and by a full sweep when the map is
  * full; min_exp (a lower bound of every stored expiry) keeps the sweep
  * from running again before anything can have expired, so a full map of
- * live entries costs O(1) per refusal. */
+ * live entries costs O(1) per refusal.
+ *
+ * With a window (expiry_new_window) an ack's claim ends window seconds
+ * after it came, or at its expiry if that is sooner: every lookup, the
+ * sweep and min_exp take that end instead of the expiry, so the map holds
+ * only the recent acks and the adds in flight. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -80,6 +85,7 @@ struct expiry_map {
 	size_t max;		 /* bound on entries, both families */
 	uint64_t min_exp;
 	uint64_t seed;
+	uint32_t window; /* an ack's claim lasts this long; 0: its expiry */
 };
 
 static int fam_of(const struct netaddr *a);
@@ -347,16 +353,28 @@ static void flight_drop(struct expiry_map *m, int fam, const uint8_t *key)
 		slot_delete(m, f, i);
 }
 
-/* Does the entry at slot of t hold an expiry after now? *fl and *fi: its
- * add in flight (flight_get), *latest: the later of the two. */
+/* Until when ak's ack claims anything: its expiry, or with a window
+ * the earlier of that and the window's end after the ack. */
+static uint64_t claim_end(const struct expiry_map *m, const struct acked *ak)
+{
+	uint64_t end;
+
+	if (m->window == 0 || ak->at == NEVER)
+		return m->window == 0 ? ak->expires : 0;
+	end = (uint64_t)ak->at + m->window;
+	return end < ak->expires ? end : ak->expires;
+}
+
+/* Does the entry at slot of t claim anything after now? *fl and *fi: its
+ * add in flight (flight_get), *latest: the later of the two claims. */
 static bool entry_live(struct expiry_map *m, int fam, const struct table *t,
 		       uint8_t *slot, uint64_t now, uint32_t *fl, size_t *fi,
 		       uint64_t *latest)
 {
-	const struct acked *ak = acked_of(t, slot);
+	uint64_t ack = claim_end(m, acked_of(t, slot));
 
 	*fl = flight_get(m, fam, slot, now, fi);
-	*latest = ak->expires > *fl ? ak->expires : *fl;
+	*latest = ack > *fl ? ack : *fl;
 	return *latest > now;
 }
 
@@ -413,6 +431,11 @@ static void sweep(struct expiry_map *m, uint64_t now)
 
 struct expiry_map *expiry_new(size_t max)
 {
+	return expiry_new_window(max, 0);
+}
+
+struct expiry_map *expiry_new_window(size_t max, unsigned window)
+{
 	struct expiry_map *m;
 	int rc = 0;
 
@@ -443,6 +466,7 @@ struct expiry_map *expiry_new(size_t max)
 	}
 	m->max = max;
 	m->min_exp = UINT64_MAX;
+	m->window = window;
 	return m;
 }
 
@@ -474,7 +498,7 @@ void expiry_get(struct expiry_map *m, const struct netaddr *a, uint64_t now,
 	size_t fi;
 	const struct acked *ak =
 	    fam >= 0 ? find(m, fam, a->bytes, now, &fl, &fi) : NULL;
-	bool live = ak != NULL && ak->expires > now;
+	bool live = ak != NULL && claim_end(m, ak) > now;
 
 	if (acked != NULL)
 		*acked = live ? ak->expires : 0;
@@ -482,6 +506,22 @@ void expiry_get(struct expiry_map *m, const struct netaddr *a, uint64_t now,
 		*inflight = fl;
 	if (acked_at != NULL)
 		*acked_at = live ? ak->at : 0;
+}
+
+bool expiry_covers(struct expiry_map *m, const struct netaddr *a, uint64_t want,
+		   uint64_t now, unsigned fresh, uint64_t *send)
+{
+	uint64_t acked, inflight, acked_at;
+
+	expiry_get(m, a, now, &acked, &inflight, &acked_at);
+	*send = want;
+	if (acked >= want && acked_at + fresh > now)
+		return true;
+	if (acked > *send)
+		*send = acked;
+	if (inflight > *send)
+		*send = inflight;
+	return false;
 }
 
 static int note(struct expiry_map *m, const struct netaddr *a, uint64_t expires,
@@ -511,13 +551,17 @@ static int note(struct expiry_map *m, const struct netaddr *a, uint64_t expires,
 		if (expires < m->min_exp)
 			m->min_exp = expires;
 	}
-	/* A stale ack (already past) must not count as a claim. */
-	if (ak->expires <= now)
+	/* A stale ack (already past, or out of its window) must not count
+	 * as a claim. */
+	if (claim_end(m, ak) <= now)
 		*ak = (struct acked){0, NEVER};
 	if (acked) {
 		if (expires > ak->expires)
 			ak->expires = secs(expires);
 		ak->at = secs(now);
+		/* the sweep's bound: this claim may end before its expiry */
+		if (m->window != 0 && now + m->window < m->min_exp)
+			m->min_exp = now + m->window;
 		if (fi != NO_SLOT && fl <= ak->expires)
 			slot_delete(m, f, fi);
 		return 0;

@@ -13,6 +13,7 @@
 #ifndef DNSFENCE_EXPIRY_H
 #define DNSFENCE_EXPIRY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,8 +21,16 @@
 
 struct expiry_map;
 
-/* A map for at most max entries (1 .. 2^28); NULL on bad max or ENOMEM. */
+/* A map for at most max entries (1 .. 2^26); NULL on bad max or ENOMEM. */
 struct expiry_map *expiry_new(size_t max);
+/* The same, but an ack claims its expiry only for window seconds after it
+ * came (then the entry reads as unknown unless an add is in flight, and
+ * the sweep drops it): the DNS process's map, which needs no more than
+ * what the skip (SETS_FRESH_SECONDS) and the adds in flight read, and so
+ * holds the acks of the last window seconds, not every live entry. Its
+ * max is then a bound of its own, below the sets' size: when it is full,
+ * -ENOSPC as above and the add is sent. window 0: expiry_new. */
+struct expiry_map *expiry_new_window(size_t max, unsigned window);
 void expiry_free(struct expiry_map *m);
 
 /* acked: expiry of the entry the kernel has confirmed, inflight: the
@@ -31,6 +40,13 @@ void expiry_free(struct expiry_map *m);
  * past at now. Any pointer may be NULL. */
 void expiry_get(struct expiry_map *m, const struct netaddr *a, uint64_t now,
 		uint64_t *acked, uint64_t *inflight, uint64_t *acked_at);
+/* Would an add of a until want (monotonic seconds) change nothing: the
+ * kernel confirmed a's entry less than fresh seconds ago and it lives
+ * until want or later? Then true: skip it. Otherwise false and *send is
+ * the expiry to send: the latest of want, the acked expiry and an add in
+ * flight (one that may land after this one), never shorter. */
+bool expiry_covers(struct expiry_map *m, const struct netaddr *a, uint64_t want,
+		   uint64_t now, unsigned fresh, uint64_t *send);
 /* Raise the in-flight (or acked) expiry of a to at least expires; a
  * smaller value never lowers it. 0, -EINVAL (unknown family or expires
  * not after now), -ENOSPC (full of live entries: not remembered). */

@@ -145,8 +145,8 @@ static int batch_for(const struct netaddr *addrs, size_t n, sets_done_fn done,
 static void put_add(struct sets *s, struct item *it, const struct netaddr *a,
 		    uint64_t exp, uint64_t now);
 static struct sets *sets_new(struct event_base *base,
-			     const struct sets_params *p, char *err,
-			     size_t errlen);
+			     const struct sets_params *p,
+			     struct expiry_map *map, char *err, size_t errlen);
 static int sets_events(struct sets *s);
 static void flush_remote(struct sets *s);
 static void read_remote(struct sets *s);
@@ -248,7 +248,8 @@ static int fam_index(const struct netaddr *a)
 struct sets *sets_open(struct event_base *base, const struct sets_params *p,
 		       char *err, size_t errlen)
 {
-	struct sets *s = sets_new(base, p, err, errlen);
+	size_t map_max = p->map_max ? p->map_max : SETS_DEFAULT_MAP_MAX;
+	struct sets *s = sets_new(base, p, expiry_new(map_max), err, errlen);
 
 	if (s == NULL)
 		return NULL;
@@ -268,7 +269,11 @@ struct sets *sets_open_remote(struct event_base *base,
 			      const struct sets_params *p, int chan, char *err,
 			      size_t errlen)
 {
-	struct sets *s = sets_new(base, p, err, errlen);
+	/* The parent judges every add by its own full map: this one needs
+	 * only the last second's acks (the skip) and the adds in flight. */
+	struct sets *s = sets_new(
+	    base, p, expiry_new_window(SETS_REMOTE_MAP_MAX, SETS_FRESH_SECONDS),
+	    err, errlen);
 
 	if (s == NULL) {
 		close(chan);
@@ -293,22 +298,25 @@ struct sets *sets_open_remote(struct event_base *base,
 	return s;
 }
 
-/* The state both transports share; no socket yet (fd -1). */
+/* The state both transports share, map taken over (NULL: no memory); no
+ * socket yet (fd -1). */
 static struct sets *sets_new(struct event_base *base,
-			     const struct sets_params *p, char *err,
-			     size_t errlen)
+			     const struct sets_params *p,
+			     struct expiry_map *map, char *err, size_t errlen)
 {
 	struct sets *s = NULL;
-	size_t map_max = p->map_max ? p->map_max : SETS_DEFAULT_MAP_MAX;
 
 	if (!sets_name_valid(p->set4) || !sets_name_valid(p->set6)) {
 		snprintf(err, errlen, "sets: invalid set name \"%s\"",
 			 sets_name_valid(p->set4) ? p->set6 : p->set4);
+		expiry_free(map);
 		return NULL;
 	}
 	s = calloc(1, sizeof(*s));
-	if (s == NULL)
+	if (s == NULL) {
+		expiry_free(map);
 		goto nomem;
+	}
 	s->base = base;
 	s->fd = -1;
 	s->seq = monotime_s() & 0xffffffu; /* not 0, unlike the kernel's own */
@@ -319,7 +327,7 @@ static struct sets *sets_new(struct event_base *base,
 	s->ttl_max = p->ttl_max;
 	TAILQ_INIT(&s->queue);
 	TAILQ_INIT(&s->ready);
-	s->map = expiry_new(map_max);
+	s->map = map;
 	s->sendbuf = malloc(SEND_LIMIT + SETS_ADD_MSG_MAX);
 	s->recvbuf = calloc(RECV_VLEN, sizeof(*s->recvbuf));
 	if (s->map == NULL || s->sendbuf == NULL || s->recvbuf == NULL)
@@ -459,17 +467,10 @@ void sets_on_forget(struct sets *s, void (*fn)(void *arg), void *arg)
 static bool covered(struct sets *s, const struct dns_addr *d, uint64_t now,
 		    uint64_t *exp)
 {
-	uint64_t acked, inflight, acked_at;
+	uint64_t want = now + sets_timeout(d->ttl, s->ttl_min, s->ttl_max);
 
-	*exp = now + sets_timeout(d->ttl, s->ttl_min, s->ttl_max);
-	expiry_get(s->map, &d->addr, now, &acked, &inflight, &acked_at);
-	if (acked >= *exp && acked_at + SETS_FRESH_SECONDS > now)
-		return true;
-	if (acked > *exp)
-		*exp = acked;
-	if (inflight > *exp)
-		*exp = inflight;
-	return false;
+	return expiry_covers(s->map, &d->addr, want, now, SETS_FRESH_SECONDS,
+			     exp);
 }
 
 uint64_t sets_expires(struct sets *s, const struct netaddr *a)

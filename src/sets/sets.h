@@ -45,11 +45,18 @@ struct sets_params {
 	const char *set4, *set6;
 	uint32_t ttl_min, ttl_max;
 	/* Bound of the never-shorten map (see expiry.h); give at least the
-	 * sum of both sets' maxelem. 0: SETS_DEFAULT_MAP_MAX. */
+	 * sum of both sets' maxelem. 0: SETS_DEFAULT_MAP_MAX. Not read by
+	 * sets_open_remote (SETS_REMOTE_MAP_MAX). */
 	size_t map_max;
 };
 
 #define SETS_DEFAULT_MAP_MAX (2 * 65536)
+/* The DNS process's map (sets_open_remote) holds only the acks of the
+ * last SETS_FRESH_SECONDS and the adds in flight, at most this many
+ * addresses (both families): beyond, an add is sent rather than skipped,
+ * and the parent, whose map holds every entry, judges it. The cached
+ * benchmark re-adds 2,000 addresses a second; at most about 0.7 MiB. */
+#define SETS_REMOTE_MAP_MAX 16384
 
 /* Opens the netlink socket (needs CAP_NET_ADMIN for the adds). */
 struct sets *sets_open(struct event_base *base, const struct sets_params *p,
@@ -58,9 +65,15 @@ struct sets *sets_open(struct event_base *base, const struct sets_params *p,
  * netlink (the DNS process holds no CAP_NET_ADMIN): every add, del and
  * shorten goes over chan (a non-blocking SOCK_SEQPACKET end, taken over)
  * as IPC frames to the parent's set writer, and completes when its
- * IPC_ADD_DONE comes back; the never-shorten map, the skips and the
- * deadlines are this process's, as over netlink. When the channel fails
- * (the parent is gone) every change in flight and every later one fails
+ * IPC_ADD_DONE comes back; the skips and the deadlines are this
+ * process's, as over netlink. Its never-shorten map is a window
+ * (expiry_new_window): the acks of the last SETS_FRESH_SECONDS and the
+ * adds in flight, up to SETS_REMOTE_MAP_MAX; so the skips are the same,
+ * an add after the window carries only the longer adds in flight (the
+ * parent's own map raises it to the entry's expiry, as the kernel's
+ * timeout), and an entry re-acked after its window claims the expiry
+ * this process sent, not the longer one the kernel may hold. When the channel
+ * fails (the parent is gone) every change in flight and every later one fails
  * with -EIO. NULL (err set) on a bad name or no memory; chan is closed. */
 struct sets *sets_open_remote(struct event_base *base,
 			      const struct sets_params *p, int chan, char *err,
@@ -70,8 +83,9 @@ struct sets *sets_open_remote(struct event_base *base,
 void sets_close(struct sets *s);
 /* New clamp for the timeouts of later adds (reload). */
 void sets_set_ttl(struct sets *s, uint32_t ttl_min, uint32_t ttl_max);
-/* Addresses the never-shorten map holds per family (status; expired
- * entries not yet swept included). */
+/* Addresses the never-shorten map holds per family (expired entries not
+ * yet swept included; for sets_open_remote only the window's: status
+ * counts the kernel's sets, see stats_shared_set_entries). */
 void sets_entries(const struct sets *s, size_t *v4, size_t *v6);
 /* Forget the never-shorten map (see expiry.h): the sets were recreated
  * (the guard restored them) and are empty, so no entry outlives anything.

@@ -42,30 +42,29 @@ ok "still serving; counters: $(grep -o 'guard_drift=[0-9]* guard_restored=[0-9]*
 # guard recreates both, and forgets what it knew about the old entries: a
 # repeated answer lands in the new, empty set. The daemon trusts an add
 # it made within the last second (SETS_FRESH_SECONDS) without asking the
-# kernel again, and the restore comes up to guard_interval after the
-# last add, mostly past that second: so the daemon's own count of its
-# entries (status set_entries, the map the trust is read from) must drop
-# to 0 at the restore, before any query, and the query after it must
-# re-add. Nothing queries in between (the readiness probe is a denied
-# name, it adds nothing).
+# kernel again, and forgets those too at the restore (sets_forget, the
+# DNS process told by IPC_FORGET): the query after it must re-add.
+# status set_entries is the kernel's count (the parent asks it each
+# second and at the restore): 1, then 0 in the new set, then 1 again.
+# Nothing queries in between (the readiness probe is a denied name, it
+# adds nothing).
+entries_are() { [ "$(df_status_value set_entries.ipv4)" -eq "$1" ]; }
 df_dig www.allowed.test A
 expect_rcode NOERROR
 expect_in_set dnsfence4 198.18.1.10
-n="$(df_status_value set_entries.ipv4)"
-[ "$n" -eq 1 ] || fail "expected status set_entries.ipv4 1 (198.18.1.10) before the destroy, saw $n"
+df_poll 30 entries_are 1 || fail "expected status set_entries.ipv4 1 (198.18.1.10) before the destroy, saw $(df_status_value set_entries.ipv4)"
 df_remove_firewall
 wl ipset destroy dnsfence4
 df_poll 60 in_place || fail "the destroyed set and the rules were not restored within 6 s"
 df_wait_log 20 "DRIFT: sets: set dnsfence4 does not exist" || fail "the missing set was not logged"
 df_wait_log 20 "restored the firewall rules and sets" || fail "the restore of the sets was not logged"
-n="$(df_status_value set_entries.ipv4)"
-[ "$n" -eq 0 ] || fail "after the guard recreated dnsfence4 the daemon still counts $n entries in it (it would trust them and skip the re-add)"
+df_poll 30 entries_are 0 || fail "after the guard recreated dnsfence4 status still counts $(df_status_value set_entries.ipv4) entries in it"
+expect_not_in_set dnsfence4 198.18.1.10
 df_dig www.allowed.test A
 expect_rcode NOERROR
 expect_in_set dnsfence4 198.18.1.10
-n="$(df_status_value set_entries.ipv4)"
-[ "$n" -eq 1 ] || fail "expected status set_entries.ipv4 1 after the re-add, saw $n"
-ok "rules removed and dnsfence4 destroyed: both restored, the daemon's entries forgotten (0), and the next answer lands in the new set"
+df_poll 30 entries_are 1 || fail "expected status set_entries.ipv4 1 after the re-add, saw $(df_status_value set_entries.ipv4)"
+ok "rules removed and dnsfence4 destroyed: both restored, the daemon's trust forgotten, and the next answer lands in the new set"
 
 # A restore that cannot succeed (a set of the wrong type in the way) stops
 # the daemon with exit 3, so that its supervisor runs setup again.

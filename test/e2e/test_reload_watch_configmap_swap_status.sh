@@ -24,8 +24,14 @@ sleep 0.5
 df_dig www.allowed.test A
 expect_rcode NOERROR
 expect_in_set dnsfence4 198.18.1.10
-df_dnsfence status --json
-[ "$DF_CMD_RC" -eq 0 ] || fail "status --json exited $DF_CMD_RC: $DF_CMD_ERR"
+# set_entries is the kernel's count, which the parent takes once a
+# second: wait for it to show the add.
+one_entry() {
+	df_dnsfence status --json
+	[ "$DF_CMD_RC" -eq 0 ] && "$DF_PY" -c 'import json, sys
+sys.exit(0 if json.loads(sys.argv[1])["set_entries"] == {"ipv4": 1, "ipv6": 0} else 1)' "$DF_CMD_OUT"
+}
+df_poll 30 one_entry || fail "status never counted the one set entry: $DF_CMD_OUT $DF_CMD_ERR"
 before="$DF_CMD_OUT"
 df_dig a.b.allowed.test A
 expect_rcode NXDOMAIN
@@ -59,7 +65,8 @@ reload_recorded() {
 	df_dnsfence status --json
 	[ "$DF_CMD_RC" -eq 0 ] && "$DF_PY" -c 'import json, sys
 r = json.loads(sys.argv[1]).get("last_reload") or {}
-sys.exit(0 if r.get("trigger") == "watch" and r.get("result") == "ok" and "+2/-1 names" in r.get("text", "") else 1)' "$DF_CMD_OUT"
+sys.exit(0 if r.get("trigger") == "watch" and r.get("result") == "ok" and "+2/-1 names" in r.get("text", "") else 1)' "$DF_CMD_OUT" &&
+		one_entry
 }
 df_poll 50 reload_recorded || fail "status never recorded the watch's reload: $DF_CMD_OUT $DF_CMD_ERR"
 "$DF_PY" - "$before" "$DF_CMD_OUT" <<'PY' || fail "status --json does not show the reload: $DF_CMD_OUT"

@@ -108,6 +108,15 @@ static void answer(struct lab *l, uint32_t id, int32_t status)
 	assert_int_equal(ipc_send(l->parent, frame, (size_t)len, -1), 0);
 }
 
+/* One add of a, answered by the parent with 0. */
+static void add_acked(struct lab *l, const struct dns_addr *a, struct done *d)
+{
+	assert_int_equal(sets_add(l->s, a, 1, on_done, d), 0);
+	spin(l);
+	answer(l, next_frame(l)->id, 0);
+	spin(l);
+}
+
 static void test_add_waits_for_the_parent(void **state)
 {
 	struct lab l;
@@ -139,6 +148,29 @@ static void test_add_waits_for_the_parent(void **state)
 	spin(&l);
 	assert_int_equal(d.n, 2);
 	assert_true(no_frame(&l));
+	lab_close(&l);
+}
+
+/* The DNS process's map after the guard recreated the sets (IPC_FORGET):
+ * what it trusted is void, the next answer is sent. */
+static void test_forget_sends_again(void **state)
+{
+	struct lab l;
+	struct dns_addr a = {.addr = fixture_v4(12), .ttl = 60};
+	struct done d = {0};
+	size_t v4, v6;
+
+	(void)state;
+	lab_open(&l);
+	add_acked(&l, &a, &d);
+	assert_true(sets_covered(l.s, &a, 1));
+	sets_forget(l.s);
+	sets_entries(l.s, &v4, &v6);
+	assert_int_equal(v4, 0);
+	assert_false(sets_covered(l.s, &a, 1));
+	assert_int_equal(sets_add(l.s, &a, 1, on_done, &d), 0);
+	spin(&l);
+	assert_int_equal(next_frame(&l)->type, IPC_ADD);
 	lab_close(&l);
 }
 
@@ -215,10 +247,7 @@ static void test_parent_status_and_death(void **state)
 
 	(void)state;
 	lab_open(&l);
-	assert_int_equal(sets_add(l.s, &a, 1, on_done, &d), 0);
-	spin(&l);
-	answer(&l, next_frame(&l)->id, 0);
-	spin(&l);
+	add_acked(&l, &a, &d);
 	sets_entries(l.s, &v4, &v6);
 	assert_int_equal(v4, 1);
 	/* the set is missing: the batch's status, the map cleared */
@@ -253,6 +282,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_add_waits_for_the_parent),
+	    cmocka_unit_test(test_forget_sends_again),
 	    cmocka_unit_test(test_long_batch_in_frames),
 	    cmocka_unit_test(test_del_and_shorten_frames),
 	    cmocka_unit_test(test_parent_status_and_death),
