@@ -20,7 +20,8 @@
  * that cannot be emptied keeps the rules. A `dnsfence exec` killed
  * outright leaves its directory: the next one finds it (its pid gone),
  * empties its cgroup and removes what it names first. The command cannot
- * reach into another process of its uid (seccomp, Landlock), and exec
+ * reach into another process of its uid (seccomp, Landlock) nor open a
+ * socket that netfilter never sees (AF_VSOCK; io_uring), and exec
  * refuses a cgroup tree the command's uid could write.
  *
  * One exec at a time per network namespace: the output fence's chains
@@ -108,7 +109,7 @@ static pid_t spawn_self(const char *conf, const char *command, const char *log);
 static int wait_ready(const struct instance *in);
 static pid_t start_command(const struct instance *in, char **argv);
 static void drop_everything(const struct instance *in);
-static int no_peeking(void);
+static int exec_filter(void);
 static int cgroup_delegated(const char *mnt, const char *own, uid_t uid,
 			    gid_t gid);
 static int empty_cgroup(const struct instance *in);
@@ -590,7 +591,7 @@ static void drop_everything(const struct instance *in)
 	    setgroups(0, NULL) != 0 || setresgid(in->gid, in->gid, in->gid) ||
 	    setresuid(in->uid, in->uid, in->uid) != 0 ||
 	    syscall(SYS_capset, &h, d) != 0 ||
-	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || no_peeking() != 0) {
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || exec_filter() != 0) {
 		fprintf(stderr, "dnsfence: exec: cannot drop privileges: %s\n",
 			strerror(errno));
 		_exit(126);
@@ -619,12 +620,21 @@ static void landlock_domain(void)
 
 /* A seccomp filter, inherited by every child: no way into another
  * process of the uid (an unfenced one's sockets: pidfd_getfd; its memory,
- * to make it connect: ptrace, process_vm_readv/writev). EPERM, not a
+ * to make it connect: ptrace, process_vm_readv/writev), EPERM, not a
  * kill: a program that tries (a debugger, a crash reporter) gets an
- * error. The 32-bit entries of x86-64 get the same rules. */
-static int no_peeking(void)
+ * error. And no way past netfilter: an AF_VSOCK socket reaches the
+ * hypervisor (CID 2) of a VM with a vsock device, unprivileged, and no
+ * firewall rule sees it; socket() of that family fails as where the
+ * kernel has none (EAFNOSUPPORT). io_uring can make a socket without
+ * socket(2) (IORING_OP_SOCKET, Linux 5.19), out of the filter's sight, so
+ * io_uring_setup fails as where it is not built in (ENOSYS: programs fall
+ * back to plain calls). The 32-bit entries of x86-64 get the same rules;
+ * there libseccomp cannot read socketcall's arguments, so socketcall's
+ * SYS_SOCKET fails for every family (a 32-bit program whose libc makes
+ * sockets through socketcall gets none; the direct socket call works). */
+static int exec_filter(void)
 {
-	static const char *const denied[] = {
+	static const char *const peeking[] = {
 	    "pidfd_getfd", "ptrace", "process_vm_readv", "process_vm_writev"};
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	int rc = ctx ? 0 : -ENOMEM;
@@ -636,14 +646,24 @@ static int no_peeking(void)
 		if (rc == -EEXIST)
 			rc = 0;
 	}
-	for (size_t i = 0; rc == 0 && i < sizeof(denied) / sizeof(denied[0]);
+	for (size_t i = 0; rc == 0 && i < sizeof(peeking) / sizeof(peeking[0]);
 	     i++) {
-		int nr = seccomp_syscall_resolve_name(denied[i]);
+		int nr = seccomp_syscall_resolve_name(peeking[i]);
 
 		rc = nr == __NR_SCMP_ERROR
 			 ? -ENOSYS
 			 : seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
 	}
+	if (rc == 0) {
+		struct scmp_arg_cmp vsock = {
+		    .arg = 0, .op = SCMP_CMP_EQ, .datum_a = AF_VSOCK};
+
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT),
+				      SCMP_SYS(socket), 1, vsock);
+	}
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS),
+				      SCMP_SYS(io_uring_setup), 0);
 	if (rc == 0)
 		rc = seccomp_load(ctx);
 	seccomp_release(ctx);

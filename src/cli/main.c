@@ -779,6 +779,7 @@ static int cmd_selftest(const struct invocation *inv)
 		rc = lookup_user(cfg, &uid, &gid, false);
 	if (rc != EXIT_OK)
 		goto out;
+	selftest_warn_vsock();
 	fd = selftest_start(cfg, uid, gid, &pid);
 	if (fd < 0 || (in = fdopen(fd, "r")) == NULL) {
 		log_err("selftest", "cannot start the prober: %s",

@@ -39,6 +39,7 @@
  * under one deadline, with poll. Results come back as lines on a pipe. */
 #include <errno.h>
 #include <linux/capability.h>
+#include <linux/vm_sockets.h>
 #include <fcntl.h>
 #include <net/if.h>
 #include <netinet/icmp6.h>
@@ -51,6 +52,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -59,6 +61,7 @@
 
 #include "daemon/control.h"
 #include "dns/dnsmsg.h"
+#include "base/log.h"
 #include "base/monotime.h"
 #include "base/netaddr.h"
 #include "config/policy.h"
@@ -240,6 +243,38 @@ static void child(const struct config *cfg, uid_t uid, gid_t gid, int fd)
 		judge(&pr, &pr.p[i]);
 out:
 	fclose(pr.out);
+}
+
+/* The local CID of a guest transport, or 0 when there is none (no vsock
+ * device, no access, or the host side's VMADDR_CID_HOST). */
+static unsigned vsock_guest_cid(void)
+{
+	unsigned cid = VMADDR_CID_ANY;
+	int fd = open("/dev/vsock", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	if (ioctl(fd, IOCTL_VM_SOCKETS_GET_LOCAL_CID, &cid) != 0)
+		cid = VMADDR_CID_ANY;
+	close(fd);
+	return cid == VMADDR_CID_ANY || cid <= VMADDR_CID_HOST ? 0 : cid;
+}
+
+bool selftest_warn_vsock(void)
+{
+	unsigned cid = vsock_guest_cid();
+
+	if (cid == 0)
+		return false;
+	log_warn("selftest",
+		 "this machine is a VM with a vsock device (local CID %u): "
+		 "AF_VSOCK sockets, which no process needs a privilege to "
+		 "open, reach the hypervisor (CID 2) past every firewall "
+		 "rule, in any network namespace; refuse socket family 40 and "
+		 "io_uring_setup in the workload's seccomp profile, or run it "
+		 "under `dnsfence exec`, which does (docs/security.md)",
+		 cid);
+	return true;
 }
 
 static void say(struct prober *pr, enum selftest_verdict v, const char *fmt,

@@ -37,5 +37,10 @@ int selftest_parse(const char *line, enum selftest_verdict *v,
 		   const char **text);
 
 const char *selftest_verdict_name(enum selftest_verdict v);
+/* What no probe can hold: on a VM with a vsock device (a guest CID on
+ * /dev/vsock), any process's AF_VSOCK sockets reach the hypervisor past
+ * every firewall rule. Logs one warning saying so and what to do; true
+ * when it did. Needs read access to /dev/vsock (root), as at start. */
+bool selftest_warn_vsock(void);
 
 #endif

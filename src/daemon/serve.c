@@ -1102,6 +1102,7 @@ int serve_run(const struct config *cfg, const char *path, uid_t uid, gid_t gid)
 	 * trimmed (reload.c) instead of stranded in a thread's own arena. */
 	(void)mallopt(M_ARENA_MAX, 1);
 	say_mode(cfg);
+	selftest_warn_vsock(); /* /dev/vsock is root's: before any drop */
 	if (privs_preflight(uid, binds_low_port(cfg), err, sizeof(err)) != 0) {
 		log_err("privs", "cannot serve: %s", err);
 		rc = -EPERM;

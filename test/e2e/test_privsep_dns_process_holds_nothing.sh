@@ -29,20 +29,29 @@ read -r ruid euid _ <<<"$(df_proc_field "$child" Uid)"
 [ "$ruid" -ne 0 ] && [ "$euid" -ne 0 ] || fail "the DNS process runs as uid $ruid/$euid"
 ok "DNS process $child: CapInh/CapPrm/CapEff/CapBnd/CapAmb 0, NoNewPrivs 1, Seccomp 2, uid $ruid"
 
-# Of every process running the daemon's binary, only the parent holds
-# cap_net_admin (bit 12), effective or permitted.
+# Of the daemon's processes, only the parent holds cap_net_admin (bit 12),
+# effective or permitted: the DNS process and everything under it hold
+# none. The walk follows this daemon's own tree (PPid links), so another
+# dnsfence on the machine is not counted; the parent's own short-lived
+# children (the guard's and the self-test's forks of it, privileged by
+# design) are not the DNS process's and are left out.
+subtree=("$child")
+for ((i = 0; i < ${#subtree[@]}; i++)); do
+	for st in /proc/[0-9]*/status; do
+		pid="${st#/proc/}"
+		pid="${pid%/status}"
+		[ "$(df_proc_field "$pid" PPid 2>/dev/null)" = "${subtree[i]}" ] && subtree+=("$pid")
+	done
+done
 holders=()
-for st in /proc/[0-9]*/status; do
-	pid="${st#/proc/}"
-	pid="${pid%/status}"
-	[ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = "$(readlink -f "$DNSFENCE_BIN")" ] || continue
+for pid in "$DF_DNSFENCE_PID" "${subtree[@]}"; do
 	eff="$(df_proc_field "$pid" CapEff 2>/dev/null)"
 	prm="$(df_proc_field "$pid" CapPrm 2>/dev/null)"
 	[ -n "$eff" ] || continue
 	if (((16#$eff | 16#$prm) & 16#1000)); then holders+=("$pid"); fi
 done
 [ "${holders[*]}" = "$DF_DNSFENCE_PID" ] ||
-	fail "cap_net_admin held by pid(s) '${holders[*]}', expected only the parent $DF_DNSFENCE_PID"
+	fail "cap_net_admin held by pid(s) '${holders[*]}' of the daemon (DNS process $child and its ${#subtree[@]} process(es)), expected only the parent $DF_DNSFENCE_PID"
 eff="$(df_proc_field "$DF_DNSFENCE_PID" CapEff)"
 ok "only the parent ($DF_DNSFENCE_PID, CapEff $eff) holds cap_net_admin"
 
