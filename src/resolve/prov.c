@@ -3,17 +3,21 @@
  *
  * Two chained hash tables with a per-process random seed (the keys come
  * from upstream answers): names, each stored once with a count of the
- * links that point at it, in a pool of their own (struct npool: 8-byte
- * steps, compacted when its free chunks outgrow the live names), and
- * addresses, 32-byte entries in one dense
- * array (a free list takes dropped ones again) chained by entry number,
- * each holding its one link (name, expiry) itself or pointing at an
+ * links that point at it, in a pool of their own (struct npool: one
+ * array cut in 4-byte steps, compacted when its free chunks outgrow the
+ * live names), and addresses, in two dense arrays of entries, one per
+ * family (16 bytes an IPv4 entry, 28 an IPv6 one: an IPv4 address does
+ * not pay for an IPv6 one's 16 bytes), each chained by entry number
+ * and with a free list that takes dropped entries again. Every reference
+ * is a 32-bit index (a name by its place in the pool, the links of an
+ * address that has several by their slot in a directory), not a pointer.
+ * An entry holds its one link (name, expiry) itself or refers to an
  * array of links. Links are what is bounded: one per (address, name)
  * pair, whatever the sharing. Bucket arrays double when they hold more
- * entries than buckets and the entry array doubles when full (realloc:
- * a large one is remapped, not copied, and pages never reached are not
- * resident), so memory follows the live entries; prov_clear gives the
- * entry array and the names' blocks back.
+ * entries than buckets and the entry arrays and the pool double when
+ * full (realloc: a large one is remapped, not copied, and pages never
+ * reached are not resident), so memory follows the live entries;
+ * prov_clear gives the entry arrays and the pool back.
  *
  * Eviction is one pass over the names (each judged once by the new
  * policy, so a 100k-name allowlist costs 100k policy lookups, not one per
@@ -24,6 +28,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -37,49 +42,52 @@
 #define PROV_LINKS_PER_ENTRY 2
 #define PROV_LINKS_MIN	     65536
 #define MIN_BUCKETS	     1024
+#define MIN_ENTRIES	     512
 #define NAME_MAX_WIRE	     255
 #define NIL		     UINT32_MAX
+/* An array this large is mapped, and grows by mremap: malloc would put
+ * it on the heap once glibc's threshold has risen past it (a large
+ * chunk freed raises it), and there realloc copies, holding both. */
+#define MAP_MIN (64u << 10)
 
-/* No stored hash: 14 bytes before the name, in the names' pool. */
+/* A name in the pool, referred to by its offset in NAME_STEP units (0:
+ * none; the pool's first step is never a name): 10 bytes before the
+ * wire name, no stored hash. */
 struct pname {
-	struct pname *next; /* in its chain, or in the pool's free list */
-	uint32_t refs;	    /* links pointing here */
-	bool gone;	    /* judged no longer allowed by prov_evict */
-	uint8_t len;	    /* 0: moved by names_compact, next is the copy */
+	uint32_t next; /* in its chain, or in the pool's free list */
+	uint32_t refs; /* links pointing here */
+	bool gone;     /* judged no longer allowed by prov_evict */
+	uint8_t len;   /* 0: moved by names_compact, next is the copy */
 	uint8_t wire[];
 };
 
-#define NAME_STEP 8 /* a name's chunk is a multiple of this */
+#define NAME_STEP 4 /* a name's chunk is a multiple of this */
 #define NAME_CLASSES                                                           \
 	((offsetof(struct pname, wire) + NAME_MAX_WIRE) / NAME_STEP + 1)
-#define BLOCK_MIN	  4096u
-#define BLOCK_MAX	  65536u
+_Static_assert(_Alignof(struct pname) <= NAME_STEP,
+	       "a chunk's offset keeps a name's alignment");
+#define POOL_MIN 4096u
+/* A reference is an entry's ref shifted by PREF_SHIFT: the pool stops
+ * there (-ENOMEM, so the answer fails closed). */
+#define POOL_MAX_REF	  (UINT32_MAX >> 2)
 #define COMPACT_SPARE	  65536u /* free chunks' bytes before a compaction */
 #define COMPACT_PER_ENTRY 8u	 /* and at least this many per address */
 
-/* A block the names are cut from; the chunks follow it. */
-struct pblock {
-	struct pblock *next;
-	size_t cap, used; /* bytes after the header */
-};
-_Static_assert(sizeof(struct pblock) % NAME_STEP == 0,
-	       "a block's chunks keep the alignment a ref's flags need");
-
-/* The names' memory: chunks cut in NAME_STEP steps from blocks, a free
- * list of each size. malloc gave a 38-byte name (a 24-byte wire name)
- * a 48-byte chunk, and up to 64 once its free chunks were split; here it
- * takes 40. Free chunks serve only their own size, so when they hold
- * more than the live names do, names_compact copies the live ones into
- * one new block and gives the old blocks back. */
+/* The names' memory: chunks cut in NAME_STEP steps from one array, a
+ * free list of each size. malloc gave a 34-byte name (a 24-byte wire
+ * name) a 48-byte chunk, and up to 64 once its free chunks were split;
+ * here it takes 36. Free chunks serve only their own size, so when they
+ * hold more than the live names do, names_compact copies the live ones
+ * into a new array of their size and gives the old one back. */
 struct npool {
-	struct pblock *blocks; /* the newest first: chunks are cut from it */
-	struct pname *free[NAME_CLASSES];
+	uint8_t *base;
+	size_t cap, used; /* bytes */
+	uint32_t free[NAME_CLASSES];
 	size_t live, spare; /* bytes of live names' and free chunks */
-	size_t next_block;  /* the size of the next block */
 };
 
 struct plink {
-	struct pname *name;
+	uint32_t name;	  /* a name's reference */
 	uint32_t expires; /* monotonic seconds */
 };
 
@@ -89,85 +97,136 @@ struct plinks {
 	struct plink l[];
 };
 
-/* ref's low bits (malloc aligns to 8 at least): the entry is in use, its
- * address is IPv6, ref points at a struct plinks (else at the one link's
- * name, NULL while it has none). 0: a free entry. */
-#define PREF_USED  1u
-#define PREF_V6	   2u
-#define PREF_MANY  4u
-#define PREF_FLAGS 7u
+/* The directory of the links arrays: an entry refers to its slot. */
+union pslot {
+	struct plinks *l;
+	uint32_t next; /* a free slot: the next free one */
+};
 
-/* One address in 32 bytes, in a dense array indexed by a chained hash of
- * entry numbers: most addresses have one name, whose link lives in the
- * entry (ref and expires), so the common case allocates nothing. */
+struct pdir {
+	union pslot *s;
+	uint32_t used, cap, free;
+};
+
+/* ref's low bits: the entry is in use, ref >> PREF_SHIFT is a slot of
+ * the directory (else the one link's name, 0 while it has none). 0: a
+ * free entry. */
+#define PREF_USED  1u
+#define PREF_MANY  2u
+#define PREF_FLAGS 3u
+#define PREF_SHIFT 2
+
+/* One address: most have one name, whose link lives in the entry (ref
+ * and expires), so the common case allocates nothing. Its address
+ * bytes follow (4 or 16). */
 struct pent {
-	uint8_t bytes[16]; /* 4 used for IPv4 */
-	uintptr_t ref;
+	uint32_t ref;
 	uint32_t next;	  /* in its chain, or in the free list */
 	uint32_t expires; /* the one link's, without PREF_MANY */
-};
-_Static_assert(sizeof(struct pent) == 32, "an address entry is 32 bytes");
-
-struct htab {
-	void **b; /* chains; the first member of an entry is its next */
-	size_t mask;
-	size_t count;
+	uint8_t bytes[];
 };
 
-/* The addresses: e[0 .. used) taken (free ones chained from free), cap
- * allocated; b[mask + 1] chain heads. */
+/* One family's addresses: entries 0 .. used taken (free ones chained from
+ * free), cap allocated, each esize bytes; b[mask + 1] chain heads. */
 struct atab {
-	struct pent *e;
+	uint8_t *e;
 	uint32_t *b;
 	size_t mask, used, cap, count;
+	size_t esize, alen;
 	uint32_t free;
+	int family;
 };
 
 struct prov {
-	struct htab names;
+	uint32_t *names; /* chain heads: names' references */
+	size_t names_mask, names_count;
 	struct npool pool;
-	struct atab addrs;
+	struct atab addrs[2]; /* IPv4, IPv6 */
+	struct pdir dir;
 	size_t links, max;
 	uint64_t seed;
 	uint64_t swept_at; /* monotonic seconds of the last full sweep */
 };
 
+static void *arr_resize(void *old, size_t had, size_t want);
+static void arr_free(void *a, size_t bytes);
 static uint32_t name_hash(const struct prov *p, const uint8_t *w, size_t len);
 static uint32_t addr_hash(const struct prov *p, const struct netaddr *a);
-static int htab_init(struct htab *t);
 static int names_grow(struct prov *p);
-static int atab_init(struct atab *t);
-static int atab_rehash(struct prov *p, size_t buckets);
-static struct netaddr ent_addr(const struct pent *e);
-static bool ent_is(const struct pent *e, const struct netaddr *a);
-static uint32_t nlinks(const struct pent *e);
-static struct pname *lname(const struct pent *e, uint32_t i);
-static uint32_t *lexp(struct pent *e, uint32_t i);
-static struct pname *name_get(struct prov *p, const uint8_t *w, size_t len);
-static void name_put(struct prov *p, struct pname *n);
-static struct pent *addr_get(struct prov *p, const struct netaddr *a);
-static void addr_drop(struct prov *p, struct pent *a);
+static int atab_init(struct atab *t, int family);
+static int atab_rehash(struct prov *p, struct atab *t, size_t buckets);
+static size_t family_ix(int family);
+static struct pent *ent(const struct atab *t, size_t i);
+static struct netaddr ent_addr(const struct atab *t, const struct pent *e);
+static bool ent_is(const struct atab *t, const struct pent *e,
+		   const struct netaddr *a);
+static struct pname *name_at(const struct prov *p, uint32_t r);
+static struct plinks *links_at(const struct prov *p, const struct pent *e);
+static uint32_t nlinks(const struct prov *p, const struct pent *e);
+static uint32_t lref(const struct prov *p, const struct pent *e, uint32_t i);
+static struct pname *lname(const struct prov *p, const struct pent *e,
+			   uint32_t i);
+static uint32_t *lexp(const struct prov *p, struct pent *e, uint32_t i);
+static uint32_t name_get(struct prov *p, const uint8_t *w, size_t len);
+static void name_put(struct prov *p, uint32_t r);
+static struct pent *addr_get(struct prov *p, struct atab *t,
+			     const struct netaddr *a);
+static void addr_drop(struct prov *p, struct atab *t, struct pent *a);
 static size_t addr_prune(struct prov *p, struct pent *a, uint64_t now,
 			 bool drop_gone);
-static int link_add(struct prov *p, struct pent *a, struct pname *n,
+static int link_add(struct prov *p, struct pent *a, uint32_t n,
 		    uint32_t expires);
+static int dir_take(struct prov *p, struct plinks *L, uint32_t *slot);
+static void dir_give(struct prov *p, uint32_t slot);
 static void sweep(struct prov *p, uint64_t now, bool drop_gone);
-static const struct pent *addr_find(const struct prov *p,
+static const struct pent *addr_find(const struct prov *p, const struct atab *t,
 				    const struct netaddr *a);
-static size_t walk_links(const struct pent *e, prov_walk_fn fn, void *arg,
+static size_t walk_links(const struct prov *p, const struct atab *t,
+			 const struct pent *e, prov_walk_fn fn, void *arg,
 			 uint64_t now);
-static bool judge_addr(struct pent *a, const struct prov_shorten *sh,
+static bool judge_addr(const struct prov *p, const struct atab *t,
+		       struct pent *a, const struct prov_shorten *sh,
 		       uint64_t now, prov_evict_fn evict, void *earg);
 static size_t name_len(const uint8_t *w, size_t len);
 static size_t chunk_size(size_t len);
-static struct pblock *block_new(size_t cap);
-static struct pname *pool_cut(struct npool *o, size_t size);
-static struct pname *pool_take(struct prov *p, size_t len);
-static void pool_give(struct prov *p, struct pname *n);
+static uint32_t pool_cut(struct npool *o, size_t size);
+static uint32_t pool_take(struct prov *p, size_t len);
+static void pool_give(struct prov *p, uint32_t r);
 static void pool_drop(struct npool *o);
 static bool compact_due(const struct prov *p);
 static void names_compact(struct prov *p);
-static struct pname *name_moved(struct prov *p, struct pname *o);
+static uint32_t name_moved(struct prov *p, const struct npool *old, uint32_t r);
+
+/* old (had bytes, NULL when 0) with room for want bytes (more than
+ * had), its bytes kept: malloc's below MAP_MIN, mapped from there on;
+ * NULL (old kept) when that memory cannot be had. */
+static void *arr_resize(void *old, size_t had, size_t want)
+{
+	void *a;
+
+	if (want < MAP_MIN)
+		return realloc(old, want);
+	if (had >= MAP_MIN)
+		a = mremap(old, had, want, MREMAP_MAYMOVE);
+	else
+		a = mmap(NULL, want, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (a == MAP_FAILED)
+		return NULL;
+	if (had < MAP_MIN && old != NULL) {
+		memcpy(a, old, had);
+		free(old);
+	}
+	return a;
+}
+
+static void arr_free(void *a, size_t bytes)
+{
+	if (bytes >= MAP_MIN)
+		munmap(a, bytes);
+	else
+		free(a);
+}
 
 static uint32_t name_hash(const struct prov *p, const uint8_t *w, size_t len)
 {
@@ -189,44 +248,41 @@ static uint32_t addr_hash(const struct prov *p, const struct netaddr *a)
 	return (uint32_t)hash_mix64(hash_mix64(p->seed ^ a->family ^ w0) ^ w1);
 }
 
-static int htab_init(struct htab *t)
-{
-	t->b = calloc(MIN_BUCKETS, sizeof(*t->b));
-	t->mask = MIN_BUCKETS - 1;
-	t->count = 0;
-	return t->b != NULL ? 0 : -ENOMEM;
-}
-
 /* Double the names' buckets, hashing every name again. */
 static int names_grow(struct prov *p)
 {
-	struct htab *t = &p->names;
-	size_t n = (t->mask + 1) * 2;
-	void **b = calloc(n, sizeof(*b));
+	size_t n = (p->names_mask + 1) * 2;
+	uint32_t *b = calloc(n, sizeof(*b));
 
 	if (b == NULL)
 		return -ENOMEM;
-	for (size_t i = 0; i <= t->mask; i++) {
-		struct pname *e = t->b[i];
+	for (size_t i = 0; i <= p->names_mask; i++) {
+		uint32_t r = p->names[i];
 
-		while (e != NULL) {
-			struct pname *next = e->next;
+		while (r != 0) {
+			struct pname *e = name_at(p, r);
+			uint32_t next = e->next;
 			size_t k = name_hash(p, e->wire, e->len) & (n - 1);
 
 			e->next = b[k];
-			b[k] = e;
-			e = next;
+			b[k] = r;
+			r = next;
 		}
 	}
-	free(t->b);
-	t->b = b;
-	t->mask = n - 1;
+	free(p->names);
+	p->names = b;
+	p->names_mask = n - 1;
 	return 0;
 }
 
-static int atab_init(struct atab *t)
+static int atab_init(struct atab *t, int family)
 {
-	*t = (struct atab){.free = NIL};
+	size_t alen = family == AF_INET6 ? 16 : 4;
+
+	*t = (struct atab){.free = NIL,
+			   .family = family,
+			   .alen = alen,
+			   .esize = sizeof(struct pent) + alen};
 	t->b = malloc(MIN_BUCKETS * sizeof(*t->b));
 	if (t->b == NULL)
 		return -ENOMEM;
@@ -235,23 +291,22 @@ static int atab_init(struct atab *t)
 	return 0;
 }
 
-/* Chain every entry again into buckets heads (a power of two). */
-static int atab_rehash(struct prov *p, size_t buckets)
+/* Chain every entry of t again into buckets heads (a power of two). */
+static int atab_rehash(struct prov *p, struct atab *t, size_t buckets)
 {
-	struct atab *t = &p->addrs;
 	uint32_t *b = malloc(buckets * sizeof(*b));
 
 	if (b == NULL)
 		return -ENOMEM;
 	memset(b, 0xff, buckets * sizeof(*b));
 	for (size_t i = 0; i < t->used; i++) {
-		struct pent *e = &t->e[i];
+		struct pent *e = ent(t, i);
 		struct netaddr a;
 		size_t k;
 
 		if (e->ref == 0)
 			continue;
-		a = ent_addr(e);
+		a = ent_addr(t, e);
 		k = addr_hash(p, &a) & (buckets - 1);
 		e->next = b[k];
 		b[k] = (uint32_t)i;
@@ -262,47 +317,66 @@ static int atab_rehash(struct prov *p, size_t buckets)
 	return 0;
 }
 
-static struct netaddr ent_addr(const struct pent *e)
+/* The index in addrs of a family's table (checked by the caller:
+ * AF_INET or AF_INET6). */
+static size_t family_ix(int family)
 {
-	struct netaddr a = {.family = e->ref & PREF_V6 ? AF_INET6 : AF_INET};
+	return family == AF_INET6 ? 1 : 0;
+}
 
-	memcpy(a.bytes, e->bytes, a.family == AF_INET ? 4 : 16);
+static struct pent *ent(const struct atab *t, size_t i)
+{
+	return (struct pent *)(void *)(t->e + i * t->esize);
+}
+
+static struct netaddr ent_addr(const struct atab *t, const struct pent *e)
+{
+	struct netaddr a = {.family = t->family};
+
+	memcpy(a.bytes, e->bytes, t->alen);
 	return a;
 }
 
-static bool ent_is(const struct pent *e, const struct netaddr *a)
+static bool ent_is(const struct atab *t, const struct pent *e,
+		   const struct netaddr *a)
 {
-	bool v6 = a->family == AF_INET6;
-
-	return e->ref != 0 && ((e->ref & PREF_V6) != 0) == v6 &&
-	       memcmp(e->bytes, a->bytes, v6 ? 16 : 4) == 0;
+	return e->ref != 0 && memcmp(e->bytes, a->bytes, t->alen) == 0;
 }
 
-static uint32_t nlinks(const struct pent *e)
+static struct pname *name_at(const struct prov *p, uint32_t r)
 {
-	if (e->ref & PREF_MANY)
-		return ((const struct plinks *)(e->ref &
-						~(uintptr_t)PREF_FLAGS))
-		    ->n;
-	return (e->ref & ~(uintptr_t)PREF_FLAGS) != 0 ? 1 : 0;
+	return (struct pname *)(void *)(p->pool.base + (size_t)r * NAME_STEP);
 }
 
-static struct pname *lname(const struct pent *e, uint32_t i)
+static struct plinks *links_at(const struct prov *p, const struct pent *e)
 {
-	if (e->ref & PREF_MANY)
-		return ((const struct plinks *)(e->ref &
-						~(uintptr_t)PREF_FLAGS))
-		    ->l[i]
-		    .name;
-	return (struct pname *)(e->ref & ~(uintptr_t)PREF_FLAGS);
+	return p->dir.s[e->ref >> PREF_SHIFT].l;
 }
 
-static uint32_t *lexp(struct pent *e, uint32_t i)
+static uint32_t nlinks(const struct prov *p, const struct pent *e)
 {
 	if (e->ref & PREF_MANY)
-		return &((struct plinks *)(e->ref & ~(uintptr_t)PREF_FLAGS))
-			    ->l[i]
-			    .expires;
+		return links_at(p, e)->n;
+	return (e->ref >> PREF_SHIFT) != 0 ? 1 : 0;
+}
+
+static uint32_t lref(const struct prov *p, const struct pent *e, uint32_t i)
+{
+	if (e->ref & PREF_MANY)
+		return links_at(p, e)->l[i].name;
+	return e->ref >> PREF_SHIFT;
+}
+
+static struct pname *lname(const struct prov *p, const struct pent *e,
+			   uint32_t i)
+{
+	return name_at(p, lref(p, e, i));
+}
+
+static uint32_t *lexp(const struct prov *p, struct pent *e, uint32_t i)
+{
+	if (e->ref & PREF_MANY)
+		return &links_at(p, e)->l[i].expires;
 	return &e->expires;
 }
 
@@ -325,7 +399,11 @@ struct prov *prov_new(size_t max)
 	if (p == NULL)
 		return NULL;
 	p->max = max;
-	if (htab_init(&p->names) != 0 || atab_init(&p->addrs) != 0) {
+	p->dir.free = NIL;
+	p->names = calloc(MIN_BUCKETS, sizeof(*p->names));
+	p->names_mask = MIN_BUCKETS - 1;
+	if (p->names == NULL || atab_init(&p->addrs[0], AF_INET) != 0 ||
+	    atab_init(&p->addrs[1], AF_INET6) != 0) {
 		prov_free(p);
 		return NULL;
 	}
@@ -337,28 +415,37 @@ void prov_free(struct prov *p)
 {
 	if (p == NULL)
 		return;
-	if (p->addrs.b != NULL && p->names.b != NULL)
+	if (p->addrs[0].b != NULL && p->addrs[1].b != NULL && p->names != NULL)
 		prov_clear(p);
 	pool_drop(&p->pool);
-	free(p->names.b);
-	free(p->addrs.b);
-	free(p->addrs.e);
+	free(p->names);
+	for (size_t f = 0; f < 2; f++) {
+		free(p->addrs[f].b);
+		arr_free(p->addrs[f].e, p->addrs[f].cap * p->addrs[f].esize);
+	}
+	free(p->dir.s);
 	free(p);
 }
 
-/* Every address dropped, and the entry array given back: the sets are
+/* Every address dropped, and the entry arrays given back: the sets are
  * empty, so the next peak need not sit on this one's pages. */
 void prov_clear(struct prov *p)
 {
-	for (size_t i = 0; i < p->addrs.used; i++) {
-		if (p->addrs.e[i].ref != 0)
-			addr_drop(p, &p->addrs.e[i]);
+	for (size_t f = 0; f < 2; f++) {
+		struct atab *t = &p->addrs[f];
+
+		for (size_t i = 0; i < t->used; i++) {
+			if (ent(t, i)->ref != 0)
+				addr_drop(p, t, ent(t, i));
+		}
+		arr_free(t->e, t->cap * t->esize);
+		t->e = NULL;
+		t->used = t->cap = 0;
+		t->free = NIL;
+		memset(t->b, 0xff, (t->mask + 1) * sizeof(*t->b));
 	}
-	free(p->addrs.e);
-	p->addrs.e = NULL;
-	p->addrs.used = p->addrs.cap = 0;
-	p->addrs.free = NIL;
-	memset(p->addrs.b, 0xff, (p->addrs.mask + 1) * sizeof(*p->addrs.b));
+	free(p->dir.s); /* every slot went with its address */
+	p->dir = (struct pdir){.free = NIL};
 	pool_drop(&p->pool); /* every name went with its last link */
 }
 
@@ -369,97 +456,91 @@ static size_t chunk_size(size_t len)
 	return (n + NAME_STEP - 1) / NAME_STEP * NAME_STEP;
 }
 
-static struct pblock *block_new(size_t cap)
+/* size bytes from o's array, 0 when it has not that many. */
+static uint32_t pool_cut(struct npool *o, size_t size)
 {
-	struct pblock *b = malloc(sizeof(*b) + cap);
+	size_t at = o->used;
 
-	if (b != NULL)
-		*b = (struct pblock){.cap = cap};
-	return b;
+	if (o->cap - o->used < size)
+		return 0;
+	o->used += size;
+	return (uint32_t)(at / NAME_STEP);
 }
 
-/* size bytes from o's newest block, NULL when it has not that many. */
-static struct pname *pool_cut(struct npool *o, size_t size)
-{
-	struct pblock *b = o->blocks;
-	struct pname *n;
-
-	if (b == NULL || b->cap - b->used < size)
-		return NULL;
-	n = (struct pname *)(void *)((uint8_t *)(b + 1) + b->used);
-	b->used += size;
-	return n;
-}
-
-/* A chunk for a name of len wire bytes, its header cleared. */
-static struct pname *pool_take(struct prov *p, size_t len)
+/* A chunk for a name of len wire bytes, its header cleared; 0 when
+ * none can be had. The array may move: names are held by reference. */
+static uint32_t pool_take(struct prov *p, size_t len)
 {
 	struct npool *o = &p->pool;
 	size_t size = chunk_size(len);
-	struct pname *n = o->free[size / NAME_STEP];
+	uint32_t r = o->free[size / NAME_STEP];
 
-	if (n != NULL) {
-		o->free[size / NAME_STEP] = n->next;
+	if (r != 0) {
+		o->free[size / NAME_STEP] = name_at(p, r)->next;
 		o->spare -= size;
-	} else if ((n = pool_cut(o, size)) == NULL) {
-		struct pblock *b;
+	} else if ((r = pool_cut(o, size)) == 0) {
+		size_t cap = o->cap != 0 ? o->cap * 2 : POOL_MIN;
+		uint8_t *nb;
 
-		if (o->next_block < BLOCK_MIN)
-			o->next_block = BLOCK_MIN;
-		b = block_new(o->next_block);
-		if (b == NULL)
-			return NULL;
-		if (o->next_block < BLOCK_MAX)
-			o->next_block *= 2;
-		b->next = o->blocks;
-		o->blocks = b;
-		n = pool_cut(o, size);
+		if (cap / NAME_STEP > POOL_MAX_REF)
+			cap = (size_t)POOL_MAX_REF * NAME_STEP;
+		if (cap - o->used < size)
+			return 0;
+		nb = arr_resize(o->base, o->cap, cap);
+		if (nb == NULL)
+			return 0;
+		o->base = nb;
+		o->cap = cap;
+		if (o->used == 0)
+			o->used = NAME_STEP; /* reference 0 is none */
+		r = pool_cut(o, size);
 	}
 	o->live += size;
-	memset(n, 0, offsetof(struct pname, wire));
-	return n;
+	memset(name_at(p, r), 0, offsetof(struct pname, wire));
+	return r;
 }
 
-static void pool_give(struct prov *p, struct pname *n)
+static void pool_give(struct prov *p, uint32_t r)
 {
 	struct npool *o = &p->pool;
+	struct pname *n = name_at(p, r);
 	size_t size = chunk_size(n->len);
 
 	n->next = o->free[size / NAME_STEP];
-	o->free[size / NAME_STEP] = n;
+	o->free[size / NAME_STEP] = r;
 	o->live -= size;
 	o->spare += size;
 }
 
-/* Every block given back: no name lives in them. */
+/* The array given back: no name lives in it. */
 static void pool_drop(struct npool *o)
 {
-	while (o->blocks != NULL) {
-		struct pblock *b = o->blocks;
-
-		o->blocks = b->next;
-		free(b);
-	}
+	arr_free(o->base, o->cap);
 	*o = (struct npool){0};
 }
 
-/* o's copy in the new pool (made, and chained in the names' table, at
- * its first link): o keeps len 0 and the copy in next. */
-static struct pname *name_moved(struct prov *p, struct pname *o)
+/* The copy in the new pool of old's name r (made, and chained in the
+ * names' table, at its first link): the old one keeps len 0 and the
+ * copy in next. */
+static uint32_t name_moved(struct prov *p, const struct npool *old, uint32_t r)
 {
+	struct pname *o =
+	    (struct pname *)(void *)(old->base + (size_t)r * NAME_STEP);
 	size_t size = chunk_size(o->len), k;
 	struct pname *n;
+	uint32_t c;
 
 	if (o->len == 0)
 		return o->next;
-	n = pool_cut(&p->pool, size);
+	c = pool_cut(&p->pool, size);
+	n = name_at(p, c);
 	memcpy(n, o, size);
-	k = name_hash(p, n->wire, n->len) & p->names.mask;
-	n->next = p->names.b[k];
-	p->names.b[k] = n;
+	k = name_hash(p, n->wire, n->len) & p->names_mask;
+	n->next = p->names[k];
+	p->names[k] = c;
 	o->len = 0;
-	o->next = n;
-	return n;
+	o->next = c;
+	return c;
 }
 
 /* When the free chunks hold more than the live names, at least
@@ -472,39 +553,48 @@ static bool compact_due(const struct prov *p)
 	const struct npool *o = &p->pool;
 
 	return o->spare > o->live && o->spare >= COMPACT_SPARE &&
-	       o->spare / COMPACT_PER_ENTRY >= p->addrs.used;
+	       o->spare / COMPACT_PER_ENTRY >=
+		   p->addrs[0].used + p->addrs[1].used;
 }
 
-/* The live names copied into one block of their size, every link and
- * chain pointed at the copies, the old blocks given back. Nothing
- * changes when that block cannot be had. */
+/* e's links pointed at their names' copies in the new pool. */
+static void ent_moved(struct prov *p, const struct npool *old, struct pent *e)
+{
+	uint32_t n = nlinks(p, e);
+	struct plinks *L;
+
+	if (e->ref == 0 || n == 0)
+		return;
+	if (!(e->ref & PREF_MANY)) {
+		uint32_t c = name_moved(p, old, e->ref >> PREF_SHIFT);
+
+		e->ref = (c << PREF_SHIFT) | (e->ref & PREF_FLAGS);
+		return;
+	}
+	L = links_at(p, e);
+	for (uint32_t k = 0; k < n; k++)
+		L->l[k].name = name_moved(p, old, L->l[k].name);
+}
+
+/* The live names copied into one array of their size, every link and
+ * chain pointed at the copies, the old array given back. Nothing
+ * changes when that array cannot be had. */
 static void names_compact(struct prov *p)
 {
 	struct npool old = p->pool;
-	struct pblock *b = block_new(old.live);
+	size_t cap = old.live + NAME_STEP;
+	uint8_t *base = arr_resize(NULL, 0, cap);
 
-	if (b == NULL)
+	if (base == NULL)
 		return;
-	p->pool = (struct npool){.blocks = b, .live = old.live};
-	memset(p->names.b, 0, (p->names.mask + 1) * sizeof(*p->names.b));
-	for (size_t i = 0; i < p->addrs.used; i++) {
-		struct pent *e = &p->addrs.e[i];
-		uint32_t n = nlinks(e);
+	p->pool = (struct npool){
+	    .base = base, .cap = cap, .used = NAME_STEP, .live = old.live};
+	memset(p->names, 0, (p->names_mask + 1) * sizeof(*p->names));
+	for (size_t f = 0; f < 2; f++) {
+		const struct atab *t = &p->addrs[f];
 
-		if (e->ref == 0 || n == 0)
-			continue;
-		if (!(e->ref & PREF_MANY)) {
-			struct pname *c = name_moved(p, lname(e, 0));
-
-			e->ref = (uintptr_t)c | (e->ref & PREF_FLAGS);
-			continue;
-		}
-		for (uint32_t k = 0; k < n; k++) {
-			struct plinks *L =
-			    (struct plinks *)(e->ref & ~(uintptr_t)PREF_FLAGS);
-
-			L->l[k].name = name_moved(p, L->l[k].name);
-		}
+		for (size_t i = 0; i < t->used; i++)
+			ent_moved(p, &old, ent(t, i));
 	}
 	pool_drop(&old);
 }
@@ -524,88 +614,96 @@ static size_t name_len(const uint8_t *w, size_t len)
 	return 0;
 }
 
-/* The stored name (its reference count not raised), created if new. */
-static struct pname *name_get(struct prov *p, const uint8_t *w, size_t len)
+/* The stored name's reference (its count not raised), created if new;
+ * 0 when out of memory. */
+static uint32_t name_get(struct prov *p, const uint8_t *w, size_t len)
 {
-	uint32_t h = name_hash(p, w, len);
-	struct pname *n = p->names.b[h & p->names.mask];
+	uint32_t h = name_hash(p, w, len), r;
 
-	for (; n != NULL; n = n->next) {
+	for (r = p->names[h & p->names_mask]; r != 0; r = name_at(p, r)->next) {
+		const struct pname *n = name_at(p, r);
+
 		if (n->len == len && memcmp(n->wire, w, len) == 0)
-			return n;
+			return r;
 	}
-	if (p->names.count >= p->names.mask + 1) {
+	if (p->names_count >= p->names_mask + 1) {
 		if (names_grow(p) != 0)
-			return NULL;
+			return 0;
 	}
-	n = pool_take(p, len);
-	if (n == NULL)
-		return NULL;
-	n->len = (uint8_t)len;
-	memcpy(n->wire, w, len);
-	n->next = p->names.b[h & p->names.mask];
-	p->names.b[h & p->names.mask] = n;
-	p->names.count++;
-	return n;
+	r = pool_take(p, len);
+	if (r != 0) {
+		struct pname *n = name_at(p, r);
+
+		n->len = (uint8_t)len;
+		memcpy(n->wire, w, len);
+		n->next = p->names[h & p->names_mask];
+		p->names[h & p->names_mask] = r;
+		p->names_count++;
+	}
+	return r;
 }
 
 bool prov_answered(const struct prov *p, const uint8_t *name, size_t len,
 		   const struct netaddr *a, uint64_t now)
 {
-	struct pent *e = (struct pent *)addr_find(p, a);
+	struct pent *e;
 
-	for (uint32_t i = 0; e != NULL && i < nlinks(e); i++) {
-		const struct pname *n = lname(e, i);
+	if (a->family != AF_INET && a->family != AF_INET6)
+		return false;
+	e = (struct pent *)addr_find(p, &p->addrs[family_ix(a->family)], a);
+	for (uint32_t i = 0; e != NULL && i < nlinks(p, e); i++) {
+		const struct pname *n = lname(p, e, i);
 
-		if (!n->gone && *lexp(e, i) > now && n->len == len &&
+		if (!n->gone && *lexp(p, e, i) > now && n->len == len &&
 		    memcmp(n->wire, name, len) == 0)
 			return true;
 	}
 	return false;
 }
 
-/* One link fewer points at n: free it with the last. */
-static void name_put(struct prov *p, struct pname *n)
+/* One link fewer points at name r: free it with the last. */
+static void name_put(struct prov *p, uint32_t r)
 {
-	struct pname **pp;
+	struct pname *n = name_at(p, r);
+	uint32_t *pp;
 
 	if (--n->refs > 0)
 		return;
-	pp = (struct pname **)&p->names
-		 .b[name_hash(p, n->wire, n->len) & p->names.mask];
-	while (*pp != n)
-		pp = &(*pp)->next;
+	pp = &p->names[name_hash(p, n->wire, n->len) & p->names_mask];
+	while (*pp != r)
+		pp = &name_at(p, *pp)->next;
 	*pp = n->next;
-	p->names.count--;
-	pool_give(p, n);
+	p->names_count--;
+	pool_give(p, r);
 }
 
-static const struct pent *addr_find(const struct prov *p,
+static const struct pent *addr_find(const struct prov *p, const struct atab *t,
 				    const struct netaddr *a)
 {
-	const struct atab *t = &p->addrs;
 	uint32_t i = t->b[addr_hash(p, a) & t->mask];
 
-	while (i != NIL && !ent_is(&t->e[i], a))
-		i = t->e[i].next;
-	return i != NIL ? &t->e[i] : NULL;
+	while (i != NIL && !ent_is(t, ent(t, i), a))
+		i = ent(t, i)->next;
+	return i != NIL ? ent(t, i) : NULL;
 }
 
-/* a's entry, created (with no link) if new. */
-static struct pent *addr_get(struct prov *p, const struct netaddr *a)
+/* a's entry in t, its family's table, created (with no link) if new. */
+static struct pent *addr_get(struct prov *p, struct atab *t,
+			     const struct netaddr *a)
 {
-	struct atab *t = &p->addrs;
-	struct pent *e = (struct pent *)addr_find(p, a);
+	struct pent *e = (struct pent *)addr_find(p, t, a);
 	uint32_t i;
 	size_t k;
 
 	if (e != NULL)
 		return e;
-	if (t->count >= t->mask + 1 && atab_rehash(p, (t->mask + 1) * 2) != 0)
+	if (t->count >= t->mask + 1 &&
+	    atab_rehash(p, t, (t->mask + 1) * 2) != 0)
 		return NULL;
 	if (t->free == NIL && t->used == t->cap) {
-		size_t cap = t->cap != 0 ? t->cap * 2 : MIN_BUCKETS;
-		struct pent *ne = reallocarray(t->e, cap, sizeof(*ne));
+		size_t cap = t->cap != 0 ? t->cap * 2 : MIN_ENTRIES;
+		uint8_t *ne =
+		    arr_resize(t->e, t->cap * t->esize, cap * t->esize);
 
 		if (ne == NULL)
 			return NULL;
@@ -614,14 +712,14 @@ static struct pent *addr_get(struct prov *p, const struct netaddr *a)
 	}
 	if (t->free != NIL) {
 		i = t->free;
-		t->free = t->e[i].next;
+		t->free = ent(t, i)->next;
 	} else {
 		i = (uint32_t)t->used++;
 	}
-	e = &t->e[i];
-	memset(e, 0, sizeof(*e));
-	memcpy(e->bytes, a->bytes, a->family == AF_INET ? 4 : 16);
-	e->ref = PREF_USED | (a->family == AF_INET6 ? PREF_V6 : 0);
+	e = ent(t, i);
+	memset(e, 0, t->esize);
+	memcpy(e->bytes, a->bytes, t->alen);
+	e->ref = PREF_USED;
 	k = addr_hash(p, a) & t->mask;
 	e->next = t->b[k];
 	t->b[k] = i;
@@ -629,23 +727,24 @@ static struct pent *addr_get(struct prov *p, const struct netaddr *a)
 	return e;
 }
 
-static void addr_drop(struct prov *p, struct pent *a)
+static void addr_drop(struct prov *p, struct atab *t, struct pent *a)
 {
-	struct atab *t = &p->addrs;
-	struct netaddr addr = ent_addr(a);
-	uint32_t i = (uint32_t)(a - t->e);
+	struct netaddr addr = ent_addr(t, a);
+	uint32_t i = (uint32_t)(((uint8_t *)a - t->e) / t->esize);
 	uint32_t *pp = &t->b[addr_hash(p, &addr) & t->mask];
-	uint32_t n = nlinks(a);
+	uint32_t n = nlinks(p, a);
 
 	for (uint32_t k = 0; k < n; k++)
-		name_put(p, lname(a, k));
+		name_put(p, lref(p, a, k));
 	p->links -= n;
 	while (*pp != i)
-		pp = &t->e[*pp].next;
+		pp = &ent(t, *pp)->next;
 	*pp = a->next;
 	t->count--;
-	if (a->ref & PREF_MANY)
-		free((void *)(a->ref & ~(uintptr_t)PREF_FLAGS));
+	if (a->ref & PREF_MANY) {
+		free(links_at(p, a));
+		dir_give(p, a->ref >> PREF_SHIFT);
+	}
 	a->ref = 0;
 	a->next = t->free;
 	t->free = i;
@@ -656,24 +755,24 @@ static void addr_drop(struct prov *p, struct pent *a)
 static size_t addr_prune(struct prov *p, struct pent *a, uint64_t now,
 			 bool drop_gone)
 {
-	uint32_t n = nlinks(a), k = 0;
+	uint32_t n = nlinks(p, a), k = 0;
 	struct plinks *L;
 
 	if (!(a->ref & PREF_MANY)) {
-		struct pname *nm = lname(a, 0);
-
-		if (n == 0 || (a->expires > now && !(drop_gone && nm->gone)))
+		if (n == 0 ||
+		    (a->expires > now && !(drop_gone && lname(p, a, 0)->gone)))
 			return n;
-		name_put(p, nm);
+		name_put(p, a->ref >> PREF_SHIFT);
 		p->links--;
 		a->ref &= PREF_FLAGS;
 		return 0;
 	}
-	L = (struct plinks *)(a->ref & ~(uintptr_t)PREF_FLAGS);
+	L = links_at(p, a);
 	for (uint32_t i = 0; i < n; i++) {
 		struct plink *l = &L->l[i];
 
-		if (l->expires > now && !(drop_gone && l->name->gone)) {
+		if (l->expires > now &&
+		    !(drop_gone && name_at(p, l->name)->gone)) {
 			L->l[k++] = *l;
 			continue;
 		}
@@ -684,27 +783,61 @@ static size_t addr_prune(struct prov *p, struct pent *a, uint64_t now,
 	return k;
 }
 
-static int link_add(struct prov *p, struct pent *a, struct pname *n,
+/* A directory slot for L; -ENOMEM when the directory cannot grow. */
+static int dir_take(struct prov *p, struct plinks *L, uint32_t *slot)
+{
+	struct pdir *d = &p->dir;
+
+	if (d->free == NIL && d->used == d->cap) {
+		uint32_t cap = d->cap != 0 ? d->cap * 2 : 64;
+		union pslot *ns = reallocarray(d->s, cap, sizeof(*ns));
+
+		if (ns == NULL)
+			return -ENOMEM;
+		d->s = ns;
+		d->cap = cap;
+	}
+	if (d->free != NIL) {
+		*slot = d->free;
+		d->free = d->s[*slot].next;
+	} else {
+		*slot = d->used++;
+	}
+	d->s[*slot].l = L;
+	return 0;
+}
+
+static void dir_give(struct prov *p, uint32_t slot)
+{
+	p->dir.s[slot].next = p->dir.free;
+	p->dir.free = slot;
+}
+
+static int link_add(struct prov *p, struct pent *a, uint32_t n,
 		    uint32_t expires)
 {
-	uint32_t have = nlinks(a);
+	uint32_t have = nlinks(p, a), slot;
 	struct plinks *L;
 
 	if (have == 0 && !(a->ref & PREF_MANY)) {
-		a->ref |= (uintptr_t)n;
+		a->ref |= n << PREF_SHIFT;
 		a->expires = expires;
 	} else {
 		if (!(a->ref & PREF_MANY)) {
 			L = malloc(sizeof(*L) + 2 * sizeof(L->l[0]));
 			if (L == NULL)
 				return -ENOMEM;
+			if (dir_take(p, L, &slot) != 0) {
+				free(L);
+				return -ENOMEM;
+			}
 			L->n = 1;
 			L->cap = 2;
-			L->l[0] = (struct plink){lname(a, 0), a->expires};
-			a->ref = (uintptr_t)L | (a->ref & PREF_V6) | PREF_USED |
-				 PREF_MANY;
+			L->l[0] =
+			    (struct plink){a->ref >> PREF_SHIFT, a->expires};
+			a->ref = (slot << PREF_SHIFT) | PREF_USED | PREF_MANY;
 		}
-		L = (struct plinks *)(a->ref & ~(uintptr_t)PREF_FLAGS);
+		L = links_at(p, a);
 		if (L->n == L->cap) {
 			uint32_t cap = L->cap * 2;
 			struct plinks *nl =
@@ -714,11 +847,11 @@ static int link_add(struct prov *p, struct pent *a, struct pname *n,
 				return -ENOMEM;
 			nl->cap = cap;
 			L = nl;
-			a->ref = (uintptr_t)L | (a->ref & PREF_FLAGS);
+			p->dir.s[a->ref >> PREF_SHIFT].l = L;
 		}
 		L->l[L->n++] = (struct plink){n, expires};
 	}
-	n->refs++;
+	name_at(p, n)->refs++;
 	p->links++;
 	return 0;
 }
@@ -727,8 +860,9 @@ int prov_note(struct prov *p, const uint8_t *name, size_t len,
 	      const struct netaddr *a, uint64_t expires, uint64_t now)
 {
 	uint32_t exp = expires > UINT32_MAX ? UINT32_MAX : (uint32_t)expires;
-	struct pname *n;
+	struct atab *t;
 	struct pent *e;
+	uint32_t n;
 	int rc;
 
 	if ((a->family != AF_INET && a->family != AF_INET6) || expires <= now ||
@@ -740,16 +874,17 @@ int prov_note(struct prov *p, const uint8_t *name, size_t len,
 	}
 	if (compact_due(p))
 		names_compact(p);
-	e = addr_get(p, a);
+	t = &p->addrs[family_ix(a->family)];
+	e = addr_get(p, t, a);
 	if (e == NULL)
 		return -ENOMEM;
 	(void)addr_prune(p, e, now, false);
-	for (uint32_t i = 0; i < nlinks(e); i++) {
-		const struct pname *l = lname(e, i);
+	for (uint32_t i = 0; i < nlinks(p, e); i++) {
+		const struct pname *l = lname(p, e, i);
 
 		if (l->len == len && memcmp(l->wire, name, len) == 0) {
-			if (exp > *lexp(e, i))
-				*lexp(e, i) = exp;
+			if (exp > *lexp(p, e, i))
+				*lexp(p, e, i) = exp;
 			return 0;
 		}
 	}
@@ -758,29 +893,34 @@ int prov_note(struct prov *p, const uint8_t *name, size_t len,
 		goto fail;
 	rc = -ENOMEM;
 	n = name_get(p, name, len);
-	if (n == NULL)
+	if (n == 0)
 		goto fail;
 	if ((rc = link_add(p, e, n, exp)) != 0) {
-		if (n->refs == 0) {
-			n->refs = 1;
+		if (name_at(p, n)->refs == 0) {
+			name_at(p, n)->refs = 1;
 			name_put(p, n);
 		}
 		goto fail;
 	}
 	return 0;
 fail:
-	if (nlinks(e) == 0)
-		addr_drop(p, e);
+	if (nlinks(p, e) == 0)
+		addr_drop(p, t, e);
 	return rc;
 }
 
 static void sweep(struct prov *p, uint64_t now, bool drop_gone)
 {
-	for (size_t i = 0; i < p->addrs.used; i++) {
-		struct pent *a = &p->addrs.e[i];
+	for (size_t f = 0; f < 2; f++) {
+		struct atab *t = &p->addrs[f];
 
-		if (a->ref != 0 && addr_prune(p, a, now, drop_gone) == 0)
-			addr_drop(p, a);
+		for (size_t i = 0; i < t->used; i++) {
+			struct pent *a = ent(t, i);
+
+			if (a->ref != 0 &&
+			    addr_prune(p, a, now, drop_gone) == 0)
+				addr_drop(p, t, a);
+		}
 	}
 }
 
@@ -798,15 +938,24 @@ size_t prov_evict_shorten(struct prov *p, prov_allowed_fn allowed, void *aarg,
 {
 	size_t evicted = 0;
 
-	for (size_t i = 0; i <= p->names.mask; i++) {
-		for (struct pname *n = p->names.b[i]; n != NULL; n = n->next)
-			n->gone = !allowed(aarg, n->wire, n->len);
-	}
-	for (size_t i = 0; i < p->addrs.used; i++) {
-		struct pent *a = &p->addrs.e[i];
+	for (size_t i = 0; i <= p->names_mask; i++) {
+		for (uint32_t r = p->names[i]; r != 0;
+		     r = name_at(p, r)->next) {
+			struct pname *n = name_at(p, r);
 
-		if (a->ref != 0 && judge_addr(a, sh, now, evict, earg))
-			evicted++;
+			n->gone = !allowed(aarg, n->wire, n->len);
+		}
+	}
+	for (size_t f = 0; f < 2; f++) {
+		const struct atab *t = &p->addrs[f];
+
+		for (size_t i = 0; i < t->used; i++) {
+			struct pent *a = ent(t, i);
+
+			if (a->ref != 0 &&
+			    judge_addr(p, t, a, sh, now, evict, earg))
+				evicted++;
+		}
 	}
 	sweep(p, now, true);
 	if (compact_due(p))
@@ -815,15 +964,16 @@ size_t prov_evict_shorten(struct prov *p, prov_allowed_fn allowed, void *aarg,
 }
 
 /* fn for each link of e live at now; returns how many. */
-static size_t walk_links(const struct pent *e, prov_walk_fn fn, void *arg,
+static size_t walk_links(const struct prov *p, const struct atab *t,
+			 const struct pent *e, prov_walk_fn fn, void *arg,
 			 uint64_t now)
 {
-	struct netaddr a = ent_addr(e);
+	struct netaddr a = ent_addr(t, e);
 	size_t n = 0;
 
-	for (uint32_t i = 0; i < nlinks(e); i++) {
-		uint32_t exp = *lexp((struct pent *)e, i);
-		const struct pname *nm = lname(e, i);
+	for (uint32_t i = 0; i < nlinks(p, e); i++) {
+		uint32_t exp = *lexp(p, (struct pent *)e, i);
+		const struct pname *nm = lname(p, e, i);
 
 		if (exp <= now)
 			continue;
@@ -837,35 +987,41 @@ static size_t walk_links(const struct pent *e, prov_walk_fn fn, void *arg,
 size_t prov_links_of(const struct prov *p, const struct netaddr *a,
 		     prov_walk_fn fn, void *arg, uint64_t now)
 {
-	const struct pent *e = addr_find(p, a);
+	const struct atab *t;
+	const struct pent *e;
 
-	return e != NULL ? walk_links(e, fn, arg, now) : 0;
+	if (a->family != AF_INET && a->family != AF_INET6)
+		return 0;
+	t = &p->addrs[family_ix(a->family)];
+	e = addr_find(p, t, a);
+	return e != NULL ? walk_links(p, t, e, fn, arg, now) : 0;
 }
 
 /* Evict a when only names no longer allowed hold it; else, with
  * sh->fn, when its longest live link is a removed name's or beyond
  * sh->cap, cut the kept links to the cap and say how long it should
  * live now. True when a was evicted. */
-static bool judge_addr(struct pent *a, const struct prov_shorten *sh,
+static bool judge_addr(const struct prov *p, const struct atab *t,
+		       struct pent *a, const struct prov_shorten *sh,
 		       uint64_t now, prov_evict_fn evict, void *earg)
 {
 	uint64_t had = 0, keep = 0, cap = sh->cap ? sh->cap : UINT32_MAX;
-	uint32_t n = nlinks(a);
-	struct netaddr addr = ent_addr(a);
+	uint32_t n = nlinks(p, a);
+	struct netaddr addr = ent_addr(t, a);
 
 	for (uint32_t k = 0; k < n; k++) {
-		uint32_t exp = *lexp(a, k);
+		uint32_t exp = *lexp(p, a, k);
 
 		if (exp <= now)
 			continue;
 		if (exp > had)
 			had = exp;
-		if (!lname(a, k)->gone && exp > keep)
+		if (!lname(p, a, k)->gone && exp > keep)
 			keep = exp;
 	}
 	if (keep == 0) {
 		for (uint32_t k = 0; k < n; k++) {
-			if (lname(a, k)->gone) {
+			if (lname(p, a, k)->gone) {
 				evict(earg, &addr);
 				return true;
 			}
@@ -875,8 +1031,8 @@ static bool judge_addr(struct pent *a, const struct prov_shorten *sh,
 	if (sh->fn == NULL || (keep >= had && keep <= cap))
 		return false;
 	for (uint32_t k = 0; k < n; k++) {
-		if (*lexp(a, k) > cap)
-			*lexp(a, k) = (uint32_t)cap;
+		if (*lexp(p, a, k) > cap)
+			*lexp(p, a, k) = (uint32_t)cap;
 	}
 	sh->fn(sh->arg, &addr, keep < cap ? keep : cap);
 	return false;
@@ -884,12 +1040,12 @@ static bool judge_addr(struct pent *a, const struct prov_shorten *sh,
 
 size_t prov_addresses(const struct prov *p)
 {
-	return p->addrs.count;
+	return p->addrs[0].count + p->addrs[1].count;
 }
 
 size_t prov_names(const struct prov *p)
 {
-	return p->names.count;
+	return p->names_count;
 }
 
 size_t prov_links(const struct prov *p)
@@ -899,8 +1055,12 @@ size_t prov_links(const struct prov *p)
 
 void prov_walk(const struct prov *p, prov_walk_fn fn, void *arg, uint64_t now)
 {
-	for (size_t i = 0; i < p->addrs.used; i++) {
-		if (p->addrs.e[i].ref != 0)
-			(void)walk_links(&p->addrs.e[i], fn, arg, now);
+	for (size_t f = 0; f < 2; f++) {
+		const struct atab *t = &p->addrs[f];
+
+		for (size_t i = 0; i < t->used; i++) {
+			if (ent(t, i)->ref != 0)
+				(void)walk_links(p, t, ent(t, i), fn, arg, now);
+		}
 	}
 }

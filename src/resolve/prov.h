@@ -12,12 +12,13 @@
  * and by a sweep when the bound is reached, at most once a second). A
  * full map of live links refuses a new one (-ENOSPC): the caller must
  * then not hand the address out (fail closed), or eviction could miss
- * it. Memory: an address with one name costs a 32-byte entry and 4-8
- * bytes of hash bucket, nothing allocated of its own; one with more
- * names 16 bytes per link more; a name costs 14 bytes plus its wire
- * length (a 48-byte chunk for most) and 8-16 of bucket, shared by all
- * its addresses. 100k live addresses, names shared by two (an A and an
- * AAAA answer): about 6.5 MiB resident (bench_prov). */
+ * it. Memory: an address with one name costs a 16-byte entry (IPv4) or
+ * a 28-byte one (IPv6) and 4-8 bytes of hash bucket, nothing allocated
+ * of its own; one with more names 8 bytes per link more (and an 8-byte
+ * directory slot); a name costs 10 bytes plus its wire length, rounded
+ * to 4 (36 for most), and 4-8 of bucket, shared by all its addresses.
+ * 100k live addresses, names shared by two (an A and an AAAA answer):
+ * about 5 MiB resident (bench_prov). */
 #ifndef DNSFENCE_PROV_H
 #define DNSFENCE_PROV_H
 
