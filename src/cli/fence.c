@@ -22,6 +22,7 @@
 #include "base/log.h"
 #include "daemon/restart.h"
 #include "fence/install.h"
+#include "fence/mldset.h"
 #include "daemon/serve.h"
 #include "sets/setsadm.h"
 
@@ -166,6 +167,11 @@ int fence_teardown(const struct config *cfg)
 	}
 	if (setsadm_destroy(cfg->set4, cfg->set6, err, sizeof(err)) != 0) {
 		log_err("teardown", "sets: %s", err);
+		r = -EIO;
+	}
+	if (cfg->scope == CONFIG_SCOPE_OUTPUT &&
+	    mldset_destroy(cfg, err, sizeof(err)) != 0) {
+		log_err("teardown", "MLD set: %s", err);
 		r = -EIO;
 	}
 	if (r == 0)

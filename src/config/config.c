@@ -166,7 +166,11 @@ static const struct key_spec specs[] = {
 		"with `-`"},
     {"sets.ipv6", K_STRING, configkeys_set_name, .off = OFF(set6),
      .defs = set6_defs, .type = "set name",
-     .meaning = "IPv6 set; must differ from sets.ipv4"},
+     .meaning =
+	 "IPv6 set; must differ from sets.ipv4. Its name, cut to 27 "
+	 "bytes, with `-mld` is also the MLD set's (the solicited-node "
+	 "groups of the namespace's own addresses, docs/firewall.md rule "
+	 "4)"},
     {"sets.maxelem", K_INT, configkeys_int, 1, 2147483647, 65536, 1,
      OFF(maxelem), .meaning = "capacity of each set when dnsfence creates it"},
     {"ttl", K_GROUP, NULL, .type = "object",

@@ -44,6 +44,7 @@
 #include "daemon/setwriter.h"
 #include "daemon/split.h"
 #include "fence/guard.h"
+#include "fence/mldset.h"
 #include "base/log.h"
 #include "base/monotime.h"
 #include "daemon/notify.h"
@@ -121,6 +122,8 @@ struct daemon {
 	int ctl_fd;
 	char ctl_err[512];
 	struct event *count_ev; /* the set entries, for metrics */
+	struct event *mld_ev;	/* the MLD set kept to our addresses */
+	bool mld_failing;
 #ifdef DNSFENCE_TEST_HOOKS
 	struct event *hook_ev;
 #endif
@@ -702,6 +705,8 @@ static void close_parts(struct daemon *d)
 #endif
 	if (d->count_ev != NULL)
 		event_free(d->count_ev);
+	if (d->mld_ev != NULL)
+		event_free(d->mld_ev);
 	if (d->ctl_fd >= 0)
 		close(d->ctl_fd);
 	if (d->base != NULL)
@@ -929,6 +934,41 @@ static void on_count(evutil_socket_t fd, short what, void *arg)
 	stats_set_entries(v4, v6);
 }
 
+/* The parent keeps the MLD set the groups of the namespace's addresses
+ * (fence/mldset.c), which change under it (SLAAC, an operator's `ip
+ * addr`, DAD): once a second, against the kernel's own lists. */
+static void on_mld(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon *d = arg;
+	char err[512];
+	int r;
+
+	(void)fd;
+	(void)what;
+	r = mldset_sync(d->cur, err, sizeof(err));
+	if (r < 0 && !d->mld_failing)
+		log_warn("mld",
+			 "cannot keep the MLD set current (%s): reports for "
+			 "addresses added since stay in until it works",
+			 err);
+	else if (r >= 0 && d->mld_failing)
+		log_info("mld", "the MLD set is current again");
+	d->mld_failing = r < 0;
+}
+
+static int start_mld(struct daemon *d)
+{
+	struct timeval tv = {.tv_sec = 1};
+
+	if (d->cfg->mode == CONFIG_MODE_OFF ||
+	    d->cfg->scope != CONFIG_SCOPE_OUTPUT)
+		return 0;
+	d->mld_ev = event_new(d->base, -1, EV_PERSIST, on_mld, d);
+	if (d->mld_ev == NULL || event_add(d->mld_ev, &tv) != 0)
+		return -ENOMEM;
+	return 0;
+}
+
 static int start_count(struct daemon *d)
 {
 	struct timeval tv = {.tv_sec = METRICS_SETS_CACHE_MS / 1000,
@@ -995,7 +1035,8 @@ static int open_parent(struct daemon *d)
 	}
 	d->link = link_new(d->base, d->chan[CHAN_LINK], true, &parent_ops, d);
 	d->chan[CHAN_LINK] = -1;
-	if (d->link == NULL || add_signals(d) != 0 || start_count(d) != 0)
+	if (d->link == NULL || add_signals(d) != 0 || start_count(d) != 0 ||
+	    start_mld(d) != 0)
 		return -ENOMEM;
 	if (drop_privileges(d) != 0)
 		return -EPERM;

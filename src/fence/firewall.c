@@ -655,10 +655,10 @@ out:
 }
 
 /* MLDv1 reports name one group each, as their destination, so the rules
- * can let out exactly the solicited-node ones (an MLDv2 report lists many
- * groups, and no rule can read them all). The setting is per network
- * namespace. Where /proc/sys is read-only (a container), the v2 rules
- * still pass reports of one or two solicited-node groups; say so. */
+ * can let out exactly the groups of the MLD set (an MLDv2 report lists
+ * many groups, and no rule can compare them with a set). The setting is
+ * per network namespace. Where /proc/sys is read-only (a container), the
+ * kernel sends v2 reports, which stay in; say so. */
 static void prefer_mldv1(void)
 {
 	static const char path[] = "/proc/sys/net/ipv6/conf/all/"
@@ -671,10 +671,10 @@ static void prefer_mldv1(void)
 	if (ok || errno == ENOENT) /* ENOENT: no IPv6 here */
 		return;
 	log_warn("firewall",
-		 "cannot set %s to 1 (%s): MLDv2 reports announcing more than "
-		 "two groups stay in, which may hide this namespace from "
-		 "snooping bridges; set net.ipv6.conf.all.force_mld_version=1 "
-		 "(docs/firewall.md)",
+		 "cannot set %s to 1 (%s): the kernel's MLDv2 reports stay "
+		 "in, so snooping bridges and switches may not deliver "
+		 "neighbour solicitations to this namespace; set "
+		 "net.ipv6.conf.all.force_mld_version=1 (docs/firewall.md)",
 		 path, strerror(errno));
 }
 

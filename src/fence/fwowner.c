@@ -12,6 +12,7 @@
 #include "fence/fwfwdrules.h"
 #include "fence/fwowner.h"
 #include "fence/fwrules.h"
+#include "fence/mldset.h"
 
 #define MATCH_SET "--match-set "
 
@@ -36,15 +37,18 @@ void fwowner_line_foreign(const struct config *cfg, const char *line,
 			  char *name, size_t namelen)
 {
 	const char *p = line;
+	char mld[MLDSET_NAME_MAX];
 
 	name[0] = '\0';
+	mldset_name(cfg, mld, sizeof(mld));
 	while ((p = strstr(p, MATCH_SET)) != NULL) {
 		size_t n;
 
 		p += strlen(MATCH_SET);
 		n = strcspn(p, " ");
 		if ((strlen(cfg->set4) != n || strncmp(p, cfg->set4, n) != 0) &&
-		    (strlen(cfg->set6) != n || strncmp(p, cfg->set6, n) != 0)) {
+		    (strlen(cfg->set6) != n || strncmp(p, cfg->set6, n) != 0) &&
+		    (strlen(mld) != n || strncmp(p, mld, n) != 0)) {
 			snprintf(name, namelen, "%.*s", (int)n, p);
 			return;
 		}

@@ -41,6 +41,7 @@
 #include <netinet/in.h>
 
 #include "fence/fwrules.h"
+#include "fence/mldset.h"
 #include "base/netaddr.h"
 #include "config/fingerprint.h"
 #include "flow/flowmark.h"
@@ -58,27 +59,6 @@
 #define C     FW_CHAIN_RULE
 #define ICMP6 "-p ipv6-icmp -m icmp6 --icmpv6-type "
 
-/* An MLDv2 report (type 143 to ff02::16, hop limit 1) is let out only
- * when it announces one or two groups, each in ff02::1:ff00:0/104 (the
- * solicited-node groups ND uses). u32 offsets count from the IPv6 header:
- * the hop-by-hop header (router alert) at 40 with next header 58 and
- * length 0, the ICMPv6 header at 48, the record count at 54, records of
- * 20 bytes from 56, each with its group at +4..+19. A payload length of
- * exactly 16 + 20 per record means no record has sources or aux data.
- * xt_u32 takes at most 10 tests: the two-record rule leaves out the
- * hop-by-hop check (only the kernel writes MLD reports, and it always
- * puts that header first; a program would need CAP_NET_RAW to write its
- * own). A longer report, or one naming any other group, stays in. */
-#define MLD_GROUP(g, h, i, j)                                                  \
-	"&&0x" g "=0xff020000&&0x" h "=0x0&&0x" i "=0x1&&0x" j ">>0x18=0xff"
-#define MLD_ONE                                                                \
-	"\"0x4>>0x10=0x24&&0x28>>0x10=0x3a00&&0x34&0xffff=0x1" MLD_GROUP(      \
-	    "3c", "40", "44", "48") "\""
-#define MLD_TWO                                                                \
-	"\"0x4>>0x10=0x38&&0x34&0xffff=0x2" MLD_GROUP("3c", "40", "44", "48")  \
-	    MLD_GROUP("50", "54", "58", "5c") "\""
-#define MLD_RULE C "-d ff02::16/128 " ICMP6 "143 -m hl --hl-eq 1 -m u32 --u32 "
-
 static const char *reject_with(int family);
 static int render_listen(const struct config *cfg, int family,
 			 struct fw_rules *r);
@@ -86,7 +66,7 @@ static int render_upstream(const struct config *cfg, const struct netaddr *a,
 			   struct fw_rules *r);
 static int render_upstreams(const struct config *cfg, int family,
 			    struct fw_rules *r);
-static int render_icmp6(struct fw_rules *r);
+static int render_icmp6(const struct config *cfg, struct fw_rules *r);
 static int render_dns(const struct config *cfg, int family, struct fw_rules *r);
 static int port_list(const struct config_port *ports, size_t n, uint8_t proto,
 		     size_t *i, char *list, size_t cap);
@@ -301,12 +281,14 @@ bool fw_rules_upstream_of(const char *line, struct netaddr *out)
 /* What neighbour discovery needs (RFC 4861 packets carry hop limit 255):
  * router solicitations to all-routers, neighbour solicitations to a
  * solicited-node group or to a unicast neighbour (NUD), advertisements;
- * and MLD reports for solicited-node groups only, so no group a
- * workload joins is announced: an MLDv1 report (setup makes the kernel
- * send those, see prefer_mldv1 in firewall.c) names its one group as its
- * destination; an MLDv2 report passes when it names one or two groups,
- * all solicited-node (MLD_ONE, MLD_TWO). */
-static int render_icmp6(struct fw_rules *r)
+ * and MLDv1 reports (setup makes the kernel send those, see
+ * prefer_mldv1 in firewall.c), each naming its one group as its
+ * destination, only for a group in the MLD set: the solicited-node groups
+ * of the namespace's own addresses (mldset.c), so no group a workload
+ * joins is announced, not even one in ff02::1:ff00:0/104 whose low 24
+ * bits it chose. MLDv2 reports, whose groups no rule can compare with a
+ * set, stay in. */
+static int render_icmp6(const struct config *cfg, struct fw_rules *r)
 {
 	static const char *const nd[] = {
 	    C "-d ff02::2/128 " ICMP6 "133 -m hl --hl-eq 255 -j ACCEPT",
@@ -314,10 +296,8 @@ static int render_icmp6(struct fw_rules *r)
 	    C ICMP6 "135 -m addrtype --dst-type UNICAST -m hl --hl-eq 255 "
 		    "-j ACCEPT",
 	    C ICMP6 "136 -m hl --hl-eq 255 -j ACCEPT",
-	    C "-d ff02::1:ff00:0/104 " ICMP6 "131 -m hl --hl-eq 1 -j ACCEPT",
-	    MLD_RULE MLD_ONE " -j ACCEPT",
-	    MLD_RULE MLD_TWO " -j ACCEPT",
 	};
+	char mld[MLDSET_NAME_MAX];
 	int ret;
 
 	for (size_t i = 0; i < sizeof(nd) / sizeof(nd[0]); i++) {
@@ -325,7 +305,12 @@ static int render_icmp6(struct fw_rules *r)
 		if (ret)
 			return ret;
 	}
-	return 0;
+	mldset_name(cfg, mld, sizeof(mld));
+	return fw_rules_add(r,
+			    C "-d ff02::1:ff00:0/104 " ICMP6
+			      "131 -m hl --hl-eq 1 -m set --match-set %s dst "
+			      "-j ACCEPT",
+			    mld);
 }
 
 /* Every other DNS, matched on the original port (Docker DNATs
@@ -660,7 +645,7 @@ int fw_rules_render(const struct config *cfg, int family, struct fw_rules *r)
 		ret = fw_rules_add(r, C "-o lo -m conntrack --ctstate "
 					"RELATED,ESTABLISHED -j ACCEPT");
 	if (!ret && family == AF_INET6)
-		ret = render_icmp6(r);
+		ret = render_icmp6(cfg, r);
 	if (!ret)
 		ret = render_dns(cfg, family, r);
 	if (!ret)

@@ -2,14 +2,17 @@
 /* install: sets, then their reconcile, then the rules. The order is the
  * point: the rules match the sets by name, so the sets exist first; the
  * reconcile reads the fingerprint the rules in place carry, so it runs
- * before they are replaced. Before this file, setup and the guard each
- * wrote the sequence, and the guard's copy skipped the reconcile, so a
- * restore kept entries that rules of another policy had let in. */
+ * before they are replaced. The MLD set (mldset.c) is filled before the
+ * rules too, or the kernel's reports would meet an empty set. Before this file,
+ * setup and the guard each wrote the sequence, and the guard's copy skipped the
+ * reconcile, so a restore kept entries that rules of another policy had let in.
+ */
 #include <stdio.h>
 #include <string.h>
 
 #include "fence/firewall.h"
 #include "fence/install.h"
+#include "fence/mldset.h"
 #include "fence/provenance.h"
 #include "sets/setsadm.h"
 
@@ -28,6 +31,12 @@ int install_fence(const struct config *cfg, enum install_sets sets,
 		r = provenance_reconcile(cfg, keep, keep_arg, why, sizeof(why));
 	if (r != 0) {
 		snprintf(err, errlen, "sets: %s", why);
+		return r;
+	}
+	/* Rule 4 names the MLD set: it must exist and be full first. */
+	if (cfg->scope == CONFIG_SCOPE_OUTPUT &&
+	    (r = mldset_sync(cfg, why, sizeof(why))) < 0) {
+		snprintf(err, errlen, "MLD set: %s", why);
 		return r;
 	}
 	r = fw_apply(cfg, why, sizeof(why));

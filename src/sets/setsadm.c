@@ -444,9 +444,10 @@ out:
 	return r;
 }
 
-/* One `ipset restore` stream of "del NAME ADDR -exist" lines. */
-int setsadm_del(const char *name, const struct netaddr *addrs, size_t n,
-		char *err, size_t errlen)
+/* One `ipset restore` stream of "VERB NAME ADDR -exist" lines. */
+static int restore(const char *verb, const char *doing, const char *name,
+		   const struct netaddr *addrs, size_t n, char *err,
+		   size_t errlen)
 {
 	struct capture c;
 	struct ipset *ip;
@@ -465,7 +466,7 @@ int setsadm_del(const char *name, const struct netaddr *addrs, size_t n,
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		netaddr_format(&addrs[i], astr, sizeof(astr));
-		fprintf(mem, "del %s %s -exist\n", name, astr);
+		fprintf(mem, "%s %s %s -exist\n", verb, name, astr);
 	}
 	if (fclose(mem) != 0 || (in = fmemopen(text, len, "r")) == NULL) {
 		free(text);
@@ -485,7 +486,55 @@ int setsadm_del(const char *name, const struct netaddr *addrs, size_t n,
 	free(text);
 	free(c.out);
 	if (r != 0)
-		snprintf(err, errlen, "deleting from %s: %s", name,
+		snprintf(err, errlen, "%s %s: %s", doing, name,
 			 c.msg[0] ? c.msg : "failed");
 	return r;
+}
+
+int setsadm_del(const char *name, const struct netaddr *addrs, size_t n,
+		char *err, size_t errlen)
+{
+	return restore("del", "deleting from", name, addrs, n, err, errlen);
+}
+
+int setsadm_put(const char *name, const struct netaddr *addrs, size_t n,
+		char *err, size_t errlen)
+{
+	return restore("add", "adding to", name, addrs, n, err, errlen);
+}
+
+int setsadm_create_plain(const char *name, uint32_t maxelem, char *err,
+			 size_t errlen)
+{
+	struct set_desc d;
+	struct capture c = {0};
+	char line[128];
+	bool exists;
+	int r = set_exists(name, &exists, err, errlen);
+
+	if (r < 0 || (exists && (r = set_describe(name, &d, err, errlen)) < 0))
+		return r;
+	if (exists) {
+		if (strcmp(d.type, "hash:ip") == 0 &&
+		    strcmp(d.family, "inet6") == 0 && !d.timeout)
+			return 0;
+		snprintf(err, errlen,
+			 "set %s exists as %s family %s%s; dnsfence needs "
+			 "hash:ip family inet6 without timeout",
+			 name, d.type, d.family[0] ? d.family : "?",
+			 d.timeout ? " with timeout" : "");
+		return -EEXIST;
+	}
+	snprintf(line, sizeof(line),
+		 "create %s hash:ip family inet6 maxelem %u", name, maxelem);
+	r = ipset_run(line, &c);
+	free(c.out);
+	if (r < 0)
+		snprintf(err, errlen, "creating set %s: %s", name, c.msg);
+	return r;
+}
+
+int setsadm_destroy_one(const char *name, char *err, size_t errlen)
+{
+	return destroy_one(name, err, errlen);
 }

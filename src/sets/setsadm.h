@@ -32,6 +32,18 @@ int setsadm_members(const char *name, netaddr_fn fn, void *arg, char *err,
 int setsadm_del(const char *name, const struct netaddr *addrs, size_t n,
 		char *err, size_t errlen);
 
+/* Add these addresses to set name (present ones are no error), in one
+ * restore stream, without a timeout. 0, or -errno with err set. */
+int setsadm_put(const char *name, const struct netaddr *addrs, size_t n,
+		char *err, size_t errlen);
+/* Create set name as hash:ip family inet6 without timeout (entries that
+ * stay until deleted), or accept an existing one of exactly that kind;
+ * another kind is -EEXIST with err naming it. */
+int setsadm_create_plain(const char *name, uint32_t maxelem, char *err,
+			 size_t errlen);
+/* Destroy set name if it exists (a set in use by a rule cannot go). */
+int setsadm_destroy_one(const char *name, char *err, size_t errlen);
+
 /* Entries in set name now, as the kernel counts them (expired ones not
  * yet garbage-collected included). 0, -EINVAL or -EIO. Blocks briefly:
  * the metrics endpoint calls it at most once a second. */

@@ -1082,15 +1082,43 @@ PY
 
 # df_mld_capture: capture IPv6 on the upstream side of the veth into
 # $DF_TMP/mld.pcap, then add 2001:db8::99 (nodad), whose solicited-node
-# group ff02::1:ff00:99 is reported first (the control; setup sets
-# force_mld_version=1, so the reports are MLDv1).
+# group ff02::1:ff00:99 is reported (the control; setup sets
+# force_mld_version=1, so the reports are MLDv1). The kernel's own
+# reports for a new address may go out before the daemon has the group
+# in its MLD set (it syncs once a second) and be dropped, so once the
+# group is in the set, the upstream side asks as a snooping querier does
+# (df_mld_query) and the report must leave.
 df_mld_capture() {
 	up tcpdump -i "$DF_VETH_UP" -n -U --immediate-mode -w "$DF_TMP/mld.pcap" \
 		ip6 >"$DF_TMP/tcpdump.log" 2>&1 &
 	DF_PIDS+=("$!")
 	df_poll 50 grep -q "listening on" "$DF_TMP/tcpdump.log" || fail "tcpdump did not start: $(cat "$DF_TMP/tcpdump.log")"
 	wl ip addr add 2001:db8::99/64 dev "$DF_VETH_WL" nodad
-	sleep 2.5
+	if wl ipset list -n 2>/dev/null | grep -qx dnsfence6-mld; then
+		df_poll 50 wl ipset test dnsfence6-mld ff02::1:ff00:99 2>/dev/null ||
+			fail "the MLD set dnsfence6-mld did not get ff02::1:ff00:99 (of 2001:db8::99) within 5 s"
+	fi
+	df_mld_reported() { tcpdump -r "$DF_TMP/mld.pcap" -n -v 2>/dev/null | grep -q "listener report.*ff02::1:ff00:99"; }
+	df_mld_query
+	df_poll 50 df_mld_reported || { df_mld_query && df_poll 50 df_mld_reported; } ||
+		fail "control: no MLD report for ff02::1:ff00:99 (of 2001:db8::99) left, even after two queries: $(tcpdump -r "$DF_TMP/mld.pcap" -n -v 2>/dev/null)"
+}
+
+# df_mld_query: an MLDv1 general query (max response delay 0) from the
+# upstream side of the veth to ff02::1, as a snooping querier sends: the
+# workload's kernel reports every group it is in.
+df_mld_query() {
+	local ifindex
+	ifindex="$(up cat "/sys/class/net/$DF_VETH_UP/ifindex")"
+	up "$DF_PY" - "$ifindex" <<'PY' || fail "could not send the MLD query"
+import socket, struct, sys
+ifindex = int(sys.argv[1])
+s = socket.socket(socket.AF_INET6, socket.SOCK_RAW, socket.IPPROTO_ICMPV6)
+s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_HOPS, 1)
+s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_IF, ifindex)
+s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_HOPOPTS, bytes([0, 0, 5, 2, 0, 0, 1, 0]))
+s.sendto(struct.pack(">BBHHH", 130, 0, 0, 0, 0) + bytes(16), ("ff02::1", 0, 0, ifindex))
+PY
 }
 
 # df_join_groups UID GROUP...: UID joins each IPv6 multicast GROUP on the

@@ -44,6 +44,7 @@ save6() { in_ns ip6tables-save -t filter 2>/dev/null | grep -v '^#'; }
 in_ns ip link set lo up
 in_ns ipset create dnsfence4 hash:ip family inet timeout 0
 in_ns ipset create dnsfence6 hash:ip family inet6 timeout 0
+in_ns ipset create dnsfence6-mld hash:ip family inet6
 # A veth pair inside the namespace so that 198.18.0.0/24 has a route:
 # blocked traffic then meets our reject, not "network unreachable".
 in_ns ip link add dfa0 type veth peer name dfb0
@@ -124,9 +125,7 @@ want6=$(cat <<'RULES'
 -A DNSFENCE-OUT -d ff02::1:ff00:0/104 -p ipv6-icmp -m icmp6 --icmpv6-type 135 -m hl --hl-eq 255 -j ACCEPT
 -A DNSFENCE-OUT -p ipv6-icmp -m icmp6 --icmpv6-type 135 -m addrtype --dst-type UNICAST -m hl --hl-eq 255 -j ACCEPT
 -A DNSFENCE-OUT -p ipv6-icmp -m icmp6 --icmpv6-type 136 -m hl --hl-eq 255 -j ACCEPT
--A DNSFENCE-OUT -d ff02::1:ff00:0/104 -p ipv6-icmp -m icmp6 --icmpv6-type 131 -m hl --hl-eq 1 -j ACCEPT
--A DNSFENCE-OUT -d ff02::16/128 -p ipv6-icmp -m icmp6 --icmpv6-type 143 -m hl --hl-eq 1 -m u32 --u32 "0x4>>0x10=0x24&&0x28>>0x10=0x3a00&&0x34&0xffff=0x1&&0x3c=0xff020000&&0x40=0x0&&0x44=0x1&&0x48>>0x18=0xff" -j ACCEPT
--A DNSFENCE-OUT -d ff02::16/128 -p ipv6-icmp -m icmp6 --icmpv6-type 143 -m hl --hl-eq 1 -m u32 --u32 "0x4>>0x10=0x38&&0x34&0xffff=0x2&&0x3c=0xff020000&&0x40=0x0&&0x44=0x1&&0x48>>0x18=0xff&&0x50=0xff020000&&0x54=0x0&&0x58=0x1&&0x5c>>0x18=0xff" -j ACCEPT
+-A DNSFENCE-OUT -d ff02::1:ff00:0/104 -p ipv6-icmp -m icmp6 --icmpv6-type 131 -m hl --hl-eq 1 -m set --match-set dnsfence6-mld dst -j ACCEPT
 -A DNSFENCE-OUT -p udp -m conntrack --ctorigdstport 53 -m limit --limit 10/sec --limit-burst 20 -j NFLOG --nflog-prefix dnsfence-dns
 -A DNSFENCE-OUT -p udp -m conntrack --ctorigdstport 53 -j REJECT --reject-with icmp6-adm-prohibited
 -A DNSFENCE-OUT -p tcp -m conntrack --ctorigdstport 53 -m limit --limit 10/sec --limit-burst 20 -j NFLOG --nflog-prefix dnsfence-dns
@@ -241,6 +240,7 @@ ip netns exec "$ns6" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
 ip netns exec "$ns6" sysctl -qw net.ipv6.conf.default.disable_ipv6=1
 ip netns exec "$ns6" ipset create dnsfence4 hash:ip family inet timeout 0
 ip netns exec "$ns6" ipset create dnsfence6 hash:ip family inet6 timeout 0
+ip netns exec "$ns6" ipset create dnsfence6-mld hash:ip family inet6
 ip netns exec "$ns6" "$BENCH_FWTOOL" apply "$conf" || fail "apply without IPv6"
 s=$(ip netns exec "$ns6" ip6tables-save -t filter)
 grep -qx ':OUTPUT DROP \[[0-9]*:[0-9]*\]' <<<"$s" || fail "no ip6tables DROP without IPv6: $s"

@@ -168,16 +168,7 @@ static void enforce_renders_canonical_lines(void **state)
 	    "-p ipv6-icmp -m icmp6 --icmpv6-type 136 -m hl --hl-eq 255 -j "
 	    "ACCEPT\n" C
 	    "-d ff02::1:ff00:0/104 -p ipv6-icmp -m icmp6 --icmpv6-type 131 "
-	    "-m hl --hl-eq 1 -j ACCEPT\n" C
-	    "-d ff02::16/128 -p ipv6-icmp -m icmp6 --icmpv6-type 143 -m hl "
-	    "--hl-eq 1 -m u32 --u32 \"0x4>>0x10=0x24&&0x28>>0x10=0x3a00&&"
-	    "0x34&0xffff=0x1&&0x3c=0xff020000&&0x40=0x0&&0x44=0x1&&"
-	    "0x48>>0x18=0xff\" -j ACCEPT\n" C
-	    "-d ff02::16/128 -p ipv6-icmp -m icmp6 --icmpv6-type 143 -m hl "
-	    "--hl-eq 1 -m u32 --u32 \"0x4>>0x10=0x38&&0x34&0xffff=0x2&&"
-	    "0x3c=0xff020000&&0x40=0x0&&0x44=0x1&&0x48>>0x18=0xff&&"
-	    "0x50=0xff020000&&0x54=0x0&&0x58=0x1&&0x5c>>0x18=0xff\" -j "
-	    "ACCEPT\n" C
+	    "-m hl --hl-eq 1 -m set --match-set dnsfence6-mld dst -j ACCEPT\n" C
 	    "-p udp -m conntrack --ctorigdstport 53 -m limit --limit 10/sec "
 	    "--limit-burst 20 -j NFLOG --nflog-prefix dnsfence-dns\n" C
 	    "-p udp -m conntrack --ctorigdstport 53 -j REJECT --reject-with "

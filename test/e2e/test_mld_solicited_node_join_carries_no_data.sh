@@ -15,7 +15,7 @@
 # the workload's join of a data group outside the solicited-node range
 # stays in, as before; and, with the fence's rules removed, the
 # workload's solicited-node joins are announced.
-source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/lib.sh"
 command -v tcpdump >/dev/null || fail "tcpdump is not installed (see contrib/deps.sh)"
 df_setup
 df_start_dnsfence allow='["www.allowed.test"]'
