@@ -1089,10 +1089,7 @@ PY
 # group is in the set, the upstream side asks as a snooping querier does
 # (df_mld_query) and the report must leave.
 df_mld_capture() {
-	up tcpdump -i "$DF_VETH_UP" -n -U --immediate-mode -w "$DF_TMP/mld.pcap" \
-		ip6 >"$DF_TMP/tcpdump.log" 2>&1 &
-	DF_PIDS+=("$!")
-	df_poll 50 grep -q "listening on" "$DF_TMP/tcpdump.log" || fail "tcpdump did not start: $(cat "$DF_TMP/tcpdump.log")"
+	df_mld_pcap mld
 	wl ip addr add 2001:db8::99/64 dev "$DF_VETH_WL" nodad
 	if wl ipset list -n 2>/dev/null | grep -qx dnsfence6-mld; then
 		df_poll 50 wl ipset test dnsfence6-mld ff02::1:ff00:99 2>/dev/null ||
@@ -1102,6 +1099,22 @@ df_mld_capture() {
 	df_mld_query
 	df_poll 50 df_mld_reported || { df_mld_query && df_poll 50 df_mld_reported; } ||
 		fail "control: no MLD report for ff02::1:ff00:99 (of 2001:db8::99) left, even after two queries: $(tcpdump -r "$DF_TMP/mld.pcap" -n -v 2>/dev/null)"
+}
+
+# df_mld_pcap NAME: capture IPv6 on the upstream side of the veth into
+# $DF_TMP/NAME.pcap, once tcpdump listens (its pid the last of DF_PIDS).
+df_mld_pcap() {
+	up tcpdump -i "$DF_VETH_UP" -n -U --immediate-mode -w "$DF_TMP/$1.pcap" \
+		ip6 >"$DF_TMP/tcpdump-$1.log" 2>&1 &
+	DF_PIDS+=("$!")
+	df_poll 50 grep -q "listening on" "$DF_TMP/tcpdump-$1.log" || fail "tcpdump did not start: $(cat "$DF_TMP/tcpdump-$1.log")"
+}
+
+# df_mld_recapture NAME: stop the last capture, start $DF_TMP/NAME.pcap.
+df_mld_recapture() {
+	kill -TERM "${DF_PIDS[-1]}"
+	df_wait_gone "${DF_PIDS[-1]}" 30 || fail "tcpdump did not stop"
+	df_mld_pcap "$1"
 }
 
 # df_mld_query: an MLDv1 general query (max response delay 0) from the

@@ -50,12 +50,7 @@ report="$(tcpdump -r "$DF_TMP/mld.pcap" -n -v 2>/dev/null)"
 
 # MLDv2: the kernel now writes version 2 reports (group records in the
 # payload, to ff02::16), which no rule lets out.
-kill -TERM "${DF_PIDS[-1]}"
-df_wait_gone "${DF_PIDS[-1]}" 30 || fail "tcpdump did not stop"
-up tcpdump -i "$DF_VETH_UP" -n -U --immediate-mode -w "$DF_TMP/mld2.pcap" \
-	ip6 >"$DF_TMP/tcpdump2.log" 2>&1 &
-DF_PIDS+=("$!")
-df_poll 50 grep -q "listening on" "$DF_TMP/tcpdump2.log" || fail "tcpdump did not start: $(cat "$DF_TMP/tcpdump2.log")"
+df_mld_recapture mld2
 wl sysctl -qw net.ipv6.conf.all.force_mld_version=2
 wl sysctl -qw "net.ipv6.conf.$DF_VETH_WL.force_mld_version=2"
 join_groups "$GROUP3" "$GROUP4"

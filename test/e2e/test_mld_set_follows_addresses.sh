@@ -26,10 +26,7 @@ df_poll 30 in_set "$llgroup" || fail "the link-local address $ll's group $llgrou
 ! in_set "$GROUP" || fail "control: $GROUP is in $SET before any address has it"
 ok "$SET holds $llgroup (of $ll) and not yet $GROUP"
 
-up tcpdump -i "$DF_VETH_UP" -n -U --immediate-mode -w "$DF_TMP/mld.pcap" \
-	ip6 >"$DF_TMP/tcpdump.log" 2>&1 &
-DF_PIDS+=("$!")
-df_poll 50 grep -q "listening on" "$DF_TMP/tcpdump.log" || fail "tcpdump did not start: $(cat "$DF_TMP/tcpdump.log")"
+df_mld_pcap mld
 wl ip addr add "$ADDR/64" dev "$DF_VETH_WL" nodad
 df_poll 50 in_set "$GROUP" || fail "$ADDR was added, but its group $GROUP did not enter $SET within 5 s"
 ok "$ADDR added: its group $GROUP entered $SET"
@@ -46,12 +43,7 @@ df_poll 50 bash -c "! ip netns exec '$DF_WL' ipset test '$SET' '$GROUP' >/dev/nu
 ok "$ADDR removed: $GROUP left $SET"
 
 # The group is now the workload's to choose: joined, it is not announced.
-kill -TERM "${DF_PIDS[-1]}"
-df_wait_gone "${DF_PIDS[-1]}" 30 || fail "tcpdump did not stop"
-up tcpdump -i "$DF_VETH_UP" -n -U --immediate-mode -w "$DF_TMP/mld2.pcap" \
-	ip6 >"$DF_TMP/tcpdump2.log" 2>&1 &
-DF_PIDS+=("$!")
-df_poll 50 grep -q "listening on" "$DF_TMP/tcpdump2.log" || fail "tcpdump did not start: $(cat "$DF_TMP/tcpdump2.log")"
+df_mld_recapture mld2
 df_join_groups 4242 "$GROUP"
 sleep 0.5
 ! tcpdump -r "$DF_TMP/mld2.pcap" -n -v 2>/dev/null | grep -q "$GROUP" ||

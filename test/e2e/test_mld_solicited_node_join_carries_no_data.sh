@@ -37,10 +37,7 @@ df_wait_gone "${DF_PIDS[-1]}" 30 || fail "tcpdump did not stop"
 df_stop_dnsfence
 df_dnsfence teardown
 [ "$DF_CMD_RC" -eq 0 ] || fail "teardown exited $DF_CMD_RC: $DF_CMD_ERR"
-up tcpdump -i "$DF_VETH_UP" -n -U --immediate-mode -w "$DF_TMP/mld-open.pcap" \
-	ip6 >"$DF_TMP/tcpdump-open.log" 2>&1 &
-DF_PIDS+=("$!")
-df_poll 50 grep -q "listening on" "$DF_TMP/tcpdump-open.log" || fail "tcpdump did not start: $(cat "$DF_TMP/tcpdump-open.log")"
+df_mld_pcap mld-open
 CTRL=ff02::1:ff44:4444
 df_join_groups "$WL_UID" "$CTRL"
 sleep 0.5
