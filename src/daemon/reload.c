@@ -59,8 +59,8 @@
 #include "config/policy.h"
 #include "base/monotime.h"
 #include "base/netaddr.h"
+#include "resolve/admit.h"
 #include "resolve/prov.h"
-#include "base/netaddr.h"
 #include "config/fingerprint.h"
 #include "daemon/reload.h"
 #include "resolve/resolver.h"
@@ -141,6 +141,12 @@ struct reload {
 	struct netaddr *short_addr; /* entries cut to kept names' expiry */
 	uint64_t *short_exp;
 	size_t n_short, cap_short;
+	/* The config before this reload while the parent still judges adds
+	 * with it (resolver_set_admit_was), and whether it is ours to free. */
+	const struct config *was;
+	struct config *was_owned;
+	size_t n_refused; /* of evict: what the new config refuses as such */
+	struct netaddr refused_first;
 	/* for status: the last one, and the last of each trigger */
 	uint64_t count;
 	struct record last;
@@ -168,6 +174,7 @@ static void describe(const struct reload *rl, const struct job *j,
 static void swap(struct reload *rl, struct config *cfg, struct policy *pol);
 static size_t evict(struct reload *rl);
 static bool still_allowed(void *arg, const uint8_t *name, size_t len);
+static bool refused(void *arg, const struct netaddr *a);
 static void collect(void *arg, const struct netaddr *a);
 static void collect_short(void *arg, const struct netaddr *a, uint64_t expires);
 static void on_deleted(void *arg, int status);
@@ -281,6 +288,7 @@ void reload_free(struct reload *rl)
 	prov_free(rl->prov);
 	policy_free(rl->pol);
 	config_free(rl->owned);
+	config_free(rl->was_owned);
 	free(rl->evict);
 	free(rl->short_addr);
 	free(rl->short_exp);
@@ -447,6 +455,15 @@ static void apply(struct reload *rl, struct job *j)
 		goto out;
 	}
 	dropped = resolver_set_policy(rl->p.res, j->cfg, j->pol);
+	if (rl->rules != NULL && j->rules) {
+		/* Until the parent has the new rules it judges with the old
+		 * config: an address only the new one admits (a wider
+		 * allow_cidrs, a former upstream) waits for on_applied. */
+		rl->was = rl->cfg;
+		rl->was_owned = rl->owned;
+		rl->owned = NULL;
+		resolver_set_admit_was(rl->p.res, rl->was);
+	}
 	swap(rl, j->cfg, j->pol);
 	j->cfg = NULL;
 	j->pol = NULL;
@@ -637,7 +654,8 @@ static size_t evict(struct reload *rl)
 {
 	uint64_t now = monotime_ms() / 1000;
 	const struct prov_shorten sh = {collect_short, rl,
-					now + rl->cfg->ttl_max};
+					now + rl->cfg->ttl_max, refused};
+	char astr[NETADDR_STRLEN];
 	size_t n;
 	int rc;
 
@@ -645,8 +663,19 @@ static size_t evict(struct reload *rl)
 		return 0;
 	rl->n_evict = 0;
 	rl->n_short = 0;
+	rl->n_refused = 0;
 	n = prov_evict_shorten(rl->prov, still_allowed, rl, collect, rl, &sh,
 			       now);
+	if (rl->n_refused > 0) {
+		netaddr_format(&rl->refused_first, astr, sizeof(astr));
+		log_info(
+		    SYS,
+		    "%zu addresses leave the sets because the new config "
+		    "refuses them whatever name answered them (internal, "
+		    "allow_cidrs no longer covers them, or an upstream's), "
+		    "%s first",
+		    rl->n_refused, astr);
+	}
 	if (rl->n_short > 0) {
 		rc = sets_shorten(rl->p.sets, rl->short_addr, rl->short_exp,
 				  rl->n_short, on_deleted, rl);
@@ -707,6 +736,20 @@ static bool still_allowed(void *arg, const uint8_t *name, size_t len)
 	       policy_match(rl->pol, name, len);
 }
 
+/* Invariants 3 and 5 under the new config: an address it refuses
+ * leaves the sets, whichever names still hold it (a reload that narrows
+ * allow_cidrs or names a new upstream; restart.c judges the same). */
+static bool refused(void *arg, const struct netaddr *a)
+{
+	struct reload *rl = arg;
+
+	if (admit_check(rl->cfg, a) == ADMIT_OK)
+		return false;
+	if (rl->n_refused++ == 0)
+		rl->refused_first = *a;
+	return true;
+}
+
 static void collect(void *arg, const struct netaddr *a)
 {
 	struct reload *rl = arg;
@@ -739,6 +782,10 @@ static void on_applied(void *arg, int status, const char *detail)
 {
 	struct reload *rl = arg;
 
+	resolver_set_admit_was(rl->p.res, NULL);
+	config_free(rl->was_owned);
+	rl->was_owned = NULL;
+	rl->was = NULL;
 	if (status == 0 && rl->next_up != NULL)
 		use_upstream(rl);
 	if (status != 0) {
