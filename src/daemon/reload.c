@@ -145,6 +145,7 @@ struct reload {
 	 * with it (resolver_set_admit_was), and whether it is ours to free. */
 	const struct config *was;
 	struct config *was_owned;
+	bool rules_after_del; /* IPC_RULES_CHANGED waits for the deletes */
 	size_t n_refused; /* of evict: what the new config refuses as such */
 	struct netaddr refused_first;
 	/* for status: the last one, and the last of each trigger */
@@ -178,6 +179,8 @@ static bool refused(void *arg, const struct netaddr *a);
 static void collect(void *arg, const struct netaddr *a);
 static void collect_short(void *arg, const struct netaddr *a, uint64_t expires);
 static void on_deleted(void *arg, int status);
+static void on_evicted(void *arg, int status);
+static void send_rules(struct reload *rl);
 static void on_applied(void *arg, int status, const char *detail);
 static void step_done(struct reload *rl);
 static void finish(struct reload *rl, int result, const char *text);
@@ -467,12 +470,13 @@ static void apply(struct reload *rl, struct job *j)
 	swap(rl, j->cfg, j->pol);
 	j->cfg = NULL;
 	j->pol = NULL;
+	rl->rules_after_del = rl->rules != NULL && j->rules;
 	evicted = evict(rl);
 	rl->waits++; /* held until the steps below are started */
 	if (rl->rules != NULL && j->rules) {
 		rl->waits++;
-		rl->rules(rl->rules_arg, rl->cfg, IPC_RULES_CHANGED, on_applied,
-			  rl);
+		if (!rl->rules_after_del)
+			send_rules(rl);
 	} else if (rl->rules != NULL) {
 		rl->rules(rl->rules_arg, rl->cfg, IPC_RULES_SAME, NULL, NULL);
 	}
@@ -685,14 +689,16 @@ static size_t evict(struct reload *rl)
 		else
 			rl->waits++;
 	}
-	if (rl->n_evict == 0)
-		return n;
-	rc = sets_del(rl->p.sets, rl->evict, rl->n_evict, on_deleted, rl);
+	rc = rl->n_evict == 0
+		 ? 0
+		 : sets_del(rl->p.sets, rl->evict, rl->n_evict, on_evicted, rl);
 	if (rc != 0)
 		log_err(SYS, "cannot queue %zu deletes: %s", rl->n_evict,
 			strerror(-rc));
-	else
+	if (rl->n_evict > 0 && rc == 0)
 		rl->waits++;
+	else
+		rl->rules_after_del = false;
 	return n;
 }
 
@@ -776,6 +782,27 @@ static void on_deleted(void *arg, int status)
 		log_err(SYS, "deleting evicted addresses failed: %s",
 			strerror(-status));
 	step_done(rl);
+}
+
+/* The new rules go to the parent once the deletes are acked: the adds
+ * queued before them (admitted under the old config, which the parent
+ * judges them by) have all landed by then, so none reaches a parent that
+ * already refuses it (an address the new config no longer admits would
+ * stop the daemon). */
+static void on_evicted(void *arg, int status)
+{
+	struct reload *rl = arg;
+
+	if (rl->rules_after_del) {
+		rl->rules_after_del = false;
+		send_rules(rl);
+	}
+	on_deleted(rl, status);
+}
+
+static void send_rules(struct reload *rl)
+{
+	rl->rules(rl->rules_arg, rl->cfg, IPC_RULES_CHANGED, on_applied, rl);
 }
 
 static void on_applied(void *arg, int status, const char *detail)
