@@ -536,6 +536,12 @@ static int read_reply(int fd, FILE *out, char *err, size_t errlen)
 		snprintf(err, errlen, "%s", text != NULL ? text + 1 : "");
 		return code;
 	}
+	if (hlen == 0 && !in_body) {
+		snprintf(err, errlen,
+			 "the daemon closed the connection without an answer: "
+			 "did it stop? (its log says why)");
+		return -EPIPE;
+	}
 	snprintf(err, errlen, "reply not understood: \"%.80s\"", head);
 	return -EPROTO;
 }

@@ -51,7 +51,8 @@ int control_parse(const char *line, size_t len, bool *json);
 /* Client: send cmd, copy the reply's body to out. Returns the daemon's
  * result (0, or the exit code it gave: 2 bad config, 3 failure) with its
  * message in err; -ENOENT/-ECONNREFUSED when no daemon listens on path,
- * -EACCES, -ETIMEDOUT, -EPROTO (reply not understood) with err set. */
+ * -EACCES, -ETIMEDOUT, -EPIPE (closed without an answer: it stopped?),
+ * -EPROTO (reply not understood) with err set. */
 int control_call(const char *path, const char *cmd, int timeout_s, FILE *out,
 		 char *err, size_t errlen);
 

@@ -59,8 +59,8 @@
 #include "config/policy.h"
 #include "base/monotime.h"
 #include "base/netaddr.h"
+#include "resolve/admit.h"
 #include "resolve/prov.h"
-#include "base/netaddr.h"
 #include "config/fingerprint.h"
 #include "daemon/reload.h"
 #include "resolve/resolver.h"
@@ -141,6 +141,13 @@ struct reload {
 	struct netaddr *short_addr; /* entries cut to kept names' expiry */
 	uint64_t *short_exp;
 	size_t n_short, cap_short;
+	/* The config before this reload while the parent still judges adds
+	 * with it (resolver_set_admit_was), and whether it is ours to free. */
+	const struct config *was;
+	struct config *was_owned;
+	bool rules_after_del; /* IPC_RULES_CHANGED waits for the deletes */
+	size_t n_refused; /* of evict: what the new config refuses as such */
+	struct netaddr refused_first;
 	/* for status: the last one, and the last of each trigger */
 	uint64_t count;
 	struct record last;
@@ -168,9 +175,12 @@ static void describe(const struct reload *rl, const struct job *j,
 static void swap(struct reload *rl, struct config *cfg, struct policy *pol);
 static size_t evict(struct reload *rl);
 static bool still_allowed(void *arg, const uint8_t *name, size_t len);
+static bool refused(void *arg, const struct netaddr *a);
 static void collect(void *arg, const struct netaddr *a);
 static void collect_short(void *arg, const struct netaddr *a, uint64_t expires);
 static void on_deleted(void *arg, int status);
+static void on_evicted(void *arg, int status);
+static void send_rules(struct reload *rl);
 static void on_applied(void *arg, int status, const char *detail);
 static void step_done(struct reload *rl);
 static void finish(struct reload *rl, int result, const char *text);
@@ -281,6 +291,7 @@ void reload_free(struct reload *rl)
 	prov_free(rl->prov);
 	policy_free(rl->pol);
 	config_free(rl->owned);
+	config_free(rl->was_owned);
 	free(rl->evict);
 	free(rl->short_addr);
 	free(rl->short_exp);
@@ -447,15 +458,25 @@ static void apply(struct reload *rl, struct job *j)
 		goto out;
 	}
 	dropped = resolver_set_policy(rl->p.res, j->cfg, j->pol);
+	if (rl->rules != NULL && j->rules) {
+		/* Until the parent has the new rules it judges with the old
+		 * config: an address only the new one admits (a wider
+		 * allow_cidrs, a former upstream) waits for on_applied. */
+		rl->was = rl->cfg;
+		rl->was_owned = rl->owned;
+		rl->owned = NULL;
+		resolver_set_admit_was(rl->p.res, rl->was);
+	}
 	swap(rl, j->cfg, j->pol);
 	j->cfg = NULL;
 	j->pol = NULL;
+	rl->rules_after_del = rl->rules != NULL && j->rules;
 	evicted = evict(rl);
 	rl->waits++; /* held until the steps below are started */
 	if (rl->rules != NULL && j->rules) {
 		rl->waits++;
-		rl->rules(rl->rules_arg, rl->cfg, IPC_RULES_CHANGED, on_applied,
-			  rl);
+		if (!rl->rules_after_del)
+			send_rules(rl);
 	} else if (rl->rules != NULL) {
 		rl->rules(rl->rules_arg, rl->cfg, IPC_RULES_SAME, NULL, NULL);
 	}
@@ -637,7 +658,8 @@ static size_t evict(struct reload *rl)
 {
 	uint64_t now = monotime_ms() / 1000;
 	const struct prov_shorten sh = {collect_short, rl,
-					now + rl->cfg->ttl_max};
+					now + rl->cfg->ttl_max, refused};
+	char astr[NETADDR_STRLEN];
 	size_t n;
 	int rc;
 
@@ -645,8 +667,19 @@ static size_t evict(struct reload *rl)
 		return 0;
 	rl->n_evict = 0;
 	rl->n_short = 0;
+	rl->n_refused = 0;
 	n = prov_evict_shorten(rl->prov, still_allowed, rl, collect, rl, &sh,
 			       now);
+	if (rl->n_refused > 0) {
+		netaddr_format(&rl->refused_first, astr, sizeof(astr));
+		log_info(
+		    SYS,
+		    "%zu addresses leave the sets because the new config "
+		    "refuses them whatever name answered them (internal, "
+		    "allow_cidrs no longer covers them, or an upstream's), "
+		    "%s first",
+		    rl->n_refused, astr);
+	}
 	if (rl->n_short > 0) {
 		rc = sets_shorten(rl->p.sets, rl->short_addr, rl->short_exp,
 				  rl->n_short, on_deleted, rl);
@@ -656,14 +689,16 @@ static size_t evict(struct reload *rl)
 		else
 			rl->waits++;
 	}
-	if (rl->n_evict == 0)
-		return n;
-	rc = sets_del(rl->p.sets, rl->evict, rl->n_evict, on_deleted, rl);
+	rc = rl->n_evict == 0
+		 ? 0
+		 : sets_del(rl->p.sets, rl->evict, rl->n_evict, on_evicted, rl);
 	if (rc != 0)
 		log_err(SYS, "cannot queue %zu deletes: %s", rl->n_evict,
 			strerror(-rc));
-	else
+	if (rl->n_evict > 0 && rc == 0)
 		rl->waits++;
+	else
+		rl->rules_after_del = false;
 	return n;
 }
 
@@ -707,6 +742,20 @@ static bool still_allowed(void *arg, const uint8_t *name, size_t len)
 	       policy_match(rl->pol, name, len);
 }
 
+/* Invariants 3 and 5 under the new config: an address it refuses
+ * leaves the sets, whichever names still hold it (a reload that narrows
+ * allow_cidrs or names a new upstream; restart.c judges the same). */
+static bool refused(void *arg, const struct netaddr *a)
+{
+	struct reload *rl = arg;
+
+	if (admit_check(rl->cfg, a) == ADMIT_OK)
+		return false;
+	if (rl->n_refused++ == 0)
+		rl->refused_first = *a;
+	return true;
+}
+
 static void collect(void *arg, const struct netaddr *a)
 {
 	struct reload *rl = arg;
@@ -735,10 +784,35 @@ static void on_deleted(void *arg, int status)
 	step_done(rl);
 }
 
+/* The new rules go to the parent once the deletes are acked: the adds
+ * queued before them (admitted under the old config, which the parent
+ * judges them by) have all landed by then, so none reaches a parent that
+ * already refuses it (an address the new config no longer admits would
+ * stop the daemon). */
+static void on_evicted(void *arg, int status)
+{
+	struct reload *rl = arg;
+
+	if (rl->rules_after_del) {
+		rl->rules_after_del = false;
+		send_rules(rl);
+	}
+	on_deleted(rl, status);
+}
+
+static void send_rules(struct reload *rl)
+{
+	rl->rules(rl->rules_arg, rl->cfg, IPC_RULES_CHANGED, on_applied, rl);
+}
+
 static void on_applied(void *arg, int status, const char *detail)
 {
 	struct reload *rl = arg;
 
+	resolver_set_admit_was(rl->p.res, NULL);
+	config_free(rl->was_owned);
+	rl->was_owned = NULL;
+	rl->was = NULL;
 	if (status == 0 && rl->next_up != NULL)
 		use_upstream(rl);
 	if (status != 0) {

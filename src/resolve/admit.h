@@ -36,7 +36,8 @@ enum admit_verdict admit_check(const struct config *cfg,
 			       const struct netaddr *a);
 /* "internal", "an upstream's" (for a log line). */
 const char *admit_verdict_name(enum admit_verdict v);
-/* The admissible addresses of addrs into keep (room for n), in order:
+/* The admissible addresses of addrs into keep (room for n; keep may be
+ * addrs itself), in order:
  * internal ones (netaddr_admissible, allow_cidrs excepted) and the
  * upstreams' own are left out, counted and logged with qname, and so are
  * the other hints of an HTTPS/SVCB record that had one (the client's

@@ -98,7 +98,7 @@ size_t cache_drop_if(struct cache *c, cache_keep_fn keep, void *arg)
 
 	for (e = TAILQ_FIRST(&c->lru); e != NULL; e = next) {
 		next = TAILQ_NEXT(e, lru);
-		if (keep(arg, e->key, e->keylen))
+		if (keep(arg, e->key, e->keylen, &e->pub))
 			continue;
 		unlink_entry(c, e);
 		n++;

@@ -50,8 +50,9 @@ const struct cache_entry *cache_get_stale(struct cache *c, const uint8_t *key,
 void cache_release(struct cache *c, const struct cache_entry *e);
 size_t cache_count(const struct cache *c);
 
-/* Keep the entry stored under key? */
-typedef bool (*cache_keep_fn)(void *arg, const uint8_t *key, size_t keylen);
+/* Keep e, the entry stored under key? */
+typedef bool (*cache_keep_fn)(void *arg, const uint8_t *key, size_t keylen,
+			      const struct cache_entry *e);
 /* Drop every entry keep() refuses (one held by a reader lives on until
  * its release). Returns how many were dropped. */
 size_t cache_drop_if(struct cache *c, cache_keep_fn keep, void *arg);

@@ -1028,10 +1028,10 @@ size_t prov_links_of(const struct prov *p, const struct netaddr *a,
 	return e != NULL ? walk_links(p, t, e, fn, arg, now) : 0;
 }
 
-/* Evict a when only names no longer allowed hold it; else, with
- * sh->fn, when its longest live link is a removed name's or beyond
- * sh->cap, cut the kept links to the cap and say how long it should
- * live now. True when a was evicted. */
+/* Evict a when sh->refused refuses it or only names no longer allowed
+ * hold it; else, with sh->fn, when its longest live link is a removed
+ * name's or beyond sh->cap, cut the kept links to the cap and say how
+ * long it should live now. True when a was evicted. */
 static bool judge_addr(const struct prov *p, const struct atab *t,
 		       struct pent *a, const struct prov_shorten *sh,
 		       uint64_t now, prov_evict_fn evict, void *earg)
@@ -1040,6 +1040,12 @@ static bool judge_addr(const struct prov *p, const struct atab *t,
 	uint32_t n = nlinks(p, a);
 	struct netaddr addr = ent_addr(t, a);
 
+	if (n > 0 && sh->refused != NULL && sh->refused(sh->arg, &addr)) {
+		for (uint32_t k = 0; k < n; k++)
+			*lexp(p, a, k) = 0; /* the sweep drops the links */
+		evict(earg, &addr);
+		return true;
+	}
 	for (uint32_t k = 0; k < n; k++) {
 		uint32_t exp = *lexp(p, a, k);
 

@@ -71,10 +71,16 @@ size_t prov_evict(struct prov *p, prov_allowed_fn allowed, void *aarg,
  * end sooner than it may, with when. */
 typedef void (*prov_shorten_fn)(void *arg, const struct netaddr *a,
 				uint64_t expires);
+/* Does the new config refuse a whatever name answered it (an internal
+ * range allow_cidrs no longer covers, a new upstream's address:
+ * admit_check)? Then a is passed to evict() and its links are forgotten,
+ * still-allowed names' too. */
+typedef bool (*prov_refused_fn)(void *arg, const struct netaddr *a);
 struct prov_shorten {
 	prov_shorten_fn fn; /* NULL: cut nothing */
 	void *arg;
 	uint64_t cap;
+	prov_refused_fn refused; /* NULL: no address refused as such */
 };
 /* prov_evict, and the cuts sh asks for, in the same pass. */
 size_t prov_evict_shorten(struct prov *p, prov_allowed_fn allowed, void *aarg,

@@ -121,6 +121,7 @@ struct resolver {
 	struct event_base *base;
 	const struct config *cfg;
 	const struct policy *pol;
+	const struct config *admit_was; /* resolver_set_admit_was */
 	struct upstream *up;
 	struct sets *sets;
 	struct prov *prov; /* NULL: provenance not kept */
@@ -181,8 +182,10 @@ static const struct cache_entry *stale_entry(struct resolver *r,
 					     const uint8_t *key, size_t keylen);
 static void cache_answer(struct pending *p, const uint8_t *answer, size_t len);
 static void deny_pending(struct pending *p);
-static bool cache_keep(void *arg, const uint8_t *key, size_t keylen);
-static bool cache_keep_none(void *arg, const uint8_t *key, size_t keylen);
+static bool cache_keep(void *arg, const uint8_t *key, size_t keylen,
+		       const struct cache_entry *e);
+static bool cache_keep_none(void *arg, const uint8_t *key, size_t keylen,
+			    const struct cache_entry *e);
 
 struct resolver *resolver_new(struct event_base *base, const struct config *cfg,
 			      const struct policy *pol, struct upstream *up,
@@ -554,6 +557,9 @@ static int take_answer(struct pending *p, const uint8_t *answer, size_t len)
 		return rc == -E2BIG ? -E2BIG : -EBADMSG;
 	}
 	nkeep = admit_addrs(p->r->cfg, p->qname, p->qname_len, addrs, n, keep);
+	if (p->r->admit_was != NULL)
+		nkeep = admit_addrs(p->r->admit_was, p->qname, p->qname_len,
+				    keep, nkeep, keep);
 	p->answer = malloc(len);
 	p->addrs = malloc(nkeep > 0 ? nkeep * sizeof(*p->addrs) : 1);
 	if (p->answer == NULL || p->addrs == NULL)
@@ -807,6 +813,11 @@ void resolver_set_upstream(struct resolver *r, struct upstream *up)
 	r->up = up;
 }
 
+void resolver_set_admit_was(struct resolver *r, const struct config *was)
+{
+	r->admit_was = was;
+}
+
 void resolver_set_prov(struct resolver *r, struct prov *prov)
 {
 	r->prov = prov;
@@ -827,18 +838,31 @@ size_t resolver_cached(const struct resolver *r)
 	return cache_count(r->cache);
 }
 
-static bool cache_keep(void *arg, const uint8_t *key, size_t keylen)
+/* A reload keeps an answer whose name the new policy allows and whose
+ * addresses it still admits: an answer cached under a wider allow_cidrs,
+ * or with an address that is now an upstream's, is asked again (a hit
+ * would hand out, and ask the sets for, what the parent now refuses). */
+static bool cache_keep(void *arg, const uint8_t *key, size_t keylen,
+		       const struct cache_entry *e)
 {
 	const struct resolver *r = arg;
 
-	return admit_allowed(r->cfg, r->pol, key, keylen);
+	if (!admit_allowed(r->cfg, r->pol, key, keylen))
+		return false;
+	for (size_t i = 0; i < e->n_addrs; i++) {
+		if (admit_check(r->cfg, &e->addrs[i].addr) != ADMIT_OK)
+			return false;
+	}
+	return true;
 }
 
-static bool cache_keep_none(void *arg, const uint8_t *key, size_t keylen)
+static bool cache_keep_none(void *arg, const uint8_t *key, size_t keylen,
+			    const struct cache_entry *e)
 {
 	(void)arg;
 	(void)key;
 	(void)keylen;
+	(void)e;
 	return false;
 }
 

@@ -64,6 +64,12 @@ struct usage;
 void resolver_set_usage(struct resolver *r, struct usage *u);
 struct usage *resolver_usage(const struct resolver *r);
 void resolver_set_upstream(struct resolver *r, struct upstream *up);
+/* While the parent still judges set adds with was, the config before a
+ * reload (its new rules are not in yet), an answer's address enters the
+ * sets only if was admits it as well as the running config: the parent
+ * refuses what was refuses, and takes a refusal for a compromised DNS
+ * process. NULL (the default): the running config alone. */
+void resolver_set_admit_was(struct resolver *r, const struct config *was);
 /* Note in prov which name put each address into the sets (NULL: none). */
 void resolver_set_prov(struct resolver *r, struct prov *prov);
 /* Questions waiting on the upstream or the kernel; cached answers. */

@@ -3,6 +3,7 @@
  * by count and by bytes, and references that outlive eviction. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -196,10 +197,50 @@ static void without_stale_window_expired_is_dropped(void **state)
 	cache_free(c);
 }
 
+/* keep() sees each entry's key and its addresses: a reload drops an
+ * answer for the address it carries, not only for its name. */
+static bool keep_unless_10(void *arg, const uint8_t *key, size_t keylen,
+			   const struct cache_entry *e)
+{
+	size_t *seen = arg;
+
+	(void)key;
+	(*seen) += keylen;
+	for (size_t i = 0; i < e->n_addrs; i++) {
+		if (e->addrs[i].addr.bytes[0] == 10)
+			return false;
+	}
+	return true;
+}
+
+static void drop_if_sees_the_addresses(void **state)
+{
+	struct cache *c = cache_new(10, 1 << 20);
+	struct dns_addr priv = {.addr = {.family = 2, .bytes = {10, 1, 2, 3}},
+				.ttl = 60};
+	const struct cache_entry *e;
+	size_t seen = 0;
+
+	(void)state;
+	assert_int_equal(put(c, "www", 60, 1000), 0);
+	assert_int_equal(cache_put(c, (const uint8_t *)"private", 7, answer,
+				   sizeof(answer), &priv, 1, 60, 1000),
+			 0);
+	assert_int_equal(cache_drop_if(c, keep_unless_10, &seen), 1);
+	assert_int_equal(seen, 3 + 7);
+	assert_null(get(c, "private", 1001));
+	e = get(c, "www", 1001);
+	assert_non_null(e);
+	cache_release(c, e);
+	assert_int_equal(cache_count(c), 1);
+	cache_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(hit_returns_copies_until_ttl_ends),
+	    cmocka_unit_test(drop_if_sees_the_addresses),
 	    cmocka_unit_test(put_replaces_the_older_answer),
 	    cmocka_unit_test(least_recently_used_goes_first),
 	    cmocka_unit_test(byte_limit_evicts_least_recent),

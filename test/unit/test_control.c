@@ -13,6 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -76,11 +79,46 @@ static void socket_read_from_an_invalid_config(void **state)
 	assert_string_equal(sock, CONFIG_DEFAULT_CONTROL);
 }
 
+/* A daemon that takes the command and closes without a word (it stopped
+ * mid-reload): the client says so, not "reply not understood". */
+static void closed_without_answer_is_named(void **state)
+{
+	char dir[] = "/tmp/test_control.XXXXXX", path[64], err[256], line[64];
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	int lfd, rc;
+	pid_t pid;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/c.sock", dir);
+	memcpy(sun.sun_path, path, strlen(path) + 1);
+	lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_true(lfd >= 0);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	assert_int_equal(listen(lfd, 1), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int c = accept(lfd, NULL, NULL);
+
+		(void)!read(c, line, sizeof(line));
+		_exit(0);
+	}
+	rc = control_call(path, "reload", 5, stdout, err, sizeof(err));
+	assert_int_equal(rc, -EPIPE);
+	assert_non_null(strstr(err, "closed the connection without an answer"));
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	close(lfd);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(commands_are_exact),
 	    cmocka_unit_test(socket_read_from_an_invalid_config),
+	    cmocka_unit_test(closed_without_answer_is_named),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -173,7 +173,7 @@ static void shared_address_gets_kept_expiry(void **state)
 	struct evicted ev = {0};
 	struct cut c = {0};
 	struct netaddr shared = v4(1), longest = v4(2), fine = v4(3);
-	const struct prov_shorten sh = {on_cut, &c, 100 + 500};
+	const struct prov_shorten sh = {on_cut, &c, 100 + 500, NULL};
 
 	(void)state;
 	assert_int_equal(note(p, "gone", shared, 3700, 100), 0);
@@ -197,6 +197,41 @@ static void shared_address_gets_kept_expiry(void **state)
 	    prov_evict_shorten(p, allowed, &j, on_evict, &ev, &sh, 102), 0);
 	assert_int_equal(c.n, 0);
 	assert_false(was_evicted(&ev, &fine));
+	prov_free(p);
+}
+
+static bool refuse_4(void *arg, const struct netaddr *a)
+{
+	(void)arg;
+	return a->family == AF_INET && a->bytes[3] == 4;
+}
+
+/* An address the new config refuses as such (a narrowed allow_cidrs, a
+ * new upstream's) is evicted although only still-allowed names hold it,
+ * and its links are forgotten: prov no longer says the name answered it.
+ * The other addresses of the same names stay. */
+static void refused_address_is_evicted_whoever_holds_it(void **state)
+{
+	struct prov *p = prov_new(64);
+	struct judge j = {.gone = {"gone"}};
+	struct evicted ev = {0};
+	struct cut c = {0};
+	struct netaddr bad = v4(4), good = v4(5);
+	const struct prov_shorten sh = {on_cut, &c, 0, refuse_4};
+
+	(void)state;
+	assert_int_equal(note(p, "kept", bad, 500, 100), 0);
+	assert_int_equal(note(p, "other", bad, 600, 100), 0);
+	assert_int_equal(note(p, "kept", good, 500, 100), 0);
+	assert_int_equal(
+	    prov_evict_shorten(p, allowed, &j, on_evict, &ev, &sh, 101), 1);
+	assert_true(was_evicted(&ev, &bad));
+	assert_false(was_evicted(&ev, &good));
+	assert_int_equal(c.n, 0);
+	assert_int_equal(prov_links_of(p, &bad, NULL, NULL, 101), 0);
+	assert_int_equal(prov_links_of(p, &good, NULL, NULL, 101), 1);
+	assert_int_equal(prov_addresses(p), 1);
+	assert_int_equal(prov_links(p), 1);
 	prov_free(p);
 }
 
@@ -504,6 +539,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(removed_name_alone_is_evicted_shared_stays),
 	    cmocka_unit_test(shared_address_gets_kept_expiry),
+	    cmocka_unit_test(refused_address_is_evicted_whoever_holds_it),
 	    cmocka_unit_test(expired_link_of_allowed_name_does_not_hold),
 	    cmocka_unit_test(later_note_lengthens_never_shortens),
 	    cmocka_unit_test(bound_refuses_until_links_expire),

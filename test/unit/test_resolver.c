@@ -365,6 +365,38 @@ static void internal_address_is_stripped(void **state)
 	fix_free(f);
 }
 
+/* A reload that widens allow_cidrs: until the parent has the new rules
+ * (resolver_set_admit_was), 10.1.2.3 is stripped as the old config
+ * would, since the parent still judges with it and stops on a refused
+ * add; once cleared, the new config alone decides and it is handed out. */
+static void admit_was_strips_until_cleared(void **state)
+{
+	struct fix *f = fix_new(true, 2048);
+	struct netcidr ten = {.addr = {.family = AF_INET, .bytes = {10}},
+			      .prefix = 8};
+	struct config was = f->cfg;
+
+	(void)state;
+	f->cfg.allow_cidrs = &ten;
+	f->cfg.n_allow_cidrs = 1;
+	resolver_set_admit_was(f->r, &was);
+	assert_non_null(ask(f->r, "private.allowed.test"));
+	up_complete(0, 0, 0, "10.1.2.3", 300);
+	assert_int_equal(got.rcode, DNS_RCODE_NOERROR);
+	assert_int_equal(got.ancount, 0);
+	assert_false(reply_has("10.1.2.3"));
+	assert_int_equal(sets.adds, 0);
+	resolver_set_admit_was(f->r, NULL);
+	assert_non_null(ask(f->r, "other.allowed.test"));
+	up_complete(1, 0, 0, "10.1.2.4", 300);
+	assert_int_equal(sets.adds, 1);
+	sets_ack(0);
+	assert_int_equal(got.rcode, DNS_RCODE_NOERROR);
+	assert_int_equal(got.ancount, 1);
+	assert_true(reply_has("10.1.2.4"));
+	fix_free(f);
+}
+
 static void failure_is_remembered(void **state)
 {
 	struct fix *f = fix_new(false, 2048);
@@ -576,6 +608,7 @@ int main(void)
 	    cmocka_unit_test(allowed_name_is_forwarded_then_cached),
 	    cmocka_unit_test(identical_questions_share_one_upstream_query),
 	    cmocka_unit_test(internal_address_is_stripped),
+	    cmocka_unit_test(admit_was_strips_until_cleared),
 	    cmocka_unit_test(failure_is_remembered),
 	    cmocka_unit_test(upstream_servfail_is_a_failure),
 	    cmocka_unit_test(failed_send_is_servfail_and_frees_the_slot),
