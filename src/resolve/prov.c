@@ -13,8 +13,8 @@
  * address that has several by their slot in a directory), not a pointer.
  * An entry holds its one link (name, expiry) itself or refers to an
  * array of links. Links are what is bounded: one per (address, name)
- * pair, whatever the sharing. Bucket arrays double when they hold more
- * entries than buckets, in place (each chain split between its bucket
+ * pair, whatever the sharing. Bucket arrays double when they hold
+ * PROV_LOAD entries a head, in place (each chain split between its bucket
  * and the one a half further on), and the entry arrays and the pool
  * double when full; every one of them from 64 KiB on is mapped and grows
  * by mremap (not copied, pages never reached not resident, the old and
@@ -44,9 +44,13 @@
 #define PROV_LINKS_PER_ENTRY 2
 #define PROV_LINKS_MIN	     65536
 #define MIN_BUCKETS	     1024
-#define MIN_ENTRIES	     512
-#define NAME_MAX_WIRE	     255
-#define NIL		     UINT32_MAX
+/* A bucket array doubles when it holds this many entries a head: 2-4
+ * bytes of heads an entry, chains of 1-2 on average (at 1 a head, 4-8
+ * bytes: 0.75 MiB of the 5 at 100,000 addresses). */
+#define PROV_LOAD     2
+#define MIN_ENTRIES   512
+#define NAME_MAX_WIRE 255
+#define NIL	      UINT32_MAX
 /* An array this large is mapped, and grows by mremap: malloc would put
  * it on the heap once glibc's threshold has risen past it (a large
  * chunk freed raises it), and there realloc copies, holding both. */
@@ -658,7 +662,7 @@ static uint32_t name_get(struct prov *p, const uint8_t *w, size_t len)
 		if (n->len == len && memcmp(n->wire, w, len) == 0)
 			return r;
 	}
-	if (p->names_count >= p->names_mask + 1) {
+	if (p->names_count >= PROV_LOAD * (p->names_mask + 1)) {
 		if (names_grow(p) != 0)
 			return 0;
 	}
@@ -729,7 +733,7 @@ static struct pent *addr_get(struct prov *p, struct atab *t,
 
 	if (e != NULL)
 		return e;
-	if (t->count >= t->mask + 1 && atab_grow(p, t) != 0)
+	if (t->count >= PROV_LOAD * (t->mask + 1) && atab_grow(p, t) != 0)
 		return NULL;
 	if (t->free == NIL && t->used == t->cap) {
 		size_t cap = t->cap != 0 ? t->cap * 2 : MIN_ENTRIES;
