@@ -19,37 +19,9 @@
 
 #include "resolve/prov.h"
 
+#include "benchmem.h"
+
 static void run(size_t n);
-static size_t status_kb(const char *key);
-static void peak_reset(void);
-
-/* A field of /proc/self/status in kB, 0 when missing. */
-static size_t status_kb(const char *key)
-{
-	char line[256];
-	size_t v = 0, n = strlen(key);
-	FILE *f = fopen("/proc/self/status", "r");
-
-	while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
-		if (strncmp(line, key, n) == 0 && line[n] == ':')
-			v = strtoul(line + n + 1, NULL, 10);
-	}
-	if (f != NULL)
-		fclose(f);
-	return v;
-}
-
-/* VmHWM back to VmRSS (proc(5), clear_refs "5"), so that each run's
- * peak is its own. */
-static void peak_reset(void)
-{
-	FILE *f = fopen("/proc/self/clear_refs", "w");
-
-	if (f != NULL) {
-		fputs("5", f);
-		fclose(f);
-	}
-}
 
 static void run(size_t n)
 {
@@ -63,8 +35,8 @@ static void run(size_t n)
 		fprintf(stderr, "out of memory\n");
 		exit(1);
 	}
-	peak_reset();
-	rss0 = status_kb("VmRSS");
+	bench_peak_reset();
+	rss0 = bench_status_kb("VmRSS");
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	for (size_t i = 0; i < n; i++) {
 		struct netaddr addr = {.family = i % 2 ? AF_INET6 : AF_INET};
@@ -85,8 +57,8 @@ static void run(size_t n)
 		}
 	}
 	clock_gettime(CLOCK_MONOTONIC, &b);
-	rss1 = status_kb("VmRSS");
-	hwm1 = status_kb("VmHWM");
+	rss1 = bench_status_kb("VmRSS");
+	hwm1 = bench_status_kb("VmHWM");
 	s = (double)(b.tv_sec - a.tv_sec) +
 	    (double)(b.tv_nsec - a.tv_nsec) / 1e9;
 	printf("%zu addresses, %zu names: %.1f bytes resident per address, "
