@@ -22,6 +22,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,7 +107,29 @@ void instance_default_dir(char *buf, size_t cap)
 			 cap);
 }
 
+static int socket_owner(const char *path, pid_t *pid, bool *full);
+
 int instance_socket_owner(const char *path, pid_t *pid)
+{
+	bool full;
+	int rc = socket_owner(path, pid, &full);
+	pid_t p;
+
+	/* A live daemon accepts at once and its binder is alive. */
+	for (int ms = 0; rc > 0 && ms < INSTANCE_ORPHAN_WAIT_MS; ms += 50) {
+		if (!full &&
+		    (*pid <= 0 || kill(*pid, 0) == 0 || errno != ESRCH))
+			break;
+		usleep(50 * 1000);
+		rc = socket_owner(path, &p, &full);
+		if (p > 0)
+			*pid = p;
+	}
+	return rc;
+}
+
+/* full: the listener's backlog is full (it accepts nothing) */
+static int socket_owner(const char *path, pid_t *pid, bool *full)
 {
 	struct sockaddr_un sun = {.sun_family = AF_UNIX};
 	struct ucred cr;
@@ -114,14 +137,21 @@ int instance_socket_owner(const char *path, pid_t *pid)
 	int fd, rc;
 
 	*pid = 0;
+	*full = false;
 	if (strlen(path) >= sizeof(sun.sun_path))
 		return -ENAMETOOLONG;
 	memcpy(sun.sun_path, path, strlen(path) + 1);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/* Non-blocking: a listener that accepts nothing (a process about to
+	 * exit) fills its backlog, and a blocking connect would then wait
+	 * for it forever. */
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
 	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
-		rc = errno == ENOENT || errno == ECONNREFUSED ? 0 : -errno;
+		*full = errno == EAGAIN;
+		rc = *full					? 1
+		     : errno == ENOENT || errno == ECONNREFUSED ? 0
+								: -errno;
 		goto out;
 	}
 	rc = 1;

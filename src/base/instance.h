@@ -49,7 +49,12 @@ int instance_open_dir(const char *dir, uid_t uid, gid_t gid, char *err,
  * (read with SO_PEERCRED; 0 if unknown), 0 when none does (no socket
  * file, or a stale one nothing accepts on), -errno when it cannot be told
  * (-EACCES: the socket's mode keeps the caller out). Connects and closes
- * at once: a daemon reads EOF and forgets the connection. */
+ * at once: a daemon reads EOF and forgets the connection. A listener
+ * whose pid is gone is the DNS process of a daemon that died (the parent
+ * bound the socket), and one whose backlog is full accepts nothing: such
+ * a listener is about to exit, and is waited for up to
+ * INSTANCE_ORPHAN_WAIT_MS before it counts. */
+#define INSTANCE_ORPHAN_WAIT_MS 3000
 int instance_socket_owner(const char *path, pid_t *pid);
 
 #endif

@@ -24,6 +24,7 @@
 
 #include "config/config.h"
 #include "config/configjson.h"
+#include "base/instance.h"
 #include "daemon/control.h"
 #include "cli/exec.h"
 #include "cli/fence.h"
@@ -593,7 +594,7 @@ static int lookup_user(const struct config *cfg, uid_t *uid, gid_t *gid,
  * the control socket): ask the config's control socket first. */
 static int no_daemon(const char *config_path, const char *what)
 {
-	char path[128], who[64], stop[48] = "";
+	char path[128], who[160], stop[48] = "";
 	pid_t pid = 0;
 	int r;
 
@@ -601,12 +602,18 @@ static int no_daemon(const char *config_path, const char *what)
 	r = control_listener(path, &pid);
 	if (r <= 0)
 		return EXIT_OK;
-	if (pid > 0)
+	if (pid > 0 && kill(pid, 0) != 0 && errno == ESRCH)
+		snprintf(who, sizeof(who),
+			 "the DNS process of a dnsfence daemon whose pid %ld "
+			 "is gone (it did not exit within %d s: find it with "
+			 "'pgrep -x dnsfence-dns')",
+			 (long)pid, INSTANCE_ORPHAN_WAIT_MS / 1000);
+	else if (pid > 0)
 		snprintf(who, sizeof(who), "a dnsfence daemon (pid %ld)",
 			 (long)pid);
 	else
 		snprintf(who, sizeof(who), "a dnsfence daemon");
-	if (pid > 0)
+	if (pid > 0 && kill(pid, 0) == 0)
 		snprintf(stop, sizeof(stop), ", or 'kill -TERM %ld'",
 			 (long)pid);
 	if (strcmp(what, "teardown") == 0)

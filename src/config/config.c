@@ -414,8 +414,9 @@ static const struct key_spec specs[] = {
      .meaning = "unix socket of `reload`, `status` and `suggest`, mode "
 		"0660, owned by root and the daemon's group; only uid 0 and "
 		"the daemon's uid or gid are served. A daemon that finds "
-		"another one answering here refuses to start. Cannot change "
-		"on reload"},
+		"another one answering here refuses to start (the DNS "
+		"process a killed daemon leaves, which exits a moment "
+		"later, is waited for up to 3 s). Cannot change on reload"},
     {"control.watch", K_CHOICE, configkeys_bool, .choices = bool_names,
      .def = 1, .type = "boolean", .def_doc = "`true`",
      .meaning = "reload when the config file changes (inotify on its "

@@ -13,11 +13,13 @@
  * address that has several by their slot in a directory), not a pointer.
  * An entry holds its one link (name, expiry) itself or refers to an
  * array of links. Links are what is bounded: one per (address, name)
- * pair, whatever the sharing. Bucket arrays double when they hold more
- * entries than buckets and the entry arrays and the pool double when
- * full (realloc: a large one is remapped, not copied, and pages never
- * reached are not resident), so memory follows the live entries;
- * prov_clear gives the entry arrays and the pool back.
+ * pair, whatever the sharing. Bucket arrays double when they hold
+ * PROV_LOAD entries a head, in place (each chain split between its bucket
+ * and the one a half further on), and the entry arrays and the pool
+ * double when full; every one of them from 64 KiB on is mapped and grows
+ * by mremap (not copied, pages never reached not resident, the old and
+ * the new array never both resident), so memory follows the live
+ * entries; prov_clear gives the entry arrays and the pool back.
  *
  * Eviction is one pass over the names (each judged once by the new
  * policy, so a 100k-name allowlist costs 100k policy lookups, not one per
@@ -42,9 +44,13 @@
 #define PROV_LINKS_PER_ENTRY 2
 #define PROV_LINKS_MIN	     65536
 #define MIN_BUCKETS	     1024
-#define MIN_ENTRIES	     512
-#define NAME_MAX_WIRE	     255
-#define NIL		     UINT32_MAX
+/* A bucket array doubles when it holds this many entries a head: 2-4
+ * bytes of heads an entry, chains of 1-2 on average (at 1 a head, 4-8
+ * bytes: 0.75 MiB of the 5 at 100,000 addresses). */
+#define PROV_LOAD     2
+#define MIN_ENTRIES   512
+#define NAME_MAX_WIRE 255
+#define NIL	      UINT32_MAX
 /* An array this large is mapped, and grows by mremap: malloc would put
  * it on the heap once glibc's threshold has risen past it (a large
  * chunk freed raises it), and there realloc copies, holding both. */
@@ -149,12 +155,13 @@ struct prov {
 };
 
 static void *arr_resize(void *old, size_t had, size_t want);
+static uint32_t *buckets_double(uint32_t *b, size_t n, int fill);
 static void arr_free(void *a, size_t bytes);
 static uint32_t name_hash(const struct prov *p, const uint8_t *w, size_t len);
 static uint32_t addr_hash(const struct prov *p, const struct netaddr *a);
 static int names_grow(struct prov *p);
 static int atab_init(struct atab *t, int family);
-static int atab_rehash(struct prov *p, struct atab *t, size_t buckets);
+static int atab_grow(struct prov *p, struct atab *t);
 static size_t family_ix(int family);
 static struct pent *ent(const struct atab *t, size_t i);
 static struct netaddr ent_addr(const struct atab *t, const struct pent *e);
@@ -228,6 +235,23 @@ static void arr_free(void *a, size_t bytes)
 		free(a);
 }
 
+/* A bucket array of n heads (malloc's below MAP_MIN bytes, mapped from
+ * there on, as arr_resize) grown to 2n, its first n kept and the new
+ * half filled with fill bytes; NULL (b kept) without memory. A mapped
+ * array grows by mremap, so the old and the new one are never both
+ * resident, as they were when a new array was filled from the old. */
+static uint32_t *buckets_double(uint32_t *b, size_t n, int fill)
+{
+	uint32_t *nb;
+
+	if (n > SIZE_MAX / 2 / sizeof(*b))
+		return NULL;
+	nb = arr_resize(b, n * sizeof(*b), 2 * n * sizeof(*b));
+	if (nb != NULL)
+		memset(nb + n, fill, n * sizeof(*nb));
+	return nb;
+}
+
 static uint32_t name_hash(const struct prov *p, const uint8_t *w, size_t len)
 {
 	return (uint32_t)hash_mix64(
@@ -248,30 +272,35 @@ static uint32_t addr_hash(const struct prov *p, const struct netaddr *a)
 	return (uint32_t)hash_mix64(hash_mix64(p->seed ^ a->family ^ w0) ^ w1);
 }
 
-/* Double the names' buckets, hashing every name again. */
+/* Double the names' buckets in place (buckets_double): each chain
+ * splits between its bucket and the one a half further on. */
 static int names_grow(struct prov *p)
 {
-	size_t n = (p->names_mask + 1) * 2;
-	uint32_t *b = calloc(n, sizeof(*b));
+	size_t n = p->names_mask + 1;
+	uint32_t *b = buckets_double(p->names, n, 0);
 
 	if (b == NULL)
 		return -ENOMEM;
-	for (size_t i = 0; i <= p->names_mask; i++) {
-		uint32_t r = p->names[i];
+	for (size_t i = 0; i < n; i++) {
+		uint32_t r = b[i], *lo = &b[i], *hi = &b[i + n];
 
 		while (r != 0) {
 			struct pname *e = name_at(p, r);
 			uint32_t next = e->next;
-			size_t k = name_hash(p, e->wire, e->len) & (n - 1);
 
-			e->next = b[k];
-			b[k] = r;
+			if (name_hash(p, e->wire, e->len) & n) {
+				*hi = r;
+				hi = &e->next;
+			} else {
+				*lo = r;
+				lo = &e->next;
+			}
 			r = next;
 		}
+		*lo = *hi = 0;
 	}
-	free(p->names);
 	p->names = b;
-	p->names_mask = n - 1;
+	p->names_mask = 2 * n - 1;
 	return 0;
 }
 
@@ -291,29 +320,35 @@ static int atab_init(struct atab *t, int family)
 	return 0;
 }
 
-/* Chain every entry of t again into buckets heads (a power of two). */
-static int atab_rehash(struct prov *p, struct atab *t, size_t buckets)
+/* Double t's buckets in place, as names_grow does. */
+static int atab_grow(struct prov *p, struct atab *t)
 {
-	uint32_t *b = malloc(buckets * sizeof(*b));
+	size_t n = t->mask + 1;
+	uint32_t *b = buckets_double(t->b, n, 0xff);
 
 	if (b == NULL)
 		return -ENOMEM;
-	memset(b, 0xff, buckets * sizeof(*b));
-	for (size_t i = 0; i < t->used; i++) {
-		struct pent *e = ent(t, i);
-		struct netaddr a;
-		size_t k;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t k = b[i], *lo = &b[i], *hi = &b[i + n];
 
-		if (e->ref == 0)
-			continue;
-		a = ent_addr(t, e);
-		k = addr_hash(p, &a) & (buckets - 1);
-		e->next = b[k];
-		b[k] = (uint32_t)i;
+		while (k != NIL) {
+			struct pent *e = ent(t, k);
+			struct netaddr a = ent_addr(t, e);
+			uint32_t next = e->next;
+
+			if (addr_hash(p, &a) & n) {
+				*hi = k;
+				hi = &e->next;
+			} else {
+				*lo = k;
+				lo = &e->next;
+			}
+			k = next;
+		}
+		*lo = *hi = NIL;
 	}
-	free(t->b);
 	t->b = b;
-	t->mask = buckets - 1;
+	t->mask = 2 * n - 1;
 	return 0;
 }
 
@@ -418,9 +453,10 @@ void prov_free(struct prov *p)
 	if (p->addrs[0].b != NULL && p->addrs[1].b != NULL && p->names != NULL)
 		prov_clear(p);
 	pool_drop(&p->pool);
-	free(p->names);
+	arr_free(p->names, (p->names_mask + 1) * sizeof(*p->names));
 	for (size_t f = 0; f < 2; f++) {
-		free(p->addrs[f].b);
+		arr_free(p->addrs[f].b,
+			 (p->addrs[f].mask + 1) * sizeof(*p->addrs[f].b));
 		arr_free(p->addrs[f].e, p->addrs[f].cap * p->addrs[f].esize);
 	}
 	free(p->dir.s);
@@ -626,7 +662,7 @@ static uint32_t name_get(struct prov *p, const uint8_t *w, size_t len)
 		if (n->len == len && memcmp(n->wire, w, len) == 0)
 			return r;
 	}
-	if (p->names_count >= p->names_mask + 1) {
+	if (p->names_count >= PROV_LOAD * (p->names_mask + 1)) {
 		if (names_grow(p) != 0)
 			return 0;
 	}
@@ -697,8 +733,7 @@ static struct pent *addr_get(struct prov *p, struct atab *t,
 
 	if (e != NULL)
 		return e;
-	if (t->count >= t->mask + 1 &&
-	    atab_rehash(p, t, (t->mask + 1) * 2) != 0)
+	if (t->count >= PROV_LOAD * (t->mask + 1) && atab_grow(p, t) != 0)
 		return NULL;
 	if (t->free == NIL && t->used == t->cap) {
 		size_t cap = t->cap != 0 ? t->cap * 2 : MIN_ENTRIES;

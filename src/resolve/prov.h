@@ -13,10 +13,10 @@
  * full map of live links refuses a new one (-ENOSPC): the caller must
  * then not hand the address out (fail closed), or eviction could miss
  * it. Memory: an address with one name costs a 16-byte entry (IPv4) or
- * a 28-byte one (IPv6) and 4-8 bytes of hash bucket, nothing allocated
+ * a 28-byte one (IPv6) and 2-4 bytes of hash bucket, nothing allocated
  * of its own; one with more names 8 bytes per link more (and an 8-byte
  * directory slot); a name costs 10 bytes plus its wire length, rounded
- * to 4 (36 for most), and 4-8 of bucket, shared by all its addresses.
+ * to 4 (36 for most), and 2-4 of bucket, shared by all its addresses.
  * 100k live addresses, names shared by two (an A and an AAAA answer):
  * about 5 MiB resident (bench_prov). */
 #ifndef DNSFENCE_PROV_H

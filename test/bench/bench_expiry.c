@@ -17,24 +17,9 @@
 
 #include "sets/expiry.h"
 
-static size_t status_kb(const char *key);
+#include "benchmem.h"
+
 static struct netaddr addr_of(size_t i);
-
-/* A field of /proc/self/status in kB, 0 when missing. */
-static size_t status_kb(const char *key)
-{
-	char line[256];
-	size_t v = 0, n = strlen(key);
-	FILE *f = fopen("/proc/self/status", "r");
-
-	while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
-		if (strncmp(line, key, n) == 0 && line[n] == ':')
-			v = strtoul(line + n + 1, NULL, 10);
-	}
-	if (f != NULL)
-		fclose(f);
-	return v;
-}
 
 /* 198.18.x.y-style IPv4, 2001:db8::x IPv6: all distinct. */
 static struct netaddr addr_of(size_t i)
@@ -53,12 +38,12 @@ int main(int argc, char **argv)
 {
 	size_t n = argc > 1 ? strtoul(argv[1], NULL, 10) : 100000;
 	size_t window = argc > 2 ? strtoul(argv[2], NULL, 10) : 1024;
-	size_t rss0 = status_kb("VmRSS"), hwm0, rss1, hwm1;
+	size_t rss0 = bench_status_kb("VmRSS"), hwm0, rss1, hwm1;
 	struct expiry_map *m = expiry_new(n + window + 1);
 	struct timespec a, b;
 	double s;
 
-	hwm0 = status_kb("VmHWM");
+	hwm0 = bench_status_kb("VmHWM");
 	if (m == NULL || n == 0) {
 		fprintf(stderr, "bad N or out of memory\n");
 		return 1;
@@ -77,8 +62,8 @@ int main(int argc, char **argv)
 		}
 	}
 	clock_gettime(CLOCK_MONOTONIC, &b);
-	rss1 = status_kb("VmRSS");
-	hwm1 = status_kb("VmHWM");
+	rss1 = bench_status_kb("VmRSS");
+	hwm1 = bench_status_kb("VmHWM");
 	s = (double)(b.tv_sec - a.tv_sec) +
 	    (double)(b.tv_nsec - a.tv_nsec) / 1e9;
 	printf("%zu addresses (%zu in flight at once): %.1f bytes resident "

@@ -2,60 +2,41 @@
 /* Benchmark of the provenance map's memory and note cost: N addresses
  * (half IPv4, half IPv6), each noted for one name, names shared by two
  * addresses (an A and an AAAA answer), as the unique-names workload of
- * dnsperf.sh fills it; prints the malloc heap the map holds (mallinfo2:
- * what was allocated; its entry arrays and names' pool are mapped on
- * their own from 64 KiB on, not counted there) and the resident memory
- * it added (/proc/self/statm: what was touched, the number to quote)
- * per address, and the time per note. "bench_prov N" for
- * another N (default 100000 and 262144). Not a test: it asserts nothing.
+ * dnsperf.sh fills it; prints the resident memory the map added
+ * (/proc/self/status VmRSS: what was touched, the number to quote, its
+ * arrays being mapped on their own from 64 KiB on) and its peak (the
+ * growth of VmHWM, reset before each run through /proc/self/clear_refs:
+ * an array growing while the old one is still held sets it) per
+ * address, and the time per note. "bench_prov N" for another N (default
+ * 100000 and 262144). Not a test: it asserts nothing.
  */
-#include <malloc.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "resolve/prov.h"
 
-static size_t resident(void)
-{
-	unsigned long size = 0, rss = 0;
-	FILE *f = fopen("/proc/self/statm", "r");
-
-	if (f != NULL) {
-		if (fscanf(f, "%lu %lu", &size, &rss) != 2)
-			rss = 0;
-		fclose(f);
-	}
-	return (size_t)rss * (size_t)sysconf(_SC_PAGESIZE);
-}
+#include "benchmem.h"
 
 static void run(size_t n);
-static size_t heap(void);
-static size_t resident(void);
-
-static size_t heap(void)
-{
-	struct mallinfo2 mi = mallinfo2();
-
-	return mi.uordblks + mi.hblkhd;
-}
 
 static void run(size_t n)
 {
 	struct prov *p = prov_new(n * 2);
 	uint8_t wire[64];
 	struct timespec a, b;
-	size_t before = heap(), after, rss0 = resident(), rss1;
+	size_t rss0, rss1, hwm1;
 	double s;
 
 	if (p == NULL) {
 		fprintf(stderr, "out of memory\n");
 		exit(1);
 	}
+	bench_peak_reset();
+	rss0 = bench_status_kb("VmRSS");
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	for (size_t i = 0; i < n; i++) {
 		struct netaddr addr = {.family = i % 2 ? AF_INET6 : AF_INET};
@@ -76,16 +57,15 @@ static void run(size_t n)
 		}
 	}
 	clock_gettime(CLOCK_MONOTONIC, &b);
-	after = heap();
-	rss1 = resident();
+	rss1 = bench_status_kb("VmRSS");
+	hwm1 = bench_status_kb("VmHWM");
 	s = (double)(b.tv_sec - a.tv_sec) +
 	    (double)(b.tv_nsec - a.tv_nsec) / 1e9;
-	printf("%zu addresses, %zu names: %.1f MiB malloc heap, %.1f bytes "
-	       "per address (resident: %.1f), %.0f ns per note\n",
+	printf("%zu addresses, %zu names: %.1f bytes resident per address, "
+	       "%.1f at the peak, %.0f ns per note\n",
 	       prov_addresses(p), prov_names(p),
-	       (double)(after - before) / (1 << 20),
-	       (double)(after - before) / (double)n,
-	       (double)(rss1 > rss0 ? rss1 - rss0 : 0) / (double)n,
+	       (double)(rss1 > rss0 ? rss1 - rss0 : 0) * 1024 / (double)n,
+	       (double)(hwm1 > rss0 ? hwm1 - rss0 : 0) * 1024 / (double)n,
 	       s * 1e9 / (double)n);
 	prov_free(p);
 }

@@ -573,6 +573,21 @@ df_stop_dnsfence() {
 	DF_DNSFENCE_PID=""
 }
 
+# df_kill_dnsfence: SIGKILL the daemon (a crash) and wait until it and its
+# DNS process are gone: the DNS process serves the control socket and
+# exits a moment after its parent, and a daemon started before that is
+# refused ("already serves this config").
+df_kill_dnsfence() {
+	local kids k
+	kids="$(pgrep -P "$DF_DNSFENCE_PID" || true)"
+	kill -KILL "$DF_DNSFENCE_PID"
+	df_wait_gone "$DF_DNSFENCE_PID" 50 || fail "the daemon (pid $DF_DNSFENCE_PID) did not die"
+	for k in $kids; do
+		df_wait_gone "$k" 50 || fail "its DNS process (pid $k) outlived it by 5 s"
+	done
+	DF_DNSFENCE_PID=""
+}
+
 expect_dnsfence_running() {
 	kill -0 "$DF_DNSFENCE_PID" 2>/dev/null ||
 		fail "dnsfence (pid $DF_DNSFENCE_PID) is no longer running"

@@ -82,9 +82,7 @@ ok "control: without the state file the restart flushes (one log line), 198.18.1
 df_ask_connect www.allowed.test A 443
 expect_connected 198.18.1.10
 [ ! -e "$state" ] || fail "$state still there while the daemon runs"
-kill -KILL "$DF_DNSFENCE_PID"
-df_wait_gone "$DF_DNSFENCE_PID" 50 || fail "the daemon did not die"
-DF_DNSFENCE_PID=""
+df_kill_dnsfence
 df_start_dnsfence allow='["www.allowed.test"]'
 grep -q "flushed.*not known" <<<"$DF_CMD_ERR" || fail "setup after a crash did not flush: $DF_CMD_ERR"
 expect_not_in_set dnsfence4 198.18.1.10

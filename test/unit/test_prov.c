@@ -497,6 +497,43 @@ static void compacted_names_keep_every_link(void **state)
 	prov_free(p);
 }
 
+/* Far past the first buckets, into the arrays that are mapped and grow
+ * by mremap (16,384 heads and more): every doubling splits each chain in
+ * place, and every address and name is still found (a second note of a
+ * name adds no copy, of a pair no link), answered for, and evicted. */
+static void buckets_split_in_place_keep_every_entry(void **state)
+{
+	struct prov *p = prov_new(1u << 20);
+	struct judge j = {.gone = {"g7"}};
+	uint32_t n = 60000; /* v4() and v6() take 16 bits of i */
+	size_t evicted = 0;
+	char label[32];
+
+	(void)state;
+	for (uint32_t i = 0; i < n; i++) {
+		snprintf(label, sizeof(label), "g%u", i);
+		assert_int_equal(note(p, label, v4(i), 100, 1), 0);
+		assert_int_equal(note(p, label, v6(i), 100, 1), 0);
+	}
+	assert_int_equal(prov_addresses(p), 2 * n);
+	assert_int_equal(prov_names(p), n);
+	for (uint32_t i = 0; i < n; i++) {
+		snprintf(label, sizeof(label), "g%u", i);
+		assert_true(answered(p, label, v4(i), 2));
+		assert_true(answered(p, label, v6(i), 2));
+		assert_false(answered(p, label, v4(i + 1), 2));
+		assert_int_equal(note(p, label, v4(i), 100, 2), 0);
+	}
+	assert_int_equal(prov_names(p), n);
+	assert_int_equal(prov_links(p), 2 * n);
+	assert_int_equal(prov_evict(p, allowed, &j, count_evict, &evicted, 2),
+			 2);
+	assert_false(answered(p, "g7", v4(7), 2));
+	assert_true(answered(p, "g8", v6(8), 2));
+	assert_int_equal(prov_addresses(p), 2 * n - 2);
+	prov_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -510,6 +547,7 @@ int main(void)
 	    cmocka_unit_test(matches_model_under_churn),
 	    cmocka_unit_test(many_addresses_grow_and_reuse),
 	    cmocka_unit_test(compacted_names_keep_every_link),
+	    cmocka_unit_test(buckets_split_in_place_keep_every_entry),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
