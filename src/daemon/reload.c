@@ -39,11 +39,9 @@
  * drop): it must be readable by `user`. */
 #include <errno.h>
 #include <malloc.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -62,6 +60,7 @@
 #include "resolve/admit.h"
 #include "resolve/prov.h"
 #include "config/fingerprint.h"
+#include "daemon/offload.h"
 #include "daemon/reload.h"
 #include "resolve/resolver.h"
 #include "sets/sets.h"
@@ -124,11 +123,9 @@ struct reload {
 	struct event *drain_ev;
 	uint64_t started_ms;
 	/* the reload under way */
-	bool busy, loading;
-	pthread_t thread;
+	bool busy;
+	struct offload *parse; /* its slow half, in a thread */
 	struct job job;
-	int loaded_fd; /* eventfd: the thread is done */
-	struct event *loaded_ev;
 	const char *trigger, *next_trigger;
 	struct waiter cur[WAITERS_MAX], next[WAITERS_MAX];
 	size_t n_cur, n_next;
@@ -158,9 +155,9 @@ static void on_kick(evutil_socket_t fd, short what, void *arg);
 static void run(struct reload *rl);
 static int load(const struct reload *rl, struct config **cfg,
 		struct policy **pol, char *err, size_t errlen);
-static void *prepare_main(void *arg);
+static void prepare_job(void *arg);
 static void prepare(const struct reload *rl, struct job *j);
-static void on_loaded(evutil_socket_t fd, short what, void *arg);
+static void on_loaded(void *arg);
 static void apply(struct reload *rl, struct job *j);
 static bool restart_needed(const struct config *a, const struct config *b,
 			   char *err, size_t errlen);
@@ -246,14 +243,11 @@ struct reload *reload_new(const struct reload_parts *parts,
 		path = CONFIG_DEFAULT_PATH;
 	snprintf(rl->path, sizeof(rl->path), "%s", path);
 	rl->kick_ev = event_new(parts->base, -1, 0, on_kick, rl);
-	rl->loaded_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (rl->loaded_fd >= 0)
-		rl->loaded_ev = event_new(parts->base, rl->loaded_fd,
-					  EV_READ | EV_PERSIST, on_loaded, rl);
+	rl->parse = offload_new(parts->base);
 	rl->drain_ev = evtimer_new(parts->base, on_drain, rl);
 	rl->prov = prov_new(prov_max_for(cfg->maxelem));
 	if (rl->kick_ev == NULL || rl->drain_ev == NULL || rl->prov == NULL ||
-	    rl->loaded_ev == NULL || event_add(rl->loaded_ev, NULL) != 0) {
+	    rl->parse == NULL) {
 		reload_free(rl);
 		return NULL;
 	}
@@ -275,14 +269,9 @@ void reload_free(struct reload *rl)
 {
 	if (rl == NULL)
 		return;
-	if (rl->loading)
-		pthread_join(rl->thread, NULL);
+	offload_free(rl->parse); /* a parse under way ends first */
 	config_free(rl->job.cfg);
 	policy_free(rl->job.pol);
-	if (rl->loaded_ev != NULL)
-		event_free(rl->loaded_ev);
-	if (rl->loaded_fd >= 0)
-		close(rl->loaded_fd);
 	if (rl->kick_ev != NULL)
 		event_free(rl->kick_ev);
 	if (rl->drain_ev != NULL)
@@ -375,32 +364,24 @@ static void on_kick(evutil_socket_t fd, short what, void *arg)
 }
 
 /* The slow half (read, parse, compile, compare: ~0.1 s for a 100k list)
- * runs in a thread, so that queries are answered meanwhile; it only
- * reads the running config, which changes in apply(), after it is
- * joined. Without a thread, the same work runs here. */
+ * runs in a thread (offload.c), so that queries are answered meanwhile;
+ * it only reads the running config, which changes in apply(), after it
+ * is joined. */
 static void run(struct reload *rl)
 {
 	rl->busy = true;
 	rl->t0_ms = monotime_ms();
 	rl->waits = 0;
 	memset(&rl->job, 0, sizeof(rl->job));
-	if (pthread_create(&rl->thread, NULL, prepare_main, rl) == 0) {
-		rl->loading = true;
-		return;
-	}
-	prepare(rl, &rl->job);
-	apply(rl, &rl->job);
+	if (offload_run(rl->parse, prepare_job, on_loaded, rl) != 0)
+		finish(rl, RELOAD_FAILED, "the last reload's parse still runs");
 }
 
-static void *prepare_main(void *arg)
+static void prepare_job(void *arg)
 {
 	struct reload *rl = arg;
-	uint64_t one = 1;
 
 	prepare(rl, &rl->job);
-	while (write(rl->loaded_fd, &one, sizeof(one)) < 0 && errno == EINTR)
-		;
-	return NULL;
 }
 
 /* No logging and no event loop here: this may run in the thread. */
@@ -420,16 +401,10 @@ static void prepare(const struct reload *rl, struct job *j)
 				       j->cfg->upstreams, j->cfg->n_upstreams);
 }
 
-static void on_loaded(evutil_socket_t fd, short what, void *arg)
+static void on_loaded(void *arg)
 {
 	struct reload *rl = arg;
-	uint64_t n;
 
-	(void)what;
-	if (read(fd, &n, sizeof(n)) < 0 || !rl->loading)
-		return;
-	pthread_join(rl->thread, NULL);
-	rl->loading = false;
 	apply(rl, &rl->job);
 }
 

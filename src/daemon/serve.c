@@ -40,6 +40,7 @@
 #include "daemon/control.h"
 #include "daemon/flowcheck.h"
 #include "daemon/link.h"
+#include "daemon/offload.h"
 #include "daemon/sandbox.h"
 #include "daemon/setwriter.h"
 #include "daemon/split.h"
@@ -67,9 +68,10 @@
 #include "resolve/upstream.h"
 #include "daemon/watch.h"
 
-#define GATE_QUIET_MS 2000
-#define STOP_WAIT_MS  5000
-#define CHAN_BUF      (16 * 1024 * 1024)
+#define GATE_QUIET_MS	2000
+#define STOP_WAIT_MS	5000
+#define CHAN_BUF	(16 * 1024 * 1024)
+#define RULES_QUEUE_MAX 8 /* IPC_RULES frames waiting for the parse */
 
 /* The three channels between the two processes (setwriter.h, link.h). */
 enum { CHAN_SET, CHAN_SOCK, CHAN_LINK, CHANS };
@@ -82,6 +84,26 @@ struct gate {
 	size_t count[3];
 	char first_open[512];
 	bool failed;
+};
+
+/* One IPC_RULES frame from the DNS process, as it came. */
+struct rules_frame {
+	uint32_t id;
+	int what; /* IPC_RULES_CHANGED, _SAME or _DRAINED */
+};
+
+/* The parent's read of a reloaded config (parent_rules): the parse in a
+ * thread, the frames that come meanwhile queued, in order. */
+struct rules_reload {
+	struct offload *parse;
+	struct rules_frame queue[RULES_QUEUE_MAX];
+	size_t n_queued;
+	/* the parse under way: its frame, and what the thread hands back */
+	struct rules_frame frame;
+	struct config *next;
+	int rc;
+	bool shed_failed;
+	char err[512];
 };
 
 struct daemon {
@@ -116,6 +138,7 @@ struct daemon {
 	struct config *owned[2]; /* the last two it read (the guard may
 				  * still hold the older one) */
 	uint32_t rules_id;
+	struct rules_reload rr;
 	uint32_t n_allow;
 	/* the control socket, bound and listening before the fork (a
 	 * client's SO_PEERCRED names the parent), served by the child */
@@ -159,6 +182,11 @@ static void close_parts(struct daemon *d);
 static void say_mode(const struct config *cfg);
 static bool channels_broken(const struct daemon *d);
 static void on_count(evutil_socket_t fd, short what, void *arg);
+static void rules_next(struct daemon *d);
+static void rules_drained(struct daemon *d, uint32_t id);
+static void parse_rules(void *arg);
+static void parsed_rules(void *arg);
+static void apply_rules(struct daemon *d);
 
 static void on_signal(evutil_socket_t sig, short what, void *arg)
 {
@@ -675,6 +703,8 @@ static void close_parts(struct daemon *d)
 		(void)split_stop(d->split, STOP_WAIT_MS);
 		split_free(d->split);
 	}
+	offload_free(d->rr.parse); /* its thread reads d->cur */
+	config_free(d->rr.next);
 	setwriter_free(d->sw);
 	setwriter_free(d->skw);
 	for (size_t i = 0; i < CHANS; i++) {
@@ -846,50 +876,125 @@ static void parent_applied(void *arg, int status, const char *detail)
  * never taken from the DNS process: what the rules and the set writer
  * admit is the operator's file, whatever a compromised DNS process says.
  * (A file changed between the two reads is read again by the next
- * reload, which the watch or the operator starts.) */
+ * reload, which the watch or the operator starts.) The read runs in a
+ * thread (parse_rules), so that the set writer answers adds meanwhile,
+ * judged by the running config; the frames that come while it runs wait
+ * in order, DRAINED too: it empties the running config's retired list,
+ * which the thread reads. Beyond RULES_QUEUE_MAX waiting (the DNS process
+ * sends one per reload and waits for the answer of a change), a frame is
+ * refused at once (-EBUSY, as a bad file: the DNS process's reload says
+ * the rules were not applied). */
 static void parent_rules(void *arg, uint32_t id, int what)
 {
 	struct daemon *d = arg;
-	struct config *next = NULL;
-	char err[512];
+	struct rules_reload *rr = &d->rr;
 
-	if (what == IPC_RULES_DRAINED) {
-		if (d->owned[0] != NULL && d->owned[0] == d->cur) {
-			free(d->owned[0]->retired);
-			d->owned[0]->retired = NULL;
-			d->owned[0]->n_retired = 0;
-		}
-		if (d->guard != NULL)
-			guard_apply(d->guard, d->cur, NULL, NULL);
-		(void)link_reply(d->link, id, 0);
+	if (rr->n_queued == RULES_QUEUE_MAX) {
+		log_err("split",
+			"a reload's rules while %d wait for the parent: "
+			"refused (the running rules stay)",
+			RULES_QUEUE_MAX);
+		(void)link_reply(d->link, id, -EBUSY);
 		return;
 	}
-	if (config_load(d->path, &next, err, sizeof(err)) != 0 ||
-	    reload_keep_replaced(d->cur, next, err, sizeof(err)) != 0) {
+	rr->queue[rr->n_queued++] = (struct rules_frame){id, what};
+	rules_next(d);
+}
+
+/* The waiting frames in order, until one needs a parse; never while one
+ * runs. */
+static void rules_next(struct daemon *d)
+{
+	struct rules_reload *rr = &d->rr;
+
+	while (rr->n_queued > 0 && !offload_busy(rr->parse)) {
+		struct rules_frame f = rr->queue[0];
+
+		rr->n_queued--;
+		memmove(rr->queue, rr->queue + 1,
+			rr->n_queued * sizeof(rr->queue[0]));
+		if (f.what == IPC_RULES_DRAINED) {
+			rules_drained(d, f.id);
+			continue;
+		}
+		rr->frame = f;
+		if (offload_run(rr->parse, parse_rules, parsed_rules, d) != 0)
+			(void)link_reply(d->link, f.id, -EBUSY);
+	}
+}
+
+/* The replaced upstreams drained in the DNS process: the rules without
+ * them. */
+static void rules_drained(struct daemon *d, uint32_t id)
+{
+	if (d->owned[0] != NULL && d->owned[0] == d->cur) {
+		free(d->owned[0]->retired);
+		d->owned[0]->retired = NULL;
+		d->owned[0]->n_retired = 0;
+	}
+	if (d->guard != NULL)
+		guard_apply(d->guard, d->cur, NULL, NULL);
+	(void)link_reply(d->link, id, 0);
+}
+
+/* In the thread: it reads d->cur and d->path, which the loop leaves
+ * alone until parsed_rules; no logging here. */
+static void parse_rules(void *arg)
+{
+	struct daemon *d = arg;
+	struct rules_reload *rr = &d->rr;
+
+	rr->shed_failed = false;
+	rr->rc = config_load(d->path, &rr->next, rr->err, sizeof(rr->err));
+	if (rr->rc == 0)
+		rr->rc = reload_keep_replaced(d->cur, rr->next, rr->err,
+					      sizeof(rr->err));
+	/* The parent matches no name: of the allow list its rules need
+	 * only the fingerprint (a 100,000-name list is megabytes a copy). */
+	if (rr->rc == 0)
+		rr->shed_failed = provenance_shed_allow(rr->next) != 0;
+	/* What the parse freed: back to the kernel, or each reload's copy
+	 * stays resident in the parent (reload.c does the same in the DNS
+	 * process). */
+	(void)malloc_trim(0);
+}
+
+/* In the loop, the thread joined: the swap, the set writers, the guard,
+ * the answer; then the frames that waited. */
+static void parsed_rules(void *arg)
+{
+	struct daemon *d = arg;
+
+	apply_rules(d);
+	rules_next(d);
+}
+
+static void apply_rules(struct daemon *d)
+{
+	struct rules_reload *rr = &d->rr;
+	struct config *next = rr->next;
+	uint32_t id = rr->frame.id;
+
+	rr->next = NULL;
+	if (rr->rc != 0) {
 		log_err("split",
 			"the parent cannot read the reloaded config: "
 			"%s",
-			err);
+			rr->err);
 		config_free(next);
 		(void)link_reply(d->link, id, -EINVAL);
 		return;
 	}
-	/* The parent matches no name: of the allow list its rules need only
-	 * the fingerprint (a 100,000-name list is megabytes a copy). */
-	if (provenance_shed_allow(next) != 0)
+	if (rr->shed_failed)
 		log_warn("split", "the parent keeps the reloaded allow list: "
 				  "out of memory");
 	config_free(d->owned[1]);
-	/* What the old copy and the parse freed: back to the kernel, or
-	 * each reload's copy stays resident in the parent (reload.c does
-	 * the same in the DNS process). */
-	(void)malloc_trim(0);
 	d->owned[1] = d->owned[0];
 	d->owned[0] = next;
 	d->cur = next;
 	setwriter_set_config(d->sw, next);
 	setwriter_set_config(d->skw, next);
-	if (d->guard != NULL && what == IPC_RULES_CHANGED) {
+	if (d->guard != NULL && rr->frame.what == IPC_RULES_CHANGED) {
 		d->rules_id = id;
 		guard_apply(d->guard, next, parent_applied, d);
 		return;
@@ -1035,8 +1140,9 @@ static int open_parent(struct daemon *d)
 	}
 	d->link = link_new(d->base, d->chan[CHAN_LINK], true, &parent_ops, d);
 	d->chan[CHAN_LINK] = -1;
-	if (d->link == NULL || add_signals(d) != 0 || start_count(d) != 0 ||
-	    start_mld(d) != 0)
+	d->rr.parse = offload_new(d->base);
+	if (d->link == NULL || d->rr.parse == NULL || add_signals(d) != 0 ||
+	    start_count(d) != 0 || start_mld(d) != 0)
 		return -ENOMEM;
 	if (drop_privileges(d) != 0)
 		return -EPERM;

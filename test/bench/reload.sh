@@ -10,7 +10,9 @@
 #      NOERROR, polled with dig), the daemon's own figure (its reload log
 #      line), and `dnsfence reload`'s wall time (it returns when the
 #      policy, the deletes and the rules are in force); VmRSS before,
-#      after one reload and after 100.
+#      after one reload and after 100. During those 100, a probe asks a
+#      new name every 20 ms, each with an address of its own (a set add
+#      the privileged parent must answer): its latency, p50/p99/max.
 #   2. 100 reloads during a dnsperf run at a steady rate: queries sent,
 #      completed, lost, and the rcodes (no SERVFAIL expected).
 #
@@ -77,6 +79,10 @@ $TTL 300
 ns IN A 127.0.0.1
 * IN A 198.18.0.1
 Z
+# The probe's names: each its own address, so each answer is an add.
+for i in $(seq 1 20000); do
+	echo "p$i.p IN A 198.19.$((i / 250)).$((i % 250 + 1))"
+done >>"$tmp/zones/bench.test.zone"
 cat >"$tmp/nsd.conf" <<EOF
 server:
   ip-address: 127.0.0.1@5300
@@ -112,7 +118,7 @@ config() {
 	python3 - "$tmp/dnsfence.json" "$ENTRIES" "$tmp" "$@" <<'PY'
 import json, os, sys
 path, n, tmp, extra = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
-allow = ["n%d.bench.test" % i for i in range(1, n + 1)] + ["*.q.bench.test"] + extra
+allow = ["n%d.bench.test" % i for i in range(1, n + 1)] + ["*.q.bench.test", "*.p.bench.test"] + extra
 conf = {"listen": ["127.0.0.1:53"], "upstreams": ["127.0.0.1:5300"], "allow": allow,
         "ports": ["tcp/443"], "sets": {"ipv4": "rl4", "ipv6": "rl6", "maxelem": 262144},
         "log": {"level": "info"}, "state_dir": tmp + "/state",
@@ -154,13 +160,47 @@ config old.bench.test
 t0=$(ms)
 dnsfence reload >"$tmp/reload.out" 2>>"$tmp/dnsfence.log"
 t_cmd=$(($(ms) - t0))
-say "   $RELOADS reloads with 'dnsfence reload' (alternating lists)"
+say "   $RELOADS reloads with 'dnsfence reload' (alternating lists), the probe asking"
+in_ns python3 - "$tmp/probe.stop" >"$tmp/probe.out" 2>&1 <<'PY' &
+import os, socket, struct, sys, time
+stop, lat, rcodes, lost, i = sys.argv[1], [], {}, 0, 0
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.connect(("127.0.0.1", 53))
+s.settimeout(3)
+while not os.path.exists(stop) and i < 20000:
+    i += 1
+    q = struct.pack(">HHHHHH", i & 0xFFFF, 0x0100, 1, 0, 0, 0)
+    for label in ("p%d" % i, "p", "bench", "test"):
+        q += bytes([len(label)]) + label.encode()
+    q += b"\0" + struct.pack(">HH", 1, 1)
+    t = time.monotonic()
+    s.send(q)
+    try:
+        while True:
+            m = s.recv(4096)
+            if struct.unpack(">H", m[:2])[0] == i & 0xFFFF:
+                break
+        lat.append((time.monotonic() - t) * 1000)
+        rcodes[m[3] & 15] = rcodes.get(m[3] & 15, 0) + 1
+    except socket.timeout:
+        lost += 1
+    time.sleep(0.02)
+lat.sort()
+pick = lambda f: lat[min(len(lat) - 1, int(len(lat) * f))] if lat else 0
+print("%d asked, %d unanswered, rcodes %s; latency ms p50 %.1f, p99 %.1f, max %.1f; %d over 100 ms"
+      % (i, lost, {({0: "NOERROR", 2: "SERVFAIL"}).get(k, k): v for k, v in rcodes.items()},
+         pick(0.5), pick(0.99), lat[-1] if lat else 0, sum(x > 100 for x in lat)))
+PY
+probe=$!
+pids+=("$probe")
 t0=$(ms)
 for i in $(seq 1 "$RELOADS"); do
 	if [ $((i % 2)) -eq 1 ]; then config new.bench.test; else config old.bench.test; fi
 	dnsfence reload >/dev/null 2>>"$tmp/dnsfence.log"
 done
 t_many=$(($(ms) - t0))
+touch "$tmp/probe.stop"
+wait "$probe" || true
 rss100=$(rss)
 
 say "2. $RELOADS reloads during a dnsperf run at $RATE qps"
@@ -188,6 +228,7 @@ echo "dnsfence reload benchmark ($(uname -r), $ENTRIES allow entries)"
 echo "1. SIGHUP -> new name answered:     $t_sig ms (the daemon's own figure: ${daemon_ms:-?} ms)"
 echo "   'dnsfence reload' wall time:     $t_cmd ms (returns with the policy, deletes and rules in force)"
 echo "   $RELOADS reloads one after another: $t_many ms ($((t_many / RELOADS)) ms each)"
+echo "   a new address every 20 ms meanwhile: $(cat "$tmp/probe.out")"
 echo "   VmRSS in kB, both processes: before $rss0; after 1 reload $rss1; after $((RELOADS + 2)) reloads $rss100"
 echo "2. dnsperf at $RATE qps for $dur s with $RELOADS reloads:"
 grep -E 'Queries sent|Queries completed|Queries lost|Response codes' "$tmp/dnsperf.out" | sed 's/^ */   /'

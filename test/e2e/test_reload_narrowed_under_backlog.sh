@@ -8,22 +8,20 @@
 # the DNS process sends the new rules only after the reload's deletes are
 # acked, and they are queued behind every earlier add.
 #
-# How the backlog is made, without timing: the config path is a FIFO for
-# a first reload that changes only ttl.min (the rules stay the same, so
-# the DNS process does not wait for the parent). The DNS process reads
-# its copy and is done; the parent, reading the file itself, blocks in
-# open() on the FIFO. 400 names below *.priv.allowed.test, each
-# answering an address in 10.0.0.0/8, asked again, then fill the channel to the
-# parent and the DNS process's queue. The path becomes a regular file
-# without allow_cidrs and a second reload starts; once the DNS process
-# has swapped (its log says it evicts the 400 addresses), the parent's
-# FIFO gets its copy of the first file. The burst is answered from the
-# cache (a fresh name would wait for an upstream socket from the blocked
-# parent). Positive controls: the 400
-# answers come back NOERROR with their 10.x address (the backlog was
-# real and the parent, still on the first file, accepted it), and after
-# the second reload none of them is in the set. (10.x is only data here:
-# no interface or route has it.)
+# How the backlog is made, without timing: the parent is stopped
+# (SIGSTOP: its loop and its reload thread; it reads a reloaded config
+# beside its loop, so holding that read would not hold the adds). 400
+# names below *.priv.allowed.test, each answering an address in
+# 10.0.0.0/8, asked again, then fill the channel to the parent and the
+# DNS process's queue. The config becomes the file without allow_cidrs
+# and a reload starts; once the DNS process has swapped (its log says it
+# evicts the 400 addresses), the parent goes on (SIGCONT). The burst is
+# answered from the cache (a fresh name would wait for an upstream socket
+# from the stopped parent). Positive controls: the 400 answers come back
+# NOERROR with their 10.x address (the backlog was real and the parent,
+# still on the first file, accepted it), and after the reload none of
+# them is in the set. (10.x is only data here: no interface or route has
+# it.)
 source "$(dirname "$0")/lib.sh"
 N=400
 df_zone_add allowed.test.zone < <(
@@ -47,8 +45,8 @@ ok "allow_cidrs 10.0.0.0/8: n1.priv.allowed.test's 10.1.0.2 is in dnsfence4"
 
 # The 400 names once, so that the burst below is answered from the cache:
 # a fresh name would need a new upstream socket, which the DNS process
-# asks the blocked parent for. A hit more than a second after its add
-# sends the add again (the DNS process's window).
+# asks the parent for (stopped below). A hit more than a second after
+# its add sends the add again (the DNS process's window).
 wl "$DF_PY" - "$N" <<'PYEOF' || fail "the names did not resolve"
 import socket, struct, sys
 n = int(sys.argv[1])
@@ -68,36 +66,19 @@ PYEOF
 ok "$N names below *.priv.allowed.test resolved, their 10.x addresses in dnsfence4"
 sleep 1.5
 
-# The first file again with only ttl.min changed, and the file without
-# allow_cidrs.
-df_config allow="$allow" allow_cidrs='["10.0.0.0/8"]' control="$control" ttl='{"min": 61}'
-cp "$conf" "$DF_TMP/wide.json"
+# The file without allow_cidrs, for the reload.
 df_config allow="$allow" control="$control"
 cp "$conf" "$DF_TMP/narrow.json"
-chmod 644 "$DF_TMP"/wide.json "$DF_TMP"/narrow.json
-mkfifo -m 644 "$DF_TMP/hold.fifo"
-ln -f "$DF_TMP/hold.fifo" "$conf"
+df_config allow="$allow" allow_cidrs='["10.0.0.0/8"]' control="$control"
+chmod 644 "$DF_TMP/narrow.json"
 
-# Reload 1: the DNS process reads wide.json through the FIFO. (The
-# command is given a regular copy: it reads its -c file for the control
-# socket, and would take the FIFO's only copy.)
-DF_DNSFENCE_CONF=$DF_TMP/wide.json df_dnsfence reload &
-rl1=$!
-timeout 20 cp "$DF_TMP/wide.json" "$DF_TMP/hold.fifo" || fail "the DNS process did not read the FIFO"
-wait "$rl1"
-df_wait_log 20 "reload: control: read $conf: +0/-0 names, rules unchanged" ||
-	fail "the first reload did not finish: $(tail -3 "$DF_DNSFENCE_LOG")"
-# The parent now blocks in openat() on the FIFO (syscall 257 on x86-64,
-# 56 on arm64).
-df_poll 20 awk '$1 == 257 || $1 == 56 { found = 1 } END { exit !found }' "/proc/$parent/syscall" ||
-	fail "the parent does not block on the FIFO: $(cat "/proc/$parent/syscall")"
-ok "the parent blocks reading the config (the FIFO); the DNS process runs the first reload's policy"
-
-# The burst, the second reload, then the parent's copy: one driver, so
-# that it all happens well within the adds' 2 s deadline.
-wl "$DF_PY" - "$N" "$DNSFENCE_BIN" "$conf" "$DF_TMP" "$DF_DNSFENCE_LOG" <<'PYEOF' >"$DF_TMP/burst.out" 2>&1 ||
-import os, shutil, socket, struct, subprocess, sys, time
+# The parent stopped, the burst, the reload, then the parent goes on: one
+# driver, so that it all happens well within the adds' 2 s deadline (and
+# the parent goes on whatever happens to the driver).
+wl "$DF_PY" - "$N" "$DNSFENCE_BIN" "$conf" "$DF_TMP" "$DF_DNSFENCE_LOG" "$parent" <<'PYEOF' >"$DF_TMP/burst.out" 2>&1 ||
+import os, shutil, signal, socket, struct, subprocess, sys, time
 n, binary, conf, tmp, log = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
+parent = int(sys.argv[6])
 
 def query(qid, name):
     q = struct.pack(">HHHHHH", qid, 0x0100, 1, 0, 0, 0)
@@ -108,24 +89,30 @@ def query(qid, name):
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
 s.connect(("127.0.0.1", 53))
-for i in range(1, n + 1):
-    s.send(query(i, "n%d.priv.allowed.test" % i))
-time.sleep(0.3)  # the hits' adds queue
-shutil.copy(tmp + "/narrow.json", tmp + "/narrow.tmp")
-os.rename(tmp + "/narrow.tmp", conf)
-env = {k: v for k, v in os.environ.items() if not k.startswith("DNSFENCE_")}
-reload2 = subprocess.Popen([binary, "-c", conf, "reload"], env=env,
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-marker = "addresses leave the sets because the new config refuses them"
-deadline = time.monotonic() + 10
-while marker not in open(log).read():
-    if time.monotonic() > deadline:
-        reload2.kill()
-        sys.exit("the DNS process did not swap to narrow.json: reload: %s"
-                 % reload2.communicate()[0].decode().strip())
-    time.sleep(0.02)
-with open(tmp + "/hold.fifo", "w") as f:  # the parent reads wide.json
-    f.write(open(tmp + "/wide.json").read())
+os.kill(parent, signal.SIGSTOP)
+try:
+    with open("/proc/%d/stat" % parent) as f:
+        while f.read().rsplit(")", 1)[1].split()[0] != "T":
+            time.sleep(0.01)
+            f.seek(0)
+    for i in range(1, n + 1):
+        s.send(query(i, "n%d.priv.allowed.test" % i))
+    time.sleep(0.3)  # the hits' adds queue
+    shutil.copy(tmp + "/narrow.json", tmp + "/narrow.tmp")
+    os.rename(tmp + "/narrow.tmp", conf)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DNSFENCE_")}
+    reload2 = subprocess.Popen([binary, "-c", conf, "reload"], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    marker = "addresses leave the sets because the new config refuses them"
+    deadline = time.monotonic() + 10
+    while marker not in open(log).read():
+        if time.monotonic() > deadline:
+            reload2.kill()
+            sys.exit("the DNS process did not swap to narrow.json: reload: %s"
+                     % reload2.communicate()[0].decode().strip())
+        time.sleep(0.02)
+finally:
+    os.kill(parent, signal.SIGCONT)
 rcodes, with_addr = {}, 0
 s.settimeout(5)
 try:
@@ -148,15 +135,15 @@ cat "$DF_TMP/burst.out"
 kill -0 "$parent" || fail "the daemon stopped during the reload: $(grep -E 'refusing|stopping' "$DF_DNSFENCE_LOG" | head -3)"
 ! grep -q "refusing the DNS process's request" "$DF_DNSFENCE_LOG" ||
 	fail "the parent refused an add: $(grep -m1 refusing "$DF_DNSFENCE_LOG")"
-grep -q "^reload2 0 reloaded" "$DF_TMP/burst.out" || fail "the second reload failed"
-ok "the daemon still runs, the parent refused nothing, the second reload succeeded"
+grep -q "^reload2 0 reloaded" "$DF_TMP/burst.out" || fail "the reload failed"
+ok "the daemon still runs, the parent refused nothing, the reload succeeded"
 with=$(awk '$1 == "with_addr" { print $2 }' "$DF_TMP/burst.out")
 [ "$with" -ge $((N * 9 / 10)) ] ||
 	fail "only $with of $N answers carried their 10.x address: the backlog did not reach the parent before the rules (no test of the race)"
 ok "$with of $N answers carried their 10.x address (admitted under the first file, accepted by the parent)"
 df_poll 20 sh -c "! ip netns exec $DF_WL ipset list dnsfence4 | grep -q '^10\.1\.'" ||
 	fail "10.x addresses are still in dnsfence4: $(df_set_members dnsfence4 | grep -c '^10\.1\.')"
-ok "after the second reload no 10.x address is in dnsfence4"
+ok "after the reload no 10.x address is in dnsfence4"
 df_dig www.allowed.test A
 expect_rcode NOERROR
 ok "the daemon serves on"
