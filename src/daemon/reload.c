@@ -395,6 +395,14 @@ static void prepare(const struct reload *rl, struct job *j)
 	j->unchanged = config_equal(rl->cfg, j->cfg);
 	if (j->unchanged)
 		return;
+	/* Upstreams replaced by an earlier reload and still draining stay
+	 * fenced as upstreams through this one too, whatever it changes
+	 * (the parent keeps them the same way). */
+	if (reload_keep_replaced(rl->cfg, j->cfg, j->err, sizeof(j->err)) !=
+	    0) {
+		j->result = RELOAD_BAD_CONFIG;
+		return;
+	}
 	names_diff(rl->cfg, j->cfg, j);
 	j->rules = reload_rules_differ(rl->cfg, j->cfg);
 	j->upstreams = !same_endpoints(rl->cfg->upstreams, rl->cfg->n_upstreams,
@@ -424,9 +432,7 @@ static void apply(struct reload *rl, struct job *j)
 		finish(rl, RELOAD_OK, err);
 		goto out;
 	}
-	if (j->upstreams &&
-	    (new_upstream(rl, j->cfg, err, sizeof(err)) != 0 ||
-	     reload_keep_replaced(rl->cfg, j->cfg, err, sizeof(err)) != 0)) {
+	if (j->upstreams && new_upstream(rl, j->cfg, err, sizeof(err)) != 0) {
 		upstream_free(rl->next_up);
 		rl->next_up = NULL;
 		finish(rl, RELOAD_BAD_CONFIG, err);
