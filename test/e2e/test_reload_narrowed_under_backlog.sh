@@ -6,7 +6,11 @@
 # it took the new config before those adds reached it, it would refuse
 # them as a compromised DNS process's and stop the daemon (exit 3). So
 # the DNS process sends the new rules only after the reload's deletes are
-# acked, and they are queued behind every earlier add.
+# acked, and they are queued behind every earlier add. (Since the parent
+# reads a reloaded config beside its loop, it judges the adds already in
+# the channel while it parses, so this test passes without that order
+# too: it checks the outcome, not the order. Before, it failed without
+# it: the parent's loop waited on its read and took the rules first.)
 #
 # How the backlog is made, without timing: the parent is stopped
 # (SIGSTOP: its loop and its reload thread; it reads a reloaded config
