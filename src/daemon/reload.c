@@ -138,9 +138,8 @@ struct reload {
 	struct netaddr *short_addr; /* entries cut to kept names' expiry */
 	uint64_t *short_exp;
 	size_t n_short, cap_short;
-	/* The config before this reload while the parent still judges adds
-	 * with it (resolver_set_admit_was), and whether it is ours to free. */
-	const struct config *was;
+	/* The config before this reload, kept while the parent still judges
+	 * adds with it (the resolver's admit_was), when it is ours to free. */
 	struct config *was_owned;
 	bool rules_after_del; /* IPC_RULES_CHANGED waits for the deletes */
 	size_t n_refused; /* of evict: what the new config refuses as such */
@@ -443,10 +442,9 @@ static void apply(struct reload *rl, struct job *j)
 		/* Until the parent has the new rules it judges with the old
 		 * config: an address only the new one admits (a wider
 		 * allow_cidrs, a former upstream) waits for on_applied. */
-		rl->was = rl->cfg;
+		resolver_set_admit_was(rl->p.res, rl->cfg);
 		rl->was_owned = rl->owned;
 		rl->owned = NULL;
-		resolver_set_admit_was(rl->p.res, rl->was);
 	}
 	swap(rl, j->cfg, j->pol);
 	j->cfg = NULL;
@@ -793,7 +791,6 @@ static void on_applied(void *arg, int status, const char *detail)
 	resolver_set_admit_was(rl->p.res, NULL);
 	config_free(rl->was_owned);
 	rl->was_owned = NULL;
-	rl->was = NULL;
 	if (status == 0 && rl->next_up != NULL)
 		use_upstream(rl);
 	if (status != 0) {
