@@ -35,7 +35,8 @@ enum ipc_type {
 	 * AF_INET6) and type (SOCK_DGRAM, SOCK_STREAM); count is 0 */
 	IPC_SOCKET = 5,
 	/* parent -> DNS process: status 0 and the socket, already carrying
-	 * the daemon's mark, as the frame's one SCM_RIGHTS descriptor; or
+	 * the daemon's mark (and, for UDP, a receive buffer of
+	 * IPC_SOCKET_RCVBUF), as the frame's one SCM_RIGHTS descriptor; or
 	 * -errno and no descriptor; count is 0 */
 	IPC_SOCKET_DONE = 6,
 	/* The link channel (the third pair; header only unless said):
@@ -74,6 +75,13 @@ enum ipc_rules {
 /* The largest frame of the vocabulary; a receiver reads one byte more, so
  * a longer frame is seen as such and refused. */
 #define IPC_FRAME_MAX (IPC_HDR_SIZE + IPC_ADD_MAX * IPC_ADDR_SIZE)
+/* The receive buffer of an IPC_SOCKET UDP socket. The DNS process keeps
+ * up to max_inflight questions on one socket, and a burst of their
+ * answers must wait there while it reads: the kernel's default (208 KiB,
+ * about 250 small answers) drops the rest, and each costs its client a
+ * c-ares retry. c-ares 1.18 sets no option on a socket it did not make,
+ * and above net.core.rmem_max takes CAP_NET_ADMIN: the parent sets it. */
+#define IPC_SOCKET_RCVBUF (4 << 20)
 
 struct ipc_addr {
 	struct netaddr addr;

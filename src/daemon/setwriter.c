@@ -48,6 +48,7 @@ struct setwriter {
 	struct request *reqs;
 	size_t n_reqs;
 	bool failed;
+	bool rcvbuf_warned; /* give_socket's one warning */
 	struct ipc_msg msg;
 	struct ipc_inbox *inbox;
 	/* answers waiting for the end of the loop iteration */
@@ -382,14 +383,17 @@ static void on_answers(evutil_socket_t fd, short what, void *arg)
 }
 
 /* An upstream socket, marked here (SO_MARK needs CAP_NET_ADMIN, which
- * only the parent holds), handed over and closed on this side; a socket
- * that cannot be made or marked is the request's -errno, so the DNS
- * process fails that query loudly rather than sending unmarked. 0, or
+ * only the parent holds, as does SO_RCVBUFFORCE for a UDP socket's
+ * IPC_SOCKET_RCVBUF), handed over and closed on this side; a socket that
+ * cannot be made or marked is the request's -errno, so the DNS process
+ * fails that query loudly rather than sending unmarked. One that keeps a
+ * smaller buffer still serves, and the first such one is logged. 0, or
  * -1 (stopped). */
 static int give_socket(struct setwriter *w)
 {
 	uint8_t frame[IPC_HDR_SIZE + 4];
 	uint32_t mark = w->cfg->mark;
+	int rcvbuf = IPC_SOCKET_RCVBUF;
 	int fd = socket(w->msg.family, w->msg.socktype | SOCK_CLOEXEC, 0);
 	int status = 0, len, rc;
 
@@ -397,6 +401,17 @@ static int give_socket(struct setwriter *w)
 		status = -errno;
 	else if (setsockopt(fd, SOL_SOCKET, SO_MARK, &mark, sizeof(mark)) != 0)
 		status = -errno;
+	else if (w->msg.socktype == SOCK_DGRAM &&
+		 setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf,
+			    sizeof(rcvbuf)) != 0 &&
+		 !w->rcvbuf_warned) {
+		w->rcvbuf_warned = true;
+		log_warn(SYS,
+			 "cannot give the upstream sockets a %d KiB "
+			 "receive buffer: %s; answers beyond the default "
+			 "buffer are dropped and asked again",
+			 rcvbuf >> 10, strerror(errno));
+	}
 	if (status != 0 && fd >= 0) {
 		close(fd);
 		fd = -1;
