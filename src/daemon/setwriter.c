@@ -22,6 +22,8 @@
 #include <unistd.h>
 
 #include <event2/event.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 
 #include "base/log.h"
 #include "base/monotime.h"
@@ -382,36 +384,52 @@ static void on_answers(evutil_socket_t fd, short what, void *arg)
 	(void)send_answers(arg);
 }
 
-/* An upstream socket, marked here (SO_MARK needs CAP_NET_ADMIN, which
- * only the parent holds, as does SO_RCVBUFFORCE for a UDP socket's
- * IPC_SOCKET_RCVBUF), handed over and closed on this side; a socket that
- * cannot be made or marked is the request's -errno, so the DNS process
- * fails that query loudly rather than sending unmarked. One that keeps a
- * smaller buffer still serves, and the first such one is logged. 0, or
- * -1 (stopped). */
+/* An upstream socket's options, set here for the DNS process: SO_MARK
+ * (it needs CAP_NET_ADMIN, which only the parent holds, as does
+ * SO_RCVBUFFORCE past net.core.rmem_max) and those c-ares 1.18 would set
+ * itself but does not on a socket it did not make: IPC_SOCKET_RCVBUF on a
+ * UDP one, TCP_NODELAY on a TCP one (c-ares pipelines its TCP questions
+ * to a server on one connection, and Nagle would hold each one sent
+ * while an earlier one is unacknowledged). 0, or the -errno of a mark or
+ * TCP_NODELAY that failed; a smaller buffer still serves, and the first
+ * one is logged. */
+static int set_options(struct setwriter *w, int fd)
+{
+	uint32_t mark = w->cfg->mark;
+	int rcvbuf = IPC_SOCKET_RCVBUF, one = 1;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_MARK, &mark, sizeof(mark)) != 0)
+		return -errno;
+	if (w->msg.socktype == SOCK_STREAM) {
+		if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one,
+			       sizeof(one)) != 0)
+			return -errno;
+		return 0;
+	}
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf,
+		       sizeof(rcvbuf)) != 0 &&
+	    !w->rcvbuf_warned) {
+		w->rcvbuf_warned = true;
+		log_warn(SYS,
+			 "cannot give the upstream sockets a %d KiB receive "
+			 "buffer: %s; answers beyond the default buffer are "
+			 "dropped and asked again",
+			 rcvbuf >> 10, strerror(errno));
+	}
+	return 0;
+}
+
+/* An upstream socket, made and configured here (set_options), handed
+ * over and closed on this side; a socket that cannot be made or
+ * configured is the request's -errno, so the DNS process fails that
+ * query loudly rather than sending unmarked. 0, or -1 (stopped). */
 static int give_socket(struct setwriter *w)
 {
 	uint8_t frame[IPC_HDR_SIZE + 4];
-	uint32_t mark = w->cfg->mark;
-	int rcvbuf = IPC_SOCKET_RCVBUF;
 	int fd = socket(w->msg.family, w->msg.socktype | SOCK_CLOEXEC, 0);
-	int status = 0, len, rc;
+	int status = fd < 0 ? -errno : set_options(w, fd);
+	int len, rc;
 
-	if (fd < 0)
-		status = -errno;
-	else if (setsockopt(fd, SOL_SOCKET, SO_MARK, &mark, sizeof(mark)) != 0)
-		status = -errno;
-	else if (w->msg.socktype == SOCK_DGRAM &&
-		 setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf,
-			    sizeof(rcvbuf)) != 0 &&
-		 !w->rcvbuf_warned) {
-		w->rcvbuf_warned = true;
-		log_warn(SYS,
-			 "cannot give the upstream sockets a %d KiB "
-			 "receive buffer: %s; answers beyond the default "
-			 "buffer are dropped and asked again",
-			 rcvbuf >> 10, strerror(errno));
-	}
 	if (status != 0 && fd >= 0) {
 		close(fd);
 		fd = -1;
