@@ -452,6 +452,20 @@ bool netaddr_cidr_contains(const struct netcidr *c, const struct netaddr *a)
 	return prefix_match(a->bytes, c->addr.bytes, c->prefix);
 }
 
+bool netaddr_is_loopback(const struct netaddr *a)
+{
+	static const uint8_t mapped[12] = {0, 0, 0, 0, 0,    0,
+					   0, 0, 0, 0, 0xff, 0xff};
+	static const uint8_t one[16] = {[15] = 1};
+
+	if (a->family == AF_INET)
+		return a->bytes[0] == 127;
+	if (a->family != AF_INET6)
+		return false;
+	return memcmp(a->bytes, one, 16) == 0 ||
+	       (memcmp(a->bytes, mapped, 12) == 0 && a->bytes[12] == 127);
+}
+
 bool netaddr_is_internal(const struct netaddr *a)
 {
 	struct netaddr v4[NETADDR_EMBED_MAX];

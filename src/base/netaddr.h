@@ -69,6 +69,9 @@ size_t netaddr_embedded_v4(const struct netaddr *a, struct netaddr *v4,
  * address judged by the IPv4 inside: internal when any reading is). The
  * documentation ranges are ordinary. */
 bool netaddr_is_internal(const struct netaddr *a);
+/* 127.0.0.0/8, ::1 or an IPv4-mapped 127.x: an address every process of
+ * the namespace can bind. */
+bool netaddr_is_loopback(const struct netaddr *a);
 /* Does a lead to target: the same address, or an IPv6 form carrying it
  * (NAT64, 6to4, mapped, compatible: see netaddr_embedded_v4)? */
 bool netaddr_reaches(const struct netaddr *a, const struct netaddr *target);

@@ -196,6 +196,18 @@ static const struct key_spec specs[] = {
 		"the socket `mark`, not the uid. A name has no blanks, control "
 		"characters or ':'; a uid is 0..4294967294 and is printed "
 		"back as a string"},
+    {"local_upstream_user", K_STRING, subjects_local_upstream_user,
+     .type = "name or uid", .def_doc = "none",
+     .meaning = "the user a resolver on a loopback address in `upstreams` "
+		"runs as (a local cache beside dnsfence): the fence takes "
+		"that upstream's answers only from this user's sockets. "
+		"Required when an upstream is on a loopback address (but "
+		"Docker's 127.0.0.11:53, which Docker redirects to a port its "
+		"own socket holds), in output scope with a fence: while that "
+		"resolver is down or restarting, any process of the "
+		"namespace could bind its port and answer dnsfence with any "
+		"address for an allowed name. A process running as this "
+		"user can still do so"},
     {"mark", K_INT, configkeys_int, 1, 2147483647, 0x64000000, 1, OFF(mark),
      .meaning = "socket mark (SO_MARK) of the daemon's sockets to the "
 		"upstreams. The fence lets traffic to an upstream address "
@@ -614,6 +626,8 @@ static int finish(struct pctx *p)
 		     : mode == 1 ? CONFIG_MODE_AUDIT
 				 : CONFIG_MODE_ENFORCE;
 	set_choices(p);
+	if ((rc = subjects_check_local_upstreams(p)) != 0)
+		return rc;
 	if (p->c->ttl_min > p->c->ttl_max)
 		return configkeys_fail(p, "ttl.min",
 				       "%u is greater than ttl.max (%u)",

@@ -107,6 +107,10 @@ struct config {
 	size_t n_retired;
 	/* "subjects" (output scope): whom the fence applies to; none of the
 	 * three lists given means every process of the namespace. */
+	/* "local_upstream_user", resolved at parse: the uid whose sockets
+	 * alone may answer the daemon for a loopback upstream (fwrules.c) */
+	bool local_upstream_uid_set;
+	uint32_t local_upstream_uid;
 	uint32_t *subject_uids; /* "subjects.users", resolved at parse */
 	size_t n_subject_uids;
 	uint32_t *subject_gids; /* "subjects.groups", supplementary too */

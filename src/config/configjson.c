@@ -373,6 +373,16 @@ static bool json_daemon(cJSON *root, const struct config *c)
 	bool ok;
 
 	ok = cJSON_AddStringToObject(root, "user", c->user);
+	if (c->local_upstream_uid_set) {
+		char uid[16];
+
+		snprintf(uid, sizeof(uid), "%u",
+			 (unsigned)c->local_upstream_uid);
+		ok = ok &&
+		     cJSON_AddStringToObject(root, "local_upstream_user", uid);
+	} else {
+		ok = ok && cJSON_AddNullToObject(root, "local_upstream_user");
+	}
 	ok = ok &&
 	     cJSON_AddStringToObject(root, "mode", config_mode_name(c->mode));
 	ok = ok && cJSON_AddStringToObject(root, "audit_denied",

@@ -9,14 +9,21 @@
  * paths as /proc/PID/cgroup shows them ("0::/system.slice/x.service"),
  * narrowed to what is safe inside a quoted iptables-restore argument.
  * The cross-key rules (output scope only, not the daemon's own user,
- * loopback_ports only with loopback "listener") are subjects_check. */
+ * loopback_ports only with loopback "listener") are subjects_check.
+ * "local_upstream_user" is resolved the same way, for the same match. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <grp.h>
+#include <netinet/in.h>
 #include <pwd.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
+#include "base/netaddr.h"
 #include "config/configkeys.h"
 #include "config/subjects.h"
 
@@ -252,6 +259,91 @@ int subjects_check(struct pctx *p, bool loopback_given)
 			    "uid %u is the daemon's own `user`: fence the "
 			    "workload's user, not dnsfence's",
 			    (unsigned)daemon);
+	}
+	return 0;
+}
+
+int subjects_local_upstream_user(struct pctx *p, const struct key_spec *k,
+				 const cJSON *v)
+{
+	char num[16], val[72];
+	const char *s;
+	uint32_t id;
+	int rc;
+
+	if (v == NULL || cJSON_IsNull(v))
+		return 0;
+	if (cJSON_IsNumber(v)) {
+		if (v->valuedouble < 0 || v->valuedouble > (double)ID_MAX ||
+		    v->valuedouble != (double)(uint32_t)v->valuedouble)
+			return configkeys_fail(p, k->path, "a uid is 0..%lu",
+					       ID_MAX);
+		snprintf(num, sizeof(num), "%u", (uint32_t)v->valuedouble);
+		s = num;
+	} else if (cJSON_IsString(v)) {
+		s = v->valuestring;
+	} else {
+		return configkeys_fail(p, k->path,
+				       "expected a user name or a uid");
+	}
+	configkeys_show(s, val, sizeof(val));
+	if (!parse_id(s, &id)) {
+		rc = lookup_user(s, &id);
+		if (rc == -ENOENT)
+			return configkeys_fail(
+			    p, k->path,
+			    "\"%s\": no such user (the one the local resolver "
+			    "runs as; create it before setup, or give its uid)",
+			    val);
+		if (rc != 0)
+			return configkeys_fail(p, k->path,
+					       "\"%s\": cannot look it up: %s",
+					       val, strerror(-rc));
+	}
+	p->c->local_upstream_uid = id;
+	p->c->local_upstream_uid_set = true;
+	return 0;
+}
+
+/* Docker's embedded resolver: 127.0.0.11:53, DNATed by Docker to the
+ * port its own socket holds, so nothing else can take its place. */
+static bool docker_resolver(const struct config_endpoint *e,
+			    const struct netaddr *a)
+{
+	static const uint8_t addr[4] = {127, 0, 0, 11};
+	const struct sockaddr_in *sin = (const struct sockaddr_in *)&e->sa;
+
+	return a->family == AF_INET && memcmp(a->bytes, addr, 4) == 0 &&
+	       ntohs(sin->sin_port) == 53;
+}
+
+int subjects_check_local_upstreams(struct pctx *p)
+{
+	const struct config *c = p->c;
+	char s[NETADDR_STRLEN];
+	struct netaddr a;
+
+	if (c->scope != CONFIG_SCOPE_OUTPUT || c->mode == CONFIG_MODE_OFF ||
+	    c->local_upstream_uid_set)
+		return 0;
+	for (size_t i = 0; i < c->n_upstreams; i++) {
+		const struct config_endpoint *e = &c->upstreams[i];
+
+		if (!netaddr_from_sockaddr((const struct sockaddr *)&e->sa,
+					   &a) ||
+		    !netaddr_is_loopback(&a) || docker_resolver(e, &a))
+			continue;
+		netaddr_format(&a, s, sizeof(s));
+		return configkeys_fail(
+		    p, "upstreams",
+		    "%s is a loopback address: while the resolver there is "
+		    "down or restarting, any process of this namespace can "
+		    "bind its port and answer dnsfence with any address for "
+		    "any allowed name. Name the user the resolver runs as in "
+		    "\"local_upstream_user\" (the fence then takes its "
+		    "answers only from that user's sockets), or use an "
+		    "upstream outside the namespace",
+		    s);
 	}
 	return 0;
 }

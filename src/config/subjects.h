@@ -15,6 +15,18 @@ int subjects_item_group(struct pctx *p, const char *s, const char *path);
 int subjects_item_cgroup(struct pctx *p, const char *s, const char *path);
 int subjects_item_lo_port(struct pctx *p, const char *s, const char *path);
 
+/* The fn of "local_upstream_user": a user name or uid (0 allowed: a
+ * resolver may run as root), resolved now; null or absent: unset. */
+int subjects_local_upstream_user(struct pctx *p, const struct key_spec *k,
+				 const cJSON *v);
+
+/* The rule across "upstreams", "scope", "mode" and "local_upstream_user":
+ * in output scope with a fence, a loopback upstream (but Docker's
+ * 127.0.0.11:53, which Docker DNATs to its own held port) needs
+ * local_upstream_user, or any process of the namespace that binds the
+ * port while it is free answers in its place. 0 or -EINVAL. */
+int subjects_check_local_upstreams(struct pctx *p);
+
 /* The rules across keys, after all are parsed: subjects only in output
  * scope; subjects.loopback (loopback_given) and loopback_ports only with
  * subjects named, loopback_ports only with "listener"; the daemon's own

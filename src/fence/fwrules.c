@@ -198,6 +198,18 @@ static int render_upstream(const struct config *cfg, const struct netaddr *a,
 			   C "-m conntrack --ctorigdst %s -m mark --mark 0x%x "
 			     "-j ACCEPT",
 			   s, (unsigned)cfg->mark);
+	/* A loopback upstream's answers come from a socket of this
+	 * namespace, and any process here can bind its port while it is
+	 * free: only local_upstream_user's sockets may answer (config.c
+	 * refuses a loopback upstream without it). Packets without a socket
+	 * (the kernel's RSTs and ICMP errors) are not the squatter's. */
+	if (!ret && cfg->local_upstream_uid_set && netaddr_is_loopback(a))
+		ret =
+		    fw_rules_add(r,
+				 C "-m conntrack --ctorigdst %s --ctdir REPLY "
+				   "-m owner --socket-exists ! --uid-owner %u "
+				   "-j DROP",
+				 s, (unsigned)cfg->local_upstream_uid);
 	/* Reply-direction packets of the upstream's connections go back to
 	 * their local originator: a loopback resolver's answers, and the RST
 	 * or ICMP error our own REJECT below makes (it travels OUTPUT too;

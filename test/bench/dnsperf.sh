@@ -213,6 +213,7 @@ start_dnsfence() {
 {
   "listen": ["127.0.0.1:53"],
   "upstreams": ["127.0.0.2:5300"],
+  "local_upstream_user": "root",
   "allow": ["*.uniq.bench.test", "*.cached.bench.test"],
   "sets": {"ipv4": "dnsfence4", "ipv6": "dnsfence6", "maxelem": 1048576},
   "state_dir": "$tmp/state",

@@ -119,7 +119,7 @@ config() {
 import json, os, sys
 path, n, tmp, extra = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
 allow = ["n%d.bench.test" % i for i in range(1, n + 1)] + ["*.q.bench.test", "*.p.bench.test"] + extra
-conf = {"listen": ["127.0.0.1:53"], "upstreams": ["127.0.0.1:5300"], "allow": allow,
+conf = {"listen": ["127.0.0.1:53"], "upstreams": ["127.0.0.1:5300"], "local_upstream_user": "root", "allow": allow,
         "ports": ["tcp/443"], "sets": {"ipv4": "rl4", "ipv6": "rl6", "maxelem": 262144},
         "log": {"level": "info"}, "state_dir": tmp + "/state",
         # every dnsperf name is new below *.q.bench.test, from one

@@ -28,7 +28,10 @@ DF_PIDS+=("$!")
 df_poll 100 wl dig +time=1 +tries=1 +norec -p 5300 @127.0.0.1 allowed.test SOA ||
 	fail "the local nsd did not answer on 127.0.0.1:5300: $(cat "$DF_TMP/lnsd.log")"
 
-df_start_dnsfence allow='["www.allowed.test"]' upstreams='["127.0.0.1:5300"]' listen='["127.0.0.1:53"]'
+# local_upstream_user: the local nsd runs as root (a loopback upstream
+# needs its resolver's user, test_local_upstream_squatter_refused.sh).
+df_start_dnsfence allow='["www.allowed.test"]' upstreams='["127.0.0.1:5300"]' listen='["127.0.0.1:53"]' \
+	local_upstream_user='"root"'
 wl dig +time=2 +tries=1 @127.0.0.1 www.allowed.test A +short | grep -qx 198.18.1.10 ||
 	fail "www.allowed.test did not resolve through the local upstream"
 expect_log_contains "DNS over UDP to the upstream 127.0.0.1:5300 directly"

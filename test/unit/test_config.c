@@ -423,11 +423,36 @@ static void test_listen_and_upstream_rules(void **state)
 	expect_err("{\"upstreams\": [\"1.1.1.1\", \"1.1.1.1:53\"]}", NULL,
 		   "upstreams[1]: ");
 
-	/* Same address, another port: not a loop. */
-	struct config *c =
-	    parse_ok("{\"upstreams\": [\"127.0.0.1:5353\"]}", NULL);
+	/* Same address, another port: not a loop. A loopback upstream needs
+	 * the user its resolver runs as (anyone may bind its port while it
+	 * is free), in output scope with a fence; Docker's 127.0.0.11:53
+	 * does not. */
+	expect_err("{\"upstreams\": [\"198.18.0.1\", \"[::1]:5353\"]}", NULL,
+		   "upstreams: ::1 is a loopback address: while the resolver "
+		   "there is down or restarting, any process of this namespace "
+		   "can bind its port");
+	struct config *c = parse_ok("{\"upstreams\": [\"127.0.0.1:5353\"], "
+				    "\"local_upstream_user\": 108}",
+				    NULL);
 	assert_int_equal(c->n_upstreams, 1);
+	assert_true(c->local_upstream_uid_set);
+	assert_int_equal(c->local_upstream_uid, 108);
 	config_free(c);
+	c = parse_ok("{\"upstreams\": [\"127.0.0.1:5353\"], \"mode\": \"off\"}",
+		     NULL);
+	assert_false(c->local_upstream_uid_set);
+	config_free(c);
+	c = parse_ok("{\"upstreams\": [\"127.0.0.11\"]}", NULL);
+	config_free(c);
+	expect_err("{\"upstreams\": [\"127.0.0.11:5353\"]}", NULL,
+		   "upstreams: 127.0.0.11 is a loopback address");
+	expect_err("{\"upstreams\": [\"127.0.0.1:5353\"], "
+		   "\"local_upstream_user\": \"no-such-user-here\"}",
+		   NULL,
+		   "local_upstream_user: \"no-such-user-here\": no such user");
+	expect_err("{\"upstreams\": [\"127.0.0.1:5353\"], "
+		   "\"local_upstream_user\": -1}",
+		   NULL, "local_upstream_user: a uid is 0..");
 }
 
 static void test_upstreams_default_from_resolv_conf(void **state)
@@ -456,7 +481,9 @@ static void test_upstreams_default_from_resolv_conf(void **state)
 	config_free(c);
 
 	/* Our listen address on another port is still skipped. */
-	c = parse_ok("{\"listen\": [\"198.18.0.9:5300\"]}", &env);
+	c = parse_ok("{\"listen\": [\"198.18.0.9:5300\"], "
+		     "\"local_upstream_user\": \"0\"}",
+		     &env);
 	assert_int_equal(c->n_upstreams, 3);
 	assert_string_equal(endpoint_text(&c->upstreams[0]), "127.0.0.1:53");
 	config_free(c);

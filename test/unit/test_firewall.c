@@ -282,6 +282,33 @@ static void multiport_splits_at_fifteen_slots(void **state)
 	config_free(c);
 }
 
+/* A loopback upstream's replies: only local_upstream_user's sockets
+ * (a squatter on its free port has another uid); socketless packets
+ * (the kernel's RSTs and ICMP errors) pass on to the REPLY accept. An
+ * upstream elsewhere gets no such rule. */
+static void loopback_upstream_answers_only_from_its_user(void **state)
+{
+	struct config *c = fixture_config(
+	    "{\"upstreams\": [\"127.0.0.1:5353\", \"198.18.0.1\"], "
+	    "\"local_upstream_user\": 108}");
+	char *v4 = fw_render(c, AF_INET);
+
+	(void)state;
+	assert_non_null(strstr(
+	    v4, C "-m conntrack --ctorigdst 127.0.0.1 -m mark --mark "
+		  "0x64000000 -j ACCEPT\n" C
+		  "-m conntrack --ctorigdst 127.0.0.1 --ctdir REPLY -m owner "
+		  "--socket-exists ! --uid-owner 108 -j DROP\n" C
+		  "-m conntrack --ctorigdst 127.0.0.1 --ctdir REPLY -j "
+		  "ACCEPT\n"));
+	assert_null(
+	    strstr(v4, "--ctorigdst 198.18.0.1 --ctdir REPLY -m owner"));
+	assert_non_null(
+	    strstr(v4, "--ctorigdst 198.18.0.1 --ctdir REPLY -j ACCEPT"));
+	free(v4);
+	config_free(c);
+}
+
 static void loopback_upstream_matches_original_destination(void **state)
 {
 	struct config *c =
@@ -748,6 +775,7 @@ int main(void)
 	    cmocka_unit_test(cidrs_go_to_their_family_with_port_ranges),
 	    cmocka_unit_test(multiport_splits_at_fifteen_slots),
 	    cmocka_unit_test(loopback_upstream_matches_original_destination),
+	    cmocka_unit_test(loopback_upstream_answers_only_from_its_user),
 	    cmocka_unit_test(off_renders_nothing_and_expects_nothing),
 	    cmocka_unit_test(compare_reports_each_kind_of_drift),
 	    cmocka_unit_test(bad_family_or_set_name_renders_nothing),

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# An upstream on a loopback address beside the daemon (a local cache on
+# 127.0.0.1:5300) answers from a socket of the fenced namespace, and
+# while that resolver is down any process of the namespace can bind its
+# port. Before this test the fence accepted every reply to the daemon's
+# marked questions (rule 2's REPLY accept): a uid-4242 process bound
+# 127.0.0.1:5300 after the local nsd stopped, answered 198.18.2.50 for a
+# name below an allowed wildcard, the address went into dnsfence4, and
+# the workload connected to it.
+#
+# Asserted:
+# 1. A config with a loopback upstream and no local_upstream_user is
+#    refused (exit 2), the error naming the key; Docker's 127.0.0.11:53
+#    needs none.
+# 2. With local_upstream_user naming the resolver's user (root: the
+#    tests' nsd runs as root), the name resolves through it (positive
+#    control), and `dnsfence check` finds the kernel's rules as rendered.
+# 3. The local nsd stops; uid 4242 binds its port and answers the
+#    daemon's question (it logs each one: it was asked; the fence's DROP
+#    fails its send with EPERM): its address is not in the reply, not in
+#    dnsfence4, and not reachable.
+source "$(dirname "$0")/lib.sh"
+df_setup
+df_start_listener 80
+
+# nsd in the workload namespace on 127.0.0.1:5300, the test zones.
+mkdir -p "$DF_TMP/lzones"
+cp "$DF_E2E_DIR"/zones/*.zone "$DF_TMP/lzones/"
+sed -e "s|198.18.0.1@5300|127.0.0.1@5300|" -e "s|$DF_TMP/nsd|$DF_TMP/lnsd|g" \
+	-e "s|\"$DF_TMP/zones\"|\"$DF_TMP/lzones\"|" -e "s|$DF_TMP/zone.list|$DF_TMP/lzone.list|" \
+	-e "s|$DF_TMP/xfrd.state|$DF_TMP/lxfrd.state|" "$DF_TMP/nsd.conf" >"$DF_TMP/lnsd.conf"
+grep -q "127.0.0.1@5300" "$DF_TMP/lnsd.conf" || fail "could not write the local nsd's config"
+ip netns exec "$DF_WL" nsd -d -c "$DF_TMP/lnsd.conf" >>"$DF_TMP/lnsd.log" 2>&1 &
+lnsd=$!
+DF_PIDS+=("$lnsd")
+df_poll 100 wl dig +time=1 +tries=1 +norec -p 5300 @127.0.0.1 allowed.test SOA ||
+	fail "the local nsd did not answer on 127.0.0.1:5300: $(cat "$DF_TMP/lnsd.log")"
+
+# 1. Refused without the key; Docker's resolver needs none.
+df_config allow='["*.allowed.test"]' upstreams='["127.0.0.1:5300"]' listen='["127.0.0.1:53"]'
+df_dnsfence validate
+[ "$DF_CMD_RC" -eq 2 ] || fail "a loopback upstream without local_upstream_user: validate exited $DF_CMD_RC, expected 2"
+grep -q 'upstreams: 127.0.0.1 is a loopback address.*"local_upstream_user"' <<<"$DF_CMD_ERR" ||
+	fail "the refusal does not name the address and the key: $DF_CMD_ERR"
+df_config allow='["*.allowed.test"]' upstreams='["127.0.0.11"]' listen='["127.0.0.1:53"]'
+df_dnsfence validate
+[ "$DF_CMD_RC" -eq 0 ] || fail "Docker's 127.0.0.11:53 as upstream was refused: $DF_CMD_ERR"
+ok "a loopback upstream without local_upstream_user is refused, naming the key; 127.0.0.11:53 is not"
+
+# 2. The resolver's user named: it answers, and the rules are as rendered.
+df_start_dnsfence allow='["*.allowed.test"]' upstreams='["127.0.0.1:5300"]' \
+	listen='["127.0.0.1:53"]' local_upstream_user='"root"'
+df_dig www.allowed.test A
+expect_rcode NOERROR
+expect_answer_contains 198.18.1.10
+wl iptables-save | grep -q -- '--ctorigdst 127.0.0.1 --ctdir REPLY -m owner --socket-exists ! --uid-owner 0 -j DROP' ||
+	fail "no owner rule for the local upstream's replies: $(wl iptables-save | grep 'ctorigdst 127.0.0.1')"
+df_dnsfence check
+[ "$DF_CMD_RC" -eq 0 ] || fail "check found the kernel's rules differ from the config's: $DF_CMD_OUT $DF_CMD_ERR"
+expect_fenced 198.18.2.50 80
+ok "control: www.allowed.test resolves through the local upstream (uid 0); check agrees; 198.18.2.50 fenced"
+
+# 3. The resolver stops; a workload process takes its port.
+kill "$lnsd"
+df_poll 50 bash -c "! ip netns exec $DF_WL ss -Hlun sport = :5300 | grep -q ." ||
+	fail "the local nsd still holds 127.0.0.1:5300"
+df_wl_as 4242 "$DF_PY" - >"$DF_TMP/squat.log" 2>&1 <<'PY' &
+import socket, struct
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+u.bind(("127.0.0.1", 5300))
+print("bound", flush=True)
+while True:
+    m, peer = u.recvfrom(4096)
+    o = 12
+    while m[o]:
+        o += 1 + m[o]
+    a = struct.unpack(">H", m[o + 1:o + 3])[0] == 1
+    r = m[:2] + struct.pack(">HHHHH", 0x8180, 1, int(a), 0, 0) + m[12:o + 5]
+    if a:
+        r += b"\xc0\x0c" + struct.pack(">HHIH", 1, 1, 300, 4) + bytes([198, 18, 2, 50])
+    print("asked", peer, flush=True)
+    try:
+        u.sendto(r, peer)
+        print("answered", peer, flush=True)
+    except OSError as e:  # a DROP in OUTPUT fails the send: EPERM
+        print("send failed:", e, flush=True)
+PY
+DF_PIDS+=("$!")
+df_poll 50 grep -q bound "$DF_TMP/squat.log" || fail "the squatter could not bind 127.0.0.1:5300: $(cat "$DF_TMP/squat.log")"
+
+df_dig evil.allowed.test A +time=5 +tries=1
+grep -q asked "$DF_TMP/squat.log" ||
+	fail "the squatter was never asked: the test proves nothing ($(cat "$DF_TMP/squat.log"))"
+expect_out_lacks 198.18.2.50
+expect_not_in_set dnsfence4 198.18.2.50
+expect_fenced 198.18.2.50 80
+expect_dnsfence_running
+ok "uid 4242 on the local upstream's port was asked and answered 198.18.2.50 ($(grep -m1 -o 'answered.*\|send failed.*' "$DF_TMP/squat.log")): not in the reply, not in dnsfence4, not reachable"
