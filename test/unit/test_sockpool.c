@@ -12,6 +12,7 @@
  * request goes out (a take that sends reads only in its wait). */
 #include <errno.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -171,7 +172,8 @@ static void test_spare_asked_ahead(void **state)
  * next TCP take fails at once, asking nothing. The late TCP reply then
  * comes just before the reply a UDP take waits for: the UDP take gets
  * its own socket, not the TCP one; TCP is asked for again afresh. A late
- * UDP reply becomes the spare. */
+ * UDP reply becomes the spare. A late reply right behind the awaited one
+ * does not replace it either. */
 static void test_late_reply_goes_to_no_one_else(void **state)
 {
 	struct lab l;
@@ -211,6 +213,17 @@ static void test_late_reply_goes_to_no_one_else(void **state)
 	assert_true(inode_of(fd) == ino);
 	expect_socket(fd, AF_INET, SOCK_DGRAM);
 	expect_request(&l, 6, AF_INET, SOCK_DGRAM);
+	expect_no_request(&l);
+
+	/* the late reply right behind the awaited one, in the same read */
+	assert_int_equal(sockpool_take(l.pool, AF_INET6, SOCK_STREAM),
+			 -ETIMEDOUT);
+	expect_request(&l, 7, AF_INET6, SOCK_STREAM);
+	reply(&l, 8, AF_INET, SOCK_STREAM, 0, NULL);
+	reply(&l, 7, AF_INET6, SOCK_STREAM, 0, NULL);
+	expect_socket(sockpool_take(l.pool, AF_INET, SOCK_STREAM), AF_INET,
+		      SOCK_STREAM);
+	expect_request(&l, 8, AF_INET, SOCK_STREAM);
 	expect_no_request(&l);
 	lab_close(&l);
 }
@@ -258,6 +271,18 @@ static void test_gone_and_broken(void **state)
 	lab_close(&l);
 }
 
+/* A take that never returns: say so (a line test/mutate.sh reads) and
+ * fail, rather than hang. */
+static void on_alarm(int sig)
+{
+	static const char msg[] = "[  ERROR   ] --- a take waited 30 s: its "
+				  "wait is not bounded\n";
+
+	(void)sig;
+	(void)!write(STDOUT_FILENO, msg, sizeof(msg) - 1);
+	_exit(1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -268,6 +293,7 @@ int main(void)
 	};
 
 	/* a wait that is not bounded fails the run instead of hanging it */
+	signal(SIGALRM, on_alarm);
 	alarm(30);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
