@@ -160,11 +160,12 @@ int ipc_inbox_recv(struct ipc_inbox *in, int chan, int flags);
 ssize_t ipc_inbox_frame(struct ipc_inbox *in, size_t i, const uint8_t **data,
 			int *fd);
 
-/* The DNS process's blocking request for an upstream socket on its own
- * socket channel (nothing else is sent on it, so the next frame is the
- * answer): the descriptor, or -errno (the parent's status; -EPROTO for an
- * answer that is not this request's IPC_SOCKET_DONE, -EPIPE when the
- * channel closed). */
+/* A blocking request for an upstream socket on a socket channel that
+ * carries nothing else, so the next frame is the answer (the tests of
+ * the parent's side; the DNS process asks through resolve/sockpool.h,
+ * which never blocks for long): the descriptor, or -errno (the parent's
+ * status; -EPROTO for an answer that is not this request's
+ * IPC_SOCKET_DONE, -EPIPE when the channel closed). */
 int ipc_request_socket(int chan, uint32_t id, int family, int socktype);
 /* Read one frame of len bytes: 0, or -EINVAL with *why saying what is
  * wrong (a static string: "oversized frame", "unknown type 7", ...). */

@@ -1040,8 +1040,8 @@ static int new_upstream(struct reload *rl, const struct config *cfg, char *err,
 		return -EIO;
 	}
 	/* the rules let only the daemon's mark reach an upstream */
-	if (cfg->mode != CONFIG_MODE_OFF && rl->p.sock_chan >= 0)
-		upstream_use_socket_channel(rl->next_up, rl->p.sock_chan);
+	if (cfg->mode != CONFIG_MODE_OFF && rl->p.pool != NULL)
+		upstream_use_socket_channel(rl->next_up, rl->p.pool);
 	else if (cfg->mode != CONFIG_MODE_OFF)
 		upstream_set_mark(rl->next_up, cfg->mark);
 	return 0;

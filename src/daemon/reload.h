@@ -20,6 +20,7 @@ struct policy;
 struct prov;
 struct resolver;
 struct sets;
+struct sockpool;
 struct upstream;
 struct reload;
 
@@ -46,8 +47,9 @@ struct reload_parts {
 	struct sets *sets;   /* NULL in mode off */
 	struct upstream *up; /* taken over: a reload may replace it */
 	struct observe *obs; /* told each new config; may be NULL */
-	int sock_chan;	     /* the parent's socket channel (new upstreams) */
-	pid_t main_pid;	     /* status's pid: the daemon's (0: this one) */
+	struct sockpool
+	    *pool;	/* the parent's sockets (new upstreams), or NULL */
+	pid_t main_pid; /* status's pid: the daemon's (0: this one) */
 };
 
 /* Compile cfg's allowlist; NULL (logged, naming the entry) on failure. */

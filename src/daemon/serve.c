@@ -61,6 +61,7 @@
 #include "daemon/selftest.h"
 #include "daemon/serve.h"
 #include "resolve/server.h"
+#include "resolve/sockpool.h"
 #include "sets/sets.h"
 #include "sets/setsadm.h"
 #include "observe/metrics.h"
@@ -113,6 +114,7 @@ struct daemon {
 	gid_t gid;
 	struct event_base *base;
 	struct upstream *up;
+	struct sockpool *pool; /* the socket channel's spares and replies */
 	struct sets *sets;
 	struct resolver *res;
 	struct server *srv;
@@ -308,7 +310,11 @@ static int open_parts(struct daemon *d)
 	if (d->link == NULL)
 		return -ENOMEM;
 	if (cfg->mode != CONFIG_MODE_OFF) {
-		upstream_use_socket_channel(d->up, d->chan[CHAN_SOCK]);
+		d->pool =
+		    sockpool_new(d->base, d->chan[CHAN_SOCK], SOCKPOOL_WAIT_MS);
+		if (d->pool == NULL)
+			return -ENOMEM;
+		upstream_use_socket_channel(d->up, d->pool);
 		d->sets = open_sets(d->base, cfg, d->chan[CHAN_SET]);
 		d->chan[CHAN_SET] = -1;
 		if (d->sets == NULL)
@@ -400,7 +406,7 @@ static int open_reload(struct daemon *d)
 				     .sets = d->sets,
 				     .up = d->up,
 				     .obs = d->obs,
-				     .sock_chan = d->chan[CHAN_SOCK],
+				     .pool = d->pool,
 				     .main_pid = d->parent_pid};
 	struct policy *pol;
 	char err[512];
@@ -725,6 +731,7 @@ static void close_parts(struct daemon *d)
 	sets_close(d->sets);
 	resolver_free(d->res);
 	reload_free(d->rl);
+	sockpool_free(d->pool); /* after every upstream that takes from it */
 	for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++) {
 		if (d->sigev[i] != NULL)
 			event_free(d->sigev[i]);
@@ -1089,8 +1096,9 @@ static int start_count(struct daemon *d)
 }
 
 /* The three channels: SOCK_SEQPACKET pairs, close-on-exec; the DNS
- * process's end of the socket channel blocks (ipc_request_socket). Each
- * end may queue CHAN_BUF bytes (SO_SNDBUFFORCE: still root here): a
+ * process's end of the socket channel is made non-blocking by its pool
+ * (resolve/sockpool.h). Each end may queue CHAN_BUF bytes
+ * (SO_SNDBUFFORCE: still root here): a
  * frame costs its buffer about 1 KiB whatever its size, and the parent
  * must be able to queue an answer to each of the SETWRITER_INFLIGHT_MAX
  * requests it holds (one it cannot send stops it), as the DNS process

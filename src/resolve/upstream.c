@@ -19,10 +19,11 @@
  * traffic to an upstream only with that mark (invariant 5); a socket we
  * could not mark is closed at once and its query fails, loudly. A process
  * without CAP_NET_ADMIN (the DNS process of the split) cannot mark: it
- * gives upstream_use_socket_channel its channel to the privileged parent,
- * and c-ares' asocket then asks the parent for each socket, which arrives
- * already marked (IPC_SOCKET, base/ipc.h); a socket the parent cannot
- * give fails its query the same way.
+ * gives upstream_use_socket_channel its pool on the channel to the
+ * privileged parent, and c-ares' asocket then takes each socket from
+ * there, already marked by the parent (IPC_SOCKET, base/ipc.h;
+ * resolve/sockpool.h: a spare when one is ready, else a bounded wait); a
+ * socket the parent cannot give in time fails its query the same way.
  *
  * The ID search is bounded: a few random draws, then one scan of the
  * bitmap from a random start; the resolver's cap on questions in flight
@@ -52,6 +53,7 @@
 #include "base/log.h"
 #include "base/monotime.h"
 #include "base/stats.h"
+#include "resolve/sockpool.h"
 #include "resolve/upstream.h"
 
 #define UPSTREAM_RCVBUF	  (4 << 20)
@@ -90,9 +92,8 @@ struct upstream {
 	uint16_t rand_pool[256];
 	size_t rand_left;
 	uint32_t mark;
-	int sock_chan;	  /* the parent's socket channel, or -1 */
-	uint32_t sock_id; /* the last socket request's id */
-	size_t inflight;  /* upstream_send calls whose callback is to come */
+	struct sockpool *pool; /* the parent's sockets, or NULL */
+	size_t inflight; /* upstream_send calls whose callback is to come */
 };
 
 static void sock_state_cb(void *data, ares_socket_t fd, int readable,
@@ -151,7 +152,6 @@ struct upstream *upstream_new(struct event_base *base,
 	u->rearm = event_new(base, -1, 0, on_rearm, u);
 	u->deliver = event_new(base, -1, 0, on_deliver, u);
 	u->deferred_tail = &u->deferred;
-	u->sock_chan = -1;
 	if (u->timer == NULL || u->rearm == NULL || u->deliver == NULL)
 		goto nomem;
 
@@ -235,9 +235,9 @@ static const struct ares_socket_functions from_parent = {
     .asendv = sock_sendv,
 };
 
-void upstream_use_socket_channel(struct upstream *u, int chan)
+void upstream_use_socket_channel(struct upstream *u, struct sockpool *pool)
 {
-	u->sock_chan = chan;
+	u->pool = pool;
 	ares_set_socket_configure_callback(u->channel, NULL, NULL);
 	ares_set_socket_functions(u->channel, &from_parent, u);
 }
@@ -254,12 +254,16 @@ static ares_socket_t ask_socket(int family, int type, int protocol, void *data)
 		errno = EPROTONOSUPPORT;
 		return ARES_SOCKET_BAD;
 	}
-	fd = ipc_request_socket(u->sock_chan, ++u->sock_id, family, base);
+	fd =
+	    u->pool != NULL ? sockpool_take(u->pool, family, base) : -ECANCELED;
 	if (fd < 0) {
-		log_err("upstream",
-			"the privileged parent gave no %s socket to the "
-			"upstreams: %s; its query fails",
-			base == SOCK_STREAM ? "TCP" : "UDP", strerror(-fd));
+		/* a wait that ran out is logged by the pool */
+		if (fd != -ETIMEDOUT)
+			log_limited(LOG_CLASS_UPSTREAM, LOGL_ERR, "upstream",
+				    "the privileged parent gave no %s socket "
+				    "to the upstreams: %s; its query fails",
+				    base == SOCK_STREAM ? "TCP" : "UDP",
+				    strerror(-fd));
 		errno = -fd;
 		return ARES_SOCKET_BAD;
 	}
@@ -527,7 +531,7 @@ static void deliver_all(struct upstream *u, bool cancel)
 	u->deferred = NULL;
 	u->deferred_tail = &u->deferred;
 	if (cancel) /* upstream_free: no socket asked for from here */
-		u->sock_chan = -1;
+		u->pool = NULL;
 	for (; ctx != NULL; ctx = next) {
 		next = ctx->next;
 		if (cancel)

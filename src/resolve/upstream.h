@@ -11,6 +11,7 @@
 #include "config/config.h"
 
 struct event_base;
+struct sockpool;
 struct upstream;
 
 /* status 0: answer/len hold the upstream's reply (c-ares checked the
@@ -34,11 +35,11 @@ int upstream_send(struct upstream *u, const uint8_t *query, size_t len,
  * CAP_NET_ADMIN); a socket that cannot be marked is closed and its query
  * fails with an error logged. */
 void upstream_set_mark(struct upstream *u, uint32_t mark);
-/* Take every socket opened from now on from the privileged parent over
- * chan (its socket channel, not owned; see ipc_request_socket): the
+/* Take every socket opened from now on from the privileged parent through
+ * pool (its socket channel, not owned; see resolve/sockpool.h): the
  * parent marks them, so this process needs no capability. Replaces
  * upstream_set_mark's marking. */
-void upstream_use_socket_channel(struct upstream *u, int chan);
+void upstream_use_socket_channel(struct upstream *u, struct sockpool *pool);
 /* A query ID not in use by any query in flight, in bounded time: 0, or
  * -EAGAIN when all 65,536 are taken. */
 int upstream_new_id(struct upstream *u, uint16_t *id);

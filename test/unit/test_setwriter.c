@@ -9,9 +9,9 @@
  * SO_MARK): an upstream socket comes back of the family and type asked
  * for, carrying the config's mark; a set request on that channel, or a
  * descriptor sent to the parent, stops the writer; c-ares asks for its
- * sockets over the channel (upstream_use_socket_channel) and a question
- * is answered through one, and with the parent gone the question fails
- * instead of going out on a socket of the process's own. */
+ * sockets through the channel's pool (upstream_use_socket_channel) and a
+ * question is answered through one, and with the parent gone the question
+ * fails instead of going out on a socket of the process's own. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <signal.h>
@@ -32,6 +32,7 @@
 #include "base/netaddr.h"
 #include "config/config.h"
 #include "daemon/setwriter.h"
+#include "resolve/sockpool.h"
 #include "resolve/upstream.h"
 #include "fixtures.h"
 
@@ -272,9 +273,11 @@ static void test_cares_sockets_from_the_parent(void **state)
 	struct answer a = {0}, b = {0};
 	struct event *ev;
 	struct upstream *u;
+	struct sockpool *pool = sockpool_new(base, ch.chan, SOCKPOOL_WAIT_MS);
 	char err[256];
 
 	(void)state;
+	assert_non_null(pool);
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	assert_int_equal(bind(srv, (struct sockaddr *)&sin, sizeof(sin)), 0);
 	assert_int_equal(getsockname(srv, (struct sockaddr *)&sin, &slen), 0);
@@ -284,7 +287,7 @@ static void test_cares_sockets_from_the_parent(void **state)
 	assert_int_equal(event_add(ev, NULL), 0);
 	u = upstream_new(base, &ep, 1, 1000, err, sizeof(err));
 	assert_non_null(u);
-	upstream_use_socket_channel(u, ch.chan);
+	upstream_use_socket_channel(u, pool);
 	assert_int_equal(ask(base, u, &a), 0);
 	assert_int_equal(a.n, 1);
 	assert_int_equal(a.status, 0);
@@ -295,12 +298,13 @@ static void test_cares_sockets_from_the_parent(void **state)
 	assert_int_equal(waitpid(ch.pid, NULL, 0), ch.pid);
 	u = upstream_new(base, &ep, 1, 1000, err, sizeof(err));
 	assert_non_null(u);
-	upstream_use_socket_channel(u, ch.chan);
+	upstream_use_socket_channel(u, pool);
 	assert_int_equal(ask(base, u, &b), 0);
 	assert_int_equal(b.n, 1);
 	assert_true(b.status < 0);
 	assert_int_equal(asked, 1);
 	upstream_free(u);
+	sockpool_free(pool);
 	close(ch.chan);
 	event_free(ev);
 	close(srv);
