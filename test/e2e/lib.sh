@@ -277,6 +277,25 @@ df_start_nsd() {
 		fail "nsd did not answer on $DF_UP4 port 5300 within 10 s"
 }
 
+# df_start_local_nsd: a second nsd, in the workload namespace on
+# 127.0.0.1:5300 with the test zones, as root: a local resolver beside
+# dnsfence (an upstream on a loopback address needs local_upstream_user
+# "root" then). Its pid is DF_LOCAL_NSD_PID. After df_setup.
+DF_LOCAL_NSD_PID=""
+df_start_local_nsd() {
+	mkdir -p "$DF_TMP/lzones"
+	cp "$DF_E2E_DIR"/zones/*.zone "$DF_TMP/lzones/"
+	sed -e "s|198.18.0.1@5300|127.0.0.1@5300|" -e "s|$DF_TMP/nsd|$DF_TMP/lnsd|g" \
+		-e "s|\"$DF_TMP/zones\"|\"$DF_TMP/lzones\"|" -e "s|$DF_TMP/zone.list|$DF_TMP/lzone.list|" \
+		-e "s|$DF_TMP/xfrd.state|$DF_TMP/lxfrd.state|" "$DF_TMP/nsd.conf" >"$DF_TMP/lnsd.conf"
+	grep -q "127.0.0.1@5300" "$DF_TMP/lnsd.conf" || fail "could not write the local nsd's config"
+	ip netns exec "$DF_WL" nsd -d -c "$DF_TMP/lnsd.conf" >>"$DF_TMP/lnsd.log" 2>&1 &
+	DF_LOCAL_NSD_PID=$!
+	DF_PIDS+=("$DF_LOCAL_NSD_PID")
+	df_poll 100 wl dig +time=1 +tries=1 +norec -p 5300 @127.0.0.1 allowed.test SOA ||
+		fail "the local nsd did not answer on 127.0.0.1:5300: $(cat "$DF_TMP/lnsd.log")"
+}
+
 df_unbound_ready() {
 	local out
 	out="$(up dig +time=1 +tries=1 @"$DF_UP4" ns.allowed.test A +short)" || return 1

@@ -25,17 +25,7 @@ df_setup
 df_start_listener 80
 
 # nsd in the workload namespace on 127.0.0.1:5300, the test zones.
-mkdir -p "$DF_TMP/lzones"
-cp "$DF_E2E_DIR"/zones/*.zone "$DF_TMP/lzones/"
-sed -e "s|198.18.0.1@5300|127.0.0.1@5300|" -e "s|$DF_TMP/nsd|$DF_TMP/lnsd|g" \
-	-e "s|\"$DF_TMP/zones\"|\"$DF_TMP/lzones\"|" -e "s|$DF_TMP/zone.list|$DF_TMP/lzone.list|" \
-	-e "s|$DF_TMP/xfrd.state|$DF_TMP/lxfrd.state|" "$DF_TMP/nsd.conf" >"$DF_TMP/lnsd.conf"
-grep -q "127.0.0.1@5300" "$DF_TMP/lnsd.conf" || fail "could not write the local nsd's config"
-ip netns exec "$DF_WL" nsd -d -c "$DF_TMP/lnsd.conf" >>"$DF_TMP/lnsd.log" 2>&1 &
-lnsd=$!
-DF_PIDS+=("$lnsd")
-df_poll 100 wl dig +time=1 +tries=1 +norec -p 5300 @127.0.0.1 allowed.test SOA ||
-	fail "the local nsd did not answer on 127.0.0.1:5300: $(cat "$DF_TMP/lnsd.log")"
+df_start_local_nsd
 
 # 1. Refused without the key; Docker's resolver needs none.
 df_config allow='["*.allowed.test"]' upstreams='["127.0.0.1:5300"]' listen='["127.0.0.1:53"]'
@@ -62,7 +52,7 @@ expect_fenced 198.18.2.50 80
 ok "control: www.allowed.test resolves through the local upstream (uid 0); check agrees; 198.18.2.50 fenced"
 
 # 3. The resolver stops; a workload process takes its port.
-kill "$lnsd"
+kill "$DF_LOCAL_NSD_PID"
 df_poll 50 bash -c "! ip netns exec $DF_WL ss -Hlun sport = :5300 | grep -q ." ||
 	fail "the local nsd still holds 127.0.0.1:5300"
 df_wl_as 4242 "$DF_PY" - >"$DF_TMP/squat.log" 2>&1 <<'PY' &

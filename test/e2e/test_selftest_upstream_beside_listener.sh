@@ -17,16 +17,7 @@ source "$(dirname "$0")/lib.sh"
 df_setup
 
 # nsd in the workload namespace on 127.0.0.1:5300, the test zones.
-mkdir -p "$DF_TMP/lzones"
-cp "$DF_E2E_DIR"/zones/*.zone "$DF_TMP/lzones/"
-sed -e "s|198.18.0.1@5300|127.0.0.1@5300|" -e "s|$DF_TMP/nsd|$DF_TMP/lnsd|g" \
-	-e "s|\"$DF_TMP/zones\"|\"$DF_TMP/lzones\"|" -e "s|$DF_TMP/zone.list|$DF_TMP/lzone.list|" \
-	-e "s|$DF_TMP/xfrd.state|$DF_TMP/lxfrd.state|" "$DF_TMP/nsd.conf" >"$DF_TMP/lnsd.conf"
-grep -q "127.0.0.1@5300" "$DF_TMP/lnsd.conf" || fail "could not write the local nsd's config"
-ip netns exec "$DF_WL" nsd -d -c "$DF_TMP/lnsd.conf" >>"$DF_TMP/lnsd.log" 2>&1 &
-DF_PIDS+=("$!")
-df_poll 100 wl dig +time=1 +tries=1 +norec -p 5300 @127.0.0.1 allowed.test SOA ||
-	fail "the local nsd did not answer on 127.0.0.1:5300: $(cat "$DF_TMP/lnsd.log")"
+df_start_local_nsd
 
 # local_upstream_user: the local nsd runs as root (a loopback upstream
 # needs its resolver's user, test_local_upstream_squatter_refused.sh).
