@@ -36,6 +36,8 @@ static bool parse_id(const char *s, uint32_t *id);
 static int lookup_user(const char *s, uint32_t *id);
 static int lookup_group(const char *s, uint32_t *id);
 static bool cgroup_char_ok(char ch);
+static int resolve_id(struct pctx *p, const char *s, const char *path,
+		      bool group, uint32_t *id);
 static int item_id(struct pctx *p, const char *s, const char *path, bool group);
 
 static int push_id(uint32_t **arr, size_t *n, uint32_t id)
@@ -103,28 +105,40 @@ static int lookup_group(const char *s, uint32_t *id)
 	return rc != 0 ? -rc : res == NULL ? -ENOENT : 0;
 }
 
+/* A user (group false) or group name, or its number, into *id: 0, or
+ * -EINVAL with p's error naming the entry at path. */
+static int resolve_id(struct pctx *p, const char *s, const char *path,
+		      bool group, uint32_t *id)
+{
+	const char *what = group ? "group" : "user";
+	char val[72];
+	int rc;
+
+	if (parse_id(s, id))
+		return 0;
+	configkeys_show(s, val, sizeof(val));
+	rc = group ? lookup_group(s, id) : lookup_user(s, id);
+	if (rc == -ENOENT)
+		return configkeys_fail(p, path,
+				       "\"%s\": no such %s (create it before "
+				       "setup, or give its %s)",
+				       val, what, group ? "gid" : "uid");
+	if (rc != 0)
+		return configkeys_fail(p, path, "\"%s\": cannot look it up: %s",
+				       val, strerror(-rc));
+	return 0;
+}
+
 /* A user (group false) or group name, or its number, resolved; not 0. */
 static int item_id(struct pctx *p, const char *s, const char *path, bool group)
 {
-	const char *what = group ? "group" : "user";
 	char val[72];
 	uint32_t id;
 	int rc;
 
+	if ((rc = resolve_id(p, s, path, group, &id)) != 0)
+		return rc;
 	configkeys_show(s, val, sizeof(val));
-	if (!parse_id(s, &id)) {
-		rc = group ? lookup_group(s, &id) : lookup_user(s, &id);
-		if (rc == -ENOENT)
-			return configkeys_fail(
-			    p, path,
-			    "\"%s\": no such %s (create it before setup, "
-			    "or give its %s)",
-			    val, what, group ? "gid" : "uid");
-		if (rc != 0)
-			return configkeys_fail(p, path,
-					       "\"%s\": cannot look it up: %s",
-					       val, strerror(-rc));
-	}
 	if (id == 0)
 		return configkeys_fail(
 		    p, path,
@@ -266,7 +280,7 @@ int subjects_check(struct pctx *p, bool loopback_given)
 int subjects_local_upstream_user(struct pctx *p, const struct key_spec *k,
 				 const cJSON *v)
 {
-	char num[16], val[72];
+	char num[16];
 	const char *s;
 	uint32_t id;
 	int rc;
@@ -286,20 +300,8 @@ int subjects_local_upstream_user(struct pctx *p, const struct key_spec *k,
 		return configkeys_fail(p, k->path,
 				       "expected a user name or a uid");
 	}
-	configkeys_show(s, val, sizeof(val));
-	if (!parse_id(s, &id)) {
-		rc = lookup_user(s, &id);
-		if (rc == -ENOENT)
-			return configkeys_fail(
-			    p, k->path,
-			    "\"%s\": no such user (the one the local resolver "
-			    "runs as; create it before setup, or give its uid)",
-			    val);
-		if (rc != 0)
-			return configkeys_fail(p, k->path,
-					       "\"%s\": cannot look it up: %s",
-					       val, strerror(-rc));
-	}
+	if ((rc = resolve_id(p, s, k->path, false, &id)) != 0)
+		return rc;
 	p->c->local_upstream_uid = id;
 	p->c->local_upstream_uid_set = true;
 	return 0;
