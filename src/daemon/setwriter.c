@@ -391,12 +391,12 @@ static void on_answers(evutil_socket_t fd, short what, void *arg)
  * UDP one, TCP_NODELAY on a TCP one (c-ares pipelines its TCP questions
  * to a server on one connection, and Nagle would hold each one sent
  * while an earlier one is unacknowledged). 0, or the -errno of a mark or
- * TCP_NODELAY that failed; a smaller buffer still serves, and the first
- * one is logged. */
+ * TCP_NODELAY that failed; a buffer the kernel caps at net.core.rmem_max
+ * still serves, and the first one is logged. */
 static int set_options(struct setwriter *w, int fd)
 {
 	uint32_t mark = w->cfg->mark;
-	int rcvbuf = IPC_SOCKET_RCVBUF, one = 1;
+	int rcvbuf = IPC_SOCKET_RCVBUF, one = 1, why;
 
 	if (setsockopt(fd, SOL_SOCKET, SO_MARK, &mark, sizeof(mark)) != 0)
 		return -errno;
@@ -407,14 +407,18 @@ static int set_options(struct setwriter *w, int fd)
 		return 0;
 	}
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf,
-		       sizeof(rcvbuf)) != 0 &&
-	    !w->rcvbuf_warned) {
+		       sizeof(rcvbuf)) == 0)
+		return 0;
+	why = errno;
+	/* as the listeners do: up to net.core.rmem_max at least */
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+	if (!w->rcvbuf_warned) {
 		w->rcvbuf_warned = true;
 		log_warn(SYS,
 			 "cannot give the upstream sockets a %d KiB receive "
-			 "buffer: %s; answers beyond the default buffer are "
+			 "buffer: %s; answers beyond net.core.rmem_max are "
 			 "dropped and asked again",
-			 rcvbuf >> 10, strerror(errno));
+			 rcvbuf >> 10, strerror(why));
 	}
 	return 0;
 }
