@@ -7,45 +7,47 @@
 #include <stdint.h>
 
 enum stat_id {
-	STAT_QUERIES = 0,     /* parsed queries, UDP and TCP */
-	STAT_DENIED,	      /* answered locally: not on the allowlist */
-	STAT_AUDIT_ALLOWED,   /* denied by policy, forwarded in audit mode */
-	STAT_MALFORMED,	      /* FORMERR/NOTIMP/dropped garbage */
-	STAT_FORWARDED,	      /* upstream queries sent */
-	STAT_COALESCED,	      /* queries that joined one already in flight */
-	STAT_ANSWERS,	      /* upstream answers relayed to clients */
-	STAT_SERVFAIL,	      /* SERVFAIL sent to a client */
-	STAT_UPSTREAM_FAIL,   /* upstream timeouts and errors */
-	STAT_BAD_ANSWER,      /* malformed upstream answers */
-	STAT_TRUNCATED,	      /* UDP answers sent with TC */
-	STAT_ADDR_ADDED,      /* addresses sent to the kernel and acked */
-	STAT_ADDR_SKIPPED,    /* add skipped: entry already lives longer */
-	STAT_ADDR_INTERNAL,   /* addresses dropped as internal (invariant 3) */
-	STAT_ADD_FAIL_NOSET,  /* set missing */
-	STAT_ADD_FAIL_FULL,   /* set full */
-	STAT_ADD_FAIL_OTHER,  /* any other netlink failure */
-	STAT_TCP_REFUSED,     /* TCP connections closed at the cap */
-	STAT_GUARD_DRIFT,     /* guard checks that found drift */
-	STAT_GUARD_RESTORED,  /* rules and sets written back by the guard */
-	STAT_CACHE_HIT,	      /* queries answered from the answer cache */
-	STAT_BLOCKED_NEVER,   /* blocked flows: address never answered */
-	STAT_BLOCKED_EXPIRED, /* blocked flows: address's entry expired */
-	STAT_BLOCKED_PORT,    /* blocked flows: port not in `ports` */
-	STAT_BLOCKED_DNS,     /* blocked flows: DNS around dnsfence */
-	STAT_BLOCKED_NOTSET,  /* blocked flows: answered, live, not in set */
-	STAT_BLOCKED_PROTO,   /* blocked flows: neither TCP nor UDP */
-	STAT_BLOCKED_SOURCE,  /* blocked flows: forged or spoofed source */
-	STAT_NFLOG_LOST,      /* NFLOG messages the kernel dropped (ENOBUFS) */
-	STAT_OVER_CAP,	      /* SERVFAIL: upstream questions at the cap */
-	STAT_FAIL_CACHED,     /* SERVFAIL from the failure cache */
-	STAT_STALE,	      /* expired answers served (upstream failed) */
-	STAT_NOT_IN,	      /* queries of a class other than IN refused */
-	STAT_ADDR_EVICTED,    /* addresses taken out of the sets on reload */
-	STAT_RELOADS,	      /* reloads that changed the running policy */
-	STAT_RELOAD_FAIL,     /* reloads refused (bad config, restart needed) */
-	STAT_FLOW_CHECKED,    /* name check: flows decided */
-	STAT_FLOW_ACCEPTED,   /* name check: flows let through */
-	STAT_FLOW_NO_NAME,    /* name check refused: no server name */
+	STAT_QUERIES = 0,      /* parsed queries, UDP and TCP */
+	STAT_DENIED,	       /* answered locally: not on the allowlist */
+	STAT_AUDIT_ALLOWED,    /* denied by policy, forwarded in audit mode */
+	STAT_MALFORMED,	       /* FORMERR/NOTIMP/dropped garbage */
+	STAT_FORWARDED,	       /* upstream queries sent */
+	STAT_COALESCED,	       /* queries that joined one already in flight */
+	STAT_ANSWERS,	       /* upstream answers relayed to clients */
+	STAT_SERVFAIL,	       /* SERVFAIL sent to a client */
+	STAT_UPSTREAM_FAIL,    /* upstream timeouts and errors */
+	STAT_BAD_ANSWER,       /* malformed upstream answers */
+	STAT_TRUNCATED,	       /* UDP answers sent with TC */
+	STAT_ADDR_ADDED,       /* addresses sent to the kernel and acked */
+	STAT_ADDR_SKIPPED,     /* add skipped: entry already lives longer */
+	STAT_ADDR_INTERNAL,    /* addresses dropped as internal (invariant 3) */
+	STAT_ADD_FAIL_NOSET,   /* set missing */
+	STAT_ADD_FAIL_FULL,    /* set full */
+	STAT_ADD_FAIL_OTHER,   /* any other netlink failure */
+	STAT_TCP_REFUSED,      /* TCP connections closed at the cap */
+	STAT_GUARD_DRIFT,      /* guard checks that found drift */
+	STAT_GUARD_RESTORED,   /* rules and sets written back by the guard */
+	STAT_CACHE_HIT,	       /* queries answered from the answer cache */
+	STAT_BLOCKED_NEVER,    /* blocked flows: address never answered */
+	STAT_BLOCKED_EXPIRED,  /* blocked flows: address's entry expired */
+	STAT_BLOCKED_PORT,     /* blocked flows: port not in `ports` */
+	STAT_BLOCKED_DNS,      /* blocked flows: DNS around dnsfence */
+	STAT_BLOCKED_NOTSET,   /* blocked flows: answered, live, not in set */
+	STAT_BLOCKED_PROTO,    /* blocked flows: neither TCP nor UDP */
+	STAT_BLOCKED_SOURCE,   /* blocked flows: forged or spoofed source */
+	STAT_BLOCKED_ANSWERER, /* blocked: a local socket answered an upstream
+				*/
+	STAT_NFLOG_LOST,       /* NFLOG messages the kernel dropped (ENOBUFS) */
+	STAT_OVER_CAP,	       /* SERVFAIL: upstream questions at the cap */
+	STAT_FAIL_CACHED,      /* SERVFAIL from the failure cache */
+	STAT_STALE,	       /* expired answers served (upstream failed) */
+	STAT_NOT_IN,	       /* queries of a class other than IN refused */
+	STAT_ADDR_EVICTED,     /* addresses taken out of the sets on reload */
+	STAT_RELOADS,	       /* reloads that changed the running policy */
+	STAT_RELOAD_FAIL,   /* reloads refused (bad config, restart needed) */
+	STAT_FLOW_CHECKED,  /* name check: flows decided */
+	STAT_FLOW_ACCEPTED, /* name check: flows let through */
+	STAT_FLOW_NO_NAME,  /* name check refused: no server name */
 	STAT_FLOW_NOT_ALLOWED,	 /* name check refused: name not allowed */
 	STAT_FLOW_NOT_ANSWERED,	 /* name check refused: not answered with dst */
 	STAT_FLOW_UNREADABLE,	 /* name check refused: unreadable bytes */

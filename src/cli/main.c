@@ -30,6 +30,7 @@
 #include "cli/fence.h"
 #include "cli/inspect.h"
 #include "config/fingerprint.h"
+#include "config/subjects.h"
 #include "base/log.h"
 #include "daemon/privs.h"
 #include "cli/probe.h"
@@ -105,7 +106,8 @@ static int fence(const struct invocation *inv, bool do_setup, bool do_serve);
 static int no_daemon(const char *config_path, const char *what);
 static int control(const char *config_path, const char *cmd, int timeout_s,
 		   const char *what);
-static void other_file(const char *config_path, const char *text);
+static void other_file(const char *given, const char *text);
+static int check_here(const char *path, const struct config *cfg);
 static const struct command *find_command(const char *name);
 static int parse_command(const struct command *c, int argc, char **argv,
 			 struct invocation *inv);
@@ -526,6 +528,18 @@ static int load_config(const char *path, struct config **out)
 	return EXIT_OK;
 }
 
+/* What the parse cannot know: the network namespace it is run in (the
+ * fence's, for setup and run; validate says what run would say here). */
+static int check_here(const char *path, const struct config *cfg)
+{
+	char err[768];
+
+	if (subjects_check_own_addresses(cfg, err, sizeof(err)) == 0)
+		return EXIT_OK;
+	log_err("config", "%s: %s", config_path(path), err);
+	return EXIT_USAGE;
+}
+
 static int cmd_validate(const struct invocation *inv)
 {
 	struct config *cfg = NULL;
@@ -534,6 +548,8 @@ static int cmd_validate(const struct invocation *inv)
 	char *json;
 	int rc = load_config(inv->config_path, &cfg);
 
+	if (rc == EXIT_OK)
+		rc = check_here(inv->config_path, cfg);
 	if (rc == EXIT_OK)
 		rc = lookup_user(cfg, &uid, &gid, false);
 	if (rc != EXIT_OK) {
@@ -641,6 +657,8 @@ static int fence(const struct invocation *inv, bool do_setup, bool do_serve)
 	gid_t gid;
 	int rc = load_config(inv->config_path, &cfg);
 
+	if (rc == EXIT_OK)
+		rc = check_here(inv->config_path, cfg);
 	if (rc == EXIT_OK)
 		rc = lookup_user(cfg, &uid, &gid, true);
 	if (rc == EXIT_OK && do_setup)
@@ -973,14 +991,10 @@ static int cmd_allowed(const struct invocation *inv)
 
 /* The daemon reloads the file it was started with ("read PATH: ..."):
  * say so when -c named another one. */
-static void other_file(const char *config_path, const char *text)
+static void other_file(const char *given, const char *text)
 {
-	const char *path = config_path, *end;
+	const char *path = config_path(given), *end;
 
-	if (path == NULL || *path == '\0')
-		path = getenv("DNSFENCE_CONFIG");
-	if (path == NULL || *path == '\0')
-		path = CONFIG_DEFAULT_PATH;
 	if (strncmp(text, "read ", 5) != 0 ||
 	    (end = strstr(text + 5, ": ")) == NULL)
 		return;

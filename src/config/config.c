@@ -198,16 +198,21 @@ static const struct key_spec specs[] = {
 		"back as a string"},
     {"local_upstream_user", K_STRING, subjects_local_upstream_user,
      .type = "name or uid", .def_doc = "none",
-     .meaning = "the user a resolver on a loopback address in `upstreams` "
-		"runs as (a local cache beside dnsfence): the fence takes "
-		"that upstream's answers only from this user's sockets. "
-		"Required when an upstream is on a loopback address (but "
-		"Docker's 127.0.0.11:53, which Docker redirects to a port its "
-		"own socket holds), in output scope with a fence: while that "
-		"resolver is down or restarting, any process of the "
-		"namespace could bind its port and answer dnsfence with any "
-		"address for an allowed name. A process running as this "
-		"user can still do so"},
+     .meaning = "the user a resolver beside dnsfence runs as (a local "
+		"cache on a loopback address, or on an address of the "
+		"namespace such as the pod's own): the fence takes answers "
+		"from a socket of the namespace only from this user's. "
+		"Without it no process of the namespace may answer "
+		"dnsfence's upstream questions. Required, in output scope "
+		"with a fence, when an upstream is on a loopback address "
+		"(but Docker's 127.0.0.11:53, which Docker redirects to a "
+		"port its own socket holds; checked by every command) or on "
+		"an address of the network namespace (checked by validate, "
+		"setup, run and reload, where they run): while that resolver "
+		"is down or restarting, any process of the namespace could "
+		"bind its port and answer dnsfence with any address for an "
+		"allowed name. A process running as this user can still do "
+		"so"},
     {"mark", K_INT, configkeys_int, 1, 2147483647, 0x64000000, 1, OFF(mark),
      .meaning = "socket mark (SO_MARK) of the daemon's sockets to the "
 		"upstreams. The fence lets traffic to an upstream address "
@@ -764,7 +769,7 @@ int config_parse(const char *text, size_t len, const struct config_env *env,
 {
 	const cJSON *given[N_SPECS] = {0};
 	uint32_t choice[N_SPECS] = {0};
-	struct pctx p = {env, NULL, err, errlen, specs, given, choice};
+	struct pctx p = {env, NULL, err, errlen, specs, given, choice, NULL};
 	char *buf = NULL;
 	cJSON *root = NULL;
 	int rc;
@@ -829,6 +834,13 @@ int config_read_file(const char *path, char **text, size_t *len, char *err,
 	return rc;
 }
 
+const char *config_path(const char *path)
+{
+	if (path == NULL || *path == '\0')
+		path = getenv("DNSFENCE_CONFIG");
+	return path == NULL || *path == '\0' ? CONFIG_DEFAULT_PATH : path;
+}
+
 int config_load(const char *path, struct config **out, char *err, size_t errlen)
 {
 	const char *state = getenv("DNSFENCE_STATE_DIR");
@@ -847,10 +859,7 @@ int config_load(const char *path, struct config **out, char *err, size_t errlen)
 	    snprintf(saved, sizeof(saved), "%s/resolv.conf.orig", state) <
 		(int)sizeof(saved))
 		env.saved_resolv_conf = saved;
-	if (path == NULL)
-		path = getenv("DNSFENCE_CONFIG");
-	if (path == NULL || *path == '\0')
-		path = CONFIG_DEFAULT_PATH;
+	path = config_path(path);
 	if ((rc = config_read_file(path, &text, &len, err, errlen)) != 0)
 		goto out;
 	rc = config_parse(text, len, &env, out, err, errlen);

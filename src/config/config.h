@@ -162,6 +162,9 @@ int config_parse(const char *text, size_t len, const struct config_env *env,
  * "/etc/dnsfence/dnsfence.json: ttl.min: expected an integer". */
 int config_load(const char *path, struct config **out, char *err,
 		size_t errlen);
+/* The file config_load reads for path: path, else $DNSFENCE_CONFIG, else
+ * CONFIG_DEFAULT_PATH. */
+const char *config_path(const char *path);
 /* The whole file at path into *text (malloc'd, NUL-terminated) and *len.
  * 0; -ENOENT, -EIO or -ENOMEM with err starting with the path. */
 int config_read_file(const char *path, char **text, size_t *len, char *err,

@@ -436,7 +436,9 @@ static int upstreams_from_resolv(struct pctx *p, const char *path,
 		return configkeys_fail(p, "upstreams",
 				       "not set, and %s cannot be read: %s",
 				       path, strerror(-r));
+	p->upstreams_file = path;
 	if (p->c->n_upstreams == 0) {
+		p->upstreams_file = saved;
 		free(p->c->upstreams);
 		r = resolvconf_read_trusted(saved, p->c->listen, p->c->n_listen,
 					    &p->c->upstreams,

@@ -53,6 +53,10 @@ struct pctx {
 	const struct key_spec *specs; /* the table; rows index the arrays */
 	const cJSON **given;	      /* per spec row */
 	uint32_t *choice;	      /* per spec row: index into choices */
+	/* Where "upstreams" came from when the file sets none (resolv.conf,
+	 * or the original a container entrypoint saved), for the messages
+	 * that refuse one; NULL when the file lists them. */
+	const char *upstreams_file;
 };
 
 /* "PATH: reason" into p->err; returns -EINVAL. */

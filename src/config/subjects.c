@@ -14,6 +14,8 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <grp.h>
+#include <ifaddrs.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -319,33 +321,113 @@ static bool docker_resolver(const struct config_endpoint *e,
 	       ntohs(sin->sin_port) == 53;
 }
 
+/* " (from /etc/resolv.conf: the file sets no \"upstreams\")", or "". */
+static void source_of(const struct pctx *p, char *buf, size_t cap)
+{
+	if (p->upstreams_file == NULL)
+		buf[0] = '\0';
+	else
+		snprintf(buf, cap, " (from %s: the file sets no \"upstreams\")",
+			 p->upstreams_file);
+}
+
+static bool unspecified(const struct netaddr *a)
+{
+	static const uint8_t zero[16];
+
+	return memcmp(a->bytes, zero, a->family == AF_INET ? 4 : 16) == 0;
+}
+
 int subjects_check_local_upstreams(struct pctx *p)
 {
 	const struct config *c = p->c;
-	char s[NETADDR_STRLEN];
+	char s[NETADDR_STRLEN], from[PATH_MAX + 48];
 	struct netaddr a;
+	bool fenced = c->scope == CONFIG_SCOPE_OUTPUT &&
+		      c->mode != CONFIG_MODE_OFF && !c->local_upstream_uid_set;
 
-	if (c->scope != CONFIG_SCOPE_OUTPUT || c->mode == CONFIG_MODE_OFF ||
-	    c->local_upstream_uid_set)
-		return 0;
+	source_of(p, from, sizeof(from));
 	for (size_t i = 0; i < c->n_upstreams; i++) {
 		const struct config_endpoint *e = &c->upstreams[i];
 
-		if (!netaddr_from_sockaddr((const struct sockaddr *)&e->sa,
-					   &a) ||
-		    !netaddr_is_loopback(&a) || docker_resolver(e, &a))
+		if (!netaddr_from_sockaddr((const struct sockaddr *)&e->sa, &a))
 			continue;
 		netaddr_format(&a, s, sizeof(s));
+		/* The kernel sends what goes to 0.0.0.0 or :: to a loopback
+		 * address (the packets carry 127.0.0.1 or ::1): a local port
+		 * any process could hold, which no rule naming the upstream
+		 * would ever match. */
+		if (unspecified(&a))
+			return configkeys_fail(
+			    p, "upstreams",
+			    "%s%s is the unspecified address: what is sent "
+			    "there goes to this host's own ports, where any "
+			    "process could answer, and no fence rule can name "
+			    "it. Name the resolver's own address",
+			    s, from);
+		if (!fenced || !netaddr_is_loopback(&a) ||
+		    docker_resolver(e, &a))
+			continue;
 		return configkeys_fail(
 		    p, "upstreams",
-		    "%s is a loopback address: while the resolver there is "
+		    "%s%s is a loopback address: while the resolver there is "
 		    "down or restarting, any process of this namespace can "
 		    "bind its port and answer dnsfence with any address for "
 		    "any allowed name. Name the user the resolver runs as in "
 		    "\"local_upstream_user\" (the fence then takes its "
 		    "answers only from that user's sockets), or use an "
 		    "upstream outside the namespace",
-		    s);
+		    s, from);
 	}
+	return 0;
+}
+
+int subjects_check_own_addresses(const struct config *c, char *err,
+				 size_t errlen)
+{
+	struct ifaddrs *ifs, *f;
+	struct netaddr a, own;
+	char s[NETADDR_STRLEN];
+
+	if (c->scope != CONFIG_SCOPE_OUTPUT || c->mode == CONFIG_MODE_OFF ||
+	    c->local_upstream_uid_set)
+		return 0;
+	if (getifaddrs(&ifs) != 0) {
+		int e = errno;
+
+		snprintf(err, errlen,
+			 "upstreams: cannot list this network namespace's "
+			 "addresses to check that no upstream is one of them: "
+			 "%s",
+			 strerror(e));
+		return -e;
+	}
+	for (size_t i = 0; i < c->n_upstreams; i++) {
+		if (!netaddr_from_sockaddr(
+			(const struct sockaddr *)&c->upstreams[i].sa, &a) ||
+		    netaddr_is_loopback(&a)) /* the parse's rule */
+			continue;
+		for (f = ifs; f != NULL; f = f->ifa_next) {
+			if (f->ifa_addr == NULL ||
+			    !netaddr_from_sockaddr(f->ifa_addr, &own) ||
+			    !netaddr_equal(&own, &a))
+				continue;
+			netaddr_format(&a, s, sizeof(s));
+			snprintf(err, errlen,
+				 "upstreams: %s is an address of this network "
+				 "namespace (on %s): while the resolver there "
+				 "is down or restarting, any process of the "
+				 "namespace can bind its port and answer "
+				 "dnsfence with any address for any allowed "
+				 "name, and the fence takes no answer from a "
+				 "socket here without \"local_upstream_user\". "
+				 "Name the user the resolver runs as there, or "
+				 "use an upstream outside the namespace",
+				 s, f->ifa_name);
+			freeifaddrs(ifs);
+			return -EINVAL;
+		}
+	}
+	freeifaddrs(ifs);
 	return 0;
 }

@@ -26,6 +26,14 @@ int subjects_local_upstream_user(struct pctx *p, const struct key_spec *k,
  * local_upstream_user, or any process of the namespace that binds the
  * port while it is free answers in its place. 0 or -EINVAL. */
 int subjects_check_local_upstreams(struct pctx *p);
+/* The same rule for the addresses of this network namespace that are not
+ * loopback (a pod's own address, a LAN address of the host): a resolver
+ * there answers from a socket here just the same. It reads the interfaces
+ * of the namespace it runs in, so the daemon's parent runs it at setup
+ * and each reload (and validate, where it is run). 0, or -EINVAL with err
+ * "upstreams: ADDR is an address of this network namespace ...". */
+int subjects_check_own_addresses(const struct config *c, char *err,
+				 size_t errlen);
 
 /* The rules across keys, after all are parsed: subjects only in output
  * scope; subjects.loopback (loopback_given) and loopback_ports only with

@@ -546,9 +546,9 @@ static int read_reply(int fd, FILE *out, char *err, size_t errlen)
 	return -EPROTO;
 }
 
-void control_socket_of(const char *config_path, char *buf, size_t cap)
+void control_socket_of(const char *given, char *buf, size_t cap)
 {
-	const char *path = config_path;
+	const char *path = config_path(given);
 	char *text = NULL;
 	size_t len = 0;
 	cJSON *root = NULL;
@@ -558,10 +558,6 @@ void control_socket_of(const char *config_path, char *buf, size_t cap)
 	size_t n;
 
 	instance_default_dir(dir, sizeof(dir));
-	if (path == NULL || *path == '\0')
-		path = getenv("DNSFENCE_CONFIG");
-	if (path == NULL || *path == '\0')
-		path = CONFIG_DEFAULT_PATH;
 	if ((f = fopen(path, "re")) == NULL)
 		goto out;
 	if ((mem = open_memstream(&text, &len)) != NULL) {

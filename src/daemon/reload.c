@@ -55,6 +55,7 @@
 #include "base/ipc.h"
 #include "base/log.h"
 #include "config/policy.h"
+#include "config/subjects.h"
 #include "base/monotime.h"
 #include "base/netaddr.h"
 #include "resolve/admit.h"
@@ -236,10 +237,7 @@ struct reload *reload_new(const struct reload_parts *parts,
 	rl->cfg = cfg;
 	rl->pol = pol;
 	rl->started_ms = monotime_ms();
-	if (path == NULL || *path == '\0')
-		path = getenv("DNSFENCE_CONFIG");
-	if (path == NULL || *path == '\0')
-		path = CONFIG_DEFAULT_PATH;
+	path = config_path(path);
 	snprintf(rl->path, sizeof(rl->path), "%s", path);
 	rl->kick_ev = event_new(parts->base, -1, 0, on_kick, rl);
 	rl->parse = offload_new(parts->base);
@@ -502,6 +500,11 @@ static int load(const struct reload *rl, struct config **cfg,
 	if (rc != 0) {
 		snprintf(err, errlen, "%s", why);
 		return rc;
+	}
+	/* The namespace's addresses, as setup checked them (cli/main.c). */
+	if (subjects_check_own_addresses(*cfg, why, sizeof(why)) != 0) {
+		snprintf(err, errlen, "%.200s: %.700s", rl->path, why);
+		return -EINVAL;
 	}
 	*pol = reload_build_policy(*cfg, why, sizeof(why));
 	if (*pol == NULL) {

@@ -56,14 +56,18 @@
  * a flood costs the daemon a bounded amount of work. */
 #define BLOCK_NFLOG                                                            \
 	"-m limit --limit 10/sec --limit-burst 20 -j NFLOG --nflog-prefix "
-#define C     FW_CHAIN_RULE
-#define ICMP6 "-p ipv6-icmp -m icmp6 --icmpv6-type "
+/* A socket of some process, whoever it runs as (render_answerer). */
+#define ANY_UID "-m owner --uid-owner 0-4294967294"
+#define C	FW_CHAIN_RULE
+#define ICMP6	"-p ipv6-icmp -m icmp6 --icmpv6-type "
 
 static const char *reject_with(int family);
 static int render_listen(const struct config *cfg, int family,
 			 struct fw_rules *r);
 static int render_upstream(const struct config *cfg, const struct netaddr *a,
 			   struct fw_rules *r);
+static int render_answerer(const struct config *cfg, const struct netaddr *a,
+			   const char *s, struct fw_rules *r);
 static int render_upstreams(const struct config *cfg, int family,
 			    struct fw_rules *r);
 static int render_icmp6(const struct config *cfg, struct fw_rules *r);
@@ -182,6 +186,45 @@ static int render_listen(const struct config *cfg, int family,
 	return 0;
 }
 
+/* Who may answer the daemon's questions to this upstream from a socket of
+ * this namespace. An answer from the network comes in through INPUT and
+ * never meets this chain; one from a socket here (a resolver on loopback
+ * or on an address of the namespace, whose port any process can bind
+ * while it is free) must be local_upstream_user's. Without that key no
+ * process here may answer: config.c refuses a loopback upstream without
+ * it, setup and reload one on an address of the namespace
+ * (subjects_check_own_addresses), and this rule holds when the address
+ * comes later. Docker's 127.0.0.11:53, DNATed to a port dockerd's socket
+ * holds, is the one loopback upstream config.c admits without the key,
+ * and gets no rule. "A process's socket" is an owner uid in the whole
+ * range: the kernel's own sockets, which send its resets and ICMP errors
+ * (a local resolver's closed port refuses at once, not after a timeout),
+ * have no file and match no uid, though they match --socket-exists. The
+ * rate-limited copy tells the daemon who answered (attrib.c). */
+static int render_answerer(const struct config *cfg, const struct netaddr *a,
+			   const char *s, struct fw_rules *r)
+{
+	char owner[40] = "";
+	int ret;
+
+	if (!cfg->local_upstream_uid_set && netaddr_is_loopback(a))
+		return 0;
+	if (cfg->local_upstream_uid_set)
+		snprintf(owner, sizeof(owner), " -m owner ! --uid-owner %u",
+			 (unsigned)cfg->local_upstream_uid);
+	ret =
+	    fw_rules_add(r,
+			 C "-m conntrack --ctorigdst %s --ctdir REPLY " ANY_UID
+			   "%s " BLOCK_NFLOG "dnsfence-answer",
+			 s, owner);
+	return ret ? ret
+		   : fw_rules_add(
+			 r,
+			 C "-m conntrack --ctorigdst %s --ctdir REPLY " ANY_UID
+			   "%s -j DROP",
+			 s, owner);
+}
+
 /* Everything whose original destination is this upstream, on any port
  * and in any conntrack state: the daemon's mark, or (loopback upstream)
  * the local resolver's replies to the daemon, or nothing. A reply-
@@ -198,18 +241,8 @@ static int render_upstream(const struct config *cfg, const struct netaddr *a,
 			   C "-m conntrack --ctorigdst %s -m mark --mark 0x%x "
 			     "-j ACCEPT",
 			   s, (unsigned)cfg->mark);
-	/* A loopback upstream's answers come from a socket of this
-	 * namespace, and any process here can bind its port while it is
-	 * free: only local_upstream_user's sockets may answer (config.c
-	 * refuses a loopback upstream without it). Packets without a socket
-	 * (the kernel's RSTs and ICMP errors) are not the squatter's. */
-	if (!ret && cfg->local_upstream_uid_set && netaddr_is_loopback(a))
-		ret =
-		    fw_rules_add(r,
-				 C "-m conntrack --ctorigdst %s --ctdir REPLY "
-				   "-m owner --socket-exists ! --uid-owner %u "
-				   "-j DROP",
-				 s, (unsigned)cfg->local_upstream_uid);
+	if (!ret)
+		ret = render_answerer(cfg, a, s, r);
 	/* Reply-direction packets of the upstream's connections go back to
 	 * their local originator: a loopback resolver's answers, and the RST
 	 * or ICMP error our own REJECT below makes (it travels OUTPUT too;

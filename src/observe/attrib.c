@@ -6,8 +6,10 @@
  * audit mode, "dnsfence-source" in both for the forward scope's source
  * validation; other prefixes in the same group belong to someone else and
  * are ignored). The reason is decided in this order: a forged or spoofed
- * source (that rule's prefix says it, whatever the packet), DNS around the
- * resolver (the DNS rule, or port 53 in audit mode, where one prefix
+ * source (that rule's prefix says it, whatever the packet), an answer to
+ * the daemon's question to an upstream from a socket of this namespace
+ * ("dnsfence-answer", rule 2: a squatter on a local upstream's port), DNS
+ * around the resolver (the DNS rule, or port 53 in audit mode, where one prefix
  * serves both rules), a protocol that is never allowed, then what the
  * recent memory says of the destination: answered and still within its
  * set timeout but on a port not in `ports`; answered but expired;
@@ -48,6 +50,7 @@
 #define PREFIX_DNS   "dnsfence-dns"
 #define PREFIX_AUDIT "dnsfence-audit"
 #define PREFIX_SRC   "dnsfence-source"
+#define PREFIX_ANS   "dnsfence-answer"
 
 #define KIND_LATE  ATTRIB__COUNT       /* a slot of a late answer */
 #define KIND_EMPTY (ATTRIB__COUNT + 1) /* an unused slot */
@@ -101,6 +104,7 @@ static const enum stat_id reason_stat[ATTRIB__COUNT] = {
     [ATTRIB_PROTO] = STAT_BLOCKED_PROTO,
     [ATTRIB_SOURCE] = STAT_BLOCKED_SOURCE,
     [ATTRIB_NAME] = STAT_FLOW_CHECKED, /* counted by the name check */
+    [ATTRIB_ANSWERER] = STAT_BLOCKED_ANSWERER,
 };
 
 const char *attrib_reason_name(enum attrib_reason r)
@@ -114,6 +118,7 @@ const char *attrib_reason_name(enum attrib_reason r)
 	    [ATTRIB_PROTO] = "protocol",
 	    [ATTRIB_SOURCE] = "source",
 	    [ATTRIB_NAME] = "name",
+	    [ATTRIB_ANSWERER] = "answerer",
 	};
 
 	return (unsigned)r < ATTRIB__COUNT ? names[r] : "unknown";
@@ -175,6 +180,17 @@ enum attrib_reason attrib_explain(const struct config *cfg,
 			 "(forged or spoofed)",
 			 dst);
 		return ATTRIB_SOURCE;
+	}
+	if (strcmp(pkt->prefix, PREFIX_ANS) == 0) {
+		netaddr_format(&pkt->src, dst, sizeof(dst));
+		snprintf(text, cap,
+			 "an answer to dnsfence's question to the upstream %s "
+			 "from a socket of this namespace that is not "
+			 "local_upstream_user's: a process holds the "
+			 "upstream's port (the resolver is down, or runs as "
+			 "another user)",
+			 dst);
+		return ATTRIB_ANSWERER;
 	}
 	if (dns) {
 		snprintf(text, cap, "DNS to %s bypassing dnsfence", dst);

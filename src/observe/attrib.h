@@ -24,6 +24,7 @@ enum attrib_reason {
 	ATTRIB_PROTO,	  /* neither TCP nor UDP */
 	ATTRIB_SOURCE,	  /* forward scope: a source not of the interface's */
 	ATTRIB_NAME,	  /* the name check refused the flow's first bytes */
+	ATTRIB_ANSWERER,  /* a socket here answered the daemon's upstream */
 	ATTRIB__COUNT
 };
 

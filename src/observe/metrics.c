@@ -184,6 +184,7 @@ static const struct mapping map[STAT__COUNT] = {
     [STAT_BLOCKED_NOTSET] = {F_BLOCKED, "reason=\"not_in_set\""},
     [STAT_BLOCKED_PROTO] = {F_BLOCKED, "reason=\"protocol\""},
     [STAT_BLOCKED_SOURCE] = {F_BLOCKED, "reason=\"source\""},
+    [STAT_BLOCKED_ANSWERER] = {F_BLOCKED, "reason=\"answerer\""},
     [STAT_NFLOG_LOST] = {F_NFLOG_LOST, NULL},
     [STAT_FLOW_CHECKED] = {F_FLOW_CHECKED, NULL},
     [STAT_FLOW_ACCEPTED] = {F_FLOW_RESULTS, "result=\"accepted\""},

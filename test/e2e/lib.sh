@@ -277,23 +277,55 @@ df_start_nsd() {
 		fail "nsd did not answer on $DF_UP4 port 5300 within 10 s"
 }
 
-# df_start_local_nsd: a second nsd, in the workload namespace on
-# 127.0.0.1:5300 with the test zones, as root: a local resolver beside
-# dnsfence (an upstream on a loopback address needs local_upstream_user
-# "root" then). Its pid is DF_LOCAL_NSD_PID. After df_setup.
+# df_start_local_nsd [ADDR]: a second nsd, in the workload namespace on
+# ADDR:5300 (default 127.0.0.1) with the test zones, as root: a local
+# resolver beside dnsfence (an upstream on a loopback address, or on an
+# address of the namespace, needs local_upstream_user "root" then). Its
+# pid is DF_LOCAL_NSD_PID. After df_setup.
 DF_LOCAL_NSD_PID=""
 df_start_local_nsd() {
+	local addr=${1:-127.0.0.1}
 	mkdir -p "$DF_TMP/lzones"
 	cp "$DF_E2E_DIR"/zones/*.zone "$DF_TMP/lzones/"
-	sed -e "s|198.18.0.1@5300|127.0.0.1@5300|" -e "s|$DF_TMP/nsd|$DF_TMP/lnsd|g" \
+	sed -e "s|198.18.0.1@5300|$addr@5300|" -e "s|$DF_TMP/nsd|$DF_TMP/lnsd|g" \
 		-e "s|\"$DF_TMP/zones\"|\"$DF_TMP/lzones\"|" -e "s|$DF_TMP/zone.list|$DF_TMP/lzone.list|" \
 		-e "s|$DF_TMP/xfrd.state|$DF_TMP/lxfrd.state|" "$DF_TMP/nsd.conf" >"$DF_TMP/lnsd.conf"
-	grep -q "127.0.0.1@5300" "$DF_TMP/lnsd.conf" || fail "could not write the local nsd's config"
+	grep -q "$addr@5300" "$DF_TMP/lnsd.conf" || fail "could not write the local nsd's config"
 	ip netns exec "$DF_WL" nsd -d -c "$DF_TMP/lnsd.conf" >>"$DF_TMP/lnsd.log" 2>&1 &
 	DF_LOCAL_NSD_PID=$!
 	DF_PIDS+=("$DF_LOCAL_NSD_PID")
-	df_poll 100 wl dig +time=1 +tries=1 +norec -p 5300 @127.0.0.1 allowed.test SOA ||
-		fail "the local nsd did not answer on 127.0.0.1:5300: $(cat "$DF_TMP/lnsd.log")"
+	df_poll 100 wl dig +time=1 +tries=1 +norec -p 5300 @"$addr" allowed.test SOA ||
+		fail "the local nsd did not answer on $addr:5300: $(cat "$DF_TMP/lnsd.log")"
+}
+
+# df_squat UID ADDR LOG: as UID in the workload, bind ADDR:5300 (a local
+# upstream's port, its resolver gone) and answer every question with A
+# 198.18.2.50, logging "asked", then "answered" or "send failed: ..." (a
+# DROP in OUTPUT fails the send with EPERM) to LOG. Returns once bound.
+df_squat() {
+	df_wl_as "$1" "$DF_PY" - "$2" >"$3" 2>&1 <<'PY' &
+import socket, struct, sys
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+u.bind((sys.argv[1], 5300))
+print("bound", flush=True)
+while True:
+    m, peer = u.recvfrom(4096)
+    o = 12
+    while m[o]:
+        o += 1 + m[o]
+    a = struct.unpack(">H", m[o + 1:o + 3])[0] == 1
+    r = m[:2] + struct.pack(">HHHHH", 0x8180, 1, int(a), 0, 0) + m[12:o + 5]
+    if a:
+        r += b"\xc0\x0c" + struct.pack(">HHIH", 1, 1, 300, 4) + bytes([198, 18, 2, 50])
+    print("asked", peer, flush=True)
+    try:
+        u.sendto(r, peer)
+        print("answered", peer, flush=True)
+    except OSError as e:
+        print("send failed:", e, flush=True)
+PY
+	DF_PIDS+=("$!")
+	df_poll 50 grep -q bound "$3" || fail "uid $1 could not bind $2:5300: $(cat "$3")"
 }
 
 df_unbound_ready() {

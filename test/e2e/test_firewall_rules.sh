@@ -66,6 +66,8 @@ want4=$(cat <<'RULES'
 -A DNSFENCE-OUT -d 127.0.0.1/32 -p udp -m udp --dport 53 -j ACCEPT
 -A DNSFENCE-OUT -d 127.0.0.1/32 -p tcp -m tcp --dport 53 -j ACCEPT
 -A DNSFENCE-OUT -m conntrack --ctorigdst 198.18.0.1 -m mark --mark 0x64000000 -j ACCEPT
+-A DNSFENCE-OUT -m conntrack --ctorigdst 198.18.0.1 --ctdir REPLY -m owner --uid-owner 0-4294967294 -m limit --limit 10/sec --limit-burst 20 -j NFLOG --nflog-prefix dnsfence-answer
+-A DNSFENCE-OUT -m conntrack --ctorigdst 198.18.0.1 --ctdir REPLY -m owner --uid-owner 0-4294967294 -j DROP
 -A DNSFENCE-OUT -m conntrack --ctorigdst 198.18.0.1 --ctdir REPLY -j ACCEPT
 -A DNSFENCE-OUT -m conntrack --ctorigdst 198.18.0.1 -m limit --limit 10/sec --limit-burst 20 -j NFLOG --nflog-prefix dnsfence-dns
 -A DNSFENCE-OUT -p tcp -m conntrack --ctorigdst 198.18.0.1 -j REJECT --reject-with tcp-reset
@@ -105,6 +107,8 @@ want6=$(cat <<'RULES'
 -A DNSFENCE-OUT -d ::1/128 -p udp -m udp --dport 53 -j ACCEPT
 -A DNSFENCE-OUT -d ::1/128 -p tcp -m tcp --dport 53 -j ACCEPT
 -A DNSFENCE-OUT -m conntrack --ctorigdst 2001:db8::1 -m mark --mark 0x64000000 -j ACCEPT
+-A DNSFENCE-OUT -m conntrack --ctorigdst 2001:db8::1 --ctdir REPLY -m owner --uid-owner 0-4294967294 -m limit --limit 10/sec --limit-burst 20 -j NFLOG --nflog-prefix dnsfence-answer
+-A DNSFENCE-OUT -m conntrack --ctorigdst 2001:db8::1 --ctdir REPLY -m owner --uid-owner 0-4294967294 -j DROP
 -A DNSFENCE-OUT -m conntrack --ctorigdst 2001:db8::1 --ctdir REPLY -j ACCEPT
 -A DNSFENCE-OUT -m conntrack --ctorigdst 2001:db8::1 -m limit --limit 10/sec --limit-burst 20 -j NFLOG --nflog-prefix dnsfence-dns
 -A DNSFENCE-OUT -p tcp -m conntrack --ctorigdst 2001:db8::1 -j REJECT --reject-with tcp-reset

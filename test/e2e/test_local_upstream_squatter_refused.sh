@@ -19,7 +19,8 @@
 # 3. The local nsd stops; uid 4242 binds its port and answers the
 #    daemon's question (it logs each one: it was asked; the fence's DROP
 #    fails its send with EPERM): its address is not in the reply, not in
-#    dnsfence4, and not reachable.
+#    dnsfence4, and not reachable; the daemon's log names the squatter's
+#    uid and the upstream.
 source "$(dirname "$0")/lib.sh"
 df_setup
 df_start_listener 80
@@ -44,7 +45,7 @@ df_start_dnsfence allow='["*.allowed.test"]' upstreams='["127.0.0.1:5300"]' \
 df_dig www.allowed.test A
 expect_rcode NOERROR
 expect_answer_contains 198.18.1.10
-wl iptables-save | grep -q -- '--ctorigdst 127.0.0.1 --ctdir REPLY -m owner --socket-exists ! --uid-owner 0 -j DROP' ||
+wl iptables-save | grep -q -- '--ctorigdst 127.0.0.1 --ctdir REPLY -m owner --uid-owner 0-4294967294 -m owner ! --uid-owner 0 -j DROP' ||
 	fail "no owner rule for the local upstream's replies: $(wl iptables-save | grep 'ctorigdst 127.0.0.1')"
 df_dnsfence check
 [ "$DF_CMD_RC" -eq 0 ] || fail "check found the kernel's rules differ from the config's: $DF_CMD_OUT $DF_CMD_ERR"
@@ -55,29 +56,7 @@ ok "control: www.allowed.test resolves through the local upstream (uid 0); check
 kill "$DF_LOCAL_NSD_PID"
 df_poll 50 bash -c "! ip netns exec $DF_WL ss -Hlun sport = :5300 | grep -q ." ||
 	fail "the local nsd still holds 127.0.0.1:5300"
-df_wl_as 4242 "$DF_PY" - >"$DF_TMP/squat.log" 2>&1 <<'PY' &
-import socket, struct
-u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-u.bind(("127.0.0.1", 5300))
-print("bound", flush=True)
-while True:
-    m, peer = u.recvfrom(4096)
-    o = 12
-    while m[o]:
-        o += 1 + m[o]
-    a = struct.unpack(">H", m[o + 1:o + 3])[0] == 1
-    r = m[:2] + struct.pack(">HHHHH", 0x8180, 1, int(a), 0, 0) + m[12:o + 5]
-    if a:
-        r += b"\xc0\x0c" + struct.pack(">HHIH", 1, 1, 300, 4) + bytes([198, 18, 2, 50])
-    print("asked", peer, flush=True)
-    try:
-        u.sendto(r, peer)
-        print("answered", peer, flush=True)
-    except OSError as e:  # a DROP in OUTPUT fails the send: EPERM
-        print("send failed:", e, flush=True)
-PY
-DF_PIDS+=("$!")
-df_poll 50 grep -q bound "$DF_TMP/squat.log" || fail "the squatter could not bind 127.0.0.1:5300: $(cat "$DF_TMP/squat.log")"
+df_squat 4242 127.0.0.1 "$DF_TMP/squat.log"
 
 df_dig evil.allowed.test A +time=5 +tries=1
 grep -q asked "$DF_TMP/squat.log" ||
@@ -86,4 +65,5 @@ expect_out_lacks 198.18.2.50
 expect_not_in_set dnsfence4 198.18.2.50
 expect_fenced 198.18.2.50 80
 expect_dnsfence_running
+expect_log_contains "from uid 4242: an answer to dnsfence's question to the upstream 127.0.0.1 from a socket of this namespace that is not local_upstream_user's"
 ok "uid 4242 on the local upstream's port was asked and answered 198.18.2.50 ($(grep -m1 -o 'answered.*\|send failed.*' "$DF_TMP/squat.log")): not in the reply, not in dnsfence4, not reachable"

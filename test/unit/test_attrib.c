@@ -51,6 +51,30 @@ static void forged_source(void **state)
 	assert_string_equal(attrib_reason_name(ATTRIB_SOURCE), "source");
 }
 
+/* Rule 2's copy of an answer to the daemon's question to an upstream
+ * from a process's socket here: the prefix is the reason, and the text
+ * names the upstream (the packet's source). */
+static void answer_from_a_socket_here(void **state)
+{
+	struct config *c = cfg_of(NULL);
+	struct nflog_pkt p = tcp_to("dnsfence-answer", "198.18.0.2", 40123);
+	char t[ATTRIB_TEXT_MAX];
+
+	(void)state;
+	assert_int_equal(netaddr_parse("198.18.0.2", &p.src), 0);
+	p.has_uid = true;
+	p.uid = 4242;
+	assert_int_equal(attrib_explain(c, &p, NULL, 0, WALL, t, sizeof(t)),
+			 ATTRIB_ANSWERER);
+	assert_string_equal(t,
+			    "an answer to dnsfence's question to the "
+			    "upstream 198.18.0.2 from a socket of this "
+			    "namespace that is not local_upstream_user's: a "
+			    "process holds the upstream's port (the resolver "
+			    "is down, or runs as another user)");
+	assert_string_equal(attrib_reason_name(ATTRIB_ANSWERER), "answerer");
+}
+
 static void allow_cidrs_wrong_port(void **state);
 static void why_explains_and_suggests(void **state);
 
@@ -294,6 +318,7 @@ int main(void)
 	    cmocka_unit_test(audit_port_53_is_dns),
 	    cmocka_unit_test(other_protocols),
 	    cmocka_unit_test(forged_source),
+	    cmocka_unit_test(answer_from_a_socket_here),
 	    cmocka_unit_test(allow_cidrs_wrong_port),
 	    cmocka_unit_test(late_answer_is_no_bypass),
 	};

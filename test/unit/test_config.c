@@ -453,6 +453,17 @@ static void test_listen_and_upstream_rules(void **state)
 	expect_err("{\"upstreams\": [\"127.0.0.1:5353\"], "
 		   "\"local_upstream_user\": -1}",
 		   NULL, "local_upstream_user: a uid is 0..");
+	/* The kernel sends what goes to 0.0.0.0 or :: to a local port that
+	 * no rule naming the upstream matches: refused in every scope and
+	 * mode, the key or not. */
+	expect_err(
+	    "{\"upstreams\": [\"0.0.0.0:5300\"], "
+	    "\"local_upstream_user\": 108}",
+	    NULL,
+	    "upstreams: 0.0.0.0 is the unspecified address: what is sent "
+	    "there goes to this host's own ports");
+	expect_err("{\"upstreams\": [\"[::]:5300\"], \"mode\": \"off\"}", NULL,
+		   "upstreams: :: is the unspecified address");
 }
 
 static void test_upstreams_default_from_resolv_conf(void **state)
@@ -487,6 +498,17 @@ static void test_upstreams_default_from_resolv_conf(void **state)
 	assert_int_equal(c->n_upstreams, 3);
 	assert_string_equal(endpoint_text(&c->upstreams[0]), "127.0.0.1:53");
 	config_free(c);
+	unlink(path);
+
+	/* A loopback nameserver (systemd-resolved's 127.0.0.53): the
+	 * refusal says where the upstream came from. */
+	assert_int_equal(
+	    write_temp(path, sizeof(path), "nameserver 127.0.0.53\n"), 0);
+	snprintf(want, sizeof(want),
+		 "upstreams: 127.0.0.53 (from %s: the file sets no "
+		 "\"upstreams\") is a loopback address",
+		 path);
+	expect_err("{}", &env, want);
 	unlink(path);
 
 	env.resolv_conf = empty_resolv;

@@ -109,6 +109,11 @@ static void enforce_renders_canonical_lines(void **state)
 	    "-d 127.0.0.1/32 -p tcp -m tcp --dport 53 -j ACCEPT\n" C
 	    "-m conntrack --ctorigdst 198.18.0.1 -m mark --mark 0x64000000 "
 	    "-j ACCEPT\n" C
+	    "-m conntrack --ctorigdst 198.18.0.1 --ctdir REPLY -m owner "
+	    "--uid-owner 0-4294967294 -m limit --limit 10/sec --limit-burst "
+	    "20 -j NFLOG --nflog-prefix dnsfence-answer\n" C
+	    "-m conntrack --ctorigdst 198.18.0.1 --ctdir REPLY -m owner "
+	    "--uid-owner 0-4294967294 -j DROP\n" C
 	    "-m conntrack --ctorigdst 198.18.0.1 --ctdir REPLY -j ACCEPT\n" C
 	    "-m conntrack --ctorigdst 198.18.0.1 -m limit --limit 10/sec "
 	    "--limit-burst 20 -j NFLOG --nflog-prefix dnsfence-dns\n" C
@@ -151,6 +156,11 @@ static void enforce_renders_canonical_lines(void **state)
 	    "-d ::1/128 -p tcp -m tcp --dport 53 -j ACCEPT\n" C
 	    "-m conntrack --ctorigdst 2001:db8::1 -m mark --mark 0x64000000 "
 	    "-j ACCEPT\n" C
+	    "-m conntrack --ctorigdst 2001:db8::1 --ctdir REPLY -m owner "
+	    "--uid-owner 0-4294967294 -m limit --limit 10/sec --limit-burst "
+	    "20 -j NFLOG --nflog-prefix dnsfence-answer\n" C
+	    "-m conntrack --ctorigdst 2001:db8::1 --ctdir REPLY -m owner "
+	    "--uid-owner 0-4294967294 -j DROP\n" C
 	    "-m conntrack --ctorigdst 2001:db8::1 --ctdir REPLY -j ACCEPT\n" C
 	    "-m conntrack --ctorigdst 2001:db8::1 -m limit --limit 10/sec "
 	    "--limit-burst 20 -j NFLOG --nflog-prefix dnsfence-dns\n" C
@@ -282,11 +292,14 @@ static void multiport_splits_at_fifteen_slots(void **state)
 	config_free(c);
 }
 
-/* A loopback upstream's replies: only local_upstream_user's sockets
- * (a squatter on its free port has another uid); socketless packets
- * (the kernel's RSTs and ICMP errors) pass on to the REPLY accept. An
- * upstream elsewhere gets no such rule. */
-static void loopback_upstream_answers_only_from_its_user(void **state)
+/* Who may answer an upstream from a socket of this namespace: with
+ * local_upstream_user only its sockets (a squatter on a free port has
+ * another uid), on every upstream (a remote one's answers never pass
+ * OUTPUT; one on an address of the namespace answers from a socket
+ * here); without it no process's socket. "A process's socket" is a uid
+ * in the whole range: the kernel's own sockets (its resets and ICMP
+ * errors) have no owner and pass on to the REPLY accept. */
+static void upstream_answers_only_from_its_user(void **state)
 {
 	struct config *c = fixture_config(
 	    "{\"upstreams\": [\"127.0.0.1:5353\", \"198.18.0.1\"], "
@@ -295,16 +308,33 @@ static void loopback_upstream_answers_only_from_its_user(void **state)
 
 	(void)state;
 	assert_non_null(strstr(
-	    v4, C "-m conntrack --ctorigdst 127.0.0.1 -m mark --mark "
-		  "0x64000000 -j ACCEPT\n" C
-		  "-m conntrack --ctorigdst 127.0.0.1 --ctdir REPLY -m owner "
-		  "--socket-exists ! --uid-owner 108 -j DROP\n" C
-		  "-m conntrack --ctorigdst 127.0.0.1 --ctdir REPLY -j "
-		  "ACCEPT\n"));
-	assert_null(
-	    strstr(v4, "--ctorigdst 198.18.0.1 --ctdir REPLY -m owner"));
+	    v4,
+	    C "-m conntrack --ctorigdst 127.0.0.1 -m mark --mark "
+	      "0x64000000 -j ACCEPT\n" C
+	      "-m conntrack --ctorigdst 127.0.0.1 --ctdir REPLY -m owner "
+	      "--uid-owner 0-4294967294 -m owner ! --uid-owner 108 -m "
+	      "limit --limit 10/sec --limit-burst 20 -j NFLOG "
+	      "--nflog-prefix dnsfence-answer\n" C
+	      "-m conntrack --ctorigdst 127.0.0.1 --ctdir REPLY -m owner "
+	      "--uid-owner 0-4294967294 -m owner ! --uid-owner 108 -j "
+	      "DROP\n" C "-m conntrack --ctorigdst 127.0.0.1 --ctdir REPLY -j "
+	      "ACCEPT\n"));
 	assert_non_null(
-	    strstr(v4, "--ctorigdst 198.18.0.1 --ctdir REPLY -j ACCEPT"));
+	    strstr(v4, "--ctorigdst 198.18.0.1 --ctdir REPLY -m owner "
+		       "--uid-owner 0-4294967294 -m owner ! --uid-owner 108 "
+		       "-j DROP\n"));
+	free(v4);
+	config_free(c);
+	/* Without the key: no process's socket; Docker's resolver (the one
+	 * loopback upstream admitted without it) gets no such rule. */
+	c = fixture_config("{\"upstreams\": [\"127.0.0.11\", "
+			   "\"198.18.0.1\"]}");
+	v4 = fw_render(c, AF_INET);
+	assert_non_null(
+	    strstr(v4, C "-m conntrack --ctorigdst 198.18.0.1 --ctdir REPLY "
+			 "-m owner --uid-owner 0-4294967294 -j DROP\n"));
+	assert_null(strstr(v4, "--ctorigdst 127.0.0.11 --ctdir REPLY -m"));
+	assert_null(strstr(v4, "--socket-exists"));
 	free(v4);
 	config_free(c);
 }
@@ -775,7 +805,7 @@ int main(void)
 	    cmocka_unit_test(cidrs_go_to_their_family_with_port_ranges),
 	    cmocka_unit_test(multiport_splits_at_fifteen_slots),
 	    cmocka_unit_test(loopback_upstream_matches_original_destination),
-	    cmocka_unit_test(loopback_upstream_answers_only_from_its_user),
+	    cmocka_unit_test(upstream_answers_only_from_its_user),
 	    cmocka_unit_test(off_renders_nothing_and_expects_nothing),
 	    cmocka_unit_test(compare_reports_each_kind_of_drift),
 	    cmocka_unit_test(bad_family_or_set_name_renders_nothing),
