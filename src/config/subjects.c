@@ -331,6 +331,17 @@ static void source_of(const struct pctx *p, char *buf, size_t cap)
 			 p->upstreams_file);
 }
 
+/* Must a local upstream name its answerer? In output scope with a fence
+ * and no local_upstream_user. With subjects, no: only the subjects'
+ * packets enter the fence, so a resolver of the namespace (no subject)
+ * answers unchecked, and a subject's answer meets rule 2's drop of every
+ * process's socket (fwrules.c render_answerer). */
+static bool needs_answerer(const struct config *c)
+{
+	return c->scope == CONFIG_SCOPE_OUTPUT && c->mode != CONFIG_MODE_OFF &&
+	       !c->local_upstream_uid_set && !config_has_subjects(c);
+}
+
 static bool unspecified(const struct netaddr *a)
 {
 	static const uint8_t zero[16];
@@ -343,8 +354,7 @@ int subjects_check_local_upstreams(struct pctx *p)
 	const struct config *c = p->c;
 	char s[NETADDR_STRLEN], from[PATH_MAX + 48];
 	struct netaddr a;
-	bool fenced = c->scope == CONFIG_SCOPE_OUTPUT &&
-		      c->mode != CONFIG_MODE_OFF && !c->local_upstream_uid_set;
+	bool fenced = needs_answerer(c);
 
 	source_of(p, from, sizeof(from));
 	for (size_t i = 0; i < c->n_upstreams; i++) {
@@ -389,8 +399,7 @@ int subjects_check_own_addresses(const struct config *c, char *err,
 	struct netaddr a, own;
 	char s[NETADDR_STRLEN];
 
-	if (c->scope != CONFIG_SCOPE_OUTPUT || c->mode == CONFIG_MODE_OFF ||
-	    c->local_upstream_uid_set)
+	if (!needs_answerer(c))
 		return 0;
 	if (getifaddrs(&ifs) != 0) {
 		int e = errno;

@@ -196,18 +196,22 @@ static int render_listen(const struct config *cfg, int family,
  * (subjects_check_own_addresses), and this rule holds when the address
  * comes later. Docker's 127.0.0.11:53, DNATed to a port dockerd's socket
  * holds, is the one loopback upstream config.c admits without the key,
- * and gets no rule. "A process's socket" is an owner uid in the whole
- * range: the kernel's own sockets, which send its resets and ICMP errors
- * (a local resolver's closed port refuses at once, not after a timeout),
- * have no file and match no uid, though they match --socket-exists. The
- * rate-limited copy tells the daemon who answered (attrib.c). */
+ * and gets no rule. With subjects only their packets enter this chain:
+ * no key is needed (a resolver of the namespace answers unchecked), and
+ * every upstream, loopback too, gets the rule that no subject answers. "A
+ * process's socket" is an owner uid in the whole range: the kernel's own
+ * sockets, which send its resets and ICMP errors (a local resolver's closed
+ * port refuses at once, not after a timeout), have no file and match no uid,
+ * though they match --socket-exists. The rate-limited copy tells the daemon who
+ * answered (attrib.c). */
 static int render_answerer(const struct config *cfg, const struct netaddr *a,
 			   const char *s, struct fw_rules *r)
 {
 	char owner[40] = "";
 	int ret;
 
-	if (!cfg->local_upstream_uid_set && netaddr_is_loopback(a))
+	if (!cfg->local_upstream_uid_set && netaddr_is_loopback(a) &&
+	    !config_has_subjects(cfg))
 		return 0;
 	if (cfg->local_upstream_uid_set)
 		snprintf(owner, sizeof(owner), " -m owner ! --uid-owner %u",

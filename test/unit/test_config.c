@@ -444,6 +444,13 @@ static void test_listen_and_upstream_rules(void **state)
 	config_free(c);
 	c = parse_ok("{\"upstreams\": [\"127.0.0.11\"]}", NULL);
 	config_free(c);
+	/* With subjects a resolver of the namespace is no subject: its
+	 * answers never enter the fence, and need no key. */
+	c = parse_ok("{\"upstreams\": [\"127.0.0.53\"], \"listen\": "
+		     "[\"127.0.0.1:5353\"], \"subjects\": {\"users\": "
+		     "[\"4242\"]}}",
+		     NULL);
+	config_free(c);
 	expect_err("{\"upstreams\": [\"127.0.0.11:5353\"]}", NULL,
 		   "upstreams: 127.0.0.11 is a loopback address");
 	expect_err("{\"upstreams\": [\"127.0.0.1:5353\"], "

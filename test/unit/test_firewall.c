@@ -337,6 +337,17 @@ static void upstream_answers_only_from_its_user(void **state)
 	assert_null(strstr(v4, "--socket-exists"));
 	free(v4);
 	config_free(c);
+	/* With subjects no key is needed, and no subject answers any
+	 * upstream, a loopback one included. */
+	c = fixture_config("{\"upstreams\": [\"127.0.0.53\"], \"listen\": "
+			   "[\"127.0.0.1:5353\"], \"subjects\": "
+			   "{\"users\": [\"4242\"]}}");
+	v4 = fw_render(c, AF_INET);
+	assert_non_null(
+	    strstr(v4, C "-m conntrack --ctorigdst 127.0.0.53 --ctdir REPLY "
+			 "-m owner --uid-owner 0-4294967294 -j DROP\n"));
+	free(v4);
+	config_free(c);
 }
 
 static void loopback_upstream_matches_original_destination(void **state)
