@@ -328,6 +328,27 @@ PY
 	df_poll 50 grep -q bound "$3" || fail "uid $1 could not bind $2:5300: $(cat "$3")"
 }
 
+# df_stop_local_nsd: stop df_start_local_nsd's nsd and wait until its
+# port 5300 is free (a squatter may take it then).
+df_stop_local_nsd() {
+	kill "$DF_LOCAL_NSD_PID"
+	df_poll 50 bash -c "! ip netns exec $DF_WL ss -Hlun sport = :5300 | grep -q ." ||
+		fail "the local nsd still holds port 5300"
+}
+
+# expect_squat_held LOG UPSTREAM: after df_squat's squatter (LOG) was to be
+# asked a question below *.allowed.test (the last df_dig): it was asked
+# (or the test proves nothing), its 198.18.2.50 is not in the reply, not
+# in dnsfence4 and not reachable, and the daemon's log names uid 4242 as
+# the answerer for UPSTREAM.
+expect_squat_held() {
+	grep -q asked "$1" || fail "the squatter was never asked: the test proves nothing ($(cat "$1"))"
+	expect_out_lacks 198.18.2.50
+	expect_not_in_set dnsfence4 198.18.2.50
+	expect_fenced 198.18.2.50 80
+	expect_log_contains "from uid 4242: an answer to dnsfence's question to the upstream $2 from a socket of this namespace"
+}
+
 df_unbound_ready() {
 	local out
 	out="$(up dig +time=1 +tries=1 @"$DF_UP4" ns.allowed.test A +short)" || return 1

@@ -35,9 +35,7 @@ df_connect_as 4242 198.18.1.10 80 || fail "the subject cannot reach www.allowed.
 ok "subjects: the loopback upstream (nsd as root, no subject) answers without local_upstream_user; the subject reaches www, not 198.18.2.50"
 
 # 2. The subject takes the resolver's port.
-kill "$DF_LOCAL_NSD_PID"
-df_poll 50 bash -c "! ip netns exec $DF_WL ss -Hlun sport = :5300 | grep -q ." ||
-	fail "the local nsd still holds 127.0.0.1:5300"
+df_stop_local_nsd
 df_squat 4242 127.0.0.1 "$DF_TMP/squat.log"
 df_wl_as 4242 dig +time=5 +tries=1 @127.0.0.1 evil.allowed.test A >"$DF_TMP/evil.out" 2>&1 || true
 grep -q asked "$DF_TMP/squat.log" ||
