@@ -87,7 +87,9 @@ static const struct key_spec specs[] = {
      .defs = listen_defs, .type = "array of \"addr:port\" / \"[v6]:port\"",
      .meaning = "UDP and TCP listeners; a port is required, each entry "
 		"once. On a wildcard address (`0.0.0.0`, `::`) each UDP reply "
-		"leaves from the address its query was sent to"},
+		"leaves from the address its query was sent to. An "
+		"IPv4-mapped IPv6 address (`[::ffff:127.0.0.1]:53`) is an "
+		"error: its packets are IPv4; write the IPv4 form"},
     {"upstreams", K_LIST, configkeys_upstreams, 1,
      .item = configkeys_item_upstream,
      .type = "array of \"addr[:port]\" / \"[v6][:port]\"",
@@ -97,7 +99,11 @@ static const struct key_spec specs[] = {
 		"entrypoint saved in /run/dnsfence/resolv.conf.orig (used "
 		"only if root's and not group- or world-writable)",
      .meaning = "where allowed names are resolved; one of our own listen "
-		"endpoints is an error (a loop)"},
+		"endpoints is an error (a loop), and so are `0.0.0.0` and "
+		"`::` (the kernel sends them to a local port) and an "
+		"IPv4-mapped IPv6 address (write the IPv4 form). A loopback "
+		"upstream, or one on an address of the namespace, needs "
+		"`local_upstream_user`"},
     {"allow", K_LIST, configkeys_list, .item = configkeys_item_name,
      .type = "array of names",
      .meaning = "`example.com` matches that name only; `*.example.com` "

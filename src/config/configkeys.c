@@ -11,6 +11,7 @@
  * against the entries before it where a duplicate would be an error or a
  * waste (listen, upstreams, ports); the allowlist is deduplicated once at
  * the end instead (configkeys_dedupe), since it may hold 100k names. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <math.h>
 #include <netinet/in.h>
@@ -379,6 +380,27 @@ static bool is_listen_addr(const struct config *c,
 	return false;
 }
 
+/* An IPv4-mapped IPv6 endpoint ([::ffff:198.18.0.9]:5300) travels as
+ * IPv4: the IPv6 rules that would name it never see its packets, and the
+ * IPv4 ones do not name it. Refused, with the IPv4 form to write. */
+static int refuse_mapped(struct pctx *p, const char *path, const char *val,
+			 const struct sockaddr_storage *ss)
+{
+	static const uint8_t mapped[12] = {[10] = 0xff, [11] = 0xff};
+	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+	char v4[INET_ADDRSTRLEN];
+
+	if (ss->ss_family != AF_INET6 ||
+	    memcmp(s6->sin6_addr.s6_addr, mapped, 12) != 0)
+		return 0;
+	inet_ntop(AF_INET, s6->sin6_addr.s6_addr + 12, v4, sizeof(v4));
+	return configkeys_fail(p, path,
+			       "\"%s\" is an IPv4-mapped IPv6 address: its "
+			       "packets are IPv4, which no rule for it would "
+			       "see; write %s:%u",
+			       val, v4, (unsigned)ntohs(s6->sin6_port));
+}
+
 int configkeys_item_listen(struct pctx *p, const char *s, const char *path)
 {
 	struct sockaddr_storage ss;
@@ -389,6 +411,8 @@ int configkeys_item_listen(struct pctx *p, const char *s, const char *path)
 	configkeys_show(s, val, sizeof(val));
 	if (netaddr_parse_endpoint(s, true, 0, &ss, &len, &why) != 0)
 		return configkeys_fail(p, path, "\"%s\": %s", val, why);
+	if (refuse_mapped(p, path, val, &ss) != 0)
+		return -EINVAL;
 	if (is_listen_addr(p->c, &ss))
 		return configkeys_fail(p, path, "\"%s\" is listed twice", val);
 	return add_endpoint(&p->c->listen, &p->c->n_listen, &ss, len);
@@ -405,6 +429,8 @@ int configkeys_item_upstream(struct pctx *p, const char *s, const char *path)
 	configkeys_show(s, val, sizeof(val));
 	if (netaddr_parse_endpoint(s, false, 53, &ss, &len, &why) != 0)
 		return configkeys_fail(p, path, "\"%s\": %s", val, why);
+	if (refuse_mapped(p, path, val, &ss) != 0)
+		return -EINVAL;
 	if (is_listen_addr(p->c, &ss))
 		return configkeys_fail(
 		    p, path,

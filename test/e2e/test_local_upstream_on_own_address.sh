@@ -12,7 +12,7 @@
 # Asserted:
 # 1. Such a config without local_upstream_user is refused by validate
 #    and setup (exit 2), the error naming the address, its interface
-#    and the key.
+#    and the key; so is its IPv4-mapped IPv6 form, in any case.
 # 2. With local_upstream_user "root" (the tests' nsd), a name resolves
 #    through nsd on 198.18.0.2:5300 (positive control), and `dnsfence
 #    check` finds the kernel's rules as rendered. Then nsd stops and uid
@@ -37,6 +37,11 @@ grep -q "upstreams: $DF_WL4 is an address of this network namespace (on $DF_VETH
 	fail "the refusal does not name the address, its interface and the key: $DF_CMD_ERR"
 df_dnsfence setup
 [ "$DF_CMD_RC" -eq 2 ] || fail "setup of the same config exited $DF_CMD_RC, expected 2: $DF_CMD_ERR"
+# Its IPv4-mapped form would travel as IPv4, past the IPv6 rules naming it.
+df_config allow='["*.allowed.test"]' upstreams="[\"[::ffff:$DF_WL4]:5300\"]" listen='["127.0.0.1:53"]'
+df_dnsfence validate
+[ "$DF_CMD_RC" -eq 2 ] && grep -q "is an IPv4-mapped IPv6 address.*write $DF_WL4:5300" <<<"$DF_CMD_ERR" ||
+	fail "the IPv4-mapped form of the upstream: validate exited $DF_CMD_RC: $DF_CMD_ERR"
 ok "an upstream on $DF_WL4 ($DF_VETH_WL) without local_upstream_user is refused by validate and setup, naming the key"
 
 # 2. The resolver's user named: it answers; then a squatter takes its port.

@@ -471,6 +471,13 @@ static void test_listen_and_upstream_rules(void **state)
 	    "there goes to this host's own ports");
 	expect_err("{\"upstreams\": [\"[::]:5300\"], \"mode\": \"off\"}", NULL,
 		   "upstreams: :: is the unspecified address");
+	/* An IPv4-mapped endpoint travels as IPv4: no rule would see it. */
+	expect_err("{\"upstreams\": [\"[::ffff:198.18.0.9]:5300\"]}", NULL,
+		   "upstreams[0]: \"[::ffff:198.18.0.9]:5300\" is an "
+		   "IPv4-mapped IPv6 address: its packets are IPv4, which no "
+		   "rule for it would see; write 198.18.0.9:5300");
+	expect_err("{\"listen\": [\"[::ffff:127.0.0.1]:53\"]}", NULL,
+		   "listen[0]: \"[::ffff:127.0.0.1]:53\" is an IPv4-mapped");
 }
 
 static void test_upstreams_default_from_resolv_conf(void **state)
