@@ -70,6 +70,9 @@ static int render_answerer(const struct config *cfg, const struct netaddr *a,
 			   const char *s, struct fw_rules *r);
 static int render_upstreams(const struct config *cfg, int family,
 			    struct fw_rules *r);
+static int render_upstream_origin(const struct config *cfg,
+				  const struct netaddr *a, unsigned port,
+				  struct fw_rules *r);
 static int render_icmp6(const struct config *cfg, struct fw_rules *r);
 static int render_dns(const struct config *cfg, int family, struct fw_rules *r);
 static int port_list(const struct config_port *ports, size_t n, uint8_t proto,
@@ -281,6 +284,37 @@ static int render_upstream(const struct config *cfg, const struct netaddr *a,
 				  s, reject_with(a->family));
 }
 
+/* Entries the upstream's endpoint began: their reply direction is the
+ * daemon's question (or anyone's) to that endpoint, and their original
+ * destination is ours, which render_upstream never names. The upstream
+ * makes them itself with an answer later than conntrack kept the
+ * daemon's entry (a NEW entry from A:53 to the daemon's old port, whose
+ * reply direction then carried a workload's query from that port,
+ * rebound, to the upstream past rule 3); a squatter on a local
+ * upstream's free port makes them by sending first, from A:P to every
+ * ephemeral port of the daemon's address (the daemon's question then
+ * rode it, and the squatter's answer came back as its original
+ * direction). Only the daemon's marked packets pass; no upstream
+ * begins anything legitimately from the port it serves on. */
+static int render_upstream_origin(const struct config *cfg,
+				  const struct netaddr *a, unsigned port,
+				  struct fw_rules *r)
+{
+	char s[NETADDR_STRLEN], match[NETADDR_STRLEN + 64];
+	int ret;
+
+	netaddr_format(a, s, sizeof(s));
+	snprintf(match, sizeof(match),
+		 "-m conntrack --ctorigsrc %s --ctorigsrcport %u ", s, port);
+	ret = fw_rules_add(r, C "%s-m mark --mark 0x%x -j ACCEPT", match,
+			   (unsigned)cfg->mark);
+	if (!ret && config_audit_dns_open(cfg))
+		return log_then_accept(r, match);
+	if (!ret)
+		ret = fw_rules_add(r, C "%s" BLOCK_NFLOG "dnsfence-dns", match);
+	return ret ? ret : fw_rules_add(r, C "%s-j DROP", match);
+}
+
 /* The upstreams, then those a reload replaced whose questions are still
  * draining (cfg->retired): their rules stay until the daemon has deleted
  * its conntrack entries to them (conntrack.c), so no packet to one of
@@ -302,6 +336,9 @@ static int render_upstreams(const struct config *cfg, int family,
 			    !netaddr_from_sockaddr(sa, &na))
 				continue;
 			ret = render_upstream(cfg, &na, r);
+			if (!ret)
+				ret = render_upstream_origin(
+				    cfg, &na, (unsigned)netaddr_port(sa), r);
 			if (ret)
 				return ret;
 		}

@@ -72,6 +72,9 @@ want4=$(cat <<'RULES'
 -A DNSFENCE-OUT -m conntrack --ctorigdst 198.18.0.1 -m limit --limit 10/sec --limit-burst 20 -j NFLOG --nflog-prefix dnsfence-dns
 -A DNSFENCE-OUT -p tcp -m conntrack --ctorigdst 198.18.0.1 -j REJECT --reject-with tcp-reset
 -A DNSFENCE-OUT -m conntrack --ctorigdst 198.18.0.1 -j REJECT --reject-with icmp-admin-prohibited
+-A DNSFENCE-OUT -m conntrack --ctorigsrc 198.18.0.1 --ctorigsrcport 53 -m mark --mark 0x64000000 -j ACCEPT
+-A DNSFENCE-OUT -m conntrack --ctorigsrc 198.18.0.1 --ctorigsrcport 53 -m limit --limit 10/sec --limit-burst 20 -j NFLOG --nflog-prefix dnsfence-dns
+-A DNSFENCE-OUT -m conntrack --ctorigsrc 198.18.0.1 --ctorigsrcport 53 -j DROP
 -A DNSFENCE-OUT -m mark --mark 0x100000 -j CONNMARK --set-xmark 0x100000/0x300000
 -A DNSFENCE-OUT -m mark --mark 0x200000 -j CONNMARK --set-xmark 0x200000/0x300000
 -A DNSFENCE-OUT -p tcp -m connmark --mark 0x200000/0x300000 -m conntrack --ctdir ORIGINAL -j REJECT --reject-with tcp-reset
@@ -113,6 +116,9 @@ want6=$(cat <<'RULES'
 -A DNSFENCE-OUT -m conntrack --ctorigdst 2001:db8::1 -m limit --limit 10/sec --limit-burst 20 -j NFLOG --nflog-prefix dnsfence-dns
 -A DNSFENCE-OUT -p tcp -m conntrack --ctorigdst 2001:db8::1 -j REJECT --reject-with tcp-reset
 -A DNSFENCE-OUT -m conntrack --ctorigdst 2001:db8::1 -j REJECT --reject-with icmp6-adm-prohibited
+-A DNSFENCE-OUT -m conntrack --ctorigsrc 2001:db8::1 --ctorigsrcport 53 -m mark --mark 0x64000000 -j ACCEPT
+-A DNSFENCE-OUT -m conntrack --ctorigsrc 2001:db8::1 --ctorigsrcport 53 -m limit --limit 10/sec --limit-burst 20 -j NFLOG --nflog-prefix dnsfence-dns
+-A DNSFENCE-OUT -m conntrack --ctorigsrc 2001:db8::1 --ctorigsrcport 53 -j DROP
 -A DNSFENCE-OUT -m mark --mark 0x100000 -j CONNMARK --set-xmark 0x100000/0x300000
 -A DNSFENCE-OUT -m mark --mark 0x200000 -j CONNMARK --set-xmark 0x200000/0x300000
 -A DNSFENCE-OUT -p tcp -m connmark --mark 0x200000/0x300000 -m conntrack --ctdir ORIGINAL -j REJECT --reject-with tcp-reset

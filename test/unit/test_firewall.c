@@ -121,6 +121,12 @@ static void enforce_renders_canonical_lines(void **state)
 	    "--reject-with tcp-reset\n" C
 	    "-m conntrack --ctorigdst 198.18.0.1 -j REJECT --reject-with "
 	    "icmp-admin-prohibited\n" C
+	    "-m conntrack --ctorigsrc 198.18.0.1 --ctorigsrcport 53 -m mark "
+	    "--mark 0x64000000 -j ACCEPT\n" C
+	    "-m conntrack --ctorigsrc 198.18.0.1 --ctorigsrcport 53 -m limit "
+	    "--limit 10/sec --limit-burst 20 -j NFLOG --nflog-prefix "
+	    "dnsfence-dns\n" C
+	    "-m conntrack --ctorigsrc 198.18.0.1 --ctorigsrcport 53 -j DROP\n" C
 	    "-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n" C
 	    "-p udp -m conntrack --ctorigdstport 53 -m limit --limit 10/sec "
 	    "--limit-burst 20 -j NFLOG --nflog-prefix dnsfence-dns\n" C
@@ -168,6 +174,13 @@ static void enforce_renders_canonical_lines(void **state)
 	    "--reject-with tcp-reset\n" C
 	    "-m conntrack --ctorigdst 2001:db8::1 -j REJECT --reject-with "
 	    "icmp6-adm-prohibited\n" C
+	    "-m conntrack --ctorigsrc 2001:db8::1 --ctorigsrcport 5300 -m mark "
+	    "--mark 0x64000000 -j ACCEPT\n" C
+	    "-m conntrack --ctorigsrc 2001:db8::1 --ctorigsrcport 5300 -m "
+	    "limit "
+	    "--limit 10/sec --limit-burst 20 -j NFLOG --nflog-prefix "
+	    "dnsfence-dns\n" C "-m conntrack --ctorigsrc 2001:db8::1 "
+			       "--ctorigsrcport 5300 -j DROP\n" C
 	    "-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n" C
 	    "-d ff02::2/128 -p ipv6-icmp -m icmp6 --icmpv6-type 133 -m hl "
 	    "--hl-eq 255 -j ACCEPT\n" C
@@ -365,23 +378,29 @@ static void loopback_upstream_matches_original_destination(void **state)
 	 * listeners first, then the upstream, answered by the local
 	 * resolver in the reply direction; all before the loopback accept. */
 	assert_non_null(strstr(
-	    v4, C "-d 127.0.0.1/32 -p udp -m udp --dport 53 -j ACCEPT\n" C
-		  "-d 127.0.0.1/32 -p tcp -m tcp --dport 53 -j ACCEPT\n" C
-		  "-p udp -m addrtype --dst-type LOCAL -m udp --dport 5353 -j "
-		  "ACCEPT\n" C "-p tcp -m addrtype --dst-type LOCAL -m tcp "
-		  "--dport 5353 -j ACCEPT\n" C
-		  "-m conntrack --ctorigdst 127.0.0.11 -m mark --mark "
-		  "0x64000000 -j ACCEPT\n" C
-		  "-m conntrack --ctorigdst 127.0.0.11 --ctdir REPLY -j "
-		  "ACCEPT\n" C
-		  "-m conntrack --ctorigdst 127.0.0.11 -m limit --limit "
-		  "10/sec --limit-burst 20 -j NFLOG --nflog-prefix "
-		  "dnsfence-dns\n" C
-		  "-p tcp -m conntrack --ctorigdst 127.0.0.11 -j REJECT "
-		  "--reject-with tcp-reset\n" C
-		  "-m conntrack --ctorigdst 127.0.0.11 -j REJECT "
-		  "--reject-with icmp-admin-prohibited\n" C
-		  "-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n"));
+	    v4, C
+	    "-d 127.0.0.1/32 -p udp -m udp --dport 53 -j ACCEPT\n" C
+	    "-d 127.0.0.1/32 -p tcp -m tcp --dport 53 -j ACCEPT\n" C
+	    "-p udp -m addrtype --dst-type LOCAL -m udp --dport 5353 -j "
+	    "ACCEPT\n" C "-p tcp -m addrtype --dst-type LOCAL -m tcp "
+	    "--dport 5353 -j ACCEPT\n" C
+	    "-m conntrack --ctorigdst 127.0.0.11 -m mark --mark "
+	    "0x64000000 -j ACCEPT\n" C
+	    "-m conntrack --ctorigdst 127.0.0.11 --ctdir REPLY -j "
+	    "ACCEPT\n" C "-m conntrack --ctorigdst 127.0.0.11 -m limit --limit "
+	    "10/sec --limit-burst 20 -j NFLOG --nflog-prefix "
+	    "dnsfence-dns\n" C
+	    "-p tcp -m conntrack --ctorigdst 127.0.0.11 -j REJECT "
+	    "--reject-with tcp-reset\n" C
+	    "-m conntrack --ctorigdst 127.0.0.11 -j REJECT "
+	    "--reject-with icmp-admin-prohibited\n" C
+	    "-m conntrack --ctorigsrc 127.0.0.11 --ctorigsrcport 53 -m mark "
+	    "--mark 0x64000000 -j ACCEPT\n" C
+	    "-m conntrack --ctorigsrc 127.0.0.11 --ctorigsrcport 53 -m limit "
+	    "--limit 10/sec --limit-burst 20 -j NFLOG --nflog-prefix "
+	    "dnsfence-dns\n" C
+	    "-m conntrack --ctorigsrc 127.0.0.11 --ctorigsrcport 53 -j DROP\n" C
+	    "-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n"));
 	assert_true(strstr(v4, "--ctorigdstport 53 -j REJECT") <
 		    strstr(v4, "-o lo -j ACCEPT"));
 	free(v4);

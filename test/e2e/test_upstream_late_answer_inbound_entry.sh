@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Attack: an upstream's late answer opens the upstream to the workload.
+#
+# Rule 2 names the upstream only as --ctorigdst. When the upstream answers
+# after the daemon's conntrack entry for the question has expired (UDP:
+# 30 s; a slow recursion, a resolver that was stalled), the answer is the
+# first packet of a NEW entry whose ORIGINAL direction is
+#   198.18.0.1:53 -> 198.18.0.2:P   (ctorigdst 198.18.0.2, ctorigdstport P)
+# and every packet the workload then sends from P to 198.18.0.1:53 is that
+# entry's REPLY: no rule 2 line matches (the original destination is our
+# own address), rule 5 does not (the original port is P), and rule 3
+# (RELATED,ESTABLISHED) accepts it. A uid-4242 process learns P from
+# /proc/net/udp while the daemon's socket is open (remote 198.18.0.1:53),
+# binds it once the daemon closes it, and queries the upstream straight,
+# for a denied name, as long as it keeps the entry alive.
+#
+# The upstream's stall is simulated with SIGSTOP for 35 s.
+#
+# Now rule 2 also holds the entries the upstream's endpoint began
+# (--ctorigsrc 198.18.0.1 --ctorigsrcport 53): only the daemon's marked
+# packets pass there.
+#
+# Asserted:
+# 1. control: evil.test is denied through dnsfence; uid 4242's query from
+#    the daemon's old port straight to 198.18.0.1:53 fails (EPERM) while
+#    the daemon's entry lives.
+# 2. the late answer reaches the old port (the control: the entry
+#    exists); uid 4242's queries through it fail (EPERM), get no answer,
+#    and the daemon logs them as DNS bypassing it.
+source "$(dirname "$0")/lib.sh"
+df_setup
+df_start_dnsfence allow='["*.allowed.test"]'
+
+df_dig evil.test A
+expect_rcode NXDOMAIN
+ok "control: evil.test is denied through dnsfence"
+
+# The workload: watch /proc/net/udp for the daemon's sockets to the
+# upstream, take their ports when freed, ask the upstream straight.
+df_wl_as 4242 "$DF_PY" - >"$DF_TMP/late.log" 2>&1 <<'PY' &
+import socket, struct, time, errno
+UP = "010012C6:0035"          # 198.18.0.1:53 as /proc/net/udp prints it
+ports = set()
+t0 = time.time()
+print("watching", flush=True)
+while time.time() - t0 < 8:
+    for line in open("/proc/net/udp").read().splitlines()[1:]:
+        f = line.split()
+        if f[2] == UP:
+            ports.add(int(f[1].split(":")[1], 16))
+    time.sleep(0.005)
+print("ports", sorted(ports), flush=True)
+socks = {}
+while len(socks) < len(ports) and time.time() - t0 < 20:
+    for p in ports - set(socks):
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            s.bind(("198.18.0.2", p))
+            s.setblocking(False)
+            socks[p] = s
+        except OSError:
+            s.close()
+    time.sleep(0.05)
+print("bound", sorted(socks), flush=True)
+q = b"\x13\x37\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x04evil\x04test\x00\x00\x01\x00\x01"
+# Control: the query straight to the upstream, refused. Each send (even
+# refused) refreshes the daemon's entry, so then keep quiet until it has
+# expired and something comes in on one of the ports (the late answer).
+for p, s in socks.items():
+    try:
+        s.sendto(q, ("198.18.0.1", 53))
+        print("control send from", p, "passed", flush=True)
+    except OSError as e:
+        print("control send from", p, "failed:", e, flush=True)
+time.sleep(32)
+print("quiet", flush=True)
+import select
+r, _, _ = select.select(list(socks.values()), [], [], 40)
+for s in r:
+    m, peer = s.recvfrom(4096)
+    print("late packet from", peer, "to port", s.getsockname()[1], "len", len(m), flush=True)
+t1 = time.time()
+while time.time() - t1 < 10:
+    for p, s in socks.items():
+        try:
+            s.sendto(q, ("198.18.0.1", 53))
+        except OSError as e:
+            print("send from", p, "failed:", e, flush=True)
+        try:
+            while True:
+                m, peer = s.recvfrom(4096)
+                if m[:2] == b"\x13\x37":
+                    an = struct.unpack(">H", m[6:8])[0]
+                    print("ANSWER from", peer, "to port", p, "rcode", m[3] & 15,
+                          "answers", an, "last A", ".".join(map(str, m[-4:])), flush=True)
+        except BlockingIOError:
+            pass
+    time.sleep(0.5)
+print("done", flush=True)
+PY
+DF_PIDS+=("$!")
+df_poll 50 grep -q watching "$DF_TMP/late.log" || fail "the workload did not start: $(cat "$DF_TMP/late.log")"
+
+kill -STOP "$DF_UNBOUND_PID"
+df_dig a.b.allowed.test A +time=6 +tries=1
+df_poll 200 grep -q '^bound' "$DF_TMP/late.log" || fail "the workload bound nothing: $(cat "$DF_TMP/late.log")"
+grep -q '^bound \[[0-9]' "$DF_TMP/late.log" ||
+	fail "the workload saw no socket of the daemon to the upstream: the test proves nothing ($(cat "$DF_TMP/late.log"))"
+df_poll 100 grep -q 'control send.*failed:.*Operation not permitted' "$DF_TMP/late.log" ||
+	fail "control: the workload's direct query was not refused: $(cat "$DF_TMP/late.log")"
+ok "control: uid 4242 holds the daemon's old port(s) ($(grep '^bound' "$DF_TMP/late.log")); its direct query is refused (EPERM)"
+
+# Let the daemon's entries expire, then wake the upstream.
+df_poll 600 grep -q quiet "$DF_TMP/late.log" || fail "the workload never went quiet"
+df_poll 400 bash -c '[ "$(ip netns exec '"$DF_WL"' conntrack -L -p udp -d 198.18.0.1 --dport 53 2>/dev/null | grep -c dport=53)" -eq 0 ]' ||
+	fail "the daemon's entries to the upstream did not expire"
+echo "entries to 198.18.0.1:53 expired at $(date -u +%T)" >&2
+kill -CONT "$DF_UNBOUND_PID"
+df_poll 150 grep -q "ANSWER\|^done" "$DF_TMP/late.log" || true
+cat "$DF_TMP/late.log" >&2
+wl conntrack -L -p udp 2>/dev/null | grep 'src=198.18.0.1' >&2 || true
+grep -q "late packet from ('198.18.0.1', 53)" "$DF_TMP/late.log" ||
+	fail "no late answer from the upstream reached the old port: the test proves nothing ($(cat "$DF_TMP/late.log"))"
+grep -q "^send from .*failed:.*Operation not permitted" "$DF_TMP/late.log" ||
+	fail "the workload's queries after the late answer were not refused: $(cat "$DF_TMP/late.log")"
+expect_log_contains "DNS to 198.18.0.1 bypassing dnsfence"
+! grep -q ANSWER "$DF_TMP/late.log" ||
+	fail "uid 4242 got an answer for the denied evil.test straight from the upstream 198.18.0.1: $(grep -m1 ANSWER "$DF_TMP/late.log")"
+ok "after the upstream's late answer uid 4242 still gets no answer from 198.18.0.1"
