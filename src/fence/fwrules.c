@@ -16,13 +16,17 @@
  *      would judge the wrong address (invariant 13);
  *   1. our own listeners, for anyone;
  *   2. anything whose conntrack ORIGINAL destination is an upstream
- *      address: accepted only with the daemon's socket mark (and, for a
- *      loopback upstream, the resolver's replies to us), else rejected,
- *      on every packet, before rule 3 (invariant 5);
+ *      address: accepted only with the daemon's socket mark (and the
+ *      replies to us: from the network, or from local_upstream_user's
+ *      sockets), else rejected, on every packet, before rule 3; and
+ *      anything of an entry the upstream's endpoint began, only with the
+ *      mark (invariant 5);
  *   2a. name check (name_check, flowmark.h): a flow the daemon decided
  *      carries its verdict in the connmark; an undecided established
  *      flow to a set member on a TLS or HTTP port goes to the queue, with
  *      no bypass (no reader: dropped);
+ *   2b. DNS as the reply direction of an entry begun from port 53 (a
+ *      late answer of any resolver), rejected before rule 3;
  *   3. RELATED,ESTABLISHED (with inbound "deny", only in the original
  *      direction, connections this namespace opened, and on loopback);
  *   4. IPv6 only: what neighbour discovery needs, no more (invariant 6);
@@ -49,8 +53,11 @@
 
 #define MULTIPORT_MAX 15 /* xt_multiport slots; a range takes two */
 #define AUDIT_PREFIX  "dnsfence-audit"
-/* Docker's embedded resolver, in every container on a user network. */
+/* Docker's embedded resolver, in every container on a user network, and
+ * the uid its socket belongs to: dockerd's, root (a rootless dockerd is
+ * root of the user namespace that owns the container's network). */
 #define DOCKER_RESOLVER "127.0.0.11"
+#define DOCKERD_UID	0u
 /* Enforce mode: what the rejects drop is also copied to NFLOG for the
  * daemon's attribution (nflog.c), at most this often per rule, so that
  * a flood costs the daemon a bounded amount of work. */
@@ -75,6 +82,8 @@ static int render_upstream_origin(const struct config *cfg,
 				  struct fw_rules *r);
 static int render_icmp6(const struct config *cfg, struct fw_rules *r);
 static int render_dns(const struct config *cfg, int family, struct fw_rules *r);
+static int render_dns_replies(const struct config *cfg, int family,
+			      struct fw_rules *r);
 static int port_list(const struct config_port *ports, size_t n, uint8_t proto,
 		     size_t *i, char *list, size_t cap);
 static int render_name_check(const struct config *cfg, int family,
@@ -198,27 +207,29 @@ static int render_listen(const struct config *cfg, int family,
  * it, setup and reload one on an address of the namespace
  * (subjects_check_own_addresses), and this rule holds when the address
  * comes later. Docker's 127.0.0.11:53, DNATed to a port dockerd's socket
- * holds, is the one loopback upstream config.c admits without the key,
- * and gets no rule. With subjects only their packets enter this chain:
- * no key is needed (a resolver of the namespace answers unchecked), and
- * every upstream, loopback too, gets the rule that no subject answers. "A
- * process's socket" is an owner uid in the whole range: the kernel's own
- * sockets, which send its resets and ICMP errors (a local resolver's closed
- * port refuses at once, not after a timeout), have no file and match no uid,
- * though they match --socket-exists. The rate-limited copy tells the daemon who
- * answered (attrib.c). */
+ * holds, is the one loopback upstream config.c admits without the key:
+ * only dockerd's sockets (root's) answer there, or while dockerd is away
+ * (a restart with live-restore keeps the container and the DNAT) a
+ * process that binds that port answers for it. With subjects only their packets
+ * enter this chain: no key is needed (a resolver of the namespace answers
+ * unchecked), and every upstream, loopback too, gets the rule that no subject
+ * answers. "A process's socket" is an owner uid in the whole range: the
+ * kernel's own sockets, which send its resets and ICMP errors (a local
+ * resolver's closed port refuses at once, not after a timeout), have no file
+ * and match no uid, though they match --socket-exists. The rate-limited copy
+ * tells the daemon who answered (attrib.c). */
 static int render_answerer(const struct config *cfg, const struct netaddr *a,
 			   const char *s, struct fw_rules *r)
 {
 	char owner[40] = "";
 	int ret;
 
-	if (!cfg->local_upstream_uid_set && netaddr_is_loopback(a) &&
-	    !config_has_subjects(cfg))
-		return 0;
 	if (cfg->local_upstream_uid_set)
 		snprintf(owner, sizeof(owner), " -m owner ! --uid-owner %u",
 			 (unsigned)cfg->local_upstream_uid);
+	else if (netaddr_is_loopback(a) && !config_has_subjects(cfg))
+		snprintf(owner, sizeof(owner), " -m owner ! --uid-owner %u",
+			 DOCKERD_UID);
 	ret =
 	    fw_rules_add(r,
 			 C "-m conntrack --ctorigdst %s --ctdir REPLY " ANY_UID
@@ -429,6 +440,37 @@ static int render_dns(const struct config *cfg, int family, struct fw_rules *r)
 			return ret;
 	}
 	return 0;
+}
+
+/* DNS as the reply direction of an entry someone began from port 53
+ * towards us, before rule 3 accepts it: a resolver's answer that came
+ * later than conntrack kept the question's entry is such an entry, to
+ * the asker's old port, and a workload that binds that port once it is
+ * free asks the resolver anything through it. For the upstreams rule 2
+ * holds those entries already (render_upstream_origin); this holds them
+ * for every other resolver, one a reload replaced among them (its rules
+ * are gone once its questions drained, its late answers not). Nothing
+ * legitimate begins from port 53. */
+static int render_dns_replies(const struct config *cfg, int family,
+			      struct fw_rules *r)
+{
+	static const struct {
+		const char *match;
+		bool tcp;
+	} matches[] = {
+	    {"-p udp -m udp --dport 53 -m conntrack --ctdir REPLY ", false},
+	    {"-p tcp -m tcp --dport 53 -m conntrack --ctdir REPLY ", true},
+	};
+	int ret = 0;
+
+	for (size_t m = 0; m < 2 && !ret; m++)
+		ret =
+		    config_audit_dns_open(cfg)
+			? log_then_accept(r, matches[m].match)
+			: log_then_reject(r, matches[m].match, "dnsfence-dns",
+					  matches[m].tcp ? "tcp-reset"
+							 : reject_with(family));
+	return ret;
 }
 
 /* In enforce mode a rejected packet is also copied, rate-limited, to
@@ -725,6 +767,8 @@ int fw_rules_render(const struct config *cfg, int family, struct fw_rules *r)
 	if (!ret && cfg->name_check != CONFIG_NAME_CHECK_OFF &&
 	    cfg->scope == CONFIG_SCOPE_OUTPUT)
 		ret = render_quic(cfg, family, set, r);
+	if (!ret)
+		ret = render_dns_replies(cfg, family, r);
 	if (!ret)
 		ret = render_established(cfg, r);
 	if (!ret && cfg->inbound_deny) /* our listeners' (local) answers */

@@ -86,6 +86,10 @@ want4=$(cat <<'RULES'
 -A DNSFENCE-OUT -p udp -m connmark --mark 0x200000/0x300000 -m conntrack --ctdir ORIGINAL -j DROP
 -A DNSFENCE-OUT -p udp -m set --match-set dnsfence4 dst -m multiport --dports 443 -m connmark --mark 0x0/0x300000 -m conntrack --ctdir ORIGINAL -j NFQUEUE --queue-num 4453
 -A DNSFENCE-OUT -p udp -m set --match-set dnsfence4 dst -m multiport --dports 443 -m connmark --mark 0x100000/0x300000 -m mark ! --mark 0x100000 -m u32 --u32 "0x0>>0x16&0x3c@0x8>>0x18&0x80=0x80" -m conntrack --ctdir ORIGINAL -j NFQUEUE --queue-num 4454
+-A DNSFENCE-OUT -p udp -m udp --dport 53 -m conntrack --ctdir REPLY -m limit --limit 10/sec --limit-burst 20 -j NFLOG --nflog-prefix dnsfence-dns
+-A DNSFENCE-OUT -p udp -m udp --dport 53 -m conntrack --ctdir REPLY -j REJECT --reject-with icmp-admin-prohibited
+-A DNSFENCE-OUT -p tcp -m tcp --dport 53 -m conntrack --ctdir REPLY -m limit --limit 10/sec --limit-burst 20 -j NFLOG --nflog-prefix dnsfence-dns
+-A DNSFENCE-OUT -p tcp -m tcp --dport 53 -m conntrack --ctdir REPLY -j REJECT --reject-with tcp-reset
 -A DNSFENCE-OUT -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT
 -A DNSFENCE-OUT -p udp -m conntrack --ctorigdstport 53 -m limit --limit 10/sec --limit-burst 20 -j NFLOG --nflog-prefix dnsfence-dns
 -A DNSFENCE-OUT -p udp -m conntrack --ctorigdstport 53 -j REJECT --reject-with icmp-admin-prohibited
@@ -130,6 +134,10 @@ want6=$(cat <<'RULES'
 -A DNSFENCE-OUT -p udp -m connmark --mark 0x200000/0x300000 -m conntrack --ctdir ORIGINAL -j DROP
 -A DNSFENCE-OUT -p udp -m set --match-set dnsfence6 dst -m multiport --dports 443 -m connmark --mark 0x0/0x300000 -m conntrack --ctdir ORIGINAL -j NFQUEUE --queue-num 4453
 -A DNSFENCE-OUT -p udp -m set --match-set dnsfence6 dst -m multiport --dports 443 -m connmark --mark 0x100000/0x300000 -m mark ! --mark 0x100000 -m u32 --u32 "0x30>>0x18&0x80=0x80" -m conntrack --ctdir ORIGINAL -j NFQUEUE --queue-num 4454
+-A DNSFENCE-OUT -p udp -m udp --dport 53 -m conntrack --ctdir REPLY -m limit --limit 10/sec --limit-burst 20 -j NFLOG --nflog-prefix dnsfence-dns
+-A DNSFENCE-OUT -p udp -m udp --dport 53 -m conntrack --ctdir REPLY -j REJECT --reject-with icmp6-adm-prohibited
+-A DNSFENCE-OUT -p tcp -m tcp --dport 53 -m conntrack --ctdir REPLY -m limit --limit 10/sec --limit-burst 20 -j NFLOG --nflog-prefix dnsfence-dns
+-A DNSFENCE-OUT -p tcp -m tcp --dport 53 -m conntrack --ctdir REPLY -j REJECT --reject-with tcp-reset
 -A DNSFENCE-OUT -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT
 -A DNSFENCE-OUT -d ff02::2/128 -p ipv6-icmp -m icmp6 --icmpv6-type 133 -m hl --hl-eq 255 -j ACCEPT
 -A DNSFENCE-OUT -d ff02::1:ff00:0/104 -p ipv6-icmp -m icmp6 --icmpv6-type 135 -m hl --hl-eq 255 -j ACCEPT

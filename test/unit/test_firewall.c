@@ -29,6 +29,22 @@
 
 #define C "-A DNSFENCE-OUT "
 
+/* The rejects of DNS as an entry's reply direction, before rule 3
+ * (render_dns_replies), for the family's reject. */
+#define DNS_REPLIES(with)                                                      \
+	"-p udp -m udp --dport 53 -m conntrack --ctdir REPLY -m limit "        \
+	"--limit 10/sec --limit-burst 20 -j NFLOG --nflog-prefix "             \
+	"dnsfence-dns\n" C                                                     \
+	"-p udp -m udp --dport 53 -m conntrack --ctdir REPLY -j REJECT "       \
+	"--reject-with " with "\n" C                                           \
+	"-p tcp -m tcp --dport 53 -m conntrack --ctdir REPLY -m limit "        \
+	"--limit 10/sec --limit-burst 20 -j NFLOG --nflog-prefix "             \
+	"dnsfence-dns\n" C                                                     \
+	"-p tcp -m tcp --dport 53 -m conntrack --ctdir REPLY -j REJECT "       \
+	"--reject-with tcp-reset\n" C
+#define DNS_REPLIES4 DNS_REPLIES("icmp-admin-prohibited")
+#define DNS_REPLIES6 DNS_REPLIES("icmp6-adm-prohibited")
+
 struct reports {
 	char lines[16][600];
 	int n;
@@ -127,6 +143,7 @@ static void enforce_renders_canonical_lines(void **state)
 	    "--limit 10/sec --limit-burst 20 -j NFLOG --nflog-prefix "
 	    "dnsfence-dns\n" C
 	    "-m conntrack --ctorigsrc 198.18.0.1 --ctorigsrcport 53 -j DROP\n" C
+		DNS_REPLIES4
 	    "-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n" C
 	    "-p udp -m conntrack --ctorigdstport 53 -m limit --limit 10/sec "
 	    "--limit-burst 20 -j NFLOG --nflog-prefix dnsfence-dns\n" C
@@ -180,7 +197,7 @@ static void enforce_renders_canonical_lines(void **state)
 	    "limit "
 	    "--limit 10/sec --limit-burst 20 -j NFLOG --nflog-prefix "
 	    "dnsfence-dns\n" C "-m conntrack --ctorigsrc 2001:db8::1 "
-			       "--ctorigsrcport 5300 -j DROP\n" C
+	    "--ctorigsrcport 5300 -j DROP\n" C DNS_REPLIES6
 	    "-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n" C
 	    "-d ff02::2/128 -p ipv6-icmp -m icmp6 --icmpv6-type 133 -m hl "
 	    "--hl-eq 255 -j ACCEPT\n" C
@@ -339,14 +356,17 @@ static void upstream_answers_only_from_its_user(void **state)
 	free(v4);
 	config_free(c);
 	/* Without the key: no process's socket; Docker's resolver (the one
-	 * loopback upstream admitted without it) gets no such rule. */
+	 * loopback upstream admitted without it) only dockerd's, root's. */
 	c = fixture_config("{\"upstreams\": [\"127.0.0.11\", "
 			   "\"198.18.0.1\"]}");
 	v4 = fw_render(c, AF_INET);
 	assert_non_null(
 	    strstr(v4, C "-m conntrack --ctorigdst 198.18.0.1 --ctdir REPLY "
 			 "-m owner --uid-owner 0-4294967294 -j DROP\n"));
-	assert_null(strstr(v4, "--ctorigdst 127.0.0.11 --ctdir REPLY -m"));
+	assert_non_null(strstr(v4,
+			       "--ctorigdst 127.0.0.11 --ctdir REPLY -m owner "
+			       "--uid-owner 0-4294967294 -m owner ! "
+			       "--uid-owner 0 -j DROP\n"));
 	assert_null(strstr(v4, "--socket-exists"));
 	free(v4);
 	config_free(c);
@@ -386,6 +406,12 @@ static void loopback_upstream_matches_original_destination(void **state)
 	    "--dport 5353 -j ACCEPT\n" C
 	    "-m conntrack --ctorigdst 127.0.0.11 -m mark --mark "
 	    "0x64000000 -j ACCEPT\n" C
+	    "-m conntrack --ctorigdst 127.0.0.11 --ctdir REPLY -m owner "
+	    "--uid-owner 0-4294967294 -m owner ! --uid-owner 0 -m limit "
+	    "--limit 10/sec --limit-burst 20 -j NFLOG --nflog-prefix "
+	    "dnsfence-answer\n" C
+	    "-m conntrack --ctorigdst 127.0.0.11 --ctdir REPLY -m owner "
+	    "--uid-owner 0-4294967294 -m owner ! --uid-owner 0 -j DROP\n" C
 	    "-m conntrack --ctorigdst 127.0.0.11 --ctdir REPLY -j "
 	    "ACCEPT\n" C "-m conntrack --ctorigdst 127.0.0.11 -m limit --limit "
 	    "10/sec --limit-burst 20 -j NFLOG --nflog-prefix "
@@ -400,6 +426,7 @@ static void loopback_upstream_matches_original_destination(void **state)
 	    "--limit 10/sec --limit-burst 20 -j NFLOG --nflog-prefix "
 	    "dnsfence-dns\n" C
 	    "-m conntrack --ctorigsrc 127.0.0.11 --ctorigsrcport 53 -j DROP\n" C
+		DNS_REPLIES4
 	    "-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n"));
 	assert_true(strstr(v4, "--ctorigdstport 53 -j REJECT") <
 		    strstr(v4, "-o lo -j ACCEPT"));
@@ -680,27 +707,28 @@ static void name_check_queues_only_undecided_flows(void **state)
 	    "\"off\"}}");
 	char *v4 = fw_render(c, AF_INET), *v6 = fw_render(c, AF_INET6);
 	char *v4off = fw_render(off, AF_INET);
-	const char *want = C
-	    "-m mark --mark 0x100000 -j CONNMARK --set-xmark "
-	    "0x100000/0x300000\n" C "-m mark --mark 0x200000 -j CONNMARK "
-	    "--set-xmark 0x200000/0x300000\n" C
-	    "-p tcp -m connmark --mark 0x200000/0x300000 -m conntrack "
-	    "--ctdir ORIGINAL -j REJECT --reject-with tcp-reset\n" C
-	    "-p tcp -m set --match-set dnsfence4 dst -m multiport --dports "
-	    "443,8443 -m tcp --tcp-flags FIN,SYN,RST,ACK SYN -m u32 --u32 "
-	    "\"0x0>>0x16&0x3c@0xc>>0x1a&0x3c@0x0>>0x18=0x0:0xff\" -j DROP\n" C
-	    "-p tcp -m set --match-set dnsfence4 dst -m multiport --dports "
-	    "443,8443 -m conntrack --ctstate NEW -j CONNMARK --set-xmark "
-	    "0x300000/0x300000\n" C
-	    "-p tcp -m set --match-set dnsfence4 dst -m multiport --dports "
-	    "80,8080 -m tcp --tcp-flags FIN,SYN,RST,ACK SYN -m u32 --u32 "
-	    "\"0x0>>0x16&0x3c@0xc>>0x1a&0x3c@0x0>>0x18=0x0:0xff\" -j DROP\n" C
-	    "-p tcp -m set --match-set dnsfence4 dst -m multiport --dports "
-	    "80,8080 -m conntrack --ctstate NEW -j CONNMARK --set-xmark "
-	    "0x300000/0x300000\n" C
-	    "-p tcp -m connmark --mark 0x300000/0x300000 -m conntrack "
-	    "--ctstate ESTABLISHED --ctdir ORIGINAL -j NFQUEUE --queue-num "
-	    "4453\n" C "-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n";
+	const char *want =
+	    C "-m mark --mark 0x100000 -j CONNMARK --set-xmark "
+	      "0x100000/0x300000\n" C "-m mark --mark 0x200000 -j CONNMARK "
+	      "--set-xmark 0x200000/0x300000\n" C
+	      "-p tcp -m connmark --mark 0x200000/0x300000 -m conntrack "
+	      "--ctdir ORIGINAL -j REJECT --reject-with tcp-reset\n" C
+	      "-p tcp -m set --match-set dnsfence4 dst -m multiport --dports "
+	      "443,8443 -m tcp --tcp-flags FIN,SYN,RST,ACK SYN -m u32 --u32 "
+	      "\"0x0>>0x16&0x3c@0xc>>0x1a&0x3c@0x0>>0x18=0x0:0xff\" -j DROP\n" C
+	      "-p tcp -m set --match-set dnsfence4 dst -m multiport --dports "
+	      "443,8443 -m conntrack --ctstate NEW -j CONNMARK --set-xmark "
+	      "0x300000/0x300000\n" C
+	      "-p tcp -m set --match-set dnsfence4 dst -m multiport --dports "
+	      "80,8080 -m tcp --tcp-flags FIN,SYN,RST,ACK SYN -m u32 --u32 "
+	      "\"0x0>>0x16&0x3c@0xc>>0x1a&0x3c@0x0>>0x18=0x0:0xff\" -j DROP\n" C
+	      "-p tcp -m set --match-set dnsfence4 dst -m multiport --dports "
+	      "80,8080 -m conntrack --ctstate NEW -j CONNMARK --set-xmark "
+	      "0x300000/0x300000\n" C
+	      "-p tcp -m connmark --mark 0x300000/0x300000 -m conntrack "
+	      "--ctstate ESTABLISHED --ctdir ORIGINAL -j NFQUEUE --queue-num "
+	      "4453\n" C DNS_REPLIES4
+	      "-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n";
 
 	(void)state;
 	assert_non_null(v4);
@@ -747,6 +775,7 @@ static void name_check_quic_rules_only_for_allowed_udp(void **state)
 	      "443 -m connmark --mark 0x100000/0x300000 -m mark ! --mark "
 	      "0x100000 -m u32 --u32 \"0x0>>0x16&0x3c@0x8>>0x18&0x80=0x80\" -m "
 	      "conntrack --ctdir ORIGINAL -j NFQUEUE --queue-num 4454\n" C
+		  DNS_REPLIES4
 	      "-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n";
 
 	(void)state;

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Attack: the late-answer entry (test_upstream_late_answer_inbound_entry.sh)
+# after a reload that replaces `upstreams`, where it needs no 30 s wait.
+#
+# The reload drains the old channel (at most upstream_timeout, 3 s), then
+# deletes every conntrack entry whose original destination is the old
+# upstream (docs/firewall.md, rule 2; "Conntrack ride after an upstream
+# change" in docs/security.md). An answer from the old upstream that comes
+# after that (any answer slower than upstream_timeout: a cache miss behind
+# a slow authority) is the first packet of a NEW entry
+#   198.18.0.1:53 -> 198.18.0.2:P   (ctorigdst 198.18.0.2, ctorigdstport P)
+# and uid 4242, holding P (read in /proc/net/udp while the daemon's socket
+# was open, bound once it closed), asks 198.18.0.1:53 for a denied name as
+# that entry's reply direction: rule 3 accepts it; rule 5 (original port
+# 53) does not see it. The slow upstream is simulated with SIGSTOP.
+#
+# Now rule 2b rejects DNS as the reply direction of any entry begun from
+# port 53 (the replaced upstream's rules are gone by then).
+#
+# Asserted, after the controls: the late answer reaches the old port (the
+# entry exists), the workload's queries through it fail (EPERM), get no
+# answer, and are logged as DNS bypassing dnsfence.
+# Controls: evil.test is denied through dnsfence; uid 4242's query from the
+# daemon's old port straight to 198.18.0.1:53 is refused (EPERM); the
+# daemon says it deleted the entries to the replaced upstream.
+source "$(dirname "$0")/lib.sh"
+df_setup
+sock_conf() { echo '{"socket": "'"$DF_TMP"'/control.sock", "watch": false}'; }
+df_start_dnsfence allow='["*.allowed.test"]' control="$(sock_conf)"
+chmod 755 "$DF_TMP"
+df_dig evil.test A
+expect_rcode NXDOMAIN
+ok "control: evil.test is denied through dnsfence"
+
+df_wl_as 4242 "$DF_PY" - >"$DF_TMP/late.log" 2>&1 <<'PY' &
+import socket, struct, time, errno
+UP = "010012C6:0035"          # 198.18.0.1:53 as /proc/net/udp prints it
+ports = set()
+t0 = time.time()
+print("watching", flush=True)
+while time.time() - t0 < 6:
+    for line in open("/proc/net/udp").read().splitlines()[1:]:
+        f = line.split()
+        if f[2] == UP:
+            ports.add(int(f[1].split(":")[1], 16))
+    time.sleep(0.005)
+print("ports", sorted(ports), flush=True)
+socks = {}
+while len(socks) < len(ports) and time.time() - t0 < 20:
+    for p in ports - set(socks):
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            s.bind(("198.18.0.2", p))
+            s.setblocking(False)
+            socks[p] = s
+        except OSError:
+            s.close()
+    time.sleep(0.05)
+print("bound", sorted(socks), flush=True)
+q = b"\x13\x37\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x04evil\x04test\x00\x00\x01\x00\x01"
+# Control: the query straight to the upstream, refused. Each send (even
+# refused) refreshes the daemon's entry, so then keep quiet until it has
+# expired and something comes in on one of the ports (the late answer).
+for p, s in socks.items():
+    try:
+        s.sendto(q, ("198.18.0.1", 53))
+        print("control send from", p, "passed", flush=True)
+    except OSError as e:
+        print("control send from", p, "failed:", e, flush=True)
+print("quiet", flush=True)
+import select
+r, _, _ = select.select(list(socks.values()), [], [], 40)
+for s in r:
+    m, peer = s.recvfrom(4096)
+    print("late packet from", peer, "to port", s.getsockname()[1], "len", len(m), flush=True)
+t1 = time.time()
+while time.time() - t1 < 10:
+    for p, s in socks.items():
+        try:
+            s.sendto(q, ("198.18.0.1", 53))
+        except OSError as e:
+            print("send from", p, "failed:", e, flush=True)
+        try:
+            while True:
+                m, peer = s.recvfrom(4096)
+                if m[:2] == b"\x13\x37":
+                    an = struct.unpack(">H", m[6:8])[0]
+                    print("ANSWER from", peer, "to port", p, "rcode", m[3] & 15,
+                          "answers", an, "last A", ".".join(map(str, m[-4:])), flush=True)
+        except BlockingIOError:
+            pass
+    time.sleep(0.5)
+print("done", flush=True)
+PY
+DF_PIDS+=("$!")
+df_poll 50 grep -q watching "$DF_TMP/late.log" || fail "the workload did not start: $(cat "$DF_TMP/late.log")"
+
+kill -STOP "$DF_UNBOUND_PID"
+df_dig a.b.allowed.test A +time=6 +tries=1
+df_config allow='["*.allowed.test"]' upstreams='["[2001:db8::1]"]' control="$(sock_conf)"
+df_dnsfence reload
+[ "$DF_CMD_RC" -eq 0 ] || fail "reload exited $DF_CMD_RC: $DF_CMD_ERR"
+df_wait_log 100 "conntrack entries to replaced upstream(s) 198.18.0.1 deleted" ||
+	fail "the daemon never said it deleted the flows to the replaced upstream 198.18.0.1"
+df_poll 200 grep -q '^bound' "$DF_TMP/late.log" || fail "the workload bound nothing: $(cat "$DF_TMP/late.log")"
+grep -q '^bound \[[0-9]' "$DF_TMP/late.log" ||
+	fail "the workload saw no socket of the daemon to the upstream: the test proves nothing ($(cat "$DF_TMP/late.log"))"
+df_poll 100 grep -q 'control send.*failed:.*Operation not permitted' "$DF_TMP/late.log" ||
+	fail "control: the workload's direct query was not refused: $(cat "$DF_TMP/late.log")"
+ok "control: reload deleted the entries to 198.18.0.1; uid 4242 holds the daemon's old port(s) ($(grep '^bound' "$DF_TMP/late.log")); its direct query is refused (EPERM)"
+
+sleep 1
+kill -CONT "$DF_UNBOUND_PID"
+df_poll 150 grep -q "ANSWER\|^done" "$DF_TMP/late.log" || true
+cat "$DF_TMP/late.log" >&2
+wl conntrack -L -p udp 2>/dev/null | grep 'src=198.18.0.1' >&2 || true
+grep -q "late packet from ('198.18.0.1', 53)" "$DF_TMP/late.log" ||
+	fail "no late answer of the replaced upstream reached the old port: the test proves nothing ($(cat "$DF_TMP/late.log"))"
+grep -q "^send from .*failed:.*Operation not permitted" "$DF_TMP/late.log" ||
+	fail "the workload's queries after the late answer were not refused: $(cat "$DF_TMP/late.log")"
+expect_log_contains "DNS to 198.18.0.1 bypassing dnsfence"
+! grep -q ANSWER "$DF_TMP/late.log" ||
+	fail "uid 4242 got an answer for the denied evil.test straight from the replaced upstream 198.18.0.1: $(grep -m1 ANSWER "$DF_TMP/late.log")"
+ok "after the replaced upstream's late answer uid 4242 still gets no answer from 198.18.0.1"
