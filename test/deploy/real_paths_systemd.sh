@@ -107,7 +107,7 @@ EOF
 	# Inside the container the unit's processes see the container's cgroup
 	# namespace; the rule names the same path (setup ran in that namespace).
 	grep -qx "cgroup /system.slice/fenced.service" <<<"$f" || fail "systemd (nft): fenced.service's cgroup: $(head -1 <<<"$f")"
-	wl iptables-nft-save -t filter | grep -qF -- '-m cgroup --path "/system.slice/fenced.service" -j DNSFENCE-OUT' ||
+	grep -qF -- '-m cgroup --path "/system.slice/fenced.service" -j DNSFENCE-OUT' <<<"$(wl iptables-nft-save -t filter)" ||
 		fail "systemd (nft): no cgroup jump for /system.slice/fenced.service: $(wl iptables-nft-save -t filter | grep cgroup)"
 	grep -qx "uid 65534 nnp 1" <<<"$f" || fail "systemd (nft): fenced.service runs without NoNewPrivileges: $(sed -n 2p <<<"$f")"
 	grep -qx allowed-resolves <<<"$f" && grep -qx allowed-connects <<<"$f" ||
@@ -193,10 +193,10 @@ EOF
 
 	# The fence, in the backend the rootfs chose.
 	if [ "$backend" = legacy ]; then
-		wl iptables-legacy-save -t filter | grep -q '^:DNSFENCE-OUT' || fail "systemd (legacy): the fence is not in iptables-legacy"
+		grep -q '^:DNSFENCE-OUT' <<<"$(wl iptables-legacy-save -t filter)" || fail "systemd (legacy): the fence is not in iptables-legacy"
 		! wl iptables-nft-save 2>/dev/null | grep -q DNSFENCE || fail "systemd (legacy): rules in nft too"
 	else
-		wl iptables-nft-save -t filter | grep -q '^:DNSFENCE-OUT' || fail "systemd (nft): the fence is not in iptables-nft"
+		grep -q '^:DNSFENCE-OUT' <<<"$(wl iptables-nft-save -t filter)" || fail "systemd (nft): the fence is not in iptables-nft"
 	fi
 	df_ask_connect www.allowed.test A 80
 	[ "$(df_asked_rcode)" = NOERROR ] && [ "$DF_DIG_RC" -eq 0 ] || fail "systemd ($backend): allowed name: $DF_OUT"
@@ -238,7 +238,7 @@ EOF
 	! rp_fenced || fail "systemd ($backend): the fence is still up after purge"
 	! wl iptables-nft-save 2>/dev/null | grep -q DNSFENCE || fail "systemd ($backend): nft rules left after purge"
 	! wl iptables-legacy-save 2>/dev/null | grep -q DNSFENCE || fail "systemd ($backend): legacy rules left after purge"
-	! wl ipset list -n | grep -qx 'dnsfence[46]' || fail "systemd ($backend): sets left after purge"
+	! grep -qx 'dnsfence[46]' <<<"$(wl ipset list -n)" || fail "systemd ($backend): sets left after purge"
 	! rp_in systemctl is-active --quiet dnsfence || fail "systemd ($backend): the unit still runs after purge"
 	! rp_in systemctl is-active --quiet dnsfence-subject@fenced || fail "systemd ($backend): the per-unit fence still runs after purge"
 	[ ! -e "$root/usr/sbin/dnsfence" ] && [ ! -e "$root/etc/dnsfence" ] || fail "systemd ($backend): files left after purge"

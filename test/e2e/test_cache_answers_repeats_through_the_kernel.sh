@@ -41,7 +41,7 @@ wl ipset create dnsfence4 hash:ip family inet timeout 60
 df_dig www.allowed.test A
 expect_rcode NOERROR
 expect_answer_contains 198.18.1.10
-wl ipset list dnsfence4 | grep -q '^198\.18\.1\.10 ' ||
+grep -q '^198\.18\.1\.10 ' <<<"$(wl ipset list dnsfence4)" ||
 	fail "cache hit answered but 198.18.1.10 is not in the recreated set"
 [ "$(upstream_count)" -eq 1 ] || fail "expected the hit to stay local, unbound saw $(upstream_count)"
 ok "set recreated -> the cache hit puts 198.18.1.10 back before answering"

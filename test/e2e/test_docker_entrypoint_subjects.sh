@@ -111,7 +111,7 @@ refused() { # WHAT EXPECTED-TEXT CONFIG SERVICE-USER AGENT-USER
 	[ ! -e "$IO/service-ran" ] && [ ! -e "$IO/agent-ran" ] || fail "$1: something ran"
 	grep -q "$2" <<<"$out" || fail "$1: no clear message: $out"
 	[ -z "$(daemon_pid)" ] || fail "$1: a daemon was started"
-	! wl iptables-save | grep -q DNSFENCE || fail "$1: rules were set up"
+	! grep -q DNSFENCE <<<"$(wl iptables-save)" || fail "$1: rules were set up"
 }
 refused "agent not a subject" "is not in subjects.users" "$DF_TMP/bad.json" 1000:1000 1001:1001
 refused "service a subject" "it would be fenced" "$DF_TMP/bad.json" 1002:1002 1001:1001

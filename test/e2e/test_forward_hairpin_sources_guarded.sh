@@ -48,7 +48,7 @@ for be in nft legacy; do
 
 	# The raw table's rule and jump are in check's and the guard's care.
 	rule="-A DNSFENCE-PRE -i $BR -m rpfilter --invert -j DROP"
-	host "$save" -t raw | grep -qxF -- "$rule" || fail "$be: no '$rule' in the raw table"
+	host "$save" -t raw | grep -xF -- "$rule" >/dev/null || fail "$be: no '$rule' in the raw table"
 	eval "host iptables-$be -w -t raw -D ${rule#-A }"
 	host "ip6tables-$be" -w -t raw -D PREROUTING -j DNSFENCE-PRE
 	df_dnsfence check

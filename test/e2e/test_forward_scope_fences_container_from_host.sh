@@ -218,11 +218,11 @@ df_poll 50 gw_answers || fail "dnsfence did not answer on $GW4:53 within 5 s"
 in_place || fail "check after setup: $DF_CMD_OUT"
 [ "$(host iptables-nft -S FORWARD | sed -n 2p)" = "-A FORWARD -j DNSFENCE-FWD" ] ||
 	fail "the jump is not the first rule of FORWARD: $(host iptables-nft -S FORWARD)"
-host iptables-nft -S FORWARD | grep -qxF -- "-A FORWARD -s 198.18.99.0/24 -j DROP" ||
+grep -qxF -- "-A FORWARD -s 198.18.99.0/24 -j DROP" <<<"$(host iptables-nft -S FORWARD)" ||
 	fail "the host's own FORWARD rule is gone"
 for c in INPUT FORWARD OUTPUT; do
-	host iptables-nft -S "$c" | grep -qx -- "-P $c ACCEPT" || fail "$c's policy was changed"
-	host ip6tables-nft -S "$c" | grep -qx -- "-P $c ACCEPT" || fail "ipv6 $c's policy was changed"
+	grep -qx -- "-P $c ACCEPT" <<<"$(host iptables-nft -S "$c")" || fail "$c's policy was changed"
+	grep -qx -- "-P $c ACCEPT" <<<"$(host ip6tables-nft -S "$c")" || fail "ipv6 $c's policy was changed"
 done
 [ "$(host iptables-nft -S OUTPUT)" = "-P OUTPUT ACCEPT" ] || fail "the host's OUTPUT was touched"
 ok "nft: jump first in FORWARD and INPUT, the host's rule kept, no policy and no OUTPUT rule touched"
@@ -262,8 +262,8 @@ df_poll 40 in_place || fail "the jump was not moved into DOCKER-USER within 4 s:
 dt=$(($(df_now_ms) - t0))
 [ "$(host iptables-nft -S DOCKER-USER | sed -n 2,3p | tr '\n' '|')" = "-A DOCKER-USER -j DNSFENCE-FWD|-A DOCKER-USER -j RETURN|" ] ||
 	fail "the jump is not first in DOCKER-USER: $(host iptables-nft -S DOCKER-USER)"
-! host iptables-nft -S FORWARD | grep -q DNSFENCE || fail "a jump from FORWARD is left: $(host iptables-nft -S FORWARD)"
-host iptables-nft -S FORWARD | grep -qF -- "-A FORWARD -i $BR ! -o $BR -j ACCEPT" || fail "Docker's accept was touched"
+! grep -q DNSFENCE <<<"$(host iptables-nft -S FORWARD)" || fail "a jump from FORWARD is left: $(host iptables-nft -S FORWARD)"
+grep -qF -- "-A FORWARD -i $BR ! -o $BR -j ACCEPT" <<<"$(host iptables-nft -S FORWARD)" || fail "Docker's accept was touched"
 expect_all_blocked "nft, Docker started after dnsfence, jump moved into DOCKER-USER after $dt ms"
 # Docker gone again: the jump returns to FORWARD.
 host iptables-nft -w -D FORWARD -j DOCKER-USER
@@ -323,8 +323,8 @@ df_wait_log 50 "listening on $GW4:53" || fail "dnsfence did not bind $GW4 before
 gateway_up
 df_poll 50 gw_answers || fail "dnsfence did not answer on $GW4:53 once the gateway came up"
 in_place || fail "legacy check after setup: $DF_CMD_OUT"
-host iptables-legacy-save -t filter | grep -q -- "-A DNSFENCE-FWD" || fail "the rules are not in iptables-legacy"
-! host iptables-nft-save -t filter | grep -q DNSFENCE || fail "rules went to iptables-nft instead of legacy"
+host iptables-legacy-save -t filter | grep -- "-A DNSFENCE-FWD" >/dev/null || fail "the rules are not in iptables-legacy"
+! grep -q DNSFENCE <<<"$(host iptables-nft-save -t filter)" || fail "rules went to iptables-nft instead of legacy"
 [ "$(host iptables-legacy -S DOCKER-USER | sed -n 2,3p | tr '\n' '|')" = "-A DOCKER-USER -j DNSFENCE-FWD|-A DOCKER-USER -j RETURN|" ] ||
 	fail "the jump is not first in DOCKER-USER: $(host iptables-legacy -S DOCKER-USER)"
 [ "$(host iptables-legacy -S FORWARD | sed -n '2,$p')" = "-A FORWARD -j DOCKER-USER" ] ||

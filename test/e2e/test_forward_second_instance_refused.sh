@@ -80,7 +80,7 @@ grep -qF "nothing was removed" <<<"$DF_CMD_ERR" || fail "the teardown refusal do
 ok "teardown with the second config is refused (exit 4)"
 
 from "$CT" "$V4" && fail "after the second setup the first bridge's container reaches $V4: its fence was taken out"
-host iptables-nft-save -t filter | grep -q -- "-A DNSFENCE-FWD -i $BR " ||
+host iptables-nft-save -t filter | grep -- "-A DNSFENCE-FWD -i $BR " >/dev/null ||
 	fail "the first bridge's rules are gone from DNSFENCE-FWD"
 lab_allowed_works "after the refused second setup"
 ok "the first bridge stays fenced"
@@ -126,7 +126,7 @@ in_conf "$CONF_D" setup
 	fail "output scope: a second config's setup exited $DF_CMD_RC, expected 4 naming DNSFENCE-OUT: $DF_CMD_ERR"
 in_conf "$CONF_D" teardown
 [ "$DF_CMD_RC" -eq 4 ] || fail "output scope: a second config's teardown exited $DF_CMD_RC, expected 4: $DF_CMD_ERR"
-host iptables-nft-save -t filter | grep -q -- "-A DNSFENCE-OUT .*--match-set dnsfence4 " ||
+host iptables-nft-save -t filter | grep -- "-A DNSFENCE-OUT .*--match-set dnsfence4 " >/dev/null ||
 	fail "output scope: the first config's rules are gone"
 in_conf "$CONF_C" teardown
 [ "$DF_CMD_RC" -eq 0 ] || fail "output scope: the first config's teardown exited $DF_CMD_RC: $DF_CMD_ERR"

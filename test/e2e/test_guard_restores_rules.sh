@@ -9,7 +9,7 @@ df_start_dnsfence allow='["www.allowed.test"]'
 
 in_place() { wl "$DNSFENCE_BIN" -c "$DF_DNSFENCE_CONF" check >/dev/null 2>&1; }
 
-victim="$(wl iptables -S DNSFENCE-OUT | grep -m1 -- '--match-set dnsfence4')"
+victim="$(grep -m1 -- '--match-set dnsfence4' <<<"$(wl iptables -S DNSFENCE-OUT)")"
 eval "wl iptables -D ${victim#-A }"
 ! in_place || fail "check still 0 after deleting '$victim'"
 t0=$(df_now_ms)
@@ -25,7 +25,7 @@ ok "logged: $(grep -m1 -F 'DRIFT:' "$DF_DNSFENCE_LOG" | cut -d' ' -f3-)"
 wl iptables -P OUTPUT ACCEPT
 wl ip6tables -D OUTPUT -j DNSFENCE-OUT
 df_poll 60 in_place || fail "policy and jump not restored within 6 s"
-wl iptables -S OUTPUT | grep -qx -- '-P OUTPUT DROP' || fail "ipv4 policy not DROP again"
+grep -qx -- '-P OUTPUT DROP' <<<"$(wl iptables -S OUTPUT)" || fail "ipv4 policy not DROP again"
 ok "policy ACCEPT and a deleted ipv6 jump: restored within 6 s"
 
 df_dig www.allowed.test A

@@ -24,7 +24,7 @@ line="$(grep -m1 'denied www.denied.test' "$DF_DNSFENCE_LOG")"
 [[ "$line" == "<4>policy: denied www.denied.test"* ]] || fail "a denial is not '<4>policy: denied ...': $line"
 ok "denial: $line"
 
-victim="$(wl iptables -S DNSFENCE-OUT | grep -m1 -- '--match-set dnsfence4')"
+victim="$(grep -m1 -- '--match-set dnsfence4' <<<"$(wl iptables -S DNSFENCE-OUT)")"
 eval "wl iptables -D ${victim#-A }"
 df_wait_log 50 "DRIFT: ipv4" || fail "the drift was not logged"
 line="$(grep -m1 'DRIFT: ipv4' "$DF_DNSFENCE_LOG")"

@@ -22,7 +22,7 @@ chmod 644 "$DF_DNSFENCE_CONF"
 # A rule only the legacy backend holds: setup must pick legacy.
 wl iptables-legacy -t filter -N DFLEGACY
 df_setup_fence
-wl iptables-legacy-save -t filter | grep -q '^-A OUTPUT -j DNSFENCE' ||
+wl iptables-legacy-save -t filter | grep '^-A OUTPUT -j DNSFENCE' >/dev/null ||
 	fail "setup did not install the fence with iptables-legacy: $(wl iptables-legacy-save -t filter)"
 ! wl iptables-nft-save 2>/dev/null | grep -q DNSFENCE || fail "setup put rules in nft too"
 ok "setup installed the fence with iptables-legacy"

@@ -71,7 +71,7 @@ kill "${DF_PIDS[-1]}" 2>/dev/null || true
 # 3. No key, and the address arrives after setup: the rule alone.
 LATER=198.18.0.3
 df_start_dnsfence allow='["*.allowed.test"]' upstreams="[\"$LATER:5300\"]" listen='["127.0.0.1:53"]'
-wl iptables-save | grep -q -- "--ctorigdst $LATER --ctdir REPLY -m owner --uid-owner 0-4294967294 -j DROP" ||
+wl iptables-save | grep -- "--ctorigdst $LATER --ctdir REPLY -m owner --uid-owner 0-4294967294 -j DROP" >/dev/null ||
 	fail "no rule drops answers from this namespace's sockets for $LATER: $(wl iptables-save | grep "ctorigdst $LATER")"
 wl ip addr add "$LATER/32" dev lo
 df_squat 4242 "$LATER" "$DF_TMP/squat2.log"

@@ -45,7 +45,7 @@ df_start_dnsfence allow='["*.allowed.test"]' upstreams='["127.0.0.1:5300"]' \
 df_dig www.allowed.test A
 expect_rcode NOERROR
 expect_answer_contains 198.18.1.10
-wl iptables-save | grep -q -- '--ctorigdst 127.0.0.1 --ctdir REPLY -m owner --uid-owner 0-4294967294 -m owner ! --uid-owner 0 -j DROP' ||
+wl iptables-save | grep -- '--ctorigdst 127.0.0.1 --ctdir REPLY -m owner --uid-owner 0-4294967294 -m owner ! --uid-owner 0 -j DROP' >/dev/null ||
 	fail "no owner rule for the local upstream's replies: $(wl iptables-save | grep 'ctorigdst 127.0.0.1')"
 df_dnsfence check
 [ "$DF_CMD_RC" -eq 0 ] || fail "check found the kernel's rules differ from the config's: $DF_CMD_OUT $DF_CMD_ERR"

@@ -39,7 +39,7 @@ victim="$(wl iptables -S DNSFENCE-OUT | awk '/8080/ && !f { print; f = 1 }')"
 eval "wl iptables -D ${victim#-A }"
 ! check_with "$DF_DNSFENCE_CONF" || fail "check still 0 after deleting '$victim'"
 df_poll 80 check_with "$DF_DNSFENCE_CONF" || fail "the guard did not restore the new rules"
-wl iptables -S DNSFENCE-OUT | grep -qF -- "$victim" || fail "the 8080 rule is not back"
+grep -qF -- "$victim" <<<"$(wl iptables -S DNSFENCE-OUT)" || fail "the 8080 rule is not back"
 ok "deleted '$victim': the guard restored the new form"
 sleep 2.5 # a few more guard rounds: nothing reverts to the old rules
 check_with "$DF_DNSFENCE_CONF" || fail "the rules drifted from the new config"

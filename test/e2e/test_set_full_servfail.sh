@@ -12,7 +12,7 @@ df_setup
 df_start_dnsfence allow='["*.allowed.test"]' sets='{"maxelem": 8}'
 pid="$DF_DNSFENCE_PID"
 
-wl ipset list dnsfence4 | grep -q "maxelem 8" ||
+grep -q "maxelem 8" <<<"$(wl ipset list dnsfence4)" ||
 	fail "expected dnsfence4 to be created with maxelem 8: $(wl ipset list -t dnsfence4 | tr '\n' ' ')"
 
 df_dig www.allowed.test A

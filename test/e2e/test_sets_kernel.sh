@@ -69,6 +69,6 @@ grep -q '^call 1: status ENOENT' <<<"$out" || fail "missing: $out"
 
 # 6. destroy is idempotent.
 in_ns "$BENCH_SETS" --check destroy t4 t6 || fail "destroy"
-in_ns ipset list -n | grep -qx t4 && fail "t4 still there"
+grep -qx t4 <<<"$(in_ns ipset list -n)" && fail "t4 still there"
 in_ns "$BENCH_SETS" --check destroy t4 t6 || fail "destroy of missing sets"
 echo "PASS"

@@ -21,8 +21,8 @@ for t in iptables-save ip6tables-save; do
 done
 [ "$(wl iptables -S OUTPUT | grep -c -- '-j DNSFENCE-OUT')" -eq 1 ] || fail "more than one jump to DNSFENCE-OUT (ipv4)"
 [ "$(wl ip6tables -S OUTPUT | grep -c -- '-j DNSFENCE-OUT')" -eq 1 ] || fail "more than one jump to DNSFENCE-OUT (ipv6)"
-wl iptables -S OUTPUT | grep -qx -- '-P OUTPUT DROP' || fail "ipv4 OUTPUT policy is not DROP"
-wl ip6tables -S OUTPUT | grep -qx -- '-P OUTPUT DROP' || fail "ipv6 OUTPUT policy is not DROP"
+grep -qx -- '-P OUTPUT DROP' <<<"$(wl iptables -S OUTPUT)" || fail "ipv4 OUTPUT policy is not DROP"
+grep -qx -- '-P OUTPUT DROP' <<<"$(wl ip6tables -S OUTPUT)" || fail "ipv6 OUTPUT policy is not DROP"
 ok "setup twice: one copy of every rule, one jump, policy DROP ($(grep -c '^-A' <<<"$again4") ipv4 lines)"
 
 df_dnsfence check
@@ -32,7 +32,7 @@ df_dnsfence check
 ok "check after setup -> 0"
 
 # Delete one rule of our chain.
-victim="$(wl iptables -S DNSFENCE-OUT | grep -m1 -- '--match-set dnsfence4')"
+victim="$(grep -m1 -- '--match-set dnsfence4' <<<"$(wl iptables -S DNSFENCE-OUT)")"
 [ -n "$victim" ] || fail "no rule matching dnsfence4 in DNSFENCE-OUT: $(wl iptables -S DNSFENCE-OUT)"
 eval "wl iptables -D ${victim#-A }"
 df_dnsfence check
@@ -79,6 +79,6 @@ df_dnsfence setup
 [ "$DF_CMD_RC" -eq 0 ] || fail "setup in mode off: expected 0, saw $DF_CMD_RC"
 grep -q 'NO rules' <<<"$DF_CMD_ERR" || fail "mode off is not said loudly: $DF_CMD_ERR"
 ! wl iptables -S DNSFENCE-OUT >/dev/null 2>&1 || fail "mode off installed a chain"
-wl iptables -S OUTPUT | grep -qx -- '-P OUTPUT ACCEPT' || fail "mode off changed the policy"
+grep -qx -- '-P OUTPUT ACCEPT' <<<"$(wl iptables -S OUTPUT)" || fail "mode off changed the policy"
 [ -z "$(wl ipset list -n)" ] || fail "mode off created sets"
 ok "mode off: nothing installed; $DF_CMD_ERR"

@@ -78,9 +78,9 @@ df_dnsfence check
 	fail "after SIGTERM, dnsfence check exited $DF_CMD_RC (expected 0: rules and sets in place): $DF_CMD_OUT $DF_CMD_ERR"
 ok "dnsfence check: exit 0, rules and sets still in place"
 expect_in_set dnsfence4 198.18.1.10
-[ "$(wl iptables -w -S OUTPUT | head -n 1)" = "-P OUTPUT DROP" ] ||
-	fail "expected the OUTPUT policy to stay DROP, saw: $(wl iptables -w -S OUTPUT | head -n 1)"
-[ "$(wl ip6tables -w -S OUTPUT | head -n 1)" = "-P OUTPUT DROP" ] ||
+[ "$(wl iptables -w -S OUTPUT | sed -n 1p)" = "-P OUTPUT DROP" ] ||
+	fail "expected the OUTPUT policy to stay DROP, saw: $(wl iptables -w -S OUTPUT | sed -n 1p)"
+[ "$(wl ip6tables -w -S OUTPUT | sed -n 1p)" = "-P OUTPUT DROP" ] ||
 	fail "expected the ip6tables OUTPUT policy to stay DROP"
 
 expect_fenced 198.18.1.11 80

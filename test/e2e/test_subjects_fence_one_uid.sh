@@ -138,8 +138,8 @@ wl sysctl -qw net.ipv4.ip_local_port_range="$range"
 df_stop_dnsfence
 df_dnsfence teardown
 [ "$DF_CMD_RC" -eq 0 ] || fail "teardown exited $DF_CMD_RC: $DF_CMD_ERR"
-if wl iptables-save -t nat | grep -q DNSFENCE || wl iptables-save | grep -q DNSFENCE ||
-	wl ip6tables-save -t nat | grep -q DNSFENCE; then
+if wl iptables-save -t nat | grep DNSFENCE >/dev/null || wl iptables-save | grep DNSFENCE >/dev/null ||
+	wl ip6tables-save -t nat | grep DNSFENCE >/dev/null; then
 	fail "teardown left rules of ours: $(wl iptables-save | grep DNSFENCE)"
 fi
 resolves_as "$FENCED" "after-$$.evil.test" || fail "after teardown uid $FENCED still cannot resolve"

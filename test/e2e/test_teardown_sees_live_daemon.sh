@@ -20,7 +20,7 @@ ok "teardown with a live daemon -> 4: $DF_CMD_ERR"
 sleep 3
 df_dnsfence check
 [ "$DF_CMD_RC" -eq 0 ] || fail "two guard intervals after the refused teardown, check exited $DF_CMD_RC: $DF_CMD_OUT"
-wl iptables -S OUTPUT | grep -qx -- '-P OUTPUT DROP' || fail "policy is not DROP after the refused teardown"
+grep -qx -- '-P OUTPUT DROP' <<<"$(wl iptables -S OUTPUT)" || fail "policy is not DROP after the refused teardown"
 expect_dnsfence_running
 ok "two guard intervals later: fenced, as teardown said (check 0)"
 
