@@ -408,6 +408,11 @@ df_srv6_far_side() {
 	df_poll 50 df_tcp_listening "$DF_UP" "$1" || fail "the logging listener on port $1 did not start"
 }
 df_arrived() { awk -v a="$1" '$0 == a { n++ } END { print n + 0 }' "$DF_ARRIVED"; }
+# df_wait_arrived ADDR N: wait up to 3 s until the listener has logged N
+# connections on ADDR (it logs after its accept, not before the client's
+# connect returns).
+df_arrived_least() { [ "$(df_arrived "$1")" -ge "$2" ]; }
+df_wait_arrived() { df_poll 30 df_arrived_least "$1" "$2"; }
 
 df_tcp_listening() {
 	ip netns exec "$1" ss -Htln "sport = :$2" | grep -q .

@@ -57,7 +57,7 @@ seen() { grep -qE " IP6 ${CT6}(\\.[0-9]+)? > ${1}(\\.8080)?: .*\\b$2\\b" "$LAB_C
 # Control: no fence. The routing header gets to ::20.
 lab_capture_start
 [ "$(srh)" = connected ] || fail "control (no fence): the SRH connection through $M6 to $V6 failed"
-[ "$(df_arrived "$V6")" -ge 1 ] || fail "control (no fence): the listener saw no connection on $V6"
+df_wait_arrived "$V6" 1 || fail "control (no fence): the listener saw no connection on $V6"
 scapy_probes 0
 for h in "hop-by-hop 44001" "destination-options 44002" "fragments 44003"; do
 	seen "$M6" "${h#* }" || fail "control (no fence): the SYN with ${h% *} did not reach $M6"

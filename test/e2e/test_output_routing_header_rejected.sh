@@ -20,14 +20,14 @@ APP=4242
 srh() { df_wl_as "$APP" "$DF_PY" "$DF_E2E_DIR/srh_connect.py" "$V6" "$M6" 8080; }
 
 [ "$(srh)" = connected ] || fail "control (no fence): uid $APP's SRH connection through $M6 to $V6 failed"
-[ "$(df_arrived "$V6")" -eq 1 ] || fail "control (no fence): the listener saw no connection on $V6"
+df_wait_arrived "$V6" 1 || fail "control (no fence): the listener saw no connection on $V6"
 ok "control (no fence): uid $APP's segment routing header through $M6 reaches $V6"
 
 df_start_dnsfence allow='["www.allowed.test"]'
 df_dig www.allowed.test AAAA
 expect_answer_contains "$M6"
 df_connect_as "$APP" "$M6" 8080 || fail "uid $APP cannot connect to the allowed $M6"
-[ "$(df_arrived "$M6")" -eq 1 ] || fail "the listener did not log the allowed connection to $M6"
+df_wait_arrived "$M6" 1 || fail "the listener did not log the allowed connection to $M6"
 got=$(srh)
 [ "$got" != connected ] || fail "uid $APP's connection with a segment routing header through $M6 reached $V6"
 [ "$(df_arrived "$V6")" -eq 1 ] || fail "the listener saw a connection on $V6 through the fence"
