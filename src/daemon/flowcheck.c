@@ -52,9 +52,17 @@
 #define WHAT_HTTP	"HTTP host"
 #define SWEEP_MS	500
 #define KEEP_DECIDED_MS 2000
-/* A packet of a decided flow whose sequence number lies this far past the
- * stream's start belongs to a new connection on the same four-tuple (the
- * kernel chose a fresh ISN), not to the flow the verdict was for. */
+/* A verdict is one connection's, not a four-tuple's: a packet whose
+ * conntrack id (nfq.c) is not the flow's is of a new connection on the
+ * same four-tuple and is read anew; one of a decided flow when the kernel
+ * gives no ids (no CONFIG_NETFILTER_NETLINK_GLUE_CT) is dropped
+ * (flow_of). The sequence number stays a second test when the ids agree:
+ * one this far past the stream's start is of a new connection (a fresh
+ * ISN). It alone cannot tell a connection reopened within ~67 ms (Linux's
+ * ISN clock advances one per 64 ns), but it catches a later one should
+ * the kernel give the new conntrack entry the old one's id: the id is a
+ * hash of the entry's address and tuple, and a freed entry's memory may
+ * be the next one's. */
 #define RACE_WINDOW (1u << 20)
 /* A flow is queued from its SYN on, and may send its first bytes long
  * after (a connection opened ahead, then idle): its name counts as
@@ -257,9 +265,17 @@ static void on_packet(void *arg, const struct nfq_pkt *qp)
 	read_flow(fc, f, qp, &fp);
 }
 
-/* The flow of key, created when new, or anew when a decided one's
- * four-tuple carries a new connection (RACE_WINDOW). NULL when the table
- * is full: the packet is then refused here. */
+/* The flow of key, created when new, or anew when the four-tuple carries
+ * another connection than the flow was read from (RACE_WINDOW): a decided
+ * flow's verdict is then forgotten, an undecided one's held packets
+ * dropped (their conntrack entry is gone; nothing of theirs may join the
+ * new stream). A decided flow's packet that names no conntrack entry (or
+ * meets a flow that named none) is dropped: it may be a late packet of
+ * the connection decided, whose retransmission then meets the connmark,
+ * or the first bytes of a new one, whose retransmission is read once the
+ * verdict is forgotten (KEEP_DECIDED_MS); reading it now would refuse,
+ * and so reset, the connection decided. NULL when the packet was
+ * handled here: dropped, or refused as the table is full. */
 static struct flowtab_flow *flow_of(struct flowcheck *fc,
 				    const struct flowtab_key *key,
 				    const struct nfq_pkt *qp,
@@ -267,11 +283,27 @@ static struct flowtab_flow *flow_of(struct flowcheck *fc,
 {
 	uint64_t now = monotime_ms();
 	struct flowtab_flow *f = flowtab_get(fc->tab, key, now, true);
+	bool fresh = f != NULL && !f->decided && !f->has_start;
+	enum flowtab_conn c =
+	    f == NULL || fresh ? FLOWTAB_CONN_SAME
+			       : flowtab_conn_of(f, qp->has_ct_id, qp->ct_id);
 
-	if (f != NULL && f->decided &&
-	    (uint32_t)(fp->seq - f->isn) >= RACE_WINDOW) {
+	if (c == FLOWTAB_CONN_UNKNOWN) {
+		(void)nfq_verdict(fc->q, qp->id, NF_DROP, 0);
+		return NULL;
+	}
+	if (c == FLOWTAB_CONN_OTHER ||
+	    (f != NULL && f->decided &&
+	     (uint32_t)(fp->seq - f->isn) >= RACE_WINDOW)) {
+		for (size_t i = 0; !f->decided && i < f->n_held; i++)
+			(void)nfq_verdict(fc->q, f->held[i], NF_DROP, 0);
 		flowtab_remove(fc->tab, f);
 		f = flowtab_get(fc->tab, key, now, true);
+		fresh = f != NULL;
+	}
+	if (fresh) {
+		f->has_conn = qp->has_ct_id;
+		f->conn_id = qp->ct_id;
 	}
 	if (f == NULL) {
 		stats_inc(STAT_FLOW_BUSY);
