@@ -52,17 +52,22 @@
 #define WHAT_HTTP	"HTTP host"
 #define SWEEP_MS	500
 #define KEEP_DECIDED_MS 2000
-/* A verdict is one connection's, not a four-tuple's: a packet whose
- * conntrack id (nfq.c) is not the flow's is of a new connection on the
- * same four-tuple and is read anew; one of a decided flow when the kernel
- * gives no ids (no CONFIG_NETFILTER_NETLINK_GLUE_CT) is dropped
- * (flow_of). The sequence number stays a second test when the ids agree:
- * one this far past the stream's start is of a new connection (a fresh
- * ISN). It alone cannot tell a connection reopened within ~67 ms (Linux's
- * ISN clock advances one per 64 ns), but it catches a later one should
- * the kernel give the new conntrack entry the old one's id: the id is a
- * hash of the entry's address and tuple, and a freed entry's memory may
- * be the next one's. */
+/* A verdict is one connection's, not a four-tuple's, and is never
+ * repeated for a queued packet (flow_of): such a packet is of a new
+ * connection on the four-tuple, or a late one of the connection decided
+ * (queued before the kernel saw the verdict), and nothing the kernel
+ * gives tells the two apart for sure. The conntrack id (nfq.c) is a hash
+ * of the entry's address and tuple, and an entry reopened on the same
+ * four-tuple is freed and allocated again in one pass through the hook:
+ * it may well get the old memory and so the old id. Linux draws a
+ * reopened four-tuple's ISN from a clock that moves one per 64 ns, so a
+ * connection reopened within ~67 ms starts less than RACE_WINDOW past
+ * the old stream. A packet known to be of another connection (another
+ * conntrack id, or a sequence number RACE_WINDOW or more past the
+ * stream's start) is read anew at once; any other packet of a decided
+ * flow is dropped, its retransmission meeting the connmark (the
+ * connection decided) or, once the verdict is forgotten after
+ * KEEP_DECIDED_MS, a check of its own (a new connection). */
 #define RACE_WINDOW (1u << 20)
 /* A flow is queued from its SYN on, and may send its first bytes long
  * after (a connection opened ahead, then idle): its name counts as
@@ -254,10 +259,6 @@ static void on_packet(void *arg, const struct nfq_pkt *qp)
 	f = flow_of(fc, &key, qp, &fp);
 	if (f == NULL)
 		return;
-	if (f->decided) {
-		verdict(fc, qp->id, f->accept);
-		return;
-	}
 	if (qp->has_uid && !f->has_uid) {
 		f->has_uid = true;
 		f->uid = qp->uid;
@@ -265,17 +266,15 @@ static void on_packet(void *arg, const struct nfq_pkt *qp)
 	read_flow(fc, f, qp, &fp);
 }
 
-/* The flow of key, created when new, or anew when the four-tuple carries
- * another connection than the flow was read from (RACE_WINDOW): a decided
- * flow's verdict is then forgotten, an undecided one's held packets
- * dropped (their conntrack entry is gone; nothing of theirs may join the
- * new stream). A decided flow's packet that names no conntrack entry (or
- * meets a flow that named none) is dropped: it may be a late packet of
- * the connection decided, whose retransmission then meets the connmark,
- * or the first bytes of a new one, whose retransmission is read once the
- * verdict is forgotten (KEEP_DECIDED_MS); reading it now would refuse,
- * and so reset, the connection decided. NULL when the packet was
- * handled here: dropped, or refused as the table is full. */
+/* The flow of key, created when new, or anew when the four-tuple is known
+ * to carry another connection than the flow was read from (RACE_WINDOW):
+ * a decided flow's verdict is then forgotten, an undecided one's held
+ * packets dropped (their conntrack entry is gone; nothing of theirs may
+ * join the new stream). Any other packet of a decided flow is dropped,
+ * never given the verdict (RACE_WINDOW); reading it now would refuse, and
+ * so reset, the connection decided when it is a late packet of that one.
+ * NULL when the packet was handled here: dropped, or refused as the table
+ * is full. */
 static struct flowtab_flow *flow_of(struct flowcheck *fc,
 				    const struct flowtab_key *key,
 				    const struct nfq_pkt *qp,
@@ -288,10 +287,6 @@ static struct flowtab_flow *flow_of(struct flowcheck *fc,
 	    f == NULL || fresh ? FLOWTAB_CONN_SAME
 			       : flowtab_conn_of(f, qp->has_ct_id, qp->ct_id);
 
-	if (c == FLOWTAB_CONN_UNKNOWN) {
-		(void)nfq_verdict(fc->q, qp->id, NF_DROP, 0);
-		return NULL;
-	}
 	if (c == FLOWTAB_CONN_OTHER ||
 	    (f != NULL && f->decided &&
 	     (uint32_t)(fp->seq - f->isn) >= RACE_WINDOW)) {
@@ -300,6 +295,10 @@ static struct flowtab_flow *flow_of(struct flowcheck *fc,
 		flowtab_remove(fc->tab, f);
 		f = flowtab_get(fc->tab, key, now, true);
 		fresh = f != NULL;
+	}
+	if (f != NULL && f->decided) {
+		(void)nfq_verdict(fc->q, qp->id, NF_DROP, 0);
+		return NULL;
 	}
 	if (fresh) {
 		f->has_conn = qp->has_ct_id;

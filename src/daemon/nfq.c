@@ -7,7 +7,8 @@
  * a refused flow names its sender, and NFQA_CFG_F_CONNTRACK so each
  * packet names its conntrack entry (CTA_ID in NFQA_CT: a verdict belongs
  * to one connection, not to a four-tuple; a kernel that refuses the flag
- * is configured without it, and flowcheck.c then repeats no verdict);
+ * is configured without it: flowcheck.c then tells a new connection
+ * on a decided flow's four-tuple only by its sequence number);
  * NFQA_CFG_F_FAIL_OPEN is never set. Each step is acked and checked.
  *
  * Reading: libmnl's attribute parser bounds every attribute by its
@@ -120,8 +121,9 @@ static int configure(struct nfq *q, uint32_t maxlen, char *err, size_t errlen)
 		if (rc != 0 && set_flags(q, buf, NFQA_CFG_F_UID_GID) == 0) {
 			log_warn(SYS,
 				 "NFQUEUE %u: the kernel gives no conntrack "
-				 "ids (%s): a decided flow's packets are "
-				 "dropped until its verdict is forgotten",
+				 "ids (%s): a new connection on a decided "
+				 "flow's four-tuple waits until its verdict "
+				 "is forgotten",
 				 (unsigned)q->num, strerror(-rc));
 			rc = 0;
 		}

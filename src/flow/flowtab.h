@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* flowtab: the flows whose first bytes the name check is still reading
  * (their segments reassembled, their queued packets held), and, for a
- * few seconds, the verdict on flows just decided, so a packet queued
- * before the kernel saw the verdict gets the same one. Bounded in flows,
- * bytes per flow, bytes in total and held packets per flow. Pure (no
+ * few seconds, the flows just decided, so a packet queued before the
+ * kernel saw the verdict is not read as a new flow's first bytes. Bounded in
+ * flows, bytes per flow, bytes in total and held packets per flow. Pure (no
  * I/O, time passed in). */
 #ifndef DNSFENCE_FLOWTAB_H
 #define DNSFENCE_FLOWTAB_H

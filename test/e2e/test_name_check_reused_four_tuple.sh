@@ -14,9 +14,10 @@
 # later lies within RACE_WINDOW of the first one's: a check by four-tuple
 # and sequence number alone repeated the accept and nginx served
 # evil.test's page. The same over TLS on 443 (SNI evil.test after SNI
-# www.allowed.test). The daemon now tells connections by their conntrack
-# id; on a kernel that gives none, a decided flow's packets are dropped
-# until its verdict is forgotten, and the second connection is then read.
+# www.allowed.test). The daemon now never repeats a verdict for a queued
+# packet: one known to be of another connection (conntrack id, sequence
+# number) is read at once, any other dropped until the verdict is
+# forgotten (2 s) and then read; either way evil.test is reset.
 #
 # Asserts: no second connection gets evil.test's page (HTTP and TLS).
 # Controls: evil.test on a fresh four-tuple is reset; every first
