@@ -52,9 +52,22 @@
 #define WHAT_HTTP	"HTTP host"
 #define SWEEP_MS	500
 #define KEEP_DECIDED_MS 2000
-/* A packet of a decided flow whose sequence number lies this far past the
- * stream's start belongs to a new connection on the same four-tuple (the
- * kernel chose a fresh ISN), not to the flow the verdict was for. */
+/* A verdict is one connection's, not a four-tuple's, and is never
+ * repeated for a queued packet (flow_of): such a packet is of a new
+ * connection on the four-tuple, or a late one of the connection decided
+ * (queued before the kernel saw the verdict), and nothing the kernel
+ * gives tells the two apart for sure. The conntrack id (nfq.c) is a hash
+ * of the entry's address and tuple, and an entry reopened on the same
+ * four-tuple is freed and allocated again in one pass through the hook:
+ * it may well get the old memory and so the old id. Linux draws a
+ * reopened four-tuple's ISN from a clock that moves one per 64 ns, so a
+ * connection reopened within ~67 ms starts less than RACE_WINDOW past
+ * the old stream. A packet known to be of another connection (another
+ * conntrack id, or a sequence number RACE_WINDOW or more past the
+ * stream's start) is read anew at once; any other packet of a decided
+ * flow is dropped, its retransmission meeting the connmark (the
+ * connection decided) or, once the verdict is forgotten after
+ * KEEP_DECIDED_MS, a check of its own (a new connection). */
 #define RACE_WINDOW (1u << 20)
 /* A flow is queued from its SYN on, and may send its first bytes long
  * after (a connection opened ahead, then idle): its name counts as
@@ -246,10 +259,6 @@ static void on_packet(void *arg, const struct nfq_pkt *qp)
 	f = flow_of(fc, &key, qp, &fp);
 	if (f == NULL)
 		return;
-	if (f->decided) {
-		verdict(fc, qp->id, f->accept);
-		return;
-	}
 	if (qp->has_uid && !f->has_uid) {
 		f->has_uid = true;
 		f->uid = qp->uid;
@@ -257,9 +266,15 @@ static void on_packet(void *arg, const struct nfq_pkt *qp)
 	read_flow(fc, f, qp, &fp);
 }
 
-/* The flow of key, created when new, or anew when a decided one's
- * four-tuple carries a new connection (RACE_WINDOW). NULL when the table
- * is full: the packet is then refused here. */
+/* The flow of key, created when new, or anew when the four-tuple is known
+ * to carry another connection than the flow was read from (RACE_WINDOW):
+ * a decided flow's verdict is then forgotten, an undecided one's held
+ * packets dropped (their conntrack entry is gone; nothing of theirs may
+ * join the new stream). Any other packet of a decided flow is dropped,
+ * never given the verdict (RACE_WINDOW); reading it now would refuse, and
+ * so reset, the connection decided when it is a late packet of that one.
+ * NULL when the packet was handled here: dropped, or refused as the table
+ * is full. */
 static struct flowtab_flow *flow_of(struct flowcheck *fc,
 				    const struct flowtab_key *key,
 				    const struct nfq_pkt *qp,
@@ -267,11 +282,27 @@ static struct flowtab_flow *flow_of(struct flowcheck *fc,
 {
 	uint64_t now = monotime_ms();
 	struct flowtab_flow *f = flowtab_get(fc->tab, key, now, true);
+	bool fresh = f != NULL && !f->decided && !f->has_start;
+	enum flowtab_conn c =
+	    f == NULL || fresh ? FLOWTAB_CONN_SAME
+			       : flowtab_conn_of(f, qp->has_ct_id, qp->ct_id);
 
-	if (f != NULL && f->decided &&
-	    (uint32_t)(fp->seq - f->isn) >= RACE_WINDOW) {
+	if (c == FLOWTAB_CONN_OTHER ||
+	    (f != NULL && f->decided &&
+	     (uint32_t)(fp->seq - f->isn) >= RACE_WINDOW)) {
+		for (size_t i = 0; !f->decided && i < f->n_held; i++)
+			(void)nfq_verdict(fc->q, f->held[i], NF_DROP, 0);
 		flowtab_remove(fc->tab, f);
 		f = flowtab_get(fc->tab, key, now, true);
+		fresh = f != NULL;
+	}
+	if (f != NULL && f->decided) {
+		(void)nfq_verdict(fc->q, qp->id, NF_DROP, 0);
+		return NULL;
+	}
+	if (fresh) {
+		f->has_conn = qp->has_ct_id;
+		f->conn_id = qp->ct_id;
 	}
 	if (f == NULL) {
 		stats_inc(STAT_FLOW_BUSY);

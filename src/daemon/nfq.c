@@ -3,9 +3,13 @@
  *
  * Setup (nfq_open, before the privilege drop): one NETLINK_NETFILTER
  * socket, NFQNL_CFG_CMD_BIND on the queue, then the copy mode (whole
- * packets), the queue's length in the kernel, and NFQA_CFG_F_UID_GID so
- * a refused flow names its sender; NFQA_CFG_F_FAIL_OPEN is never set.
- * Each step is acked and checked.
+ * packets), the queue's length in the kernel, NFQA_CFG_F_UID_GID so
+ * a refused flow names its sender, and NFQA_CFG_F_CONNTRACK so each
+ * packet names its conntrack entry (CTA_ID in NFQA_CT: a verdict belongs
+ * to one connection, not to a four-tuple; a kernel that refuses the flag
+ * is configured without it: flowcheck.c then tells a new connection
+ * on a decided flow's four-tuple only by its sequence number);
+ * NFQA_CFG_F_FAIL_OPEN is never set. Each step is acked and checked.
  *
  * Reading: libmnl's attribute parser bounds every attribute by its
  * message, and the packet itself goes to flowpkt.c's bounds-checked
@@ -26,6 +30,7 @@
 #include <libmnl/libmnl.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nfnetlink.h>
+#include <linux/netfilter/nfnetlink_conntrack.h>
 #include <linux/netfilter/nfnetlink_queue.h>
 
 #include "base/ipc.h"
@@ -54,6 +59,8 @@ static struct nlmsghdr *put_header(struct nfq *q, char *buf, uint16_t type,
 static int configure(struct nfq *q, uint32_t maxlen, char *err, size_t errlen);
 static int send_acked(struct nfq *q, struct nlmsghdr *nlh);
 static int parse_attr(const struct nlattr *attr, void *data);
+static int parse_ct_attr(const struct nlattr *attr, void *data);
+static int set_flags(struct nfq *q, char *buf, uint32_t flags);
 static int on_msg(const struct nlmsghdr *nlh, void *data);
 static void on_read(evutil_socket_t fd, short what, void *arg);
 
@@ -106,18 +113,39 @@ static int configure(struct nfq *q, uint32_t maxlen, char *err, size_t errlen)
 		nlh = put_header(q, buf, NFQNL_MSG_CONFIG, NLM_F_ACK);
 		mnl_attr_put(nlh, NFQA_CFG_PARAMS, sizeof(params), &params);
 		mnl_attr_put_u32(nlh, NFQA_CFG_QUEUE_MAXLEN, htonl(maxlen));
-		mnl_attr_put_u32(
-		    nlh, NFQA_CFG_MASK,
-		    htonl(NFQA_CFG_F_UID_GID | NFQA_CFG_F_FAIL_OPEN));
-		mnl_attr_put_u32(nlh, NFQA_CFG_FLAGS,
-				 htonl(NFQA_CFG_F_UID_GID));
 		rc = send_acked(q, nlh);
+	}
+	if (rc == 0) {
+		rc = set_flags(q, buf,
+			       NFQA_CFG_F_UID_GID | NFQA_CFG_F_CONNTRACK);
+		if (rc != 0 && set_flags(q, buf, NFQA_CFG_F_UID_GID) == 0) {
+			log_warn(SYS,
+				 "NFQUEUE %u: the kernel gives no conntrack "
+				 "ids (%s): a new connection on a decided "
+				 "flow's four-tuple waits until its verdict "
+				 "is forgotten",
+				 (unsigned)q->num, strerror(-rc));
+			rc = 0;
+		}
 	}
 	if (rc != 0)
 		snprintf(
 		    err, errlen, "NFQUEUE %u: %s: %s", (unsigned)q->num, step,
 		    rc == -EBUSY ? "another program holds it" : strerror(-rc));
 	return rc;
+}
+
+/* The queue's flags: flags set, every other one we know (FAIL_OPEN
+ * among them) cleared. */
+static int set_flags(struct nfq *q, char *buf, uint32_t flags)
+{
+	struct nlmsghdr *nlh = put_header(q, buf, NFQNL_MSG_CONFIG, NLM_F_ACK);
+
+	mnl_attr_put_u32(nlh, NFQA_CFG_MASK,
+			 htonl(NFQA_CFG_F_UID_GID | NFQA_CFG_F_FAIL_OPEN |
+			       NFQA_CFG_F_CONNTRACK));
+	mnl_attr_put_u32(nlh, NFQA_CFG_FLAGS, htonl(flags));
+	return send_acked(q, nlh);
 }
 
 struct nfq *nfq_open(struct event_base *base, uint16_t num, uint32_t maxlen,
@@ -235,10 +263,26 @@ static int parse_attr(const struct nlattr *attr, void *data)
 	return MNL_CB_OK;
 }
 
+static int parse_ct_attr(const struct nlattr *attr, void *data)
+{
+	const struct nlattr **tb = data;
+	uint16_t type = mnl_attr_get_type(attr);
+
+	if (mnl_attr_type_valid(attr, CTA_MAX) > 0)
+		tb[type] = attr;
+	return MNL_CB_OK;
+}
+
+struct parse_ctx {
+	nfq_pkt_fn fn;
+	void *arg;
+};
+
 static int on_msg(const struct nlmsghdr *nlh, void *data)
 {
-	struct nfq *q = data;
+	const struct parse_ctx *ctx = data;
 	const struct nlattr *tb[NFQA_MAX + 1] = {0};
+	const struct nlattr *ct[CTA_MAX + 1] = {0};
 	const struct nfqnl_msg_packet_hdr *ph;
 	struct nfq_pkt pkt = {0};
 
@@ -257,8 +301,22 @@ static int on_msg(const struct nlmsghdr *nlh, void *data)
 		pkt.has_uid = true;
 		pkt.uid = ntohl(mnl_attr_get_u32(tb[NFQA_UID]));
 	}
-	q->fn(q->arg, &pkt);
+	if (tb[NFQA_CT] != NULL &&
+	    mnl_attr_parse_nested(tb[NFQA_CT], parse_ct_attr, ct) >= 0 &&
+	    ct[CTA_ID] != NULL && mnl_attr_get_payload_len(ct[CTA_ID]) >= 4) {
+		pkt.has_ct_id = true;
+		pkt.ct_id = ntohl(mnl_attr_get_u32(ct[CTA_ID]));
+	}
+	ctx->fn(ctx->arg, &pkt);
 	return MNL_CB_OK;
+}
+
+void nfq_parse(const uint8_t *buf, size_t len, nfq_pkt_fn fn, void *arg)
+{
+	struct parse_ctx ctx = {fn, arg};
+
+	/* Error messages (a verdict for a packet gone) are skipped. */
+	(void)mnl_cb_run(buf, len, 0, 0, on_msg, &ctx);
 }
 
 static void on_read(evutil_socket_t fd, short what, void *arg)
@@ -275,7 +333,6 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 		}
 		if (got <= 0)
 			return;
-		/* Error messages (a verdict for a packet gone) are skipped. */
-		(void)mnl_cb_run(q->buf, (size_t)got, 0, 0, on_msg, q);
+		nfq_parse(q->buf, (size_t)got, q->fn, q->arg);
 	}
 }

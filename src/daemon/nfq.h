@@ -20,15 +20,25 @@ struct nfq_pkt {
 	size_t len;
 	bool has_uid;
 	uint32_t uid;
+	/* The conntrack entry's id (NFQA_CT's CTA_ID, host order), when the
+	 * kernel sent one: which connection the packet is of. */
+	bool has_ct_id;
+	uint32_t ct_id;
 };
 
 typedef void (*nfq_pkt_fn)(void *arg, const struct nfq_pkt *pkt);
 
+/* Read one datagram of len bytes from the queue's socket: fn for each
+ * packet message in it (other messages are skipped). Bounds-checked, for
+ * any bytes (fuzzed). */
+void nfq_parse(const uint8_t *buf, size_t len, nfq_pkt_fn fn, void *arg);
+
 /* Bind queue num in this network namespace (CAP_NET_ADMIN), copying whole
- * packets with the sender's uid, at most maxlen waiting in the kernel (a
- * packet beyond it is dropped: the queue never fails open). fn runs from
- * the event loop, for at most a bounded number of reads per wake-up.
- * NULL with err set on failure. */
+ * packets with the sender's uid and their conntrack entry's id (when the
+ * kernel cannot give it, without: each packet then lacks has_ct_id), at most
+ * maxlen waiting in the kernel (a packet beyond it is dropped: the queue never
+ * fails open). fn runs from the event loop, for at most a bounded number of
+ * reads per wake-up. NULL with err set on failure. */
 struct nfq *nfq_open(struct event_base *base, uint16_t num, uint32_t maxlen,
 		     nfq_pkt_fn fn, void *arg, char *err, size_t errlen);
 void nfq_close(struct nfq *q);

@@ -250,6 +250,17 @@ static void unlink_flow(struct flowtab *t, struct flowtab_flow **pp)
 	free(f);
 }
 
+enum flowtab_conn flowtab_conn_of(const struct flowtab_flow *f, bool has_conn,
+				  uint32_t conn_id)
+{
+	if (f->has_conn && has_conn)
+		return f->conn_id == conn_id ? FLOWTAB_CONN_SAME
+					     : FLOWTAB_CONN_OTHER;
+	if (f->decided)
+		return FLOWTAB_CONN_UNKNOWN;
+	return f->has_conn == has_conn ? FLOWTAB_CONN_SAME : FLOWTAB_CONN_OTHER;
+}
+
 void flowtab_remove(struct flowtab *t, struct flowtab_flow *f)
 {
 	struct flowtab_flow **pp = &t->b[f->hash % BUCKETS];

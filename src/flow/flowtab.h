@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* flowtab: the flows whose first bytes the name check is still reading
  * (their segments reassembled, their queued packets held), and, for a
- * few seconds, the verdict on flows just decided, so a packet queued
- * before the kernel saw the verdict gets the same one. Bounded in flows,
- * bytes per flow, bytes in total and held packets per flow. Pure (no
+ * few seconds, the flows just decided, so a packet queued before the
+ * kernel saw the verdict is not read as a new flow's first bytes. Bounded in
+ * flows, bytes per flow, bytes in total and held packets per flow. Pure (no
  * I/O, time passed in). */
 #ifndef DNSFENCE_FLOWTAB_H
 #define DNSFENCE_FLOWTAB_H
@@ -46,6 +46,10 @@ struct flowtab_flow {
 	uint8_t tag[FLOWTAB_TAG_MAX];
 	size_t tag_len;
 	bool recheck; /* the caller's: a second look at a flow let through */
+	/* The conntrack entry of the flow's first packet (the kernel's
+	 * CTA_ID), when it named one: a verdict is that connection's. */
+	bool has_conn;
+	uint32_t conn_id;
 };
 
 struct flowtab;
@@ -82,6 +86,18 @@ int flowtab_hold(struct flowtab_flow *f, uint32_t id);
  * sent their verdicts), the verdict kept until flowtab_expire drops it. */
 void flowtab_decide(struct flowtab *t, struct flowtab_flow *f, bool accept,
 		    uint64_t now);
+
+/* Which connection a packet of f's four-tuple is of, by the conntrack id
+ * it carries (has_conn false: the kernel named none). */
+enum flowtab_conn {
+	FLOWTAB_CONN_SAME,  /* f's: both ids equal, or neither while reading */
+	FLOWTAB_CONN_OTHER, /* another: the ids differ, or only one is known
+			     * while f is read */
+	FLOWTAB_CONN_UNKNOWN, /* f is decided and an id is missing: a
+			       * verdict is never repeated on a guess */
+};
+enum flowtab_conn flowtab_conn_of(const struct flowtab_flow *f, bool has_conn,
+				  uint32_t conn_id);
 
 /* Forget f now (a new connection on a decided flow's four-tuple). */
 void flowtab_remove(struct flowtab *t, struct flowtab_flow *f);

@@ -4,7 +4,8 @@
 queries for fuzz_query, and upstream answers for fuzz_answer (whose first
 byte picks the client's query: 0 www.example.com A +EDNS, 1 example.com
 AAAA, 2 svc.example.com HTTPS +EDNS, 3 example.com MX; +4 lifts the size
-limit to 65535), and NFLOG datagrams for fuzz_nflog. Run from anywhere; it rewrites the seed_* files only, so
+limit to 65535), NFLOG datagrams for fuzz_nflog, and NFQUEUE datagrams for
+fuzz_nfq. Run from anywhere; it rewrites the seed_* files only, so
 inputs found by the fuzzer and added by hand stay."""
 import os
 import struct
@@ -169,6 +170,51 @@ NFLOG = {
 }
 
 
+# NFQUEUE datagrams for fuzz_nfq, as nfnetlink_queue sends them with
+# NFQA_CFG_F_UID_GID and NFQA_CFG_F_CONNTRACK: a packet header (id, hw
+# protocol, hook), the payload, the conntrack nest (CTA_ID among others)
+# and the uid.
+NLA_F_NESTED = 0x8000
+
+
+def nfq_msg(attrs):
+    return nflog_msg(2, attrs, mtype=(3 << 8) | 0)
+
+
+def nfq_hdr(pid):
+    return nla(1, struct.pack(">IHB", pid, 0x0800, 3))
+
+
+def ct_nest(attrs):
+    return nla(11 | NLA_F_NESTED, b"".join(attrs))
+
+
+TCP80 = ipv4_tcp([198, 18, 0, 2], [198, 18, 1, 10], 42000, 80)
+
+NFQ = {
+    "seed_pkt_ct_uid": nfq_msg([nfq_hdr(7), nla(10, TCP80),
+                                ct_nest([nla(3, struct.pack(">I", 0x18a)),
+                                         nla(12, struct.pack(">I", 0xdeadbeef)),
+                                         nla(11, struct.pack(">I", 1))]),
+                                nla(12, struct.pack(">I", 2)),
+                                nla(16, struct.pack(">I", 4242))]),
+    "seed_pkt_no_ct": nfq_msg([nfq_hdr(8), nla(10, TCP80),
+                               nla(16, struct.pack(">I", 4242))]),
+    "seed_ct_without_id": nfq_msg([nfq_hdr(9), nla(10, TCP80),
+                                   ct_nest([nla(3, struct.pack(">I", 0x18a))])]),
+    "seed_ct_id_short": nfq_msg([nfq_hdr(10), nla(10, TCP80),
+                                 ct_nest([nla(12, b"\x01\x02")])]),
+    "seed_ct_nest_bad_len": nfq_msg([nfq_hdr(11),
+                                     struct.pack("<HH", 12, 11 | NLA_F_NESTED)
+                                     + struct.pack("<HH", 40, 12) + b"\0" * 4]),
+    "seed_two_pkts": nfq_msg([nfq_hdr(12), nla(10, TCP80),
+                              ct_nest([nla(12, struct.pack(">I", 1))])])
+    + nfq_msg([nfq_hdr(13), nla(10, TCP80),
+               ct_nest([nla(12, struct.pack(">I", 2))])]),
+    "seed_hdr_short": nfq_msg([nla(1, b"\0\0")]),
+}
+
+
 def write(subdir, seeds):
     path = os.path.join(HERE, "corpus", subdir)
     os.makedirs(path, exist_ok=True)
@@ -184,3 +230,4 @@ if __name__ == "__main__":
     write("fuzz_query", QUERIES)
     write("fuzz_answer", ANSWERS)
     write("fuzz_nflog", NFLOG)
+    write("fuzz_nfq", NFQ)

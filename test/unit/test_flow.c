@@ -242,6 +242,44 @@ static void reassembly_in_order_and_bounded(void **state)
 	flowtab_free(t);
 }
 
+/* A verdict is one connection's: a decided flow's verdict is repeated only
+ * for a packet of the same conntrack entry; another id is a new
+ * connection on the four-tuple, a missing one is never guessed. */
+static void verdict_belongs_to_one_connection(void **state)
+{
+	struct flowtab *t = flowtab_new(4, 100, 400);
+	struct flowtab_key k = {.sport = 40000, .dport = 80};
+	struct flowtab_flow *f, *g;
+
+	(void)state;
+	k.src.family = k.dst.family = AF_INET;
+	f = flowtab_get(t, &k, 0, true);
+	assert_non_null(f);
+	f->has_conn = true;
+	f->conn_id = 0x1234;
+	/* Being read. */
+	assert_int_equal(flowtab_conn_of(f, true, 0x1234), FLOWTAB_CONN_SAME);
+	assert_int_equal(flowtab_conn_of(f, true, 0x1235), FLOWTAB_CONN_OTHER);
+	assert_int_equal(flowtab_conn_of(f, false, 0), FLOWTAB_CONN_OTHER);
+	flowtab_decide(t, f, true, 10);
+	/* Decided: the same connection, a new one on the same four-tuple
+	 * (the reused-four-tuple escape), or no id to tell. */
+	assert_int_equal(flowtab_conn_of(f, true, 0x1234), FLOWTAB_CONN_SAME);
+	assert_int_equal(flowtab_conn_of(f, true, 0x9999), FLOWTAB_CONN_OTHER);
+	assert_int_equal(flowtab_conn_of(f, false, 0x1234),
+			 FLOWTAB_CONN_UNKNOWN);
+	/* A flow read without ids (the kernel gives none). */
+	k.sport = 40001;
+	g = flowtab_get(t, &k, 0, true);
+	assert_non_null(g);
+	assert_int_equal(flowtab_conn_of(g, false, 0), FLOWTAB_CONN_SAME);
+	assert_int_equal(flowtab_conn_of(g, true, 7), FLOWTAB_CONN_OTHER);
+	flowtab_decide(t, g, true, 10);
+	assert_int_equal(flowtab_conn_of(g, false, 0), FLOWTAB_CONN_UNKNOWN);
+	assert_int_equal(flowtab_conn_of(g, true, 0), FLOWTAB_CONN_UNKNOWN);
+	flowtab_free(t);
+}
+
 static void packet_headers_and_payload(void **state)
 {
 	uint8_t p[60] = {0x45, 0, 0,   45, 0, 0, 0x40, 0,  64, 6,
@@ -391,6 +429,7 @@ int main(void)
 	    cmocka_unit_test(
 		verdict_needs_allowed_and_answered_with_this_address),
 	    cmocka_unit_test(reassembly_in_order_and_bounded),
+	    cmocka_unit_test(verdict_belongs_to_one_connection),
 	    cmocka_unit_test(packet_headers_and_payload),
 	    cmocka_unit_test(
 		http_host_lower_case_port_stripped_every_prefix_waits),
