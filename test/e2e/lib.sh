@@ -298,15 +298,17 @@ df_start_local_nsd() {
 		fail "the local nsd did not answer on $addr:5300: $(cat "$DF_TMP/lnsd.log")"
 }
 
-# df_squat UID ADDR LOG: as UID in the workload, bind ADDR:5300 (a local
-# upstream's port, its resolver gone) and answer every question with A
-# 198.18.2.50, logging "asked", then "answered" or "send failed: ..." (a
-# DROP in OUTPUT fails the send with EPERM) to LOG. Returns once bound.
+# df_squat UID ADDR LOG [PORT [ANSWER]]: as UID in the workload, bind
+# ADDR:PORT (default 5300: a local upstream's port, its resolver gone) and
+# answer every question with A ANSWER (default 198.18.2.50), logging
+# "asked", then "answered" or "send failed: ..." (a DROP in OUTPUT fails
+# the send with EPERM) to LOG. Returns once bound.
 df_squat() {
-	df_wl_as "$1" "$DF_PY" - "$2" >"$3" 2>&1 <<'PY' &
+	df_wl_as "$1" "$DF_PY" - "$2" "${4:-5300}" "${5:-198.18.2.50}" >"$3" 2>&1 <<'PY' &
 import socket, struct, sys
 u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-u.bind((sys.argv[1], 5300))
+u.bind((sys.argv[1], int(sys.argv[2])))
+answer = socket.inet_aton(sys.argv[3])
 print("bound", flush=True)
 while True:
     m, peer = u.recvfrom(4096)
@@ -316,7 +318,7 @@ while True:
     a = struct.unpack(">H", m[o + 1:o + 3])[0] == 1
     r = m[:2] + struct.pack(">HHHHH", 0x8180, 1, int(a), 0, 0) + m[12:o + 5]
     if a:
-        r += b"\xc0\x0c" + struct.pack(">HHIH", 1, 1, 300, 4) + bytes([198, 18, 2, 50])
+        r += b"\xc0\x0c" + struct.pack(">HHIH", 1, 1, 300, 4) + answer
     print("asked", peer, flush=True)
     try:
         u.sendto(r, peer)
@@ -325,7 +327,7 @@ while True:
         print("send failed:", e, flush=True)
 PY
 	DF_PIDS+=("$!")
-	df_poll 50 grep -q bound "$3" || fail "uid $1 could not bind $2:5300: $(cat "$3")"
+	df_poll 50 grep -q bound "$3" || fail "uid $1 could not bind $2:${4:-5300}: $(cat "$3")"
 }
 
 # df_stop_local_nsd: stop df_start_local_nsd's nsd and wait until its
@@ -336,16 +338,17 @@ df_stop_local_nsd() {
 		fail "the local nsd still holds port 5300"
 }
 
-# expect_squat_held LOG UPSTREAM: after df_squat's squatter (LOG) was to be
-# asked a question below *.allowed.test (the last df_dig): it was asked
-# (or the test proves nothing), its 198.18.2.50 is not in the reply, not
-# in dnsfence4 and not reachable, and the daemon's log names uid 4242 as
-# the answerer for UPSTREAM.
+# expect_squat_held LOG UPSTREAM [ANSWER]: after df_squat's squatter (LOG)
+# was to be asked a question below *.allowed.test (the last df_dig): it
+# was asked (or the test proves nothing), its ANSWER (default
+# 198.18.2.50) is not in the reply, not in dnsfence4 and not reachable,
+# and the daemon's log names uid 4242 as the answerer for UPSTREAM.
 expect_squat_held() {
+	local answer=${3:-198.18.2.50}
 	grep -q asked "$1" || fail "the squatter was never asked: the test proves nothing ($(cat "$1"))"
-	expect_out_lacks 198.18.2.50
-	expect_not_in_set dnsfence4 198.18.2.50
-	expect_fenced 198.18.2.50 80
+	expect_out_lacks "$answer"
+	expect_not_in_set dnsfence4 "$answer"
+	expect_fenced "$answer" 80
 	expect_log_contains "from uid 4242: an answer to dnsfence's question to the upstream $2 from a socket of this namespace"
 }
 

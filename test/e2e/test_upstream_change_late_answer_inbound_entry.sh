@@ -33,66 +33,7 @@ df_dig evil.test A
 expect_rcode NXDOMAIN
 ok "control: evil.test is denied through dnsfence"
 
-df_wl_as 4242 "$DF_PY" - >"$DF_TMP/late.log" 2>&1 <<'PY' &
-import socket, struct, time, errno
-UP = "010012C6:0035"          # 198.18.0.1:53 as /proc/net/udp prints it
-ports = set()
-t0 = time.time()
-print("watching", flush=True)
-while time.time() - t0 < 6:
-    for line in open("/proc/net/udp").read().splitlines()[1:]:
-        f = line.split()
-        if f[2] == UP:
-            ports.add(int(f[1].split(":")[1], 16))
-    time.sleep(0.005)
-print("ports", sorted(ports), flush=True)
-socks = {}
-while len(socks) < len(ports) and time.time() - t0 < 20:
-    for p in ports - set(socks):
-        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        try:
-            s.bind(("198.18.0.2", p))
-            s.setblocking(False)
-            socks[p] = s
-        except OSError:
-            s.close()
-    time.sleep(0.05)
-print("bound", sorted(socks), flush=True)
-q = b"\x13\x37\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x04evil\x04test\x00\x00\x01\x00\x01"
-# Control: the query straight to the upstream, refused. Each send (even
-# refused) refreshes the daemon's entry, so then keep quiet until it has
-# expired and something comes in on one of the ports (the late answer).
-for p, s in socks.items():
-    try:
-        s.sendto(q, ("198.18.0.1", 53))
-        print("control send from", p, "passed", flush=True)
-    except OSError as e:
-        print("control send from", p, "failed:", e, flush=True)
-print("quiet", flush=True)
-import select
-r, _, _ = select.select(list(socks.values()), [], [], 40)
-for s in r:
-    m, peer = s.recvfrom(4096)
-    print("late packet from", peer, "to port", s.getsockname()[1], "len", len(m), flush=True)
-t1 = time.time()
-while time.time() - t1 < 10:
-    for p, s in socks.items():
-        try:
-            s.sendto(q, ("198.18.0.1", 53))
-        except OSError as e:
-            print("send from", p, "failed:", e, flush=True)
-        try:
-            while True:
-                m, peer = s.recvfrom(4096)
-                if m[:2] == b"\x13\x37":
-                    an = struct.unpack(">H", m[6:8])[0]
-                    print("ANSWER from", peer, "to port", p, "rcode", m[3] & 15,
-                          "answers", an, "last A", ".".join(map(str, m[-4:])), flush=True)
-        except BlockingIOError:
-            pass
-    time.sleep(0.5)
-print("done", flush=True)
-PY
+df_wl_as 4242 "$DF_PY" "$DF_E2E_DIR/late_answer_workload.py" 6 0 >"$DF_TMP/late.log" 2>&1 &
 DF_PIDS+=("$!")
 df_poll 50 grep -q watching "$DF_TMP/late.log" || fail "the workload did not start: $(cat "$DF_TMP/late.log")"
 
