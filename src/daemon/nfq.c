@@ -61,7 +61,7 @@ static int send_acked(struct nfq *q, struct nlmsghdr *nlh);
 static int parse_attr(const struct nlattr *attr, void *data);
 static int parse_ct_attr(const struct nlattr *attr, void *data);
 static int set_flags(struct nfq *q, char *buf, uint32_t flags);
-static int on_msg(const struct nlmsghdr *nlh, void *data);
+static int on_msg(const struct nlmsghdr *nlh, size_t n, void *data);
 static void on_read(evutil_socket_t fd, short what, void *arg);
 
 static struct nlmsghdr *put_header(struct nfq *q, char *buf, uint16_t type,
@@ -278,7 +278,7 @@ struct parse_ctx {
 	void *arg;
 };
 
-static int on_msg(const struct nlmsghdr *nlh, void *data)
+static int on_msg(const struct nlmsghdr *nlh, size_t n, void *data)
 {
 	const struct parse_ctx *ctx = data;
 	const struct nlattr *tb[NFQA_MAX + 1] = {0};
@@ -286,7 +286,13 @@ static int on_msg(const struct nlmsghdr *nlh, void *data)
 	const struct nfqnl_msg_packet_hdr *ph;
 	struct nfq_pkt pkt = {0};
 
-	if (mnl_attr_parse(nlh, sizeof(struct nfgenmsg), parse_attr, tb) < 0 ||
+	/* Bounded by the message's own length: mnl_attr_parse reads up to
+	 * it rounded up to 4, past the end of an unpadded last message. */
+	if (n < MNL_NLMSG_HDRLEN + sizeof(struct nfgenmsg) ||
+	    mnl_attr_parse_payload(
+		(const char *)nlh + MNL_NLMSG_HDRLEN + sizeof(struct nfgenmsg),
+		n - MNL_NLMSG_HDRLEN - sizeof(struct nfgenmsg), parse_attr,
+		tb) < 0 ||
 	    tb[NFQA_PACKET_HDR] == NULL ||
 	    mnl_attr_get_payload_len(tb[NFQA_PACKET_HDR]) < sizeof(*ph))
 		return MNL_CB_OK;
@@ -311,12 +317,38 @@ static int on_msg(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
+/* The messages walked here, not by mnl_cb_run: libmnl 1.0.4's
+ * mnl_nlmsg_ok compares the length as an int, so a header claiming more
+ * than INT_MAX bytes passed it and the next header was read from far
+ * outside the buffer, and mnl_attr_parse reads attributes up to the
+ * length rounded up to 4, past a buffer that ends unpadded (fuzz_nfq
+ * found both). Each message's length is checked against what is left
+ * and bounds its attributes (on_msg); packet messages go to on_msg,
+ * error messages (a verdict for a packet gone) are skipped, NLMSG_DONE
+ * ends the datagram as it did under mnl_cb_run. */
 void nfq_parse(const uint8_t *buf, size_t len, nfq_pkt_fn fn, void *arg)
 {
 	struct parse_ctx ctx = {fn, arg};
+	size_t off = 0;
 
-	/* Error messages (a verdict for a packet gone) are skipped. */
-	(void)mnl_cb_run(buf, len, 0, 0, on_msg, &ctx);
+	while (len - off >= sizeof(struct nlmsghdr)) {
+		const struct nlmsghdr *nlh =
+		    (const struct nlmsghdr *)(const void *)(buf + off);
+		/* Rounded up here, not by NLMSG_ALIGN: its mask is 32 bits
+		 * wide, and a length near 4 GiB rounds to 0 there. */
+		size_t n = nlh->nlmsg_len, step = (n + 3) & ~(size_t)3;
+
+		/* The kernel pads no datagram's last message: its length
+		 * may end the buffer unaligned. */
+		if (n < sizeof(*nlh) || n > len - off ||
+		    nlh->nlmsg_type == NLMSG_DONE)
+			return;
+		if (nlh->nlmsg_type >= NLMSG_MIN_TYPE)
+			(void)on_msg(nlh, n, &ctx);
+		if (step >= len - off)
+			return;
+		off += step;
+	}
 }
 
 static void on_read(evutil_socket_t fd, short what, void *arg)
