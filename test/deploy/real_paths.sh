@@ -149,9 +149,11 @@ rp_open_ns() {
 }
 # Is the namespace's OUTPUT closed, in either backend? (No "-t": listing
 # the existing tables never creates one.)
+# (grep reads a here-string: a grep -q that stops at the first lines
+# would fail the pipe with SIGPIPE under pipefail.)
 rp_fenced() {
-	wl iptables-nft-save 2>/dev/null | grep -q '^:OUTPUT DROP' ||
-		wl iptables-legacy-save 2>/dev/null | grep -q '^:OUTPUT DROP'
+	grep -q '^:OUTPUT DROP' <<<"$(wl iptables-nft-save 2>/dev/null)" ||
+		grep -q '^:OUTPUT DROP' <<<"$(wl iptables-legacy-save 2>/dev/null)"
 }
 
 # --- podman, confined to this run ---------------------------------------------

@@ -194,7 +194,7 @@ EOF
 	# The fence, in the backend the rootfs chose.
 	if [ "$backend" = legacy ]; then
 		grep -q '^:DNSFENCE-OUT' <<<"$(wl iptables-legacy-save -t filter)" || fail "systemd (legacy): the fence is not in iptables-legacy"
-		! wl iptables-nft-save 2>/dev/null | grep -q DNSFENCE || fail "systemd (legacy): rules in nft too"
+		! grep -q DNSFENCE <<<"$(wl iptables-nft-save 2>/dev/null)" || fail "systemd (legacy): rules in nft too"
 	else
 		grep -q '^:DNSFENCE-OUT' <<<"$(wl iptables-nft-save -t filter)" || fail "systemd (nft): the fence is not in iptables-nft"
 	fi
@@ -236,8 +236,8 @@ EOF
 	grep -q "the fence is removed" "$RP_WORK/purge.log" ||
 		fail "systemd ($backend): purge said nothing about the fence: $(cat "$RP_WORK/purge.log")"
 	! rp_fenced || fail "systemd ($backend): the fence is still up after purge"
-	! wl iptables-nft-save 2>/dev/null | grep -q DNSFENCE || fail "systemd ($backend): nft rules left after purge"
-	! wl iptables-legacy-save 2>/dev/null | grep -q DNSFENCE || fail "systemd ($backend): legacy rules left after purge"
+	! grep -q DNSFENCE <<<"$(wl iptables-nft-save 2>/dev/null)" || fail "systemd ($backend): nft rules left after purge"
+	! grep -q DNSFENCE <<<"$(wl iptables-legacy-save 2>/dev/null)" || fail "systemd ($backend): legacy rules left after purge"
 	! grep -qx 'dnsfence[46]' <<<"$(wl ipset list -n)" || fail "systemd ($backend): sets left after purge"
 	! rp_in systemctl is-active --quiet dnsfence || fail "systemd ($backend): the unit still runs after purge"
 	! rp_in systemctl is-active --quiet dnsfence-subject@fenced || fail "systemd ($backend): the per-unit fence still runs after purge"
