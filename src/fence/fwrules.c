@@ -97,6 +97,8 @@ static int render_ports(const struct config *cfg, int family, const char *set,
 static int render_last(const struct config *cfg, int family,
 		       struct fw_rules *r);
 static int log_then_accept(struct fw_rules *r, const char *match);
+static int log_then_drop(struct fw_rules *r, const char *match,
+			 const char *prefix);
 static int log_then_reject(struct fw_rules *r, const char *match,
 			   const char *prefix, const char *with);
 static int render_cidrs(const struct config *cfg, int family, const char *pn,
@@ -210,37 +212,32 @@ static int render_listen(const struct config *cfg, int family,
  * holds, is the one loopback upstream config.c admits without the key:
  * only dockerd's sockets (root's) answer there, or while dockerd is away
  * (a restart with live-restore keeps the container and the DNAT) a
- * process that binds that port answers for it. With subjects only their packets
- * enter this chain: no key is needed (a resolver of the namespace answers
- * unchecked), and every upstream, loopback too, gets the rule that no subject
- * answers. "A process's socket" is an owner uid in the whole range: the
- * kernel's own sockets, which send its resets and ICMP errors (a local
- * resolver's closed port refuses at once, not after a timeout), have no file
- * and match no uid, though they match --socket-exists. The rate-limited copy
- * tells the daemon who answered (attrib.c). */
+ * process that binds that port answers for it. With subjects only their
+ * packets enter this chain: no key is needed (a resolver of the
+ * namespace answers unchecked), and every upstream, loopback too, gets
+ * the rule that no subject answers. "A process's socket" is an owner uid
+ * in the whole range: the kernel's own sockets, which send its resets
+ * and ICMP errors (a local resolver's closed port refuses at once, not
+ * after a timeout), have no file and match no uid, though they match
+ * --socket-exists. The rate-limited copy tells the daemon who answered
+ * (attrib.c). */
 static int render_answerer(const struct config *cfg, const struct netaddr *a,
 			   const char *s, struct fw_rules *r)
 {
-	char owner[40] = "";
-	int ret;
+	char match[NETADDR_STRLEN + 128];
+	int n =
+	    snprintf(match, sizeof(match),
+		     "-m conntrack --ctorigdst %s --ctdir REPLY " ANY_UID, s);
 
 	if (cfg->local_upstream_uid_set)
-		snprintf(owner, sizeof(owner), " -m owner ! --uid-owner %u",
+		snprintf(match + n, sizeof(match) - (size_t)n,
+			 " -m owner ! --uid-owner %u",
 			 (unsigned)cfg->local_upstream_uid);
 	else if (netaddr_is_loopback(a) && !config_has_subjects(cfg))
-		snprintf(owner, sizeof(owner), " -m owner ! --uid-owner %u",
-			 DOCKERD_UID);
-	ret =
-	    fw_rules_add(r,
-			 C "-m conntrack --ctorigdst %s --ctdir REPLY " ANY_UID
-			   "%s " BLOCK_NFLOG "dnsfence-answer",
-			 s, owner);
-	return ret ? ret
-		   : fw_rules_add(
-			 r,
-			 C "-m conntrack --ctorigdst %s --ctdir REPLY " ANY_UID
-			   "%s -j DROP",
-			 s, owner);
+		snprintf(match + n, sizeof(match) - (size_t)n,
+			 " -m owner ! --uid-owner %u", DOCKERD_UID);
+	strcat(match, " ");
+	return log_then_drop(r, match, "dnsfence-answer");
 }
 
 /* Everything whose original destination is this upstream, on any port
@@ -321,9 +318,7 @@ static int render_upstream_origin(const struct config *cfg,
 			   (unsigned)cfg->mark);
 	if (!ret && config_audit_dns_open(cfg))
 		return log_then_accept(r, match);
-	if (!ret)
-		ret = fw_rules_add(r, C "%s" BLOCK_NFLOG "dnsfence-dns", match);
-	return ret ? ret : fw_rules_add(r, C "%s-j DROP", match);
+	return ret ? ret : log_then_drop(r, match, "dnsfence-dns");
 }
 
 /* The upstreams, then those a reload replaced whose questions are still
@@ -415,31 +410,37 @@ static int render_icmp6(const struct config *cfg, struct fw_rules *r)
  * mode logged, then let through. In IPv4, every port of Docker's
  * embedded resolver's address too: its real port is in /proc/net/udp,
  * and a query sent there straight carries no port 53 at all. */
+/* Each match refused, after its rate-limited dnsfence-dns copy (TCP with
+ * a reset); in audit mode with DNS open, logged and let through. */
+struct dns_match {
+	const char *match;
+	bool tcp; /* refused with a reset */
+};
+
+static int refuse_dns(const struct config *cfg, int family,
+		      const struct dns_match *m, size_t n, struct fw_rules *r)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < n && !ret; i++)
+		ret = config_audit_dns_open(cfg)
+			  ? log_then_accept(r, m[i].match)
+			  : log_then_reject(r, m[i].match, "dnsfence-dns",
+					    m[i].tcp ? "tcp-reset"
+						     : reject_with(family));
+	return ret;
+}
+
 static int render_dns(const struct config *cfg, int family, struct fw_rules *r)
 {
-	static const struct {
-		const char *match;
-		bool tcp; /* refused with a reset */
-	} matches[] = {
+	static const struct dns_match matches[] = {
 	    {"-p udp -m conntrack --ctorigdstport 53 ", false},
 	    {"-p tcp -m conntrack --ctorigdstport 53 ", true},
 	    {"-d " DOCKER_RESOLVER "/32 -p tcp ", true},
 	    {"-d " DOCKER_RESOLVER "/32 ", false},
 	};
-	size_t n = family == AF_INET ? 4 : 2;
-	int ret;
 
-	for (size_t m = 0; m < n; m++) {
-		if (config_audit_dns_open(cfg))
-			ret = log_then_accept(r, matches[m].match);
-		else
-			ret = log_then_reject(
-			    r, matches[m].match, "dnsfence-dns",
-			    matches[m].tcp ? "tcp-reset" : reject_with(family));
-		if (ret)
-			return ret;
-	}
-	return 0;
+	return refuse_dns(cfg, family, matches, family == AF_INET ? 4 : 2, r);
 }
 
 /* DNS as the reply direction of an entry someone began from port 53
@@ -454,23 +455,12 @@ static int render_dns(const struct config *cfg, int family, struct fw_rules *r)
 static int render_dns_replies(const struct config *cfg, int family,
 			      struct fw_rules *r)
 {
-	static const struct {
-		const char *match;
-		bool tcp;
-	} matches[] = {
+	static const struct dns_match matches[] = {
 	    {"-p udp -m udp --dport 53 -m conntrack --ctdir REPLY ", false},
 	    {"-p tcp -m tcp --dport 53 -m conntrack --ctdir REPLY ", true},
 	};
-	int ret = 0;
 
-	for (size_t m = 0; m < 2 && !ret; m++)
-		ret =
-		    config_audit_dns_open(cfg)
-			? log_then_accept(r, matches[m].match)
-			: log_then_reject(r, matches[m].match, "dnsfence-dns",
-					  matches[m].tcp ? "tcp-reset"
-							 : reject_with(family));
-	return ret;
+	return refuse_dns(cfg, family, matches, 2, r);
 }
 
 /* In enforce mode a rejected packet is also copied, rate-limited, to
@@ -483,6 +473,16 @@ static int log_then_reject(struct fw_rules *r, const char *match,
 	return ret ? ret
 		   : fw_rules_add(r, C "%s-j REJECT --reject-with %s", match,
 				  with);
+}
+
+/* The same copy, then a silent drop (a local sender's send fails with
+ * EPERM; nothing is sent back to it). */
+static int log_then_drop(struct fw_rules *r, const char *match,
+			 const char *prefix)
+{
+	int ret = fw_rules_add(r, C "%s" BLOCK_NFLOG "%s", match, prefix);
+
+	return ret ? ret : fw_rules_add(r, C "%s-j DROP", match);
 }
 
 /* In audit mode what enforce would reject is logged, then let through. */
