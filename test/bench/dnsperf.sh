@@ -4,13 +4,16 @@
 # --address=/#/ --ipset=/zone/set4,set6) on the same nsd upstream, in one
 # run, in a fresh network namespace on loopback. Three workloads: unique
 # names (forward + set insert), cached names (1,000 names, TTL 86400),
-# denied names. The unique names are all below one wildcard and come from
-# one client address (dnsperf's sockets on 127.0.0.1), which the default
-# wildcard_budget (600 at once, 120 a minute) would refuse after 600:
-# the config raises it to 10,000,000 at once and 600,000,000 a minute,
-# beyond anything dnsperf sends, so the budget is on (every new question
-# takes its tokens) and nothing is refused. Prints qps for each daemon, the ratios dnsfence/dnsmasq,
-# dnsfence's peak RSS (VmHWM) and its live set entries. Root only. Not a
+# denied names; then nsd asked straight with the cached and denied
+# questions, the ceiling of this namespace and its rules. The unique
+# names are all below one wildcard and come from one client address
+# (dnsperf's sockets on 127.0.0.1), which the default wildcard_budget
+# (600 at once, 120 a minute) would refuse after 600: the config raises
+# it to 10,000,000 at once and 600,000,000 a minute, beyond anything
+# dnsperf sends, so the budget is on (every new question takes its
+# tokens) and nothing is refused. Prints qps for each daemon, the ratios
+# dnsfence/dnsmasq, each daemon's share of the ceiling, dnsfence's peak
+# RSS (VmHWM) and its live set entries. Root only. Not a
 # test: nothing here asserts a timing. See test/bench/README.md.
 #
 #   test/bench/dnsperf.sh [--duration S] [--names N] [--outstanding Q]
@@ -20,6 +23,8 @@
 #   DNSFENCE_BIN   the daemon (default: build/dnsfence; built if missing)
 #   DNSMASQ_EXTRA  extra dnsmasq flags (e.g. --dns-forward-max=1000)
 #   BENCH_KEEP=1   keep the temp dir (zones, configs, logs, dnsperf output)
+#   BENCH_SMAPS=DIR  copy both processes' /proc/PID/smaps into DIR after
+#                  the unique workload and at the end (where memory goes)
 #
 # --profile DIR: run only dnsfence, each workload (unique, cached,
 # denied) under its own `perf record -g` (or only unique under callgrind
@@ -43,7 +48,7 @@ OUT=""
 PROFILE=""
 LATENCY_QPS=""
 
-usage() { sed -n '2,33s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '2,38s/^# \{0,1\}//p' "$0"; }
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--duration) DURATION=$2; shift 2 ;;
@@ -265,7 +270,7 @@ perf_run() {
 	local tag=$1 file=$2 drops0 drops
 	shift 2
 	drops0=$(udp_rcvbuf_errors)
-	in_ns dnsperf -s 127.0.0.1 -p 53 -d "$file" -c "$CLIENTS" -T 1 \
+	in_ns dnsperf -s 127.0.0.1 -p "${PERF_PORT:-53}" -d "$file" -c "$CLIENTS" -T 1 \
 		-q "$OUTSTANDING" -t 2 "$@" >"$tmp/dnsperf-$tag.txt" 2>&1 || {
 		echo "dnsperf failed ($tag):" >&2
 		cat "$tmp/dnsperf-$tag.txt" >&2
@@ -337,6 +342,15 @@ pss_stop() {
 	read -r PSS_PEAK_KB PSS_ANON_KB <"$tmp/pss-peak" || PSS_PEAK_KB="" PSS_ANON_KB=""
 }
 
+# With BENCH_SMAPS, DIR/parent-WHEN.smaps and DIR/dns-WHEN.smaps.
+save_smaps() { # WHEN
+	[ -n "${BENCH_SMAPS:-}" ] || return 0
+	local c
+	mkdir -p "$BENCH_SMAPS"
+	cat "/proc/$daemon_pid/smaps" >"$BENCH_SMAPS/parent-$1.smaps"
+	for c in $(dns_child); do cat "/proc/$c/smaps" >"$BENCH_SMAPS/dns-$1.smaps"; done
+}
+
 run_workloads() { # NAME
 	local d=$1
 	if [ "$d" = dnsfence ]; then
@@ -346,6 +360,7 @@ run_workloads() { # NAME
 	QPS[$d,unique]=$(perf_run "$d-unique" "$tmp/q-unique" -n 1 -l "$DURATION")
 	if [ "$d" = dnsfence ]; then
 		read -r HWM_UNIQ_KB HWM_UNIQ_P HWM_UNIQ_C <<<"$(proc_kb VmHWM)"
+		save_smaps unique
 		ENTRIES4=$(set_entries dnsfence4)
 		ENTRIES6=$(set_entries dnsfence6)
 	else
@@ -356,6 +371,7 @@ run_workloads() { # NAME
 	QPS[$d,denied]=$(perf_run "$d-denied" "$tmp/q-denied" -l "$DURATION")
 	if [ "$d" = dnsfence ]; then
 		read -r RSS_KB RSS_P RSS_C <<<"$(proc_kb VmHWM)"
+		save_smaps end
 		pss_stop
 	fi
 }
@@ -481,6 +497,14 @@ say "dnsmasq ($(dnsmasq --version | head -n 1))"
 start_dnsmasq
 run_workloads dnsmasq
 stop_daemon
+# The ceiling: nsd itself, asked straight on 127.0.0.1:5300 in the same
+# namespace behind the same rules, answers the cached questions from its
+# zone and refuses the denied ones, doing nothing else. A daemon near it
+# is bounded by dnsperf and the kernel's per-packet cost, not by its own
+# code, and no ratio between two daemons near it can say much.
+say "ceiling: nsd asked straight"
+QPS[nsd,cached]=$(PERF_PORT=5300 perf_run nsd-cached "$tmp/q-cached" -l "$DURATION")
+QPS[nsd,denied]=$(PERF_PORT=5300 perf_run nsd-denied "$tmp/q-denied" -l "$DURATION")
 
 table() {
 	printf '| workload | dnsfence qps | dnsmasq qps | dnsfence/dnsmasq |\n'
@@ -491,6 +515,11 @@ table() {
 			'BEGIN { printf "| %s | %d | %d | %.2f |\n", w, a, b, (b > 0 ? a / b : 0) }'
 	done
 	printf '\n'
+	for w in cached denied; do
+		awk -v w="$w" -v a="${QPS[dnsfence,$w]}" -v b="${QPS[dnsmasq,$w]}" -v c="${QPS[nsd,$w]}" \
+			'BEGIN { printf "ceiling (nsd asked straight, same namespace and rules), %s: %d qps; dnsfence at %.0f %%, dnsmasq at %.0f %% of it\n",
+				w, c, (c > 0 ? 100 * a / c : 0), (c > 0 ? 100 * b / c : 0) }'
+	done
 	awk -v k="$RSS_KB" -v u="$HWM_UNIQ_KB" -v kp="$RSS_P" -v kc="$RSS_C" 'BEGIN {
 		printf "dnsfence peak RSS (VmHWM, both processes): %.1f MiB at the end (%.1f MiB after the unique workload); at the end the parent %.1f, the DNS process %.1f\n",
 			k / 1024, u / 1024, kp / 1024, kc / 1024 }'
