@@ -273,7 +273,6 @@ static struct sets *open_sets(struct event_base *base, const struct config *cfg,
 	    .set6 = cfg->set6,
 	    .ttl_min = cfg->ttl_min,
 	    .ttl_max = cfg->ttl_max,
-	    .map_max = (size_t)cfg->maxelem * 2,
 	};
 	char err[512];
 	struct sets *sets =

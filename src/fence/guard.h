@@ -15,7 +15,7 @@ struct guard;
 struct sets;
 
 /* Start guarding (cfg, sets must outlive the guard; sets may be NULL).
- * After a sets restore, the sets' never-shorten map is forgotten. When a
+ * After a sets restore, the sets' expiry map is forgotten. When a
  * restore fails, the guard logs why, calls event_base_loopexit and
  * guard_failed() turns true: the caller exits 3 so its supervisor runs
  * setup again. NULL on allocation failure. */

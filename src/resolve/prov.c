@@ -1032,6 +1032,26 @@ size_t prov_links_of(const struct prov *p, const struct netaddr *a,
 	return e != NULL ? walk_links(p, t, e, fn, arg, now) : 0;
 }
 
+uint64_t prov_expires(const struct prov *p, const struct netaddr *a,
+		      uint64_t now)
+{
+	const struct atab *t;
+	const struct pent *e;
+	uint64_t latest = 0;
+
+	if (a->family != AF_INET && a->family != AF_INET6)
+		return 0;
+	t = &p->addrs[family_ix(a->family)];
+	e = addr_find(p, t, a);
+	for (uint32_t i = 0; e != NULL && i < nlinks(p, e); i++) {
+		uint32_t exp = *lexp(p, (struct pent *)e, i);
+
+		if (exp > now && exp > latest)
+			latest = exp;
+	}
+	return latest;
+}
+
 /* Evict a when sh->refused refuses it or only names no longer allowed
  * hold it; else, with sh->fn, when its longest live link is a removed
  * name's or beyond sh->cap, cut the kept links to the cap and say how

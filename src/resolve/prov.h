@@ -98,6 +98,13 @@ void prov_walk(const struct prov *p, prov_walk_fn fn, void *arg, uint64_t now);
 size_t prov_links_of(const struct prov *p, const struct netaddr *a,
 		     prov_walk_fn fn, void *arg, uint64_t now);
 
+/* The latest expiry among a's links live at now (monotonic seconds), 0
+ * when it has none: the longest any answer asked for a's entry, which an
+ * add for a must not cut (invariant 4: the sets' floor, sets_set_floor).
+ * O(a's links). */
+uint64_t prov_expires(const struct prov *p, const struct netaddr *a,
+		      uint64_t now);
+
 /* Forget everything (the sets were recreated and are empty). */
 void prov_clear(struct prov *p);
 

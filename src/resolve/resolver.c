@@ -26,8 +26,9 @@
  *
  * Answers are cached for their smallest TTL (capped at ttl.max). A hit
  * takes the same road from the kernel step on: its addresses are offered
- * to the sets again (the never-shorten map makes that free when their
- * entries already live long enough), and the client's copy carries TTLs
+ * to the sets again (the expiry window makes that free when the kernel
+ * confirmed their entries within the last second and they live long
+ * enough), and the client's copy carries TTLs
  * reduced by the entry's age.
  *
  * A reload swaps the config and the policy between two queries
@@ -818,9 +819,20 @@ void resolver_set_admit_was(struct resolver *r, const struct config *was)
 	r->admit_was = was;
 }
 
+/* The sets' floor: the latest expiry prov holds for a's entry. */
+static uint64_t prov_floor(void *arg, const struct netaddr *a, uint64_t now)
+{
+	return prov_expires(arg, a, now);
+}
+
+/* Every add is noted in prov first (admit_note_prov), so prov's latest
+ * link is at least what the add asks for, and the longest any answer
+ * asked: the sets never send less. */
 void resolver_set_prov(struct resolver *r, struct prov *prov)
 {
 	r->prov = prov;
+	if (r->sets != NULL)
+		sets_set_floor(r->sets, prov != NULL ? prov_floor : NULL, prov);
 }
 
 size_t resolver_pending(const struct resolver *r)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* expiry: the never-shorten map (see expiry.h for the contract).
+/* expiry: the expiry map of the sets (see expiry.h for the contract).
  *
  * Per family two open-addressing tables with linear probing: the entries
  * (the address, the acked expiry and when the ack came: 12 bytes a slot

@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* expiry: the never-shorten map of the sets module (invariant 4). For each
+/* expiry: the sets module's memory of its entries' expiries. For each
  * address it remembers when its kernel set entry expires (acked adds) and
- * the latest expiry of adds still in flight, in monotonic seconds.
+ * the latest expiry of adds still in flight, in monotonic seconds. Both
+ * processes keep it as a window (expiry_new_window): what the skip and
+ * the adds in flight read. Invariant 4 (never shorten) rests on the
+ * sets' floor instead (sets_set_floor: prov's record of every answer),
+ * which a map of the last second's acks cannot hold.
  *
  * Bounded: at most `max` live entries. Expired entries are forgotten
  * (lazily on lookup, and by a sweep when the map is full). When the map is

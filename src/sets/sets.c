@@ -7,8 +7,12 @@
  * non-blocking NETLINK_NETFILTER socket driven by libevent.
  *
  * A sets_add() call is a batch. Its addresses are looked up in the
- * never-shorten map (expiry.c) and the ones whose kernel entry already
- * outlives the new timeout are skipped; the rest are queued, and a flush
+ * expiry map (expiry.c: the acks of the last SETS_FRESH_SECONDS and the
+ * adds in flight) and the ones whose kernel entry was confirmed within
+ * it and already outlives the new timeout are skipped; the rest are
+ * queued with the longest of their own timeout, the floor
+ * (sets_set_floor: what any answer asked for the entry) and what the map
+ * holds, never shorter (invariant 4), and a flush
  * event made active for the end of this loop iteration writes every
  * queued request of every batch into one buffer and one sendto(). Each
  * request gets the next sequence number; a batch's requests get
@@ -115,6 +119,8 @@ struct sets {
 	bool parent_gone;
 	void (*forgot)(void *arg); /* sets_on_forget */
 	void *forgot_arg;
+	sets_floor_fn floor; /* sets_set_floor */
+	void *floor_arg;
 };
 
 static void on_deadline(evutil_socket_t fd, short what, void *arg);
@@ -248,8 +254,9 @@ static int fam_index(const struct netaddr *a)
 struct sets *sets_open(struct event_base *base, const struct sets_params *p,
 		       char *err, size_t errlen)
 {
-	size_t map_max = p->map_max ? p->map_max : SETS_DEFAULT_MAP_MAX;
-	struct sets *s = sets_new(base, p, expiry_new(map_max), err, errlen);
+	struct sets *s = sets_new(
+	    base, p, expiry_new_window(SETS_WINDOW_MAP_MAX, SETS_FRESH_SECONDS),
+	    err, errlen);
 
 	if (s == NULL)
 		return NULL;
@@ -269,10 +276,8 @@ struct sets *sets_open_remote(struct event_base *base,
 			      const struct sets_params *p, int chan, char *err,
 			      size_t errlen)
 {
-	/* The parent judges every add by its own full map: this one needs
-	 * only the last second's acks (the skip) and the adds in flight. */
 	struct sets *s = sets_new(
-	    base, p, expiry_new_window(SETS_REMOTE_MAP_MAX, SETS_FRESH_SECONDS),
+	    base, p, expiry_new_window(SETS_WINDOW_MAP_MAX, SETS_FRESH_SECONDS),
 	    err, errlen);
 
 	if (s == NULL) {
@@ -458,16 +463,30 @@ void sets_on_forget(struct sets *s, void (*fn)(void *arg), void *arg)
 	s->forgot_arg = arg;
 }
 
+void sets_set_floor(struct sets *s, sets_floor_fn fn, void *arg)
+{
+	s->floor = fn;
+	s->floor_arg = arg;
+}
+
 /* Does the kernel hold d's entry, confirmed within SETS_FRESH_SECONDS
- * and living at least as long as d's TTL asks? Skip only that: a set
- * flushed or recreated behind our back is refilled by the next answer
- * after that. Otherwise *exp is the expiry to send: never shorter than
- * the entry's, nor than a longer add still in flight (it may land after
- * this one). */
+ * and living at least as long as d's TTL asks (and the floor)? Skip only
+ * that: a set flushed or recreated behind our back is refilled by the
+ * next answer after that. Otherwise *exp is the expiry to send: never
+ * shorter than the floor (the longest any answer asked for the entry),
+ * an entry acked within the window, nor a longer add still in flight (it
+ * may land after this one). */
 static bool covered(struct sets *s, const struct dns_addr *d, uint64_t now,
 		    uint64_t *exp)
 {
 	uint64_t want = now + sets_timeout(d->ttl, s->ttl_min, s->ttl_max);
+
+	if (s->floor != NULL) {
+		uint64_t floor = s->floor(s->floor_arg, &d->addr, now);
+
+		if (floor > want)
+			want = floor;
+	}
 
 	return expiry_covers(s->map, &d->addr, want, now, SETS_FRESH_SECONDS,
 			     exp);
@@ -576,7 +595,7 @@ static int batch_for(const struct netaddr *addrs, size_t n, sets_done_fn done,
 	return *out != NULL ? 0 : -ENOMEM;
 }
 
-/* The never-shorten map forgets each address now, so that an add queued
+/* The expiry map forgets each address now, so that an add queued
  * after this del is sent, and again at the del's ack, which comes after
  * the ack of any add sent before it (acks follow the sequence). */
 int sets_del(struct sets *s, const struct netaddr *addrs, size_t n,
@@ -597,7 +616,7 @@ int sets_del(struct sets *s, const struct netaddr *addrs, size_t n,
 	return 0;
 }
 
-/* The one add that may shorten an entry: the never-shorten map forgets
+/* The one add that may shorten an entry: the expiry map forgets
  * each address first, so the add carries exactly the new expiry, and the
  * kernel's re-add (no NLM_F_EXCL) sets the entry's timeout to it. */
 int sets_shorten(struct sets *s, const struct netaddr *addrs,

@@ -44,21 +44,22 @@ bool sets_name_valid(const char *name);
 struct sets_params {
 	const char *set4, *set6;
 	uint32_t ttl_min, ttl_max;
-	/* Bound of the never-shorten map (see expiry.h); give at least the
-	 * sum of both sets' maxelem. 0: SETS_DEFAULT_MAP_MAX. Not read by
-	 * sets_open_remote (SETS_REMOTE_MAP_MAX). */
-	size_t map_max;
 };
 
-#define SETS_DEFAULT_MAP_MAX (2 * 65536)
-/* The DNS process's map (sets_open_remote) holds only the acks of the
- * last SETS_FRESH_SECONDS and the adds in flight, at most this many
- * addresses (both families): beyond, an add is sent rather than skipped,
- * and the parent, whose map holds every entry, judges it. The cached
- * benchmark re-adds 2,000 addresses a second; at most about 0.7 MiB. */
-#define SETS_REMOTE_MAP_MAX 16384
+/* Each process's expiry map (expiry_new_window) holds only the acks of
+ * the last SETS_FRESH_SECONDS and the adds in flight, at most this many
+ * addresses (both families): beyond, an add is sent rather than skipped.
+ * What an entry's expiry must never fall below comes from the floor
+ * (sets_set_floor), not from the map. The cached benchmark re-adds 2,000
+ * addresses a second; at most about 0.7 MiB. */
+#define SETS_WINDOW_MAP_MAX 16384
 
-/* Opens the netlink socket (needs CAP_NET_ADMIN for the adds). */
+/* Opens the netlink socket (needs CAP_NET_ADMIN for the adds). Its
+ * expiry map is a window, as sets_open_remote's: with no floor set (the
+ * parent's sets, which serve the DNS process's requests) an add carries
+ * what it asks for, or what an entry acked within the window or an add
+ * in flight holds if that is longer; the DNS process's adds come with
+ * their floor already in. */
 struct sets *sets_open(struct event_base *base, const struct sets_params *p,
 		       char *err, size_t errlen);
 /* The same sets, reached through the privileged parent instead of
@@ -66,13 +67,11 @@ struct sets *sets_open(struct event_base *base, const struct sets_params *p,
  * shorten goes over chan (a non-blocking SOCK_SEQPACKET end, taken over)
  * as IPC frames to the parent's set writer, and completes when its
  * IPC_ADD_DONE comes back; the skips and the deadlines are this
- * process's, as over netlink. Its never-shorten map is a window
+ * process's, as over netlink. Its expiry map is a window
  * (expiry_new_window): the acks of the last SETS_FRESH_SECONDS and the
- * adds in flight, up to SETS_REMOTE_MAP_MAX; so the skips are the same,
- * an add after the window carries only the longer adds in flight (the
- * parent's own map raises it to the entry's expiry, as the kernel's
- * timeout), and an entry re-acked after its window claims the expiry
- * this process sent, not the longer one the kernel may hold. When the channel
+ * adds in flight, up to SETS_WINDOW_MAP_MAX; an add after the window
+ * carries the floor (sets_set_floor), and an entry re-acked after its
+ * window claims the expiry this process sent. When the channel
  * fails (the parent is gone) every change in flight and every later one fails
  * with -EIO. NULL (err set) on a bad name or no memory; chan is closed. */
 struct sets *sets_open_remote(struct event_base *base,
@@ -83,24 +82,34 @@ struct sets *sets_open_remote(struct event_base *base,
 void sets_close(struct sets *s);
 /* New clamp for the timeouts of later adds (reload). */
 void sets_set_ttl(struct sets *s, uint32_t ttl_min, uint32_t ttl_max);
-/* Addresses the never-shorten map holds per family (expired entries not
- * yet swept included; for sets_open_remote only the window's: status
- * counts the kernel's sets, see stats_shared_set_entries). */
+/* Addresses the expiry map's window holds per family (expired entries
+ * not yet swept included; status counts the kernel's sets, see
+ * stats_shared_set_entries). */
 void sets_entries(const struct sets *s, size_t *v4, size_t *v6);
-/* Forget the never-shorten map (see expiry.h): the sets were recreated
+/* Forget the expiry map (see expiry.h): the sets were recreated
  * (the guard restored them) and are empty, so no entry outlives anything.
  * Adds in flight still complete normally. */
 void sets_forget(struct sets *s);
 /* fn(arg) after every sets_forget (the parent tells the DNS process,
  * whose map of the same entries is then as stale as its own). */
 void sets_on_forget(struct sets *s, void (*fn)(void *arg), void *arg);
+/* The floor of every later add: fn(arg, a, now) is the latest expiry
+ * (monotonic seconds, 0: none) that any answer asked for a's entry; an
+ * add never sends less, so a shorter TTL never shortens an entry another
+ * answer made longer (invariant 4), however long ago that answer came.
+ * The DNS process's resolver sets it from prov (prov_expires), which
+ * holds every live set entry's answers. NULL: no floor. */
+typedef uint64_t (*sets_floor_fn)(void *arg, const struct netaddr *a,
+				  uint64_t now);
+void sets_set_floor(struct sets *s, sets_floor_fn fn, void *arg);
 /* Count failed adds but never log them: the parent's sets, whose
  * failures the DNS process logs once (it has the clients). */
 void sets_quiet(struct sets *s);
 
 /* When a's entry expires (monotonic seconds): the later of what the
- * kernel acked and what is in flight; 0 when this process knows of none
- * (never added, deleted, expired, forgotten). */
+ * kernel acked within the window and what is in flight; 0 when this
+ * process knows of none (never added, deleted, expired, forgotten, or
+ * acked more than SETS_FRESH_SECONDS ago). */
 uint64_t sets_expires(struct sets *s, const struct netaddr *a);
 
 /* Would sets_add skip every one of addrs (each entry confirmed by the
@@ -137,8 +146,9 @@ int sets_del(struct sets *s, const struct netaddr *addrs, size_t n,
 
 /* Set each address's entry to expire at expires[i] (monotonic seconds),
  * sooner than it would: reload, when the names that asked for the longer
- * timeout are no longer allowed or ttl.max went down. The never-shorten
- * map takes the new expiry as the entry's. done, order and returns as
+ * timeout are no longer allowed or ttl.max went down. The expiry map
+ * takes the new expiry as the entry's, and the floor is not applied (the
+ * caller cut prov's links first). done, order and returns as
  * for sets_add. */
 int sets_shorten(struct sets *s, const struct netaddr *addrs,
 		 const uint64_t *expires, size_t n, sets_done_fn done,

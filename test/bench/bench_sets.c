@@ -193,7 +193,6 @@ static int run_bench(int argc, char **argv)
 		}
 		return 0;
 	}
-	p.map_max = b.n + 1;
 	if (create && setsadm_create(p.set4, p.set6, (uint32_t)b.n + 1024, err,
 				     sizeof(err)) < 0) {
 		log_err("bench", "%s", err);

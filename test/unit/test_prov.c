@@ -272,6 +272,28 @@ static void later_note_lengthens_never_shortens(void **state)
 	prov_free(p);
 }
 
+/* The sets' floor: the latest live link of the address, whichever name
+ * it is; none once every link expired, none for an unknown address. */
+static void expires_is_the_latest_live_link(void **state)
+{
+	struct prov *p = prov_new(64);
+	struct netaddr a = v4(10), b = v4(11), c = v4(12);
+
+	(void)state;
+	assert_int_equal(note(p, "long", a, 900, 100), 0);
+	assert_int_equal(note(p, "short", a, 200, 100), 0);
+	assert_int_equal(note(p, "short", b, 200, 100), 0);
+	assert_int_equal(prov_expires(p, &a, 150), 900);
+	assert_int_equal(note(p, "short", a, 300, 150), 0); /* lengthened */
+	assert_int_equal(prov_expires(p, &a, 150), 900);
+	assert_int_equal(prov_expires(p, &b, 150), 200);
+	assert_int_equal(prov_expires(p, &b, 200), 0); /* expired */
+	assert_int_equal(prov_expires(p, &a, 899), 900);
+	assert_int_equal(prov_expires(p, &a, 900), 0);
+	assert_int_equal(prov_expires(p, &c, 150), 0); /* never noted */
+	prov_free(p);
+}
+
 static void bound_refuses_until_links_expire(void **state)
 {
 	struct prov *p = prov_new(3);
@@ -542,6 +564,7 @@ int main(void)
 	    cmocka_unit_test(refused_address_is_evicted_whoever_holds_it),
 	    cmocka_unit_test(expired_link_of_allowed_name_does_not_hold),
 	    cmocka_unit_test(later_note_lengthens_never_shortens),
+	    cmocka_unit_test(expires_is_the_latest_live_link),
 	    cmocka_unit_test(bound_refuses_until_links_expire),
 	    cmocka_unit_test(bad_input_is_refused),
 	    cmocka_unit_test(matches_model_under_churn),

@@ -174,6 +174,64 @@ static void test_forget_sends_again(void **state)
 	lab_close(&l);
 }
 
+static uint64_t floor_until;
+static struct netaddr floor_addr;
+
+static uint64_t test_floor(void *arg, const struct netaddr *a, uint64_t now)
+{
+	(void)arg;
+	(void)now;
+	return netaddr_equal(a, &floor_addr) ? floor_until : 0;
+}
+
+/* The floor (prov's latest link for the address) is what an add sends
+ * when its own TTL asks for less, whatever the window remembers: a
+ * shorter answer past the window never shortens the entry. */
+static void test_floor_keeps_the_longer_expiry(void **state)
+{
+	struct lab l;
+	struct dns_addr a = {.addr = fixture_v4(13), .ttl = 30};
+	struct dns_addr b = {.addr = fixture_v4(14), .ttl = 30};
+	struct done d = {0};
+	struct ipc_msg *m;
+
+	(void)state;
+	lab_open(&l);
+	floor_addr = a.addr;
+	floor_until = monotime_s() + 500;
+	sets_set_floor(l.s, test_floor, NULL);
+	assert_int_equal(sets_add(l.s, &a, 1, on_done, &d), 0);
+	spin(&l);
+	m = next_frame(&l);
+	assert_true(m->addrs[0].ttl >= 499 && m->addrs[0].ttl <= 500);
+	answer(&l, m->id, 0);
+	spin(&l);
+	/* an address without a floor asks for its own */
+	assert_int_equal(sets_add(l.s, &b, 1, on_done, &d), 0);
+	spin(&l);
+	m = next_frame(&l);
+	assert_int_equal(m->addrs[0].ttl, 30);
+	answer(&l, m->id, 0);
+	spin(&l);
+	/* the window forgot both (as after SETS_FRESH_SECONDS): the floor
+	 * still holds a */
+	sets_forget(l.s);
+	assert_int_equal(sets_add(l.s, &a, 1, on_done, &d), 0);
+	spin(&l);
+	m = next_frame(&l);
+	assert_true(m->addrs[0].ttl >= 499 && m->addrs[0].ttl <= 500);
+	answer(&l, m->id, 0);
+	spin(&l);
+	/* without a floor the add asks for its own TTL again */
+	sets_set_floor(l.s, NULL, NULL);
+	sets_forget(l.s);
+	assert_int_equal(sets_add(l.s, &a, 1, on_done, &d), 0);
+	spin(&l);
+	assert_int_equal(next_frame(&l)->addrs[0].ttl, 30);
+	assert_int_equal(d.n, 3);
+	lab_close(&l);
+}
+
 static void test_long_batch_in_frames(void **state)
 {
 	struct lab l;
@@ -283,6 +341,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_add_waits_for_the_parent),
 	    cmocka_unit_test(test_forget_sends_again),
+	    cmocka_unit_test(test_floor_keeps_the_longer_expiry),
 	    cmocka_unit_test(test_long_batch_in_frames),
 	    cmocka_unit_test(test_del_and_shorten_frames),
 	    cmocka_unit_test(test_parent_status_and_death),
