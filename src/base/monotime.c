@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* monotime: CLOCK_MONOTONIC in the three units the modules count in. */
+#include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "base/monotime.h"
@@ -21,4 +23,17 @@ uint64_t monotime_ms(void)
 uint64_t monotime_s(void)
 {
 	return monotime_ns() / 1000000000u;
+}
+
+void monotime_boot_id(char buf[MONOTIME_BOOT_LEN + 1])
+{
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+
+	buf[0] = '\0';
+	if (f == NULL)
+		return;
+	if (fgets(buf, MONOTIME_BOOT_LEN + 1, f) == NULL)
+		buf[0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
 }

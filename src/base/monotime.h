@@ -10,4 +10,10 @@ uint64_t monotime_ns(void);
 uint64_t monotime_ms(void);
 uint64_t monotime_s(void);
 
+/* The kernel's boot id (36 characters, "" when unreadable): a monotonic
+ * time saved in a file means something only within the boot that wrote
+ * it. */
+#define MONOTIME_BOOT_LEN 36
+void monotime_boot_id(char buf[MONOTIME_BOOT_LEN + 1]);
+
 #endif

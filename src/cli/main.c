@@ -31,6 +31,9 @@
 #include "cli/inspect.h"
 #include "config/fingerprint.h"
 #include "config/subjects.h"
+#include "fence/held.h"
+#include "base/monotime.h"
+#include "base/netaddr.h"
 #include "base/log.h"
 #include "daemon/privs.h"
 #include "cli/probe.h"
@@ -649,6 +652,52 @@ static int no_daemon(const char *config_path, const char *what)
 	return EXIT_DAEMON;
 }
 
+/* The replaced upstreams whose origin lines are held (fence/held.h): as
+ * the last run left them, and at setup also every upstream endpoint the
+ * kernel's rules name and this config does not (the previous run's,
+ * whose late answers may still come). A file that cannot be used holds
+ * nothing more than the kernel's rules show (setup) and is said. */
+static void load_held(struct config *cfg, const char *what, bool from_rules,
+		      uid_t uid, gid_t gid)
+{
+	char err[512], list[HELD_MAX * (NETADDR_ENDPOINT_STRLEN + 1)];
+	uint64_t now = monotime_s();
+	size_t added = 0;
+
+	if (cfg->mode == CONFIG_MODE_OFF || cfg->scope != CONFIG_SCOPE_OUTPUT)
+		return;
+	if (held_load(cfg, now, err, sizeof(err)) != 0)
+		log_warn(what, "%s: not used", err);
+	if (!from_rules)
+		return;
+	if (held_from_rules(cfg, now, &added, list, sizeof(list), err,
+			    sizeof(err)) != 0) {
+		log_warn("setup",
+			 "cannot read which upstreams the rules named: %s; "
+			 "no replaced upstream's origin rules are held",
+			 err);
+		return;
+	}
+	if (added > 0)
+		log_info("setup",
+			 "the rules named upstream(s) %s that this config "
+			 "does not: their origin rules stay %d s against late "
+			 "answers",
+			 list, HELD_SECONDS);
+	if (added > 0) { /* a first setup: no daemon made it yet */
+		int fd = instance_open_dir(cfg->state_dir, uid, gid, err,
+					   sizeof(err));
+
+		if (fd >= 0)
+			close(fd);
+	}
+	if (held_save(cfg, -1, uid, gid, err, sizeof(err)) != 0)
+		log_warn("setup",
+			 "%s: `check` and the daemon will not know of the held "
+			 "origin rules",
+			 err);
+}
+
 /* setup, serve and run: load the config, resolve the user, fence_run. */
 static int fence(const struct invocation *inv, bool do_setup, bool do_serve)
 {
@@ -663,6 +712,8 @@ static int fence(const struct invocation *inv, bool do_setup, bool do_serve)
 		rc = lookup_user(cfg, &uid, &gid, true);
 	if (rc == EXIT_OK && do_setup)
 		rc = no_daemon(inv->config_path, inv->cmd->name);
+	if (rc == EXIT_OK)
+		load_held(cfg, inv->cmd->name, do_setup, uid, gid);
 	/* The fingerprint once: the guard renders the rules again at every
 	 * check, and a long allowlist takes a sort each time (without
 	 * memory for it, each render computes it as before). */
@@ -702,6 +753,7 @@ static int cmd_check(const struct invocation *inv)
 	int r, rc = load_config(inv->config_path, &cfg);
 
 	if (rc == EXIT_OK) {
+		load_held(cfg, "check", false, 0, 0);
 		r = fence_check(cfg);
 		rc = r < 0 ? EXIT_KERNEL : r > 0 ? EXIT_DRIFT : EXIT_OK;
 	}

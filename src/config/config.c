@@ -295,7 +295,10 @@ static const struct key_spec specs[] = {
      .meaning = "the daemon's own directory: its lock and pid "
 		"(`dnsfence.pid`: a second daemon on the same directory is "
 		"refused), the control socket by default, the set entries' "
-		"names kept over a restart (`prov.state`) and `suggest.json`, "
+		"names kept over a restart (`prov.state`), the replaced "
+		"upstreams whose rules are held against late answers "
+		"(`held-upstreams`, docs/firewall.md rule 2) and "
+		"`suggest.json`, "
 		"the names and blocked flows `dnsfence suggest` reads after "
 		"the run; created (mode 0750, owned by `user`) when missing. "
 		"Give each daemon on one host its own (docs/deployment.md)"},
@@ -898,6 +901,7 @@ void config_free(struct config *c)
 	free(c->listen);
 	free(c->upstreams);
 	free(c->retired);
+	free(c->held);
 	free(c->qtypes);
 	free(c->ports);
 	free(c->tls_ports);

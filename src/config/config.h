@@ -44,6 +44,13 @@ struct config_port {
 	uint16_t first, last;
 };
 
+/* A replaced upstream endpoint and the end of its hold (monotonic
+ * seconds). */
+struct config_held {
+	struct config_endpoint e;
+	uint64_t until;
+};
+
 struct config {
 	struct config_endpoint *listen;
 	size_t n_listen;
@@ -105,6 +112,12 @@ struct config {
 	 * drain; reload.c fills and empties it, fwrules.c renders it. */
 	struct config_endpoint *retired;
 	size_t n_retired;
+	/* Not a key: replaced upstreams whose questions drained (or that the
+	 * rules of an earlier run named), their origin lines (rule 2) held
+	 * until a late answer can no longer come; fence/held.c fills, saves
+	 * and expires it, fwrules.c renders it. */
+	struct config_held *held;
+	size_t n_held;
 	/* "subjects" (output scope): whom the fence applies to; none of the
 	 * three lists given means every process of the namespace. */
 	/* "local_upstream_user", resolved at parse: the uid whose sockets

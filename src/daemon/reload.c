@@ -63,6 +63,7 @@
 #include "config/fingerprint.h"
 #include "daemon/offload.h"
 #include "daemon/reload.h"
+#include "fence/held.h"
 #include "resolve/resolver.h"
 #include "sets/sets.h"
 #include "base/stats.h"
@@ -1135,7 +1136,24 @@ int reload_keep_replaced(const struct config *old, struct config *cfg,
 			cfg->retired[cfg->n_retired++] = *e;
 		}
 	}
+	/* The holds of earlier drains go on; an endpoint whose address
+	 * stays an upstream on another port has no drain (the address's
+	 * lines stand) but its origin lines go now: held at once. */
+	if (held_inherit(old, cfg) != 0)
+		goto nomem;
+	for (size_t l = 0; l < 2; l++) {
+		for (size_t i = 0; i < counts[l]; i++) {
+			if (held_add(cfg, &lists[l][i],
+				     monotime_s() + HELD_SECONDS) < 0)
+				goto nomem;
+		}
+	}
 	return 0;
+nomem:
+	snprintf(err, errlen,
+		 "upstreams: out of memory (the running policy "
+		 "stays)");
+	return -ENOMEM;
 }
 
 /* Every replaced channel is gone: the guard's child deletes the conntrack

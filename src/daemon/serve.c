@@ -45,6 +45,7 @@
 #include "daemon/setwriter.h"
 #include "daemon/split.h"
 #include "fence/guard.h"
+#include "fence/held.h"
 #include "fence/mldset.h"
 #include "base/log.h"
 #include "base/monotime.h"
@@ -148,6 +149,8 @@ struct daemon {
 	char ctl_err[512];
 	struct event *count_ev; /* the set entries, for metrics */
 	struct event *mld_ev;	/* the MLD set kept to our addresses */
+	struct event *held_ev;	/* the next end of a replaced upstream's hold */
+	int held_fd;		/* the parent's state_dir, for HELD_FILE */
 	bool mld_failing;
 #ifdef DNSFENCE_TEST_HOOKS
 	struct event *hook_ev;
@@ -189,6 +192,10 @@ static void rules_drained(struct daemon *d, uint32_t id);
 static void parse_rules(void *arg);
 static void parsed_rules(void *arg);
 static void apply_rules(struct daemon *d);
+static struct config *cur_config(struct daemon *d);
+static void arm_held(struct daemon *d);
+static void on_held(evutil_socket_t fd, short what, void *arg);
+static void save_held(struct daemon *d, struct config *cfg);
 
 static void on_signal(evutil_socket_t sig, short what, void *arg)
 {
@@ -743,6 +750,10 @@ static void close_parts(struct daemon *d)
 		event_free(d->count_ev);
 	if (d->mld_ev != NULL)
 		event_free(d->mld_ev);
+	if (d->held_ev != NULL)
+		event_free(d->held_ev);
+	if (d->held_fd >= 0)
+		close(d->held_fd);
 	if (d->ctl_fd >= 0)
 		close(d->ctl_fd);
 	if (d->base != NULL)
@@ -930,17 +941,117 @@ static void rules_next(struct daemon *d)
 }
 
 /* The replaced upstreams drained in the DNS process: the rules without
- * them. */
+ * them, but for their origin lines, held against late answers (held.h). */
 static void rules_drained(struct daemon *d, uint32_t id)
 {
 	if (d->owned[0] != NULL && d->owned[0] == d->cur) {
-		free(d->owned[0]->retired);
-		d->owned[0]->retired = NULL;
-		d->owned[0]->n_retired = 0;
+		struct config *cfg = d->owned[0];
+		uint64_t until = monotime_s() + HELD_SECONDS;
+		char list[HELD_MAX * (NETADDR_ENDPOINT_STRLEN + 1)] = "";
+		struct config_endpoint *retired = cfg->retired;
+		size_t n = cfg->n_retired, held = 0;
+
+		cfg->retired = NULL;
+		cfg->n_retired = 0;
+		for (size_t i = 0; i < n; i++) {
+			char s[NETADDR_ENDPOINT_STRLEN];
+			int r = held_add(cfg, &retired[i], until);
+
+			netaddr_format_endpoint(
+			    (const struct sockaddr *)&retired[i].sa, s,
+			    sizeof(s));
+			if (r < 0)
+				log_err("firewall",
+					"%s: out of memory: its origin rules "
+					"go with the rest, and a late answer "
+					"may open an entry a workload can "
+					"ride",
+					s);
+			else if (held++ < HELD_MAX)
+				snprintf(list + strlen(list),
+					 sizeof(list) - strlen(list), "%s%s",
+					 held > 1 ? " " : "", s);
+		}
+		free(retired);
+		if (held > 0) {
+			log_info("firewall",
+				 "replaced upstream(s) %s drained: their "
+				 "origin rules stay %d s against late answers",
+				 list, HELD_SECONDS);
+			save_held(d, cfg);
+			arm_held(d);
+		}
 	}
 	if (d->guard != NULL)
 		guard_apply(d->guard, d->cur, NULL, NULL);
 	(void)link_reply(d->link, id, 0);
+}
+
+/* The config the parent renders its rules from, to change its holds:
+ * the last reload's, or the one main read and this process owns (const
+ * to the parts that only read it). */
+static struct config *cur_config(struct daemon *d)
+{
+	if (d->owned[0] != NULL && d->owned[0] == d->cur)
+		return d->owned[0];
+	return d->cur == d->cfg ? (struct config *)d->cfg : NULL;
+}
+
+static void save_held(struct daemon *d, struct config *cfg)
+{
+	char err[512];
+
+	if (held_save(cfg, d->held_fd, d->uid, d->gid, err, sizeof(err)) != 0)
+		log_warn("firewall",
+			 "%s: `check` and a restart will not know of the "
+			 "held origin rules (check reports them as extra)",
+			 err);
+}
+
+/* The parent: the timer at the next end of a hold. */
+static void arm_held(struct daemon *d)
+{
+	const struct config *cfg = d->cur;
+	uint64_t next = held_next(cfg), now = monotime_s();
+	struct timeval tv = {.tv_sec = next > now ? (time_t)(next - now) : 0};
+
+	if (next == 0 || d->child)
+		return;
+	if (d->held_ev == NULL)
+		d->held_ev = evtimer_new(d->base, on_held, d);
+	if (d->held_ev == NULL || evtimer_add(d->held_ev, &tv) != 0)
+		log_err("firewall",
+			"cannot arm the end of the replaced upstreams' hold: "
+			"their origin rules stay until the next reload or "
+			"restart");
+}
+
+/* A hold ended: the rules without its origin lines. Not while a reload's
+ * parse runs (its thread reads the running config's holds): a second
+ * later. */
+static void on_held(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon *d = arg;
+	char list[HELD_MAX * (NETADDR_ENDPOINT_STRLEN + 1)];
+	struct config *cfg = cur_config(d);
+	struct timeval again = {.tv_sec = 1};
+
+	(void)fd;
+	(void)what;
+	if (cfg == NULL || offload_busy(d->rr.parse)) {
+		(void)evtimer_add(d->held_ev, &again);
+		return;
+	}
+	if (held_expire(cfg, monotime_s(), list, sizeof(list)) > 0) {
+		log_info("firewall",
+			 "the hold of replaced upstream(s) %s ended: their "
+			 "origin rules go",
+			 list);
+		save_held(d, cfg);
+		if (d->guard != NULL)
+			guard_apply(d->guard, d->cur, NULL, NULL);
+	}
+	arm_held(d);
 }
 
 /* In the thread: it reads d->cur and d->path, which the loop leaves
@@ -997,7 +1108,10 @@ static void apply_rules(struct daemon *d)
 	config_free(d->owned[1]);
 	d->owned[1] = d->owned[0];
 	d->owned[0] = next;
+	if (next->n_held > 0 || d->cur->n_held > 0)
+		save_held(d, next);
 	d->cur = next;
+	arm_held(d);
 	setwriter_set_config(d->sw, next);
 	setwriter_set_config(d->skw, next);
 	if (d->guard != NULL && rr->frame.what == IPC_RULES_CHANGED) {
@@ -1151,6 +1265,13 @@ static int open_parent(struct daemon *d)
 	if (d->link == NULL || d->rr.parse == NULL || add_signals(d) != 0 ||
 	    start_count(d) != 0 || start_mld(d) != 0)
 		return -ENOMEM;
+	/* Before the drop: the directories above state_dir may be closed
+	 * to the daemon's uid (the DNS process keeps its own, state_fd). */
+	if (d->cfg->scope == CONFIG_SCOPE_OUTPUT &&
+	    d->cfg->mode != CONFIG_MODE_OFF)
+		d->held_fd =
+		    open(d->cfg->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	arm_held(d); /* the holds setup found or the last run left */
 	if (drop_privileges(d) != 0)
 		return -EPERM;
 	if (cfg->mode != CONFIG_MODE_OFF) {
@@ -1245,6 +1366,7 @@ int serve_run(const struct config *cfg, const char *path, uid_t uid, gid_t gid)
 			   .uid = uid,
 			   .gid = gid,
 			   .state_fd = -1,
+			   .held_fd = -1,
 			   .ctl_fd = -1,
 			   .parent_pid = getpid()};
 	char err[512];

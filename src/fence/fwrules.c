@@ -324,7 +324,9 @@ static int render_upstream_origin(const struct config *cfg,
 /* The upstreams, then those a reload replaced whose questions are still
  * draining (cfg->retired): their rules stay until the daemon has deleted
  * its conntrack entries to them (conntrack.c), so no packet to one of
- * them passes without the mark meanwhile. */
+ * them passes without the mark meanwhile. Then the replaced endpoints
+ * whose drain ended (cfg->held, held.c): only their origin lines, against
+ * the late answers that come after it. */
 static int render_upstreams(const struct config *cfg, int family,
 			    struct fw_rules *r)
 {
@@ -349,6 +351,17 @@ static int render_upstreams(const struct config *cfg, int family,
 				return ret;
 		}
 	}
+	for (size_t i = 0; i < cfg->n_held; i++) {
+		const struct sockaddr *sa =
+		    (const struct sockaddr *)&cfg->held[i].e.sa;
+
+		if (sa->sa_family != family || !netaddr_from_sockaddr(sa, &na))
+			continue;
+		ret = render_upstream_origin(cfg, &na,
+					     (unsigned)netaddr_port(sa), r);
+		if (ret)
+			return ret;
+	}
 	return 0;
 }
 
@@ -368,6 +381,34 @@ bool fw_rules_upstream_of(const char *line, struct netaddr *out)
 	memcpy(addr, p, (size_t)(end - p));
 	addr[end - p] = '\0';
 	return netaddr_parse(addr, out) == 0;
+}
+
+bool fw_rules_origin_of(const char *line, struct config_endpoint *out)
+{
+	static const char head[] = C "-m conntrack --ctorigsrc ";
+	char addr[NETADDR_STRLEN], ep[NETADDR_ENDPOINT_STRLEN];
+	unsigned port;
+	struct netaddr na;
+	const char *p, *end, *why = NULL;
+	int used = 0;
+
+	if (strncmp(line, head, strlen(head)) != 0)
+		return false;
+	p = line + strlen(head);
+	end = strchr(p, ' ');
+	if (end == NULL || (size_t)(end - p) >= sizeof(addr))
+		return false;
+	memcpy(addr, p, (size_t)(end - p));
+	addr[end - p] = '\0';
+	if (netaddr_parse(addr, &na) != 0 ||
+	    sscanf(end, " --ctorigsrcport %5u%n", &port, &used) != 1 ||
+	    port == 0 || port > 65535 ||
+	    strncmp(end + used, " -m mark --mark ", 16) != 0)
+		return false;
+	snprintf(ep, sizeof(ep), na.family == AF_INET6 ? "[%s]:%u" : "%s:%u",
+		 addr, port);
+	return netaddr_parse_endpoint(ep, true, 0, &out->sa, &out->len, &why) ==
+	       0;
 }
 
 /* What neighbour discovery needs (RFC 4861 packets carry hop limit 255):

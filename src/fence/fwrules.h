@@ -40,6 +40,10 @@ bool fw_rules_find_policy(const struct fw_rules *r, char *hex, size_t len);
 /* The upstream address a saved rule demands the daemon's mark for (the
  * "--ctorigdst ADDR -m mark --mark" accept of rule 2), or false. */
 bool fw_rules_upstream_of(const char *line, struct netaddr *out);
+/* The upstream endpoint whose entries a saved rule lets only the daemon's
+ * marked packets use (the "--ctorigsrc ADDR --ctorigsrcport PORT -m mark
+ * --mark" accept of rule 2), or false. */
+bool fw_rules_origin_of(const char *line, struct config_endpoint *out);
 /* The multiport list ("80,443,8000:8080") of proto's (IPPROTO_TCP/UDP)
  * ports from cfg->ports[*i] on, at most 15 xt_multiport slots (a range
  * takes two); *i moves past what was taken. Returns the slots used, 0 when

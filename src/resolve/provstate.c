@@ -31,7 +31,7 @@
 
 #define MAGIC	     "dnsfence-prov"
 #define TMP_SUFFIX   ".tmp"
-#define BOOT_LEN     36
+#define BOOT_LEN     MONOTIME_BOOT_LEN
 #define WIRE_MAX     255
 #define LINE_MAX_LEN (2 + NETADDR_STRLEN + 1 + 20 + 1 + 2 * WIRE_MAX + 2)
 
@@ -40,7 +40,6 @@ struct writer {
 	uint64_t now;
 };
 
-static void boot_id(char buf[BOOT_LEN + 1]);
 static void write_link(void *arg, const uint8_t *name, size_t len,
 		       const struct netaddr *a, uint64_t left_s);
 static int parse_link(struct prov *p, const char *line, uint64_t now);
@@ -48,19 +47,6 @@ static int hexval(char c);
 static int read_all(int dirfd, char **text, size_t *len);
 static int check_header(size_t lineno, const char *line, const char *policy,
 			const char *boot, char *err, size_t errlen);
-
-static void boot_id(char buf[BOOT_LEN + 1])
-{
-	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
-
-	buf[0] = '\0';
-	if (f == NULL)
-		return;
-	if (fgets(buf, BOOT_LEN + 1, f) == NULL)
-		buf[0] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	fclose(f);
-}
 
 static void write_link(void *arg, const uint8_t *name, size_t len,
 		       const struct netaddr *a, uint64_t left_s)
@@ -86,7 +72,7 @@ int provstate_save(const struct prov *p, int dirfd, const char *dir,
 
 	snprintf(path, sizeof(path), "%s/%s", dir, PROVSTATE_FILE);
 	snprintf(tmp, sizeof(tmp), "%s%s", path, TMP_SUFFIX);
-	boot_id(boot);
+	monotime_boot_id(boot);
 	fd =
 	    openat(dirfd, PROVSTATE_FILE TMP_SUFFIX,
 		   O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0640);
@@ -293,7 +279,7 @@ int provstate_load(struct prov *p, int dirfd, const char *dir,
 	int rc;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, PROVSTATE_FILE);
-	boot_id(boot);
+	monotime_boot_id(boot);
 	rc = read_all(dirfd, &text, &len);
 	if (rc != 0) {
 		snprintf(err, errlen, "%s: %s", path,

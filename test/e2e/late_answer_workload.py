@@ -9,10 +9,11 @@
 # daemon's entries can expire); wait for a late packet from the upstream;
 # then ask again for 10 s, printing "send from P failed: ..." for refusals and
 # "ANSWER from ..." for any answer.
-# Usage: late_answer_workload.py WATCH QUIET
+# Usage: late_answer_workload.py WATCH QUIET [PORT]  (the upstream's port, 53)
 import socket, struct, sys, time, errno
 WATCH, QUIET = float(sys.argv[1]), float(sys.argv[2])
-UP = "010012C6:0035"          # 198.18.0.1:53 as /proc/net/udp prints it
+PORT = int(sys.argv[3]) if len(sys.argv) > 3 else 53
+UP = "010012C6:%04X" % PORT   # 198.18.0.1:PORT as /proc/net/udp prints it
 ports = set()
 t0 = time.time()
 print("watching", flush=True)
@@ -41,7 +42,7 @@ q = b"\x13\x37\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x04evil\x04test\x00\x00\x
 # expired and something comes in on one of the ports (the late answer).
 for p, s in socks.items():
     try:
-        s.sendto(q, ("198.18.0.1", 53))
+        s.sendto(q, ("198.18.0.1", PORT))
         print("control send from", p, "passed", flush=True)
     except OSError as e:
         print("control send from", p, "failed:", e, flush=True)
@@ -56,7 +57,7 @@ t1 = time.time()
 while time.time() - t1 < 10:
     for p, s in socks.items():
         try:
-            s.sendto(q, ("198.18.0.1", 53))
+            s.sendto(q, ("198.18.0.1", PORT))
         except OSError as e:
             print("send from", p, "failed:", e, flush=True)
         try:

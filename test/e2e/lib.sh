@@ -1091,6 +1091,36 @@ df_proc_field() {
 	sed -n "s/^$2:[[:space:]]*//p" "/proc/$1/status"
 }
 
+# The late-answer tests' workload (late_answer_workload.py, its output in
+# $DF_TMP/late.log). df_late_bound: it holds the daemon's old port(s) and
+# its own query from them straight to the upstream was refused (the
+# controls: without a port or with that query passing, the test proves
+# nothing).
+df_late_bound() {
+	df_poll 200 grep -q '^bound' "$DF_TMP/late.log" || fail "the workload bound nothing: $(cat "$DF_TMP/late.log")"
+	grep -q '^bound \[[0-9]' "$DF_TMP/late.log" ||
+		fail "the workload saw no socket of the daemon to the upstream: the test proves nothing ($(cat "$DF_TMP/late.log"))"
+	df_poll 100 grep -q 'control send.*failed:.*Operation not permitted' "$DF_TMP/late.log" ||
+		fail "control: the workload's direct query was not refused: $(cat "$DF_TMP/late.log")"
+}
+
+# df_late_refused PORT WHO: once the upstream woke, its late packet from
+# 198.18.0.1:PORT reached the old port (the control), and the workload's
+# queries after it were refused and got no answer; WHO names the upstream
+# in the failure.
+df_late_refused() {
+	local port=$1 who=$2
+	df_poll 150 grep -q "ANSWER\|^done" "$DF_TMP/late.log" || true
+	cat "$DF_TMP/late.log" >&2
+	wl conntrack -L -p udp 2>/dev/null | grep 'src=198.18.0.1' >&2 || true
+	grep -q "late packet from ('198.18.0.1', $port)" "$DF_TMP/late.log" ||
+		fail "no late answer of $who reached the old port: the test proves nothing ($(cat "$DF_TMP/late.log"))"
+	! grep -q ANSWER "$DF_TMP/late.log" ||
+		fail "uid 4242 got an answer for the denied evil.test straight from $who: $(grep -m1 ANSWER "$DF_TMP/late.log")"
+	grep -q "^send from .*failed:.*Operation not permitted" "$DF_TMP/late.log" ||
+		fail "the workload's queries after the late answer were not refused: $(cat "$DF_TMP/late.log")"
+}
+
 # df_wait_log TENTHS TEXT: wait until the dnsfence log contains TEXT.
 df_wait_log() {
 	df_poll "$1" grep -qF -- "$2" "$DF_DNSFENCE_LOG"
