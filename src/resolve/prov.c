@@ -3,23 +3,28 @@
  *
  * Two chained hash tables with a per-process random seed (the keys come
  * from upstream answers): names, each stored once with a count of the
- * links that point at it, in a pool of their own (struct npool: one
- * array cut in 4-byte steps, compacted when its free chunks outgrow the
- * live names), and addresses, in two dense arrays of entries, one per
- * family (16 bytes an IPv4 entry, 28 an IPv6 one: an IPv4 address does
- * not pay for an IPv6 one's 16 bytes), each chained by entry number
- * and with a free list that takes dropped entries again. Every reference
- * is a 32-bit index (a name by its place in the pool, the links of an
- * address that has several by their slot in a directory), not a pointer.
- * An entry holds its one link (name, expiry) itself or refers to an
- * array of links. Links are what is bounded: one per (address, name)
- * pair, whatever the sharing. Bucket arrays double when they hold
- * PROV_LOAD entries a head, in place (each chain split between its bucket
- * and the one a half further on), and the entry arrays and the pool
- * double when full; every one of them from 64 KiB on is mapped and grows
- * by mremap (not copied, pages never reached not resident, the old and
- * the new array never both resident), so memory follows the live
- * entries; prov_clear gives the entry arrays and the pool back.
+ * links that point at it, and addresses, in two dense arrays of entries,
+ * one per family (16 bytes an IPv4 entry, 28 an IPv6 one: an IPv4
+ * address does not pay for an IPv6 one's 16 bytes), each chained by
+ * entry number and with a free list that takes dropped entries again.
+ * A name of two labels or more keeps only its first label and refers to
+ * its zone, the rest of it, kept once in a third table for all the names
+ * under it: the names a wildcard lets through share one copy
+ * (n12345.uniq.bench.test. takes 20 bytes, not 36). Names and zones each
+ * live in a pool of their own (struct npool: one array cut in 4-byte
+ * steps, compacted when the free chunks outgrow the live ones). Every
+ * reference is a 32-bit index (a name or a zone by its place in its
+ * pool, the links of an address that has several by their slot in a
+ * directory), not a pointer. An entry holds its one link (name, expiry)
+ * itself or refers to an array of links. Links are what is bounded: one
+ * per (address, name) pair, whatever the sharing. Bucket arrays double
+ * when they hold PROV_LOAD entries a head, in place (each chain split
+ * between its bucket and the one a half further on), and the entry
+ * arrays and the pools double when full; every one of them from 64 KiB
+ * on is mapped and grows by mremap (not copied, pages never reached not
+ * resident, the old and the new array never both resident), so memory
+ * follows the live entries; prov_clear gives the entry arrays and the
+ * pools back.
  *
  * Eviction is one pass over the names (each judged once by the new
  * policy, so a 100k-name allowlist costs 100k policy lookups, not one per
@@ -56,18 +61,20 @@
  * chunk freed raises it), and there realloc copies, holding both. */
 #define MAP_MIN (64u << 10)
 
-/* A name in the pool, referred to by its offset in NAME_STEP units (0:
- * none; the pool's first step is never a name): 10 bytes before the
- * wire name, no stored hash. */
+/* A name in the names' pool, or a zone in the zones' pool, referred to
+ * by its offset in NAME_STEP units (0: none; a pool's first step is
+ * never one): 13 bytes before the wire bytes it keeps, no stored hash.
+ * A name of one label, or the root, keeps all of it and has no zone. */
 struct pname {
-	uint32_t next; /* in its chain, or in the pool's free list */
-	uint32_t refs; /* links pointing here */
-	bool gone;     /* judged no longer allowed by prov_evict */
-	uint8_t len;   /* 0: moved by names_compact, next is the copy */
+	uint32_t next;	    /* in its chain, or in the pool's free list */
+	uint32_t refs : 31; /* a name: links pointing here; a zone: names */
+	uint32_t gone : 1;  /* a name judged no longer allowed by prov_evict */
+	uint32_t zone;	    /* a name's zone, the rest of it (0: none) */
+	uint8_t len;	    /* 0: moved by names_compact, next is the copy */
 	uint8_t wire[];
 };
 
-#define NAME_STEP 4 /* a name's chunk is a multiple of this */
+#define NAME_STEP 4 /* a chunk is a multiple of this */
 #define NAME_CLASSES                                                           \
 	((offsetof(struct pname, wire) + NAME_MAX_WIRE) / NAME_STEP + 1)
 _Static_assert(_Alignof(struct pname) <= NAME_STEP,
@@ -79,17 +86,25 @@ _Static_assert(_Alignof(struct pname) <= NAME_STEP,
 #define COMPACT_SPARE	  65536u /* free chunks' bytes before a compaction */
 #define COMPACT_PER_ENTRY 8u	 /* and at least this many per address */
 
-/* The names' memory: chunks cut in NAME_STEP steps from one array, a
- * free list of each size. malloc gave a 34-byte name (a 24-byte wire
- * name) a 48-byte chunk, and up to 64 once its free chunks were split;
- * here it takes 36. Free chunks serve only their own size, so when they
- * hold more than the live names do, names_compact copies the live ones
- * into a new array of their size and gives the old one back. */
+/* The memory of the names (or the zones): chunks cut in NAME_STEP steps
+ * from one array, a free list of each size. malloc gave a 34-byte name
+ * (a 24-byte wire name) a 48-byte chunk, and up to 64 once its free
+ * chunks were split; here its first label and a zone take 20. Free
+ * chunks serve only their own size, so when they hold more than the
+ * live ones do, names_compact copies the live ones into a new array of
+ * their size and gives the old one back. */
 struct npool {
 	uint8_t *base;
 	size_t cap, used; /* bytes */
 	uint32_t free[NAME_CLASSES];
-	size_t live, spare; /* bytes of live names' and free chunks */
+	size_t live, spare; /* bytes of live chunks and of free ones */
+};
+
+/* The names, or the zones: a pool and its chains. */
+struct ntab {
+	uint32_t *b; /* chain heads: references */
+	size_t mask, count;
+	struct npool pool;
 };
 
 struct plink {
@@ -144,9 +159,7 @@ struct atab {
 };
 
 struct prov {
-	uint32_t *names; /* chain heads: names' references */
-	size_t names_mask, names_count;
-	struct npool pool;
+	struct ntab names, zones;
 	struct atab addrs[2]; /* IPv4, IPv6 */
 	struct pdir dir;
 	size_t links, max;
@@ -158,8 +171,9 @@ static void *arr_resize(void *old, size_t had, size_t want);
 static uint32_t *buckets_double(uint32_t *b, size_t n, int fill);
 static void arr_free(void *a, size_t bytes);
 static uint32_t name_hash(const struct prov *p, const uint8_t *w, size_t len);
+static uint32_t kept_hash(const struct prov *p, const struct pname *n);
 static uint32_t addr_hash(const struct prov *p, const struct netaddr *a);
-static int names_grow(struct prov *p);
+static int ntab_grow(struct prov *p, struct ntab *t);
 static int atab_init(struct atab *t, int family);
 static int atab_grow(struct prov *p, struct atab *t);
 static size_t family_ix(int family);
@@ -167,15 +181,25 @@ static struct pent *ent(const struct atab *t, size_t i);
 static struct netaddr ent_addr(const struct atab *t, const struct pent *e);
 static bool ent_is(const struct atab *t, const struct pent *e,
 		   const struct netaddr *a);
+static struct pname *chunk(const struct npool *o, uint32_t r);
 static struct pname *name_at(const struct prov *p, uint32_t r);
+static struct pname *zone_at(const struct prov *p, uint32_t r);
 static struct plinks *links_at(const struct prov *p, const struct pent *e);
 static uint32_t nlinks(const struct prov *p, const struct pent *e);
 static uint32_t lref(const struct prov *p, const struct pent *e, uint32_t i);
 static struct pname *lname(const struct prov *p, const struct pent *e,
 			   uint32_t i);
 static uint32_t *lexp(const struct prov *p, struct pent *e, uint32_t i);
+static size_t first_label(const uint8_t *w, size_t len);
+static bool name_eq(const struct prov *p, const struct pname *n,
+		    const uint8_t *w, size_t len);
+static size_t name_wire(const struct prov *p, const struct pname *n,
+			uint8_t out[NAME_MAX_WIRE]);
 static uint32_t name_get(struct prov *p, const uint8_t *w, size_t len);
 static void name_put(struct prov *p, uint32_t r);
+static uint32_t zone_get(struct prov *p, const uint8_t *w, size_t len);
+static void zone_put(struct prov *p, uint32_t r);
+static void unchain(const struct prov *p, struct ntab *t, uint32_t r);
 static struct pent *addr_get(struct prov *p, struct atab *t,
 			     const struct netaddr *a);
 static void addr_drop(struct prov *p, struct atab *t, struct pent *a);
@@ -197,12 +221,15 @@ static bool judge_addr(const struct prov *p, const struct atab *t,
 static size_t name_len(const uint8_t *w, size_t len);
 static size_t chunk_size(size_t len);
 static uint32_t pool_cut(struct npool *o, size_t size);
-static uint32_t pool_take(struct prov *p, size_t len);
-static void pool_give(struct prov *p, uint32_t r);
+static uint32_t pool_take(struct npool *o, size_t len);
+static void pool_give(struct npool *o, uint32_t r);
 static void pool_drop(struct npool *o);
 static bool compact_due(const struct prov *p);
 static void names_compact(struct prov *p);
-static uint32_t name_moved(struct prov *p, const struct npool *old, uint32_t r);
+static void pool_install(struct ntab *t, uint8_t *base, size_t cap);
+static uint32_t chunk_moved(struct prov *p, struct ntab *t,
+			    const struct npool *old, uint32_t r,
+			    const struct npool *oldz);
 
 /* old (had bytes, NULL when 0) with room for want bytes (more than
  * had), its bytes kept: malloc's below MAP_MIN, mapped from there on;
@@ -258,6 +285,20 @@ static uint32_t name_hash(const struct prov *p, const uint8_t *w, size_t len)
 	    hash_fnv1a64(p->seed ^ HASH_FNV64_BASIS, w, len));
 }
 
+/* name_hash of the whole wire name n stands for: its own bytes, then its
+ * zone's (a zone has none). */
+static uint32_t kept_hash(const struct prov *p, const struct pname *n)
+{
+	uint64_t h = hash_fnv1a64(p->seed ^ HASH_FNV64_BASIS, n->wire, n->len);
+
+	if (n->zone != 0) {
+		const struct pname *z = zone_at(p, n->zone);
+
+		h = hash_fnv1a64(h, z->wire, z->len);
+	}
+	return (uint32_t)hash_mix64(h);
+}
+
 static uint32_t addr_hash(const struct prov *p, const struct netaddr *a)
 {
 	uint64_t w0, w1;
@@ -272,12 +313,12 @@ static uint32_t addr_hash(const struct prov *p, const struct netaddr *a)
 	return (uint32_t)hash_mix64(hash_mix64(p->seed ^ a->family ^ w0) ^ w1);
 }
 
-/* Double the names' buckets in place (buckets_double): each chain
- * splits between its bucket and the one a half further on. */
-static int names_grow(struct prov *p)
+/* Double t's buckets in place (buckets_double): each chain splits
+ * between its bucket and the one a half further on. */
+static int ntab_grow(struct prov *p, struct ntab *t)
 {
-	size_t n = p->names_mask + 1;
-	uint32_t *b = buckets_double(p->names, n, 0);
+	size_t n = t->mask + 1;
+	uint32_t *b = buckets_double(t->b, n, 0);
 
 	if (b == NULL)
 		return -ENOMEM;
@@ -285,10 +326,10 @@ static int names_grow(struct prov *p)
 		uint32_t r = b[i], *lo = &b[i], *hi = &b[i + n];
 
 		while (r != 0) {
-			struct pname *e = name_at(p, r);
+			struct pname *e = chunk(&t->pool, r);
 			uint32_t next = e->next;
 
-			if (name_hash(p, e->wire, e->len) & n) {
+			if (kept_hash(p, e) & n) {
 				*hi = r;
 				hi = &e->next;
 			} else {
@@ -299,8 +340,8 @@ static int names_grow(struct prov *p)
 		}
 		*lo = *hi = 0;
 	}
-	p->names = b;
-	p->names_mask = 2 * n - 1;
+	t->b = b;
+	t->mask = 2 * n - 1;
 	return 0;
 }
 
@@ -320,7 +361,7 @@ static int atab_init(struct atab *t, int family)
 	return 0;
 }
 
-/* Double t's buckets in place, as names_grow does. */
+/* Double t's buckets in place, as ntab_grow does. */
 static int atab_grow(struct prov *p, struct atab *t)
 {
 	size_t n = t->mask + 1;
@@ -378,9 +419,19 @@ static bool ent_is(const struct atab *t, const struct pent *e,
 	return e->ref != 0 && memcmp(e->bytes, a->bytes, t->alen) == 0;
 }
 
+static struct pname *chunk(const struct npool *o, uint32_t r)
+{
+	return (struct pname *)(void *)(o->base + (size_t)r * NAME_STEP);
+}
+
 static struct pname *name_at(const struct prov *p, uint32_t r)
 {
-	return (struct pname *)(void *)(p->pool.base + (size_t)r * NAME_STEP);
+	return chunk(&p->names.pool, r);
+}
+
+static struct pname *zone_at(const struct prov *p, uint32_t r)
+{
+	return chunk(&p->zones.pool, r);
 }
 
 static struct plinks *links_at(const struct prov *p, const struct pent *e)
@@ -435,9 +486,12 @@ struct prov *prov_new(size_t max)
 		return NULL;
 	p->max = max;
 	p->dir.free = NIL;
-	p->names = calloc(MIN_BUCKETS, sizeof(*p->names));
-	p->names_mask = MIN_BUCKETS - 1;
-	if (p->names == NULL || atab_init(&p->addrs[0], AF_INET) != 0 ||
+	p->names.b = calloc(MIN_BUCKETS, sizeof(*p->names.b));
+	p->names.mask = MIN_BUCKETS - 1;
+	p->zones.b = calloc(MIN_BUCKETS, sizeof(*p->zones.b));
+	p->zones.mask = MIN_BUCKETS - 1;
+	if (p->names.b == NULL || p->zones.b == NULL ||
+	    atab_init(&p->addrs[0], AF_INET) != 0 ||
 	    atab_init(&p->addrs[1], AF_INET6) != 0) {
 		prov_free(p);
 		return NULL;
@@ -450,10 +504,16 @@ void prov_free(struct prov *p)
 {
 	if (p == NULL)
 		return;
-	if (p->addrs[0].b != NULL && p->addrs[1].b != NULL && p->names != NULL)
+	if (p->addrs[0].b != NULL && p->addrs[1].b != NULL &&
+	    p->names.b != NULL && p->zones.b != NULL)
 		prov_clear(p);
-	pool_drop(&p->pool);
-	arr_free(p->names, (p->names_mask + 1) * sizeof(*p->names));
+	for (size_t k = 0; k < 2; k++) {
+		struct ntab *t = k == 0 ? &p->names : &p->zones;
+
+		pool_drop(&t->pool);
+		if (t->b != NULL)
+			arr_free(t->b, (t->mask + 1) * sizeof(*t->b));
+	}
 	for (size_t f = 0; f < 2; f++) {
 		arr_free(p->addrs[f].b,
 			 (p->addrs[f].mask + 1) * sizeof(*p->addrs[f].b));
@@ -482,7 +542,8 @@ void prov_clear(struct prov *p)
 	}
 	free(p->dir.s); /* every slot went with its address */
 	p->dir = (struct pdir){.free = NIL};
-	pool_drop(&p->pool); /* every name went with its last link */
+	pool_drop(&p->names.pool); /* every name went with its last link */
+	pool_drop(&p->zones.pool); /* and every zone with its last name */
 }
 
 static size_t chunk_size(size_t len)
@@ -503,16 +564,15 @@ static uint32_t pool_cut(struct npool *o, size_t size)
 	return (uint32_t)(at / NAME_STEP);
 }
 
-/* A chunk for a name of len wire bytes, its header cleared; 0 when
- * none can be had. The array may move: names are held by reference. */
-static uint32_t pool_take(struct prov *p, size_t len)
+/* A chunk of o for len wire bytes, its header cleared; 0 when none can
+ * be had. The array may move: chunks are held by reference. */
+static uint32_t pool_take(struct npool *o, size_t len)
 {
-	struct npool *o = &p->pool;
 	size_t size = chunk_size(len);
 	uint32_t r = o->free[size / NAME_STEP];
 
 	if (r != 0) {
-		o->free[size / NAME_STEP] = name_at(p, r)->next;
+		o->free[size / NAME_STEP] = chunk(o, r)->next;
 		o->spare -= size;
 	} else if ((r = pool_cut(o, size)) == 0) {
 		size_t cap = o->cap != 0 ? o->cap * 2 : POOL_MIN;
@@ -532,14 +592,13 @@ static uint32_t pool_take(struct prov *p, size_t len)
 		r = pool_cut(o, size);
 	}
 	o->live += size;
-	memset(name_at(p, r), 0, offsetof(struct pname, wire));
+	memset(chunk(o, r), 0, offsetof(struct pname, wire));
 	return r;
 }
 
-static void pool_give(struct prov *p, uint32_t r)
+static void pool_give(struct npool *o, uint32_t r)
 {
-	struct npool *o = &p->pool;
-	struct pname *n = name_at(p, r);
+	struct pname *n = chunk(o, r);
 	size_t size = chunk_size(n->len);
 
 	n->next = o->free[size / NAME_STEP];
@@ -555,46 +614,51 @@ static void pool_drop(struct npool *o)
 	*o = (struct npool){0};
 }
 
-/* The copy in the new pool of old's name r (made, and chained in the
- * names' table, at its first link): the old one keeps len 0 and the
- * copy in next. */
-static uint32_t name_moved(struct prov *p, const struct npool *old, uint32_t r)
+/* The copy in t's new pool of old's chunk r (made, and chained in t, at
+ * its first reference; a name's zone moves with it, from oldz): the old
+ * one keeps len 0 and the copy in next. */
+static uint32_t chunk_moved(struct prov *p, struct ntab *t,
+			    const struct npool *old, uint32_t r,
+			    const struct npool *oldz)
 {
-	struct pname *o =
-	    (struct pname *)(void *)(old->base + (size_t)r * NAME_STEP);
+	struct pname *o = chunk(old, r);
 	size_t size = chunk_size(o->len), k;
 	struct pname *n;
 	uint32_t c;
 
 	if (o->len == 0)
 		return o->next;
-	c = pool_cut(&p->pool, size);
-	n = name_at(p, c);
+	c = pool_cut(&t->pool, size);
+	n = chunk(&t->pool, c);
 	memcpy(n, o, size);
-	k = name_hash(p, n->wire, n->len) & p->names_mask;
-	n->next = p->names[k];
-	p->names[k] = c;
+	if (n->zone != 0)
+		n->zone = chunk_moved(p, &p->zones, oldz, n->zone, NULL);
+	k = kept_hash(p, n) & t->mask;
+	n->next = t->b[k];
+	t->b[k] = c;
 	o->len = 0;
 	o->next = c;
 	return c;
 }
 
-/* When the free chunks hold more than the live names, at least
- * COMPACT_SPARE, and at least COMPACT_PER_ENTRY bytes for each address
- * entry the compaction walks: its cost, one pass over the entries, is
- * paid for by that many bytes given back (a few names that hold many
- * addresses do not make it run at every few frees). */
+/* When the free chunks of both pools hold more than the live ones, at
+ * least COMPACT_SPARE, and at least COMPACT_PER_ENTRY bytes for each
+ * address entry the compaction walks: its cost, one pass over the
+ * entries, is paid for by that many bytes given back (a few names that
+ * hold many addresses do not make it run at every few frees). */
 static bool compact_due(const struct prov *p)
 {
-	const struct npool *o = &p->pool;
+	size_t spare = p->names.pool.spare + p->zones.pool.spare;
+	size_t live = p->names.pool.live + p->zones.pool.live;
 
-	return o->spare > o->live && o->spare >= COMPACT_SPARE &&
-	       o->spare / COMPACT_PER_ENTRY >=
-		   p->addrs[0].used + p->addrs[1].used;
+	return spare > live && spare >= COMPACT_SPARE &&
+	       spare / COMPACT_PER_ENTRY >= p->addrs[0].used + p->addrs[1].used;
 }
 
-/* e's links pointed at their names' copies in the new pool. */
-static void ent_moved(struct prov *p, const struct npool *old, struct pent *e)
+/* e's links pointed at their names' copies in the new pool (and the
+ * names at their zones' copies). */
+static void ent_moved(struct prov *p, const struct npool *old,
+		      const struct npool *oldz, struct pent *e)
 {
 	uint32_t n = nlinks(p, e);
 	struct plinks *L;
@@ -602,37 +666,54 @@ static void ent_moved(struct prov *p, const struct npool *old, struct pent *e)
 	if (e->ref == 0 || n == 0)
 		return;
 	if (!(e->ref & PREF_MANY)) {
-		uint32_t c = name_moved(p, old, e->ref >> PREF_SHIFT);
+		uint32_t c =
+		    chunk_moved(p, &p->names, old, e->ref >> PREF_SHIFT, oldz);
 
 		e->ref = (c << PREF_SHIFT) | (e->ref & PREF_FLAGS);
 		return;
 	}
 	L = links_at(p, e);
 	for (uint32_t k = 0; k < n; k++)
-		L->l[k].name = name_moved(p, old, L->l[k].name);
+		L->l[k].name =
+		    chunk_moved(p, &p->names, old, L->l[k].name, oldz);
 }
 
-/* The live names copied into one array of their size, every link and
- * chain pointed at the copies, the old array given back. Nothing
- * changes when that array cannot be had. */
+/* base, cap bytes, as t's new pool for the live chunks it has; t's
+ * chains emptied, to be made again as the chunks move. */
+static void pool_install(struct ntab *t, uint8_t *base, size_t cap)
+{
+	t->pool = (struct npool){
+	    .base = base, .cap = cap, .used = NAME_STEP, .live = t->pool.live};
+	memset(t->b, 0, (t->mask + 1) * sizeof(*t->b));
+}
+
+/* The live names and zones copied into arrays of their size, every link,
+ * name and chain pointed at the copies, the old arrays given back.
+ * Nothing changes when those arrays cannot be had. */
 static void names_compact(struct prov *p)
 {
-	struct npool old = p->pool;
-	size_t cap = old.live + NAME_STEP;
+	struct npool old = p->names.pool, oldz = p->zones.pool;
+	size_t cap = old.live + NAME_STEP, zcap = oldz.live + NAME_STEP;
 	uint8_t *base = arr_resize(NULL, 0, cap);
+	uint8_t *zbase = arr_resize(NULL, 0, zcap);
 
-	if (base == NULL)
+	if (base == NULL || zbase == NULL) {
+		if (base != NULL)
+			arr_free(base, cap);
+		if (zbase != NULL)
+			arr_free(zbase, zcap);
 		return;
-	p->pool = (struct npool){
-	    .base = base, .cap = cap, .used = NAME_STEP, .live = old.live};
-	memset(p->names, 0, (p->names_mask + 1) * sizeof(*p->names));
+	}
+	pool_install(&p->names, base, cap);
+	pool_install(&p->zones, zbase, zcap);
 	for (size_t f = 0; f < 2; f++) {
 		const struct atab *t = &p->addrs[f];
 
 		for (size_t i = 0; i < t->used; i++)
-			ent_moved(p, &old, ent(t, i));
+			ent_moved(p, &old, &oldz, ent(t, i));
 	}
 	pool_drop(&old);
+	pool_drop(&oldz);
 }
 
 /* The length of the wire name up to its root label, or 0. */
@@ -650,32 +731,106 @@ static size_t name_len(const uint8_t *w, size_t len)
 	return 0;
 }
 
-/* The stored name's reference (its count not raised), created if new;
- * 0 when out of memory. */
+/* The bytes of w's first label when it has two labels or more (the
+ * rest is its zone), else len: it is kept whole. */
+static size_t first_label(const uint8_t *w, size_t len)
+{
+	size_t l = (size_t)w[0] + 1;
+
+	return w[0] != 0 && l < len && w[l] != 0 ? l : len;
+}
+
+/* Is n (a name) the wire name w? */
+static bool name_eq(const struct prov *p, const struct pname *n,
+		    const uint8_t *w, size_t len)
+{
+	const struct pname *z;
+
+	if (n->len > len || memcmp(n->wire, w, n->len) != 0)
+		return false;
+	if (n->zone == 0)
+		return n->len == len;
+	z = zone_at(p, n->zone);
+	return z->len == len - n->len &&
+	       memcmp(z->wire, w + n->len, z->len) == 0;
+}
+
+/* The whole wire name n stands for, into out; returns its length. */
+static size_t name_wire(const struct prov *p, const struct pname *n,
+			uint8_t out[NAME_MAX_WIRE])
+{
+	const struct pname *z;
+
+	memcpy(out, n->wire, n->len);
+	if (n->zone == 0)
+		return n->len;
+	z = zone_at(p, n->zone);
+	memcpy(out + n->len, z->wire, z->len);
+	return (size_t)n->len + z->len;
+}
+
+/* The stored name's reference (its count not raised), created if new,
+ * with its zone; 0 when out of memory. */
 static uint32_t name_get(struct prov *p, const uint8_t *w, size_t len)
 {
-	uint32_t h = name_hash(p, w, len), r;
+	uint32_t h = name_hash(p, w, len), r, z = 0;
+	size_t l = first_label(w, len);
+	struct pname *n;
 
-	for (r = p->names[h & p->names_mask]; r != 0; r = name_at(p, r)->next) {
-		const struct pname *n = name_at(p, r);
-
-		if (n->len == len && memcmp(n->wire, w, len) == 0)
+	for (r = p->names.b[h & p->names.mask]; r != 0;
+	     r = name_at(p, r)->next) {
+		if (name_eq(p, name_at(p, r), w, len))
 			return r;
 	}
-	if (p->names_count >= PROV_LOAD * (p->names_mask + 1)) {
-		if (names_grow(p) != 0)
-			return 0;
+	if (p->names.count >= PROV_LOAD * (p->names.mask + 1) &&
+	    ntab_grow(p, &p->names) != 0)
+		return 0;
+	if (l < len && (z = zone_get(p, w + l, len - l)) == 0)
+		return 0;
+	r = pool_take(&p->names.pool, l);
+	if (r == 0) {
+		if (z != 0)
+			zone_put(p, z);
+		return 0;
 	}
-	r = pool_take(p, len);
-	if (r != 0) {
-		struct pname *n = name_at(p, r);
+	n = name_at(p, r);
+	n->len = (uint8_t)l;
+	memcpy(n->wire, w, l);
+	n->zone = z;
+	n->next = p->names.b[h & p->names.mask];
+	p->names.b[h & p->names.mask] = r;
+	p->names.count++;
+	return r;
+}
 
-		n->len = (uint8_t)len;
-		memcpy(n->wire, w, len);
-		n->next = p->names[h & p->names_mask];
-		p->names[h & p->names_mask] = r;
-		p->names_count++;
+/* The stored zone's reference, created if new, its count raised (one
+ * more name under it); 0 when out of memory. */
+static uint32_t zone_get(struct prov *p, const uint8_t *w, size_t len)
+{
+	uint32_t h = name_hash(p, w, len), r;
+	struct pname *z;
+
+	for (r = p->zones.b[h & p->zones.mask]; r != 0;
+	     r = zone_at(p, r)->next) {
+		z = zone_at(p, r);
+		if (z->len == len && memcmp(z->wire, w, len) == 0) {
+			z->refs++;
+			return r;
+		}
 	}
+	if (p->zones.count >= PROV_LOAD * (p->zones.mask + 1) &&
+	    ntab_grow(p, &p->zones) != 0)
+		return 0;
+	r = pool_take(&p->zones.pool, len);
+	if (r == 0)
+		return 0;
+	z = zone_at(p, r);
+	z->len = (uint8_t)len;
+	z->refs = 1;
+	memcpy(z->wire, w, len);
+	z->next = p->zones.b[h & p->zones.mask];
+	p->zones.b[h & p->zones.mask] = r;
+	p->zones.count++;
 	return r;
 }
 
@@ -690,27 +845,45 @@ bool prov_answered(const struct prov *p, const uint8_t *name, size_t len,
 	for (uint32_t i = 0; e != NULL && i < nlinks(p, e); i++) {
 		const struct pname *n = lname(p, e, i);
 
-		if (!n->gone && *lexp(p, e, i) > now && n->len == len &&
-		    memcmp(n->wire, name, len) == 0)
+		if (!n->gone && *lexp(p, e, i) > now &&
+		    name_eq(p, n, name, len))
 			return true;
 	}
 	return false;
 }
 
-/* One link fewer points at name r: free it with the last. */
+/* r, a chunk of t, taken out of its chain and given back to t's pool. */
+static void unchain(const struct prov *p, struct ntab *t, uint32_t r)
+{
+	struct pname *n = chunk(&t->pool, r);
+	uint32_t *pp = &t->b[kept_hash(p, n) & t->mask];
+
+	while (*pp != r)
+		pp = &chunk(&t->pool, *pp)->next;
+	*pp = n->next;
+	t->count--;
+	pool_give(&t->pool, r);
+}
+
+/* One link fewer points at name r: free it with the last (and its zone
+ * with the zone's last name). */
 static void name_put(struct prov *p, uint32_t r)
 {
 	struct pname *n = name_at(p, r);
-	uint32_t *pp;
+	uint32_t z = n->zone;
 
 	if (--n->refs > 0)
 		return;
-	pp = &p->names[name_hash(p, n->wire, n->len) & p->names_mask];
-	while (*pp != r)
-		pp = &name_at(p, *pp)->next;
-	*pp = n->next;
-	p->names_count--;
-	pool_give(p, r);
+	unchain(p, &p->names, r);
+	if (z != 0)
+		zone_put(p, z);
+}
+
+/* One name fewer is under zone r: free it with the last. */
+static void zone_put(struct prov *p, uint32_t r)
+{
+	if (--zone_at(p, r)->refs == 0)
+		unchain(p, &p->zones, r);
 }
 
 static const struct pent *addr_find(const struct prov *p, const struct atab *t,
@@ -917,7 +1090,7 @@ int prov_note(struct prov *p, const uint8_t *name, size_t len,
 	for (uint32_t i = 0; i < nlinks(p, e); i++) {
 		const struct pname *l = lname(p, e, i);
 
-		if (l->len == len && memcmp(l->wire, name, len) == 0) {
+		if (name_eq(p, l, name, len)) {
 			if (exp > *lexp(p, e, i))
 				*lexp(p, e, i) = exp;
 			return 0;
@@ -973,12 +1146,13 @@ size_t prov_evict_shorten(struct prov *p, prov_allowed_fn allowed, void *aarg,
 {
 	size_t evicted = 0;
 
-	for (size_t i = 0; i <= p->names_mask; i++) {
-		for (uint32_t r = p->names[i]; r != 0;
+	for (size_t i = 0; i <= p->names.mask; i++) {
+		for (uint32_t r = p->names.b[i]; r != 0;
 		     r = name_at(p, r)->next) {
 			struct pname *n = name_at(p, r);
+			uint8_t w[NAME_MAX_WIRE];
 
-			n->gone = !allowed(aarg, n->wire, n->len);
+			n->gone = !allowed(aarg, w, name_wire(p, n, w));
 		}
 	}
 	for (size_t f = 0; f < 2; f++) {
@@ -1004,17 +1178,18 @@ static size_t walk_links(const struct prov *p, const struct atab *t,
 			 uint64_t now)
 {
 	struct netaddr a = ent_addr(t, e);
+	uint8_t w[NAME_MAX_WIRE];
 	size_t n = 0;
 
 	for (uint32_t i = 0; i < nlinks(p, e); i++) {
 		uint32_t exp = *lexp(p, (struct pent *)e, i);
-		const struct pname *nm = lname(p, e, i);
 
 		if (exp <= now)
 			continue;
 		n++;
 		if (fn != NULL)
-			fn(arg, nm->wire, nm->len, &a, exp - now);
+			fn(arg, w, name_wire(p, lname(p, e, i), w), &a,
+			   exp - now);
 	}
 	return n;
 }
@@ -1106,7 +1281,7 @@ size_t prov_addresses(const struct prov *p)
 
 size_t prov_names(const struct prov *p)
 {
-	return p->names_count;
+	return p->names.count;
 }
 
 size_t prov_links(const struct prov *p)

@@ -556,6 +556,186 @@ static void buckets_split_in_place_keep_every_entry(void **state)
 	prov_free(p);
 }
 
+/* name (dotted, ending in ".") in wire format; returns its length. */
+static size_t dotted(const char *name, uint8_t *out)
+{
+	size_t n = 0;
+
+	while (*name != '\0' && strcmp(name, ".") != 0) {
+		const char *dot = strchr(name, '.');
+		size_t l = (size_t)(dot - name);
+
+		out[n] = (uint8_t)l;
+		memcpy(out + n + 1, name, l);
+		n += l + 1;
+		name = dot + 1;
+	}
+	out[n] = 0;
+	return n + 1;
+}
+
+static int note_dotted(struct prov *p, const char *name, struct netaddr a,
+		       uint64_t expires, uint64_t now)
+{
+	uint8_t w[256];
+	size_t len = dotted(name, w);
+
+	return prov_note(p, w, len, &a, expires, now);
+}
+
+/* The names of zones_keep_names_whole: host i under zone i % 300. */
+static void zoned(uint32_t i, char *out, size_t size)
+{
+	snprintf(out, size, "h%u.z%u-of-a-long-zone-name.example.", i, i % 300);
+}
+
+/* Is host i of zoned() still allowed by allowed_by_zone? */
+static bool zoned_kept(uint32_t i)
+{
+	return i % 300 % 3 == 0 && i % 7 != 1;
+}
+
+/* Judged by zone: the names under a zone whose number is not a multiple
+ * of 3 are no longer allowed, and under the others one host in seven
+ * (its zone stays for the rest); the odd names (no zone label) stay. */
+static bool allowed_by_zone(void *arg, const uint8_t *name, size_t len)
+{
+	size_t *calls = arg, z = (size_t)name[0] + 1;
+
+	(*calls)++;
+	if (z >= len || name[z] < 2 || name[z + 1] != 'z')
+		return true;
+	return zoned_kept((uint32_t)strtoul((const char *)name + 2, NULL, 10));
+}
+
+struct seen {
+	size_t n, wrong;
+};
+
+/* Every link the walk reports is the name its address was noted for. */
+static void check_link(void *arg, const uint8_t *name, size_t len,
+		       const struct netaddr *a, uint64_t left_s)
+{
+	struct seen *s = arg;
+	char want[64];
+	uint8_t w[64];
+	size_t wl;
+
+	(void)left_s;
+	if (a->family == AF_INET) {
+		zoned((uint32_t)a->bytes[2] << 8 | a->bytes[3], want,
+		      sizeof(want));
+	} else {
+		static const char *odd[] = {".", "single.", "x.single.", "a.b.",
+					    "ab."};
+
+		snprintf(want, sizeof(want), "%s", odd[a->bytes[15] % 5]);
+	}
+	wl = dotted(want, w);
+	s->n++;
+	if (wl != len || memcmp(w, name, len) != 0)
+		s->wrong++;
+}
+
+static bool answered_dotted(struct prov *p, const char *name, struct netaddr a,
+			    uint64_t now)
+{
+	uint8_t w[256];
+	size_t len = dotted(name, w);
+
+	return prov_answered(p, w, len, &a, now);
+}
+
+/* Names share their zones (everything after the first label, kept once):
+ * a name is still the whole of it wherever it is compared, judged or
+ * walked; one with another zone, or a name that is another's zone, is
+ * another name; a name of one label and the root are kept whole; the
+ * zones go with their last name, and after the eviction compacts both
+ * pools every kept name is found again, answers and walks whole. */
+static void zones_keep_names_whole(void **state)
+{
+	static const char *odd[] = {".", "single.", "x.single.", "a.b.", "ab."};
+	struct prov *p = prov_new(1u << 20);
+	uint32_t n = 6000, kept = 0;
+	struct seen seen = {0};
+	size_t calls = 0, evicted = 0;
+	char name[64];
+
+	(void)state;
+	for (uint32_t i = 0; i < n; i++) {
+		zoned(i, name, sizeof(name));
+		assert_int_equal(note_dotted(p, name, v4(i), 100, 1), 0);
+		kept += zoned_kept(i);
+	}
+	for (uint32_t k = 0; k < 5; k++)
+		assert_int_equal(note_dotted(p, odd[k], v6(k), 100, 1), 0);
+	assert_int_equal(prov_names(p), n + 5);
+	prov_walk(p, check_link, &seen, 1);
+	assert_int_equal(seen.n, n + 5);
+	assert_int_equal(seen.wrong, 0);
+	/* The same host label under another zone, and a name that is only
+	 * another's zone, are not the names noted. */
+	assert_true(
+	    answered_dotted(p, "h1.z1-of-a-long-zone-name.example.", v4(1), 2));
+	assert_false(
+	    answered_dotted(p, "h1.z2-of-a-long-zone-name.example.", v4(1), 2));
+	assert_false(
+	    answered_dotted(p, "z1-of-a-long-zone-name.example.", v4(1), 2));
+	assert_true(answered_dotted(p, "x.single.", v6(2), 2));
+	assert_false(answered_dotted(p, "single.", v6(2), 2));
+	assert_true(answered_dotted(p, "single.", v6(1), 2));
+	assert_true(answered_dotted(p, ".", v6(0), 2));
+	assert_false(answered_dotted(p, "b.", v6(3), 2));
+	assert_true(answered_dotted(p, "a.b.", v6(3), 2));
+
+	/* Two zones in three go, and a seventh of the others' names: their
+	 * chunks are freed, more than the live ones hold, and the eviction
+	 * compacts. */
+	assert_int_equal(
+	    prov_evict(p, allowed_by_zone, &calls, count_evict, &evicted, 2),
+	    n - kept);
+	assert_int_equal(calls, n + 5);
+	assert_int_equal(prov_names(p), kept + 5);
+	assert_int_equal(prov_links(p), kept + 5);
+	seen = (struct seen){0};
+	prov_walk(p, check_link, &seen, 2);
+	assert_int_equal(seen.n, kept + 5);
+	assert_int_equal(seen.wrong, 0);
+	for (uint32_t i = 0; i < n; i++) {
+		zoned(i, name, sizeof(name));
+		assert_int_equal(answered_dotted(p, name, v4(i), 2),
+				 zoned_kept(i));
+	}
+	/* A kept name noted again is found, not copied; a new name goes
+	 * under a kept zone and a new one alike. */
+	for (uint32_t i = 0; i < n; i += 3) {
+		if (!zoned_kept(i))
+			continue;
+		zoned(i, name, sizeof(name));
+		assert_int_equal(note_dotted(p, name, v6(1000 + i), 100, 2), 0);
+	}
+	assert_int_equal(prov_names(p), kept + 5);
+	assert_int_equal(note_dotted(p, "new.z3-of-a-long-zone-name.example.",
+				     v6(9000), 100, 2),
+			 0);
+	assert_int_equal(note_dotted(p, "new.z1-of-a-long-zone-name.example.",
+				     v6(9001), 100, 2),
+			 0);
+	assert_int_equal(prov_names(p), kept + 7);
+	assert_true(answered_dotted(p, "new.z1-of-a-long-zone-name.example.",
+				    v6(9001), 2));
+	assert_false(answered_dotted(p, "new.z1-of-a-long-zone-name.example.",
+				     v6(9000), 2));
+	prov_clear(p);
+	assert_int_equal(prov_names(p), 0);
+	assert_int_equal(
+	    note_dotted(p, "h0.z0-of-a-long-zone-name.example.", v4(0), 100, 2),
+	    0);
+	assert_true(
+	    answered_dotted(p, "h0.z0-of-a-long-zone-name.example.", v4(0), 3));
+	prov_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -571,6 +751,7 @@ int main(void)
 	    cmocka_unit_test(many_addresses_grow_and_reuse),
 	    cmocka_unit_test(compacted_names_keep_every_link),
 	    cmocka_unit_test(buckets_split_in_place_keep_every_entry),
+	    cmocka_unit_test(zones_keep_names_whole),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
