@@ -35,6 +35,7 @@
 
 #include "base/ipc.h"
 #include "base/log.h"
+#include "base/pagemem.h"
 #include "base/stats.h"
 #include "daemon/nfq.h"
 
@@ -151,7 +152,8 @@ static int set_flags(struct nfq *q, char *buf, uint32_t flags)
 struct nfq *nfq_open(struct event_base *base, uint16_t num, uint32_t maxlen,
 		     nfq_pkt_fn fn, void *arg, char *err, size_t errlen)
 {
-	struct nfq *q = calloc(1, sizeof(*q));
+	/* its own pages: buf is resident only once packets filled it */
+	struct nfq *q = pagemem_new(sizeof(*q));
 	int rcvbuf = NFQ_RCVBUF;
 
 	if (q == NULL) {
@@ -197,7 +199,7 @@ void nfq_close(struct nfq *q)
 		event_free(q->ev);
 	if (q->nl != NULL)
 		mnl_socket_close(q->nl);
-	free(q);
+	pagemem_free(q, sizeof(*q));
 }
 
 int nfq_verdict(struct nfq *q, uint32_t id, uint32_t verdict, uint32_t mark)

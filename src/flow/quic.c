@@ -34,6 +34,7 @@
 #include <openssl/params.h>
 #include <openssl/opensslv.h>
 
+#include "base/pagemem.h"
 #include "dns/dnsmsg.h"
 #include "flow/quic.h"
 
@@ -192,7 +193,8 @@ static void lib_free(struct quic_lib *l)
 
 struct quic_initial *quic_initial_new(void)
 {
-	return calloc(1, sizeof(struct quic_initial));
+	/* its own pages: plain is resident only once an Initial filled it */
+	return pagemem_new(sizeof(struct quic_initial));
 }
 
 void quic_initial_free(struct quic_initial *qi)
@@ -200,7 +202,7 @@ void quic_initial_free(struct quic_initial *qi)
 	if (qi == NULL)
 		return;
 	lib_free(qi->lib);
-	free(qi);
+	pagemem_free(qi, sizeof(*qi));
 }
 
 /* HKDF-SHA256 in mode (extract only: salt; expand only: info). */

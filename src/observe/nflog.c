@@ -32,6 +32,7 @@
 
 #include "dns/dnsmsg.h"
 #include "base/log.h"
+#include "base/pagemem.h"
 #include "observe/nflog.h"
 #include "base/stats.h"
 
@@ -325,7 +326,8 @@ fail:
 struct nflog *nflog_open(struct event_base *base, nflog_pkt_fn fn, void *arg,
 			 char *err, size_t errlen)
 {
-	struct nflog *n = calloc(1, sizeof(*n));
+	/* its own pages: buf is resident only once packets filled it */
+	struct nflog *n = pagemem_new(sizeof(*n));
 	int rcvbuf = NFLOG_RCVBUF;
 
 	if (n == NULL) {
@@ -368,7 +370,7 @@ void nflog_close(struct nflog *n)
 		event_free(n->ev);
 	if (n->nl != NULL)
 		mnl_socket_close(n->nl);
-	free(n);
+	pagemem_free(n, sizeof(*n));
 }
 
 static void on_read(evutil_socket_t fd, short what, void *arg)
