@@ -34,7 +34,11 @@ struct evicted {
 
 static struct netaddr v4(uint32_t n);
 static struct netaddr v6(uint32_t n);
-static size_t wire(const char *label, uint8_t *out);
+static size_t dotted(const char *name, uint8_t *out);
+static int note_dotted(struct prov *p, const char *name, struct netaddr a,
+		       uint64_t expires, uint64_t now);
+static bool answered_dotted(struct prov *p, const char *name, struct netaddr a,
+			    uint64_t now);
 static bool allowed(void *arg, const uint8_t *name, size_t len);
 static void on_evict(void *arg, const struct netaddr *a);
 static bool was_evicted(const struct evicted *ev, const struct netaddr *a);
@@ -65,17 +69,6 @@ static struct netaddr v6(uint32_t n)
 	a.bytes[14] = (uint8_t)(n >> 8);
 	a.bytes[15] = (uint8_t)n;
 	return a;
-}
-
-/* label.test. in wire format */
-static size_t wire(const char *label, uint8_t *out)
-{
-	size_t l = strlen(label);
-
-	out[0] = (uint8_t)l;
-	memcpy(out + 1, label, l);
-	memcpy(out + 1 + l, "\4test\0", 6);
-	return l + 7;
 }
 
 static bool allowed(void *arg, const uint8_t *name, size_t len)
@@ -110,13 +103,14 @@ static bool was_evicted(const struct evicted *ev, const struct netaddr *a)
 	return false;
 }
 
+/* label.test. */
 static int note(struct prov *p, const char *label, struct netaddr a,
 		uint64_t expires, uint64_t now)
 {
-	uint8_t w[64];
-	size_t len = wire(label, w);
+	char name[64];
 
-	return prov_note(p, w, len, &a, expires, now);
+	snprintf(name, sizeof(name), "%s.test.", label);
+	return note_dotted(p, name, a, expires, now);
 }
 
 static void removed_name_alone_is_evicted_shared_stays(void **state)
@@ -462,10 +456,10 @@ static void many_addresses_grow_and_reuse(void **state)
 static bool answered(struct prov *p, const char *label, struct netaddr a,
 		     uint64_t now)
 {
-	uint8_t w[64];
-	size_t len = wire(label, w);
+	char name[64];
 
-	return prov_answered(p, w, len, &a, now);
+	snprintf(name, sizeof(name), "%s.test.", label);
+	return answered_dotted(p, name, a, now);
 }
 
 /* Most names expire (their chunks free, far more than the live names
