@@ -1091,6 +1091,20 @@ df_proc_field() {
 	sed -n "s/^$2:[[:space:]]*//p" "/proc/$1/status"
 }
 
+# The late-answer tests' reload from nsd on 198.18.0.1 to [2001:db8::1]
+# (CONTROL: the control object): it must succeed and delete the entries
+# to 198.18.0.1, and the workload must hold the daemon's old port(s)
+# (df_late_bound).
+df_late_reload_replaces() { # CONTROL
+	df_config allow='["*.allowed.test"]' upstreams='["[2001:db8::1]"]' control="$1"
+	df_dnsfence reload
+	[ "$DF_CMD_RC" -eq 0 ] || fail "reload exited $DF_CMD_RC: $DF_CMD_ERR"
+	df_wait_log 100 "conntrack entries to replaced upstream(s) 198.18.0.1 deleted" ||
+		fail "the daemon never said it deleted the flows to the replaced upstream 198.18.0.1"
+	df_late_bound
+	ok "control: reload deleted the entries to 198.18.0.1; uid 4242 holds the daemon's old port(s) ($(grep '^bound' "$DF_TMP/late.log")); its direct query is refused (EPERM)"
+}
+
 # The late-answer tests' workload (late_answer_workload.py, its output in
 # $DF_TMP/late.log). df_late_bound: it holds the daemon's old port(s) and
 # its own query from them straight to the upstream was refused (the

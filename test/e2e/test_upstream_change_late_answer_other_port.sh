@@ -38,13 +38,7 @@ df_poll 50 grep -q watching "$DF_TMP/late.log" || fail "the workload did not sta
 
 pkill -STOP -f -- "-c $DF_TMP/nsd.conf"
 df_dig a.b.allowed.test A +time=6 +tries=1
-df_config allow='["*.allowed.test"]' upstreams='["[2001:db8::1]"]' control="$(sock_conf)"
-df_dnsfence reload
-[ "$DF_CMD_RC" -eq 0 ] || fail "reload exited $DF_CMD_RC: $DF_CMD_ERR"
-df_wait_log 100 "conntrack entries to replaced upstream(s) 198.18.0.1 deleted" ||
-	fail "the daemon never said it deleted the flows to the replaced upstream 198.18.0.1"
-df_late_bound
-ok "control: reload deleted the entries to 198.18.0.1; uid 4242 holds the daemon's old port(s) ($(grep '^bound' "$DF_TMP/late.log")); its direct query is refused (EPERM)"
+df_late_reload_replaces "$(sock_conf)"
 
 df_wait_log 100 "replaced upstream(s) 198.18.0.1:5300 drained: their origin rules stay 600 s against late answers" ||
 	fail "the daemon never said it holds the replaced upstream's origin rules"
