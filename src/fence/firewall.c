@@ -409,33 +409,39 @@ int fw_save_family(enum fwexec_backend b, int family, char **text, char *err,
 
 /* What the comparison of cfg needs: the filter table and behind it, in
  * the forward scope, the raw table (DNSFENCE-PRE: it must be readable),
- * in the output scope the nat table (subjects' DNS redirect). Without
- * subjects the nat table is read only to find what an earlier config of
- * subjects left: where it cannot be read (iptables-legacy-save lists no
- * table to an unprivileged guard), nothing of ours can be checked there. */
+ * in the output scope the nat and raw tables (subjects' DNS redirect and
+ * its conntrack zone). Without subjects those two are read only to find
+ * what an earlier config of subjects left: where one cannot be read
+ * (iptables-legacy-save lists no table to an unprivileged guard),
+ * nothing of ours can be checked there. */
 static int save_for(const struct config *cfg, enum fwexec_backend b, int family,
 		    char **text, char *err, size_t errlen)
 {
+	static const char *const output_tables[] = {"nat", "raw"};
+	static const char *const forward_tables[] = {"raw"};
 	bool forward = cfg->scope == CONFIG_SCOPE_FORWARD;
-	char *more = NULL, *both;
+	const char *const *tables = forward ? forward_tables : output_tables;
+	size_t n = forward ? 1 : 2;
 	int ret = fw_save_family(b, family, text, err, errlen);
 
-	if (ret)
-		return ret;
-	ret = fw_save_table(b, family, forward ? "raw" : "nat", &more, err,
-			    errlen);
-	if (ret && !forward && !config_has_subjects(cfg)) {
+	for (size_t i = 0; !ret && i < n; i++) {
+		char *more = NULL, *both;
+
+		ret = fw_save_table(b, family, tables[i], &more, err, errlen);
+		if (ret && !forward && !config_has_subjects(cfg)) {
+			free(more);
+			err[0] = '\0';
+			ret = 0;
+			continue;
+		}
+		if (!ret && asprintf(&both, "%s%s", *text ? *text : "",
+				     more ? more : "") < 0)
+			ret = -ENOMEM;
 		free(more);
-		err[0] = '\0';
-		return 0;
-	}
-	if (!ret &&
-	    asprintf(&both, "%s%s", *text ? *text : "", more ? more : "") < 0)
-		ret = -ENOMEM;
-	free(more);
-	if (!ret) {
-		free(*text);
-		*text = both;
+		if (!ret) {
+			free(*text);
+			*text = both;
+		}
 	}
 	return ret;
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* fwnat: the subjects' DNS redirect in the nat table (output scope). */
+/* fwnat: the subjects' DNS redirect in the nat table and its conntrack
+ * zone in the raw table (output scope). */
 #ifndef DNSFENCE_FWNAT_H
 #define DNSFENCE_FWNAT_H
 
@@ -8,16 +9,18 @@
 #include "config/config.h"
 #include "fence/fwexec.h"
 
-/* Install (or, without subjects, remove) our nat chain and its jumps in
- * both families, then read them back: 0, or -errno with err. */
+/* Install (or, without subjects, remove) our nat and raw chains and
+ * their jumps in both families, then read them back: 0, or -errno with
+ * err. */
 int fwnat_apply(const struct config *cfg, char *err, size_t errlen);
 
-/* The nat part of one family's saved text (all tables) against cfg: the
- * number of differences, each passed to report, or -errno. */
+/* The nat and raw parts of one family's saved text (all tables) against
+ * cfg: the number of differences, each passed to report, or -errno. */
 int fwnat_compare(const struct config *cfg, int family, const char *saved,
 		  void (*report)(void *arg, const char *line), void *arg);
 
-/* Remove our nat chain and jumps from family given its saved text. */
+/* Remove our nat and raw chains and jumps from family given its saved
+ * text (both tables). */
 int fwnat_remove_family(enum fwexec_backend b, int family, const char *saved,
 			char *err, size_t errlen);
 

@@ -311,3 +311,31 @@ int fwsubject_nat_rules(const struct config *cfg, int family,
 				   protos[p], protos[p], to);
 	return ret;
 }
+
+/* The DNAT lives in the flow's conntrack entry, which outlives the
+ * socket (30 s for one UDP question and answer, longer for TCP), and the
+ * kernel finds an entry by its four-tuple alone. A port is free again
+ * when its socket closes: without a zone of their own another process
+ * whose new socket draws a port a subject just used sends into the
+ * subject's entry and is answered by us, and a subject on a port another
+ * process just used sends into that entry, past the DNAT, and the fence
+ * drops it. --zone-orig keeps the answers (from our listener, in the
+ * default zone) finding the entry by its reply tuple. */
+int fwsubject_zone_rules(const struct config *cfg, int family,
+			 struct fw_rules *r)
+{
+	static const char *const protos[] = {"udp", "tcp"};
+	char to[NETADDR_STRLEN + 16];
+	int ret = 0;
+
+	if (!config_has_subjects(cfg) || cfg->mode == CONFIG_MODE_OFF ||
+	    !listener_of(cfg, family, to, sizeof(to)))
+		return 0;
+	for (size_t p = 0; !ret && p < 2; p++)
+		ret = fw_rules_add(r,
+				   "-A " FWSUBJECT_ZONE_CHAIN " -p %s -m %s "
+				   "--dport 53 -j CT --zone-orig %u",
+				   protos[p], protos[p],
+				   (unsigned)FWSUBJECT_CT_ZONE);
+	return ret;
+}

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fwsubject: the output fence's rules that depend on "subjects": the
- * jumps from OUTPUT into the fence (filter) and into the DNS redirect
- * (nat), as iptables-save lines, and the comparison and repair of a
- * table's jumps as one ordered list. Pure: no kernel access. */
+ * jumps from OUTPUT into the fence (filter), into the DNS redirect (nat)
+ * and into its conntrack zone (raw), as iptables-save lines, and the comparison
+ * and repair of a table's jumps as one ordered list. Pure: no kernel access. */
 #ifndef DNSFENCE_FWSUBJECT_H
 #define DNSFENCE_FWSUBJECT_H
 
@@ -11,8 +11,11 @@
 #include "config/config.h"
 #include "fence/fwrules.h"
 
-#define FWSUBJECT_NAT_CHAIN "DNSFENCE-DNS"
-#define FW_JUMPS_MAX	    64 /* positions kept; more lines still count */
+#define FWSUBJECT_NAT_CHAIN  "DNSFENCE-DNS"
+#define FWSUBJECT_ZONE_CHAIN "DNSFENCE-ZONE"
+/* The conntrack zone of the subjects' DNS flows, original direction. */
+#define FWSUBJECT_CT_ZONE 53
+#define FW_JUMPS_MAX	  64 /* positions kept; more lines still count */
 
 /* The "-A OUTPUT ... -j CHAIN" lines one table of a family holds, in
  * order, with their positions among OUTPUT's rules (1-based). */
@@ -37,6 +40,13 @@ int fwsubject_only_jumps(const struct config *cfg, const char *chain,
  * without subjects, in mode off, or with no listener of the family. */
 int fwsubject_nat_rules(const struct config *cfg, int family,
 			struct fw_rules *r);
+
+/* DNSFENCE-ZONE's rules for family (raw table): udp and tcp port 53 put
+ * in conntrack zone FWSUBJECT_CT_ZONE for the original direction, so a
+ * subject's redirected flow and another process's flow on the same
+ * four-tuple are two entries; none whenever there are no nat rules. */
+int fwsubject_zone_rules(const struct config *cfg, int family,
+			 struct fw_rules *r);
 
 /* Feed one saved line: an "-A OUTPUT" line is counted, and kept when it
  * jumps to chain. */

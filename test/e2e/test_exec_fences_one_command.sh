@@ -39,6 +39,7 @@ nothing_left() {
 	for t in iptables ip6tables; do
 		left+="$(wl "$t"-save 2>/dev/null | grep -E 'DNSFENCE|dnsfence|dfx' || true)"
 		left+="$(wl "$t"-save -t nat 2>/dev/null | grep DNSFENCE || true)"
+		left+="$(wl "$t"-save -t raw 2>/dev/null | grep DNSFENCE || true)"
 	done
 	left+="$(wl ipset list -n | grep '^dfx' || true)"
 	left+="$(find "$cgroot" -maxdepth 3 -name 'dnsfence-exec-*' 2>/dev/null || true)"

@@ -138,12 +138,12 @@ wl sysctl -qw net.ipv4.ip_local_port_range="$range"
 df_stop_dnsfence
 df_dnsfence teardown
 [ "$DF_CMD_RC" -eq 0 ] || fail "teardown exited $DF_CMD_RC: $DF_CMD_ERR"
-if wl iptables-save -t nat | grep DNSFENCE >/dev/null || wl iptables-save | grep DNSFENCE >/dev/null ||
-	wl ip6tables-save -t nat | grep DNSFENCE >/dev/null; then
-	fail "teardown left rules of ours: $(wl iptables-save | grep DNSFENCE)"
-fi
+for t in filter nat raw; do
+	left="$(wl iptables-save -t "$t")$(wl ip6tables-save -t "$t")"
+	! grep -q DNSFENCE <<<"$left" || fail "teardown left rules of ours in the $t table: $(grep DNSFENCE <<<"$left")"
+done
 resolves_as "$FENCED" "after-$$.evil.test" || fail "after teardown uid $FENCED still cannot resolve"
-ok "teardown removes the subjects' jumps and the nat redirect"
+ok "teardown removes the subjects' jumps, the nat redirect and its conntrack zone"
 
 # --- a cgroup v2 path as the subject
 cgroot="$(findmnt -n -t cgroup2 -o TARGET | head -1)"

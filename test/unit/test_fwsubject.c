@@ -96,6 +96,14 @@ static void uid_gid_cgroup_render_their_jumps(void **state)
 	assert_string_equal(nat.v[1], "-A DNSFENCE-DNS -p tcp -m tcp --dport "
 				      "53 -j DNAT --to-destination [::1]:53");
 	fw_rules_free(&nat);
+	/* The redirected flows' own conntrack zone, both protocols. */
+	assert_int_equal(fwsubject_zone_rules(c, AF_INET6, &nat), 0);
+	assert_int_equal(nat.n, 2);
+	assert_string_equal(nat.v[0], "-A DNSFENCE-ZONE -p udp -m udp --dport "
+				      "53 -j CT --zone-orig 53");
+	assert_string_equal(nat.v[1], "-A DNSFENCE-ZONE -p tcp -m tcp --dport "
+				      "53 -j CT --zone-orig 53");
+	fw_rules_free(&nat);
 	fw_rules_free(&j4);
 	fw_rules_free(&j6);
 	free(v4);
@@ -117,6 +125,8 @@ static void no_subjects_is_the_whole_namespace(void **state)
 	assert_int_equal(j.n, 1);
 	assert_string_equal(j.v[0], "-A OUTPUT -j DNSFENCE-OUT");
 	assert_int_equal(fwsubject_nat_rules(c, AF_INET, &nat), 0);
+	assert_int_equal(nat.n, 0);
+	assert_int_equal(fwsubject_zone_rules(c, AF_INET, &nat), 0);
 	assert_int_equal(nat.n, 0);
 	assert_non_null(strstr(v4, ":OUTPUT DROP\n"));
 	assert_null(strstr(v4, "CONNMARK"));
@@ -145,9 +155,9 @@ static void loopback_listener_keeps_only_named_ports(void **state)
 	config_free(c);
 }
 
-/* The kernel's text, as iptables-save prints it, with both tables. */
+/* The kernel's text, as iptables-save prints it, with the three tables. */
 static char *saved_with(const struct config *c, const char *jumps,
-			const char *nat)
+			const char *nat, const char *raw)
 {
 	char *filter = fw_render(c, AF_INET), *out = NULL;
 	size_t skip = strlen("*filter\n");
@@ -155,8 +165,9 @@ static char *saved_with(const struct config *c, const char *jumps,
 
 	assert_true(asprintf(&out,
 			     "*filter\n:OUTPUT ACCEPT [0:0]\n%s%.*sCOMMIT\n"
-			     "*nat\n:OUTPUT ACCEPT [0:0]\n%sCOMMIT\n",
-			     jumps, body, filter + skip, nat) > 0);
+			     "*nat\n:OUTPUT ACCEPT [0:0]\n%sCOMMIT\n"
+			     "*raw\n:OUTPUT ACCEPT [0:0]\n%sCOMMIT\n",
+			     jumps, body, filter + skip, nat, raw) > 0);
 	free(filter);
 	return out;
 }
@@ -181,6 +192,15 @@ static char *saved_with(const struct config *c, const char *jumps,
 	"127.0.0.1:53\n"                                                       \
 	"-A DNSFENCE-DNS -p tcp -m tcp --dport 53 -j DNAT --to-destination "   \
 	"127.0.0.1:53\n"
+#define RAW                                                                    \
+	":DNSFENCE-ZONE - [0:0]\n"                                             \
+	"-A OUTPUT -m owner --uid-owner 4242 -j DNSFENCE-ZONE\n"               \
+	"-A OUTPUT -m owner --gid-owner 4300 --suppl-groups -j "               \
+	"DNSFENCE-ZONE\n"                                                      \
+	"-A OUTPUT -m cgroup --path \"/system.slice/agent.service\" -j "       \
+	"DNSFENCE-ZONE\n"                                                      \
+	"-A DNSFENCE-ZONE -p udp -m udp --dport 53 -j CT --zone-orig 53\n"     \
+	"-A DNSFENCE-ZONE -p tcp -m tcp --dport 53 -j CT --zone-orig 53\n"
 
 static void compare_finds_jumps_and_nat_drift(void **state)
 {
@@ -188,11 +208,14 @@ static void compare_finds_jumps_and_nat_drift(void **state)
 	struct config *whole =
 	    fixture_config("{\"upstreams\": [\"198.18.0.1\"]}");
 	struct reports r = {0};
-	char *ok = saved_with(c, J4, NAT);
-	char *other_first = saved_with(c, "-A OUTPUT -j ACCEPT\n" J4, NAT);
-	char *no_nat = saved_with(c, J4, "");
+	char *ok = saved_with(c, J4, NAT, RAW);
+	char *other_first = saved_with(c, "-A OUTPUT -j ACCEPT\n" J4, NAT, RAW);
+	char *no_nat = saved_with(c, J4, "", RAW);
+	char *no_zone = saved_with(c, J4, NAT, "");
+	char *zone_late = saved_with(c, J4, NAT, "-A OUTPUT -j ACCEPT\n" RAW);
 	char *stray = saved_with(
-	    c, J4 "-A OUTPUT -m owner --uid-owner 7 -j DNSFENCE-OUT\n", NAT);
+	    c, J4 "-A OUTPUT -m owner --uid-owner 7 -j DNSFENCE-OUT\n", NAT,
+	    RAW);
 
 	(void)state;
 	assert_int_equal(fw_compare(c, AF_INET, ok, collect, &r), 0);
@@ -201,6 +224,15 @@ static void compare_finds_jumps_and_nat_drift(void **state)
 	r.n = 0;
 	assert_int_equal(fw_compare(c, AF_INET, no_nat, collect, &r), 1);
 	assert_string_equal(r.lines[0], "ipv4: nat chain DNSFENCE-DNS missing");
+	r.n = 0;
+	assert_int_equal(fw_compare(c, AF_INET, no_zone, collect, &r), 1);
+	assert_string_equal(r.lines[0],
+			    "ipv4: raw chain DNSFENCE-ZONE missing");
+	r.n = 0;
+	/* The zone's jumps must come first: a CT rule earlier in raw OUTPUT
+	 * would give the flow its template instead. */
+	assert_int_equal(fw_compare(c, AF_INET, zone_late, collect, &r), 1);
+	assert_non_null(strstr(r.lines[0], "DNSFENCE-ZONE"));
 	r.n = 0;
 	assert_int_equal(fw_compare(c, AF_INET, stray, collect, &r), 1);
 	assert_string_equal(r.lines[0],
@@ -215,9 +247,16 @@ static void compare_finds_jumps_and_nat_drift(void **state)
 		left = left || strstr(r.lines[i], "nat chain DNSFENCE-DNS is "
 						  "left") != NULL;
 	assert_true(left);
+	left = false;
+	for (int i = 0; i < r.n && i < 16; i++)
+		left = left || strstr(r.lines[i], "raw chain DNSFENCE-ZONE is "
+						  "left") != NULL;
+	assert_true(left);
 	free(ok);
 	free(other_first);
 	free(no_nat);
+	free(no_zone);
+	free(zone_late);
 	free(stray);
 	config_free(c);
 	config_free(whole);
