@@ -49,7 +49,7 @@ esac
 missing=()
 for p in "${pkgs[@]}"; do
 	case "$p" in \#*) continue ;; esac
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep "ok installed" >/dev/null ||
 		missing+=("$p")
 done
 if [ "${#missing[@]}" -gt 0 ]; then

@@ -151,7 +151,7 @@ say "1. SIGHUP to a list with one name added: time until it answers NOERROR"
 config new.bench.test
 t0=$(ms)
 kill -HUP "$daemon"
-until in_ns dig +time=1 +tries=1 @127.0.0.1 new.bench.test A | grep -q 'status: NOERROR'; do :; done
+until in_ns dig +time=1 +tries=1 @127.0.0.1 new.bench.test A | grep 'status: NOERROR' >/dev/null; do :; done
 t_sig=$(($(ms) - t0))
 sleep 0.2
 daemon_ms=$(grep 'reload: signal' "$tmp/dnsfence.log" | tail -n 1 | sed -n 's/.*, \([0-9]*\) ms$/\1/p')

@@ -61,7 +61,7 @@ grep -q "systemd-sysusers.*dnsfence.conf" "$tmp/control/postinst" || fail "posti
 # upgrade); it must never start it or enable it on a first install.
 ! grep -qE "deb-systemd-invoke.*(start|restart)|systemctl .*start" "$tmp/control/postinst" ||
 	fail "postinst would start the unit (the default config is deny-all)"
-grep -B2 "deb-systemd-helper enable" "$tmp/control/postinst" | grep -q "was-enabled" ||
+grep -B2 "deb-systemd-helper enable" "$tmp/control/postinst" | grep "was-enabled" >/dev/null ||
 	fail "postinst would enable the unit on a first install"
 # Removal takes the fence down while the binary is there (issue 14).
 grep -q "deb-systemd-invoke stop dnsfence.service" "$tmp/control/prerm" && grep -q "dnsfence.* teardown" "$tmp/control/prerm" ||
@@ -84,7 +84,7 @@ else
 fi
 
 # Install: nothing may start, nothing may touch this namespace's firewall.
-if dpkg-query -W -f='${Status}' dnsfence 2>/dev/null | grep -q "ok installed"; then
+if dpkg-query -W -f='${Status}' dnsfence 2>/dev/null | grep "ok installed" >/dev/null; then
 	fail "dnsfence is already installed here; this test installs and purges it"
 fi
 had_user=0
@@ -117,7 +117,7 @@ while read -r f; do
 	[ ! -e "$f" ] || fail "$f is left after purge"
 done <"$tmp/files"
 [ ! -e /etc/dnsfence ] || fail "/etc/dnsfence is left after purge"
-dpkg-query -W -f='${Status}' dnsfence 2>/dev/null | grep -q "not-installed\|^$" ||
+dpkg-query -W -f='${Status}' dnsfence 2>/dev/null | grep "not-installed\|^$" >/dev/null ||
 	! dpkg-query -W dnsfence >/dev/null 2>&1 || fail "dpkg still knows dnsfence: $(dpkg-query -W -f='${Status}' dnsfence)"
 # Debian leaves system users after a purge; cleanup removes the one this
 # test created, since the e2e tests expect no dnsfence user (they check

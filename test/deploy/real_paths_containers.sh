@@ -90,7 +90,7 @@ rp_container_image() {
 	podman build --pull=never --network=none --format docker "${RP_ULIMITS[@]}" \
 		-f "$DNSFENCE_SRC/contrib/docker/Dockerfile" -t "$RP_IMAGE" "$DNSFENCE_SRC" \
 		>"$RP_WORK/build.log" 2>&1 || { tail -n 30 "$RP_WORK/build.log" >&2; fail "podman build of contrib/docker/Dockerfile failed"; }
-	podman image inspect --format '{{json .Config.Healthcheck}}' "$RP_IMAGE" | grep -q dnsfence-healthcheck ||
+	podman image inspect --format '{{json .Config.Healthcheck}}' "$RP_IMAGE" | grep dnsfence-healthcheck >/dev/null ||
 		fail "the built image has no dnsfence-healthcheck HEALTHCHECK"
 	ok "contrib/docker/Dockerfile built unchanged, offline (--pull=never --network=none) in $((SECONDS - t0)) s"
 }
@@ -267,7 +267,7 @@ EOF
 --- the sidecar's log:
 $( [ -n "$side" ] && podman logs "$side" 2>&1 | tail -n 30)"
 	[ "$early" = 1 ] || fail "compose: the sidecar was reported healthy with resolv.conf not pointing at dnsfence"
-	! podman network ls --format '{{.Name}}' | grep -vxE 'podman|none' | grep -q . ||
+	! podman network ls --format '{{.Name}}' | grep -vxE 'podman|none' | grep . >/dev/null ||
 		fail "compose: a network was created: $(podman network ls --format '{{.Name}}')"
 	app=$(podman ps -q --filter "label=com.docker.compose.service=app" | head -1)
 	[ -n "$app" ] || fail "compose: the app container is not running: $(tail -n 20 "$RP_WORK/compose.log")"

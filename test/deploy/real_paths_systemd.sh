@@ -212,7 +212,7 @@ EOF
 	[ "$(rp_in systemctl show -P NRestarts dnsfence)" = 0 ] &&
 		[ "$(rp_in systemctl show -P ActiveState dnsfence)" = active ] ||
 		fail "systemd ($backend): the unit restarted or stopped: $(rp_in journalctl -u dnsfence --no-pager -n 10)"
-	rp_in journalctl -u dnsfence --no-pager | grep -q "rules and sets in place\|checking the rules and sets every" ||
+	rp_in journalctl -u dnsfence --no-pager | grep "rules and sets in place\|checking the rules and sets every" >/dev/null ||
 		fail "systemd ($backend): no guard in the journal"
 	ok "systemd ($backend): fence in iptables-$backend, allowed name connects, denied NXDOMAIN, check 0, guard passes, no restart"
 

@@ -176,7 +176,7 @@ lab_fence() {
 	lab_serve "$1"
 	df_poll 50 lab_gw_answers || fail "dnsfence ($1) did not answer on $GW4:53"
 	host "$([ "$1" = legacy ] && echo iptables-legacy-save || echo iptables-nft-save)" -t filter |
-		grep -q -- "-A DNSFENCE-FWD" || fail "the fence is not in iptables-$1"
+		grep -- "-A DNSFENCE-FWD" >/dev/null || fail "the fence is not in iptables-$1"
 	host conntrack -F >/dev/null 2>&1
 	host conntrack -F -f ipv6 >/dev/null 2>&1
 }
@@ -195,7 +195,7 @@ lab_unfence() {
 lab_allowed_works() {
 	local a
 	for a in "198.18.1.10 A" "2001:db8:1::10 AAAA"; do
-		ct dig +time=2 +tries=1 @"$GW4" www.allowed.test "${a#* }" +short | grep -qx "${a% *}" ||
+		ct dig +time=2 +tries=1 @"$GW4" www.allowed.test "${a#* }" +short | grep -x "${a% *}" >/dev/null ||
 			fail "$1: www.allowed.test ${a#* } did not resolve to ${a% *} at the gateway"
 		ct timeout 3 bash -c 'exec 3<>"/dev/tcp/$1/8080"' _ "${a% *}" ||
 			fail "$1: the allowed address ${a% *} port 8080 is not reachable"

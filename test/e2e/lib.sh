@@ -418,7 +418,7 @@ df_arrived_least() { [ "$(df_arrived "$1")" -ge "$2" ]; }
 df_wait_arrived() { df_poll 30 df_arrived_least "$1" "$2"; }
 
 df_tcp_listening() {
-	ip netns exec "$1" ss -Htln "sport = :$2" | grep -q .
+	ip netns exec "$1" ss -Htln "sport = :$2" | grep . >/dev/null
 }
 
 # df_front_end_pages: the two sites of a shared front end (a CDN serving
@@ -713,11 +713,11 @@ expect_rcode() {
 }
 
 expect_answer_contains() {
-	df_answer | grep -qF -- "$1" || fail "expected the answer section to contain '$1'"
+	df_answer | grep -F -- "$1" >/dev/null || fail "expected the answer section to contain '$1'"
 }
 
 expect_answer_lacks() {
-	! df_answer | grep -qF -- "$1" || fail "expected the answer section NOT to contain '$1'"
+	! df_answer | grep -F -- "$1" >/dev/null || fail "expected the answer section NOT to contain '$1'"
 }
 
 expect_answer_empty() {
@@ -1216,7 +1216,7 @@ PY
 		wl iptables -w -t nat -A OUTPUT -d 127.0.0.11/32 -p "$p" --dport 53 \
 			-j DNAT --to-destination "127.0.0.11:$port"
 	done
-	wl ss -Huln | grep -q "127.0.0.11:$port" || fail "127.0.0.11:$port is not listed"
+	wl ss -Huln | grep "127.0.0.11:$port" >/dev/null || fail "127.0.0.11:$port is not listed"
 }
 
 # df_mld_capture: capture IPv6 on the upstream side of the veth into
@@ -1230,11 +1230,11 @@ PY
 df_mld_capture() {
 	df_mld_pcap mld
 	wl ip addr add 2001:db8::99/64 dev "$DF_VETH_WL" nodad
-	if wl ipset list -n 2>/dev/null | grep -qx dnsfence6-mld; then
+	if wl ipset list -n 2>/dev/null | grep -x dnsfence6-mld >/dev/null; then
 		df_poll 50 wl ipset test dnsfence6-mld ff02::1:ff00:99 2>/dev/null ||
 			fail "the MLD set dnsfence6-mld did not get ff02::1:ff00:99 (of 2001:db8::99) within 5 s"
 	fi
-	df_mld_reported() { tcpdump -r "$DF_TMP/mld.pcap" -n -v 2>/dev/null | grep -q "listener report.*ff02::1:ff00:99"; }
+	df_mld_reported() { tcpdump -r "$DF_TMP/mld.pcap" -n -v 2>/dev/null | grep "listener report.*ff02::1:ff00:99" >/dev/null; }
 	df_mld_query
 	df_poll 50 df_mld_reported || { df_mld_query && df_poll 50 df_mld_reported; } ||
 		fail "control: no MLD report for ff02::1:ff00:99 (of 2001:db8::99) left, even after two queries: $(tcpdump -r "$DF_TMP/mld.pcap" -n -v 2>/dev/null)"
@@ -1338,7 +1338,7 @@ expect_nat64_judged() {
 		expect_answer_lacks "$a"
 		expect_answer_lacks "$shown"
 		expect_not_in_set dnsfence6 "$a"
-		grep -F "nat64.allowed.test" "$DF_DNSFENCE_LOG" | grep -qF -- " $shown:" ||
+		grep -F "nat64.allowed.test" "$DF_DNSFENCE_LOG" | grep -F -- " $shown:" >/dev/null ||
 			fail "no log line names nat64.allowed.test and $shown"
 	done
 	expect_answer_contains 64:ff9b::c612:10a

@@ -24,7 +24,7 @@ ct ip route add "$CT2_4/32" via "$GW4"
 ct ip -6 route add "$CT2_6/128" via "$GW6"
 
 # routed ADDR: the container's connection went through the gateway.
-routed() { ct ip route get "$1" | grep -q " via "; }
+routed() { ct ip route get "$1" | grep " via " >/dev/null; }
 routed "$CT2_4" && routed "$CT2_6" || fail "lab: the container does not route to its peer through the gateway"
 
 for a in "$CT2_4" "$CT2_6"; do lab_peer "$a" || fail "control (no fence): the container cannot reach $a port 8080"; done
@@ -98,9 +98,9 @@ for be in nft legacy; do
 	LAB_EXTRA=(source_cidrs="[\"$CT4/32\", \"$CT6/128\"]")
 	lab_fence "$be"
 	lab_allowed_works "$be, source_cidrs naming the first container only"
-	! ct2 dig +time=1 +tries=1 @"$GW4" www.allowed.test A +short | grep -q . ||
+	! ct2 dig +time=1 +tries=1 @"$GW4" www.allowed.test A +short | grep . >/dev/null ||
 		fail "$be: source_cidrs: the unlisted container $CT2_4 got an answer"
-	! ct2 dig +time=1 +tries=1 @"$GW6" www.allowed.test AAAA +short | grep -q . ||
+	! ct2 dig +time=1 +tries=1 @"$GW6" www.allowed.test AAAA +short | grep . >/dev/null ||
 		fail "$be: source_cidrs: the unlisted container $CT2_6 got an answer"
 	ok "$be: source_cidrs narrows the sources: the unlisted container gets no answer (v4, v6)"
 	lab_unfence "$be"

@@ -52,7 +52,7 @@ time.sleep(0.5)
 }
 # seen DST SPORT: a packet from the container to DST with that source port
 # arrived on the far side (a fragment shows its ports in the first one).
-seen() { grep -qE " IP6 ${CT6}(\\.[0-9]+)? > ${1}(\\.8080)?: .*\\b$2\\b" "$LAB_CAPTURE" || grep -qF " IP6 $CT6.$2 > $1.8080:" "$LAB_CAPTURE"; }
+seen() { grep -qE " IP6 ${CT6}(\\.[0-9]+)? > ${1}(\\.8080)?: .*\\b$2\\b" "$LAB_CAPTURE" || grep -F " IP6 $CT6.$2 > $1.8080:" "$LAB_CAPTURE" >/dev/null; }
 
 # Control: no fence. The routing header gets to ::20.
 lab_capture_start

@@ -62,7 +62,7 @@ reach() {
 }
 # direct_dns SERVER [+tcp]: the container asks SERVER itself.
 direct_dns() {
-	ct dig +time=1 +tries=1 "$@" www.allowed.test A +short 2>/dev/null | grep -qx 198.18.1.10
+	ct dig +time=1 +tries=1 "$@" www.allowed.test A +short 2>/dev/null | grep -x 198.18.1.10 >/dev/null
 }
 gw_dig() {
 	DF_DIG_CMD="dig @$GW4 $*"
@@ -168,7 +168,7 @@ drill_probes() {
 guard_drill() {
 	local victim="-A DNSFENCE-FWD -i $BR -p udp -m conntrack --ctorigdstport 53 -j REJECT --reject-with icmp-admin-prohibited"
 	local probes=0 t0 dt how="by the guard" st log="$DF_DNSFENCE_LOG" restarted=0
-	host "$1" -S DNSFENCE-FWD | grep -qxF -- "$victim" || fail "no rule '$victim' to delete"
+	host "$1" -S DNSFENCE-FWD | grep -xF -- "$victim" >/dev/null || fail "no rule '$victim' to delete"
 	eval "host $1 -w -D ${victim#-A }"
 	! in_place || fail "check still 0 after deleting '$victim'"
 	t0=$(df_now_ms)

@@ -43,7 +43,7 @@ ok "B's rules in place: 198.18.1.11 connects, 198.18.1.12 in the set"
 df_wait_log 100 "restored the firewall rules and sets" || fail "the guard did not restore A's rules"
 wl "$DNSFENCE_BIN" -c "$conf_a" check >/dev/null 2>&1 || fail "check against A is not 0 after the restore"
 ! df_connect_as "$U" 198.18.1.11 80 || fail "198.18.1.11:80 reachable after A's rules came back"
-if df_set_members dnsfence4 | grep -qx 198.18.1.12; then
+if df_set_members dnsfence4 | grep -x 198.18.1.12 >/dev/null; then
 	fail "the restore kept 198.18.1.12, put in the set under policy B"
 fi
 ! df_connect_as "$U" 198.18.1.12 80 || fail "198.18.1.12:80 reachable after the restore"
@@ -51,7 +51,7 @@ ok "restore: A's rules back, B's entry flushed"
 
 df_dig www.allowed.test A
 expect_answer_contains 198.18.1.10
-df_set_members dnsfence4 | grep -qx 198.18.1.10 || fail "198.18.1.10 not re-added after the flush"
+df_set_members dnsfence4 | grep -x 198.18.1.10 >/dev/null || fail "198.18.1.10 not re-added after the flush"
 df_connect_as "$U" 198.18.1.10 80 || fail "www.allowed.test:80 not reachable after the restore"
 expect_dnsfence_running
 ok "A's name asked again is back in the set and connects"

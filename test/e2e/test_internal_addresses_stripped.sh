@@ -38,7 +38,7 @@ ok "no internal address in dnsfence4 / dnsfence6 (both empty)"
 for a in 10.1.2.3 169.254.169.254 127.0.0.1 fd00::1; do
 	df_poll 20 grep -F "private.allowed.test" "$DF_DNSFENCE_LOG" ||
 		fail "no log line names private.allowed.test"
-	grep -F "private.allowed.test" "$DF_DNSFENCE_LOG" | grep -qwF -- "$a" ||
+	grep -F "private.allowed.test" "$DF_DNSFENCE_LOG" | grep -wF -- "$a" >/dev/null ||
 		fail "expected a log line naming private.allowed.test and $a"
 done
 ok "the log names private.allowed.test and each stripped address"

@@ -24,7 +24,7 @@ wl iptables-legacy -t filter -N DFLEGACY
 df_setup_fence
 wl iptables-legacy-save -t filter | grep '^-A OUTPUT -j DNSFENCE' >/dev/null ||
 	fail "setup did not install the fence with iptables-legacy: $(wl iptables-legacy-save -t filter)"
-! wl iptables-nft-save 2>/dev/null | grep -q DNSFENCE || fail "setup put rules in nft too"
+! wl iptables-nft-save 2>/dev/null | grep DNSFENCE >/dev/null || fail "setup put rules in nft too"
 ok "setup installed the fence with iptables-legacy"
 
 nobody_uid="$(id -u nobody)"

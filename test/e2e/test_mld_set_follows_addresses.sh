@@ -32,7 +32,7 @@ df_poll 50 in_set "$GROUP" || fail "$ADDR was added, but its group $GROUP did no
 ok "$ADDR added: its group $GROUP entered $SET"
 # The kernel's own reports may have met the set before the group was in
 # it; asked as a snooping querier asks, it reports the group again.
-reported() { tcpdump -r "$DF_TMP/mld.pcap" -n -v 2>/dev/null | grep -q "listener report.*$GROUP"; }
+reported() { tcpdump -r "$DF_TMP/mld.pcap" -n -v 2>/dev/null | grep "listener report.*$GROUP" >/dev/null; }
 df_mld_query
 df_poll 50 reported || fail "no MLD report for $GROUP (the group of $ADDR) left after a query: $(tcpdump -r "$DF_TMP/mld.pcap" -n -v 2>/dev/null)"
 ok "the report for $ADDR's group $GROUP left the namespace"
@@ -46,7 +46,7 @@ ok "$ADDR removed: $GROUP left $SET"
 df_mld_recapture mld2
 df_join_groups 4242 "$GROUP"
 sleep 0.5
-! tcpdump -r "$DF_TMP/mld2.pcap" -n -v 2>/dev/null | grep -q "$GROUP" ||
+! tcpdump -r "$DF_TMP/mld2.pcap" -n -v 2>/dev/null | grep "$GROUP" >/dev/null ||
 	fail "after $ADDR was removed, uid 4242's join of $GROUP was announced: $(tcpdump -r "$DF_TMP/mld2.pcap" -n -v 2>/dev/null | grep "$GROUP")"
 ok "uid 4242's join of $GROUP, no longer an address's group, is not announced"
 

@@ -55,7 +55,7 @@ now=$("$DF_PY" -c 'import time; print(int(time.monotonic()))')
 	echo "end"
 } >"$DF_TMP/state/held-upstreams"
 df_start_dnsfence allow='["*.allowed.test"]' upstreams='["[2001:db8::1]"]' control="$(sock_conf)"
-ip netns exec "$DF_WL" iptables-save -t filter | grep -q -- '--ctorigsrc 198.18.0.9.* --ctorigsrcport 5300' ||
+ip netns exec "$DF_WL" iptables-save -t filter | grep -- '--ctorigsrc 198.18.0.9.* --ctorigsrcport 5300' >/dev/null ||
 	fail "the hold in state_dir was not rendered: $(ip netns exec "$DF_WL" iptables-save -t filter | grep ctorigsrc)"
 df_wait_log 100 "the hold of replaced upstream(s) 198.18.0.9:5300 ended: their origin rules go" ||
 	fail "the daemon never ended the hold of 198.18.0.9:5300"

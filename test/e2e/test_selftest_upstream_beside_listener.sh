@@ -23,7 +23,7 @@ df_start_local_nsd
 # needs its resolver's user, test_local_upstream_squatter_refused.sh).
 df_start_dnsfence allow='["www.allowed.test"]' upstreams='["127.0.0.1:5300"]' listen='["127.0.0.1:53"]' \
 	local_upstream_user='"root"'
-wl dig +time=2 +tries=1 @127.0.0.1 www.allowed.test A +short | grep -qx 198.18.1.10 ||
+wl dig +time=2 +tries=1 @127.0.0.1 www.allowed.test A +short | grep -x 198.18.1.10 >/dev/null ||
 	fail "www.allowed.test did not resolve through the local upstream"
 expect_log_contains "DNS over UDP to the upstream 127.0.0.1:5300 directly"
 ! grep -q "a resolver on 127.0.0.1:53" "$DF_DNSFENCE_LOG" ||

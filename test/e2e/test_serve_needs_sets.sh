@@ -16,11 +16,11 @@ serve_once() {
 		"$DNSFENCE_BIN" -c "$DF_DNSFENCE_CONF" serve 2>&1)" || DF_DIG_RC=$?
 }
 
-! wl ipset list -n 2>/dev/null | grep -q . || fail "the new workload namespace already has sets"
+! wl ipset list -n 2>/dev/null | grep . >/dev/null || fail "the new workload namespace already has sets"
 serve_once
 [ "$DF_DIG_RC" -eq 3 ] || fail "serve without sets: expected exit 3, saw $DF_DIG_RC"
 expect_out_contains dnsfence4
-! wl ss -Hlun 'sport = :53' | grep -q . || fail "serve without sets left a listener on port 53"
+! wl ss -Hlun 'sport = :53' | grep . >/dev/null || fail "serve without sets left a listener on port 53"
 ok "serve without any set -> exit 3: $(grep -F dnsfence4 <<<"$DF_OUT" | head -n 1)"
 
 wl ipset create dnsfence4 hash:ip family inet timeout 60

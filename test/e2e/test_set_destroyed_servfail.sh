@@ -24,7 +24,7 @@ expect_out_lacks 198.18.1.10
 ok "dnsfence4 destroyed: www.allowed.test A -> SERVFAIL, no address"
 
 expect_log_contains "dnsfence4"
-grep -F dnsfence4 "$DF_DNSFENCE_LOG" | grep -qiF "does not exist" ||
+grep -F dnsfence4 "$DF_DNSFENCE_LOG" | grep -iF "does not exist" >/dev/null ||
 	fail "expected a log line naming dnsfence4 and the reason (the set does not exist)"
 ok "the log names dnsfence4 and why: $(grep -F dnsfence4 "$DF_DNSFENCE_LOG" | grep -iF 'does not exist' | head -n 1 | cut -c1-160)"
 

@@ -55,8 +55,8 @@ df_dnsfence teardown
 ! grep -q 'runs as nobody' <<<"$DF_CMD_ERR" || fail "teardown repeats the nobody warning: $DF_CMD_ERR"
 for t in iptables ip6tables; do
 	! wl "$t" -S DNSFENCE-OUT >/dev/null 2>&1 || fail "$t: DNSFENCE-OUT still there after teardown"
-	! wl "$t" -S OUTPUT | grep -q DNSFENCE || fail "$t: a jump is left after teardown"
-	wl "$t" -S OUTPUT | grep -qx -- '-P OUTPUT ACCEPT' || fail "$t: policy is not ACCEPT after teardown"
+	! wl "$t" -S OUTPUT | grep DNSFENCE >/dev/null || fail "$t: a jump is left after teardown"
+	wl "$t" -S OUTPUT | grep -x -- '-P OUTPUT ACCEPT' >/dev/null || fail "$t: policy is not ACCEPT after teardown"
 done
 [ -z "$(wl ipset list -n)" ] || fail "sets left after teardown: $(wl ipset list -n)"
 ok "teardown: no chain, no jump, policy ACCEPT, no sets"

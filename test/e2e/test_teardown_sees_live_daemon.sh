@@ -40,6 +40,6 @@ grep -q 'NO LONGER fenced' <<<"$DF_CMD_ERR" || fail "teardown does not say the n
 sleep 3
 for t in iptables ip6tables; do
 	! wl "$t" -S DNSFENCE-OUT >/dev/null 2>&1 || fail "$t: DNSFENCE-OUT back two guard intervals after teardown"
-	wl "$t" -S OUTPUT | grep -qx -- '-P OUTPUT ACCEPT' || fail "$t: policy is not ACCEPT two guard intervals after teardown"
+	wl "$t" -S OUTPUT | grep -x -- '-P OUTPUT ACCEPT' >/dev/null || fail "$t: policy is not ACCEPT two guard intervals after teardown"
 done
 ok "daemon stopped: teardown -> 0, and the namespace is still open two guard intervals later"

@@ -35,7 +35,7 @@ expect_in_set dnsfence4 198.18.1.11
 ok "resolver.allowed.test: the upstream's addresses (and their NAT64 form) stripped, not in the sets; 198.18.1.11 kept"
 
 for a in 198.18.0.1 2001:db8::1 64:ff9b::c612:1; do
-	grep -F "resolver.allowed.test" "$DF_DNSFENCE_LOG" | grep -F "upstream" | grep -qwF -- "$a" ||
+	grep -F "resolver.allowed.test" "$DF_DNSFENCE_LOG" | grep -F "upstream" | grep -wF -- "$a" >/dev/null ||
 		fail "no log line names resolver.allowed.test, the upstream and $a"
 done
 ok "the log names the name and each upstream address it answered"

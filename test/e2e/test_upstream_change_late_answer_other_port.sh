@@ -44,7 +44,7 @@ df_wait_log 100 "replaced upstream(s) 198.18.0.1:5300 drained: their origin rule
 	fail "the daemon never said it holds the replaced upstream's origin rules"
 grep -q '^H 198.18.0.1:5300 [0-9]*$' "$DF_TMP/state/held-upstreams" ||
 	fail "the hold is not in state_dir: $(cat "$DF_TMP/state/held-upstreams" 2>&1)"
-ip netns exec "$DF_WL" iptables-save -t filter | grep -q -- '--ctorigsrc 198.18.0.1/32 --ctorigsrcport 5300\|--ctorigsrc 198.18.0.1 --ctorigsrcport 5300' ||
+ip netns exec "$DF_WL" iptables-save -t filter | grep -- '--ctorigsrc 198.18.0.1/32 --ctorigsrcport 5300\|--ctorigsrc 198.18.0.1 --ctorigsrcport 5300' >/dev/null ||
 	fail "no origin rule of 198.18.0.1:5300 in the kernel during the hold"
 df_dnsfence check
 [ "$DF_CMD_RC" -eq 0 ] || fail "check after the drain exited $DF_CMD_RC: $DF_CMD_OUT $DF_CMD_ERR"
