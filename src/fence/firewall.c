@@ -414,6 +414,28 @@ int fw_save_family(enum fwexec_backend b, int family, char **text, char *err,
  * what an earlier config of subjects left: where one cannot be read
  * (iptables-legacy-save lists no table to an unprivileged guard),
  * nothing of ours can be checked there. */
+int fw_save_append(enum fwexec_backend b, int family, const char *table,
+		   bool optional, char **text, char *err, size_t errlen)
+{
+	char *more = NULL, *both;
+	int ret = fw_save_table(b, family, table, &more, err, errlen);
+
+	if (ret && optional) {
+		free(more);
+		err[0] = '\0';
+		return 0;
+	}
+	if (!ret &&
+	    asprintf(&both, "%s%s", *text ? *text : "", more ? more : "") < 0)
+		ret = -ENOMEM;
+	free(more);
+	if (!ret) {
+		free(*text);
+		*text = both;
+	}
+	return ret;
+}
+
 static int save_for(const struct config *cfg, enum fwexec_backend b, int family,
 		    char **text, char *err, size_t errlen)
 {
@@ -424,25 +446,10 @@ static int save_for(const struct config *cfg, enum fwexec_backend b, int family,
 	size_t n = forward ? 1 : 2;
 	int ret = fw_save_family(b, family, text, err, errlen);
 
-	for (size_t i = 0; !ret && i < n; i++) {
-		char *more = NULL, *both;
-
-		ret = fw_save_table(b, family, tables[i], &more, err, errlen);
-		if (ret && !forward && !config_has_subjects(cfg)) {
-			free(more);
-			err[0] = '\0';
-			ret = 0;
-			continue;
-		}
-		if (!ret && asprintf(&both, "%s%s", *text ? *text : "",
-				     more ? more : "") < 0)
-			ret = -ENOMEM;
-		free(more);
-		if (!ret) {
-			free(*text);
-			*text = both;
-		}
-	}
+	for (size_t i = 0; !ret && i < n; i++)
+		ret = fw_save_append(b, family, tables[i],
+				     !forward && !config_has_subjects(cfg),
+				     text, err, errlen);
 	return ret;
 }
 

@@ -132,6 +132,12 @@ int fw_save_family(enum fwexec_backend b, int family, char **text, char *err,
 int fw_save_table(enum fwexec_backend b, int family, const char *table,
 		  char **text, char *err, size_t errlen);
 
+/* fw_save_table's text appended to *text (NULL: none yet), which is left
+ * as it was on error. An unreadable table with optional set is no error:
+ * nothing is appended, err is cleared and 0 returned. 0 or -errno. */
+int fw_save_append(enum fwexec_backend b, int family, const char *table,
+		   bool optional, char **text, char *err, size_t errlen);
+
 /* One `iptables-restore -w 5 --noflush` transaction of input. 0, or
  * -errno with err naming the rejected line and the tool's first line of
  * complaint (-EPROTO: the tool refused the input). */

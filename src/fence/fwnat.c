@@ -46,6 +46,8 @@ static int compare_nat(const struct config *cfg, int family,
 static int part_apply(enum fwexec_backend b, const struct config *cfg,
 		      int family, const struct nat_part *pt, const char *saved,
 		      char *err, size_t errlen);
+static int save_parts(enum fwexec_backend b, const struct config *cfg,
+		      int family, char **saved, char *err, size_t errlen);
 static int nat_apply(enum fwexec_backend b, const struct config *cfg,
 		     int family, const char *saved, char *err, size_t errlen);
 static int remove_with(enum fwexec_backend b, int family, char *err,
@@ -216,26 +218,10 @@ static int save_parts(enum fwexec_backend b, const struct config *cfg,
 	int ret = 0;
 
 	*saved = NULL;
-	for (size_t i = 0; !ret && i < N_PARTS; i++) {
-		char *one = NULL, *both;
-
-		ret =
-		    fw_save_table(b, family, parts[i].table, &one, err, errlen);
-		if (ret && !config_has_subjects(cfg)) {
-			free(one);
-			err[0] = '\0';
-			ret = 0;
-			continue;
-		}
-		if (!ret && asprintf(&both, "%s%s", *saved ? *saved : "",
-				     one ? one : "") < 0)
-			ret = -ENOMEM;
-		free(one);
-		if (!ret) {
-			free(*saved);
-			*saved = both;
-		}
-	}
+	for (size_t i = 0; !ret && i < N_PARTS; i++)
+		ret = fw_save_append(b, family, parts[i].table,
+				     !config_has_subjects(cfg), saved, err,
+				     errlen);
 	if (ret) {
 		free(*saved);
 		*saved = NULL;

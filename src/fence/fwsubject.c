@@ -39,6 +39,8 @@ static int push_jump(struct fw_rules *out, const char *match,
 static bool listener_of(const struct config *cfg, int family, char *to,
 			size_t len);
 static char *delete_lines(const struct fw_jumps *have);
+static int port53_rules(const struct config *cfg, int family, const char *chain,
+			bool to_listener, struct fw_rules *r);
 
 static void say(void (*report)(void *arg, const char *line), void *arg,
 		const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -294,22 +296,35 @@ static bool listener_of(const struct config *cfg, int family, char *to,
 	return false;
 }
 
-int fwsubject_nat_rules(const struct config *cfg, int family,
-			struct fw_rules *r)
+/* Port 53, udp and tcp, of the subjects' packets, sent to target in
+ * chain: none without subjects, in mode off, or with no listener of the
+ * family (the DNAT's destination, which the zone exists for). */
+static int port53_rules(const struct config *cfg, int family, const char *chain,
+			bool to_listener, struct fw_rules *r)
 {
 	static const char *const protos[] = {"udp", "tcp"};
-	char to[NETADDR_STRLEN + 16];
+	char to[NETADDR_STRLEN + 16], target[NETADDR_STRLEN + 48];
 	int ret = 0;
 
 	if (!config_has_subjects(cfg) || cfg->mode == CONFIG_MODE_OFF ||
 	    !listener_of(cfg, family, to, sizeof(to)))
 		return 0;
+	if (to_listener)
+		snprintf(target, sizeof(target), "DNAT --to-destination %s",
+			 to);
+	else
+		snprintf(target, sizeof(target), "CT --zone-orig %u",
+			 (unsigned)FWSUBJECT_CT_ZONE);
 	for (size_t p = 0; !ret && p < 2; p++)
-		ret = fw_rules_add(r,
-				   "-A " FWSUBJECT_NAT_CHAIN " -p %s -m %s "
-				   "--dport 53 -j DNAT --to-destination %s",
-				   protos[p], protos[p], to);
+		ret = fw_rules_add(r, "-A %s -p %s -m %s --dport 53 -j %s",
+				   chain, protos[p], protos[p], target);
 	return ret;
+}
+
+int fwsubject_nat_rules(const struct config *cfg, int family,
+			struct fw_rules *r)
+{
+	return port53_rules(cfg, family, FWSUBJECT_NAT_CHAIN, true, r);
 }
 
 /* The DNAT lives in the flow's conntrack entry, which outlives the
@@ -324,18 +339,5 @@ int fwsubject_nat_rules(const struct config *cfg, int family,
 int fwsubject_zone_rules(const struct config *cfg, int family,
 			 struct fw_rules *r)
 {
-	static const char *const protos[] = {"udp", "tcp"};
-	char to[NETADDR_STRLEN + 16];
-	int ret = 0;
-
-	if (!config_has_subjects(cfg) || cfg->mode == CONFIG_MODE_OFF ||
-	    !listener_of(cfg, family, to, sizeof(to)))
-		return 0;
-	for (size_t p = 0; !ret && p < 2; p++)
-		ret = fw_rules_add(r,
-				   "-A " FWSUBJECT_ZONE_CHAIN " -p %s -m %s "
-				   "--dport 53 -j CT --zone-orig %u",
-				   protos[p], protos[p],
-				   (unsigned)FWSUBJECT_CT_ZONE);
-	return ret;
+	return port53_rules(cfg, family, FWSUBJECT_ZONE_CHAIN, false, r);
 }
