@@ -120,12 +120,20 @@ static int configure(struct nfq *q, uint32_t maxlen, char *err, size_t errlen)
 		rc = set_flags(q, buf,
 			       NFQA_CFG_F_UID_GID | NFQA_CFG_F_CONNTRACK);
 		if (rc != 0 && set_flags(q, buf, NFQA_CFG_F_UID_GID) == 0) {
+			/* EOPNOTSUPP: no conntrack glue for the queue, a
+			 * kernel without the option or without the
+			 * nf_conntrack_netlink module loaded. */
 			log_warn(SYS,
 				 "NFQUEUE %u: the kernel gives no conntrack "
-				 "ids (%s): a new connection on a decided "
+				 "ids (%s%s): a new connection on a decided "
 				 "flow's four-tuple waits until its verdict "
 				 "is forgotten",
-				 (unsigned)q->num, strerror(-rc));
+				 (unsigned)q->num, strerror(-rc),
+				 rc == -EOPNOTSUPP
+				     ? "; it needs CONFIG_NETFILTER_NETLINK_"
+				       "GLUE_CT and the nf_conntrack_netlink "
+				       "module loaded"
+				     : "");
 			rc = 0;
 		}
 	}

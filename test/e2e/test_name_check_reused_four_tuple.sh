@@ -99,3 +99,12 @@ for dport in 80 443; do
 		fail "control: a first connection to port $dport got no allowed page: $out"
 	ok "port $dport: a reused four-tuple is checked anew: $(tail -1 <<<"$out")"
 done
+
+# On a kernel that gives the queue no conntrack ids (the path this test
+# covers without them: the sequence number and the wait), the daemon says
+# so at start and names what the kernel lacks.
+kcfg="$(zcat /proc/config.gz 2>/dev/null || cat "/boot/config-$(uname -r)" 2>/dev/null || true)"
+if grep -qx '# CONFIG_NETFILTER_NETLINK_GLUE_CT is not set' <<<"$kcfg"; then
+	expect_log_contains "the kernel gives no conntrack ids (Operation not supported; it needs CONFIG_NETFILTER_NETLINK_GLUE_CT"
+	ok "the daemon names the kernel option the queue's conntrack ids need"
+fi
