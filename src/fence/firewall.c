@@ -407,13 +407,6 @@ int fw_save_family(enum fwexec_backend b, int family, char **text, char *err,
 	return fw_save_table(b, family, "filter", text, err, errlen);
 }
 
-/* What the comparison of cfg needs: the filter table and behind it, in
- * the forward scope, the raw table (DNSFENCE-PRE: it must be readable),
- * in the output scope the nat and raw tables (subjects' DNS redirect and
- * its conntrack zone). Without subjects those two are read only to find
- * what an earlier config of subjects left: where one cannot be read
- * (iptables-legacy-save lists no table to an unprivileged guard),
- * nothing of ours can be checked there. */
 int fw_save_append(enum fwexec_backend b, int family, const char *table,
 		   bool optional, char **text, char *err, size_t errlen)
 {
@@ -436,17 +429,21 @@ int fw_save_append(enum fwexec_backend b, int family, const char *table,
 	return ret;
 }
 
+/* What the comparison of cfg needs: the filter table and behind it, in
+ * the forward scope, the raw table (DNSFENCE-PRE: it must be readable),
+ * in the output scope the nat and raw tables (subjects' DNS redirect and
+ * its conntrack zone). Without subjects those two are read only to find
+ * what an earlier config of subjects left: where one cannot be read
+ * (iptables-legacy-save lists no table to an unprivileged guard),
+ * nothing of ours can be checked there. */
 static int save_for(const struct config *cfg, enum fwexec_backend b, int family,
 		    char **text, char *err, size_t errlen)
 {
-	static const char *const output_tables[] = {"nat", "raw"};
-	static const char *const forward_tables[] = {"raw"};
+	static const char *const tables[] = {"nat", "raw"};
 	bool forward = cfg->scope == CONFIG_SCOPE_FORWARD;
-	const char *const *tables = forward ? forward_tables : output_tables;
-	size_t n = forward ? 1 : 2;
 	int ret = fw_save_family(b, family, text, err, errlen);
 
-	for (size_t i = 0; !ret && i < n; i++)
+	for (size_t i = forward ? 1 : 0; !ret && i < 2; i++)
 		ret = fw_save_append(b, family, tables[i],
 				     !forward && !config_has_subjects(cfg),
 				     text, err, errlen);

@@ -18,7 +18,8 @@
 #include "fence/firewall.h"
 #include "fence/fwsubject.h"
 
-/* One table's part: its chain and the rules in it. */
+/* One table's part: its chain and the rules in it. table is the save's
+ * header ("*nat"); without the star, the table's name. */
 struct nat_part {
 	const char *table;
 	const char *chain;
@@ -26,8 +27,8 @@ struct nat_part {
 };
 
 static const struct nat_part parts[] = {
-    {"nat", FWSUBJECT_NAT_CHAIN, fwsubject_nat_rules},
-    {"raw", FWSUBJECT_ZONE_CHAIN, fwsubject_zone_rules},
+    {"*nat", FWSUBJECT_NAT_CHAIN, fwsubject_nat_rules},
+    {"*raw", FWSUBJECT_ZONE_CHAIN, fwsubject_zone_rules},
 };
 
 #define N_PARTS (sizeof(parts) / sizeof(parts[0]))
@@ -46,8 +47,8 @@ static int compare_nat(const struct config *cfg, int family,
 static int part_apply(enum fwexec_backend b, const struct config *cfg,
 		      int family, const struct nat_part *pt, const char *saved,
 		      char *err, size_t errlen);
-static int save_parts(enum fwexec_backend b, const struct config *cfg,
-		      int family, char **saved, char *err, size_t errlen);
+static int save_parts(enum fwexec_backend b, int family, bool optional,
+		      char **saved, char *err, size_t errlen);
 static int nat_apply(enum fwexec_backend b, const struct config *cfg,
 		     int family, const char *saved, char *err, size_t errlen);
 static int remove_with(enum fwexec_backend b, int family, char *err,
@@ -91,14 +92,14 @@ static int compare_nat(const struct config *cfg, int family,
 			fw_say(report, arg,
 			       "%s: %s chain %s is left from a fence of "
 			       "subjects this config does not name",
-			       fam, pt->table, pt->chain);
+			       fam, pt->table + 1, pt->chain);
 		}
 		goto out;
 	}
 	if (!ns->chain) {
 		diffs = 1;
-		fw_say(report, arg, "%s: %s chain %s missing", fam, pt->table,
-		       pt->chain);
+		fw_say(report, arg, "%s: %s chain %s missing", fam,
+		       pt->table + 1, pt->chain);
 		goto out;
 	}
 	ret = fw_jumps_compare(family, pt->chain, &wjumps, &ns->jumps, report,
@@ -125,11 +126,9 @@ int fwnat_compare(const struct config *cfg, int family, const char *saved,
 
 	for (size_t i = 0; i < N_PARTS; i++) {
 		struct nat_saved ns = {.part = &parts[i]};
-		char table[16];
-		int ret;
+		int ret =
+		    fw_saved_each_table(saved, parts[i].table, nat_line, &ns);
 
-		snprintf(table, sizeof(table), "*%s", parts[i].table);
-		ret = fw_saved_each_table(saved, table, nat_line, &ns);
 		if (!ret)
 			ret = compare_nat(cfg, family, &ns, report, arg);
 		fw_jumps_free(&ns.jumps);
@@ -150,12 +149,10 @@ static int part_apply(enum fwexec_backend b, const struct config *cfg,
 {
 	struct fw_rules want = {0}, wjumps = {0};
 	struct nat_saved ns = {.part = pt};
-	char *text = NULL, *fixes = NULL, table[16];
+	char *text = NULL, *fixes = NULL;
 	size_t cap, len = 0;
-	int ret;
+	int ret = fw_saved_each_table(saved, pt->table, nat_line, &ns);
 
-	snprintf(table, sizeof(table), "*%s", pt->table);
-	ret = fw_saved_each_table(saved, table, nat_line, &ns);
 	if (!ret)
 		ret = pt->rules(cfg, family, &want);
 	if (!ret && want.n > 0)
@@ -170,8 +167,8 @@ static int part_apply(enum fwexec_backend b, const struct config *cfg,
 		cap += strlen(want.v[i]) + 1;
 	if (fixes == NULL || (text = malloc(cap)) == NULL)
 		goto out;
-	len =
-	    (size_t)snprintf(text, cap, "%s\n:%s - [0:0]\n", table, pt->chain);
+	len = (size_t)snprintf(text, cap, "%s\n:%s - [0:0]\n", pt->table,
+			       pt->chain);
 	for (size_t i = 0; i < want.n; i++)
 		len +=
 		    (size_t)snprintf(text + len, cap - len, "%s\n", want.v[i]);
@@ -208,20 +205,19 @@ int fwnat_remove_family(enum fwexec_backend b, int family, const char *saved,
 	return nat_apply(b, &none, family, saved, err, errlen);
 }
 
-/* Both tables of one family, read: either may be unreadable without
- * subjects (iptables-legacy-save lists no table to an unprivileged
- * guard), and then nothing of ours can be there to remove. *saved is
- * NULL when neither could be read. */
-static int save_parts(enum fwexec_backend b, const struct config *cfg,
-		      int family, char **saved, char *err, size_t errlen)
+/* Both tables of one family, read. With optional (a config without
+ * subjects) either may be unreadable (iptables-legacy-save lists no table
+ * to an unprivileged guard): then nothing of ours can be there, and
+ * *saved is NULL when neither could be read. */
+static int save_parts(enum fwexec_backend b, int family, bool optional,
+		      char **saved, char *err, size_t errlen)
 {
 	int ret = 0;
 
 	*saved = NULL;
 	for (size_t i = 0; !ret && i < N_PARTS; i++)
-		ret = fw_save_append(b, family, parts[i].table,
-				     !config_has_subjects(cfg), saved, err,
-				     errlen);
+		ret = fw_save_append(b, family, parts[i].table + 1, optional,
+				     saved, err, errlen);
 	if (ret) {
 		free(*saved);
 		*saved = NULL;
@@ -237,7 +233,8 @@ int fwnat_apply(const struct config *cfg, char *err, size_t errlen)
 	for (size_t i = 0; !ret && i < 2; i++) {
 		char *saved = NULL;
 
-		ret = save_parts(b, cfg, families[i], &saved, err, errlen);
+		ret = save_parts(b, families[i], !config_has_subjects(cfg),
+				 &saved, err, errlen);
 		if (!ret && saved != NULL)
 			ret =
 			    nat_apply(b, cfg, families[i], saved, err, errlen);
@@ -249,11 +246,10 @@ int fwnat_apply(const struct config *cfg, char *err, size_t errlen)
 static int remove_with(enum fwexec_backend b, int family, char *err,
 		       size_t errlen)
 {
-	static const struct config none = {.mode = CONFIG_MODE_OFF};
 	char *saved = NULL;
-	int ret = save_parts(b, &none, family, &saved, err, errlen);
+	int ret = save_parts(b, family, false, &saved, err, errlen);
 
-	if (!ret && saved != NULL)
+	if (!ret)
 		ret = fwnat_remove_family(b, family, saved, err, errlen);
 	free(saved);
 	return ret;

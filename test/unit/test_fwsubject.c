@@ -172,35 +172,31 @@ static char *saved_with(const struct config *c, const char *jumps,
 	return out;
 }
 
+/* The three subjects' jumps of one table, to chain CH. */
+#define SUBJECT_JUMPS(CH)                                                      \
+	"-A OUTPUT -m owner --uid-owner 4242 -j " CH "\n"                      \
+	"-A OUTPUT -m owner --gid-owner 4300 --suppl-groups -j " CH "\n"       \
+	"-A OUTPUT -m cgroup --path \"/system.slice/agent.service\" -j " CH    \
+	"\n"
 #define J4                                                                     \
-	"-A OUTPUT -m owner --uid-owner 4242 -j DNSFENCE-OUT\n"                \
-	"-A OUTPUT -m owner --gid-owner 4300 --suppl-groups -j "               \
-	"DNSFENCE-OUT\n"                                                       \
-	"-A OUTPUT -m cgroup --path \"/system.slice/agent.service\" -j "       \
-	"DNSFENCE-OUT\n"                                                       \
+	SUBJECT_JUMPS("DNSFENCE-OUT")                                          \
 	"-A OUTPUT -m owner ! --socket-exists -m connmark --mark "             \
 	"0x64000000/0x64000000 -j DNSFENCE-OUT\n"                              \
 	"-A OUTPUT -p igmp -j DNSFENCE-OUT\n"
 #define NAT                                                                    \
-	":DNSFENCE-DNS - [0:0]\n"                                              \
-	"-A OUTPUT -m owner --uid-owner 4242 -j DNSFENCE-DNS\n"                \
-	"-A OUTPUT -m owner --gid-owner 4300 --suppl-groups -j "               \
-	"DNSFENCE-DNS\n"                                                       \
-	"-A OUTPUT -m cgroup --path \"/system.slice/agent.service\" -j "       \
-	"DNSFENCE-DNS\n"                                                       \
-	"-A DNSFENCE-DNS -p udp -m udp --dport 53 -j DNAT --to-destination "   \
-	"127.0.0.1:53\n"                                                       \
-	"-A DNSFENCE-DNS -p tcp -m tcp --dport 53 -j DNAT --to-destination "   \
-	"127.0.0.1:53\n"
+	":DNSFENCE-DNS - [0:0]\n" SUBJECT_JUMPS(                               \
+	    "DNSFENCE-DNS") "-A DNSFENCE-DNS -p udp -m udp --dport 53 -j "     \
+			    "DNAT --to-destination "                           \
+			    "127.0.0.1:53\n"                                   \
+			    "-A DNSFENCE-DNS -p tcp -m tcp --dport 53 -j "     \
+			    "DNAT --to-destination "                           \
+			    "127.0.0.1:53\n"
 #define RAW                                                                    \
-	":DNSFENCE-ZONE - [0:0]\n"                                             \
-	"-A OUTPUT -m owner --uid-owner 4242 -j DNSFENCE-ZONE\n"               \
-	"-A OUTPUT -m owner --gid-owner 4300 --suppl-groups -j "               \
-	"DNSFENCE-ZONE\n"                                                      \
-	"-A OUTPUT -m cgroup --path \"/system.slice/agent.service\" -j "       \
-	"DNSFENCE-ZONE\n"                                                      \
-	"-A DNSFENCE-ZONE -p udp -m udp --dport 53 -j CT --zone-orig 53\n"     \
-	"-A DNSFENCE-ZONE -p tcp -m tcp --dport 53 -j CT --zone-orig 53\n"
+	":DNSFENCE-ZONE - [0:0]\n" SUBJECT_JUMPS(                              \
+	    "DNSFENCE-ZONE") "-A DNSFENCE-ZONE -p udp -m udp --dport 53 -j "   \
+			     "CT --zone-orig 53\n"                             \
+			     "-A DNSFENCE-ZONE -p tcp -m tcp --dport 53 -j "   \
+			     "CT --zone-orig 53\n"
 
 static void compare_finds_jumps_and_nat_drift(void **state)
 {
