@@ -206,20 +206,27 @@ static void report_suppressed(enum log_class cls, enum log_level level,
 	b->suppressed = 0;
 }
 
+bool log_limited_take(enum log_class cls, enum log_level level, const char *sys)
+{
+	if (!log_enabled(level) || (unsigned)cls >= LOG_CLASS__COUNT)
+		return false;
+	last_of[cls].level = level;
+	last_of[cls].sys = sys;
+	if (!log_bucket_take(&buckets[cls], mono_ms())) {
+		suppressed_total++;
+		return false;
+	}
+	report_suppressed(cls, level, sys);
+	return true;
+}
+
 void log_limited(enum log_class cls, enum log_level level, const char *sys,
 		 const char *fmt, ...)
 {
 	va_list ap;
 
-	if (!log_enabled(level) || (unsigned)cls >= LOG_CLASS__COUNT)
+	if (!log_limited_take(cls, level, sys))
 		return;
-	last_of[cls].level = level;
-	last_of[cls].sys = sys;
-	if (!log_bucket_take(&buckets[cls], mono_ms())) {
-		suppressed_total++;
-		return;
-	}
-	report_suppressed(cls, level, sys);
 	va_start(ap, fmt);
 	vlog_msg(level, sys, fmt, ap);
 	va_end(ap);

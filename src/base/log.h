@@ -66,6 +66,13 @@ struct log_bucket {
 bool log_bucket_take(struct log_bucket *b, uint64_t now_ms);
 void log_limited(enum log_class cls, enum log_level level, const char *sys,
 		 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* log_limited in two steps, for a line whose arguments cost more to
+ * format than the line is worth when a flood suppresses it: true when
+ * the next line of cls at level is to be written (its token is taken,
+ * the pending "suppressed" count written), and the caller writes it
+ * with log_msg; false when it is left out (and counted). */
+bool log_limited_take(enum log_class cls, enum log_level level,
+		      const char *sys);
 /* Lines suppressed since the start, every class. */
 uint64_t log_suppressed_total(void);
 /* Write the pending "suppressed" counts (at exit). */

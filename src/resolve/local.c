@@ -189,55 +189,69 @@ static bool unforwarded_type(const struct config *cfg,
 /* Must q be refused? Logs the verdict for a name off the allowlist:
  * in audit mode it is forwarded after all (false). A search-list
  * expansion of an allowed name ("www.example.com.svc.cluster.local") is
- * logged at debug only: every lookup of an allowed name makes some. */
+ * logged at debug only: every lookup of an allowed name makes some.
+ * why, the answer's EDE text, is made for every refusal; the log line's
+ * type and client only when its class's rate limit lets it out, since a
+ * flood of denied names would otherwise format them all for nothing. */
 static bool denied(const struct config *cfg, const struct policy *pol,
 		   const struct dns_query *q, const struct policy_hit *hit,
 		   const struct sockaddr *peer, char *why, size_t whylen)
 {
 	char name[DNS_NAME_STRLEN], type[16], client[NETADDR_ENDPOINT_STRLEN];
 	bool audit = config_audit_dns_open(cfg);
+	enum log_level level = LOGL_WARN;
 
-	if (hit != NULL) {
-		if (!beyond_caps(cfg, q, hit, why, whylen))
-			return false;
-	} else {
-		char admit[2 * DNS_NAME_STRLEN + 16];
+	if (hit != NULL && !beyond_caps(cfg, q, hit, why, whylen))
+		return false;
+	dns_name_to_text(q->name, q->name_len, name, sizeof(name));
+	if (hit == NULL) {
+		static const char rule[] = "not in allow; ";
+		char lower[DNS_NAME_STRLEN];
 
 		/* The rule, and the entries that would admit the name: a
 		 * program (an agent) can act on it. */
-		dns_name_to_text(q->name, q->name_len, name, sizeof(name));
-		lower_ascii(name);
-		policy_admitting(name, admit, sizeof(admit));
-		snprintf(why, whylen, "not in allow; %s", admit);
+		memcpy(lower, name, strlen(name) + 1);
+		lower_ascii(lower);
+		if (whylen > sizeof(rule)) {
+			memcpy(why, rule, sizeof(rule) - 1);
+			policy_admitting(lower, why + sizeof(rule) - 1,
+					 whylen - (sizeof(rule) - 1));
+		} else if (whylen > 0) {
+			why[0] = '\0';
+		}
 	}
-	local_describe(q, peer, name, sizeof(name), type, sizeof(type), client,
-		       sizeof(client));
 	if (!own_probe(name))
 		learn_name(name);
 	stats_inc(audit ? STAT_AUDIT_ALLOWED : STAT_DENIED);
+	if (!audit && cfg->mode != CONFIG_MODE_AUDIT &&
+	    (hit == NULL || hit->depth == 0) && log_enabled(LOGL_WARN) &&
+	    local_search_suffix(pol, q))
+		level = LOGL_DEBUG;
+	if (!log_limited_take(audit ? LOG_CLASS_AUDIT : LOG_CLASS_DENIED, level,
+			      "policy"))
+		return !audit;
+	local_describe(q, peer, name, sizeof(name), type, sizeof(type), client,
+		       sizeof(client));
 	if (audit)
-		log_limited(LOG_CLASS_AUDIT, LOGL_WARN, "policy",
-			    "audit: would deny %s %s from %s (%s); forwarding",
-			    name, type, client, why);
+		log_warn("policy",
+			 "audit: would deny %s %s from %s (%s); forwarding",
+			 name, type, client, why);
 	else if (cfg->mode == CONFIG_MODE_AUDIT)
-		log_limited(
-		    LOG_CLASS_DENIED, LOGL_WARN, "policy",
-		    "audit: denied %s %s from %s (%s); answered locally "
-		    "(audit_denied \"local\")",
-		    name, type, client, why);
+		log_warn("policy",
+			 "audit: denied %s %s from %s (%s); answered locally "
+			 "(audit_denied \"local\")",
+			 name, type, client, why);
 	else if (hit != NULL && hit->depth > 0)
-		log_limited(LOG_CLASS_DENIED, LOGL_WARN, "policy",
-			    "denied %s %s from %s: %s", name, type, client,
-			    why);
-	else if (local_search_suffix(pol, q))
-		log_limited(LOG_CLASS_DENIED, LOGL_DEBUG, "policy",
-			    "denied %s %s from %s: an allowed name with a "
-			    "search-list suffix",
-			    name, type, client);
+		log_warn("policy", "denied %s %s from %s: %s", name, type,
+			 client, why);
+	else if (level == LOGL_DEBUG)
+		log_debug("policy",
+			  "denied %s %s from %s: an allowed name with a "
+			  "search-list suffix",
+			  name, type, client);
 	else
-		log_limited(LOG_CLASS_DENIED, LOGL_WARN, "policy",
-			    "denied %s %s from %s: not on the allowlist", name,
-			    type, client);
+		log_warn("policy", "denied %s %s from %s: not on the allowlist",
+			 name, type, client);
 	return !audit;
 }
 

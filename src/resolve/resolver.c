@@ -582,11 +582,12 @@ static void upstream_failed(struct pending *p, int rc)
 	char name[DNS_NAME_STRLEN], type[16];
 
 	stats_inc(STAT_UPSTREAM_FAIL);
-	dns_name_to_text(p->qname, p->qname_len, name, sizeof(name));
-	dns_type_name(p->qtype, type, sizeof(type));
-	log_limited(LOG_CLASS_UPSTREAM, LOGL_WARN, "upstream",
-		    "no answer for %s %s: %s", name, type,
-		    upstream_strerror(rc));
+	if (log_limited_take(LOG_CLASS_UPSTREAM, LOGL_WARN, "upstream")) {
+		dns_name_to_text(p->qname, p->qname_len, name, sizeof(name));
+		dns_type_name(p->qtype, type, sizeof(type));
+		log_warn("upstream", "no answer for %s %s: %s", name, type,
+			 upstream_strerror(rc));
+	}
 	if (rc != -ENOMEM)
 		failmem_note(p->r->fails, p->key, p->keylen,
 			     p->r->cfg->failure_ttl, monotime_ms());
@@ -925,6 +926,10 @@ static int take_slot(struct resolver *r, const struct dns_query *q,
 	if (rc == 0)
 		return 0;
 	stats_inc(STAT_OVER_CAP);
+	/* a flood past the cap is what comes here: format only a line
+	 * that is written */
+	if (!log_limited_take(LOG_CLASS_OVERLOAD, LOGL_WARN, "resolver"))
+		return rc;
 	if (rc == -EBUSY)
 		snprintf(why, sizeof(why), "max_inflight reached");
 	else if (rc == -EDQUOT)
@@ -937,8 +942,7 @@ static int take_slot(struct resolver *r, const struct dns_query *q,
 			 quota_iface_bound(r->quota, &qc));
 	local_describe(q, (const struct sockaddr *)&c->peer, name, sizeof(name),
 		       type, sizeof(type), who, sizeof(who));
-	log_limited(LOG_CLASS_OVERLOAD, LOGL_WARN, "resolver",
-		    "%s %s from %s: SERVFAIL, %s (%u in flight)", name, type,
-		    who, why, quota_used(r->quota));
+	log_warn("resolver", "%s %s from %s: SERVFAIL, %s (%u in flight)", name,
+		 type, who, why, quota_used(r->quota));
 	return rc;
 }

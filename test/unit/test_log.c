@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Unit tests of the log rate limit: the token bucket (a burst, then a
  * steady rate), and log_limited() writing a "N similar messages
- * suppressed" line before the next line of its class.
+ * suppressed" line before the next line of its class; log_limited_take,
+ * its two-step form, on the same bucket and count.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -107,12 +108,48 @@ static void limited_writes_a_suppressed_line(void **state)
 	assert_int_equal(log_suppressed_total(), 980);
 }
 
+/* log_limited_take: the same bucket and count as log_limited. */
+static int taken;
+static void flood_taken(void)
+{
+	taken = 0;
+	for (int i = 0; i < 100; i++)
+		taken +=
+		    log_limited_take(LOG_CLASS_CLIENT, LOGL_WARN, "server");
+	/* a line of the class through log_limited: suppressed too */
+	log_limited(LOG_CLASS_CLIENT, LOGL_WARN, "server", "one more");
+	/* below the level: not written, not counted */
+	assert_false(log_limited_take(LOG_CLASS_CLIENT, LOGL_DEBUG, "server"));
+	usleep(2 * 1000000 / LOG_RATE);
+	/* the next token writes the count first */
+	assert_true(log_limited_take(LOG_CLASS_CLIENT, LOGL_WARN, "server"));
+	log_warn("server", "the line after the flood");
+}
+
+static void take_shares_the_bucket_and_the_count(void **state)
+{
+	uint64_t before = log_suppressed_total();
+	char sup[2048];
+	int lines;
+
+	(void)state;
+	log_setup(LOGL_INFO, LOG_FORMAT_TEXT, false);
+	lines = stderr_lines(flood_taken, sup, sizeof(sup));
+	assert_int_equal(taken, LOG_BURST);
+	/* the suppressed line and the line after the flood; the taken
+	 * tokens wrote nothing themselves */
+	assert_int_equal(lines, 2);
+	assert_non_null(strstr(sup, "81 similar messages suppressed"));
+	assert_int_equal(log_suppressed_total() - before, 100 - LOG_BURST + 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(bucket_gives_a_burst_then_the_rate),
 	    cmocka_unit_test(bucket_survives_time_going_backwards),
 	    cmocka_unit_test(limited_writes_a_suppressed_line),
+	    cmocka_unit_test(take_shares_the_bucket_and_the_count),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
