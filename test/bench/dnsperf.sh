@@ -265,11 +265,25 @@ udp_rcvbuf_errors() {
 	in_ns awk '$1 == "Udp:" && $2 ~ /^[0-9]/ { print $6 }' /proc/net/snmp
 }
 
+# cpu_ticks: the CPU time (user + system, in clock ticks) the daemon
+# under test has used so far, as "PARENT CHILD": the daemon, and its DNS
+# process (none for dnsmasq); "0 0" when none runs (nsd asked straight).
+cpu_ticks() {
+	local p c=0
+	[ -n "${daemon_pid:-}" ] && [ "${PERF_PORT:-53}" = 53 ] || { echo 0 0; return; }
+	for p in $(dns_child); do
+		c=$((c + $(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null || echo 0)))
+	done
+	echo "$(awk '{ print $14 + $15 }' "/proc/$daemon_pid/stat" 2>/dev/null || echo 0) $c"
+}
+
 # perf_run TAG FILE [dnsperf args...]: one dnsperf run; prints its qps.
+# The daemon's CPU time per answered query goes to $tmp/cpu-TAG, in µs.
 perf_run() {
-	local tag=$1 file=$2 drops0 drops
+	local tag=$1 file=$2 drops0 drops ticks0
 	shift 2
 	drops0=$(udp_rcvbuf_errors)
+	ticks0=$(cpu_ticks)
 	in_ns dnsperf -s 127.0.0.1 -p "${PERF_PORT:-53}" -d "$file" -c "$CLIENTS" -T 1 \
 		-q "$OUTSTANDING" -t 2 "$@" >"$tmp/dnsperf-$tag.txt" 2>&1 || {
 		echo "dnsperf failed ($tag):" >&2
@@ -282,7 +296,13 @@ perf_run() {
 	lost=$(awk '/Queries lost:/ { print $3, $4 }' "$tmp/dnsperf-$tag.txt")
 	codes=$(sed -n 's/^ *Response codes: *//p' "$tmp/dnsperf-$tag.txt")
 	drops=$(($(udp_rcvbuf_errors) - drops0))
-	say "$tag: $qps qps ($sent sent, lost $lost; $codes; $drops UDP receive-buffer drops)"
+	local us split
+	read -r us split < <(awk -v t0="$ticks0" -v t1="$(cpu_ticks)" -v hz="$(getconf CLK_TCK)" \
+		-v s="$sent" -v l="${lost%% *}" 'BEGIN { split(t0, a, " "); split(t1, b, " ")
+		k = (s - l > 0 ? 1e6 / hz / (s - l) : 0); p = (b[1] - a[1]) * k; c = (b[2] - a[2]) * k
+		printf "%.1f %s\n", p + c, (c > 0 ? sprintf("(the parent %.1f, the DNS process %.1f)", p, c) : "") }')
+	echo "$us" >"$tmp/cpu-$tag"
+	say "$tag: $qps qps ($sent sent, lost $lost; $codes; $drops UDP receive-buffer drops; $us µs of daemon CPU a query${split:+ $split})"
 	echo "$qps"
 }
 
@@ -503,18 +523,23 @@ stop_daemon
 # is bounded by dnsperf and the kernel's per-packet cost, not by its own
 # code, and no ratio between two daemons near it can say much.
 say "ceiling: nsd asked straight"
+QPS[nsd,unique]=$(PERF_PORT=5300 perf_run nsd-unique "$tmp/q-unique" -n 1 -l "$DURATION")
 QPS[nsd,cached]=$(PERF_PORT=5300 perf_run nsd-cached "$tmp/q-cached" -l "$DURATION")
 QPS[nsd,denied]=$(PERF_PORT=5300 perf_run nsd-denied "$tmp/q-denied" -l "$DURATION")
 
 table() {
-	printf '| workload | dnsfence qps | dnsmasq qps | dnsfence/dnsmasq |\n'
-	printf '|---|---|---|---|\n'
+	printf '| workload | dnsfence qps | dnsmasq qps | dnsfence/dnsmasq | CPU µs a query, dnsfence / dnsmasq |\n'
+	printf '|---|---|---|---|---|\n'
 	local w
 	for w in unique cached denied; do
 		awk -v w="$w" -v a="${QPS[dnsfence,$w]}" -v b="${QPS[dnsmasq,$w]}" \
-			'BEGIN { printf "| %s | %d | %d | %.2f |\n", w, a, b, (b > 0 ? a / b : 0) }'
+			-v ca="$(cat "$tmp/cpu-dnsfence-$w")" -v cb="$(cat "$tmp/cpu-dnsmasq-$w")" \
+			'BEGIN { printf "| %s | %d | %d | %.2f | %s / %s |\n", w, a, b, (b > 0 ? a / b : 0), ca, cb }'
 	done
 	printf '\n'
+	awk -v c="${QPS[nsd,unique]}" -v a="${QPS[dnsfence,unique]}" -v b="${QPS[dnsmasq,unique]}" 'BEGIN {
+		printf "ceiling (nsd asked straight, same namespace and rules), unique: %d qps, %.1f x dnsmasq'"'"'s unique rate, with no forwarder'"'"'s work in between; dnsfence at %.0f %%, dnsmasq at %.0f %% of it\n",
+			c, (b > 0 ? c / b : 0), (c > 0 ? 100 * a / c : 0), (c > 0 ? 100 * b / c : 0) }'
 	for w in cached denied; do
 		awk -v w="$w" -v a="${QPS[dnsfence,$w]}" -v b="${QPS[dnsmasq,$w]}" -v c="${QPS[nsd,$w]}" \
 			'BEGIN { printf "ceiling (nsd asked straight, same namespace and rules), %s: %d qps; dnsfence at %.0f %%, dnsmasq at %.0f %% of it\n",
