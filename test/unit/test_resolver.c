@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -607,6 +608,53 @@ static void search_list_expansions_are_recognised(void **state)
 	policy_free(pol);
 }
 
+/* The log lines of refused names, read from stderr: a name off the
+ * allowlist at warning, with its type and client; a search-list
+ * expansion of an allowed one at debug only (the EDE text a denial
+ * carries is read by test_denial_explains_itself). */
+static char log_text[4096];
+static void capture_stderr(struct resolver *r, const char *name)
+{
+	FILE *tmp = tmpfile();
+	int saved = dup(2);
+	size_t n;
+
+	assert_non_null(tmp);
+	fflush(stderr);
+	dup2(fileno(tmp), 2);
+	assert_null(ask(r, name));
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	rewind(tmp);
+	n = fread(log_text, 1, sizeof(log_text) - 1, tmp);
+	log_text[n] = '\0';
+	fclose(tmp);
+}
+
+static void denials_are_logged_by_kind(void **state)
+{
+	struct fix *f = fix_new(false, 2048);
+
+	(void)state;
+	log_setup(LOGL_DEBUG, LOG_FORMAT_TEXT, false);
+	capture_stderr(f->r, "WWW.Evil.test");
+	assert_non_null(strstr(log_text,
+			       "denied WWW.Evil.test A from "
+			       "198.18.0.2:40000: not on the allowlist"));
+	capture_stderr(f->r, "www.allowed.test.default.svc.cluster.local");
+	assert_non_null(strstr(log_text, "an allowed name with a search-list "
+					 "suffix"));
+	assert_null(strstr(log_text, "not on the allowlist"));
+	/* at warning, the expansion writes nothing */
+	log_setup(LOGL_WARN, LOG_FORMAT_TEXT, false);
+	capture_stderr(f->r, "www.allowed.test.corp.example");
+	assert_string_equal(log_text, "");
+	assert_int_equal(got.rcode, DNS_RCODE_NXDOMAIN);
+	log_setup(LOGL_ERR, LOG_FORMAT_TEXT, false);
+	fix_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -625,6 +673,7 @@ int main(void)
 	    cmocka_unit_test(answer_waits_for_the_ack),
 	    cmocka_unit_test(search_list_expansions_are_recognised),
 	    cmocka_unit_test(local_address_comes_back_with_the_reply),
+	    cmocka_unit_test(denials_are_logged_by_kind),
 	};
 
 	log_setup(LOGL_ERR, LOG_FORMAT_TEXT, false);
