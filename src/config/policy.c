@@ -735,14 +735,15 @@ const char *policy_wildcard_parent(const char *name)
 	return last_sound ? dot + 1 : NULL;
 }
 
-void policy_admitting(const char *name, char *buf, size_t cap)
+void policy_admitting(const char *lead, const char *name, char *buf, size_t cap)
 {
 	const char *parent = policy_wildcard_parent(name);
 
 	if (parent != NULL)
-		snprintf(buf, cap, "add \"%s\" or \"*.%s\"", name, parent);
+		snprintf(buf, cap, "%sadd \"%s\" or \"*.%s\"", lead, name,
+			 parent);
 	else
-		snprintf(buf, cap, "add \"%s\"", name);
+		snprintf(buf, cap, "%sadd \"%s\"", lead, name);
 }
 
 /* The dotted text of the wire name at w, lower case. */

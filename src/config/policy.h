@@ -42,10 +42,11 @@ int policy_add_preset(struct policy *p, const char *preset);
  * Suffix List), never "co.uk" or "github.io". NULL otherwise. Points
  * into name. */
 const char *policy_wildcard_parent(const char *name);
-/* The entries that would admit name, as an EDE text and `why` say it:
- * `add "api.example.com" or "*.example.com"` (just the name when no
- * wildcard is sound). */
-void policy_admitting(const char *name, char *buf, size_t cap);
+/* lead, then the entries that would admit name, as an EDE text and
+ * `why` say it: `LEADadd "api.example.com" or "*.example.com"` (just the
+ * name when no wildcard is sound). */
+void policy_admitting(const char *lead, const char *name, char *buf,
+		      size_t cap);
 
 bool policy_preset_exists(const char *name);
 /* NULL-terminated lists of static strings; NULL for an unknown preset.

@@ -205,26 +205,19 @@ static bool denied(const struct config *cfg, const struct policy *pol,
 		return false;
 	dns_name_to_text(q->name, q->name_len, name, sizeof(name));
 	if (hit == NULL) {
-		static const char rule[] = "not in allow; ";
 		char lower[DNS_NAME_STRLEN];
 
 		/* The rule, and the entries that would admit the name: a
 		 * program (an agent) can act on it. */
 		memcpy(lower, name, strlen(name) + 1);
 		lower_ascii(lower);
-		if (whylen > sizeof(rule)) {
-			memcpy(why, rule, sizeof(rule) - 1);
-			policy_admitting(lower, why + sizeof(rule) - 1,
-					 whylen - (sizeof(rule) - 1));
-		} else if (whylen > 0) {
-			why[0] = '\0';
-		}
+		policy_admitting("not in allow; ", lower, why, whylen);
 	}
 	if (!own_probe(name))
 		learn_name(name);
 	stats_inc(audit ? STAT_AUDIT_ALLOWED : STAT_DENIED);
-	if (!audit && cfg->mode != CONFIG_MODE_AUDIT &&
-	    (hit == NULL || hit->depth == 0) && log_enabled(LOGL_WARN) &&
+	/* (a hit that comes here is beyond the budget's caps) */
+	if (!audit && cfg->mode != CONFIG_MODE_AUDIT && hit == NULL &&
 	    local_search_suffix(pol, q))
 		level = LOGL_DEBUG;
 	if (!log_limited_take(audit ? LOG_CLASS_AUDIT : LOG_CLASS_DENIED, level,

@@ -886,16 +886,14 @@ static void deny_pending(struct pending *p)
 {
 	const struct config *cfg = p->r->cfg;
 	char name[DNS_NAME_STRLEN], text[2 * DNS_NAME_STRLEN + 64];
-	char admit[2 * DNS_NAME_STRLEN + 16];
 	struct rquery *rq;
 
 	dns_name_to_text(p->qname, p->qname_len, name, sizeof(name));
 	log_limited(LOG_CLASS_DENIED, LOGL_WARN, "policy",
 		    "denied %s: removed from the allowlist while upstream",
 		    name);
-	policy_admitting(name, admit, sizeof(admit));
-	snprintf(text, sizeof(text), "not in allow (removed by a reload); %s",
-		 admit);
+	policy_admitting("not in allow (removed by a reload); ", name, text,
+			 sizeof(text));
 	while ((rq = TAILQ_FIRST(&p->waiters)) != NULL) {
 		TAILQ_REMOVE(&p->waiters, rq, link);
 		stats_inc(STAT_DENIED);

@@ -450,17 +450,17 @@ static void test_admitting_wildcard_only_below_registrable(void **state)
 	char buf[600];
 
 	(void)state;
-	policy_admitting("api.example.com", buf, sizeof(buf));
+	policy_admitting("", "api.example.com", buf, sizeof(buf));
 	assert_string_equal(buf,
 			    "add \"api.example.com\" or \"*.example.com\"");
-	policy_admitting("a.b.example.co.uk", buf, sizeof(buf));
+	policy_admitting("", "a.b.example.co.uk", buf, sizeof(buf));
 	assert_string_equal(
 	    buf, "add \"a.b.example.co.uk\" or \"*.b.example.co.uk\"");
-	policy_admitting("shop.co.uk", buf, sizeof(buf));
+	policy_admitting("", "shop.co.uk", buf, sizeof(buf));
 	assert_string_equal(buf, "add \"shop.co.uk\"");
-	policy_admitting("user.github.io", buf, sizeof(buf));
+	policy_admitting("", "user.github.io", buf, sizeof(buf));
 	assert_string_equal(buf, "add \"user.github.io\"");
-	policy_admitting("localhost", buf, sizeof(buf));
+	policy_admitting("", "localhost", buf, sizeof(buf));
 	assert_string_equal(buf, "add \"localhost\"");
 	assert_null(policy_wildcard_parent("example.com"));
 }
