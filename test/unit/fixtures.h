@@ -5,7 +5,9 @@
 #define DNSFENCE_TEST_FIXTURES_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifdef DNSFENCE_NETADDR_H
 /* The n-th address of 198.18.0.0/15 (n < 131072): test addresses only. */
@@ -47,6 +49,27 @@ static inline char *fixture_drop_line(char *text, const char *line)
 	assert_non_null(p);
 	memmove(p, p + n, strlen(p + n) + 1);
 	return text;
+}
+
+/* What fn(arg) writes to stderr (fd 2), into out (cut at cap - 1). */
+static inline void fixture_stderr(void (*fn)(void *), void *arg, char *out,
+				  size_t cap)
+{
+	FILE *tmp = tmpfile();
+	int saved = dup(2);
+	size_t n;
+
+	assert_non_null(tmp);
+	fflush(stderr);
+	dup2(fileno(tmp), 2);
+	fn(arg);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	rewind(tmp);
+	n = fread(out, 1, cap - 1, tmp);
+	out[n] = '\0';
+	fclose(tmp);
 }
 
 #endif

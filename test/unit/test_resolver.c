@@ -13,12 +13,13 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "fixtures.h"
 
 #include "config/config.h"
 #include "dns/dnsmsg.h"
@@ -613,23 +614,16 @@ static void search_list_expansions_are_recognised(void **state)
  * expansion of an allowed one at debug only (the EDE text a denial
  * carries is read by test_denial_explains_itself). */
 static char log_text[4096];
+static const char *ask_name;
+static void ask_it(void *r)
+{
+	assert_null(ask(r, ask_name));
+}
+
 static void capture_stderr(struct resolver *r, const char *name)
 {
-	FILE *tmp = tmpfile();
-	int saved = dup(2);
-	size_t n;
-
-	assert_non_null(tmp);
-	fflush(stderr);
-	dup2(fileno(tmp), 2);
-	assert_null(ask(r, name));
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	rewind(tmp);
-	n = fread(log_text, 1, sizeof(log_text) - 1, tmp);
-	log_text[n] = '\0';
-	fclose(tmp);
+	ask_name = name;
+	fixture_stderr(ask_it, r, log_text, sizeof(log_text));
 }
 
 static void denials_are_logged_by_kind(void **state)
