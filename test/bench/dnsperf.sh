@@ -267,14 +267,14 @@ udp_rcvbuf_errors() {
 
 # cpu_ticks: the CPU time (user + system, in clock ticks) the daemon
 # under test has used so far, as "PARENT CHILD": the daemon, and its DNS
-# process (none for dnsmasq); "0 0" when none runs (nsd asked straight).
+# process (none for dnsmasq); "0 0" when none runs (nsd asked straight,
+# after stop_daemon).
+proc_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 cpu_ticks() {
 	local p c=0
-	[ -n "${daemon_pid:-}" ] && [ "${PERF_PORT:-53}" = 53 ] || { echo 0 0; return; }
-	for p in $(dns_child); do
-		c=$((c + $(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null || echo 0)))
-	done
-	echo "$(awk '{ print $14 + $15 }' "/proc/$daemon_pid/stat" 2>/dev/null || echo 0) $c"
+	[ -n "$daemon_pid" ] || { echo 0 0; return; }
+	for p in $(dns_child); do c=$((c + $(proc_ticks "$p"))); done
+	echo "$(proc_ticks "$daemon_pid") $c"
 }
 
 # perf_run TAG FILE [dnsperf args...]: one dnsperf run; prints its qps.
