@@ -640,10 +640,15 @@ static void denials_are_logged_by_kind(void **state)
 	assert_non_null(strstr(log_text, "an allowed name with a search-list "
 					 "suffix"));
 	assert_null(strstr(log_text, "not on the allowlist"));
-	/* at warning, the expansion writes nothing */
+	/* at warning, the expansion writes nothing, while a plain denial
+	 * still does */
 	log_setup(LOGL_WARN, LOG_FORMAT_TEXT, false);
 	capture_stderr(f->r, "www.allowed.test.corp.example");
 	assert_string_equal(log_text, "");
+	capture_stderr(f->r, "api.evil.test");
+	assert_non_null(strstr(log_text,
+			       "denied api.evil.test A from "
+			       "198.18.0.2:40000: not on the allowlist"));
 	assert_int_equal(got.rcode, DNS_RCODE_NXDOMAIN);
 	log_setup(LOGL_ERR, LOG_FORMAT_TEXT, false);
 	fix_free(f);
