@@ -44,6 +44,7 @@ DF_WL4=198.18.0.2
 DF_WL6=2001:db8::2
 
 DF_TMP=""
+DF_SHARE=""          # world-readable copies of files another uid runs
 DF_NETNS=()          # namespaces we created
 DF_PIDS=()           # every background process we started
 DF_NSD_PID=""
@@ -145,6 +146,7 @@ df_cleanup() {
 	if [ "$DF_MADE_ETC_NETNS" -eq 1 ]; then
 		rmdir /etc/netns 2>/dev/null
 	fi
+	[ -z "$DF_SHARE" ] || rm -rf "$DF_SHARE"
 	if [ -n "$DF_TMP" ]; then
 		if [ "${DF_KEEP:-0}" = 1 ]; then
 			echo "$DF_TEST: kept $DF_TMP" >&2
@@ -153,6 +155,22 @@ df_cleanup() {
 		fi
 	fi
 	exit "$rc"
+}
+
+# df_share FILE: a copy of test/e2e/FILE that any uid can read, printed.
+# The workload's uid runs helper scripts from there, never from the
+# checkout: that may sit below a directory only root may enter (a clone in
+# root's home or in a mktemp -d directory), and $DF_TMP is 0700 too.
+df_share() {
+	install -m 0644 "$DF_E2E_DIR/$1" "$DF_SHARE/$1"
+	printf '%s\n' "$DF_SHARE/$1"
+}
+
+# df_make_tmp: the test's temp dir (0700) and DF_SHARE (0755, see df_share).
+df_make_tmp() {
+	DF_TMP="$(mktemp -d /tmp/dnsfence-e2e.XXXXXX)"
+	DF_SHARE="$(mktemp -d /tmp/dnsfence-e2e-share.XXXXXX)"
+	chmod 0755 "$DF_SHARE"
 }
 
 # df_wait_gone PID TENTHS: wait up to TENTHS/10 s for PID to exit.
@@ -171,8 +189,8 @@ df_wait_gone() {
 df_init_noroot() {
 	[ -n "$DF_TMP" ] && return 0
 	df_require_bin
-	DF_TMP="$(mktemp -d /tmp/dnsfence-e2e.XXXXXX)"
 	trap df_cleanup EXIT
+	df_make_tmp
 	trap 'exit 130' INT
 	trap 'exit 143' TERM
 }
@@ -183,8 +201,8 @@ df_init() {
 	[ -n "$DF_TMP" ] && return 0
 	df_require_root
 	df_require_bin
-	DF_TMP="$(mktemp -d /tmp/dnsfence-e2e.XXXXXX)"
 	trap df_cleanup EXIT
+	df_make_tmp
 	trap 'exit 130' INT
 	trap 'exit 143' TERM
 	df_drop_stale

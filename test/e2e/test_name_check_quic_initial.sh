@@ -17,7 +17,7 @@ source "$(dirname "$0")/lib.sh"
 WL_UID=4242
 df_setup
 
-Q="$DF_E2E_DIR/quic_initial.py"
+Q="$(df_share quic_initial.py)"
 ARR="$DF_TMP/quic-arrived.txt"
 : >"$ARR"
 ip netns exec "$DF_UP" "$DF_PY" "$Q" listen 443 "$ARR" >>"$DF_TMP/quic-listener.log" 2>&1 &

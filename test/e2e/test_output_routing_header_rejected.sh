@@ -17,7 +17,8 @@ df_srv6_far_side 8080
 M6=2001:db8:1::10
 V6=2001:db8:1::20
 APP=4242
-srh() { df_wl_as "$APP" "$DF_PY" "$DF_E2E_DIR/srh_connect.py" "$V6" "$M6" 8080; }
+SRH="$(df_share srh_connect.py)"
+srh() { df_wl_as "$APP" "$DF_PY" "$SRH" "$V6" "$M6" 8080; }
 
 [ "$(srh)" = connected ] || fail "control (no fence): uid $APP's SRH connection through $M6 to $V6 failed"
 df_wait_arrived "$V6" 1 || fail "control (no fence): the listener saw no connection on $V6"

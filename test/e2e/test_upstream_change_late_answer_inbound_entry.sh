@@ -33,7 +33,7 @@ df_dig evil.test A
 expect_rcode NXDOMAIN
 ok "control: evil.test is denied through dnsfence"
 
-df_wl_as 4242 "$DF_PY" "$DF_E2E_DIR/late_answer_workload.py" 6 0 >"$DF_TMP/late.log" 2>&1 &
+df_wl_as 4242 "$DF_PY" "$(df_share late_answer_workload.py)" 6 0 >"$DF_TMP/late.log" 2>&1 &
 DF_PIDS+=("$!")
 df_poll 50 grep -q watching "$DF_TMP/late.log" || fail "the workload did not start: $(cat "$DF_TMP/late.log")"
 

@@ -32,7 +32,7 @@ df_dig www.allowed.test A
 expect_rcode NOERROR
 ok "control: evil.test is denied, www.allowed.test answered through nsd on 198.18.0.1:5300"
 
-df_wl_as 4242 "$DF_PY" "$DF_E2E_DIR/late_answer_workload.py" 6 0 5300 >"$DF_TMP/late.log" 2>&1 &
+df_wl_as 4242 "$DF_PY" "$(df_share late_answer_workload.py)" 6 0 5300 >"$DF_TMP/late.log" 2>&1 &
 DF_PIDS+=("$!")
 df_poll 50 grep -q watching "$DF_TMP/late.log" || fail "the workload did not start: $(cat "$DF_TMP/late.log")"
 

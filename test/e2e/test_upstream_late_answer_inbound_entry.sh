@@ -38,7 +38,7 @@ ok "control: evil.test is denied through dnsfence"
 
 # The workload: watch /proc/net/udp for the daemon's sockets to the
 # upstream, take their ports when freed, ask the upstream straight.
-df_wl_as 4242 "$DF_PY" "$DF_E2E_DIR/late_answer_workload.py" 8 32 >"$DF_TMP/late.log" 2>&1 &
+df_wl_as 4242 "$DF_PY" "$(df_share late_answer_workload.py)" 8 32 >"$DF_TMP/late.log" 2>&1 &
 DF_PIDS+=("$!")
 df_poll 50 grep -q watching "$DF_TMP/late.log" || fail "the workload did not start: $(cat "$DF_TMP/late.log")"
 
