@@ -4,6 +4,9 @@
 # fuzz corpus replay, end-to-end in network namespaces). Run as root.
 # BUILD_DIR and CMAKE_ARGS may be set to build a variant (e.g. sanitizers),
 # CTEST_ARGS to select tests (CI: -LE flood under the sanitizers).
+# The tests run DNSFENCE_TEST_JOBS at a time (default twice the cores:
+# most end-to-end tests wait on timers and servers, each in namespaces
+# of its own; floods run alone).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 contrib/deps.sh
@@ -12,4 +15,4 @@ build=${BUILD_DIR:-build}
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDNSFENCE_WERROR=ON ${CMAKE_ARGS:-} >/dev/null
 cmake --build "$build" -j"$(nproc)"
 # shellcheck disable=SC2086
-ctest --test-dir "$build" --output-on-failure ${CTEST_ARGS:-}
+ctest --test-dir "$build" --output-on-failure -j"${DNSFENCE_TEST_JOBS:-$(($(nproc) * 2))}" ${CTEST_ARGS:-}

@@ -168,8 +168,8 @@ df_share() {
 
 # df_make_tmp: the test's temp dir (0700) and DF_SHARE (0755, see df_share).
 df_make_tmp() {
-	DF_TMP="$(mktemp -d /tmp/dnsfence-e2e.XXXXXX)"
-	DF_SHARE="$(mktemp -d /tmp/dnsfence-e2e-share.XXXXXX)"
+	DF_TMP="$(mktemp -d /tmp/df$$-e2e.XXXXXX)"
+	DF_SHARE="$(mktemp -d /tmp/df$$-share.XXXXXX)"
 	chmod 0755 "$DF_SHARE"
 }
 
