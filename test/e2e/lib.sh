@@ -45,6 +45,8 @@ DF_WL6=2001:db8::2
 
 DF_TMP=""
 DF_SHARE=""          # world-readable copies of files another uid runs
+DF_CG=""             # the test's own cgroup (df_own_cgroup), and its parent
+DF_CG_PARENT=""
 DF_NETNS=()          # namespaces we created
 DF_PIDS=()           # every background process we started
 DF_NSD_PID=""
@@ -56,6 +58,7 @@ DF_MADE_ETC_NETNS=0
 DF_OUT=""            # output of the last df_dig
 DF_DIG_RC=0          # exit code of the last df_dig
 DF_DIG_CMD=""        # the last df_dig command line, for messages
+DF_ASKED_AT=""       # when the last df_dig or df_ask_connect started ($EPOCHREALTIME)
 
 # Prefer the system python: the test runs as root, often without a pyenv.
 if [ -x /usr/bin/python3 ]; then DF_PY=/usr/bin/python3; else DF_PY=python3; fi
@@ -135,6 +138,7 @@ df_cleanup() {
 		grep -A30 -E "ERROR: (Address|Leak)Sanitizer|runtime error:" "$DF_DNSFENCE_LOG" | head -60 >&2
 		[ "$rc" -ne 0 ] || rc=1
 	fi
+	df_drop_own_cgroup
 	for ns in "${DF_NETNS[@]}"; do
 		# Anything still running inside our own namespaces was started here.
 		for pid in $(ip netns pids "$ns" 2>/dev/null); do
@@ -511,6 +515,33 @@ df_exec_lab() {
 	df_config allow='["www.allowed.test"]'
 	DF_CGROOT="$(findmnt -n -t cgroup2 -o TARGET | head -1)"
 	[ -n "$DF_CGROOT" ] || fail "no cgroup2 mount on this machine"
+	df_own_cgroup
+}
+
+# df_own_cgroup: this test's shell, and so all it starts, in a cgroup of
+# its own, DF_CG (df<pid>-cg below the one it was started in): exec makes
+# its command's cgroup below its own, so a test looks for what exec left
+# under DF_CG alone, never at the cgroups of tests running beside it. The
+# EXIT trap moves the shell back and removes DF_CG.
+df_own_cgroup() {
+	local own
+	own="$(sed -n 's|^0::||p' "/proc/$$/cgroup")"
+	DF_CG_PARENT="$DF_CGROOT${own%/}"
+	DF_CG="$DF_CG_PARENT/df$$-cg"
+	mkdir "$DF_CG"
+	echo $$ >"$DF_CG/cgroup.procs"
+}
+
+# df_drop_own_cgroup: undo df_own_cgroup (the clean-up; every process the
+# test started is gone or is killed here).
+df_drop_own_cgroup() {
+	local d
+	[ -n "$DF_CG" ] && [ -d "$DF_CG" ] || return 0
+	echo $$ >"$DF_CG_PARENT/cgroup.procs"
+	echo 1 >"$DF_CG/cgroup.kill" 2>/dev/null
+	for d in $(find "$DF_CG" -depth -mindepth 1 -type d 2>/dev/null) "$DF_CG"; do
+		df_poll 50 rmdir "$d" || echo "$DF_TEST: could not remove cgroup $d" >&2
+	done
 }
 
 # df_wl_cg CMD...: CMD in the workload namespace with the cgroup tree at
@@ -703,6 +734,7 @@ df_dig() {
 	done
 	DF_DIG_CMD="dig${server:+ $server} $*"
 	DF_DIG_RC=0
+	DF_ASKED_AT=$EPOCHREALTIME
 	DF_OUT="$(wl dig +time=3 +tries=1 $server "$@" 2>&1)" || DF_DIG_RC=$?
 	[ "${DF_VERBOSE:-0}" = 1 ] && printf '%s\n%s\n' "\$ $DF_DIG_CMD" "$DF_OUT" >&2
 	return 0
@@ -886,13 +918,20 @@ expect_not_in_set() {
 }
 
 # expect_set_timeout SET ADDR LOW HIGH: ADDR is in SET with a remaining
-# timeout in [LOW, HIGH].
+# timeout in [LOW, HIGH], LOW and HIGH as they are right after the answer
+# to the last df_dig or df_ask_connect: the kernel counts the timeout down
+# meanwhile, so LOW is lowered by the whole seconds since that question
+# was sent (a loaded machine checks later, never wrongly).
 expect_set_timeout() {
-	local t
+	local t low=$3 since
+	if [ -n "$DF_ASKED_AT" ]; then
+		since=$(( (${EPOCHREALTIME/./} - ${DF_ASKED_AT/./} + 999999) / 1000000 ))
+		low=$((low - since))
+	fi
 	t="$(df_set_timeout "$1" "$2")"
-	[ -n "$t" ] || fail "expected $2 in set $1 (timeout $3..$4); members: $(df_set_members "$1" | tr '\n' ' ')"
-	[ "$t" -ge "$3" ] && [ "$t" -le "$4" ] ||
-		fail "expected $2 in set $1 with a timeout in $3..$4, saw $t"
+	[ -n "$t" ] || fail "expected $2 in set $1 (timeout $low..$4); members: $(df_set_members "$1" | tr '\n' ' ')"
+	[ "$t" -ge "$low" ] && [ "$t" -le "$4" ] ||
+		fail "expected $2 in set $1 with a timeout in $low..$4 (${3} less the seconds since the question), saw $t"
 }
 
 # expect_log_contains TEXT: the dnsfence log has a line with TEXT (waits up
@@ -933,6 +972,7 @@ df_ask_connect() {
 	if [ "$1" = +tcp ]; then tcp=1; shift; fi
 	DF_DIG_CMD="df_ask_connect $* (tcp=$tcp)"
 	DF_DIG_RC=0
+	DF_ASKED_AT=$EPOCHREALTIME
 	DF_OUT="$(wl "$DF_PY" - "$tcp" "$@" <<'EOF'
 import random, socket, struct, sys
 TYPES = {"A": 1, "AAAA": 28, "SVCB": 64, "HTTPS": 65}

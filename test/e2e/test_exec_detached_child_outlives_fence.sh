@@ -52,7 +52,7 @@ df_wl_cg "$DNSFENCE_BIN" -c "$DF_DNSFENCE_CONF" exec --user "$USER_ID" -- \
 [ "$st" -eq 0 ] || fail "exec of the command exited $st: $(cat "$DF_TMP/exec.err")"
 ! grep -q "fencing uid" "$DF_TMP/exec.err" || fail "exec fell back to the uid: $(cat "$DF_TMP/exec.err")"
 # (exec sees the tree at /sys/fs/cgroup, df_wl_cg's mount)
-cg_left="$(sed -n 's|.*cannot remove cgroup /sys/fs/cgroup/\(dnsfence-exec-[0-9]*\):.*|\1|p' "$DF_TMP/exec.err" | head -1)"
+cg_left="$(sed -n 's|.*cannot remove cgroup /sys/fs/cgroup/\([^:]*dnsfence-exec-[0-9]*\):.*|\1|p' "$DF_TMP/exec.err" | head -1)"
 [ -z "$cg_left" ] || cg_left="$cgroot/$cg_left"
 grep -q '^refused' "$tries" || fail "the child made no try while the fence was up (tries: $(cat "$tries"))"
 ok "while exec runs, the detached child's tries are refused (the first of them)"

@@ -15,7 +15,6 @@
 source "$(dirname "$0")/lib.sh"
 df_exec_lab
 USER_ID=4242
-cgroot="$DF_CGROOT"
 
 # fexec ARGS...: dnsfence exec in the workload namespace; DF_CMD_RC.
 fexec() {
@@ -42,7 +41,7 @@ nothing_left() {
 		left+="$(wl "$t"-save -t raw 2>/dev/null | grep DNSFENCE || true)"
 	done
 	left+="$(wl ipset list -n | grep '^dfx' || true)"
-	left+="$(find "$cgroot" -maxdepth 3 -name 'dnsfence-exec-*' 2>/dev/null || true)"
+	left+="$(find "$DF_CG" -name 'dnsfence-exec-*' 2>/dev/null || true)"
 	left+="$(find "$DF_TMP/state/exec" -mindepth 1 2>/dev/null || true)"
 	[ -z "$left" ] || fail "$1: exec left behind: $left"
 }

@@ -24,7 +24,7 @@ USER_ID=4242
 chmod 711 "$DF_TMP" # uid 4242 runs the script below from there
 
 cat >"$DF_TMP/vsock.py" <<'PY'
-import ctypes, mmap, os, socket, struct
+import ctypes, mmap, os, socket, struct, sys
 
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
@@ -63,21 +63,37 @@ direct = (b"\x53\xb8\x67\x01\x00\x00\xbb\x28\x00\x00\x00\xb9\x01\x00\x00\x00"
 # int 0x80; pop rbx; ret
 call = (b"\x53\xb8\x66\x00\x00\x00\xbb\x01\x00\x00\x00\xb9" +
         struct.pack("<I", base + 2048) + b"\xcd\x80\x5b\xc3")
+# Each in a child: a kernel without 32-bit syscalls (no IA32 emulation)
+# answers int 0x80 with SIGSEGV, and then there is no such way out.
 for what, code, at in (("vsock32", direct, 0), ("vsock32-socketcall", call, 256)):
     buf[at:at + len(code)] = code
-    r = ctypes.CFUNCTYPE(ctypes.c_int)(base + at)()
-    report(what, r, -r if r < 0 else 0)
+    sys.stdout.flush()
+    pid = os.fork()
+    if pid == 0:
+        r = ctypes.CFUNCTYPE(ctypes.c_int)(base + at)()
+        report(what, r, -r if r < 0 else 0)
+        sys.stdout.flush()
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status) and os.WTERMSIG(status) == 11:
+        print("%s: absent (int 0x80 is SIGSEGV: no 32-bit syscalls here)" % what, flush=True)
 PY
 chmod 644 "$DF_TMP/vsock.py"
 [ "$(uname -m)" = x86_64 ] || fail "this test's int 0x80 probes are x86-64 code (machine: $(uname -m))"
 
 df_wl_as "$USER_ID" "$DF_PY" "$DF_TMP/vsock.py" >"$DF_TMP/open.out" 2>&1 ||
 	fail "control: the probe failed unfenced: $(cat "$DF_TMP/open.out")"
-for w in vsock inet io_uring vsock32 vsock32-socketcall; do
+# A kernel without 32-bit syscalls has no int 0x80 way: those two probes
+# are then left out of both runs (the line says "absent").
+probes="vsock io_uring"
+for w in vsock32 vsock32-socketcall; do
+	grep -q "^$w: absent" "$DF_TMP/open.out" || probes+=" $w"
+done
+for w in inet $probes; do
 	grep -qx "$w: created" "$DF_TMP/open.out" ||
 		fail "control: unfenced, uid $USER_ID could not make $w (this machine lacks it?): $(tr '\n' ' ' <"$DF_TMP/open.out")"
 done
-ok "control: unfenced, uid $USER_ID makes an AF_VSOCK socket by socket(2), int 0x80 socket and socketcall, and an io_uring"
+ok "control: unfenced, uid $USER_ID makes each of: $probes"
 
 st=0
 df_wl_cg "$DNSFENCE_BIN" -c "$DF_DNSFENCE_CONF" exec --user "$USER_ID" -- \
@@ -87,7 +103,7 @@ df_wl_cg "$DNSFENCE_BIN" -c "$DF_DNSFENCE_CONF" exec --user "$USER_ID" -- \
 grep -qx "inet: created" "$DF_TMP/exec.out" ||
 	fail "control: the fenced command cannot make an AF_INET socket: $(tr '\n' ' ' <"$DF_TMP/exec.out")"
 ok "control: the fenced command makes an AF_INET socket"
-for w in vsock io_uring vsock32 vsock32-socketcall; do
+for w in $probes; do
 	grep -q "^$w: refused" "$DF_TMP/exec.out" ||
 		fail "the fenced command made $w, a way past every firewall rule: $(tr '\n' ' ' <"$DF_TMP/exec.out")"
 done
