@@ -34,10 +34,21 @@ c["allow"] = ["a.b.allowed.test"]
 c["control"] = {"socket": sys.argv[2] + ".sock"}  # another daemon's config
 json.dump(c, open(sys.argv[2], "w"))
 PYEOF
+# A's parent (its guard) stops meanwhile: a guard tick between B's install
+# and B's verification, or before the control below, would put A's rules
+# back first (a loaded machine makes that window wider than guard_interval).
+kill -STOP "$DF_DNSFENCE_PID"
+# ... and a guard check it forked before that ends first.
+no_guard_child() {
+	! ps -o pid=,stat=,comm= --ppid "$DF_DNSFENCE_PID" | awk '$2 !~ /^Z/ && $3 != "dnsfence-dns"' | grep -q .
+}
+df_poll 100 no_guard_child ||
+	{ kill -CONT "$DF_DNSFENCE_PID"; fail "a guard check of A's did not end"; }
 wl env -u DNSFENCE_CONFIG -u DNSFENCE_MODE "$DNSFENCE_BIN" -c "$DF_TMP/b.json" setup \
-	>"$DF_TMP/b-setup.log" 2>&1 || fail "B's setup failed: $(cat "$DF_TMP/b-setup.log")"
+	>"$DF_TMP/b-setup.log" 2>&1 || { kill -CONT "$DF_DNSFENCE_PID"; fail "B's setup failed: $(cat "$DF_TMP/b-setup.log")"; }
 wl ipset add dnsfence4 198.18.1.12 timeout 600
-df_connect_as "$U" 198.18.1.11 80 || fail "B: 198.18.1.11:80 not reachable under B's rules (control)"
+df_connect_as "$U" 198.18.1.11 80 || { kill -CONT "$DF_DNSFENCE_PID"; fail "B: 198.18.1.11:80 not reachable under B's rules (control)"; }
+kill -CONT "$DF_DNSFENCE_PID"
 ok "B's rules in place: 198.18.1.11 connects, 198.18.1.12 in the set"
 
 df_wait_log 100 "restored the firewall rules and sets" || fail "the guard did not restore A's rules"

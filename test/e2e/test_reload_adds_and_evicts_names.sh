@@ -18,8 +18,11 @@ df_setup
 up ip addr add 198.18.7.1/32 dev lo
 up ip addr add 198.18.7.2/32 dev lo
 df_start_listener 443
+# No watch: the file changes below are read by the explicit reloads alone
+# (with the watch on, its own reload may come first, and the explicit one
+# then finds no change).
 df_start_dnsfence allow='["www.allowed.test", "solo.allowed.test", "shared-a.allowed.test"]' \
-	ports='["tcp/443"]'
+	ports='["tcp/443"]' control='{"socket": "'"$DF_TMP"'/control.sock", "watch": false}'
 chmod 755 "$DF_TMP" # the daemon reads the config again after the privilege drop
 pid=$DF_DNSFENCE_PID
 
