@@ -11,7 +11,9 @@ WL_UID=4242
 df_setup
 df_start_listener 443
 df_start_listener 8080
-df_start_dnsfence allow='["www.allowed.test"]' ports='["tcp/443"]' guard_interval=1
+# No watch: the rewritten file is read by the explicit reload alone.
+df_start_dnsfence allow='["www.allowed.test"]' ports='["tcp/443"]' guard_interval=1 \
+	control='{"socket": "'"$DF_TMP"'/control.sock", "watch": false}'
 chmod 755 "$DF_TMP"
 cp "$DF_DNSFENCE_CONF" "$DF_TMP/old.json"
 sock="$DF_TMP/control.sock"
