@@ -136,8 +136,10 @@ expect_answer_contains 198.18.1.77
 expect_in_set dnsfence4 198.18.1.77
 ok "control: good.allowed.test -> 198.18.1.77 (a correct answer from the fake), in dnsfence4"
 
-# bad KIND ADDR: KIND-<pid>.allowed.test -> SERVFAIL within 3.5 s; ADDR is
-# neither in the reply nor in dnsfence4; the fake did get the query.
+# bad KIND ADDR: KIND-<pid>.allowed.test -> SERVFAIL before the client
+# gives up (dig waits 6 s; upstream_timeout is 2 s, the rest is room for a
+# loaded machine); ADDR is neither in the reply nor in dnsfence4; the fake
+# did get the query.
 bad() {
 	local kind=$1 addr=$2 name="$1-$$.allowed.test" t0 ms
 	t0="$(df_now_ms)"
@@ -146,7 +148,7 @@ bad() {
 	expect_rcode SERVFAIL
 	expect_answer_empty
 	expect_out_lacks "$addr"
-	[ "$ms" -le 3500 ] || fail "$kind: expected SERVFAIL within 3500 ms (upstream_timeout 2 s), took $ms ms"
+	[ "$ms" -le 5500 ] || fail "$kind: expected SERVFAIL within 5500 ms (upstream_timeout 2 s, dig waits 6 s), took $ms ms"
 	grep -q " $name 1 " "$fake_log" || fail "$kind: the fake upstream never saw $name"
 	expect_not_in_set dnsfence4 "$addr"
 	expect_dnsfence_running
