@@ -19,7 +19,10 @@
  * status is the command's (128 + signal when a signal ended it); a cgroup
  * that cannot be emptied keeps the rules. A `dnsfence exec` killed
  * outright leaves its directory: the next one finds it (its pid gone),
- * empties its cgroup and removes what it names first. The command cannot
+ * judges it (root's alone, not a link) and, by keys rebuilt from that
+ * pid only (never a config, cgroup or pid read there: another user may
+ * have planted them), empties its cgroup, stops its daemon and removes
+ * its fence first. The command cannot
  * reach into another process of its uid (seccomp, Landlock) nor open a
  * socket that netfilter never sees (AF_VSOCK; io_uring), and exec
  * refuses a cgroup tree the command's uid could write.
@@ -58,6 +61,8 @@
 #include "config/config.h"
 #include "fence/firewall.h"
 #include "fence/fwexec.h"
+#include "base/statefs.h"
+#include "daemon/privs.h"
 
 #define READY_TIMEOUT_MS 15000
 #define STOP_TIMEOUT_MS	 5000
@@ -76,6 +81,7 @@ struct instance {
 
 static volatile sig_atomic_t got_signal;
 static char exec_dir[PATH_LEN]; /* STATE_DIR/exec */
+static int exec_fd = -1;	/* exec_dir, judged: root's, no g/o write */
 
 static bool path_fmt(char *out, size_t cap, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -104,7 +110,7 @@ static int make_cgroup(struct instance *in);
 static int write_config(const struct instance *in, const char *config_path,
 			cJSON *allow);
 static cJSON *read_json(const char *path);
-static void instance_keys(cJSON *j, const struct instance *in);
+static void instance_keys(cJSON *j, const struct instance *in, int pid);
 static pid_t spawn_self(const char *conf, const char *command, const char *log);
 static int wait_ready(const struct instance *in);
 static pid_t start_command(const struct instance *in, char **argv);
@@ -121,7 +127,11 @@ static bool namespace_fenced(void);
 static void on_signal(int sig);
 static int rm_tree(const char *dir);
 static int find_exec_dir(const char *config_path);
-static void write_pid(const struct instance *in);
+static bool root_only(const struct stat *st);
+static int parse_pid(const char *name);
+static bool stale_entry(int pid, const char *name, struct instance *in);
+static void stale_cgroup(int pid, int dfd, struct instance *in);
+static int write_teardown_config(int pid, int dfd, struct instance *in);
 static void stop_stale_daemon(const char *dir);
 
 int exec_main(const char *config_path, int argc, char **argv)
@@ -130,6 +140,7 @@ int exec_main(const char *config_path, int argc, char **argv)
 	cJSON *allow = cJSON_CreateArray();
 	const char *user = NULL;
 	int cmd_at = 0, status = 125;
+	char pidname[16];
 	pid_t child;
 
 	if (allow == NULL)
@@ -155,9 +166,8 @@ int exec_main(const char *config_path, int argc, char **argv)
 	}
 	path_fmt(in.dir, sizeof(in.dir), "%s/%d", exec_dir, (int)getpid());
 	path_fmt(in.conf, sizeof(in.conf), "%s/dnsfence.json", in.dir);
-	if (mkdir(exec_dir, 0700) != 0 && errno != EEXIST)
-		goto io;
-	if (mkdir(in.dir, 0700) != 0)
+	snprintf(pidname, sizeof(pidname), "%d", (int)getpid());
+	if (mkdirat(exec_fd, pidname, 0700) != 0)
 		goto io;
 	if (make_cgroup(&in) != 0 || write_config(&in, config_path, allow) != 0)
 		goto cleanup;
@@ -186,31 +196,88 @@ io:
 	fprintf(stderr, "dnsfence: exec: cannot make %s: %s\n",
 		in.dir[0] ? in.dir : exec_dir, strerror(errno));
 out:
+	if (exec_fd >= 0)
+		close(exec_fd);
+	exec_fd = -1;
 	cJSON_Delete(allow);
 	return status;
 }
 
 /* exec_dir from the config's state_dir (made when missing, as the
- * daemon makes it). */
+ * daemon makes it), opened as exec_fd. The state directory must pass
+ * the daemon's own rule (statefs.h: root's or `user`'s, no group or
+ * other write, not a link); exec_dir, which only exec writes, must be
+ * root's alone: what is in it names what the next exec removes. */
 static int find_exec_dir(const char *config_path)
 {
 	const char *path =
 	    config_path ? config_path : getenv("DNSFENCE_CONFIG");
-	const char *state = CONFIG_DEFAULT_STATE_DIR;
-	cJSON *j = path ? read_json(path) : NULL, *sd;
-	bool ok;
+	const char *state = CONFIG_DEFAULT_STATE_DIR, *user = "dnsfence";
+	cJSON *j = path ? read_json(path) : NULL, *sd, *u;
+	char err[1024], num[24];
+	struct stat st;
+	uid_t uid = 0;
+	gid_t gid = 0;
+	int sfd = -1, rc = -EIO;
 
 	sd = j ? cJSON_GetObjectItem(j, "state_dir") : NULL;
 	if (cJSON_IsString(sd) && sd->valuestring[0] == '/')
 		state = sd->valuestring;
-	ok = path_fmt(exec_dir, sizeof(exec_dir), "%s/exec", state);
-	if (ok && mkdir(state, 0755) != 0 && errno != EEXIST)
-		ok = false;
-	if (!ok)
+	u = j ? cJSON_GetObjectItem(j, "user") : NULL;
+	if (cJSON_IsString(u))
+		user = u->valuestring;
+	else if (cJSON_IsNumber(u) &&
+		 snprintf(num, sizeof(num), "%.0f", u->valuedouble) > 0)
+		user = num;
+	if (privs_lookup(user, &uid, &gid, err, sizeof(err)) != 0)
+		uid = 0; /* then only root's state directory will do */
+	if (!path_fmt(exec_dir, sizeof(exec_dir), "%s/exec", state) ||
+	    (mkdir(state, 0755) != 0 && errno != EEXIST)) {
 		fprintf(stderr, "dnsfence: exec: cannot make %s/exec: %s\n",
 			state, strerror(errno));
+		goto out;
+	}
+	sfd = statefs_open_dir(state, uid, err, sizeof(err));
+	if (sfd < 0) {
+		fprintf(stderr, "dnsfence: exec: %s\n", err);
+		rc = sfd;
+		goto out;
+	}
+	if (mkdirat(sfd, "exec", 0700) != 0 && errno != EEXIST) {
+		fprintf(stderr, "dnsfence: exec: cannot make %s: %s\n",
+			exec_dir, strerror(errno));
+		goto out;
+	}
+	exec_fd = openat(sfd, "exec",
+			 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (exec_fd < 0 || fstat(exec_fd, &st) != 0 || !root_only(&st)) {
+		fprintf(stderr,
+			"dnsfence: exec: %s is %s: refusing it, since what it "
+			"holds names the rules, sets, cgroups and processes "
+			"the next exec removes. Fix: remove it (exec makes it "
+			"again, root's, mode 0700)\n",
+			exec_dir,
+			exec_fd < 0 ? "a symbolic link or not a directory"
+				    : "not root's alone (owner or mode)");
+		if (exec_fd >= 0)
+			close(exec_fd);
+		exec_fd = -1;
+		rc = -EPERM;
+		goto out;
+	}
+	rc = 0;
+out:
+	if (sfd >= 0)
+		close(sfd);
 	cJSON_Delete(j);
-	return ok ? 0 : -EIO;
+	return rc;
+}
+
+/* A directory (lstat'ed: a link is not) that only root may write. */
+static bool root_only(const struct stat *st)
+{
+	return S_ISDIR(st->st_mode) && st->st_uid == 0 &&
+	       (st->st_mode & (S_IWGRP | S_IWOTH)) == 0;
 }
 
 static void on_signal(int sig)
@@ -421,9 +488,8 @@ static cJSON *read_json(const char *path)
 /* The keys of the private instance, each replacing the user's: the
  * subject, its own listener on a loopback address of this pid, its own
  * sets, state and control socket, no metrics, output scope. */
-static void instance_keys(cJSON *j, const struct instance *in)
+static void instance_keys(cJSON *j, const struct instance *in, int pid)
 {
-	int pid = (int)getpid();
 	char buf[PATH_LEN + 32];
 	cJSON *sub, *arr, *sets, *ctl;
 
@@ -482,7 +548,7 @@ static int write_config(const struct instance *in, const char *config_path,
 		cJSON_AddItemToObject(j, "allow", list = cJSON_CreateArray());
 	for (cJSON *a = allow->child; a != NULL; a = a->next)
 		cJSON_AddItemToArray(list, cJSON_CreateString(a->valuestring));
-	instance_keys(j, in);
+	instance_keys(j, in, (int)getpid());
 	text = cJSON_Print(j);
 	cJSON_Delete(j);
 	if (text == NULL)
@@ -535,7 +601,6 @@ static int wait_ready(const struct instance *in_c)
 		return -EINVAL;
 	}
 	in->daemon = spawn_self(in->conf, "run", log);
-	write_pid(in);
 	for (int waited = 0; in->daemon > 0 && !got_signal; waited += 100) {
 		if (waitpid(in->daemon, &st, WNOHANG) == in->daemon) {
 			in->daemon = -1;
@@ -857,83 +922,213 @@ static int rm_tree(const char *dir)
 	return rmdir(dir) == 0 ? 0 : -errno;
 }
 
-/* The daemon's pid in DIR/daemon.pid, for the exec after a killed one:
- * the daemon changes its uid, which clears a parent-death signal, so it
- * outlives an exec killed outright. */
-static void write_pid(const struct instance *in)
-{
-	char path[PATH_LEN + 16];
-	FILE *f;
-
-	if (in->daemon <= 0 ||
-	    !path_fmt(path, sizeof(path), "%s/daemon.pid", in->dir))
-		return;
-	f = fopen(path, "w");
-	if (f != NULL) {
-		fprintf(f, "%d\n", (int)in->daemon);
-		fclose(f);
-	}
-}
-
-/* Stop the daemon DIR/daemon.pid names, if it still runs DIR's config. */
+/* Stop the daemon a killed exec left in DIR: the process whose command
+ * line is exactly the one that exec started ("dnsfence -c
+ * DIR/dnsfence.json run") and whose program is this one, found in /proc
+ * (the daemon changes its uid, which clears a parent-death signal, so
+ * it outlives an exec killed outright). No pid is taken from a file. */
 static void stop_stale_daemon(const char *dir)
 {
-	char path[PATH_LEN + 16], cmd[4096];
-	FILE *f;
-	int pid = 0;
-	size_t n;
+	char want[PATH_LEN + 64], cmd[PATH_LEN + 64], path[64];
+	struct stat self, st;
+	struct dirent *e;
+	size_t wlen;
+	DIR *d;
+	int n;
 
-	if (!path_fmt(path, sizeof(path), "%s/daemon.pid", dir) ||
-	    (f = fopen(path, "r")) == NULL)
+	n = snprintf(want, sizeof(want), "dnsfence%c-c%c%s/dnsfence.json%crun",
+		     0, 0, dir, 0);
+	if (n < 0 || (size_t)n >= sizeof(want) - 1 ||
+	    stat("/proc/self/exe", &self) != 0 ||
+	    (d = opendir("/proc")) == NULL)
 		return;
-	if (fscanf(f, "%d", &pid) != 1)
-		pid = 0;
-	fclose(f);
-	if (pid <= 0 ||
-	    !path_fmt(path, sizeof(path), "/proc/%d/cmdline", pid) ||
-	    (f = fopen(path, "r")) == NULL)
-		return;
-	n = fread(cmd, 1, sizeof(cmd) - 1, f);
-	fclose(f);
-	for (size_t i = 0; i < n; i++)
-		cmd[i] = cmd[i] == '\0' ? ' ' : cmd[i];
-	cmd[n] = '\0';
-	if (strstr(cmd, dir) == NULL)
-		return; /* the pid is another process's now */
-	kill(pid, SIGTERM);
-	for (int i = 0; i < STOP_TIMEOUT_MS / 50 && kill(pid, 0) == 0; i++)
-		nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
-	if (kill(pid, 0) == 0)
-		kill(pid, SIGKILL);
+	wlen = (size_t)n + 1; /* with the last NUL */
+	while ((e = readdir(d)) != NULL) {
+		int pid = parse_pid(e->d_name);
+		ssize_t len;
+		int fd;
+
+		if (pid <= 0 || pid == (int)getpid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		len = read(fd, cmd, sizeof(cmd));
+		close(fd);
+		snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+		if (len != (ssize_t)wlen || memcmp(cmd, want, wlen) != 0 ||
+		    stat(path, &st) != 0 || st.st_dev != self.st_dev ||
+		    st.st_ino != self.st_ino)
+			continue;
+		kill(pid, SIGTERM);
+		for (int i = 0; i < STOP_TIMEOUT_MS / 50 && kill(pid, 0) == 0;
+		     i++)
+			nanosleep(&(struct timespec){0, 50 * 1000 * 1000},
+				  NULL);
+		if (kill(pid, 0) == 0)
+			kill(pid, SIGKILL);
+	}
+	closedir(d);
 }
 
-/* What an exec killed outright left: its pid is gone. */
+/* A pid as exec names its directory: decimal, no sign, no leading zero;
+ * 0 for any other name. */
+static int parse_pid(const char *name)
+{
+	long v = 0;
+
+	if (name[0] < '1' || name[0] > '9')
+		return 0;
+	for (const char *c = name; *c != '\0'; c++) {
+		if (*c < '0' || *c > '9' || v > (0x7fffffffL - 9) / 10)
+			return 0;
+		v = v * 10 + (*c - '0');
+	}
+	return (int)v;
+}
+
+/* The entry NAME of exec_dir, of the exec with pid (gone), judged before
+ * anything is done by it: a directory, not a link, root's, that no group
+ * or other may write (what exec makes, 0700). in gets its directory,
+ * its cgroup (stale_cgroup) and the config its teardown runs, written
+ * afresh from pid: never one found there. false (said) to leave it. */
+static bool stale_entry(int pid, const char *name, struct instance *in)
+{
+	struct stat st = {0};
+	bool ok = false;
+	int dfd = -1;
+
+	path_fmt(in->dir, sizeof(in->dir), "%s/%s", exec_dir, name);
+	if (fstatat(exec_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+	    !root_only(&st) ||
+	    (dfd = openat(exec_fd, name,
+			  O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) <
+		0 ||
+	    fstat(dfd, &st) != 0 || !root_only(&st)) {
+		fprintf(stderr,
+			"dnsfence: exec: ignoring %s: not a directory exec "
+			"made (owner uid %u, mode %03o%s); nothing named there "
+			"is removed or stopped\n",
+			in->dir, (unsigned)st.st_uid,
+			(unsigned)(st.st_mode & 07777),
+			S_ISLNK(st.st_mode) ? ", a symbolic link" : "");
+		goto out;
+	}
+	stale_cgroup(pid, dfd, in);
+	ok = write_teardown_config(pid, dfd, in) == 0;
+out:
+	if (dfd >= 0)
+		close(dfd);
+	return ok;
+}
+
+/* The cgroup of the exec with pid: "dnsfence-exec-PID" (the name exec
+ * gives it), below the cgroup its own config names when that file is
+ * root's (no group or other write) and the path has no "." or ".."
+ * step, else below ours; used only when it is a directory of root's on
+ * the cgroup2 mount. "" when there is none. */
+static void stale_cgroup(int pid, int dfd, struct instance *in)
+{
+	char mnt[PATH_LEN], own[PATH_LEN], base[64], err[512], *text = NULL;
+	const char *at = NULL;
+	cJSON *j = NULL, *cg;
+	size_t len = 0;
+	struct stat st;
+	int fd;
+	FILE *f;
+
+	in->cgroup[0] = in->cgpath[0] = '\0';
+	if (cgroup_root(mnt, sizeof(mnt), own, sizeof(own)) != 0)
+		return;
+	snprintf(base, sizeof(base), "/dnsfence-exec-%d", pid);
+	fd = statefs_open_file(dfd, in->dir, "dnsfence.json", 0, err,
+			       sizeof(err));
+	if (fd >= 0 && (f = fdopen(fd, "r")) != NULL) {
+		text = calloc(1, 65537);
+		len = text != NULL ? fread(text, 1, 65536, f) : 0;
+		fclose(f);
+		j = len > 0 ? cJSON_ParseWithLength(text, len) : NULL;
+	} else if (fd >= 0) {
+		close(fd);
+	}
+	cg = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "subjects"), "cgroups");
+	if (cg != NULL && cJSON_IsString(cg->child))
+		at = cg->child->valuestring;
+	if (at != NULL && at[0] == '/' && strstr(at, "/./") == NULL &&
+	    strstr(at, "/../") == NULL && strstr(at, "//") == NULL &&
+	    strlen(at) > strlen(base) &&
+	    strcmp(at + strlen(at) - strlen(base), base) == 0)
+		path_fmt(in->cgpath, sizeof(in->cgpath), "%s", at);
+	else
+		path_fmt(in->cgpath, sizeof(in->cgpath), "%s%s", own, base);
+	cJSON_Delete(j);
+	free(text);
+	if (!path_fmt(in->cgroup, sizeof(in->cgroup), "%s%s", mnt,
+		      in->cgpath) ||
+	    lstat(in->cgroup, &st) != 0 || !S_ISDIR(st.st_mode) ||
+	    st.st_uid != 0)
+		in->cgroup[0] = in->cgpath[0] = '\0';
+}
+
+/* The config the teardown of the exec with pid runs, with the keys exec
+ * derives from that pid (sets, listener, state and control socket), in
+ * its directory as teardown.json, created exclusively: the teardown of
+ * a killed exec removes only that exec's sets, and refuses rules that
+ * match others (another config's fence). No subjects (the chains go
+ * whole); an upstream of its own, since a teardown asks none. */
+static int write_teardown_config(int pid, int dfd, struct instance *in)
+{
+	cJSON *j = cJSON_CreateObject(), *up;
+	char *text = NULL;
+	int fd = -1, rc = -ENOMEM;
+
+	if (!path_fmt(in->conf, sizeof(in->conf), "%s/teardown.json",
+		      in->dir) ||
+	    j == NULL)
+		goto out;
+	instance_keys(j, in, pid);
+	cJSON_DeleteItemFromObject(j, "subjects");
+	up = cJSON_AddArrayToObject(j, "upstreams");
+	if (up != NULL)
+		cJSON_AddItemToArray(up, cJSON_CreateString("192.0.2.1"));
+	if ((text = cJSON_Print(j)) == NULL)
+		goto out;
+	fd = statefs_create(dfd, "teardown.json", 0600);
+	rc = fd < 0 ? fd : 0;
+	if (fd >= 0 && write(fd, text, strlen(text)) != (ssize_t)strlen(text))
+		rc = -EIO;
+	if (rc != 0)
+		fprintf(stderr, "dnsfence: exec: cannot write %s: %s\n",
+			in->conf, strerror(-rc));
+out:
+	if (fd >= 0)
+		close(fd);
+	free(text);
+	cJSON_Delete(j);
+	return rc;
+}
+
+/* What an exec killed outright left: an entry whose pid is gone, judged
+ * and rebuilt from that pid (stale_entry) before its cgroup is emptied,
+ * its daemon stopped and its fence removed. */
 static void clean_stale(void)
 {
-	DIR *d = opendir(exec_dir);
+	int fd = dup(exec_fd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	struct dirent *e;
 
-	if (d == NULL)
+	if (d == NULL) {
+		if (fd >= 0)
+			close(fd);
 		return;
+	}
 	while ((e = readdir(d)) != NULL) {
 		struct instance in = {.daemon = -1};
-		char mnt[PATH_LEN], own[PATH_LEN];
-		cJSON *j, *cg;
-		int pid = atoi(e->d_name);
+		int pid = parse_pid(e->d_name);
 
-		if (pid <= 0 || (kill(pid, 0) == 0 || errno != ESRCH))
+		if (pid <= 0 || (kill(pid, 0) == 0 || errno != ESRCH) ||
+		    !stale_entry(pid, e->d_name, &in))
 			continue;
-		path_fmt(in.dir, sizeof(in.dir), "%s/%s", exec_dir, e->d_name);
-		path_fmt(in.conf, sizeof(in.conf), "%s/dnsfence.json", in.dir);
-		j = read_json(in.conf);
-		cg = j ? cJSON_GetObjectItem(cJSON_GetObjectItem(j, "subjects"),
-					     "cgroups")
-		       : NULL;
-		if (cg != NULL && cJSON_IsString(cg->child) &&
-		    cgroup_root(mnt, sizeof(mnt), own, sizeof(own)) == 0)
-			path_fmt(in.cgroup, sizeof(in.cgroup), "%s%s", mnt,
-				 cg->child->valuestring);
-		cJSON_Delete(j);
 		fprintf(stderr,
 			"dnsfence: exec: removing what exec %d left (it was "
 			"killed)\n",
