@@ -78,16 +78,17 @@ mkdir -p "$DF_TMP/state/exec"
 chmod 0700 "$DF_TMP/state/exec"
 
 # The victims: a root process in a cgroup of its own, and one whose
-# command line holds the planted entry's path.
+# command line holds the planted entry's path (a loop of short sleeps,
+# so that none outlives it; no output held open).
 mkdir "$cgroot$victim"
-bash -c 'echo $$ >"$1/cgroup.procs" && exec sleep 300' _ "$cgroot$victim" &
+bash -c 'echo $$ >"$1/cgroup.procs" && exec sleep 300' _ "$cgroot$victim" </dev/null >/dev/null 2>&1 &
 cgsleep=$!
 DF_PIDS+=("$cgsleep")
 
 # --- 1. an entry of another user's
 p1="$(dead_pid)"
 e1="$DF_TMP/state/exec/$p1"
-bash -c 'sleep 300; :' "$e1" &
+bash -c 'while :; do sleep 1; done' "$e1" </dev/null >/dev/null 2>&1 &
 vpid=$!
 DF_PIDS+=("$vpid")
 mkdir -m 0777 "$e1"
@@ -105,7 +106,7 @@ ok "an exec entry of uid $USER_ID is ignored: the running fence keeps its rules 
 p2="$(dead_pid)"
 e2="$DF_TMP/state/exec/$p2"
 kill "$vpid"
-bash -c 'sleep 300; :' "$e2" &
+bash -c 'while :; do sleep 1; done' "$e2" </dev/null >/dev/null 2>&1 &
 vpid=$!
 DF_PIDS+=("$vpid")
 mkdir -m 0700 "$e2"
