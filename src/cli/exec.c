@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* exec: `dnsfence exec [--user USER] [--allow NAME]... -- CMD [ARGS]`,
- * one command fenced, the rest of the namespace untouched.
+/* exec: `dnsfence exec [--user USER] [--allow NAME]... [--uid-fallback]
+ * -- CMD [ARGS]`, one command fenced, the rest of the namespace
+ * untouched.
  *
  * The fence is a private instance for this command: the config (-c, or
  * none) with `subjects` set to a fresh cgroup made for it below our own
- * (or, where the cgroup tree is not writable, to the command's uid), its
+ * (where none can be made, exec refuses unless --uid-fallback asks for
+ * the command's uid instead, whose processes are then all killed before
+ * the fence goes), its
  * own listener on a loopback address of its own, its own sets, state
  * directory and control socket under STATE_DIR/exec/PID (STATE_DIR the
  * config's `state_dir`), so it never meets
@@ -74,6 +77,7 @@ struct instance {
 	char conf[PATH_LEN];   /* its dnsfence.json */
 	char cgroup[PATH_LEN]; /* the cgroup's directory, "" when by uid */
 	char cgpath[PATH_LEN]; /* the same as the kernel names it */
+	bool by_uid;	       /* no cgroup: uid fenced (--uid-fallback) */
 	uid_t uid;
 	gid_t gid;
 	pid_t daemon;
@@ -103,10 +107,10 @@ static bool path_fmt(char *out, size_t cap, const char *fmt, ...)
 }
 
 static int parse_args(int argc, char **argv, const char **user, cJSON *allow,
-		      int *cmd_at);
+		      bool *uid_fallback, int *cmd_at);
 static int resolve_user(const char *user, uid_t *uid, gid_t *gid);
 static int cgroup_root(char *mnt, size_t mlen, char *own, size_t olen);
-static int make_cgroup(struct instance *in);
+static int make_cgroup(struct instance *in, bool uid_fallback);
 static int write_config(const struct instance *in, const char *config_path,
 			cJSON *allow);
 static cJSON *read_json(const char *path);
@@ -119,6 +123,8 @@ static int exec_filter(void);
 static int cgroup_delegated(const char *mnt, const char *own, uid_t uid,
 			    gid_t gid);
 static int empty_cgroup(const struct instance *in);
+static int empty_uid(const struct instance *in);
+static int kill_uid_pass(uid_t uid, const struct stat *ns, pid_t daemon);
 static int wait_command(pid_t pid);
 static void stop_daemon(struct instance *in);
 static void teardown(const struct instance *in);
@@ -130,7 +136,7 @@ static int find_exec_dir(const char *config_path);
 static bool root_only(const struct stat *st);
 static int parse_pid(const char *name);
 static bool stale_entry(int pid, const char *name, struct instance *in);
-static void stale_cgroup(int pid, int dfd, struct instance *in);
+static void stale_subject(int pid, int dfd, struct instance *in);
 static int write_teardown_config(int pid, int dfd, struct instance *in);
 static void stop_stale_daemon(const char *dir);
 
@@ -139,13 +145,14 @@ int exec_main(const char *config_path, int argc, char **argv)
 	struct instance in = {.daemon = -1};
 	cJSON *allow = cJSON_CreateArray();
 	const char *user = NULL;
+	bool uid_fallback = false;
 	int cmd_at = 0, status = 125;
 	char pidname[16];
 	pid_t child;
 
 	if (allow == NULL)
 		return 125;
-	if (parse_args(argc, argv, &user, allow, &cmd_at) != 0)
+	if (parse_args(argc, argv, &user, allow, &uid_fallback, &cmd_at) != 0)
 		goto out;
 	if (geteuid() != 0) {
 		fprintf(stderr, "dnsfence: exec: run as root (it installs the "
@@ -169,7 +176,8 @@ int exec_main(const char *config_path, int argc, char **argv)
 	snprintf(pidname, sizeof(pidname), "%d", (int)getpid());
 	if (mkdirat(exec_fd, pidname, 0700) != 0)
 		goto io;
-	if (make_cgroup(&in) != 0 || write_config(&in, config_path, allow) != 0)
+	if (make_cgroup(&in, uid_fallback) != 0 ||
+	    write_config(&in, config_path, allow) != 0)
 		goto cleanup;
 	/* No SA_RESTART: the wait for the command must see the signal. */
 	struct sigaction sa = {.sa_handler = on_signal};
@@ -183,9 +191,9 @@ int exec_main(const char *config_path, int argc, char **argv)
 	if (child > 0)
 		status = wait_command(child);
 cleanup:
-	/* Nothing of the command may outlive its fence: the cgroup emptied
-	 * first, or the rules stay. */
-	if (empty_cgroup(&in) != 0) {
+	/* Nothing of the command may outlive its fence: the cgroup (or the
+	 * uid's processes) emptied first, or the rules stay. */
+	if (empty_cgroup(&in) != 0 || empty_uid(&in) != 0) {
 		stop_daemon(&in);
 		goto out;
 	}
@@ -286,11 +294,12 @@ static void on_signal(int sig)
 }
 
 static int parse_args(int argc, char **argv, const char **user, cJSON *allow,
-		      int *cmd_at)
+		      bool *uid_fallback, int *cmd_at)
 {
 	static const struct option longopts[] = {
 	    {"user", required_argument, NULL, 'u'},
 	    {"allow", required_argument, NULL, 'a'},
+	    {"uid-fallback", no_argument, NULL, 'F'},
 	    {NULL, 0, NULL, 0},
 	};
 	int opt;
@@ -301,13 +310,16 @@ static int parse_args(int argc, char **argv, const char **user, cJSON *allow,
 			*user = optarg;
 		} else if (opt == 'a') {
 			cJSON_AddItemToArray(allow, cJSON_CreateString(optarg));
+		} else if (opt == 'F') {
+			*uid_fallback = true;
 		} else {
 			return -EINVAL;
 		}
 	}
 	if (optind >= argc) {
 		fprintf(stderr, "dnsfence: exec: usage: exec [--user USER] "
-				"[--allow NAME]... -- CMD [ARGS]\n");
+				"[--allow NAME]... [--uid-fallback] -- CMD "
+				"[ARGS]\n");
 		return -EINVAL;
 	}
 	*cmd_at = optind;
@@ -443,15 +455,22 @@ static int cgroup_delegated(const char *mnt, const char *own, uid_t uid,
 	}
 }
 
-/* A fresh cgroup below ours; "" (fence by uid) when that cannot be;
- * -EPERM when the command could write an ancestor of it. */
-static int make_cgroup(struct instance *in)
+/* A fresh cgroup below ours; -EPERM when the command could write an
+ * ancestor of it. Where none can be made (no cgroup v2: every plain `ip
+ * netns exec` hides the tree), exec refuses, since a child the command
+ * leaves behind (setsid, a double fork) is then beyond reach, unless the
+ * operator asked for the uid instead (uid_fallback): then every process
+ * of the uid in this network namespace is fenced, and killed before the
+ * fence goes (empty_uid). */
+static int make_cgroup(struct instance *in, bool uid_fallback)
 {
-	char mnt[PATH_LEN], own[PATH_LEN];
+	char mnt[PATH_LEN], own[PATH_LEN], why[PATH_LEN + 64];
 
 	in->cgroup[0] = in->cgpath[0] = '\0';
-	if (cgroup_root(mnt, sizeof(mnt), own, sizeof(own)) != 0)
+	if (cgroup_root(mnt, sizeof(mnt), own, sizeof(own)) != 0) {
+		snprintf(why, sizeof(why), "no cgroup v2 here");
 		goto by_uid;
+	}
 	if (cgroup_delegated(mnt, own, in->uid, in->gid) != 0)
 		return -EPERM;
 	path_fmt(in->cgpath, sizeof(in->cgpath), "%s/dnsfence-exec-%d", own,
@@ -459,17 +478,34 @@ static int make_cgroup(struct instance *in)
 	path_fmt(in->cgroup, sizeof(in->cgroup), "%s%s", mnt, in->cgpath);
 	if (mkdir(in->cgroup, 0755) == 0)
 		return 0;
-	fprintf(stderr,
-		"dnsfence: exec: cannot make cgroup %s (%s): fencing uid %u "
-		"instead (every process of that uid in this namespace)\n",
-		in->cgroup, strerror(errno), (unsigned)in->uid);
+	snprintf(why, sizeof(why), "cannot make cgroup %.*s (%s)", PATH_LEN,
+		 in->cgroup, strerror(errno));
 	in->cgroup[0] = in->cgpath[0] = '\0';
-	return 0;
 by_uid:
+	if (!uid_fallback) {
+		fprintf(stderr,
+			"dnsfence: exec: %s: exec fences the command by a "
+			"cgroup of its own, so that nothing it leaves behind "
+			"(a child that detached) outlives the fence; refusing "
+			"to run it without one. Give exec a cgroup v2 tree it "
+			"may write: `ip netns exec` hides the host's, so mount "
+			"it first ('ip netns exec NS sh -c \"mount -t cgroup2 "
+			"cgroup2 /sys/fs/cgroup && exec dnsfence exec ...\"'), "
+			"or run exec where /sys/fs/cgroup is mounted "
+			"(systemd-run --scope, a container with its cgroup "
+			"namespace); or give --uid-fallback to fence every "
+			"process of uid %u in this network namespace instead "
+			"(all of them are killed before the fence goes)\n",
+			why, (unsigned)in->uid);
+		return -ENOENT;
+	}
+	in->by_uid = true;
 	fprintf(stderr,
-		"dnsfence: exec: no cgroup v2 here: fencing uid %u instead "
-		"(every process of that uid in this namespace)\n",
-		(unsigned)in->uid);
+		"dnsfence: exec: %s: fencing uid %u instead (--uid-fallback): "
+		"every process of that uid in this network namespace is "
+		"fenced, and every one of them is killed before the fence "
+		"goes\n",
+		why, (unsigned)in->uid);
 	return 0;
 }
 
@@ -871,6 +907,87 @@ static int empty_cgroup(const struct instance *in)
 	return -EBUSY;
 }
 
+/* The uid fence's end (--uid-fallback): every process of the uid in
+ * this network namespace killed (a child that detached, and whatever
+ * else runs as that uid here: the operator asked for the uid), passes
+ * repeated until none is found, bounded: 0, or -EBUSY (said) while one
+ * remains, and then the fence stays. */
+static int empty_uid(const struct instance *in)
+{
+	struct stat ns;
+	int found = -1, first = 0;
+
+	if (!in->by_uid)
+		return 0;
+	if (stat("/proc/self/ns/net", &ns) == 0) {
+		for (int waited = 0; waited <= KILL_TIMEOUT_MS; waited += 20) {
+			found = kill_uid_pass(in->uid, &ns, in->daemon);
+			if (waited == 0)
+				first = found;
+			if (found == 0)
+				break;
+			nanosleep(&(struct timespec){0, 20 * 1000 * 1000},
+				  NULL);
+		}
+	}
+	if (found == 0) {
+		fprintf(stderr,
+			"dnsfence: exec: %d process(es) of uid %u in this "
+			"network namespace were still running and were "
+			"killed\n",
+			first, (unsigned)in->uid);
+		return 0;
+	}
+	fprintf(stderr,
+		"dnsfence: exec: processes of uid %u still run in this network "
+		"namespace: the command's fence (rules and sets) stays in "
+		"place; kill them, then run 'dnsfence -c %s teardown' (or any "
+		"exec, which finishes it)\n",
+		(unsigned)in->uid, in->conf);
+	return -EBUSY;
+}
+
+/* One pass over /proc: SIGKILL to every live process whose real or
+ * effective uid is uid, in the network namespace ns, but exec's own
+ * daemon and its DNS process; how many were found. */
+static int kill_uid_pass(uid_t uid, const struct stat *ns, pid_t daemon)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int n = 0;
+
+	if (d == NULL)
+		return -1;
+	while ((e = readdir(d)) != NULL) {
+		unsigned r = (unsigned)-1, eu = (unsigned)-1;
+		int pid = parse_pid(e->d_name), ppid = 0;
+		char path[64], line[256], state = 0;
+		struct stat st;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/status", pid);
+		if (pid <= 0 || pid == (int)getpid() || pid == daemon ||
+		    (f = fopen(path, "re")) == NULL)
+			continue;
+		while (fgets(line, sizeof(line), f) != NULL) {
+			if (sscanf(line, "Uid: %u %u", &r, &eu) == 2 ||
+			    sscanf(line, "PPid: %d", &ppid) == 1 ||
+			    sscanf(line, "State: %c", &state) == 1)
+				continue;
+		}
+		fclose(f);
+		snprintf(path, sizeof(path), "/proc/%d/ns/net", pid);
+		if ((r != uid && eu != uid) || state == 'Z' ||
+		    (daemon > 0 && ppid == daemon) || stat(path, &st) != 0 ||
+		    st.st_dev != ns->st_dev || st.st_ino != ns->st_ino)
+			continue;
+		kill(pid, SIGKILL);
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
 /* The instance's rules and sets (its `teardown`), cgroup and directory. */
 static void teardown(const struct instance *in)
 {
@@ -1014,7 +1131,7 @@ static bool stale_entry(int pid, const char *name, struct instance *in)
 			S_ISLNK(st.st_mode) ? ", a symbolic link" : "");
 		goto out;
 	}
-	stale_cgroup(pid, dfd, in);
+	stale_subject(pid, dfd, in);
 	ok = write_teardown_config(pid, dfd, in) == 0;
 out:
 	if (dfd >= 0)
@@ -1026,8 +1143,10 @@ out:
  * gives it), below the cgroup its own config names when that file is
  * root's (no group or other write) and the path has no "." or ".."
  * step, else below ours; used only when it is a directory of root's on
- * the cgroup2 mount. "" when there is none. */
-static void stale_cgroup(int pid, int dfd, struct instance *in)
+ * the cgroup2 mount. "" when there is none. An exec that fenced a uid
+ * (--uid-fallback) named it in that file: its processes in this
+ * namespace are killed as at its own end (empty_uid). */
+static void stale_subject(int pid, int dfd, struct instance *in)
 {
 	char mnt[PATH_LEN], own[PATH_LEN], base[64], err[512], *text = NULL;
 	const char *at = NULL;
@@ -1054,6 +1173,12 @@ static void stale_cgroup(int pid, int dfd, struct instance *in)
 	cg = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "subjects"), "cgroups");
 	if (cg != NULL && cJSON_IsString(cg->child))
 		at = cg->child->valuestring;
+	cg = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "subjects"), "users");
+	if (cg != NULL && cJSON_IsString(cg->child) &&
+	    parse_pid(cg->child->valuestring) > 0) {
+		in->by_uid = true;
+		in->uid = (uid_t)parse_pid(cg->child->valuestring);
+	}
 	if (at != NULL && at[0] == '/' && strstr(at, "/./") == NULL &&
 	    strstr(at, "/../") == NULL && strstr(at, "//") == NULL &&
 	    strlen(at) > strlen(base) &&
@@ -1133,7 +1258,7 @@ static void clean_stale(void)
 			"dnsfence: exec: removing what exec %d left (it was "
 			"killed)\n",
 			pid);
-		if (empty_cgroup(&in) != 0)
+		if (empty_cgroup(&in) != 0 || empty_uid(&in) != 0)
 			continue; /* its rules stay while it has processes */
 		stop_stale_daemon(in.dir);
 		teardown(&in);

@@ -266,7 +266,12 @@ static const struct command commands[] = {
 	       "run CMD as USER (never root: a root process can leave its "
 	       "cgroup)"},
 	      {"allow", "NAME",
-	       "allow NAME too, besides the config's allow list (repeat it)"}},
+	       "allow NAME too, besides the config's allow list (repeat it)"},
+	      {"uid-fallback", NULL,
+	       "where no cgroup v2 tree can be had (a plain 'ip netns "
+	       "exec'), fence every process of USER's uid in this network "
+	       "namespace instead of refusing; all of them are killed "
+	       "before the fence goes"}},
      .exits = "0 or any other status: CMD's own (128 + N when signal N "
 	      "ended it); 125 "
 	      "exec itself failed (the fence could not be set up or "
