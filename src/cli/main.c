@@ -890,6 +890,7 @@ static int cmd_selftest(const struct invocation *inv)
 	if (rc != EXIT_OK)
 		goto out;
 	selftest_warn_vsock();
+	selftest_warn_capable(cfg);
 	fd = selftest_start(cfg, uid, gid, &pid);
 	if (fd < 0 || (in = fdopen(fd, "r")) == NULL) {
 		log_err("selftest", "cannot start the prober: %s",
