@@ -39,7 +39,7 @@ int statefs_dir_ok(int fd, const char *path, uid_t uid, char *err,
 			 strerror(errno));
 		return -errno;
 	}
-	if (S_ISDIR(st.st_mode) && (st.st_uid == 0 || st.st_uid == uid) &&
+	if (S_ISDIR(st.st_mode) && owner_ok(st.st_uid, uid) &&
 	    (st.st_mode & (S_IWGRP | S_IWOTH)) == 0)
 		return 0;
 	snprintf(err, errlen,

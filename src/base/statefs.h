@@ -12,8 +12,9 @@
 #include <sys/types.h>
 
 /* The directory fd (path names it in err) may hold state for a daemon
- * running as uid: 0, or -EPERM with err naming `state_dir`, the path,
- * the owner and mode found and the fix. */
+ * running as uid (owned by root, uid or ourselves, no group or other
+ * write): 0, or -EPERM with err naming `state_dir`, the path, the owner
+ * and mode found and the fix. */
 int statefs_dir_ok(int fd, const char *path, uid_t uid, char *err,
 		   size_t errlen);
 

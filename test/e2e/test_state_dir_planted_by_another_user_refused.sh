@@ -18,6 +18,9 @@
 #     prov.state, nothing goes through the planted file.
 #  4. control: the correct directory keeps the entries across a restart
 #     with another policy (the allowed name's entry kept, by prov.state).
+#  5. `dnsfence suggest` reads the daemon's own suggest.json (control),
+#     and refuses one handed to uid 4242 (0666): the names it suggests
+#     must not be another user's.
 source "$(dirname "$0")/lib.sh"
 df_setup
 df_start_listener 443
@@ -111,3 +114,16 @@ grep -q "1 set entries kept" <<<"$DF_CMD_ERR" || fail "setup did not keep the en
 expect_in_set dnsfence4 198.18.1.10
 df_tcp_connect 198.18.1.10 443 || fail "198.18.1.10:443 unreachable after the restart"
 ok "control: a correct state_dir keeps www.allowed.test's entry across a restart with another policy"
+
+# --- 5. `dnsfence suggest` reads no suggest.json another user wrote
+df_stop_dnsfence
+[ -f "$state/suggest.json" ] || fail "the daemon left no suggest.json in $state"
+df_dnsfence suggest
+[ "$DF_CMD_RC" -eq 0 ] || fail "control: suggest of the daemon's own suggest.json exited $DF_CMD_RC: $DF_CMD_ERR"
+chown 4242:4242 "$state/suggest.json"
+chmod 0666 "$state/suggest.json"
+df_dnsfence suggest
+[ "$DF_CMD_RC" -ne 0 ] || fail "suggest used a suggest.json of uid 4242 (0666): $DF_CMD_OUT"
+grep -q "suggest.json is a file owned by uid 4242 with mode 0666: refused" <<<"$DF_CMD_ERR" ||
+	fail "suggest did not say why it refused the file: $DF_CMD_ERR"
+ok "suggest reads the daemon's own suggest.json, and refuses one of uid 4242 (0666)"
