@@ -35,6 +35,7 @@
 
 #include "base/instance.h"
 #include "base/log.h"
+#include "base/statefs.h"
 
 #define NETNS_DIR    "/run/netns"
 #define NAME_MAX_LEN 64
@@ -182,28 +183,28 @@ static pid_t read_pid(int fd)
 int instance_open_dir(const char *dir, uid_t uid, gid_t gid, char *err,
 		      size_t errlen)
 {
+	bool made = mkdir(dir, 0750) == 0;
 	int fd;
 
-	if (mkdir(dir, 0750) == 0) {
-		if (geteuid() == 0 && chown(dir, uid, gid) != 0)
-			log_warn("main", "%s: chown to %u:%u: %s", dir,
-				 (unsigned)uid, (unsigned)gid, strerror(errno));
-	} else if (errno != EEXIST) {
+	if (!made && errno != EEXIST) {
 		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
 		return -errno;
 	}
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
-		return -errno;
-	}
+	/* Judged before the chown, on the descriptor: a directory swapped
+	 * in after the mkdir is refused, never given to uid. */
+	fd = statefs_open_dir(dir, uid, err, errlen);
+	if (fd >= 0 && made && geteuid() == 0 && fchown(fd, uid, gid) != 0)
+		log_warn("main", "%s: chown to %u:%u: %s", dir, (unsigned)uid,
+			 (unsigned)gid, strerror(errno));
 	return fd;
 }
 
 /* The lock on state_dir/INSTANCE_PID_FILE: 0 and *fdp held; 1 when the
  * directory or the file cannot be had at all (a daemon started without
  * root, with no way to create its state directory: said once, and the
- * socket check alone guards it); -EBUSY with err naming the holder. */
+ * socket check alone guards it); -EBUSY with err naming the holder;
+ * -EPERM with err when the directory is there but not to be trusted
+ * (statefs.h). */
 static int take_lock(const char *state_dir, uid_t uid, gid_t gid, int *fdp,
 		     char *err, size_t errlen)
 {
@@ -212,6 +213,10 @@ static int take_lock(const char *state_dir, uid_t uid, gid_t gid, int *fdp,
 
 	*fdp = -1;
 	dfd = instance_open_dir(state_dir, uid, gid, why, sizeof(why));
+	if (dfd == -EPERM) { /* there, but not to be trusted */
+		snprintf(err, errlen, "%s", why);
+		return -EPERM;
+	}
 	if (dfd < 0) {
 		log_warn("main",
 			 "%s: no lock on the state directory; only the "

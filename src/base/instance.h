@@ -30,7 +30,8 @@ void instance_dir_for(const char *name, char *buf, size_t cap);
  * holding our pid, and make sure no live daemon answers on the control
  * socket. Another daemon on either is refused with err naming its pid.
  * A state directory that cannot be had at all (no root to create it) is
- * a warning: then the socket check alone guards. The claim lasts until
+ * a warning: then the socket check alone guards; one that is there but
+ * fails statefs.h's rule is refused. The claim lasts until
  * instance_release (or the process's end). NULL with err set on
  * refusal. */
 struct instance *instance_claim(const char *state_dir,
@@ -41,7 +42,8 @@ void instance_release(struct instance *in);
 /* Open the state directory (creating it, mode 0750, owned by uid:gid
  * when run as root, if missing) while privileges allow; the daemon
  * writes through the descriptor, so only the directory itself must be
- * writable by uid later. fd >= 0, or -errno with err set. */
+ * writable by uid later. fd >= 0, or -errno with err set: -EPERM when
+ * it is a link or fails statefs_dir_ok (owner, mode). */
 int instance_open_dir(const char *dir, uid_t uid, gid_t gid, char *err,
 		      size_t errlen);
 

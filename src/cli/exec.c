@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* exec: `dnsfence exec [--user USER] [--allow NAME]... -- CMD [ARGS]`,
- * one command fenced, the rest of the namespace untouched.
+/* exec: `dnsfence exec [--user USER] [--allow NAME]... [--uid-fallback]
+ * -- CMD [ARGS]`, one command fenced, the rest of the namespace
+ * untouched.
  *
  * The fence is a private instance for this command: the config (-c, or
  * none) with `subjects` set to a fresh cgroup made for it below our own
- * (or, where the cgroup tree is not writable, to the command's uid), its
+ * (where none can be made, exec refuses unless --uid-fallback asks for
+ * the command's uid instead, whose processes are then all killed before
+ * the fence goes), its
  * own listener on a loopback address of its own, its own sets, state
  * directory and control socket under STATE_DIR/exec/PID (STATE_DIR the
  * config's `state_dir`), so it never meets
@@ -19,7 +22,10 @@
  * status is the command's (128 + signal when a signal ended it); a cgroup
  * that cannot be emptied keeps the rules. A `dnsfence exec` killed
  * outright leaves its directory: the next one finds it (its pid gone),
- * empties its cgroup and removes what it names first. The command cannot
+ * judges it (root's alone, not a link) and, by keys rebuilt from that
+ * pid only (never a config, cgroup or pid read there: another user may
+ * have planted them), empties its cgroup, stops its daemon and removes
+ * its fence first. The command cannot
  * reach into another process of its uid (seccomp, Landlock) nor open a
  * socket that netfilter never sees (AF_VSOCK; io_uring), and exec
  * refuses a cgroup tree the command's uid could write.
@@ -58,6 +64,8 @@
 #include "config/config.h"
 #include "fence/firewall.h"
 #include "fence/fwexec.h"
+#include "base/statefs.h"
+#include "daemon/privs.h"
 
 #define READY_TIMEOUT_MS 15000
 #define STOP_TIMEOUT_MS	 5000
@@ -69,6 +77,7 @@ struct instance {
 	char conf[PATH_LEN];   /* its dnsfence.json */
 	char cgroup[PATH_LEN]; /* the cgroup's directory, "" when by uid */
 	char cgpath[PATH_LEN]; /* the same as the kernel names it */
+	bool by_uid;	       /* no cgroup: uid fenced (--uid-fallback) */
 	uid_t uid;
 	gid_t gid;
 	pid_t daemon;
@@ -76,6 +85,7 @@ struct instance {
 
 static volatile sig_atomic_t got_signal;
 static char exec_dir[PATH_LEN]; /* STATE_DIR/exec */
+static int exec_fd = -1;	/* exec_dir, judged: root's, no g/o write */
 
 static bool path_fmt(char *out, size_t cap, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -97,14 +107,14 @@ static bool path_fmt(char *out, size_t cap, const char *fmt, ...)
 }
 
 static int parse_args(int argc, char **argv, const char **user, cJSON *allow,
-		      int *cmd_at);
+		      bool *uid_fallback, int *cmd_at);
 static int resolve_user(const char *user, uid_t *uid, gid_t *gid);
 static int cgroup_root(char *mnt, size_t mlen, char *own, size_t olen);
-static int make_cgroup(struct instance *in);
+static int make_cgroup(struct instance *in, bool uid_fallback);
 static int write_config(const struct instance *in, const char *config_path,
 			cJSON *allow);
 static cJSON *read_json(const char *path);
-static void instance_keys(cJSON *j, const struct instance *in);
+static void instance_keys(cJSON *j, const struct instance *in, int pid);
 static pid_t spawn_self(const char *conf, const char *command, const char *log);
 static int wait_ready(const struct instance *in);
 static pid_t start_command(const struct instance *in, char **argv);
@@ -113,6 +123,8 @@ static int exec_filter(void);
 static int cgroup_delegated(const char *mnt, const char *own, uid_t uid,
 			    gid_t gid);
 static int empty_cgroup(const struct instance *in);
+static int empty_uid(const struct instance *in);
+static int kill_uid_pass(uid_t uid, const struct stat *ns, pid_t daemon);
 static int wait_command(pid_t pid);
 static void stop_daemon(struct instance *in);
 static void teardown(const struct instance *in);
@@ -121,7 +133,11 @@ static bool namespace_fenced(void);
 static void on_signal(int sig);
 static int rm_tree(const char *dir);
 static int find_exec_dir(const char *config_path);
-static void write_pid(const struct instance *in);
+static bool root_only(const struct stat *st);
+static int parse_pid(const char *name);
+static bool stale_entry(int pid, const char *name, struct instance *in);
+static void stale_subject(int pid, int dfd, struct instance *in);
+static int write_teardown_config(int pid, int dfd, struct instance *in);
 static void stop_stale_daemon(const char *dir);
 
 int exec_main(const char *config_path, int argc, char **argv)
@@ -129,12 +145,14 @@ int exec_main(const char *config_path, int argc, char **argv)
 	struct instance in = {.daemon = -1};
 	cJSON *allow = cJSON_CreateArray();
 	const char *user = NULL;
+	bool uid_fallback = false;
 	int cmd_at = 0, status = 125;
+	char pidname[16];
 	pid_t child;
 
 	if (allow == NULL)
 		return 125;
-	if (parse_args(argc, argv, &user, allow, &cmd_at) != 0)
+	if (parse_args(argc, argv, &user, allow, &uid_fallback, &cmd_at) != 0)
 		goto out;
 	if (geteuid() != 0) {
 		fprintf(stderr, "dnsfence: exec: run as root (it installs the "
@@ -155,11 +173,11 @@ int exec_main(const char *config_path, int argc, char **argv)
 	}
 	path_fmt(in.dir, sizeof(in.dir), "%s/%d", exec_dir, (int)getpid());
 	path_fmt(in.conf, sizeof(in.conf), "%s/dnsfence.json", in.dir);
-	if (mkdir(exec_dir, 0700) != 0 && errno != EEXIST)
+	snprintf(pidname, sizeof(pidname), "%d", (int)getpid());
+	if (mkdirat(exec_fd, pidname, 0700) != 0)
 		goto io;
-	if (mkdir(in.dir, 0700) != 0)
-		goto io;
-	if (make_cgroup(&in) != 0 || write_config(&in, config_path, allow) != 0)
+	if (make_cgroup(&in, uid_fallback) != 0 ||
+	    write_config(&in, config_path, allow) != 0)
 		goto cleanup;
 	/* No SA_RESTART: the wait for the command must see the signal. */
 	struct sigaction sa = {.sa_handler = on_signal};
@@ -173,9 +191,9 @@ int exec_main(const char *config_path, int argc, char **argv)
 	if (child > 0)
 		status = wait_command(child);
 cleanup:
-	/* Nothing of the command may outlive its fence: the cgroup emptied
-	 * first, or the rules stay. */
-	if (empty_cgroup(&in) != 0) {
+	/* Nothing of the command may outlive its fence: the cgroup (or the
+	 * uid's processes) emptied first, or the rules stay. */
+	if (empty_cgroup(&in) != 0 || empty_uid(&in) != 0) {
 		stop_daemon(&in);
 		goto out;
 	}
@@ -186,31 +204,88 @@ io:
 	fprintf(stderr, "dnsfence: exec: cannot make %s: %s\n",
 		in.dir[0] ? in.dir : exec_dir, strerror(errno));
 out:
+	if (exec_fd >= 0)
+		close(exec_fd);
+	exec_fd = -1;
 	cJSON_Delete(allow);
 	return status;
 }
 
 /* exec_dir from the config's state_dir (made when missing, as the
- * daemon makes it). */
+ * daemon makes it), opened as exec_fd. The state directory must pass
+ * the daemon's own rule (statefs.h: root's or `user`'s, no group or
+ * other write, not a link); exec_dir, which only exec writes, must be
+ * root's alone: what is in it names what the next exec removes. */
 static int find_exec_dir(const char *config_path)
 {
 	const char *path =
 	    config_path ? config_path : getenv("DNSFENCE_CONFIG");
-	const char *state = CONFIG_DEFAULT_STATE_DIR;
-	cJSON *j = path ? read_json(path) : NULL, *sd;
-	bool ok;
+	const char *state = CONFIG_DEFAULT_STATE_DIR, *user = "dnsfence";
+	cJSON *j = path ? read_json(path) : NULL, *sd, *u;
+	char err[1024], num[24];
+	struct stat st;
+	uid_t uid = 0;
+	gid_t gid = 0;
+	int sfd = -1, rc = -EIO;
 
 	sd = j ? cJSON_GetObjectItem(j, "state_dir") : NULL;
 	if (cJSON_IsString(sd) && sd->valuestring[0] == '/')
 		state = sd->valuestring;
-	ok = path_fmt(exec_dir, sizeof(exec_dir), "%s/exec", state);
-	if (ok && mkdir(state, 0755) != 0 && errno != EEXIST)
-		ok = false;
-	if (!ok)
+	u = j ? cJSON_GetObjectItem(j, "user") : NULL;
+	if (cJSON_IsString(u))
+		user = u->valuestring;
+	else if (cJSON_IsNumber(u) &&
+		 snprintf(num, sizeof(num), "%.0f", u->valuedouble) > 0)
+		user = num;
+	if (privs_lookup(user, &uid, &gid, err, sizeof(err)) != 0)
+		uid = 0; /* then only root's state directory will do */
+	if (!path_fmt(exec_dir, sizeof(exec_dir), "%s/exec", state) ||
+	    (mkdir(state, 0755) != 0 && errno != EEXIST)) {
 		fprintf(stderr, "dnsfence: exec: cannot make %s/exec: %s\n",
 			state, strerror(errno));
+		goto out;
+	}
+	sfd = statefs_open_dir(state, uid, err, sizeof(err));
+	if (sfd < 0) {
+		fprintf(stderr, "dnsfence: exec: %s\n", err);
+		rc = sfd;
+		goto out;
+	}
+	if (mkdirat(sfd, "exec", 0700) != 0 && errno != EEXIST) {
+		fprintf(stderr, "dnsfence: exec: cannot make %s: %s\n",
+			exec_dir, strerror(errno));
+		goto out;
+	}
+	exec_fd = openat(sfd, "exec",
+			 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (exec_fd < 0 || fstat(exec_fd, &st) != 0 || !root_only(&st)) {
+		fprintf(stderr,
+			"dnsfence: exec: %s is %s: refusing it, since what it "
+			"holds names the rules, sets, cgroups and processes "
+			"the next exec removes. Fix: remove it (exec makes it "
+			"again, root's, mode 0700)\n",
+			exec_dir,
+			exec_fd < 0 ? "a symbolic link or not a directory"
+				    : "not root's alone (owner or mode)");
+		if (exec_fd >= 0)
+			close(exec_fd);
+		exec_fd = -1;
+		rc = -EPERM;
+		goto out;
+	}
+	rc = 0;
+out:
+	if (sfd >= 0)
+		close(sfd);
 	cJSON_Delete(j);
-	return ok ? 0 : -EIO;
+	return rc;
+}
+
+/* A directory (lstat'ed: a link is not) that only root may write. */
+static bool root_only(const struct stat *st)
+{
+	return S_ISDIR(st->st_mode) && st->st_uid == 0 &&
+	       (st->st_mode & (S_IWGRP | S_IWOTH)) == 0;
 }
 
 static void on_signal(int sig)
@@ -219,11 +294,12 @@ static void on_signal(int sig)
 }
 
 static int parse_args(int argc, char **argv, const char **user, cJSON *allow,
-		      int *cmd_at)
+		      bool *uid_fallback, int *cmd_at)
 {
 	static const struct option longopts[] = {
 	    {"user", required_argument, NULL, 'u'},
 	    {"allow", required_argument, NULL, 'a'},
+	    {"uid-fallback", no_argument, NULL, 'F'},
 	    {NULL, 0, NULL, 0},
 	};
 	int opt;
@@ -234,13 +310,16 @@ static int parse_args(int argc, char **argv, const char **user, cJSON *allow,
 			*user = optarg;
 		} else if (opt == 'a') {
 			cJSON_AddItemToArray(allow, cJSON_CreateString(optarg));
+		} else if (opt == 'F') {
+			*uid_fallback = true;
 		} else {
 			return -EINVAL;
 		}
 	}
 	if (optind >= argc) {
 		fprintf(stderr, "dnsfence: exec: usage: exec [--user USER] "
-				"[--allow NAME]... -- CMD [ARGS]\n");
+				"[--allow NAME]... [--uid-fallback] -- CMD "
+				"[ARGS]\n");
 		return -EINVAL;
 	}
 	*cmd_at = optind;
@@ -376,15 +455,22 @@ static int cgroup_delegated(const char *mnt, const char *own, uid_t uid,
 	}
 }
 
-/* A fresh cgroup below ours; "" (fence by uid) when that cannot be;
- * -EPERM when the command could write an ancestor of it. */
-static int make_cgroup(struct instance *in)
+/* A fresh cgroup below ours; -EPERM when the command could write an
+ * ancestor of it. Where none can be made (no cgroup v2: every plain `ip
+ * netns exec` hides the tree), exec refuses, since a child the command
+ * leaves behind (setsid, a double fork) is then beyond reach, unless the
+ * operator asked for the uid instead (uid_fallback): then every process
+ * of the uid in this network namespace is fenced, and killed before the
+ * fence goes (empty_uid). */
+static int make_cgroup(struct instance *in, bool uid_fallback)
 {
-	char mnt[PATH_LEN], own[PATH_LEN];
+	char mnt[PATH_LEN], own[PATH_LEN], why[PATH_LEN + 64];
 
 	in->cgroup[0] = in->cgpath[0] = '\0';
-	if (cgroup_root(mnt, sizeof(mnt), own, sizeof(own)) != 0)
+	if (cgroup_root(mnt, sizeof(mnt), own, sizeof(own)) != 0) {
+		snprintf(why, sizeof(why), "no cgroup v2 here");
 		goto by_uid;
+	}
 	if (cgroup_delegated(mnt, own, in->uid, in->gid) != 0)
 		return -EPERM;
 	path_fmt(in->cgpath, sizeof(in->cgpath), "%s/dnsfence-exec-%d", own,
@@ -392,17 +478,34 @@ static int make_cgroup(struct instance *in)
 	path_fmt(in->cgroup, sizeof(in->cgroup), "%s%s", mnt, in->cgpath);
 	if (mkdir(in->cgroup, 0755) == 0)
 		return 0;
-	fprintf(stderr,
-		"dnsfence: exec: cannot make cgroup %s (%s): fencing uid %u "
-		"instead (every process of that uid in this namespace)\n",
-		in->cgroup, strerror(errno), (unsigned)in->uid);
+	snprintf(why, sizeof(why), "cannot make cgroup %.*s (%s)", PATH_LEN,
+		 in->cgroup, strerror(errno));
 	in->cgroup[0] = in->cgpath[0] = '\0';
-	return 0;
 by_uid:
+	if (!uid_fallback) {
+		fprintf(stderr,
+			"dnsfence: exec: %s: exec fences the command by a "
+			"cgroup of its own, so that nothing it leaves behind "
+			"(a child that detached) outlives the fence; refusing "
+			"to run it without one. Give exec a cgroup v2 tree it "
+			"may write: `ip netns exec` hides the host's, so mount "
+			"it first ('ip netns exec NS sh -c \"mount -t cgroup2 "
+			"cgroup2 /sys/fs/cgroup && exec dnsfence exec ...\"'), "
+			"or run exec where /sys/fs/cgroup is mounted "
+			"(systemd-run --scope, a container with its cgroup "
+			"namespace); or give --uid-fallback to fence every "
+			"process of uid %u in this network namespace instead "
+			"(all of them are killed before the fence goes)\n",
+			why, (unsigned)in->uid);
+		return -ENOENT;
+	}
+	in->by_uid = true;
 	fprintf(stderr,
-		"dnsfence: exec: no cgroup v2 here: fencing uid %u instead "
-		"(every process of that uid in this namespace)\n",
-		(unsigned)in->uid);
+		"dnsfence: exec: %s: fencing uid %u instead (--uid-fallback): "
+		"every process of that uid in this network namespace is "
+		"fenced, and every one of them is killed before the fence "
+		"goes\n",
+		why, (unsigned)in->uid);
 	return 0;
 }
 
@@ -421,9 +524,8 @@ static cJSON *read_json(const char *path)
 /* The keys of the private instance, each replacing the user's: the
  * subject, its own listener on a loopback address of this pid, its own
  * sets, state and control socket, no metrics, output scope. */
-static void instance_keys(cJSON *j, const struct instance *in)
+static void instance_keys(cJSON *j, const struct instance *in, int pid)
 {
-	int pid = (int)getpid();
 	char buf[PATH_LEN + 32];
 	cJSON *sub, *arr, *sets, *ctl;
 
@@ -482,7 +584,7 @@ static int write_config(const struct instance *in, const char *config_path,
 		cJSON_AddItemToObject(j, "allow", list = cJSON_CreateArray());
 	for (cJSON *a = allow->child; a != NULL; a = a->next)
 		cJSON_AddItemToArray(list, cJSON_CreateString(a->valuestring));
-	instance_keys(j, in);
+	instance_keys(j, in, (int)getpid());
 	text = cJSON_Print(j);
 	cJSON_Delete(j);
 	if (text == NULL)
@@ -535,7 +637,6 @@ static int wait_ready(const struct instance *in_c)
 		return -EINVAL;
 	}
 	in->daemon = spawn_self(in->conf, "run", log);
-	write_pid(in);
 	for (int waited = 0; in->daemon > 0 && !got_signal; waited += 100) {
 		if (waitpid(in->daemon, &st, WNOHANG) == in->daemon) {
 			in->daemon = -1;
@@ -806,6 +907,87 @@ static int empty_cgroup(const struct instance *in)
 	return -EBUSY;
 }
 
+/* The uid fence's end (--uid-fallback): every process of the uid in
+ * this network namespace killed (a child that detached, and whatever
+ * else runs as that uid here: the operator asked for the uid), passes
+ * repeated until none is found, bounded: 0, or -EBUSY (said) while one
+ * remains, and then the fence stays. */
+static int empty_uid(const struct instance *in)
+{
+	struct stat ns;
+	int found = -1, first = 0;
+
+	if (!in->by_uid)
+		return 0;
+	if (stat("/proc/self/ns/net", &ns) == 0) {
+		for (int waited = 0; waited <= KILL_TIMEOUT_MS; waited += 20) {
+			found = kill_uid_pass(in->uid, &ns, in->daemon);
+			if (waited == 0)
+				first = found;
+			if (found == 0)
+				break;
+			nanosleep(&(struct timespec){0, 20 * 1000 * 1000},
+				  NULL);
+		}
+	}
+	if (found == 0) {
+		fprintf(stderr,
+			"dnsfence: exec: %d process(es) of uid %u in this "
+			"network namespace were still running and were "
+			"killed\n",
+			first, (unsigned)in->uid);
+		return 0;
+	}
+	fprintf(stderr,
+		"dnsfence: exec: processes of uid %u still run in this network "
+		"namespace: the command's fence (rules and sets) stays in "
+		"place; kill them, then run 'dnsfence -c %s teardown' (or any "
+		"exec, which finishes it)\n",
+		(unsigned)in->uid, in->conf);
+	return -EBUSY;
+}
+
+/* One pass over /proc: SIGKILL to every live process whose real or
+ * effective uid is uid, in the network namespace ns, but exec's own
+ * daemon and its DNS process; how many were found. */
+static int kill_uid_pass(uid_t uid, const struct stat *ns, pid_t daemon)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int n = 0;
+
+	if (d == NULL)
+		return -1;
+	while ((e = readdir(d)) != NULL) {
+		unsigned r = (unsigned)-1, eu = (unsigned)-1;
+		int pid = parse_pid(e->d_name), ppid = 0;
+		char path[64], line[256], state = 0;
+		struct stat st;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/status", pid);
+		if (pid <= 0 || pid == (int)getpid() || pid == daemon ||
+		    (f = fopen(path, "re")) == NULL)
+			continue;
+		while (fgets(line, sizeof(line), f) != NULL) {
+			if (sscanf(line, "Uid: %u %u", &r, &eu) == 2 ||
+			    sscanf(line, "PPid: %d", &ppid) == 1 ||
+			    sscanf(line, "State: %c", &state) == 1)
+				continue;
+		}
+		fclose(f);
+		snprintf(path, sizeof(path), "/proc/%d/ns/net", pid);
+		if ((r != uid && eu != uid) || state == 'Z' ||
+		    (daemon > 0 && ppid == daemon) || stat(path, &st) != 0 ||
+		    st.st_dev != ns->st_dev || st.st_ino != ns->st_ino)
+			continue;
+		kill(pid, SIGKILL);
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
 /* The instance's rules and sets (its `teardown`), cgroup and directory. */
 static void teardown(const struct instance *in)
 {
@@ -857,88 +1039,226 @@ static int rm_tree(const char *dir)
 	return rmdir(dir) == 0 ? 0 : -errno;
 }
 
-/* The daemon's pid in DIR/daemon.pid, for the exec after a killed one:
- * the daemon changes its uid, which clears a parent-death signal, so it
- * outlives an exec killed outright. */
-static void write_pid(const struct instance *in)
-{
-	char path[PATH_LEN + 16];
-	FILE *f;
-
-	if (in->daemon <= 0 ||
-	    !path_fmt(path, sizeof(path), "%s/daemon.pid", in->dir))
-		return;
-	f = fopen(path, "w");
-	if (f != NULL) {
-		fprintf(f, "%d\n", (int)in->daemon);
-		fclose(f);
-	}
-}
-
-/* Stop the daemon DIR/daemon.pid names, if it still runs DIR's config. */
+/* Stop the daemon a killed exec left in DIR: the process whose command
+ * line is exactly the one that exec started ("dnsfence -c
+ * DIR/dnsfence.json run") and whose program is this one, found in /proc
+ * (the daemon changes its uid, which clears a parent-death signal, so
+ * it outlives an exec killed outright). No pid is taken from a file. */
 static void stop_stale_daemon(const char *dir)
 {
-	char path[PATH_LEN + 16], cmd[4096];
-	FILE *f;
-	int pid = 0;
-	size_t n;
+	char want[PATH_LEN + 64], cmd[PATH_LEN + 64], path[64];
+	struct stat self, st;
+	struct dirent *e;
+	size_t wlen;
+	DIR *d;
+	int n;
 
-	if (!path_fmt(path, sizeof(path), "%s/daemon.pid", dir) ||
-	    (f = fopen(path, "r")) == NULL)
+	n = snprintf(want, sizeof(want), "dnsfence%c-c%c%s/dnsfence.json%crun",
+		     0, 0, dir, 0);
+	if (n < 0 || (size_t)n >= sizeof(want) - 1 ||
+	    stat("/proc/self/exe", &self) != 0 ||
+	    (d = opendir("/proc")) == NULL)
 		return;
-	if (fscanf(f, "%d", &pid) != 1)
-		pid = 0;
-	fclose(f);
-	if (pid <= 0 ||
-	    !path_fmt(path, sizeof(path), "/proc/%d/cmdline", pid) ||
-	    (f = fopen(path, "r")) == NULL)
-		return;
-	n = fread(cmd, 1, sizeof(cmd) - 1, f);
-	fclose(f);
-	for (size_t i = 0; i < n; i++)
-		cmd[i] = cmd[i] == '\0' ? ' ' : cmd[i];
-	cmd[n] = '\0';
-	if (strstr(cmd, dir) == NULL)
-		return; /* the pid is another process's now */
-	kill(pid, SIGTERM);
-	for (int i = 0; i < STOP_TIMEOUT_MS / 50 && kill(pid, 0) == 0; i++)
-		nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
-	if (kill(pid, 0) == 0)
-		kill(pid, SIGKILL);
+	wlen = (size_t)n + 1; /* with the last NUL */
+	while ((e = readdir(d)) != NULL) {
+		int pid = parse_pid(e->d_name);
+		ssize_t len;
+		int fd;
+
+		if (pid <= 0 || pid == (int)getpid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		len = read(fd, cmd, sizeof(cmd));
+		close(fd);
+		snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+		if (len != (ssize_t)wlen || memcmp(cmd, want, wlen) != 0 ||
+		    stat(path, &st) != 0 || st.st_dev != self.st_dev ||
+		    st.st_ino != self.st_ino)
+			continue;
+		kill(pid, SIGTERM);
+		for (int i = 0; i < STOP_TIMEOUT_MS / 50 && kill(pid, 0) == 0;
+		     i++)
+			nanosleep(&(struct timespec){0, 50 * 1000 * 1000},
+				  NULL);
+		if (kill(pid, 0) == 0)
+			kill(pid, SIGKILL);
+	}
+	closedir(d);
 }
 
-/* What an exec killed outright left: its pid is gone. */
+/* A pid as exec names its directory: decimal, no sign, no leading zero;
+ * 0 for any other name. */
+static int parse_pid(const char *name)
+{
+	long v = 0;
+
+	if (name[0] < '1' || name[0] > '9')
+		return 0;
+	for (const char *c = name; *c != '\0'; c++) {
+		if (*c < '0' || *c > '9' || v > (0x7fffffffL - 9) / 10)
+			return 0;
+		v = v * 10 + (*c - '0');
+	}
+	return (int)v;
+}
+
+/* The entry NAME of exec_dir, of the exec with pid (gone), judged before
+ * anything is done by it: a directory, not a link, root's, that no group
+ * or other may write (what exec makes, 0700). in gets its directory,
+ * its cgroup (stale_cgroup) and the config its teardown runs, written
+ * afresh from pid: never one found there. false (said) to leave it. */
+static bool stale_entry(int pid, const char *name, struct instance *in)
+{
+	struct stat st = {0};
+	bool ok = false;
+	int dfd = -1;
+
+	path_fmt(in->dir, sizeof(in->dir), "%s/%s", exec_dir, name);
+	if (fstatat(exec_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+	    !root_only(&st) ||
+	    (dfd = openat(exec_fd, name,
+			  O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) <
+		0 ||
+	    fstat(dfd, &st) != 0 || !root_only(&st)) {
+		fprintf(stderr,
+			"dnsfence: exec: ignoring %s: not a directory exec "
+			"made (owner uid %u, mode %03o%s); nothing named there "
+			"is removed or stopped\n",
+			in->dir, (unsigned)st.st_uid,
+			(unsigned)(st.st_mode & 07777),
+			S_ISLNK(st.st_mode) ? ", a symbolic link" : "");
+		goto out;
+	}
+	stale_subject(pid, dfd, in);
+	ok = write_teardown_config(pid, dfd, in) == 0;
+out:
+	if (dfd >= 0)
+		close(dfd);
+	return ok;
+}
+
+/* The cgroup of the exec with pid: "dnsfence-exec-PID" (the name exec
+ * gives it), below the cgroup its own config names when that file is
+ * root's (no group or other write) and the path has no "." or ".."
+ * step, else below ours; used only when it is a directory of root's on
+ * the cgroup2 mount. "" when there is none. An exec that fenced a uid
+ * (--uid-fallback) named it in that file: its processes in this
+ * namespace are killed as at its own end (empty_uid). */
+static void stale_subject(int pid, int dfd, struct instance *in)
+{
+	char mnt[PATH_LEN], own[PATH_LEN], base[64], err[512], *text = NULL;
+	const char *at = NULL;
+	cJSON *j = NULL, *cg;
+	size_t len = 0;
+	struct stat st;
+	int fd;
+	FILE *f;
+
+	in->cgroup[0] = in->cgpath[0] = '\0';
+	if (cgroup_root(mnt, sizeof(mnt), own, sizeof(own)) != 0)
+		return;
+	snprintf(base, sizeof(base), "/dnsfence-exec-%d", pid);
+	fd = statefs_open_file(dfd, in->dir, "dnsfence.json", 0, err,
+			       sizeof(err));
+	if (fd >= 0 && (f = fdopen(fd, "r")) != NULL) {
+		text = calloc(1, 65537);
+		len = text != NULL ? fread(text, 1, 65536, f) : 0;
+		fclose(f);
+		j = len > 0 ? cJSON_ParseWithLength(text, len) : NULL;
+	} else if (fd >= 0) {
+		close(fd);
+	}
+	cg = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "subjects"), "cgroups");
+	if (cg != NULL && cJSON_IsString(cg->child))
+		at = cg->child->valuestring;
+	cg = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "subjects"), "users");
+	if (cg != NULL && cJSON_IsString(cg->child) &&
+	    parse_pid(cg->child->valuestring) > 0) {
+		in->by_uid = true;
+		in->uid = (uid_t)parse_pid(cg->child->valuestring);
+	}
+	if (at != NULL && at[0] == '/' && strstr(at, "/./") == NULL &&
+	    strstr(at, "/../") == NULL && strstr(at, "//") == NULL &&
+	    strlen(at) > strlen(base) &&
+	    strcmp(at + strlen(at) - strlen(base), base) == 0)
+		path_fmt(in->cgpath, sizeof(in->cgpath), "%s", at);
+	else
+		path_fmt(in->cgpath, sizeof(in->cgpath), "%s%s", own, base);
+	cJSON_Delete(j);
+	free(text);
+	if (!path_fmt(in->cgroup, sizeof(in->cgroup), "%s%s", mnt,
+		      in->cgpath) ||
+	    lstat(in->cgroup, &st) != 0 || !S_ISDIR(st.st_mode) ||
+	    st.st_uid != 0)
+		in->cgroup[0] = in->cgpath[0] = '\0';
+}
+
+/* The config the teardown of the exec with pid runs, with the keys exec
+ * derives from that pid (sets, listener, state and control socket), in
+ * its directory as teardown.json, created exclusively: the teardown of
+ * a killed exec removes only that exec's sets, and refuses rules that
+ * match others (another config's fence). No subjects (the chains go
+ * whole); an upstream of its own, since a teardown asks none. */
+static int write_teardown_config(int pid, int dfd, struct instance *in)
+{
+	cJSON *j = cJSON_CreateObject(), *up;
+	char *text = NULL;
+	int fd = -1, rc = -ENOMEM;
+
+	if (!path_fmt(in->conf, sizeof(in->conf), "%s/teardown.json",
+		      in->dir) ||
+	    j == NULL)
+		goto out;
+	instance_keys(j, in, pid);
+	cJSON_DeleteItemFromObject(j, "subjects");
+	up = cJSON_AddArrayToObject(j, "upstreams");
+	if (up != NULL)
+		cJSON_AddItemToArray(up, cJSON_CreateString("192.0.2.1"));
+	if ((text = cJSON_Print(j)) == NULL)
+		goto out;
+	fd = statefs_create(dfd, "teardown.json", 0600);
+	rc = fd < 0 ? fd : 0;
+	if (fd >= 0 && write(fd, text, strlen(text)) != (ssize_t)strlen(text))
+		rc = -EIO;
+	if (rc != 0)
+		fprintf(stderr, "dnsfence: exec: cannot write %s: %s\n",
+			in->conf, strerror(-rc));
+out:
+	if (fd >= 0)
+		close(fd);
+	free(text);
+	cJSON_Delete(j);
+	return rc;
+}
+
+/* What an exec killed outright left: an entry whose pid is gone, judged
+ * and rebuilt from that pid (stale_entry) before its cgroup is emptied,
+ * its daemon stopped and its fence removed. */
 static void clean_stale(void)
 {
-	DIR *d = opendir(exec_dir);
+	int fd = dup(exec_fd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	struct dirent *e;
 
-	if (d == NULL)
+	if (d == NULL) {
+		if (fd >= 0)
+			close(fd);
 		return;
+	}
 	while ((e = readdir(d)) != NULL) {
 		struct instance in = {.daemon = -1};
-		char mnt[PATH_LEN], own[PATH_LEN];
-		cJSON *j, *cg;
-		int pid = atoi(e->d_name);
+		int pid = parse_pid(e->d_name);
 
-		if (pid <= 0 || (kill(pid, 0) == 0 || errno != ESRCH))
+		if (pid <= 0 || (kill(pid, 0) == 0 || errno != ESRCH) ||
+		    !stale_entry(pid, e->d_name, &in))
 			continue;
-		path_fmt(in.dir, sizeof(in.dir), "%s/%s", exec_dir, e->d_name);
-		path_fmt(in.conf, sizeof(in.conf), "%s/dnsfence.json", in.dir);
-		j = read_json(in.conf);
-		cg = j ? cJSON_GetObjectItem(cJSON_GetObjectItem(j, "subjects"),
-					     "cgroups")
-		       : NULL;
-		if (cg != NULL && cJSON_IsString(cg->child) &&
-		    cgroup_root(mnt, sizeof(mnt), own, sizeof(own)) == 0)
-			path_fmt(in.cgroup, sizeof(in.cgroup), "%s%s", mnt,
-				 cg->child->valuestring);
-		cJSON_Delete(j);
 		fprintf(stderr,
 			"dnsfence: exec: removing what exec %d left (it was "
 			"killed)\n",
 			pid);
-		if (empty_cgroup(&in) != 0)
+		if (empty_cgroup(&in) != 0 || empty_uid(&in) != 0)
 			continue; /* its rules stay while it has processes */
 		stop_stale_daemon(in.dir);
 		teardown(&in);

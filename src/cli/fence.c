@@ -23,6 +23,7 @@
 #include "daemon/restart.h"
 #include "fence/install.h"
 #include "fence/mldset.h"
+#include "daemon/selftest.h"
 #include "daemon/serve.h"
 #include "sets/setsadm.h"
 
@@ -139,6 +140,7 @@ int fence_check(const struct config *cfg)
 	}
 	if (cfg->scope == CONFIG_SCOPE_FORWARD)
 		fwfwd_warn_bridged(cfg);
+	selftest_warn_capable(cfg);
 	r = drift_compare(cfg, report_stdout, NULL, err, sizeof(err));
 	fflush(stdout);
 	if (r < 0) {

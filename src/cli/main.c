@@ -21,10 +21,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "config/config.h"
 #include "config/configjson.h"
 #include "base/instance.h"
+#include "base/statefs.h"
 #include "daemon/control.h"
 #include "cli/exec.h"
 #include "cli/fence.h"
@@ -105,6 +107,7 @@ static int cmd_exec(const struct invocation *inv);
 static int load_config(const char *path, struct config **out);
 static int lookup_user(const struct config *cfg, uid_t *uid, gid_t *gid,
 		       bool warn_shared);
+static int trusted_state_dir(const struct config *cfg, uid_t uid);
 static int fence(const struct invocation *inv, bool do_setup, bool do_serve);
 static int no_daemon(const char *config_path, const char *what);
 static int control(const char *config_path, const char *cmd, int timeout_s,
@@ -263,7 +266,12 @@ static const struct command commands[] = {
 	       "run CMD as USER (never root: a root process can leave its "
 	       "cgroup)"},
 	      {"allow", "NAME",
-	       "allow NAME too, besides the config's allow list (repeat it)"}},
+	       "allow NAME too, besides the config's allow list (repeat it)"},
+	      {"uid-fallback", NULL,
+	       "where no cgroup v2 tree can be had (a plain 'ip netns "
+	       "exec'), fence every process of USER's uid in this network "
+	       "namespace instead of refusing; all of them are killed "
+	       "before the fence goes"}},
      .exits = "0 or any other status: CMD's own (128 + N when signal N "
 	      "ended it); 125 "
 	      "exec itself failed (the fence could not be set up or "
@@ -666,7 +674,7 @@ static void load_held(struct config *cfg, const char *what, bool from_rules,
 
 	if (cfg->mode == CONFIG_MODE_OFF || cfg->scope != CONFIG_SCOPE_OUTPUT)
 		return;
-	if (held_load(cfg, now, err, sizeof(err)) != 0)
+	if (held_load(cfg, uid, now, err, sizeof(err)) != 0)
 		log_warn(what, "%s: not used", err);
 	if (!from_rules)
 		return;
@@ -698,6 +706,22 @@ static void load_held(struct config *cfg, const char *what, bool from_rules,
 			 err);
 }
 
+/* A state_dir that is there must pass statefs.h's rule before anything
+ * is read from it or written to it (a missing one is made later, as the
+ * daemon's): EXIT_USAGE, said, when it does not. */
+static int trusted_state_dir(const struct config *cfg, uid_t uid)
+{
+	char err[1024];
+	int fd = statefs_open_dir(cfg->state_dir, uid, err, sizeof(err));
+
+	if (fd >= 0)
+		close(fd);
+	if (fd != -EPERM)
+		return EXIT_OK;
+	log_err("config", "%s", err);
+	return EXIT_USAGE;
+}
+
 /* setup, serve and run: load the config, resolve the user, fence_run. */
 static int fence(const struct invocation *inv, bool do_setup, bool do_serve)
 {
@@ -712,6 +736,8 @@ static int fence(const struct invocation *inv, bool do_setup, bool do_serve)
 		rc = lookup_user(cfg, &uid, &gid, true);
 	if (rc == EXIT_OK && do_setup)
 		rc = no_daemon(inv->config_path, inv->cmd->name);
+	if (rc == EXIT_OK)
+		rc = trusted_state_dir(cfg, uid);
 	if (rc == EXIT_OK)
 		load_held(cfg, inv->cmd->name, do_setup, uid, gid);
 	/* The fingerprint once: the guard renders the rules again at every
@@ -753,7 +779,14 @@ static int cmd_check(const struct invocation *inv)
 	int r, rc = load_config(inv->config_path, &cfg);
 
 	if (rc == EXIT_OK) {
-		load_held(cfg, "check", false, 0, 0);
+		uid_t uid = 0;
+		gid_t gid = 0;
+		char err[512];
+
+		/* The daemon's user wrote the file; none: root's only. */
+		if (privs_lookup(cfg->user, &uid, &gid, err, sizeof(err)) != 0)
+			uid = 0;
+		load_held(cfg, "check", false, uid, gid);
 		r = fence_check(cfg);
 		rc = r < 0 ? EXIT_KERNEL : r > 0 ? EXIT_DRIFT : EXIT_OK;
 	}
@@ -857,6 +890,7 @@ static int cmd_selftest(const struct invocation *inv)
 	if (rc != EXIT_OK)
 		goto out;
 	selftest_warn_vsock();
+	selftest_warn_capable(cfg);
 	fd = selftest_start(cfg, uid, gid, &pid);
 	if (fd < 0 || (in = fdopen(fd, "r")) == NULL) {
 		log_err("selftest", "cannot start the prober: %s",

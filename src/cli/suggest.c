@@ -22,11 +22,14 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 #include <libpsl.h>
 
 #include "daemon/control.h"
+#include "daemon/privs.h"
+#include "base/statefs.h"
 #include "base/log.h"
 #include "config/policy.h"
 #include "cli/suggest.h"
@@ -43,6 +46,10 @@ static int pick_wildcards(const struct suggest_name *in, size_t n,
 			  uint64_t min_count, char ***wild, size_t *n_wild);
 static char *ask_daemon(const char *socket);
 static char *read_state(const char *path, int *rc, char *err, size_t errlen);
+static char *read_state_file(const struct config *cfg, const char *name,
+			     int *rc, char *err, size_t errlen);
+static char *read_stream(FILE *f, const char *path, int *rc, char *err,
+			 size_t errlen);
 static int load_names(const cJSON *root, struct suggest_name **names,
 		      size_t *n);
 static void port_entry(double proto, double port, char *buf, size_t cap);
@@ -238,15 +245,58 @@ static char *ask_daemon(const char *socket)
 static char *read_state(const char *path, int *rc, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "re");
-	char *text = NULL;
-	size_t len = 0, n;
 
-	*rc = -EIO;
 	if (f == NULL) {
 		*rc = -errno;
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return NULL;
 	}
+	return read_stream(f, path, rc, err, errlen);
+}
+
+/* cfg's state_dir/name, only when statefs.h's rule trusts the directory
+ * and the file for the daemon's user: anyone else could have planted
+ * the names it suggests or the uses it counts. Its text, or NULL with
+ * *rc and err set. */
+static char *read_state_file(const struct config *cfg, const char *name,
+			     int *rc, char *err, size_t errlen)
+{
+	char path[512], why[256];
+	uid_t uid = 0;
+	gid_t gid = 0;
+	int dfd, fd;
+	FILE *f;
+
+	if (cfg->user == NULL ||
+	    privs_lookup(cfg->user, &uid, &gid, why, sizeof(why)) != 0)
+		uid = 0; /* then root's (or ours) only */
+	snprintf(path, sizeof(path), "%s/%s", cfg->state_dir, name);
+	dfd = statefs_open_dir(cfg->state_dir, uid, err, errlen);
+	if (dfd < 0) {
+		*rc = dfd;
+		return NULL;
+	}
+	fd = statefs_open_file(dfd, cfg->state_dir, name, uid, err, errlen);
+	close(dfd);
+	if (fd < 0 || (f = fdopen(fd, "r")) == NULL) {
+		*rc = fd < 0 ? fd : -errno;
+		if (fd >= 0) {
+			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+			close(fd);
+		}
+		return NULL;
+	}
+	return read_stream(f, path, rc, err, errlen);
+}
+
+/* f's text (f closed), at most STATE_MAX bytes. */
+static char *read_stream(FILE *f, const char *path, int *rc, char *err,
+			 size_t errlen)
+{
+	char *text = NULL;
+	size_t len = 0, n;
+
+	*rc = -EIO;
 	text = malloc(STATE_MAX + 1);
 	if (text != NULL) {
 		while ((n = fread(text + len, 1, STATE_MAX - len, f)) > 0)
@@ -425,7 +475,8 @@ int suggest_run(const struct config *cfg, uint64_t min_count, FILE *out,
 	text = ask_daemon(cfg->control_socket);
 	if (text != NULL)
 		snprintf(path, sizeof(path), "%s", cfg->control_socket);
-	else if ((text = read_state(path, &rc, err, errlen)) == NULL)
+	else if ((text = read_state_file(cfg, "suggest.json", &rc, err,
+					 errlen)) == NULL)
 		goto out;
 	rc = -EINVAL;
 	root = cJSON_Parse(text);
@@ -469,7 +520,7 @@ int suggest_prune(const struct config *cfg, int64_t unused_s, FILE *out,
 	int rc = -EINVAL;
 
 	snprintf(path, sizeof(path), "%s/" USAGE_FILE, cfg->state_dir);
-	if ((text = read_state(path, &rc, err, errlen)) == NULL)
+	if ((text = read_state_file(cfg, USAGE_FILE, &rc, err, errlen)) == NULL)
 		goto out;
 	rc = -EINVAL;
 	root = cJSON_Parse(text);

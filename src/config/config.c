@@ -301,6 +301,15 @@ static const struct key_spec specs[] = {
 		"`suggest.json`, "
 		"the names and blocked flows `dnsfence suggest` reads after "
 		"the run; created (mode 0750, owned by `user`) when missing. "
+		"It must be a directory (not a symbolic link) owned by root "
+		"or `user` that no group and no other may write, and every "
+		"state file in it a regular file of root or `user` without "
+		"group or other write: setup, run and serve refuse another "
+		"(exit 2, naming the owner and mode found), and a state file "
+		"that fails the rule is not loaded (another local user who "
+		"made the directory first, below a world-writable folder, "
+		"could otherwise plant what a restart trusts). Temporary "
+		"files are created exclusively. "
 		"Give each daemon on one host its own (docs/deployment.md)"},
     {"scope", K_CHOICE, configkeys_choice, .choices = scope_names,
      .meaning = "output: fence this network namespace's own egress (the "

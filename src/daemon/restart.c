@@ -22,6 +22,7 @@
 #include "resolve/admit.h"
 #include "base/log.h"
 #include "base/monotime.h"
+#include "base/statefs.h"
 #include "config/policy.h"
 #include "resolve/prov.h"
 #include "resolve/provstate.h"
@@ -141,11 +142,9 @@ int restart_keep(void *arg, const struct config *cfg, const char *have,
 	char err[512];
 	int rc = -ENOMEM, dirfd = -1;
 
-	dirfd = open(cfg->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	dirfd = statefs_open_dir(cfg->state_dir, owner->uid, why, whylen);
 	if (dirfd < 0) {
-		rc = -errno;
-		snprintf(why, whylen, "%s: %s", cfg->state_dir,
-			 strerror(errno));
+		rc = dirfd;
 		goto out;
 	}
 	if (have[0] == '\0') {
@@ -159,7 +158,8 @@ int restart_keep(void *arg, const struct config *cfg, const char *have,
 		snprintf(why, whylen, "out of memory");
 		goto out;
 	}
-	rc = provstate_load(j.old, dirfd, cfg->state_dir, have, why, whylen);
+	rc = provstate_load(j.old, dirfd, cfg->state_dir, owner->uid, have, why,
+			    whylen);
 	if (rc != 0)
 		goto out;
 	j.pol = reload_build_policy(cfg, err, sizeof(err));

@@ -37,7 +37,9 @@
  * privileges (the CLI) or keep serving (the daemon must answer the
  * denied name while the probes run); each round of probes runs at once
  * under one deadline, with poll. Results come back as lines on a pipe. */
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <linux/capability.h>
 #include <linux/vm_sockets.h>
 #include <fcntl.h>
@@ -55,6 +57,8 @@
 #include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -275,6 +279,124 @@ bool selftest_warn_vsock(void)
 		 "under `dnsfence exec`, which does (docs/security.md)",
 		 cid);
 	return true;
+}
+
+bool selftest_cap_grants_net(const void *xattr, size_t len)
+{
+	const uint8_t *b = xattr;
+	uint32_t magic, permitted;
+
+	if (len < 8)
+		return false;
+	magic = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+		(uint32_t)b[3] << 24;
+	if (((magic & VFS_CAP_REVISION_MASK) == VFS_CAP_REVISION_1 &&
+	     len < XATTR_CAPS_SZ_1) ||
+	    ((magic & VFS_CAP_REVISION_MASK) == VFS_CAP_REVISION_2 &&
+	     len < XATTR_CAPS_SZ_2) ||
+	    ((magic & VFS_CAP_REVISION_MASK) == VFS_CAP_REVISION_3 &&
+	     len < XATTR_CAPS_SZ_3) ||
+	    ((magic & VFS_CAP_REVISION_MASK) != VFS_CAP_REVISION_1 &&
+	     (magic & VFS_CAP_REVISION_MASK) != VFS_CAP_REVISION_2 &&
+	     (magic & VFS_CAP_REVISION_MASK) != VFS_CAP_REVISION_3))
+		return false;
+	/* data[0].permitted: capabilities 0..31, both ours among them */
+	permitted = (uint32_t)b[4] | (uint32_t)b[5] << 8 |
+		    (uint32_t)b[6] << 16 | (uint32_t)b[7] << 24;
+	return (permitted & (1u << CAP_NET_ADMIN | 1u << CAP_NET_RAW)) != 0;
+}
+
+/* May a process of cfg's subject uids run a file of st? Any group or
+ * other execute bit counts (the subjects' groups are not known here). */
+static bool subject_may_run(const struct config *cfg, const struct stat *st)
+{
+	if (st->st_mode & (S_IXGRP | S_IXOTH))
+		return true;
+	for (size_t i = 0; (st->st_mode & S_IXUSR) && i < cfg->n_subject_uids;
+	     i++)
+		if (st->st_uid == cfg->subject_uids[i])
+			return true;
+	return false;
+}
+
+/* Append path to list (up to SELFTEST_SHOWN_MAX names) and count it. */
+static void note_capable(char *list, size_t cap, size_t *n, const char *path)
+{
+	size_t len = strlen(list);
+
+	if (*n < SELFTEST_SHOWN_MAX && len + strlen(path) + 3 < cap)
+		snprintf(list + len, cap - len, "%s%s", len ? ", " : "", path);
+	(*n)++;
+}
+
+bool selftest_warn_capable(const struct config *cfg)
+{
+	const char *env = getenv("PATH");
+	char dirs[4096], capl[2048] = "", suidl[2048] = "";
+	char path[PATH_MAX], xattr[XATTR_CAPS_SZ_3];
+	size_t n_dirs = 0, n_cap = 0, n_suid = 0;
+	char *save = NULL;
+
+	if (cfg->n_subject_uids == 0)
+		return false;
+	snprintf(dirs, sizeof(dirs), "%s",
+		 env != NULL && env[0] != '\0' ? env : SELFTEST_PATH_DEFAULT);
+	for (char *dir = strtok_r(dirs, ":", &save);
+	     dir != NULL && n_dirs < SELFTEST_DIRS_MAX;
+	     dir = strtok_r(NULL, ":", &save)) {
+		DIR *d = dir[0] == '/' ? opendir(dir) : NULL;
+		struct dirent *e;
+		size_t n = 0;
+
+		if (d == NULL)
+			continue;
+		n_dirs++;
+		while ((e = readdir(d)) != NULL && n++ < SELFTEST_ENTRIES_MAX) {
+			struct stat st;
+			ssize_t len;
+
+			if (e->d_name[0] == '.' ||
+			    fstatat(dirfd(d), e->d_name, &st,
+				    AT_SYMLINK_NOFOLLOW) != 0 ||
+			    !S_ISREG(st.st_mode) || !subject_may_run(cfg, &st))
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+			if ((st.st_mode & S_ISUID) && st.st_uid == 0)
+				note_capable(suidl, sizeof(suidl), &n_suid,
+					     path);
+			len = getxattr(path, "security.capability", xattr,
+				       sizeof(xattr));
+			if (len > 0 &&
+			    selftest_cap_grants_net(xattr, (size_t)len))
+				note_capable(capl, sizeof(capl), &n_cap, path);
+		}
+		closedir(d);
+	}
+	if (n_cap > 0)
+		log_warn("selftest",
+			 "%zu program(s) on PATH that the uid subjects may run "
+			 "hold a file capability granting cap_net_admin or "
+			 "cap_net_raw: %s%s; a subject's process running one "
+			 "can change the rules themselves (net_admin) or send "
+			 "packets it builds (net_raw), which the fence judges "
+			 "by their headers alone. Remove the capability "
+			 "('setcap -r FILE'), take the subjects' execute "
+			 "permission, or run them with no_new_privs (`dnsfence "
+			 "exec` does) (docs/security.md)",
+			 n_cap, capl,
+			 n_cap > SELFTEST_SHOWN_MAX ? ", ..." : "");
+	if (n_suid > 0)
+		log_warn("selftest",
+			 "%zu setuid-root program(s) on PATH that the uid "
+			 "subjects may run: %s%s; one run by a subject holds "
+			 "every capability, cap_net_admin included, as another "
+			 "uid, outside the uid fence. Run the subjects with "
+			 "no_new_privs (`dnsfence exec` does, and systemd's "
+			 "NoNewPrivileges=) or fence them by cgroup "
+			 "(docs/security.md)",
+			 n_suid, suidl,
+			 n_suid > SELFTEST_SHOWN_MAX ? ", ..." : "");
+	return n_cap > 0 || n_suid > 0;
 }
 
 static void say(struct prober *pr, enum selftest_verdict v, const char *fmt,

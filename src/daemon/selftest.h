@@ -43,4 +43,25 @@ const char *selftest_verdict_name(enum selftest_verdict v);
  * when it did. Needs read access to /dev/vsock (root), as at start. */
 bool selftest_warn_vsock(void);
 
+/* What no probe sees either: a uid subject's process that runs a
+ * program granting CAP_NET_ADMIN or CAP_NET_RAW (a file capability with
+ * either in its permitted set: the rules themselves, or raw packets), or
+ * a setuid-root one (every capability, and another uid), is beyond the
+ * uid fence. When cfg names uid subjects, the directories of $PATH
+ * (SELFTEST_PATH_DEFAULT without one; at most SELFTEST_DIRS_MAX of them,
+ * SELFTEST_ENTRIES_MAX entries each) are scanned for such programs the
+ * subjects may run; one warning per kind names up to
+ * SELFTEST_SHOWN_MAX and how many. true when one was logged. */
+#define SELFTEST_PATH_DEFAULT                                                  \
+	"/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+#define SELFTEST_DIRS_MAX    32
+#define SELFTEST_ENTRIES_MAX 8192
+#define SELFTEST_SHOWN_MAX   8
+bool selftest_warn_capable(const struct config *cfg);
+
+/* Does a security.capability value (struct vfs_cap_data, revision 1, 2
+ * or 3) of len bytes put CAP_NET_ADMIN or CAP_NET_RAW in the permitted
+ * set? Pure, for tests. */
+bool selftest_cap_grants_net(const void *xattr, size_t len);
+
 #endif

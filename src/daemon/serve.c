@@ -66,6 +66,7 @@
 #include "sets/sets.h"
 #include "sets/setsadm.h"
 #include "observe/metrics.h"
+#include "base/statefs.h"
 #include "base/stats.h"
 #include "resolve/upstream.h"
 #include "daemon/watch.h"
@@ -460,16 +461,16 @@ static void restore_prov(struct daemon *d)
 	if (d->sets == NULL || provenance_fingerprint(d->cfg, want) != 0)
 		return;
 	d->state_fd =
-	    open(d->cfg->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	    statefs_open_dir(d->cfg->state_dir, d->uid, err, sizeof(err));
 	if (d->state_fd < 0) {
 		log_warn("prov",
-			 "%s: %s; a restart with another policy will flush "
-			 "the sets",
-			 d->cfg->state_dir, strerror(errno));
+			 "%s; a restart with another policy will flush the "
+			 "sets",
+			 err);
 		return;
 	}
 	rc = provstate_load(reload_prov(d->rl), d->state_fd, d->cfg->state_dir,
-			    want, err, sizeof(err));
+			    d->uid, want, err, sizeof(err));
 	if (rc == 0)
 		log_info("prov",
 			 "the names of %zu set entries restored from %s/%s",
@@ -1268,9 +1269,14 @@ static int open_parent(struct daemon *d)
 	/* Before the drop: the directories above state_dir may be closed
 	 * to the daemon's uid (the DNS process keeps its own, state_fd). */
 	if (d->cfg->scope == CONFIG_SCOPE_OUTPUT &&
-	    d->cfg->mode != CONFIG_MODE_OFF)
-		d->held_fd =
-		    open(d->cfg->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	    d->cfg->mode != CONFIG_MODE_OFF) {
+		char err[512];
+
+		d->held_fd = statefs_open_dir(d->cfg->state_dir, d->uid, err,
+					      sizeof(err));
+		if (d->held_fd < 0)
+			log_warn("firewall", "%s", err);
+	}
 	arm_held(d); /* the holds setup found or the last run left */
 	if (drop_privileges(d) != 0)
 		return -EPERM;

@@ -19,6 +19,7 @@
 #include "base/log.h"
 #include "base/monotime.h"
 #include "base/netaddr.h"
+#include "base/statefs.h"
 #include "fence/firewall.h"
 #include "fence/fwexec.h"
 #include "fence/fwrules.h"
@@ -231,21 +232,22 @@ int held_parse(struct config *cfg, const char *text, size_t len,
 	return 0;
 }
 
-int held_load(struct config *cfg, uint64_t now, char *err, size_t errlen)
+int held_load(struct config *cfg, uid_t uid, uint64_t now, char *err,
+	      size_t errlen)
 {
 	char path[4096], boot[MONOTIME_BOOT_LEN + 1], why[256], *text;
 	ssize_t n;
-	int fd, rc;
+	int dfd, fd, rc;
 
 	snprintf(path, sizeof(path), "%s/%s", cfg->state_dir, HELD_FILE);
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		if (errno == ENOENT)
-			return 0;
-		rc = -errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(-rc));
-		return rc;
-	}
+	dfd = statefs_open_dir(cfg->state_dir, uid, err, errlen);
+	if (dfd < 0)
+		return dfd == -ENOENT ? 0 : dfd;
+	fd =
+	    statefs_open_file(dfd, cfg->state_dir, HELD_FILE, uid, err, errlen);
+	close(dfd);
+	if (fd < 0)
+		return fd == -ENOENT ? 0 : fd;
 	text = malloc(FILE_MAX + 1);
 	if (text == NULL) {
 		close(fd);
@@ -277,13 +279,10 @@ int held_save(const struct config *cfg, int dirfd, uid_t uid, gid_t gid,
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/%s", cfg->state_dir, HELD_FILE);
-	if (dfd < 0 && (dfd = open(cfg->state_dir,
-				   O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
-		rc = -errno;
-		if (rc == -ENOENT && cfg->n_held == 0)
-			return 0;
-		snprintf(err, errlen, "%s: %s", cfg->state_dir, strerror(-rc));
-		return rc;
+	if (dfd < 0 &&
+	    (dfd = statefs_open_dir(cfg->state_dir, uid, err, errlen)) < 0) {
+		rc = dfd;
+		return rc == -ENOENT && cfg->n_held == 0 ? 0 : rc;
 	}
 	if (cfg->n_held == 0) {
 		if (unlinkat(dfd, HELD_FILE, 0) != 0 && errno != ENOENT) {
@@ -292,11 +291,9 @@ int held_save(const struct config *cfg, int dirfd, uid_t uid, gid_t gid,
 		}
 		goto out;
 	}
-	fd =
-	    openat(dfd, HELD_FILE TMP_SUFFIX,
-		   O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0640);
+	fd = statefs_create(dfd, HELD_FILE TMP_SUFFIX, 0640);
 	if (fd < 0 || (f = fdopen(fd, "w")) == NULL) {
-		rc = -errno;
+		rc = fd < 0 ? fd : -errno;
 		if (fd >= 0)
 			close(fd);
 		snprintf(err, errlen, "%s%s: %s", path, TMP_SUFFIX,

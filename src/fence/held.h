@@ -43,16 +43,20 @@ int held_inherit(const struct config *old, struct config *cfg);
 /* state_dir/HELD_FILE into cfg->held, the ended holds left out; a
  * missing file is an empty list (0). -EINVAL with err naming the line
  * for a file this code did not write (another version, another boot:
- * ignored, and then nothing is held), -errno when unreadable. */
-int held_load(struct config *cfg, uint64_t now, char *err, size_t errlen);
+ * ignored, and then nothing is held); -EPERM when statefs.h's rule
+ * refuses the directory or the file for a daemon running as uid; -errno
+ * when unreadable. */
+int held_load(struct config *cfg, uid_t uid, uint64_t now, char *err,
+	      size_t errlen);
 /* The file's text (len bytes, any bytes) into cfg->held, as held_load;
  * boot is this boot's id. A hold longer than HELD_SECONDS from now is
  * cut to it (the file is the daemon uid's: whatever it says holds no
  * longer than a drain would). 0 or -EINVAL/-ENOMEM with err. */
 int held_parse(struct config *cfg, const char *text, size_t len,
 	       const char *boot, uint64_t now, char *err, size_t errlen);
-/* cfg->held into state_dir/HELD_FILE, written whole then renamed (owned
- * by uid:gid when run as root); an empty list removes the file. dirfd:
+/* cfg->held into state_dir/HELD_FILE, written whole to a temporary file
+ * created exclusively, then renamed (owned by uid:gid when run as root);
+ * an empty list removes the file. dirfd:
  * state_dir opened before a privilege drop (its parents may be closed to
  * the daemon's uid), or -1 to open it by its path. */
 int held_save(const struct config *cfg, int dirfd, uid_t uid, gid_t gid,

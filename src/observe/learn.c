@@ -29,6 +29,7 @@
 #include "observe/learn.h"
 #include "base/log.h"
 #include "base/monotime.h"
+#include "base/statefs.h"
 #include "observe/recent.h"
 
 #define SYS	   "learn"
@@ -452,7 +453,8 @@ static int write_all(int fd, const char *s, size_t len)
 }
 
 /* Write name's file in dirfd as fill writes it to the descriptor it is
- * given (0 or -errno): to a temporary name, fsync'ed, renamed over. */
+ * given (0 or -errno): to a temporary name created exclusively
+ * (statefs_create), fsync'ed, renamed over. */
 static int write_file_by(int dirfd, const char *name,
 			 int (*fill)(int fd, const void *arg), const void *arg)
 {
@@ -460,11 +462,9 @@ static int write_file_by(int dirfd, const char *name,
 	int fd, rc;
 
 	snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
-	fd =
-	    openat(dirfd, tmp,
-		   O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0640);
+	fd = statefs_create(dirfd, tmp, 0640);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	rc = fill(fd, arg);
 	if (rc == 0 && fsync(fd) != 0)
 		rc = -errno;

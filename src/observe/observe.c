@@ -75,7 +75,8 @@ static void open_learn(struct observe *o, struct event_base *base,
 		log_warn("learn", "out of memory: no learned allowlist");
 	learn_set_global(o->learn);
 	fd = instance_open_dir(cfg->state_dir, uid, gid, err, sizeof(err));
-	if (fd >= 0 && (o->usage = usage_new(base, fd, cfg->state_dir)) == NULL)
+	if (fd >= 0 &&
+	    (o->usage = usage_new(base, fd, cfg->state_dir, uid)) == NULL)
 		log_warn("usage", "out of memory: allow entries not counted");
 	if (o->usage != NULL && o->recent != NULL &&
 	    (o->ct = ctevents_open(base, on_flow, o, err, sizeof(err))) == NULL)

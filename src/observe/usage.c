@@ -29,6 +29,7 @@
 #include "base/hash.h"
 #include "observe/learn.h"
 #include "base/log.h"
+#include "base/statefs.h"
 #include "dns/dnsmsg.h"
 #include "config/policy.h"
 #include "observe/usage.h"
@@ -62,12 +63,13 @@ struct usage {
 
 static struct usage_entry *find(struct usage *u, const char *name, bool add);
 static void on_timer(evutil_socket_t fd, short what, void *arg);
-static void load(struct usage *u);
-static char *read_all(int dirfd, const char *name);
+static void load(struct usage *u, uid_t uid);
+static char *read_all(int dirfd, const char *dir, const char *name, uid_t uid);
 static cJSON *to_json(const struct usage *u);
 static double num(const cJSON *o, const char *key);
 
-struct usage *usage_new(struct event_base *base, int dirfd, const char *dir)
+struct usage *usage_new(struct event_base *base, int dirfd, const char *dir,
+			uid_t uid)
 {
 	struct usage *u = calloc(1, sizeof(*u));
 	struct timeval tv = {USAGE_WRITE_SECONDS, 0};
@@ -78,7 +80,7 @@ struct usage *usage_new(struct event_base *base, int dirfd, const char *dir)
 	u->timer = event_new(base, -1, EV_PERSIST, on_timer, u);
 	if (u->timer == NULL || event_add(u->timer, &tv) != 0)
 		goto fail;
-	load(u);
+	load(u, uid);
 	return u;
 fail:
 	if (u != NULL) {
@@ -291,14 +293,17 @@ int usage_write(struct usage *u)
 }
 
 /* The whole file, NUL-terminated, or NULL (missing, unreadable, over
- * READ_MAX). */
-static char *read_all(int dirfd, const char *name)
+ * READ_MAX, refused by statefs_open_file: said). */
+static char *read_all(int dirfd, const char *dir, const char *name, uid_t uid)
 {
-	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	char err[512];
+	int fd = statefs_open_file(dirfd, dir, name, uid, err, sizeof(err));
 	char *text = NULL;
 	size_t len = 0;
 	ssize_t n = 0;
 
+	if (fd == -EPERM)
+		log_warn(SYS, "%s: starting afresh", err);
 	if (fd < 0)
 		return NULL;
 	text = malloc(READ_MAX + 1);
@@ -328,9 +333,9 @@ static double num(const cJSON *o, const char *key)
 
 /* What an earlier run left; a file that does not parse is said once and
  * replaced. */
-static void load(struct usage *u)
+static void load(struct usage *u, uid_t uid)
 {
-	char *text = read_all(u->dirfd, USAGE_FILE);
+	char *text = read_all(u->dirfd, u->dir, USAGE_FILE, uid);
 	cJSON *root = text != NULL ? cJSON_Parse(text) : NULL;
 	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "entries");
 	const cJSON *it;

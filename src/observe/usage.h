@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "config/config.h"
 
@@ -19,10 +20,12 @@ struct policy;
 struct usage;
 struct cJSON;
 
-/* Read dir's usage.json (through dirfd, which the table then owns) and
- * write it back every USAGE_WRITE_SECONDS while something changed, and
- * at usage_free. NULL on ENOMEM (dirfd closed). */
-struct usage *usage_new(struct event_base *base, int dirfd, const char *dir);
+/* Read dir's usage.json (through dirfd, which the table then owns; a
+ * file statefs_open_file refuses for a daemon running as uid is said and
+ * replaced) and write it back every USAGE_WRITE_SECONDS while something
+ * changed, and at usage_free. NULL on ENOMEM (dirfd closed). */
+struct usage *usage_new(struct event_base *base, int dirfd, const char *dir,
+			uid_t uid);
 void usage_free(struct usage *u);
 int usage_write(struct usage *u);
 

@@ -27,6 +27,7 @@
 #include "base/log.h"
 #include "base/monotime.h"
 #include "base/netaddr.h"
+#include "base/statefs.h"
 #include "resolve/provstate.h"
 
 #define MAGIC	     "dnsfence-prov"
@@ -44,7 +45,7 @@ static void write_link(void *arg, const uint8_t *name, size_t len,
 		       const struct netaddr *a, uint64_t left_s);
 static int parse_link(struct prov *p, const char *line, uint64_t now);
 static int hexval(char c);
-static int read_all(int dirfd, char **text, size_t *len);
+static int read_all(int fd, char **text, size_t *len);
 static int check_header(size_t lineno, const char *line, const char *policy,
 			const char *boot, char *err, size_t errlen);
 
@@ -73,11 +74,9 @@ int provstate_save(const struct prov *p, int dirfd, const char *dir,
 	snprintf(path, sizeof(path), "%s/%s", dir, PROVSTATE_FILE);
 	snprintf(tmp, sizeof(tmp), "%s%s", path, TMP_SUFFIX);
 	monotime_boot_id(boot);
-	fd =
-	    openat(dirfd, PROVSTATE_FILE TMP_SUFFIX,
-		   O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0640);
+	fd = statefs_create(dirfd, PROVSTATE_FILE TMP_SUFFIX, 0640);
 	if (fd < 0 || (w.f = fdopen(fd, "w")) == NULL) {
-		rc = -errno;
+		rc = fd < 0 ? fd : -errno;
 		if (fd >= 0)
 			close(fd);
 		snprintf(err, errlen, "%s: %s", tmp, strerror(-rc));
@@ -229,18 +228,15 @@ int provstate_parse(struct prov *p, const char *text, size_t len,
 	return 0;
 }
 
-static int read_all(int dirfd, char **text, size_t *len)
+/* fd's text, whole; fd is closed. */
+static int read_all(int fd, char **text, size_t *len)
 {
-	int fd =
-	    openat(dirfd, PROVSTATE_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	size_t cap = 65536;
 	ssize_t n;
 	int rc = 0;
 
 	*text = NULL;
 	*len = 0;
-	if (fd < 0)
-		return -errno;
 	*text = malloc(cap);
 	while (*text != NULL && (n = read(fd, *text + *len, cap - *len)) != 0) {
 		if (n < 0) {
@@ -270,17 +266,20 @@ static int read_all(int dirfd, char **text, size_t *len)
 	return rc;
 }
 
-int provstate_load(struct prov *p, int dirfd, const char *dir,
+int provstate_load(struct prov *p, int dirfd, const char *dir, uid_t uid,
 		   const char *policy, char *err, size_t errlen)
 {
 	char path[4096], boot[BOOT_LEN + 1], why[256] = "";
 	char *text = NULL;
 	size_t len = 0;
-	int rc;
+	int rc, fd;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, PROVSTATE_FILE);
 	monotime_boot_id(boot);
-	rc = read_all(dirfd, &text, &len);
+	fd = statefs_open_file(dirfd, dir, PROVSTATE_FILE, uid, err, errlen);
+	if (fd == -EPERM)
+		return -EPERM;
+	rc = fd < 0 ? fd : read_all(fd, &text, &len);
 	if (rc != 0) {
 		snprintf(err, errlen, "%s: %s", path,
 			 rc == -EFBIG ? "too large" : strerror(-rc));

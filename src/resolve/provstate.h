@@ -2,8 +2,9 @@
 /* provstate: the provenance map (prov.h) kept in state_dir across a
  * restart, so that setup after a policy change evicts exactly what only
  * removed names brought in. One versioned text file, written atomically
- * (temporary file, fsync, rename), bounded by the map it is loaded into,
- * valid only for the policy generation and the boot it names. */
+ * (a temporary file created exclusively, fsync, rename), bounded by the map it
+ * is loaded into, valid only for the policy generation and the boot it names.
+ */
 #ifndef DNSFENCE_PROVSTATE_H
 #define DNSFENCE_PROVSTATE_H
 
@@ -29,10 +30,12 @@ int provstate_save(const struct prov *p, int dirfd, const char *dir,
 		   size_t errlen);
 
 /* Read PROVSTATE_FILE into p (its live links only). 0; -ENOENT no
- * file; -ESTALE it is another policy's (not policy) or another boot's;
- * -EINVAL not a state file of this version or malformed; -ENOSPC more
- * links than p holds; -EIO/-ENOMEM. err says which on every failure. */
-int provstate_load(struct prov *p, int dirfd, const char *dir,
+ * file; -EPERM a file statefs_open_file refuses for a daemon running as
+ * uid (its owner, its mode, a link); -ESTALE it is another policy's (not
+ * policy) or another boot's; -EINVAL not a state file of this version or
+ * malformed; -ENOSPC more links than p holds; -EIO/-ENOMEM. err says
+ * which on every failure. */
+int provstate_load(struct prov *p, int dirfd, const char *dir, uid_t uid,
 		   const char *policy, char *err, size_t errlen);
 
 /* The parser of provstate_load, pure (for tests and the fuzzer): text of

@@ -148,7 +148,8 @@ static void the_file_round_trips(void **state)
 	assert_int_equal(held_add(&cfg, &b, now + 2), 1);
 	assert_int_equal(held_save(&cfg, -1, 0, 0, err, sizeof(err)), 0);
 	/* b's hold has ended when it is read back */
-	assert_int_equal(held_load(&back, now + 2, err, sizeof(err)), 0);
+	assert_int_equal(held_load(&back, getuid(), now + 2, err, sizeof(err)),
+			 0);
 	assert_int_equal(back.n_held, 1);
 	assert_true(netaddr_endpoint_equal(&back.held[0].e, &a));
 	assert_int_equal(back.held[0].until, now + 100);
@@ -158,7 +159,7 @@ static void the_file_round_trips(void **state)
 	snprintf(path, sizeof(path), "%s/%s", dir, HELD_FILE);
 	assert_int_equal(access(path, F_OK), -1);
 	back.n_held = 0;
-	assert_int_equal(held_load(&back, now, err, sizeof(err)), 0);
+	assert_int_equal(held_load(&back, getuid(), now, err, sizeof(err)), 0);
 	assert_int_equal(back.n_held, 0);
 	assert_int_equal(rmdir(dir), 0);
 	free(cfg.held);

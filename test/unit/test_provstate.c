@@ -70,19 +70,20 @@ static void saved_map_loads_back(void **state)
 	assert_int_equal(prov_note(a, www, sizeof(www), &y, now + 60, now), 0);
 	assert_int_equal(
 	    provstate_save(a, fd, dir, POLICY, 0, 0, err, sizeof(err)), 0);
-	assert_int_equal(provstate_load(b, fd, dir, POLICY, err, sizeof(err)),
-			 0);
+	assert_int_equal(
+	    provstate_load(b, fd, dir, getuid(), POLICY, err, sizeof(err)), 0);
 	assert_int_equal(prov_links(b), 3);
 	assert_int_equal(prov_addresses(b), 2);
 	assert_int_equal(prov_links_of(b, &x, NULL, NULL, now), 2);
 	/* Another policy's file is stale, and the map is left empty. */
-	assert_int_equal(
-	    provstate_load(b, fd, dir, "fedcba9876543210", err, sizeof(err)),
-	    -ESTALE);
+	assert_int_equal(provstate_load(b, fd, dir, getuid(),
+					"fedcba9876543210", err, sizeof(err)),
+			 -ESTALE);
 	assert_int_equal(prov_links(b), 0);
 	provstate_remove(fd, dir);
-	assert_int_equal(provstate_load(b, fd, dir, POLICY, err, sizeof(err)),
-			 -ENOENT);
+	assert_int_equal(
+	    provstate_load(b, fd, dir, getuid(), POLICY, err, sizeof(err)),
+	    -ENOENT);
 	close(fd);
 	assert_int_equal(rmdir(dir), 0);
 	prov_free(a);

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -224,6 +225,7 @@ static void prune_drops_only_unused(void **state)
 		 "\"last_used\": 0}]}",
 		 now - 100000, now - 10, now - 100000, now - 90000, now - 10);
 	write_file(path, text);
+	assert_int_equal(chmod(path, 0644), 0); /* whatever the umask */
 	mem = open_memstream(&out, &len);
 	emem = open_memstream(&errs, &elen);
 	assert_int_equal(suggest_prune(&cfg, 3600, mem, emem, err, sizeof(err)),

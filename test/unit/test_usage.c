@@ -56,7 +56,7 @@ static struct usage *usage_here(struct event_base **base, char *dir)
 	*base = event_base_new();
 	assert_non_null(*base);
 	assert_non_null(mkdtemp(dir));
-	u = usage_new(*base, open(dir, O_RDONLY | O_DIRECTORY), dir);
+	u = usage_new(*base, open(dir, O_RDONLY | O_DIRECTORY), dir, getuid());
 	assert_non_null(u);
 	return u;
 }
