@@ -40,7 +40,7 @@ PYEOF
 kill -STOP "$DF_DNSFENCE_PID"
 # ... and a guard check it forked before that ends first.
 no_guard_child() {
-	! ps -o pid=,stat=,comm= --ppid "$DF_DNSFENCE_PID" | awk '$2 !~ /^Z/ && $3 != "dnsfence-dns"' | grep -q .
+	[ -z "$(ps -o pid=,stat=,comm= --ppid "$DF_DNSFENCE_PID" | awk '$2 !~ /^Z/ && $3 != "dnsfence-dns"')" ]
 }
 df_poll 100 no_guard_child ||
 	{ kill -CONT "$DF_DNSFENCE_PID"; fail "a guard check of A's did not end"; }
