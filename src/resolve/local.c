@@ -36,7 +36,7 @@
 
 static bool denied(const struct config *cfg, const struct policy *pol,
 		   const struct dns_query *q, const struct policy_hit *hit,
-		   const struct sockaddr *peer, char *why, size_t whylen);
+		   struct client *c, char *why, size_t whylen);
 static bool beyond_caps(const struct config *cfg, const struct dns_query *q,
 			const struct policy_hit *hit, char *why, size_t whylen);
 static bool unforwarded_type(const struct config *cfg,
@@ -59,6 +59,7 @@ void local_client_init(struct client *c, const struct sockaddr *peer,
 	c->peerlen = peerlen;
 	c->ifindex = 0;
 	c->tcp = tcp;
+	c->audited = false;
 	c->fn = fn;
 	c->ctx = ctx;
 }
@@ -78,10 +79,13 @@ void local_send_answer(const struct reply_view *v, const struct dns_query *q,
 	uint8_t out[DNS_MAX_UDP + 1];
 	ssize_t n = reply_render(v, q, c->tcp, out, sizeof(out));
 
-	if (n < 0)
+	if (n < 0) {
 		local_reply(q, c, rq, DNS_RCODE_SERVFAIL, DNS_EDE_NONE, NULL);
-	else
-		local_send(c, rq, out, (size_t)n);
+		return;
+	}
+	if (!c->audited)
+		stats_inc(v->cached ? STAT_CACHE_HIT : STAT_ANSWERS);
+	local_send(c, rq, out, (size_t)n);
 }
 
 void local_reply(const struct dns_query *q, const struct client *c,
@@ -92,7 +96,7 @@ void local_reply(const struct dns_query *q, const struct client *c,
 	ssize_t n =
 	    dnsmsg_build_reply(q, rcode, ede, ede_text, out, sizeof(out));
 
-	if (rcode == DNS_RCODE_SERVFAIL)
+	if (rcode == DNS_RCODE_SERVFAIL && !c->audited)
 		stats_inc(STAT_SERVFAIL);
 	if (n > 0)
 		local_send(c, rq, out, (size_t)n);
@@ -120,24 +124,25 @@ void local_parse_error(enum dns_parse pr, const uint8_t *msg, size_t len,
 /* Zone transfers, classes other than IN and names off the allowlist are
  * answered here; true when q was. */
 bool local_answer(const struct config *cfg, const struct policy *pol,
-		  const struct dns_query *q, const struct client *c,
+		  const struct dns_query *q, struct client *c,
 		  const struct policy_hit *hit)
 {
 	char text[2 * DNS_NAME_STRLEN + 96];
 
 	if (q->qtype == DNS_TYPE_AXFR || q->qtype == DNS_TYPE_IXFR) {
+		stats_inc(STAT_ANSWERED_LOCAL);
 		local_reply(q, c, NULL, DNS_RCODE_NOTIMP, DNS_EDE_NONE, NULL);
 		return true;
 	}
 	if (q->qclass != DNS_CLASS_IN) {
 		stats_inc(STAT_NOT_IN);
+		stats_inc(STAT_ANSWERED_LOCAL);
 		local_reply(q, c, NULL, DNS_RCODE_REFUSED,
 			    DNS_EDE_NOT_SUPPORTED,
 			    "dnsfence forwards class IN only");
 		return true;
 	}
-	if (!denied(cfg, pol, q, hit, (const struct sockaddr *)&c->peer, text,
-		    sizeof(text)))
+	if (!denied(cfg, pol, q, hit, c, text, sizeof(text)))
 		return unforwarded_type(cfg, q, c);
 	local_reply(q, c, NULL,
 		    cfg->deny_rcode == CONFIG_DENY_REFUSED ? DNS_RCODE_REFUSED
@@ -172,6 +177,7 @@ static bool unforwarded_type(const struct config *cfg,
 		return false;
 	}
 	stats_inc(STAT_QTYPE_LOCAL);
+	stats_inc(STAT_ANSWERED_LOCAL);
 	if (v == QTYPE_ANY) {
 		n = dnsmsg_build_rfc8482(q, out, sizeof(out));
 		if (n > 0)
@@ -195,8 +201,9 @@ static bool unforwarded_type(const struct config *cfg,
  * flood of denied names would otherwise format them all for nothing. */
 static bool denied(const struct config *cfg, const struct policy *pol,
 		   const struct dns_query *q, const struct policy_hit *hit,
-		   const struct sockaddr *peer, char *why, size_t whylen)
+		   struct client *c, char *why, size_t whylen)
 {
+	const struct sockaddr *peer = (const struct sockaddr *)&c->peer;
 	char name[DNS_NAME_STRLEN], type[16], client[NETADDR_ENDPOINT_STRLEN];
 	bool audit = config_audit_dns_open(cfg);
 	enum log_level level = LOGL_WARN;
@@ -216,6 +223,7 @@ static bool denied(const struct config *cfg, const struct policy *pol,
 	if (!own_probe(name))
 		learn_name(name);
 	stats_inc(audit ? STAT_AUDIT_ALLOWED : STAT_DENIED);
+	c->audited = audit;
 	/* (a hit that comes here is beyond the budget's caps) */
 	if (!audit && cfg->mode != CONFIG_MODE_AUDIT && hit == NULL &&
 	    local_search_suffix(pol, q))
@@ -315,6 +323,7 @@ bool local_over_budget(const struct config *cfg, struct budget *b,
 	}
 	if (audit)
 		return false;
+	stats_inc(STAT_DENIED);
 	snprintf(text, sizeof(text),
 		 "dnsfence: the new-name budget of *.%s is used up", wild);
 	local_reply(q, c, NULL, DNS_RCODE_REFUSED, DNS_EDE_PROHIBITED, text);

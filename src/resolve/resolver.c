@@ -280,8 +280,10 @@ struct rquery *resolver_handle(struct resolver *r, const uint8_t *msg,
 	}
 	stats_inc(STAT_QUERIES);
 	if (r->gated_len != 0 &&
-	    dns_name_equal(q.name, q.name_len, r->gated, r->gated_len))
+	    dns_name_equal(q.name, q.name_len, r->gated, r->gated_len)) {
+		stats_inc(STAT_UNANSWERED);
 		return NULL;
+	}
 	/* The one policy match of the query: the verdict, the budget and
 	 * the usage counts all read it. */
 	hit = policy_match_hit(r->pol, q.name, q.name_len, &h) ? &h : NULL;
@@ -304,6 +306,8 @@ void resolver_cancel(struct rquery *rq)
 	if (rq == NULL)
 		return;
 	TAILQ_REMOVE(&rq->p->waiters, rq, link);
+	if (!rq->c.audited)
+		stats_inc(STAT_UNANSWERED);
 	free(rq);
 }
 
@@ -340,7 +344,6 @@ static struct rquery *lookup(struct resolver *r, const struct dns_query *q,
 
 	uint32_t age = 0, ttl_max = r->cfg->ttl_max;
 
-	stats_add(STAT_CACHE_HIT, hit != NULL);
 	if (hit != NULL) {
 		age = (uint32_t)((now - hit->stored_ms) / 1000);
 		if (answer_hit_now(r, q, c, hit, age))
@@ -690,7 +693,8 @@ static void answer_one(struct pending *p, struct rquery *rq)
 			       .n_addrs = p->n_addrs,
 			       .age = p->age,
 			       .ttl_max = p->ttl_max,
-			       .strip_ech = config_name_check_on(p->r->cfg)};
+			       .strip_ech = config_name_check_on(p->r->cfg),
+			       .cached = p->hit != NULL};
 
 	local_send_answer(&v, &rq->q, &rq->c, rq);
 }
@@ -730,7 +734,8 @@ static void answer_hit(struct resolver *r, const struct dns_query *q,
 			       .n_addrs = hit->n_addrs,
 			       .age = age,
 			       .ttl_max = ttl_max,
-			       .strip_ech = config_name_check_on(r->cfg)};
+			       .strip_ech = config_name_check_on(r->cfg),
+			       .cached = true};
 
 	local_send_answer(&v, q, c, NULL);
 	cache_release(r->cache, hit);
@@ -896,7 +901,8 @@ static void deny_pending(struct pending *p)
 			 sizeof(text));
 	while ((rq = TAILQ_FIRST(&p->waiters)) != NULL) {
 		TAILQ_REMOVE(&p->waiters, rq, link);
-		stats_inc(STAT_DENIED);
+		if (!rq->c.audited)
+			stats_inc(STAT_DENIED);
 		local_reply(&rq->q, &rq->c, rq,
 			    cfg->deny_rcode == CONFIG_DENY_REFUSED
 				? DNS_RCODE_REFUSED
