@@ -520,7 +520,7 @@ static int cmd_help(const struct invocation *inv)
 
 static int load_config(const char *path, struct config **out)
 {
-	char err[512];
+	char err[2560]; /* an unknown key lists every known one */
 	int rc = config_load(path, out, err, sizeof(err));
 
 	if (rc != 0) {
