@@ -288,6 +288,12 @@ static const struct key_spec specs[] = {
 		"timestamp, for a daemon whose stderr goes to journald "
 		"without `JOURNAL_STREAM` or `NOTIFY_SOCKET` set (with "
 		"either, run and serve write that form anyway)"},
+    {"log.queries", K_CHOICE, configkeys_bool, .choices = bool_names,
+     .type = "boolean", .def_doc = "`false`",
+     .meaning = "log each allowed question too (event `query_allowed`, "
+		"with the allow entry that matched and the asking uid of a "
+		"loopback client), at info, rate-limited like denials (20 at "
+		"once, 5 a second, the rest counted); live on reload"},
     {"metrics", K_STRING, configkeys_metrics,
      .type = "\"addr:port\" / \"[v6]:port\" or null", .def_doc = "`null` (off)",
      .meaning = "serve Prometheus metrics over HTTP at `/metrics` "
@@ -628,6 +634,7 @@ static void set_choices(struct pctx *p)
 			  : level == 2 ? LOGL_INFO
 				       : LOGL_DEBUG;
 	p->c->log_format = (enum log_format)choice_of(p, "log.format");
+	p->c->log_queries = choice_of(p, "log.queries") != 0;
 	p->c->control_watch = choice_of(p, "control.watch") != 0;
 	mode = choice_of(p, "name_check.mode");
 	p->c->name_check = mode == 2   ? CONFIG_NAME_CHECK_OFF

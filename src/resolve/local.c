@@ -30,6 +30,7 @@
 #include "config/policy.h"
 #include "resolve/reply.h"
 #include "base/stats.h"
+#include "observe/sockuid.h"
 
 #define LOCAL_MAX    2048 /* header, question, OPT, EDE */
 #define DNS_CLASS_IN 1
@@ -204,9 +205,13 @@ static bool denied(const struct config *cfg, const struct policy *pol,
 		   struct client *c, char *why, size_t whylen)
 {
 	const struct sockaddr *peer = (const struct sockaddr *)&c->peer;
-	char name[DNS_NAME_STRLEN], type[16], client[NETADDR_ENDPOINT_STRLEN];
+	char name[DNS_NAME_STRLEN], type[16], client[NETADDR_ENDPOINT_STRLEN],
+	    entry[DNS_NAME_STRLEN];
 	bool audit = config_audit_dns_open(cfg);
 	enum log_level level = LOGL_WARN;
+	struct log_field f[LOCAL_FIELDS_MAX];
+	uint32_t uid;
+	size_t n;
 
 	if (hit != NULL && !beyond_caps(cfg, q, hit, why, whylen))
 		return false;
@@ -233,6 +238,20 @@ static bool denied(const struct config *cfg, const struct policy *pol,
 		return !audit;
 	local_describe(q, peer, name, sizeof(name), type, sizeof(type), client,
 		       sizeof(client));
+	n = local_query_fields(f, "query_denied", name, type, client, c, &uid);
+	f[n++] = log_str("reason", hit != NULL		 ? "wildcard_caps"
+				   : level == LOGL_DEBUG ? "search_suffix"
+							 : "not_allowed");
+	if (hit == NULL) {
+		memcpy(entry, name, strlen(name) + 1);
+		lower_ascii(entry);
+		f[n++] = log_str("entry", entry);
+	}
+	f[n++] = log_str("rcode", audit ? "forwarded"
+				  : cfg->deny_rcode == CONFIG_DENY_REFUSED
+				      ? "REFUSED"
+				      : "NXDOMAIN");
+	log_fields(f, n);
 	if (audit)
 		log_warn("policy",
 			 "audit: would deny %s %s from %s (%s); forwarding",
@@ -356,6 +375,25 @@ void local_describe(const struct dns_query *q, const struct sockaddr *peer,
 	dns_name_to_text(q->name, q->name_len, name, namecap);
 	dns_type_name(q->qtype, type, typecap);
 	netaddr_format_endpoint(peer, client, clientcap);
+}
+
+size_t local_query_fields(struct log_field *f, const char *event,
+			  const char *name, const char *type,
+			  const char *client, const struct client *c,
+			  uint32_t *uid)
+{
+	size_t n = 0;
+
+	f[n++] = log_str("event", event);
+	f[n++] = log_str("name", name);
+	f[n++] = log_str("qtype", type);
+	f[n++] = log_str("client", client);
+	f[n++] = log_str("proto", c->tcp ? "tcp" : "udp");
+	if (sockuid_lookup((const struct sockaddr *)&c->peer,
+			   (const struct sockaddr *)&c->local, c->tcp,
+			   uid) == 0)
+		f[n++] = log_num("uid", (int64_t)*uid);
+	return n;
 }
 
 static void lower_ascii(char *s)

@@ -75,6 +75,16 @@ bool local_over_budget(const struct config *cfg, struct budget *b,
 /* Is q an allowed name with labels appended (a resolv.conf search list
  * at work)? */
 bool local_search_suffix(const struct policy *pol, const struct dns_query *q);
+/* An event's first fields (base/log.h) into f (LOCAL_FIELDS_MAX, room
+ * left for the caller's reason, entry and rcode): event, name, qtype,
+ * client, proto and, for a loopback client whose socket the kernel still
+ * knows, its uid (sockuid.c; *uid holds it). Returns the count. */
+#define LOCAL_FIELDS_MAX 10
+struct log_field;
+size_t local_query_fields(struct log_field *f, const char *event,
+			  const char *name, const char *type,
+			  const char *client, const struct client *c,
+			  uint32_t *uid);
 /* Name, type and client of q as text, for log lines. */
 void local_describe(const struct dns_query *q, const struct sockaddr *peer,
 		    char *name, size_t namecap, char *type, size_t typecap,

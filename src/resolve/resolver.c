@@ -139,6 +139,8 @@ struct resolver {
 	struct usage *usage; /* per allow entry; NULL: not counted */
 };
 
+static void log_allowed(const struct resolver *r, const struct dns_query *q,
+			const struct client *c);
 static struct rquery *lookup(struct resolver *r, const struct dns_query *q,
 			     const struct client *c,
 			     const struct policy_hit *ph,
@@ -289,8 +291,30 @@ struct rquery *resolver_handle(struct resolver *r, const uint8_t *msg,
 	hit = policy_match_hit(r->pol, q.name, q.name_len, &h) ? &h : NULL;
 	if (local_answer(r->cfg, r->pol, &q, &c, hit))
 		return NULL;
+	if (r->cfg->log_queries && !c.audited &&
+	    log_limited_take(LOG_CLASS_QUERIES, LOGL_INFO, "resolver"))
+		log_allowed(r, &q, &c);
 	return lookup(r, &q, &c, hit,
 		      usage_question(r->usage, q.lname, q.name_len, hit));
+}
+
+/* log.queries: one line for an allowed question, with its fields. */
+static void log_allowed(const struct resolver *r, const struct dns_query *q,
+			const struct client *c)
+{
+	char name[DNS_NAME_STRLEN], type[16], client[NETADDR_ENDPOINT_STRLEN],
+	    entry[DNS_NAME_STRLEN + 2];
+	struct log_field f[LOCAL_FIELDS_MAX];
+	uint32_t uid;
+	size_t n;
+
+	local_describe(q, (const struct sockaddr *)&c->peer, name, sizeof(name),
+		       type, sizeof(type), client, sizeof(client));
+	n = local_query_fields(f, "query_allowed", name, type, client, c, &uid);
+	if (policy_entry(r->pol, q->lname, q->name_len, entry, sizeof(entry)))
+		f[n++] = log_str("entry", entry);
+	log_fields(f, n);
+	log_info("resolver", "allowed %s %s from %s", name, type, client);
 }
 
 void resolver_set_gated(struct resolver *r, const char *name)
