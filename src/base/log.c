@@ -45,6 +45,10 @@ static enum log_format cur_format = LOG_FORMAT_TEXT;
 static bool cur_syslog;
 static enum log_dest cur_dest = LOG_DEST_STDERR;
 static enum log_dest init_dest = LOG_DEST_STDERR; /* what log_init chose */
+/* log_fields's, for the next line of this thread (the reload's parse
+ * thread logs too) */
+static __thread const struct log_field *pending;
+static __thread size_t n_pending;
 
 static const char *const level_names[] = {"error", "warning", "info", "debug"};
 static const int syslog_prio[] = {LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG};
@@ -59,6 +63,7 @@ static const char *const class_names[LOG_CLASS__COUNT] = {
     [LOG_CLASS_OVERLOAD] = "queries over the in-flight cap",
     [LOG_CLASS_SETS] = "set adds",
     [LOG_CLASS_CLIENT] = "client errors",
+    [LOG_CLASS_QUERIES] = "allowed queries",
 };
 static struct log_bucket buckets[LOG_CLASS__COUNT];
 static uint64_t suppressed_total;
@@ -245,14 +250,51 @@ void log_flush_suppressed(void)
 							 : "log");
 }
 
+void log_fields(const struct log_field *f, size_t n)
+{
+	pending = f;
+	n_pending = n > LOG_FIELDS_MAX ? LOG_FIELDS_MAX : n;
+}
+
+/* The pending fields as JSON members (",\"k\":v..."), then forgotten. */
+static void render_fields(char *out, size_t cap)
+{
+	char esc[256 * 6 + 1], val[256];
+	size_t o = 0;
+
+	out[0] = '\0';
+	for (size_t i = 0; i < n_pending && pending != NULL; i++) {
+		const struct log_field *f = &pending[i];
+		int w;
+
+		if (f->str != NULL) {
+			snprintf(val, sizeof(val), "%s", f->str);
+			json_escape(val, esc, sizeof(esc));
+			w = snprintf(out + o, cap - o, ",\"%s\":\"%s\"", f->key,
+				     esc);
+		} else {
+			w = snprintf(out + o, cap - o, ",\"%s\":%lld", f->key,
+				     (long long)f->num);
+		}
+		if (w < 0 || (size_t)w >= cap - o) {
+			out[o] = '\0'; /* whole members only */
+			break;
+		}
+		o += (size_t)w;
+	}
+	pending = NULL;
+	n_pending = 0;
+}
+
 static void vlog_msg(enum log_level level, const char *sys, const char *fmt,
 		     va_list ap)
 {
-	char msg[1024], esc[sizeof(msg) * 6 + 1], ts[32];
+	char msg[1024], esc[sizeof(msg) * 6 + 1], ts[32], fields[2048];
 	struct timespec now;
 	struct tm tm;
 	int saved = errno;
 
+	render_fields(fields, sizeof(fields));
 	if (!log_enabled(level))
 		return;
 	vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -277,15 +319,16 @@ static void vlog_msg(enum log_level level, const char *sys, const char *fmt,
 		strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	if (cur_format == LOG_FORMAT_JSON && cur_dest == LOG_DEST_JOURNAL) {
 		json_escape(msg, esc, sizeof(esc));
-		fprintf(stderr,
-			"%s{\"level\":\"%s\",\"sys\":\"%s\",\"msg\":\"%s\"}\n",
-			ts, level_names[level], sys, esc);
+		fprintf(
+		    stderr,
+		    "%s{\"level\":\"%s\",\"sys\":\"%s\",\"msg\":\"%s\"%s}\n",
+		    ts, level_names[level], sys, esc, fields);
 	} else if (cur_format == LOG_FORMAT_JSON) {
 		json_escape(msg, esc, sizeof(esc));
 		fprintf(stderr,
 			"{\"ts\":\"%s\",\"level\":\"%s\",\"sys\":\"%s\","
-			"\"msg\":\"%s\"}\n",
-			ts, level_names[level], sys, esc);
+			"\"msg\":\"%s\"%s}\n",
+			ts, level_names[level], sys, esc, fields);
 	} else if (cur_dest == LOG_DEST_JOURNAL) {
 		fprintf(stderr, "%s%s: %s\n", ts, sys, msg);
 	} else {

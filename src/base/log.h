@@ -37,6 +37,28 @@ void log_msg(enum log_level level, const char *sys, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int log_level_parse(const char *s, enum log_level *out);
 
+/* An event's typed fields (docs/logging.md): a string, or with str NULL
+ * a number. */
+struct log_field {
+	const char *key;
+	const char *str;
+	int64_t num;
+};
+#define LOG_FIELDS_MAX 16
+static inline struct log_field log_str(const char *key, const char *s)
+{
+	return (struct log_field){.key = key, .str = s};
+}
+static inline struct log_field log_num(const char *key, int64_t v)
+{
+	return (struct log_field){.key = key, .num = v};
+}
+/* The fields the next line this thread writes carries, in JSON lines
+ * beside msg (text lines have them in msg already); forgotten after that
+ * line, written or not. f must live until then: call it just before the
+ * log_msg of the event. */
+void log_fields(const struct log_field *f, size_t n);
+
 /* Messages that a flood can repeat: each class has its own token bucket
  * (LOG_BURST lines at once, LOG_RATE a second after that). A line over
  * the limit is counted, not written; the next line of the class that is
@@ -50,6 +72,7 @@ enum log_class {
 	LOG_CLASS_OVERLOAD,   /* the in-flight cap reached */
 	LOG_CLASS_SETS,	      /* a kernel set add failed */
 	LOG_CLASS_CLIENT,     /* a misbehaving client (TCP, garbage) */
+	LOG_CLASS_QUERIES,    /* log.queries: an allowed question */
 	LOG_CLASS__COUNT
 };
 #define LOG_BURST 20

@@ -72,11 +72,15 @@ static const char *const names[STAT__COUNT] = {
     [STAT_BUDGET_REFUSED] = "budget_refused",
     [STAT_BUDGET_AUDIT] = "budget_audit",
     [STAT_LATE_ANSWER] = "late_answers",
+    [STAT_ANSWERED_LOCAL] = "answered_local",
+    [STAT_UNANSWERED] = "unanswered",
 };
 
 const uint32_t stats_latency_bounds_us[STATS_LATENCY_BUCKETS - 1] = {
     1000, 5000, 10000, 25000, 50000, 100000, 250000, 1000000, 5000000};
 static uint64_t latency[STATS_LATENCY_BUCKETS];
+static bool config_ok;
+static int64_t config_ok_at;
 static uint64_t latency_sum_us;
 static uint64_t upstream_inflight;
 
@@ -215,4 +219,17 @@ void stats_upstream_inflight(int delta)
 uint64_t stats_upstream_inflight_now(void)
 {
 	return upstream_inflight;
+}
+
+void stats_config_loaded(bool ok, int64_t now)
+{
+	config_ok = ok;
+	if (ok)
+		config_ok_at = now;
+}
+
+void stats_config_state(bool *ok, int64_t *success_at)
+{
+	*ok = config_ok;
+	*success_at = config_ok_at;
 }

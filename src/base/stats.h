@@ -8,12 +8,12 @@
 
 enum stat_id {
 	STAT_QUERIES = 0,      /* parsed queries, UDP and TCP */
-	STAT_DENIED,	       /* answered locally: not on the allowlist */
+	STAT_DENIED,	       /* refused by the policy (allowlist, budget) */
 	STAT_AUDIT_ALLOWED,    /* denied by policy, forwarded in audit mode */
 	STAT_MALFORMED,	       /* FORMERR/NOTIMP/dropped garbage */
 	STAT_FORWARDED,	       /* upstream queries sent */
 	STAT_COALESCED,	       /* queries that joined one already in flight */
-	STAT_ANSWERS,	       /* upstream answers relayed to clients */
+	STAT_ANSWERS,	       /* upstream answers relayed (not the cache's) */
 	STAT_SERVFAIL,	       /* SERVFAIL sent to a client */
 	STAT_UPSTREAM_FAIL,    /* upstream timeouts and errors */
 	STAT_BAD_ANSWER,       /* malformed upstream answers */
@@ -27,7 +27,7 @@ enum stat_id {
 	STAT_TCP_REFUSED,      /* TCP connections closed at the cap */
 	STAT_GUARD_DRIFT,      /* guard checks that found drift */
 	STAT_GUARD_RESTORED,   /* rules and sets written back by the guard */
-	STAT_CACHE_HIT,	       /* queries answered from the answer cache */
+	STAT_CACHE_HIT,	       /* answers relayed from the cache (stale too) */
 	STAT_BLOCKED_NEVER,    /* blocked flows: address never answered */
 	STAT_BLOCKED_EXPIRED,  /* blocked flows: address's entry expired */
 	STAT_BLOCKED_PORT,     /* blocked flows: port not in `ports` */
@@ -60,6 +60,8 @@ enum stat_id {
 	STAT_BUDGET_REFUSED, /* new names refused: wildcard budget used up */
 	STAT_BUDGET_AUDIT,   /* the same in audit mode (forwarded) */
 	STAT_LATE_ANSWER,    /* late upstream answers' ICMP errors seen */
+	STAT_ANSWERED_LOCAL, /* answered here: zone transfer, class, qtype */
+	STAT_UNANSWERED,     /* parsed, never answered (client gone, gated) */
 	STAT__COUNT
 };
 
@@ -78,6 +80,10 @@ void stats_count_shared(void);
  * DNS process's read of it for metrics: false before the first count. */
 void stats_set_entries(long long v4, long long v6);
 bool stats_shared_set_entries(long long *v4, long long *v6);
+/* The last config load (the start's, then each reload's): whether it
+ * succeeded, and the wall clock of the last one that did (0: none yet). */
+void stats_config_loaded(bool ok, int64_t now);
+void stats_config_state(bool *ok, int64_t *success_at);
 /* One log line with every counter. */
 void stats_log(void);
 

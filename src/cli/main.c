@@ -98,6 +98,7 @@ static int cmd_status(const struct invocation *inv);
 static int cmd_entries(const struct invocation *inv);
 static int cmd_allowed(const struct invocation *inv);
 static int cmd_help(const struct invocation *inv);
+static int cmd_completion(const struct invocation *inv);
 static int cmd_selftest(const struct invocation *inv);
 static int cmd_why(const struct invocation *inv);
 static int cmd_prune(const struct invocation *inv);
@@ -283,6 +284,14 @@ static const struct command commands[] = {
      .max_operands = 1,
      .summary = "this list, or COMMAND's options and exit codes",
      .exits = "0; 2 an unknown COMMAND"},
+    {.name = "completion",
+     .fn = cmd_completion,
+     .operands = "bash",
+     .max_operands = 1,
+     .summary = "print a bash completion script, made from this command "
+		"table (installed as "
+		"share/bash-completion/completions/dnsfence)",
+     .exits = "0; 2 a shell other than bash"},
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -526,9 +535,53 @@ static int cmd_help(const struct invocation *inv)
 	return EXIT_OK;
 }
 
+/* Generated from commands[], as --help is, so the two cannot drift. */
+static int cmd_completion(const struct invocation *inv)
+{
+	if (inv->argc > 0 && strcmp(inv->argv[0], "bash") != 0)
+		return usage_error(inv->cmd, "only bash is supported, not '%s'",
+				   inv->argv[0]);
+	printf("# bash completion for dnsfence (`dnsfence completion bash`, "
+	       "made from its command table)\n"
+	       "_dnsfence() {\n"
+	       "\tlocal cur=${COMP_WORDS[COMP_CWORD]} "
+	       "prev=${COMP_WORDS[COMP_CWORD-1]} cmd= i\n"
+	       "\tCOMPREPLY=()\n"
+	       "\tcase $prev in -c | --config) "
+	       "COMPREPLY=($(compgen -f -- \"$cur\")); return ;; esac\n"
+	       "\tfor ((i = 1; i < COMP_CWORD; i++)); do\n"
+	       "\t\tcase ${COMP_WORDS[i]} in\n"
+	       "\t\t-c | --config) ((i++)) ;;\n"
+	       "\t\t-*) ;;\n"
+	       "\t\t*) cmd=${COMP_WORDS[i]}; break ;;\n"
+	       "\t\tesac\n"
+	       "\tdone\n"
+	       "\tcase $cmd in\n"
+	       "\t\"\") COMPREPLY=($(compgen -W \"--config --help --version");
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		printf(" %s", commands[i].name);
+	printf("\" -- \"$cur\")) ;;\n");
+	for (size_t i = 0; i < N_COMMANDS; i++) {
+		const struct command *c = &commands[i];
+
+		printf("\t%s) COMPREPLY=($(compgen -W \"--config --help",
+		       c->name);
+		for (size_t o = 0; o < CMD_OPTS_MAX && c->opts[o].name; o++)
+			printf(" --%s", c->opts[o].name);
+		if (c->fn == cmd_help)
+			for (size_t j = 0; j < N_COMMANDS; j++)
+				printf(" %s", commands[j].name);
+		if (c->fn == cmd_completion)
+			printf(" bash");
+		printf("\" -- \"$cur\")) ;;\n");
+	}
+	printf("\tesac\n}\ncomplete -o default -F _dnsfence dnsfence\n");
+	return EXIT_OK;
+}
+
 static int load_config(const char *path, struct config **out)
 {
-	char err[512];
+	char err[2560]; /* an unknown key lists every known one */
 	int rc = config_load(path, out, err, sizeof(err));
 
 	if (rc != 0) {

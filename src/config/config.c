@@ -38,10 +38,15 @@
 #include "config/policy.h"
 
 #define N_SPECS (sizeof(specs) / sizeof(specs[0]))
+/* Every key of the table, comma-separated, fits (unknown_key). */
+#define KNOWN_KEYS_MAX 2048
 
 static int find_spec(const char *prefix, const char *key);
 static int collect(struct pctx *p, const cJSON *obj, const char *prefix);
-static int known_keys(const char *prefix, char *buf, size_t cap);
+static int known_keys(const char *prefix, const char **names, size_t *n,
+		      char *buf, size_t cap);
+static int unknown_key(struct pctx *p, const char *prefix, const char *key,
+		       const char *path);
 static int finish(struct pctx *p);
 static int check_wildcards(struct pctx *p);
 static void set_choices(struct pctx *p);
@@ -283,6 +288,12 @@ static const struct key_spec specs[] = {
 		"timestamp, for a daemon whose stderr goes to journald "
 		"without `JOURNAL_STREAM` or `NOTIFY_SOCKET` set (with "
 		"either, run and serve write that form anyway)"},
+    {"log.queries", K_CHOICE, configkeys_bool, .choices = bool_names,
+     .type = "boolean", .def_doc = "`false`",
+     .meaning = "log each allowed question too (event `query_allowed`, "
+		"with the allow entry that matched and the asking uid of a "
+		"loopback client), at info, rate-limited like denials (20 at "
+		"once, 5 a second, the rest counted); live on reload"},
     {"metrics", K_STRING, configkeys_metrics,
      .type = "\"addr:port\" / \"[v6]:port\" or null", .def_doc = "`null` (off)",
      .meaning = "serve Prometheus metrics over HTTP at `/metrics` "
@@ -500,11 +511,16 @@ static int find_spec(const char *prefix, const char *key)
 	return -1;
 }
 
-static int known_keys(const char *prefix, char *buf, size_t cap)
+/* The keys of the object at prefix ("" the top level): their names
+ * into names[] (N_SPECS of them at most), *n, and as one list into buf;
+ * -ENOSPC when buf is too small (it holds every key of the table). */
+static int known_keys(const char *prefix, const char **names, size_t *n,
+		      char *buf, size_t cap)
 {
 	size_t pl = strlen(prefix), o = 0;
 
 	buf[0] = '\0';
+	*n = 0;
 	for (size_t i = 0; i < N_SPECS; i++) {
 		const char *sp = specs[i].path;
 
@@ -513,18 +529,37 @@ static int known_keys(const char *prefix, char *buf, size_t cap)
 		sp += pl > 0 ? pl + 1 : 0;
 		if (strchr(sp, '.') != NULL)
 			continue;
-		int n = snprintf(buf + o, cap - o, "%s%s", o ? ", " : "", sp);
-		if (n < 0 || (size_t)n >= cap - o)
+		names[(*n)++] = sp;
+		int w = snprintf(buf + o, cap - o, "%s%s", o ? ", " : "", sp);
+		if (w < 0 || (size_t)w >= cap - o)
 			return -ENOSPC;
-		o += (size_t)n;
+		o += (size_t)w;
 	}
 	return 0;
+}
+
+/* "unknown key" at path, with the nearest known key and every one. */
+static int unknown_key(struct pctx *p, const char *prefix, const char *key,
+		       const char *path)
+{
+	const char *names[N_SPECS], *near;
+	char known[KNOWN_KEYS_MAX], mean[96] = "";
+	size_t n;
+	int rc = known_keys(prefix, names, &n, known, sizeof(known));
+
+	if (rc != 0)
+		return rc;
+	near = configkeys_nearest(key, names, n);
+	if (near != NULL)
+		snprintf(mean, sizeof(mean), "; did you mean \"%s\"?", near);
+	return configkeys_fail(p, path, "unknown key%s (known: %s)", mean,
+			       known);
 }
 
 /* Match each member of obj to a row of specs[]; recurse into groups. */
 static int collect(struct pctx *p, const cJSON *obj, const char *prefix)
 {
-	char path[CONFIGKEYS_PATH_LEN], key[72], known[256];
+	char path[CONFIGKEYS_PATH_LEN], key[72];
 
 	for (const cJSON *it = obj->child; it != NULL; it = it->next) {
 		int i = find_spec(prefix, it->string);
@@ -532,11 +567,8 @@ static int collect(struct pctx *p, const cJSON *obj, const char *prefix)
 		configkeys_show(it->string, key, sizeof(key));
 		snprintf(path, sizeof(path), "%s%s%s", prefix,
 			 *prefix ? "." : "", key);
-		if (i < 0) {
-			known_keys(prefix, known, sizeof(known));
-			return configkeys_fail(
-			    p, path, "unknown key (known: %s)", known);
-		}
+		if (i < 0)
+			return unknown_key(p, prefix, it->string, path);
 		if (p->given[i] != NULL)
 			return configkeys_fail(p, path, "given twice");
 		p->given[i] = it;
@@ -611,6 +643,7 @@ static void set_choices(struct pctx *p)
 			  : level == 2 ? LOGL_INFO
 				       : LOGL_DEBUG;
 	p->c->log_format = (enum log_format)choice_of(p, "log.format");
+	p->c->log_queries = choice_of(p, "log.queries") != 0;
 	p->c->control_watch = choice_of(p, "control.watch") != 0;
 	mode = choice_of(p, "name_check.mode");
 	p->c->name_check = mode == 2   ? CONFIG_NAME_CHECK_OFF

@@ -88,6 +88,7 @@ struct config {
 	bool inbound_deny;	    /* "inbound": "deny": no replies to peers */
 	enum log_level log_level;   /* "log": {"level": "info"} */
 	enum log_format log_format; /* "log": {"format": "text"} */
+	bool log_queries;	    /* "log": {"queries": false} */
 	bool metrics_on;	    /* "metrics": "addr:port"; null: off */
 	struct config_endpoint metrics;
 	char *state_dir; /* "state_dir", default CONFIG_DEFAULT_STATE_DIR */

@@ -12,6 +12,7 @@
  * waste (listen, upstreams, ports); the allowlist is deduplicated once at
  * the end instead (configkeys_dedupe), since it may hold 100k names. */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <netinet/in.h>
@@ -78,6 +79,54 @@ int configkeys_fail(struct pctx *p, const char *path, const char *fmt, ...)
 	return -EINVAL;
 }
 
+/* Optimal string alignment distance of a and b (lengths below 64),
+ * ASCII case ignored; 64 when either is longer. */
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), d[64][64];
+
+	if (la >= 64 || lb >= 64)
+		return 64;
+	for (size_t i = 0; i <= la; i++)
+		d[i][0] = i;
+	for (size_t j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		for (size_t j = 1; j <= lb; j++) {
+			size_t cost = tolower((unsigned char)a[i - 1]) !=
+				      tolower((unsigned char)b[j - 1]);
+			size_t v = d[i - 1][j - 1] + cost;
+
+			if (d[i - 1][j] + 1 < v)
+				v = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < v)
+				v = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+			    a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < v)
+				v = d[i - 2][j - 2] + 1;
+			d[i][j] = v;
+		}
+	}
+	return d[la][lb];
+}
+
+const char *configkeys_nearest(const char *s, const char *const *cands,
+			       size_t n)
+{
+	const char *best = NULL;
+	size_t best_d = 3, len = strlen(s);
+
+	for (size_t i = 0; i < n; i++) {
+		size_t d = edit_distance(s, cands[i]);
+
+		if (d < best_d && 2 * d < len) {
+			best = cands[i];
+			best_d = d;
+		}
+	}
+	return best;
+}
+
 void configkeys_show(const char *s, char *buf, size_t cap)
 {
 	size_t o = 0;
@@ -87,6 +136,31 @@ void configkeys_show(const char *s, char *buf, size_t cap)
 	if (*s != '\0' && o >= 3)
 		memcpy(buf + o - 3, "...", 3);
 	buf[o] = '\0';
+}
+
+/* An entry of a list of strings that is something else: the message
+ * shows the form, a bare port number the string it meant. */
+static int not_a_string(struct pctx *p, const struct key_spec *k,
+			const cJSON *it, const char *path)
+{
+	double d = cJSON_IsNumber(it) ? it->valuedouble : -1;
+	bool tcp = k->type != NULL && strstr(k->type, "\"tcp/N\"") != NULL;
+	bool udp = k->type != NULL && strstr(k->type, "\"udp/N\"") != NULL;
+	char also[32] = "";
+
+	if ((tcp || udp) && d >= 1 && d <= 65535 && d == (double)(long)d) {
+		if (tcp && udp)
+			snprintf(also, sizeof(also), " (or \"udp/%ld\")",
+				 (long)d);
+		return configkeys_fail(p, path,
+				       "expected a string: a port is written "
+				       "with its protocol, \"%s/%ld\"%s",
+				       tcp ? "tcp" : "udp", (long)d, also);
+	}
+	if (k->type != NULL)
+		return configkeys_fail(
+		    p, path, "expected a string (the key is an %s)", k->type);
+	return configkeys_fail(p, path, "expected a string");
 }
 
 /* Call fn for each string of the array v, or of the default list. */
@@ -111,7 +185,7 @@ static int each_string(struct pctx *p, const struct key_spec *k, const cJSON *v)
 	for (const cJSON *it = v->child; it != NULL; it = it->next, i++) {
 		snprintf(path, sizeof(path), "%s[%zu]", k->path, i);
 		if (!cJSON_IsString(it))
-			return configkeys_fail(p, path, "expected a string");
+			return not_a_string(p, k, it, path);
 		if ((rc = k->item(p, it->valuestring, path)) != 0)
 			return rc;
 	}
@@ -632,6 +706,17 @@ int configkeys_item_name(struct pctx *p, const char *s, const char *path)
 		    "names it should allow)",
 		    val, val);
 	}
+	if (s[0] == '.' && s[1] != '\0' && s[1] != '.' &&
+	    policy_pattern_valid(s + 1, why, sizeof(why))) {
+		free(norm);
+		configkeys_show(s + 1, val, sizeof(val));
+		return configkeys_fail(
+		    p, path,
+		    "\".%s\": a leading dot is not a pattern here: write "
+		    "\"*.%s\" for every name below %s, and \"%s\" for the name "
+		    "itself (list both for both)",
+		    val, val, val, val);
+	}
 	if (!policy_pattern_valid(s, why, sizeof(why))) {
 		free(norm);
 		return configkeys_fail(p, path, "\"%s\": %s", val, why);
@@ -671,17 +756,26 @@ out:
 int configkeys_item_ecosystem(struct pctx *p, const char *s, const char *path)
 {
 	const char *const *names = policy_preset_names();
-	char known[512] = "", val[72];
-	size_t o = 0;
+	char known[1024] = "", val[72], mean[96] = "";
+	const char *near;
+	size_t o = 0, n = 0;
 
 	if (policy_preset_exists(s))
 		return add_string(&p->c->ecosystems, &p->c->n_ecosystems, s);
-	for (size_t i = 0; names[i] != NULL && o < sizeof(known); i++)
-		o += (size_t)snprintf(known + o, sizeof(known) - o, "%s%s",
-				      i ? ", " : "", names[i]);
+	for (; names[n] != NULL; n++) {
+		int w = snprintf(known + o, sizeof(known) - o, "%s%s",
+				 n ? ", " : "", names[n]);
+
+		if (w < 0 || (size_t)w >= sizeof(known) - o)
+			return -ENOSPC; /* a longer list than known[] holds */
+		o += (size_t)w;
+	}
 	configkeys_show(s, val, sizeof(val));
-	return configkeys_fail(p, path, "unknown preset \"%s\" (known: %s)",
-			       val, known);
+	near = configkeys_nearest(s, names, n);
+	if (near != NULL)
+		snprintf(mean, sizeof(mean), "; did you mean \"%s\"?", near);
+	return configkeys_fail(p, path, "unknown preset \"%s\"%s (known: %s)",
+			       val, mean, known);
 }
 
 int configkeys_item_qtype(struct pctx *p, const char *s, const char *path)

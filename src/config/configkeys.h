@@ -64,6 +64,12 @@ int configkeys_fail(struct pctx *p, const char *path, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* A value fit to echo: control bytes as '?', at most 64 bytes. */
 void configkeys_show(const char *s, char *buf, size_t cap);
+/* The candidate (of n) nearest to s by edit distance (ASCII case
+ * ignored, a swap of neighbours one edit), when it is close enough to be
+ * the one meant: at most 2 edits and fewer than half of s's length;
+ * else NULL. For "did you mean". */
+const char *configkeys_nearest(const char *s, const char *const *cands,
+			       size_t n);
 
 /* key_fn parsers, one per kind of row. */
 int configkeys_int(struct pctx *p, const struct key_spec *k, const cJSON *v);

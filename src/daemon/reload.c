@@ -238,6 +238,7 @@ struct reload *reload_new(const struct reload_parts *parts,
 	rl->cfg = cfg;
 	rl->pol = pol;
 	rl->started_ms = monotime_ms();
+	stats_config_loaded(true, (int64_t)time(NULL));
 	path = config_path(path);
 	snprintf(rl->path, sizeof(rl->path), "%s", path);
 	rl->kick_ev = event_new(parts->base, -1, 0, on_kick, rl);
@@ -830,6 +831,7 @@ static void finish(struct reload *rl, int result, const char *text)
 		log_err(SYS, "%s: %s", rl->trigger, line);
 	if (result != RELOAD_OK)
 		stats_inc(STAT_RELOAD_FAIL);
+	stats_config_loaded(result == RELOAD_OK, (int64_t)time(NULL));
 	rl->count++;
 	*r = (struct record){
 	    .result = result, .wall = (uint64_t)time(NULL), .ms = ms};

@@ -100,16 +100,32 @@ enum fam_id {
 	F_FLOW_RESULTS,
 	F_FLOW_AUDIT,
 	F_QUEUE_LOST,
+	F_OVER_CAP,
+	F_FAIL_CACHED,
+	F_STALE,
+	F_NOT_IN,
+	F_EVICTED,
+	F_RELOADS,
+	F_RELOAD_FAIL,
+	F_ECH,
+	F_QTYPE_LOCAL,
+	F_BUDGET_REFUSED,
+	F_BUDGET_AUDIT,
+	F_LATE,
 	F__COUNT
 };
 
 static const struct family families[F__COUNT] = {
     [F_QUERIES] = {"dnsfence_queries_total", "counter",
 		   "Client queries parsed, UDP and TCP."},
-    [F_RESULTS] = {"dnsfence_query_results_total", "counter",
-		   "Client queries by result: allowed (answer relayed), denied "
-		   "(not on the allowlist), audit_allowed (would be denied, "
-		   "forwarded in audit mode), servfail, cache_hit."},
+    [F_RESULTS] =
+	{"dnsfence_query_results_total", "counter",
+	 "Client queries by result, each counted once (the results "
+	 "sum to dnsfence_queries_total): allowed (upstream answer "
+	 "relayed), cache_hit (answer from the cache), denied (policy "
+	 "or budget), audit_allowed (would be denied, forwarded in "
+	 "audit mode), servfail, local (zone transfer, class or type "
+	 "answered here), unanswered (client gone first)."},
     [F_MALFORMED] = {"dnsfence_malformed_queries_total", "counter",
 		     "Queries answered FORMERR/NOTIMP/BADVERS or dropped."},
     [F_UPSTREAM] = {"dnsfence_upstream_queries_total", "counter",
@@ -153,6 +169,40 @@ static const struct family families[F__COUNT] = {
     [F_QUEUE_LOST] = {"dnsfence_name_check_queue_lost_total", "counter",
 		      "Queue reads that found the kernel had dropped "
 		      "messages to the daemon."},
+    [F_OVER_CAP] = {"dnsfence_over_cap_total", "counter",
+		    "Queries answered SERVFAIL because upstream questions in "
+		    "flight were at max_inflight or the client's share."},
+    [F_FAIL_CACHED] = {"dnsfence_fail_cached_total", "counter",
+		       "Queries answered SERVFAIL from the failure cache (the "
+		       "same question failed upstream a moment ago)."},
+    [F_STALE] = {"dnsfence_stale_total", "counter",
+		 "Expired cached answers served because the upstream "
+		 "failed (serve_stale)."},
+    [F_NOT_IN] = {"dnsfence_not_in_total", "counter",
+		  "Queries of a class other than IN, refused."},
+    [F_EVICTED] = {"dnsfence_addr_evicted_total", "counter",
+		   "Set entries a reload took out (only removed names had "
+		   "put them in)."},
+    [F_RELOADS] = {"dnsfence_reloads_total", "counter",
+		   "Reloads that ran to the end (failed ones included)."},
+    [F_RELOAD_FAIL] = {"dnsfence_reload_fail_total", "counter",
+		       "Reloads refused or failed: bad config, restart "
+		       "needed, or rules not applied."},
+    [F_ECH] = {"dnsfence_ech_stripped_total", "counter",
+	       "HTTPS/SVCB records sent without their ech param (the name "
+	       "check is on)."},
+    [F_QTYPE_LOCAL] = {"dnsfence_qtype_local_total", "counter",
+		       "Queries for allowed names answered locally for their "
+		       "type (meta, private-use, ANY, not in qtypes)."},
+    [F_BUDGET_REFUSED] = {"dnsfence_budget_refused_total", "counter",
+			  "New names below a wildcard refused: its "
+			  "wildcard_budget was used up."},
+    [F_BUDGET_AUDIT] = {"dnsfence_budget_audit_total", "counter",
+			"New names below a wildcard past its budget, "
+			"forwarded in audit mode."},
+    [F_LATE] = {"dnsfence_late_answers_total", "counter",
+		"Upstream answers that came after the timeout to a closed "
+		"socket (ICMP errors seen)."},
 };
 
 static const struct mapping map[STAT__COUNT] = {
@@ -201,6 +251,20 @@ static const struct mapping map[STAT__COUNT] = {
     [STAT_FLOW_BUSY] = {F_FLOW_RESULTS, "result=\"refused\",reason=\"busy\""},
     [STAT_FLOW_AUDIT_ALLOWED] = {F_FLOW_AUDIT, NULL},
     [STAT_FLOW_QUEUE_LOST] = {F_QUEUE_LOST, NULL},
+    [STAT_OVER_CAP] = {F_OVER_CAP, NULL},
+    [STAT_FAIL_CACHED] = {F_FAIL_CACHED, NULL},
+    [STAT_STALE] = {F_STALE, NULL},
+    [STAT_NOT_IN] = {F_NOT_IN, NULL},
+    [STAT_ADDR_EVICTED] = {F_EVICTED, NULL},
+    [STAT_RELOADS] = {F_RELOADS, NULL},
+    [STAT_RELOAD_FAIL] = {F_RELOAD_FAIL, NULL},
+    [STAT_ECH_STRIPPED] = {F_ECH, NULL},
+    [STAT_QTYPE_LOCAL] = {F_QTYPE_LOCAL, NULL},
+    [STAT_BUDGET_REFUSED] = {F_BUDGET_REFUSED, NULL},
+    [STAT_BUDGET_AUDIT] = {F_BUDGET_AUDIT, NULL},
+    [STAT_LATE_ANSWER] = {F_LATE, NULL},
+    [STAT_ANSWERED_LOCAL] = {F_RESULTS, "result=\"local\""},
+    [STAT_UNANSWERED] = {F_RESULTS, "result=\"unanswered\""},
 };
 
 static bool mapped(int id);
@@ -208,6 +272,7 @@ static void render_counters(struct evbuffer *b);
 static void render_latency(struct evbuffer *b);
 static void render_gauges(struct evbuffer *b, long long set4, long long set6);
 static void render_usage(struct evbuffer *b, const struct usage *u);
+static void render_reload(struct evbuffer *b);
 static void render_queue(struct evbuffer *b, const struct metrics_queue *q);
 static void on_request(struct evhttp_request *req, void *arg);
 static void answer(struct metrics *m, struct evhttp_request *req);
@@ -281,13 +346,17 @@ static void render_gauges(struct evbuffer *b, long long set4, long long set6)
 	    "# TYPE dnsfence_upstream_queries_in_flight gauge\n"
 	    "dnsfence_upstream_queries_in_flight %" PRIu64 "\n",
 	    stats_upstream_inflight_now());
-	evbuffer_add_printf(b,
-			    "# HELP dnsfence_set_entries Entries in each "
-			    "kernel set (-1: unknown).\n"
-			    "# TYPE dnsfence_set_entries gauge\n"
-			    "dnsfence_set_entries{family=\"ipv4\"} %lld\n"
-			    "dnsfence_set_entries{family=\"ipv6\"} %lld\n",
-			    set4, set6);
+	evbuffer_add_printf(b, "# HELP dnsfence_set_entries Entries in each "
+			       "kernel set (a family left out while its count "
+			       "is unknown).\n"
+			       "# TYPE dnsfence_set_entries gauge\n");
+	if (set4 >= 0)
+		evbuffer_add_printf(
+		    b, "dnsfence_set_entries{family=\"ipv4\"} %lld\n", set4);
+	if (set6 >= 0)
+		evbuffer_add_printf(
+		    b, "dnsfence_set_entries{family=\"ipv6\"} %lld\n", set6);
+	render_reload(b);
 	evbuffer_add_printf(
 	    b,
 	    "# HELP dnsfence_recent_addresses Addresses in the attribution "
@@ -298,6 +367,29 @@ static void render_gauges(struct evbuffer *b, long long set4, long long set6)
 	    "# TYPE dnsfence_build_info gauge\n"
 	    "dnsfence_build_info{version=\"%s\"} 1\n",
 	    recent_count(recent_global()), DNSFENCE_VERSION);
+}
+
+/* Prometheus's own names for the same facts, so the same alert fits. */
+static void render_reload(struct evbuffer *b)
+{
+	static const char ok[] = "dnsfence_config_last_reload_successful";
+	static const char at[] =
+	    "dnsfence_config_last_reload_success_timestamp_seconds";
+	bool good;
+	int64_t when;
+
+	stats_config_state(&good, &when);
+	evbuffer_add_printf(b,
+			    "# HELP %s Whether the last config load (the "
+			    "start's, then each reload's) succeeded.\n"
+			    "# TYPE %s gauge\n%s %d\n",
+			    ok, ok, ok, good ? 1 : 0);
+	evbuffer_add_printf(b,
+			    "# HELP %s Unix time of the last config load that "
+			    "succeeded.\n# TYPE %s gauge\n",
+			    at, at);
+	if (when > 0)
+		evbuffer_add_printf(b, "%s %" PRId64 "\n", at, when);
 }
 
 /* Counts only: the entries' names stay on the control socket. */

@@ -30,13 +30,14 @@
 #include "config/policy.h"
 #include "resolve/reply.h"
 #include "base/stats.h"
+#include "observe/sockuid.h"
 
 #define LOCAL_MAX    2048 /* header, question, OPT, EDE */
 #define DNS_CLASS_IN 1
 
 static bool denied(const struct config *cfg, const struct policy *pol,
 		   const struct dns_query *q, const struct policy_hit *hit,
-		   const struct sockaddr *peer, char *why, size_t whylen);
+		   struct client *c, char *why, size_t whylen);
 static bool beyond_caps(const struct config *cfg, const struct dns_query *q,
 			const struct policy_hit *hit, char *why, size_t whylen);
 static bool unforwarded_type(const struct config *cfg,
@@ -59,6 +60,7 @@ void local_client_init(struct client *c, const struct sockaddr *peer,
 	c->peerlen = peerlen;
 	c->ifindex = 0;
 	c->tcp = tcp;
+	c->audited = false;
 	c->fn = fn;
 	c->ctx = ctx;
 }
@@ -78,10 +80,13 @@ void local_send_answer(const struct reply_view *v, const struct dns_query *q,
 	uint8_t out[DNS_MAX_UDP + 1];
 	ssize_t n = reply_render(v, q, c->tcp, out, sizeof(out));
 
-	if (n < 0)
+	if (n < 0) {
 		local_reply(q, c, rq, DNS_RCODE_SERVFAIL, DNS_EDE_NONE, NULL);
-	else
-		local_send(c, rq, out, (size_t)n);
+		return;
+	}
+	if (!c->audited)
+		stats_inc(v->cached ? STAT_CACHE_HIT : STAT_ANSWERS);
+	local_send(c, rq, out, (size_t)n);
 }
 
 void local_reply(const struct dns_query *q, const struct client *c,
@@ -92,7 +97,7 @@ void local_reply(const struct dns_query *q, const struct client *c,
 	ssize_t n =
 	    dnsmsg_build_reply(q, rcode, ede, ede_text, out, sizeof(out));
 
-	if (rcode == DNS_RCODE_SERVFAIL)
+	if (rcode == DNS_RCODE_SERVFAIL && !c->audited)
 		stats_inc(STAT_SERVFAIL);
 	if (n > 0)
 		local_send(c, rq, out, (size_t)n);
@@ -120,24 +125,25 @@ void local_parse_error(enum dns_parse pr, const uint8_t *msg, size_t len,
 /* Zone transfers, classes other than IN and names off the allowlist are
  * answered here; true when q was. */
 bool local_answer(const struct config *cfg, const struct policy *pol,
-		  const struct dns_query *q, const struct client *c,
+		  const struct dns_query *q, struct client *c,
 		  const struct policy_hit *hit)
 {
 	char text[2 * DNS_NAME_STRLEN + 96];
 
 	if (q->qtype == DNS_TYPE_AXFR || q->qtype == DNS_TYPE_IXFR) {
+		stats_inc(STAT_ANSWERED_LOCAL);
 		local_reply(q, c, NULL, DNS_RCODE_NOTIMP, DNS_EDE_NONE, NULL);
 		return true;
 	}
 	if (q->qclass != DNS_CLASS_IN) {
 		stats_inc(STAT_NOT_IN);
+		stats_inc(STAT_ANSWERED_LOCAL);
 		local_reply(q, c, NULL, DNS_RCODE_REFUSED,
 			    DNS_EDE_NOT_SUPPORTED,
 			    "dnsfence forwards class IN only");
 		return true;
 	}
-	if (!denied(cfg, pol, q, hit, (const struct sockaddr *)&c->peer, text,
-		    sizeof(text)))
+	if (!denied(cfg, pol, q, hit, c, text, sizeof(text)))
 		return unforwarded_type(cfg, q, c);
 	local_reply(q, c, NULL,
 		    cfg->deny_rcode == CONFIG_DENY_REFUSED ? DNS_RCODE_REFUSED
@@ -172,6 +178,7 @@ static bool unforwarded_type(const struct config *cfg,
 		return false;
 	}
 	stats_inc(STAT_QTYPE_LOCAL);
+	stats_inc(STAT_ANSWERED_LOCAL);
 	if (v == QTYPE_ANY) {
 		n = dnsmsg_build_rfc8482(q, out, sizeof(out));
 		if (n > 0)
@@ -195,11 +202,16 @@ static bool unforwarded_type(const struct config *cfg,
  * flood of denied names would otherwise format them all for nothing. */
 static bool denied(const struct config *cfg, const struct policy *pol,
 		   const struct dns_query *q, const struct policy_hit *hit,
-		   const struct sockaddr *peer, char *why, size_t whylen)
+		   struct client *c, char *why, size_t whylen)
 {
-	char name[DNS_NAME_STRLEN], type[16], client[NETADDR_ENDPOINT_STRLEN];
+	const struct sockaddr *peer = (const struct sockaddr *)&c->peer;
+	char name[DNS_NAME_STRLEN], type[16], client[NETADDR_ENDPOINT_STRLEN],
+	    entry[DNS_NAME_STRLEN];
 	bool audit = config_audit_dns_open(cfg);
 	enum log_level level = LOGL_WARN;
+	struct log_field f[LOCAL_FIELDS_MAX];
+	uint32_t uid;
+	size_t n;
 
 	if (hit != NULL && !beyond_caps(cfg, q, hit, why, whylen))
 		return false;
@@ -216,6 +228,7 @@ static bool denied(const struct config *cfg, const struct policy *pol,
 	if (!own_probe(name))
 		learn_name(name);
 	stats_inc(audit ? STAT_AUDIT_ALLOWED : STAT_DENIED);
+	c->audited = audit;
 	/* (a hit that comes here is beyond the budget's caps) */
 	if (!audit && cfg->mode != CONFIG_MODE_AUDIT && hit == NULL &&
 	    local_search_suffix(pol, q))
@@ -225,6 +238,20 @@ static bool denied(const struct config *cfg, const struct policy *pol,
 		return !audit;
 	local_describe(q, peer, name, sizeof(name), type, sizeof(type), client,
 		       sizeof(client));
+	n = local_query_fields(f, "query_denied", name, type, client, c, &uid);
+	f[n++] = log_str("reason", hit != NULL		 ? "wildcard_caps"
+				   : level == LOGL_DEBUG ? "search_suffix"
+							 : "not_allowed");
+	if (hit == NULL) {
+		memcpy(entry, name, strlen(name) + 1);
+		lower_ascii(entry);
+		f[n++] = log_str("entry", entry);
+	}
+	f[n++] = log_str("rcode", audit ? "forwarded"
+				  : cfg->deny_rcode == CONFIG_DENY_REFUSED
+				      ? "REFUSED"
+				      : "NXDOMAIN");
+	log_fields(f, n);
 	if (audit)
 		log_warn("policy",
 			 "audit: would deny %s %s from %s (%s); forwarding",
@@ -315,6 +342,7 @@ bool local_over_budget(const struct config *cfg, struct budget *b,
 	}
 	if (audit)
 		return false;
+	stats_inc(STAT_DENIED);
 	snprintf(text, sizeof(text),
 		 "dnsfence: the new-name budget of *.%s is used up", wild);
 	local_reply(q, c, NULL, DNS_RCODE_REFUSED, DNS_EDE_PROHIBITED, text);
@@ -347,6 +375,25 @@ void local_describe(const struct dns_query *q, const struct sockaddr *peer,
 	dns_name_to_text(q->name, q->name_len, name, namecap);
 	dns_type_name(q->qtype, type, typecap);
 	netaddr_format_endpoint(peer, client, clientcap);
+}
+
+size_t local_query_fields(struct log_field *f, const char *event,
+			  const char *name, const char *type,
+			  const char *client, const struct client *c,
+			  uint32_t *uid)
+{
+	size_t n = 0;
+
+	f[n++] = log_str("event", event);
+	f[n++] = log_str("name", name);
+	f[n++] = log_str("qtype", type);
+	f[n++] = log_str("client", client);
+	f[n++] = log_str("proto", c->tcp ? "tcp" : "udp");
+	if (sockuid_lookup((const struct sockaddr *)&c->peer,
+			   (const struct sockaddr *)&c->local, c->tcp,
+			   uid) == 0)
+		f[n++] = log_num("uid", (int64_t)*uid);
+	return n;
 }
 
 static void lower_ascii(char *s)

@@ -27,6 +27,10 @@ struct client {
 	struct sockaddr_storage local; /* ss_family 0: none */
 	unsigned ifindex;	       /* arrived on; 0: not known */
 	bool tcp;
+	/* denied by the policy, forwarded in audit mode: counted once, as
+	 * audit_allowed, whatever its answer (the results partition the
+	 * parsed queries: docs/metrics.md) */
+	bool audited;
 	resolver_reply_fn fn;
 	void *ctx;
 };
@@ -39,7 +43,8 @@ void local_client_init(struct client *c, const struct sockaddr *peer,
 void local_send(const struct client *c, struct rquery *rq, const uint8_t *msg,
 		size_t len);
 /* Send the client's copy of an answer (reply_render of v for q), or
- * SERVFAIL when it cannot be rendered. rq as for local_send. */
+ * SERVFAIL when it cannot be rendered; counts the result (STAT_ANSWERS,
+ * or STAT_CACHE_HIT when v->cached). rq as for local_send. */
 void local_send_answer(const struct reply_view *v, const struct dns_query *q,
 		       const struct client *c, struct rquery *rq);
 /* Reply rcode to q (with an Extended DNS Error when ede is not
@@ -55,9 +60,10 @@ void local_parse_error(enum dns_parse pr, const uint8_t *msg, size_t len,
  * label caps, or of a type not forwarded (qtype.c); true when it was. Logs
  * denied names (rate-limited; search-list expansions of allowed names at
  * debug). hit: how pol matched q's name (policy_match_hit, done once per
- * query by the caller), NULL when it did not. */
+ * query by the caller), NULL when it did not. A name audit mode forwards
+ * though the policy denies it sets c->audited. */
 bool local_answer(const struct config *cfg, const struct policy *pol,
-		  const struct dns_query *q, const struct client *c,
+		  const struct dns_query *q, struct client *c,
 		  const struct policy_hit *hit);
 /* A new upstream question (neither cached nor in flight) for a name
  * below a wildcard (hit, as for local_answer) takes a token of the
@@ -69,6 +75,16 @@ bool local_over_budget(const struct config *cfg, struct budget *b,
 /* Is q an allowed name with labels appended (a resolv.conf search list
  * at work)? */
 bool local_search_suffix(const struct policy *pol, const struct dns_query *q);
+/* An event's first fields (base/log.h) into f (LOCAL_FIELDS_MAX, room
+ * left for the caller's reason, entry and rcode): event, name, qtype,
+ * client, proto and, for a loopback client whose socket the kernel still
+ * knows, its uid (sockuid.c; *uid holds it). Returns the count. */
+#define LOCAL_FIELDS_MAX 10
+struct log_field;
+size_t local_query_fields(struct log_field *f, const char *event,
+			  const char *name, const char *type,
+			  const char *client, const struct client *c,
+			  uint32_t *uid);
 /* Name, type and client of q as text, for log lines. */
 void local_describe(const struct dns_query *q, const struct sockaddr *peer,
 		    char *name, size_t namecap, char *type, size_t typecap,

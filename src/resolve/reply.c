@@ -71,7 +71,6 @@ ssize_t reply_render(const struct reply_view *v, const struct dns_query *q,
 				     DNS_EDE_FILTERED,
 				     "dnsfence left out addresses it did not "
 				     "put in its sets (internal ranges)");
-	stats_inc(STAT_ANSWERS);
 	if ((out[2] & (DNS_FLAG_TC >> 8)) != 0)
 		stats_inc(STAT_TRUNCATED);
 	return n;

@@ -21,6 +21,7 @@ struct reply_view {
 	uint32_t age;	  /* seconds to take off every TTL */
 	uint32_t ttl_max; /* no TTL above this */
 	bool strip_ech;	  /* HTTPS/SVCB without "ech" (the name check) */
+	bool cached;	  /* from the answer cache (a stale one too) */
 };
 
 /* The largest reply the client takes: 65535 over TCP, its EDNS size

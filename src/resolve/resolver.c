@@ -139,6 +139,8 @@ struct resolver {
 	struct usage *usage; /* per allow entry; NULL: not counted */
 };
 
+static void log_allowed(const struct resolver *r, const struct dns_query *q,
+			const struct client *c);
 static struct rquery *lookup(struct resolver *r, const struct dns_query *q,
 			     const struct client *c,
 			     const struct policy_hit *ph,
@@ -280,15 +282,39 @@ struct rquery *resolver_handle(struct resolver *r, const uint8_t *msg,
 	}
 	stats_inc(STAT_QUERIES);
 	if (r->gated_len != 0 &&
-	    dns_name_equal(q.name, q.name_len, r->gated, r->gated_len))
+	    dns_name_equal(q.name, q.name_len, r->gated, r->gated_len)) {
+		stats_inc(STAT_UNANSWERED);
 		return NULL;
+	}
 	/* The one policy match of the query: the verdict, the budget and
 	 * the usage counts all read it. */
 	hit = policy_match_hit(r->pol, q.name, q.name_len, &h) ? &h : NULL;
 	if (local_answer(r->cfg, r->pol, &q, &c, hit))
 		return NULL;
+	if (r->cfg->log_queries && !c.audited &&
+	    log_limited_take(LOG_CLASS_QUERIES, LOGL_INFO, "resolver"))
+		log_allowed(r, &q, &c);
 	return lookup(r, &q, &c, hit,
 		      usage_question(r->usage, q.lname, q.name_len, hit));
+}
+
+/* log.queries: one line for an allowed question, with its fields. */
+static void log_allowed(const struct resolver *r, const struct dns_query *q,
+			const struct client *c)
+{
+	char name[DNS_NAME_STRLEN], type[16], client[NETADDR_ENDPOINT_STRLEN],
+	    entry[DNS_NAME_STRLEN + 2];
+	struct log_field f[LOCAL_FIELDS_MAX];
+	uint32_t uid;
+	size_t n;
+
+	local_describe(q, (const struct sockaddr *)&c->peer, name, sizeof(name),
+		       type, sizeof(type), client, sizeof(client));
+	n = local_query_fields(f, "query_allowed", name, type, client, c, &uid);
+	if (policy_entry(r->pol, q->lname, q->name_len, entry, sizeof(entry)))
+		f[n++] = log_str("entry", entry);
+	log_fields(f, n);
+	log_info("resolver", "allowed %s %s from %s", name, type, client);
 }
 
 void resolver_set_gated(struct resolver *r, const char *name)
@@ -304,6 +330,8 @@ void resolver_cancel(struct rquery *rq)
 	if (rq == NULL)
 		return;
 	TAILQ_REMOVE(&rq->p->waiters, rq, link);
+	if (!rq->c.audited)
+		stats_inc(STAT_UNANSWERED);
 	free(rq);
 }
 
@@ -340,7 +368,6 @@ static struct rquery *lookup(struct resolver *r, const struct dns_query *q,
 
 	uint32_t age = 0, ttl_max = r->cfg->ttl_max;
 
-	stats_add(STAT_CACHE_HIT, hit != NULL);
 	if (hit != NULL) {
 		age = (uint32_t)((now - hit->stored_ms) / 1000);
 		if (answer_hit_now(r, q, c, hit, age))
@@ -690,7 +717,8 @@ static void answer_one(struct pending *p, struct rquery *rq)
 			       .n_addrs = p->n_addrs,
 			       .age = p->age,
 			       .ttl_max = p->ttl_max,
-			       .strip_ech = config_name_check_on(p->r->cfg)};
+			       .strip_ech = config_name_check_on(p->r->cfg),
+			       .cached = p->hit != NULL};
 
 	local_send_answer(&v, &rq->q, &rq->c, rq);
 }
@@ -730,7 +758,8 @@ static void answer_hit(struct resolver *r, const struct dns_query *q,
 			       .n_addrs = hit->n_addrs,
 			       .age = age,
 			       .ttl_max = ttl_max,
-			       .strip_ech = config_name_check_on(r->cfg)};
+			       .strip_ech = config_name_check_on(r->cfg),
+			       .cached = true};
 
 	local_send_answer(&v, q, c, NULL);
 	cache_release(r->cache, hit);
@@ -896,7 +925,8 @@ static void deny_pending(struct pending *p)
 			 sizeof(text));
 	while ((rq = TAILQ_FIRST(&p->waiters)) != NULL) {
 		TAILQ_REMOVE(&p->waiters, rq, link);
-		stats_inc(STAT_DENIED);
+		if (!rq->c.audited)
+			stats_inc(STAT_DENIED);
 		local_reply(&rq->q, &rq->c, rq,
 			    cfg->deny_rcode == CONFIG_DENY_REFUSED
 				? DNS_RCODE_REFUSED

@@ -7,7 +7,9 @@ uid 0 with drop ALL + NET_ADMIN (+ NET_RAW); a native sidecar
 (restartPolicy: Always) running serve as uid 0 with drop ALL + exactly
 NET_ADMIN, NET_BIND_SERVICE, SETUID, SETGID, NET_RAW and a startupProbe
 that runs `dnsfence probe`; app containers that are non-root, cannot
-escalate and drop ALL; dnsPolicy None with 127.0.0.1 and the cluster search
+escalate and drop ALL; the dnsfence containers under seccompProfile
+RuntimeDefault, resources on every container, JSON logs and metrics on
+the sidecar's declared port with the prometheus.io scrape annotations; dnsPolicy None with 127.0.0.1 and the cluster search
 domains; a namespace at the privileged Pod Security level."""
 import json
 import os
@@ -120,6 +122,25 @@ def main():
         check(sc.get("allowPrivilegeEscalation") is False, "%s: allowPrivilegeEscalation must be false" % c["name"])
         check(drop == {"ALL"} and not add, "%s: must drop ALL and add nothing" % c["name"])
     print("ok   app containers %s: non-root, no escalation, no capabilities" % [c["name"] for c in apps])
+
+    # What operators look at: metrics scraped, JSON logs, seccomp, resources.
+    check(conf.get("log", {}).get("format") == "json", "the ConfigMap should log JSON lines (log.format)")
+    mport = conf.get("metrics", "").rpartition(":")[2]
+    check(mport.isdigit(), "the ConfigMap does not turn metrics on")
+    ann = kinds["Deployment"]["spec"]["template"]["metadata"].get("annotations") or {}
+    check(ann.get("prometheus.io/scrape") == "true" and ann.get("prometheus.io/port") == mport
+          and ann.get("prometheus.io/path") == "/metrics",
+          "the pod lacks prometheus.io scrape annotations for port %s: %s" % (mport, ann))
+    check(any(str(p.get("containerPort")) == mport for p in side.get("ports") or []),
+          "the sidecar does not declare the metrics port %s" % mport)
+    for c in (setup, side):
+        prof = (c.get("securityContext") or {}).get("seccompProfile") or {}
+        check(prof.get("type") == "RuntimeDefault", "%s: seccompProfile must be RuntimeDefault" % c["name"])
+    for c in inits + apps:
+        res = c.get("resources") or {}
+        check(res.get("requests") and (res.get("limits") or {}).get("memory"),
+              "%s: no resources (requests and a memory limit)" % c["name"])
+    print("ok   metrics on :%s with scrape annotations, JSON logs, RuntimeDefault seccomp, resources everywhere" % mport)
 
     ns = load("namespace.yaml")[0]
     check(ns["kind"] == "Namespace", "namespace.yaml holds no Namespace")

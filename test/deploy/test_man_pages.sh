@@ -39,6 +39,7 @@ if command -v groff >/dev/null 2>&1; then
 	text="$(MANWIDTH=200 groff -man -Tutf8 -P-cbou "$SRC/docs/man/dnsfence.8" 2>/dev/null)"
 	grep -q 'suggest \[--min-count N\]' <<<"$text" || fail "dnsfence.8 does not render 'suggest [--min-count N]': $(grep -m1 'suggest \[' <<<"$text")"
 	grep -q 'entries \[--json\] \[--name NAME\] \[--addr ADDR\]' <<<"$text" || fail "dnsfence.8 does not render the entries usage"
+	grep -q 'prune \[--unused-for DURATION\]' <<<"$text" || fail "dnsfence.8 does not render 'prune [--unused-for DURATION]': $(grep -m1 'prune \[' <<<"$text")"
 	echo "ok   dnsfence.8 renders the command usages with their spaces"
 fi
 
@@ -46,4 +47,12 @@ if command -v groff >/dev/null 2>&1; then
 	warn="$(groff -man -ww -z "$SRC/docs/man/dnsfence.8" "$SRC/docs/man/dnsfence.json.5" 2>&1)"
 	[ -z "$warn" ] || fail "groff warnings: $warn"
 	echo "ok   groff renders both pages without warnings"
+fi
+# man(1) as a reader runs it, with its own warnings on.
+if command -v man >/dev/null 2>&1; then
+	for page in dnsfence.8 dnsfence.json.5; do
+		warn="$(MANWIDTH=80 man --warnings -l "$SRC/docs/man/$page" 2>&1 >/dev/null)"
+		[ -z "$warn" ] || fail "man --warnings -l $page: $warn"
+	done
+	echo "ok   man --warnings renders both pages without warnings"
 fi

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# `cmake --install BUILD --prefix P` writes below P only (the config too:
+# it used to go to /usr/local/etc whatever P was), installs the binary,
+# both units (their ExecStart naming the configured sbindir), the docs
+# the units name, and a bash completion that the binary printed from its
+# command table: completing "dnsfence " offers every command --help
+# lists, and "dnsfence prune --" its own option. Control: the completion
+# offers nothing for a word no command starts with.
+set -euo pipefail
+SRC="${DNSFENCE_SRC:?}"
+BIN="${DNSFENCE_BIN:?}"
+BUILD="$(dirname "$BIN")"
+fail() { echo "FAIL test_install_prefix: $*" >&2; exit 1; }
+[ -f "$BUILD/CMakeCache.txt" ] || { echo "skip: $BUILD is not a CMake build directory"; exit 77; }
+grep -q '^DNSFENCE_INSTALL_DATA:BOOL=ON' "$BUILD/CMakeCache.txt" ||
+	{ echo "skip: DNSFENCE_INSTALL_DATA is off"; exit 77; }
+
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+# DESTDIR too, so that a path outside the prefix lands in $tmp as well
+# (and is caught below) instead of on this machine.
+D="$tmp/dest"
+P="$D$tmp/prefix"
+DESTDIR="$D" cmake --install "$BUILD" --prefix "$tmp/prefix" >"$tmp/install.log" 2>&1 ||
+	fail "cmake --install failed: $(cat "$tmp/install.log")"
+n=0
+while read -r _ what path; do
+	case "$what" in Installing: | Up-to-date:) ;; *) continue ;; esac
+	case "$path" in "$P"/*) n=$((n + 1)) ;; *) fail "installed outside the prefix: $path" ;; esac
+done <"$tmp/install.log"
+[ "$n" -ge 10 ] || fail "only $n files installed: $(cat "$tmp/install.log")"
+echo "ok   $n files, every one below the prefix"
+
+for f in sbin/dnsfence etc/dnsfence/dnsfence.json lib/systemd/system/dnsfence.service \
+	'lib/systemd/system/dnsfence-subject@.service' share/bash-completion/completions/dnsfence; do
+	[ -e "$P/$f" ] || fail "$f was not installed: $(cat "$tmp/install.log")"
+done
+configured="$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$BUILD/CMakeCache.txt")"
+for u in "$P"/lib/systemd/system/*.service; do
+	grep -q "^ExecStart=$configured/sbin/dnsfence " "$u" ||
+		fail "$(basename "$u"): ExecStart does not name $configured/sbin/dnsfence: $(grep ^ExecStart= "$u")"
+	for doc in $(sed -n 's/^Documentation=.*file:\([^ ]*\).*/\1/p' "$u"); do
+		[ -f "$P${doc#"$configured"}" ] || fail "$(basename "$u") names $doc, not installed"
+	done
+done
+echo "ok   units name $configured/sbin/dnsfence; the docs they name are installed"
+
+complete_words() { # WORDS...: what the completion offers for the last word
+	bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _dnsfence; printf "%s\n" "${COMPREPLY[@]}"' \
+		_ "$P/share/bash-completion/completions/dnsfence" "$@"
+}
+offered="$(complete_words dnsfence "")"
+cmds="$("$BIN" --help | awk '/^commands:/ { on = 1; next } on && /^$/ { exit } on && /^  [a-z]/ { print $1 }')"
+[ "$(wc -l <<<"$cmds")" -ge 15 ] || fail "could not read the commands of --help"
+for c in $cmds; do
+	grep -qx "$c" <<<"$offered" || fail "completion does not offer the command $c: $offered"
+done
+complete_words dnsfence prune -- | grep -qx -- --unused-for || fail "completion does not offer prune's --unused-for"
+[ -z "$(complete_words dnsfence zzz)" ] || fail "completion offers something for zzz"
+echo "ok   the completion offers all $(wc -l <<<"$cmds") commands of --help and each command's options"
