@@ -56,6 +56,6 @@ cmds="$("$BIN" --help | awk '/^commands:/ { on = 1; next } on && /^$/ { exit } o
 for c in $cmds; do
 	grep -qx "$c" <<<"$offered" || fail "completion does not offer the command $c: $offered"
 done
-complete_words dnsfence prune -- | grep -qx -- --unused-for || fail "completion does not offer prune's --unused-for"
+grep -qx -- --unused-for <<<"$(complete_words dnsfence prune --)" || fail "completion does not offer prune's --unused-for"
 [ -z "$(complete_words dnsfence zzz)" ] || fail "completion offers something for zzz"
 echo "ok   the completion offers all $(wc -l <<<"$cmds") commands of --help and each command's options"
