@@ -137,8 +137,6 @@ int fence_check(const struct config *cfg)
 				  "nothing to compare");
 		return 0;
 	}
-	if (cfg->scope == CONFIG_SCOPE_FORWARD)
-		fwfwd_warn_bridged(cfg);
 	r = drift_compare(cfg, report_stdout, NULL, err, sizeof(err));
 	fflush(stdout);
 	if (r < 0) {

@@ -55,6 +55,8 @@ static int render_in(const struct config *cfg, int family, const char *ifn,
 		     struct fw_rules *r);
 static int render_hairpin(const struct config *cfg, int family, const char *ifn,
 			  struct fw_rules *r);
+static int render_hairpin_open(const struct config *cfg, const char *ifn,
+			       struct fw_rules *r);
 static bool endpoint_text(const struct config_endpoint *e, int family, char *a,
 			  size_t len);
 static int render_listen(const struct config *cfg, int family,
@@ -229,10 +231,8 @@ static int render_fwd(const struct config *cfg, int family, const char *ifn,
 		    F "-i %s -m conntrack --ctstate RELATED,ESTABLISHED "
 		      "%s-j RETURN",
 		    ifn, inbound_dir(cfg));
-	for (size_t k = 0; !ret && !cfg->hairpin_deny && k < cfg->n_interfaces;
-	     k++)
-		ret = fw_rules_add(r, F "-i %s -o %s -j RETURN", ifn,
-				   cfg->interfaces[k]);
+	if (!ret)
+		ret = render_hairpin_open(cfg, ifn, r);
 	if (!ret)
 		ret = render_dns(cfg, family, ifn, r);
 	if (!ret)
@@ -279,6 +279,31 @@ static int render_hairpin(const struct config *cfg, int family, const char *ifn,
 			ret = fw_rules_add(
 			    r, F "-i %s -o %s -j REJECT --reject-with %s", ifn,
 			    o, icmp_reject(family));
+	}
+	return ret;
+}
+
+/* "hairpin": "allow": traffic staying among the fenced interfaces passes.
+ * "fence" (the default): it goes on to the DNS and port rules like any
+ * other; only with "inbound": "deny", whose established accept carries
+ * the original direction alone, the replies of a connection one fenced
+ * workload opened to another (which the rules below let start) pass
+ * (the reply direction, as iptables-save prints "--ctdir REPLY"). */
+static int render_hairpin_open(const struct config *cfg, const char *ifn,
+			       struct fw_rules *r)
+{
+	int ret = 0;
+
+	for (size_t k = 0; !ret && k < cfg->n_interfaces; k++) {
+		if (cfg->hairpin_allow)
+			ret = fw_rules_add(r, F "-i %s -o %s -j RETURN", ifn,
+					   cfg->interfaces[k]);
+		else if (!cfg->hairpin_deny && cfg->inbound_deny)
+			ret = fw_rules_add(
+			    r,
+			    F "-i %s -o %s -m conntrack --ctstate "
+			      "RELATED,ESTABLISHED --ctdir REPLY -j RETURN",
+			    ifn, cfg->interfaces[k]);
 	}
 	return ret;
 }
