@@ -37,6 +37,8 @@
 #define SRC   "dnsfence-source"
 #define LIMIT "-m limit --limit 10/sec --limit-burst 20 "
 #define AUDIT "dnsfence-audit"
+#define BLOCK "dnsfence-block"
+#define DNS   "dnsfence-dns"
 #define ND    "-p ipv6-icmp -m icmp6 --icmpv6-type "
 
 static const char *icmp_reject(int family);
@@ -165,11 +167,19 @@ static int render_dns(const struct config *cfg, int family, const char *ifn,
 				    ifn, protos[p]);
 			continue;
 		}
-		ret = fw_rules_add(
-		    r,
-		    F "-i %s -p %s -m conntrack --ctorigdstport 53 -j "
-		      "REJECT --reject-with %s",
-		    ifn, protos[p], p ? "tcp-reset" : icmp_reject(family));
+		/* A rate-limited copy first, so the daemon says which
+		 * container asked whom (attrib.c: reason "dns"). */
+		ret = fw_rules_add(r,
+				   F "-i %s -p %s -m conntrack --ctorigdstport "
+				     "53 " LIMIT "-j NFLOG --nflog-prefix " DNS,
+				   ifn, protos[p]);
+		if (!ret)
+			ret = fw_rules_add(
+			    r,
+			    F "-i %s -p %s -m conntrack --ctorigdstport 53 -j "
+			      "REJECT --reject-with %s",
+			    ifn, protos[p],
+			    p ? "tcp-reset" : icmp_reject(family));
 	}
 	return ret;
 }
@@ -244,6 +254,12 @@ static int render_fwd(const struct config *cfg, int family, const char *ifn,
 		return fw_rules_add(
 		    r, F "-i %s -m comment " FW_POLICY_TAG "%s\" -j RETURN",
 		    ifn, fp);
+	/* What the rejects below refuse, copied (rate-limited) for the
+	 * log line naming the container's address and interface, as the
+	 * output scope's rule 9 does with the uid. */
+	if (!ret)
+		ret = fw_rules_add(
+		    r, F "-i %s " LIMIT "-j NFLOG --nflog-prefix " BLOCK, ifn);
 	if (!ret)
 		ret = fw_rules_add(
 		    r, F "-i %s -p tcp -j REJECT --reject-with tcp-reset", ifn);

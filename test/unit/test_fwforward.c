@@ -213,12 +213,17 @@ static void enforce_renders_both_chains(void **state)
 	    "198.18.0.1/32 -i br-fenced -j REJECT --reject-with "
 	    "icmp-admin-prohibited\n" F
 	    "-m conntrack --ctstate RELATED,ESTABLISHED -j RETURN\n" F
+	    "-p udp -m conntrack --ctorigdstport 53 " LIMIT
+	    "-j NFLOG --nflog-prefix dnsfence-dns\n" F
 	    "-p udp -m conntrack --ctorigdstport 53 -j REJECT --reject-with "
 	    "icmp-admin-prohibited\n" F
+	    "-p tcp -m conntrack --ctorigdstport 53 " LIMIT
+	    "-j NFLOG --nflog-prefix dnsfence-dns\n" F
 	    "-p tcp -m conntrack --ctorigdstport 53 -j REJECT --reject-with "
 	    "tcp-reset\n" F
 	    "-p tcp -m set --match-set dnsfence4 dst -m multiport --dports "
-	    "80,443 -j RETURN\n" F
+	    "80,443 -j RETURN\n" F LIMIT
+	    "-j NFLOG --nflog-prefix dnsfence-block\n" F
 	    "-p tcp -j REJECT --reject-with tcp-reset\n" F
 	    "-m comment --comment \"dnsfence policy %s\" -j REJECT "
 	    "--reject-with icmp-admin-prohibited\n" IN
@@ -483,7 +488,7 @@ static void compare_reports_each_kind_of_drift(void **state)
 	assert_int_equal(fwfwd_compare(c, AF_INET,
 				       "*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n",
 				       collect, &r),
-			 6 + 1 + 10 + 7 + 2);
+			 6 + 1 + 13 + 7 + 2);
 	assert_true(reported(&r, "ipv4: chain DNSFENCE-IN missing"));
 	config_free(other);
 	config_free(c);
