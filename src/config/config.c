@@ -148,7 +148,9 @@ static const struct key_spec specs[] = {
      .meaning = "new (neither cached nor in flight) upstream questions one "
 		"client address may send below one wildcard entry at once; "
 		"the entry itself takes 4 times as many from all clients "
-		"together. Over it: REFUSED with Extended DNS Error 18, "
+		"together (in scope forward: from all clients of one "
+		"fenced interface, each interface its own). Over it: REFUSED "
+		"with Extended DNS Error 18, "
 		"counted (`budget_refused`) and logged once a minute per "
 		"bucket; audit mode logs and forwards (`budget_audit`)"},
     {"wildcard_budget.per_minute", K_INT, configkeys_int, 1, 600000000, 120, 1,
