@@ -523,7 +523,7 @@ int fwfwd_bridged(const struct config *cfg, char *err, size_t errlen)
 			fclose(f);
 		if (on != 0)
 			continue;
-		if (cfg->hairpin_deny) {
+		if (cfg->hairpin_deny && cfg->mode == CONFIG_MODE_ENFORCE) {
 			snprintf(err, errlen,
 				 "hairpin deny: net.bridge.%s is %s: traffic "
 				 "the bridge %s switches between its ports "
@@ -538,12 +538,13 @@ int fwfwd_bridged(const struct config *cfg, char *err, size_t errlen)
 			continue;
 		warned[i] = true;
 		log_warn("firewall",
-			 "hairpin fence: net.bridge.%s is %s: container to "
+			 "hairpin %s: net.bridge.%s is %s: container to "
 			 "container traffic the bridge %s switches itself "
 			 "does not meet the rules (only routed hairpin "
 			 "traffic is fenced); load br_netfilter and set it "
 			 "to 1 in this network namespace",
-			 knobs[i], f == NULL ? "absent" : "0", bridge);
+			 cfg->hairpin_deny ? "deny (audit)" : "fence", knobs[i],
+			 f == NULL ? "absent" : "0", bridge);
 	}
 	return 0;
 }

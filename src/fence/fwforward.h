@@ -32,8 +32,9 @@ int fwfwd_check(const struct config *cfg, fw_report_fn report, void *arg);
 /* Traffic a bridge switches itself meets FORWARD only through
  * br_netfilter (bridge-nf-call-iptables / -ip6tables 1 in this network
  * namespace). When either is 0 or absent and a fenced interface may be a
- * bridge: with "hairpin": "deny", 1 with err saying so (apply refuses,
- * check reports a difference); with "fence", a warning and 0. 0 when
+ * bridge: with "hairpin": "deny" in enforce mode, 1 with err saying so
+ * (apply refuses, check reports a difference); with "fence" (or "deny"
+ * in audit mode), a warning once a process and 0. 0 when
  * nothing would pass unfenced (or "allow", which fences none of it). */
 int fwfwd_bridged(const struct config *cfg, char *err, size_t errlen);
 
