@@ -57,8 +57,8 @@ static int render_in(const struct config *cfg, int family, const char *ifn,
 		     struct fw_rules *r);
 static int render_hairpin(const struct config *cfg, int family, const char *ifn,
 			  struct fw_rules *r);
-static int render_hairpin_open(const struct config *cfg, const char *ifn,
-			       struct fw_rules *r);
+static int render_hairpin_open(const struct config *cfg, int family,
+			       const char *ifn, struct fw_rules *r);
 static bool endpoint_text(const struct config_endpoint *e, int family, char *a,
 			  size_t len);
 static int render_listen(const struct config *cfg, int family,
@@ -242,7 +242,7 @@ static int render_fwd(const struct config *cfg, int family, const char *ifn,
 		      "%s-j RETURN",
 		    ifn, inbound_dir(cfg));
 	if (!ret)
-		ret = render_hairpin_open(cfg, ifn, r);
+		ret = render_hairpin_open(cfg, family, ifn, r);
 	if (!ret)
 		ret = render_dns(cfg, family, ifn, r);
 	if (!ret)
@@ -305,21 +305,37 @@ static int render_hairpin(const struct config *cfg, int family, const char *ifn,
  * the original direction alone, the replies of a connection one fenced
  * workload opened to another (which the rules below let start) pass
  * (the reply direction, as iptables-save prints "--ctdir REPLY"). */
-static int render_hairpin_open(const struct config *cfg, const char *ifn,
-			       struct fw_rules *r)
+static int render_hairpin_open(const struct config *cfg, int family,
+			       const char *ifn, struct fw_rules *r)
 {
 	int ret = 0;
 
 	for (size_t k = 0; !ret && k < cfg->n_interfaces; k++) {
-		if (cfg->hairpin_allow)
-			ret = fw_rules_add(r, F "-i %s -o %s -j RETURN", ifn,
-					   cfg->interfaces[k]);
-		else if (!cfg->hairpin_deny && cfg->inbound_deny)
-			ret = fw_rules_add(
-			    r,
-			    F "-i %s -o %s -m conntrack --ctstate "
-			      "RELATED,ESTABLISHED --ctdir REPLY -j RETURN",
-			    ifn, cfg->interfaces[k]);
+		const char *o = cfg->interfaces[k];
+
+		if (cfg->hairpin_allow) {
+			ret =
+			    fw_rules_add(r, F "-i %s -o %s -j RETURN", ifn, o);
+			continue;
+		}
+		if (cfg->hairpin_deny)
+			continue;
+		if (cfg->inbound_deny)
+			ret =
+			    fw_rules_add(r,
+					 F "-i %s -o %s -m conntrack --ctstate "
+					   "RELATED,ESTABLISHED --ctdir REPLY "
+					   "-j RETURN",
+					 ifn, o);
+		/* Neighbour discovery between two containers of one bridge
+		 * (br_netfilter hands the bridged frames to FORWARD): hop
+		 * limit 255, so never a routed packet; without it their
+		 * IPv6 connections the rules below allow would time out. */
+		for (int t = 135; !ret && family == AF_INET6 && t <= 136; t++)
+			ret = fw_rules_add(r,
+					   F "-i %s -o %s " ND
+					     "%d -m hl --hl-eq 255 -j RETURN",
+					   ifn, o, t);
 	}
 	return ret;
 }

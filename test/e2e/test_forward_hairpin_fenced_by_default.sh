@@ -9,7 +9,9 @@
 #   - C (198.18.65.2 / 2001:db8:65::2), on a second fenced bridge: routed
 #     through the gateway.
 # Nobody resolved or listed B's or C's address, so both are refused (v4,
-# v6), while the allowed name resolves and connects. Positive controls:
+# v6), while the allowed name resolves and connects. The containers'
+# neighbour caches are emptied before each try: neighbour discovery
+# between two containers of the bridge must pass the fence. Positive controls:
 # without dnsfence A reaches both; with the default and B's and C's
 # addresses in allow_cidrs (an app and its database) A reaches both; with
 # "hairpin": "allow" too. Both iptables backends.
@@ -41,9 +43,16 @@ else
 fi
 ct ip route get "$CT3_4" | grep " via $GW4 " >/dev/null || fail "lab: the container does not route to $CT3_4 through the gateway"
 
+# forget: the containers' neighbour caches emptied, so that a connection
+# on the bridge needs ARP and IPv6 neighbour discovery between them first.
+forget() {
+	local ns
+	for ns in "$CT" "$CT2" "$CT3"; do ip netns exec "$ns" ip neigh flush all; done
+}
 # reach WHAT: A connects to every peer.
 reach() {
 	local a
+	forget
 	for a in "${peers[@]}"; do lab_peer "$a" || fail "$1: the container cannot reach $a port 8080 (rc $?)"; done
 }
 # refused WHAT: A's connection to every peer is refused (not timed out).

@@ -375,7 +375,8 @@ static void each_interface_its_block(void **state)
 }
 
 /* "hairpin": "fence", the default: traffic among the fenced interfaces
- * meets the DNS and port rules like any other (no "-o" line); with
+ * meets the DNS and port rules like any other (no "-o" line but IPv6
+ * neighbour discovery's); with
  * "inbound": "deny" only the replies of the connections they let start
  * pass between two fenced interfaces. */
 static void hairpin_fenced_by_default(void **state)
@@ -384,6 +385,7 @@ static void hairpin_fenced_by_default(void **state)
 	struct config *in = fixture_config("{" BASE ", \"inbound\": \"deny\"}");
 	char *v4 = fwfwd_rules_text(c, AF_INET),
 	     *v4i = fwfwd_rules_text(in, AF_INET);
+	char *v6 = fwfwd_rules_text(c, AF_INET6);
 
 	(void)state;
 	assert_false(c->hairpin_allow);
@@ -394,8 +396,17 @@ static void hairpin_fenced_by_default(void **state)
 		   "ORIGINAL -j RETURN\n" F "-o br-fenced -m conntrack "
 		   "--ctstate RELATED,ESTABLISHED --ctdir REPLY -j RETURN\n" F
 		   "-p udp"));
+	/* IPv6: neighbour discovery between containers of one bridge. */
+	assert_non_null(strstr(v6,
+			       F "-o br-fenced -p ipv6-icmp -m icmp6 "
+				 "--icmpv6-type 135 -m hl --hl-eq 255 -j "
+				 "RETURN\n" F "-o br-fenced -p ipv6-icmp -m "
+				 "icmp6 --icmpv6-type 136 -m hl --hl-eq 255 "
+				 "-j RETURN\n"));
+	assert_null(strstr(v4, "icmp6"));
 	free(v4);
 	free(v4i);
+	free(v6);
 	config_free(c);
 	config_free(in);
 }
