@@ -138,8 +138,6 @@ int fence_check(const struct config *cfg)
 				  "nothing to compare");
 		return 0;
 	}
-	if (cfg->scope == CONFIG_SCOPE_FORWARD)
-		fwfwd_warn_bridged(cfg);
 	selftest_warn_capable(cfg);
 	r = drift_compare(cfg, report_stdout, NULL, err, sizeof(err));
 	fflush(stdout);

@@ -66,7 +66,7 @@ static int apply_specs(struct pctx *p, const cJSON *root);
 static const char *const mode_names[] = {"enforce", "audit", "off", NULL};
 static const char *const deny_names[] = {"nxdomain", "refused", NULL};
 static const char *const inbound_names[] = {"allow", "deny", NULL};
-static const char *const hairpin_names[] = {"allow", "deny", NULL};
+static const char *const hairpin_names[] = {"allow", "deny", "fence", NULL};
 static const char *const audit_denied_names[] = {"forward", "local", NULL};
 static const char *const level_names[] = {"error", "warning", "info", "debug",
 					  NULL};
@@ -153,7 +153,9 @@ static const struct key_spec specs[] = {
      .meaning = "new (neither cached nor in flight) upstream questions one "
 		"client address may send below one wildcard entry at once; "
 		"the entry itself takes 4 times as many from all clients "
-		"together. Over it: REFUSED with Extended DNS Error 18, "
+		"together (in scope forward: from all clients of one "
+		"fenced interface, each interface its own). Over it: REFUSED "
+		"with Extended DNS Error 18, "
 		"counted (`budget_refused`) and logged once a minute per "
 		"bucket; audit mode logs and forwards (`budget_audit`)"},
     {"wildcard_budget.per_minute", K_INT, configkeys_int, 1, 600000000, 120, 1,
@@ -360,18 +362,22 @@ static const struct key_spec specs[] = {
 		"it, or to add a range routed elsewhere); IPv6 link-local "
 		"and unspecified sources (neighbour discovery) always pass. "
 		"Host bits must be zero. See docs/firewall.md"},
-    {"hairpin", K_CHOICE, configkeys_choice, .choices = hairpin_names,
-     .meaning = "scope forward only: allow: traffic that comes in on a "
-		"fenced interface and goes out on one (container to "
-		"container through the gateway: an app and its database on "
-		"one compose network) passes, as both ends are fenced; "
-		"deny: it is rejected, so no two fenced workloads reach each "
-		"other through the host (traffic a bridge switches itself "
-		"meets FORWARD only with br_netfilter loaded, as Docker "
-		"does, and `net.bridge.bridge-nf-call-iptables` / "
-		"`-ip6tables` 1 in the host's network namespace; setup and "
-		"check warn when either is 0 or absent). See "
-		"docs/firewall.md"},
+    {"hairpin", K_CHOICE, configkeys_choice, .choices = hairpin_names, .def = 2,
+     .meaning = "scope forward only: traffic that comes in on a fenced "
+		"interface and goes out on one (container to container "
+		"through the gateway, or on a bridge with br_netfilter). "
+		"fence: it meets the same rules as any other destination "
+		"(set members and `allow_cidrs` on `ports`; list a "
+		"database's address in `allow_cidrs` for an app to reach "
+		"it); allow: it passes unfenced (the default before this "
+		"key had \"fence\"; set it to keep that); deny: it is "
+		"rejected in every state, and setup refuses (exit 3) while "
+		"a fenced bridge's switched traffic would not meet the "
+		"rules (`net.bridge.bridge-nf-call-iptables` / `-ip6tables` "
+		"0 or absent in the host's network namespace). Traffic a "
+		"bridge switches itself meets the rules only with "
+		"br_netfilter loaded, as Docker does: with \"fence\" setup "
+		"and check warn when it is off. See docs/firewall.md"},
     {"subjects", K_GROUP, NULL, .type = "object",
      .meaning = "scope output only: fence these processes only, and leave "
 		"every other process of the namespace its own egress and "
@@ -635,6 +641,7 @@ static void set_choices(struct pctx *p)
 						      : CONFIG_DENY_NXDOMAIN;
 	p->c->inbound_deny = choice_of(p, "inbound") == 1;
 	p->c->hairpin_deny = choice_of(p, "hairpin") == 1;
+	p->c->hairpin_allow = choice_of(p, "hairpin") == 0;
 	p->c->audit_denied_local = choice_of(p, "audit_denied") == 1;
 	p->c->scope =
 	    choice_of(p, "scope") ? CONFIG_SCOPE_FORWARD : CONFIG_SCOPE_OUTPUT;

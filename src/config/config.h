@@ -105,6 +105,7 @@ struct config {
 				       * may carry; none: the host's routes */
 	size_t n_source_cidrs;
 	bool hairpin_deny;    /* forward: "hairpin": "deny" */
+	bool hairpin_allow;   /* forward: "hairpin": "allow" (else fence) */
 	char *control_socket; /* "control": {"socket": PATH} */
 	bool control_watch;   /* "control": {"watch": true} */
 	bool selftest;	      /* the readiness gate, default true */

@@ -422,8 +422,10 @@ static bool json_scope(cJSON *root, const struct config *c)
 		       json_strings(c->host_allow, c->n_host_allow));
 	ok = ok && json_cidr_list(root, "source_cidrs", c->source_cidrs,
 				  c->n_source_cidrs);
-	return ok && cJSON_AddStringToObject(
-			 root, "hairpin", c->hairpin_deny ? "deny" : "allow");
+	return ok && cJSON_AddStringToObject(root, "hairpin",
+					     c->hairpin_deny	? "deny"
+					     : c->hairpin_allow ? "allow"
+								: "fence");
 }
 
 /* "metrics" (null when off) and "state_dir". */

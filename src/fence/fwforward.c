@@ -44,11 +44,14 @@
  * through the host's OUTPUT, which this scope does not fence, and a mark
  * a workload puts on its own packets is cleared when they cross into the
  * host's namespace; no rule looks at marks. */
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <netinet/in.h>
 
 #include "fence/firewall.h"
@@ -103,6 +106,7 @@ static int apply_family(const struct config *cfg, int family,
 			enum fwexec_backend b, char *err, size_t errlen);
 static int remove_family(enum fwexec_backend b, int family, char *err,
 			 size_t errlen);
+static bool may_be_bridge(const char *pat);
 
 static const int families[] = {AF_INET, AF_INET6};
 
@@ -425,13 +429,16 @@ int fwfwd_apply(const struct config *cfg, char *err, size_t errlen)
 		log_warn("firewall", "mode off: no firewall rules installed");
 		return 0;
 	}
+	/* "deny" that bridged traffic would pass: refused before any rule
+	 * (fails closed: the workload does not start behind a fence that
+	 * only looks like one). */
+	if (fwfwd_bridged(cfg, err, errlen) > 0)
+		return -EPERM;
 	ret = fwexec_backend(&b, err, errlen);
 	for (size_t i = 0; !ret && i < 2; i++)
 		ret = apply_family(cfg, families[i], b, err, errlen);
 	if (!ret)
 		ret = fw_verify(cfg, b, fwfwd_compare, err, errlen);
-	if (!ret)
-		fwfwd_warn_bridged(cfg);
 	if (!ret)
 		log_info("firewall",
 			 "%s rules installed for traffic from %zu interface "
@@ -444,17 +451,65 @@ int fwfwd_apply(const struct config *cfg, char *err, size_t errlen)
 
 int fwfwd_check(const struct config *cfg, fw_report_fn report, void *arg)
 {
-	return fw_check_with(cfg, fwfwd_compare, report, arg);
+	char why[512];
+	int r = fw_check_with(cfg, fwfwd_compare, report, arg);
+
+	if (r >= 0 && fwfwd_bridged(cfg, why, sizeof(why)) > 0) {
+		fw_say(report, arg, "%s", why);
+		r++;
+	}
+	return r;
 }
 
-void fwfwd_warn_bridged(const struct config *cfg)
+/* Whether interface pattern pat (a name, or a prefix ending in '+') may
+ * be a bridge: a name that is one now, or absent (it may come later); a
+ * prefix when one of its matches is, or none matches yet. Read from
+ * /sys/class/net, the sysfs of this network namespace. */
+static bool may_be_bridge(const char *pat)
+{
+	size_t n = strlen(pat);
+	bool wild = n > 0 && pat[n - 1] == '+', matched = false, bridge = false;
+	char path[PATH_MAX];
+	struct dirent *e;
+	DIR *d;
+
+	if (!wild) {
+		snprintf(path, sizeof(path), "/sys/class/net/%s", pat);
+		if (access(path, F_OK) != 0)
+			return true;
+		snprintf(path, sizeof(path), "/sys/class/net/%s/bridge", pat);
+		return access(path, F_OK) == 0;
+	}
+	d = opendir("/sys/class/net");
+	if (d == NULL)
+		return true;
+	while (!bridge && (e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.' || strncmp(e->d_name, pat, n - 1) != 0)
+			continue;
+		matched = true;
+		snprintf(path, sizeof(path), "/sys/class/net/%s/bridge",
+			 e->d_name);
+		bridge = access(path, F_OK) == 0;
+	}
+	closedir(d);
+	return bridge || !matched;
+}
+
+int fwfwd_bridged(const struct config *cfg, char *err, size_t errlen)
 {
 	static const char *const knobs[] = {"bridge-nf-call-iptables",
 					    "bridge-nf-call-ip6tables"};
+	static bool warned[2]; /* once a process: the guard checks often */
+	const char *bridge = NULL;
 	char path[96];
 
-	if (!cfg->hairpin_deny)
-		return;
+	if (cfg->hairpin_allow || cfg->mode == CONFIG_MODE_OFF)
+		return 0;
+	for (size_t i = 0; bridge == NULL && i < cfg->n_interfaces; i++)
+		if (may_be_bridge(cfg->interfaces[i]))
+			bridge = cfg->interfaces[i];
+	if (bridge == NULL)
+		return 0;
 	for (size_t i = 0; i < 2; i++) {
 		FILE *f;
 		int on = 0;
@@ -466,16 +521,32 @@ void fwfwd_warn_bridged(const struct config *cfg)
 			on = 0;
 		if (f != NULL)
 			fclose(f);
-		if (on == 0)
-			log_warn(
-			    "firewall",
-			    "hairpin deny: net.bridge.%s is %s: container "
-			    "to container traffic a bridge switches itself "
-			    "does not meet the rules (only routed hairpin "
-			    "traffic is refused); load br_netfilter and "
-			    "set it to 1 in this network namespace",
-			    knobs[i], f == NULL ? "absent" : "0");
+		if (on != 0)
+			continue;
+		if (cfg->hairpin_deny && cfg->mode == CONFIG_MODE_ENFORCE) {
+			snprintf(err, errlen,
+				 "hairpin deny: net.bridge.%s is %s: traffic "
+				 "the bridge %s switches between its ports "
+				 "would not meet the rules; load br_netfilter "
+				 "and set it to 1 in this network namespace "
+				 "(or choose \"hairpin\": \"fence\", which "
+				 "lets bridged traffic pass)",
+				 knobs[i], f == NULL ? "absent" : "0", bridge);
+			return 1;
+		}
+		if (warned[i])
+			continue;
+		warned[i] = true;
+		log_warn("firewall",
+			 "hairpin %s: net.bridge.%s is %s: container to "
+			 "container traffic the bridge %s switches itself "
+			 "does not meet the rules (only routed hairpin "
+			 "traffic is fenced); load br_netfilter and set it "
+			 "to 1 in this network namespace",
+			 cfg->hairpin_deny ? "deny (audit)" : "fence", knobs[i],
+			 f == NULL ? "absent" : "0", bridge);
 	}
+	return 0;
 }
 
 static int remove_family(enum fwexec_backend b, int family, char *err,

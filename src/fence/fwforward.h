@@ -29,10 +29,14 @@ int fwfwd_apply(const struct config *cfg, char *err, size_t errlen);
 
 /* 0 in place, 1 with report() per difference, -errno unreadable. */
 int fwfwd_check(const struct config *cfg, fw_report_fn report, void *arg);
-/* With "hairpin": "deny", warn when traffic a bridge switches itself does
- * not meet FORWARD: br_netfilter absent or bridge-nf-call-iptables /
- * -ip6tables 0 in this network namespace (setup and check). */
-void fwfwd_warn_bridged(const struct config *cfg);
+/* Traffic a bridge switches itself meets FORWARD only through
+ * br_netfilter (bridge-nf-call-iptables / -ip6tables 1 in this network
+ * namespace). When either is 0 or absent and a fenced interface may be a
+ * bridge: with "hairpin": "deny" in enforce mode, 1 with err saying so
+ * (apply refuses, check reports a difference); with "fence" (or "deny"
+ * in audit mode), a warning once a process and 0. 0 when
+ * nothing would pass unfenced (or "allow", which fences none of it). */
+int fwfwd_bridged(const struct config *cfg, char *err, size_t errlen);
 
 /* Delete our jumps and chains in both families; no policy is touched.
  * Missing pieces are not an error. */

@@ -37,6 +37,8 @@
 #define SRC   "dnsfence-source"
 #define LIMIT "-m limit --limit 10/sec --limit-burst 20 "
 #define AUDIT "dnsfence-audit"
+#define BLOCK "dnsfence-block"
+#define DNS   "dnsfence-dns"
 #define ND    "-p ipv6-icmp -m icmp6 --icmpv6-type "
 
 static const char *icmp_reject(int family);
@@ -55,6 +57,8 @@ static int render_in(const struct config *cfg, int family, const char *ifn,
 		     struct fw_rules *r);
 static int render_hairpin(const struct config *cfg, int family, const char *ifn,
 			  struct fw_rules *r);
+static int render_hairpin_open(const struct config *cfg, int family,
+			       const char *ifn, struct fw_rules *r);
 static bool endpoint_text(const struct config_endpoint *e, int family, char *a,
 			  size_t len);
 static int render_listen(const struct config *cfg, int family,
@@ -163,11 +167,19 @@ static int render_dns(const struct config *cfg, int family, const char *ifn,
 				    ifn, protos[p]);
 			continue;
 		}
-		ret = fw_rules_add(
-		    r,
-		    F "-i %s -p %s -m conntrack --ctorigdstport 53 -j "
-		      "REJECT --reject-with %s",
-		    ifn, protos[p], p ? "tcp-reset" : icmp_reject(family));
+		/* A rate-limited copy first, so the daemon says which
+		 * container asked whom (attrib.c: reason "dns"). */
+		ret = fw_rules_add(r,
+				   F "-i %s -p %s -m conntrack --ctorigdstport "
+				     "53 " LIMIT "-j NFLOG --nflog-prefix " DNS,
+				   ifn, protos[p]);
+		if (!ret)
+			ret = fw_rules_add(
+			    r,
+			    F "-i %s -p %s -m conntrack --ctorigdstport 53 -j "
+			      "REJECT --reject-with %s",
+			    ifn, protos[p],
+			    p ? "tcp-reset" : icmp_reject(family));
 	}
 	return ret;
 }
@@ -229,10 +241,8 @@ static int render_fwd(const struct config *cfg, int family, const char *ifn,
 		    F "-i %s -m conntrack --ctstate RELATED,ESTABLISHED "
 		      "%s-j RETURN",
 		    ifn, inbound_dir(cfg));
-	for (size_t k = 0; !ret && !cfg->hairpin_deny && k < cfg->n_interfaces;
-	     k++)
-		ret = fw_rules_add(r, F "-i %s -o %s -j RETURN", ifn,
-				   cfg->interfaces[k]);
+	if (!ret)
+		ret = render_hairpin_open(cfg, family, ifn, r);
 	if (!ret)
 		ret = render_dns(cfg, family, ifn, r);
 	if (!ret)
@@ -244,6 +254,12 @@ static int render_fwd(const struct config *cfg, int family, const char *ifn,
 		return fw_rules_add(
 		    r, F "-i %s -m comment " FW_POLICY_TAG "%s\" -j RETURN",
 		    ifn, fp);
+	/* What the rejects below refuse, copied (rate-limited) for the
+	 * log line naming the container's address and interface, as the
+	 * output scope's rule 9 does with the uid. */
+	if (!ret)
+		ret = fw_rules_add(
+		    r, F "-i %s " LIMIT "-j NFLOG --nflog-prefix " BLOCK, ifn);
 	if (!ret)
 		ret = fw_rules_add(
 		    r, F "-i %s -p tcp -j REJECT --reject-with tcp-reset", ifn);
@@ -279,6 +295,47 @@ static int render_hairpin(const struct config *cfg, int family, const char *ifn,
 			ret = fw_rules_add(
 			    r, F "-i %s -o %s -j REJECT --reject-with %s", ifn,
 			    o, icmp_reject(family));
+	}
+	return ret;
+}
+
+/* "hairpin": "allow": traffic staying among the fenced interfaces passes.
+ * "fence" (the default): it goes on to the DNS and port rules like any
+ * other; only with "inbound": "deny", whose established accept carries
+ * the original direction alone, the replies of a connection one fenced
+ * workload opened to another (which the rules below let start) pass
+ * (the reply direction, as iptables-save prints "--ctdir REPLY"). */
+static int render_hairpin_open(const struct config *cfg, int family,
+			       const char *ifn, struct fw_rules *r)
+{
+	int ret = 0;
+
+	for (size_t k = 0; !ret && k < cfg->n_interfaces; k++) {
+		const char *o = cfg->interfaces[k];
+
+		if (cfg->hairpin_allow) {
+			ret =
+			    fw_rules_add(r, F "-i %s -o %s -j RETURN", ifn, o);
+			continue;
+		}
+		if (cfg->hairpin_deny)
+			continue;
+		if (cfg->inbound_deny)
+			ret =
+			    fw_rules_add(r,
+					 F "-i %s -o %s -m conntrack --ctstate "
+					   "RELATED,ESTABLISHED --ctdir REPLY "
+					   "-j RETURN",
+					 ifn, o);
+		/* Neighbour discovery between two containers of one bridge
+		 * (br_netfilter hands the bridged frames to FORWARD): hop
+		 * limit 255, so never a routed packet; without it their
+		 * IPv6 connections the rules below allow would time out. */
+		for (int t = 135; !ret && family == AF_INET6 && t <= 136; t++)
+			ret = fw_rules_add(r,
+					   F "-i %s -o %s " ND
+					     "%d -m hl --hl-eq 255 -j RETURN",
+					   ifn, o, t);
 	}
 	return ret;
 }

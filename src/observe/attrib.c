@@ -26,12 +26,14 @@
  * per upstream and window, and takes no workload's slot.
  *
  * Every other packet is counted by reason. Lines are deduplicated per
- * (destination address, reason, sender's uid) for ATTRIB_DEDUP_MS in a
+ * (destination address, reason, sender: the uid, or a forwarded packet's
+ * source address and interface) for ATTRIB_DEDUP_MS in a
  * direct-mapped table (a collision only costs an extra line), so one
  * sender's lines cannot hide another's, and at most ATTRIB_BUDGET_LINES
  * go out per ATTRIB_BUDGET_MS; what the budget withholds is summed up in
  * one line when the next window opens. */
 #include <errno.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,6 +89,8 @@ static bool late_answer(const struct nflog_pkt *pkt);
 static bool budget(struct attrib *a, uint64_t now);
 static void endpoint(const struct netaddr *addr, bool with_port, uint16_t port,
 		     char *buf, size_t cap);
+static void sender(const struct nflog_pkt *pkt, char *buf, size_t cap);
+static uint64_t sender_key(const struct nflog_pkt *pkt);
 static void log_flow(bool audit, const struct nflog_pkt *pkt, const char *text);
 static bool is_upstream(const struct config *cfg, const struct netaddr *a);
 static void why_known(FILE *f, const char *addr, const struct recent_info *k,
@@ -350,17 +354,53 @@ static void endpoint(const struct netaddr *addr, bool with_port, uint16_t port,
 		snprintf(buf, cap, "%s:%u", a, (unsigned)port);
 }
 
+/* Who sent it: "uid 1000"; a forwarded packet (no socket) by where it
+ * came in, "interface br-fenced port veth1a2b" (the bridge port when
+ * br_netfilter saw the frame); else "no socket". */
+static void sender(const struct nflog_pkt *pkt, char *buf, size_t cap)
+{
+	char in[IF_NAMESIZE], port[IF_NAMESIZE];
+
+	if (pkt->has_uid) {
+		snprintf(buf, cap, "uid %u", (unsigned)pkt->uid);
+		return;
+	}
+	if (!pkt->has_indev) {
+		snprintf(buf, cap, "no socket");
+		return;
+	}
+	if (if_indextoname(pkt->indev, in) == NULL)
+		snprintf(in, sizeof(in), "#%u", (unsigned)pkt->indev);
+	if (!pkt->has_physindev) {
+		snprintf(buf, cap, "interface %s", in);
+		return;
+	}
+	if (if_indextoname(pkt->physindev, port) == NULL)
+		snprintf(port, sizeof(port), "#%u", (unsigned)pkt->physindev);
+	snprintf(buf, cap, "interface %s port %s", in, port);
+}
+
+/* The dedup key of the sender: its uid, or for a forwarded packet its
+ * source address (one container's lines cannot hide another's). */
+static uint64_t sender_key(const struct nflog_pkt *pkt)
+{
+	if (pkt->has_uid)
+		return pkt->uid;
+	if (!pkt->has_indev)
+		return NO_UID;
+	return (1ull << 32) |
+	       hash_fnv1a(pkt->src.bytes, pkt->src.family == AF_INET ? 4 : 16,
+			  pkt->indev);
+}
+
 static void log_flow(bool audit, const struct nflog_pkt *pkt, const char *text)
 {
 	char src[NETADDR_ENDPOINT_STRLEN], dst[NETADDR_ENDPOINT_STRLEN];
-	char pn[24], uid[24];
+	char pn[24], uid[2 * IF_NAMESIZE + 24];
 
 	endpoint(&pkt->src, pkt->has_ports, pkt->sport, src, sizeof(src));
 	endpoint(&pkt->dst, pkt->has_ports, pkt->dport, dst, sizeof(dst));
-	if (pkt->has_uid)
-		snprintf(uid, sizeof(uid), "uid %u", (unsigned)pkt->uid);
-	else
-		snprintf(uid, sizeof(uid), "no socket");
+	sender(pkt, uid, sizeof(uid));
 	/* warning in both modes: log.level "warning" shows every block. The
 	 * caller says whether the flow went through (an audit rule's packet, or
 	 * the name check in audit). */
@@ -399,8 +439,7 @@ void attrib_packet(void *arg, const struct nflog_pkt *pkt)
 			   (int64_t)time(NULL), text, sizeof(text));
 	stats_inc(reason_stat[r]);
 	learn_flow(pkt, attrib_reason_name(r), known ? info.name : NULL);
-	if (!dedup(a, &pkt->dst, (uint8_t)r, pkt->has_uid ? pkt->uid : NO_UID,
-		   now) &&
+	if (!dedup(a, &pkt->dst, (uint8_t)r, sender_key(pkt), now) &&
 	    budget(a, now))
 		log_flow(strcmp(pkt->prefix, PREFIX_AUDIT) == 0, pkt, text);
 }

@@ -7,7 +7,10 @@
  * for the sender: the kernel adds NFULA_UID and NFULA_GID (the fsuid and
  * fsgid of the socket's file, in our user namespace) to every packet that
  * has a full local socket, and leaves them out otherwise (e.g. a reset
- * the kernel sends itself). Each step is acked and checked, so a group
+ * the kernel sends itself). A forwarded packet (the forward scope) has
+ * no socket but NFULA_IFINDEX_INDEV, and NFULA_IFINDEX_PHYSINDEV (the
+ * bridge port) when br_netfilter handed it to iptables; both are read,
+ * big-endian like the uid. Each step is acked and checked, so a group
  * already held by another listener (ulogd, tcpdump -i nflog:0) is an
  * error here, not silence later.
  *
@@ -194,6 +197,18 @@ static int parse_attr(uint16_t type, const uint8_t *val, size_t len, int family,
 		} else {
 			pkt->gid = v;
 			pkt->has_gid = true;
+		}
+		return 0;
+	case NFULA_IFINDEX_INDEV:
+	case NFULA_IFINDEX_PHYSINDEV:
+		if (dns_read_u32(&r, &v) != 0)
+			return -EBADMSG;
+		if (type == NFULA_IFINDEX_INDEV) {
+			pkt->indev = v;
+			pkt->has_indev = true;
+		} else {
+			pkt->physindev = v;
+			pkt->has_physindev = true;
 		}
 		return 0;
 	case NFULA_PAYLOAD:

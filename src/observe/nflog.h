@@ -31,6 +31,10 @@ struct nflog_pkt {
 	uint16_t sport, dport; /* host order */
 	bool has_icmp;	       /* ICMP or ICMPv6 with its type and code */
 	uint8_t icmp_type, icmp_code;
+	/* The interface it came in on, and the bridge port when
+	 * br_netfilter saw the frame (forward scope); ifindexes. */
+	bool has_indev, has_physindev;
+	uint32_t indev, physindev;
 };
 
 typedef void (*nflog_pkt_fn)(void *arg, const struct nflog_pkt *pkt);

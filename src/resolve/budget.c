@@ -15,6 +15,9 @@
  * recently used one. A bucket that gives way is forgotten, and a new one
  * starts full: a workload that cycles through client addresses gains at
  * most the burst of each, and never more than the entry's bucket holds.
+ * In the forward scope (budget_take_on with the ingress interface) both
+ * are kept per interface too: the containers behind one fenced interface
+ * cannot spend the entry's budget of those behind another.
  * Tokens are counted in 1/60000ths (UNIT), so a refill of per_minute
  * tokens a minute adds exactly per_minute units a millisecond and a slow
  * refill loses nothing to rounding. */
@@ -163,7 +166,20 @@ bool budget_take(struct budget *b, const struct budget_params *bp,
 		 const struct sockaddr *peer, uint64_t now_ms,
 		 struct budget_refusal *why)
 {
-	uint64_t key = hash_fnv1a64(HASH_FNV64_BASIS, suffix, slen);
+	return budget_take_on(b, bp, suffix, slen, peer, 0, now_ms, why);
+}
+
+/* The interface is folded into the key (an odd multiplier: distinct
+ * ifindexes give distinct keys), so each (entry, interface) has its own
+ * entry bucket and its clients their own buckets; ifindex 0 is the key
+ * itself, one bucket per entry as before. */
+bool budget_take_on(struct budget *b, const struct budget_params *bp,
+		    const uint8_t *suffix, size_t slen,
+		    const struct sockaddr *peer, unsigned ifindex,
+		    uint64_t now_ms, struct budget_refusal *why)
+{
+	uint64_t key = hash_fnv1a64(HASH_FNV64_BASIS, suffix, slen) ^
+		       ((uint64_t)ifindex * 0x9e3779b97f4a7c15ull);
 	struct netaddr none = {0}, who = {0};
 	struct bucket *entry, *client;
 

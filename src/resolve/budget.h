@@ -43,5 +43,12 @@ bool budget_take(struct budget *b, const struct budget_params *bp,
 		 const uint8_t *suffix, size_t slen,
 		 const struct sockaddr *peer, uint64_t now_ms,
 		 struct budget_refusal *why);
+/* The same with the entry's bucket and the client's kept per ingress
+ * interface ifindex (the forward scope: one fenced interface's clients
+ * cannot spend another's budget); ifindex 0 is budget_take. */
+bool budget_take_on(struct budget *b, const struct budget_params *bp,
+		    const uint8_t *suffix, size_t slen,
+		    const struct sockaddr *peer, unsigned ifindex,
+		    uint64_t now_ms, struct budget_refusal *why);
 
 #endif

@@ -15,6 +15,7 @@
  *
  * Every reply is built in a buffer of the function that sends it. */
 #include <inttypes.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
@@ -43,6 +44,9 @@ static bool beyond_caps(const struct config *cfg, const struct dns_query *q,
 static bool unforwarded_type(const struct config *cfg,
 			     const struct dns_query *q, const struct client *c);
 static bool own_probe(const char *name);
+static unsigned budget_iface(const struct config *cfg, const struct client *c);
+static void budget_all(const struct config *cfg, const struct client *c,
+		       char *buf, size_t len);
 static void lower_ascii(char *s);
 
 void local_client_init(struct client *c, const struct sockaddr *peer,
@@ -301,6 +305,29 @@ static bool beyond_caps(const struct config *cfg, const struct dns_query *q,
 	return true;
 }
 
+/* The interface whose clients share a wildcard budget: the one the
+ * question came in on in the forward scope (each fenced interface its
+ * own), none in the output scope (one namespace, one budget). */
+static unsigned budget_iface(const struct config *cfg, const struct client *c)
+{
+	return cfg->scope == CONFIG_SCOPE_FORWARD ? c->ifindex : 0;
+}
+
+/* Who shares an entry's bucket, for the log line. */
+static void budget_all(const struct config *cfg, const struct client *c,
+		       char *buf, size_t len)
+{
+	char ifn[IF_NAMESIZE];
+	unsigned i = budget_iface(cfg, c);
+
+	if (i == 0)
+		snprintf(buf, len, "all clients together");
+	else if (if_indextoname(i, ifn) != NULL)
+		snprintf(buf, len, "all clients of interface %s together", ifn);
+	else
+		snprintf(buf, len, "all clients of interface #%u together", i);
+}
+
 bool local_over_budget(const struct config *cfg, struct budget *b,
 		       const struct dns_query *q, const struct client *c,
 		       const struct policy_hit *hit)
@@ -309,15 +336,16 @@ bool local_over_budget(const struct config *cfg, struct budget *b,
 					 cfg->budget_per_minute};
 	const struct sockaddr *peer = (const struct sockaddr *)&c->peer;
 	char name[DNS_NAME_STRLEN], wild[DNS_NAME_STRLEN], type[16],
-	    who[NETADDR_STRLEN] = "?", text[DNS_NAME_STRLEN + 96];
+	    who[NETADDR_STRLEN] = "?", text[DNS_NAME_STRLEN + 96],
+	    all[IF_NAMESIZE + 40];
 	bool audit = config_audit_dns_open(cfg);
 	struct budget_refusal why;
 	struct netaddr a;
 
 	if (b == NULL || hit == NULL || hit->depth == 0 ||
-	    budget_take(b, &bp, q->lname + hit->suffix_off,
-			q->name_len - hit->suffix_off, peer, monotime_ms(),
-			&why))
+	    budget_take_on(b, &bp, q->lname + hit->suffix_off,
+			   q->name_len - hit->suffix_off, peer,
+			   budget_iface(cfg, c), monotime_ms(), &why))
 		return false;
 	stats_inc(audit ? STAT_BUDGET_AUDIT : STAT_BUDGET_REFUSED);
 	dns_name_to_text(q->lname + hit->suffix_off,
@@ -327,12 +355,12 @@ bool local_over_budget(const struct config *cfg, struct budget *b,
 		dns_type_name(q->qtype, type, sizeof(type));
 		if (netaddr_from_sockaddr(peer, &a))
 			netaddr_format(&a, who, sizeof(who));
+		budget_all(cfg, c, all, sizeof(all));
 		log_warn("policy",
 			 "%snew-name budget of *.%s used up by %s (%u at once, "
 			 "%u a minute%s): %s %s %s; %" PRIu64
 			 " more since the last line",
-			 audit ? "audit: " : "", wild,
-			 why.by_entry ? "all clients together" : who,
+			 audit ? "audit: " : "", wild, why.by_entry ? all : who,
 			 bp.burst * (why.by_entry ? BUDGET_ENTRY_FACTOR : 1),
 			 bp.per_minute *
 			     (why.by_entry ? BUDGET_ENTRY_FACTOR : 1),

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Forward scope, invariant 13's configuration and upkeep:
 #   - "hairpin": container to container through the gateway (in and out
-#     the fenced bridge) passes by default (an app and its database on
-#     one network) and is refused with "deny";
+#     the fenced bridge) passes with "allow" (an app and its database on
+#     one network) and is refused with "deny" (the default, "fence", is
+#     test_forward_hairpin_fenced_by_default.sh);
 #   - "source_cidrs" narrows the learned networks: a container whose
 #     address is not listed is dropped (no answer from the listener);
 #   - the raw table's rules are the guard's: check reports a deleted
@@ -41,10 +42,11 @@ send(IP(src="'"$SPOOF4"'", dst="'"$GW4"'") / UDP(sport=45001, dport=53) / DNS(id
 
 for be in nft legacy; do
 	save="iptables-$be-save"
+	LAB_EXTRA=(hairpin='"allow"')
 	lab_fence "$be"
-	lab_allowed_works "$be, hairpin default"
-	for a in "$CT2_4" "$CT2_6"; do lab_peer "$a" || fail "$be: hairpin allow (default): the container cannot reach $a"; done
-	ok "$be: hairpin default (allow): container to container through the gateway works (v4, v6)"
+	lab_allowed_works "$be, hairpin allow"
+	for a in "$CT2_4" "$CT2_6"; do lab_peer "$a" || fail "$be: hairpin allow: the container cannot reach $a"; done
+	ok "$be: hairpin allow: container to container through the gateway works (v4, v6)"
 
 	# The raw table's rule and jump are in check's and the guard's care.
 	rule="-A DNSFENCE-PRE -i $BR -m rpfilter --invert -j DROP"

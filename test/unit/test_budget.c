@@ -71,6 +71,40 @@ static void test_entry_caps_many_clients(void **state)
 	budget_free(b);
 }
 
+/* The forward scope: a flood from many addresses behind one interface
+ * spends that interface's entry bucket only; a client behind another
+ * interface keeps its whole burst, and interface 0 is budget_take. */
+static void test_interfaces_split_the_entry(void **state)
+{
+	const struct budget_params bp = {.burst = 10, .per_minute = 60};
+	struct budget *b = budget_new(4096);
+	struct budget_refusal why;
+	struct sockaddr_in sin;
+	size_t total = 0, other = 0;
+
+	(void)state;
+	for (uint32_t host = 1; host <= 100; host++) {
+		sin = client(host);
+		for (int i = 0; i < 10; i++)
+			total += budget_take_on(b, &bp, wild_a, sizeof(wild_a),
+						(struct sockaddr *)&sin, 7,
+						1000, &why);
+	}
+	assert_int_equal(total, 10 * BUDGET_ENTRY_FACTOR);
+	assert_true(why.by_entry);
+	sin = client(200);
+	for (int i = 0; i < 20; i++)
+		other += budget_take_on(b, &bp, wild_a, sizeof(wild_a),
+					(struct sockaddr *)&sin, 8, 1000, &why);
+	assert_int_equal(other, 10);
+	/* the same address behind interface 7 is still refused */
+	assert_false(budget_take_on(b, &bp, wild_a, sizeof(wild_a),
+				    (struct sockaddr *)&sin, 7, 1000, &why));
+	/* no interface: one bucket, untouched by the interfaces' */
+	assert_int_equal(takes(b, &bp, wild_a, 1, 10, 1000), 10);
+	budget_free(b);
+}
+
 static void test_one_line_per_window(void **state)
 {
 	const struct budget_params bp = {.burst = 1, .per_minute = 1};
@@ -112,6 +146,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_burst_then_refill),
 	    cmocka_unit_test(test_entry_caps_many_clients),
+	    cmocka_unit_test(test_interfaces_split_the_entry),
 	    cmocka_unit_test(test_one_line_per_window),
 	};
 

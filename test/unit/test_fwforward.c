@@ -213,13 +213,17 @@ static void enforce_renders_both_chains(void **state)
 	    "198.18.0.1/32 -i br-fenced -j REJECT --reject-with "
 	    "icmp-admin-prohibited\n" F
 	    "-m conntrack --ctstate RELATED,ESTABLISHED -j RETURN\n" F
-	    "-o br-fenced -j RETURN\n" F
+	    "-p udp -m conntrack --ctorigdstport 53 " LIMIT
+	    "-j NFLOG --nflog-prefix dnsfence-dns\n" F
 	    "-p udp -m conntrack --ctorigdstport 53 -j REJECT --reject-with "
 	    "icmp-admin-prohibited\n" F
+	    "-p tcp -m conntrack --ctorigdstport 53 " LIMIT
+	    "-j NFLOG --nflog-prefix dnsfence-dns\n" F
 	    "-p tcp -m conntrack --ctorigdstport 53 -j REJECT --reject-with "
 	    "tcp-reset\n" F
 	    "-p tcp -m set --match-set dnsfence4 dst -m multiport --dports "
-	    "80,443 -j RETURN\n" F
+	    "80,443 -j RETURN\n" F LIMIT
+	    "-j NFLOG --nflog-prefix dnsfence-block\n" F
 	    "-p tcp -j REJECT --reject-with tcp-reset\n" F
 	    "-m comment --comment \"dnsfence policy %s\" -j REJECT "
 	    "--reject-with icmp-admin-prohibited\n" IN
@@ -344,7 +348,7 @@ static void each_interface_its_block(void **state)
 {
 	struct config *c =
 	    fixture_config("{" BASE_NO_IF ", \"interfaces\": [\"br-fenced\", "
-			   "\"veth+\"]}");
+			   "\"veth+\"], \"hairpin\": \"allow\"}");
 	struct fw_rules fwd = {0}, in = {0};
 	size_t half;
 
@@ -368,6 +372,43 @@ static void each_interface_its_block(void **state)
 	assert_int_equal(fwfwd_rules_render(c, AF_INET, &fwd, &in), 0);
 	assert_int_equal(fwd.n + in.n, 0);
 	config_free(c);
+}
+
+/* "hairpin": "fence", the default: traffic among the fenced interfaces
+ * meets the DNS and port rules like any other (no "-o" line but IPv6
+ * neighbour discovery's); with
+ * "inbound": "deny" only the replies of the connections they let start
+ * pass between two fenced interfaces. */
+static void hairpin_fenced_by_default(void **state)
+{
+	struct config *c = fixture_config("{" BASE "}");
+	struct config *in = fixture_config("{" BASE ", \"inbound\": \"deny\"}");
+	char *v4 = fwfwd_rules_text(c, AF_INET),
+	     *v4i = fwfwd_rules_text(in, AF_INET);
+	char *v6 = fwfwd_rules_text(c, AF_INET6);
+
+	(void)state;
+	assert_false(c->hairpin_allow);
+	assert_false(c->hairpin_deny);
+	assert_null(strstr(v4, "-o br-fenced"));
+	assert_non_null(strstr(
+	    v4i, F "-m conntrack --ctstate RELATED,ESTABLISHED --ctdir "
+		   "ORIGINAL -j RETURN\n" F "-o br-fenced -m conntrack "
+		   "--ctstate RELATED,ESTABLISHED --ctdir REPLY -j RETURN\n" F
+		   "-p udp"));
+	/* IPv6: neighbour discovery between containers of one bridge. */
+	assert_non_null(strstr(v6,
+			       F "-o br-fenced -p ipv6-icmp -m icmp6 "
+				 "--icmpv6-type 135 -m hl --hl-eq 255 -j "
+				 "RETURN\n" F "-o br-fenced -p ipv6-icmp -m "
+				 "icmp6 --icmpv6-type 136 -m hl --hl-eq 255 "
+				 "-j RETURN\n"));
+	assert_null(strstr(v4, "icmp6"));
+	free(v4);
+	free(v4i);
+	free(v6);
+	config_free(c);
+	config_free(in);
 }
 
 static void jump_goes_where_docker_sends_first(void **state)
@@ -458,7 +499,7 @@ static void compare_reports_each_kind_of_drift(void **state)
 	assert_int_equal(fwfwd_compare(c, AF_INET,
 				       "*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n",
 				       collect, &r),
-			 6 + 1 + 11 + 7 + 2);
+			 6 + 1 + 13 + 7 + 2);
 	assert_true(reported(&r, "ipv4: chain DNSFENCE-IN missing"));
 	config_free(other);
 	config_free(c);
@@ -633,6 +674,7 @@ int main(void)
 	    cmocka_unit_test(inbound_deny_keeps_only_own_connections),
 	    cmocka_unit_test(host_allow_opens_one_service),
 	    cmocka_unit_test(each_interface_its_block),
+	    cmocka_unit_test(hairpin_fenced_by_default),
 	    cmocka_unit_test(jump_goes_where_docker_sends_first),
 	    cmocka_unit_test(compare_reports_each_kind_of_drift),
 	    cmocka_unit_test(forged_sources_and_headers_rules),

@@ -129,6 +129,38 @@ static void tcp4_with_uid(void **state)
 	assert_int_equal(g.p[0].dport, 80);
 	netaddr_format(&g.p[0].dst, a, sizeof(a));
 	assert_string_equal(a, "198.18.1.11");
+	assert_false(g.p[0].has_indev || g.p[0].has_physindev);
+}
+
+/* A forwarded packet: no socket, the interface it came in on and its
+ * bridge port. */
+static void forwarded_with_interfaces(void **state)
+{
+	struct msg m = {0};
+	struct got g = {0};
+	uint8_t ip[40];
+	uint32_t in = htonl(7), phys = htonl(42);
+
+	(void)state;
+	begin(&m, AF_INET, (NFNL_SUBSYS_ULOG << 8) | NFULNL_MSG_PACKET);
+	attr(&m, NFULA_PREFIX, "dnsfence-block", 15);
+	attr(&m, NFULA_IFINDEX_INDEV, &in, 4);
+	attr(&m, NFULA_IFINDEX_PHYSINDEV, &phys, 4);
+	attr(&m, NFULA_PAYLOAD, ip, ipv4_tcp(ip, 11, 80));
+	end(&m, msg_start);
+	assert_int_equal(nflog_parse(m.b, m.len, collect, &g), 1);
+	assert_false(g.p[0].has_uid);
+	assert_true(g.p[0].has_indev && g.p[0].has_physindev);
+	assert_int_equal(g.p[0].indev, 7);
+	assert_int_equal(g.p[0].physindev, 42);
+	/* A short ifindex is malformed. */
+	memset(&m, 0, sizeof(m));
+	g.n = 0;
+	begin(&m, AF_INET, (NFNL_SUBSYS_ULOG << 8) | NFULNL_MSG_PACKET);
+	attr(&m, NFULA_IFINDEX_INDEV, &in, 2);
+	end(&m, msg_start);
+	assert_int_equal(nflog_parse(m.b, m.len, collect, &g), -EBADMSG);
+	assert_int_equal(g.n, 0);
 }
 
 static void udp6_and_a_skipped_message(void **state)
@@ -224,6 +256,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(icmp_errors_carry_type_and_code),
 	    cmocka_unit_test(tcp4_with_uid),
+	    cmocka_unit_test(forwarded_with_interfaces),
 	    cmocka_unit_test(udp6_and_a_skipped_message),
 	    cmocka_unit_test(cut_payload_has_no_ports),
 	    cmocka_unit_test(lying_lengths_are_refused),

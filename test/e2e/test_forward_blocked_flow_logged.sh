@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Forward scope, enforce mode: a container's blocked connection and its
+# DNS around the resolver are explained in the daemon's log, naming the
+# container's source address and the interface (and bridge port, when
+# br_netfilter saw the frame) it came in on, as the output scope names
+# the uid. The container connects to 198.18.2.5 port 8080 (never
+# answered) and asks 198.18.2.5 on port 53 directly, v4 and v6: each is
+# refused and logged. Positive control: the allowed name resolves and
+# connects, and its address earns no "blocked" line. Both iptables
+# backends.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/forward_lab.sh"
+df_start_listener 8080
+
+# logged ERE: a line of the daemon's log matches (waits up to 5 s).
+logged() { df_poll 50 grep -qaE -- "$1" "$DF_DNSFENCE_LOG"; }
+esc() { sed 's/[.[\]]/\\&/g' <<<"$1"; }
+
+for be in nft legacy; do
+	lab_fence "$be"
+	lab_allowed_works "$be"
+	who="from interface $BR( port $HOST_PORT_IF)?"
+	for pair in "$CT4 $V4" "$CT6 $V6"; do
+		src=${pair% *} dst=${pair#* }
+		rc=0
+		ct timeout 3 bash -c 'exec 3<>"/dev/tcp/$1/8080"' _ "$dst" 2>/dev/null || rc=$?
+		[ "$rc" -ne 0 ] || fail "$be: the container connected to $dst port 8080, which nobody answered"
+		if [ "${src#*:}" != "$src" ]; then s="\\[$(esc "$src")\\]" d="\\[$(esc "$dst")\\]"; else s=$(esc "$src") d=$(esc "$dst"); fi
+		logged "blocked tcp $s:[0-9]+ -> $d:8080 $who: address was never answered by dnsfence" ||
+			fail "$be: no log line names the container's source $src and $BR for its blocked connection to $dst:8080"
+		ct dig +time=1 +tries=1 @"$dst" www.allowed.test A >/dev/null 2>&1 || true
+		logged "blocked udp $s:[0-9]+ -> $d:53 $who: DNS to $(esc "$dst") bypassing dnsfence" ||
+			fail "$be: no log line names the container's source $src and $BR for its DNS to $dst"
+	done
+	! grep -aE "blocked .* -> (198\.18\.1\.10|\[2001:db8:1::10\]):8080" "$DF_DNSFENCE_LOG" >/dev/null ||
+		fail "$be: the allowed address was logged as blocked"
+	grep -aE "blocked tcp .*$V4:8080" "$DF_DNSFENCE_LOG" | head -1
+	ok "$be: the container's blocked connection and DNS bypass are logged with its source address and $BR (v4, v6)"
+	lab_unfence "$be"
+done
