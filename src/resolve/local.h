@@ -14,6 +14,7 @@
 #include "dns/dnsmsg.h"
 #include "resolve/reply.h"
 #include "resolve/replyfn.h"
+#include "base/stats.h"
 
 struct budget;
 struct policy;
@@ -27,6 +28,12 @@ struct client {
 	struct sockaddr_storage local; /* ss_family 0: none */
 	unsigned ifindex;	       /* arrived on; 0: not known */
 	bool tcp;
+	/* Received at (monotonic ns: the kernel's receive time when known,
+	 * else the read; 0: not known), read at (its batch's read, the
+	 * start of the to_upstream stage), and the path its answer took:
+	 * the histogram its reply is counted in (STATS_H_CACHED ...). */
+	uint64_t recv_ns, read_ns;
+	enum stats_hist path;
 	resolver_reply_fn fn;
 	void *ctx;
 };

@@ -113,6 +113,10 @@ struct pending {
 	size_t qname_len;
 	uint16_t qtype;
 	struct usage_entry *usage; /* the entry that allowed the question */
+	/* monotonic ns, for the stage histograms (0: not reached) */
+	uint64_t answer_ns; /* the upstream's answer read */
+	uint64_t add_ns;    /* the set add sent */
+	uint64_t done_ns;   /* acked (or answered with nothing to add) */
 	/* last, not cleared by pending_new: written before they are read */
 	uint8_t key[DNSMSG_KEY_MAX];
 	uint8_t qname[DNS_MAX_NAME];
@@ -140,8 +144,7 @@ struct resolver {
 };
 
 static struct rquery *lookup(struct resolver *r, const struct dns_query *q,
-			     const struct client *c,
-			     const struct policy_hit *ph,
+			     struct client *c, const struct policy_hit *ph,
 			     struct usage_entry *ue);
 static struct rquery *rquery_new(const struct dns_query *q,
 				 const struct client *c);
@@ -262,7 +265,8 @@ uint32_t resolver_inflight(const struct resolver *r)
 struct rquery *resolver_handle(struct resolver *r, const uint8_t *msg,
 			       size_t len, const struct sockaddr *peer,
 			       socklen_t peerlen, const struct sockaddr *local,
-			       unsigned ifindex, bool tcp, resolver_reply_fn fn,
+			       unsigned ifindex, uint64_t recv_ns,
+			       uint64_t read_ns, bool tcp, resolver_reply_fn fn,
 			       void *ctx)
 {
 	struct dns_query q;
@@ -273,6 +277,8 @@ struct rquery *resolver_handle(struct resolver *r, const uint8_t *msg,
 
 	local_client_init(&c, peer, peerlen, local, tcp, fn, ctx);
 	c.ifindex = ifindex;
+	c.recv_ns = recv_ns;
+	c.read_ns = read_ns;
 	pr = dnsmsg_parse_query(msg, len, &q);
 	if (pr != DNS_PARSE_OK) {
 		local_parse_error(pr, msg, len, &q, &c);
@@ -285,8 +291,10 @@ struct rquery *resolver_handle(struct resolver *r, const uint8_t *msg,
 	/* The one policy match of the query: the verdict, the budget and
 	 * the usage counts all read it. */
 	hit = policy_match_hit(r->pol, q.name, q.name_len, &h) ? &h : NULL;
+	c.path = hit == NULL ? STATS_H_DENIED : STATS_H_LOCAL;
 	if (local_answer(r->cfg, r->pol, &q, &c, hit))
 		return NULL;
+	c.path = STATS_H_FORWARDED;
 	return lookup(r, &q, &c, hit,
 		      usage_question(r->usage, q.lname, q.name_len, hit));
 }
@@ -323,11 +331,10 @@ static struct rquery *rquery_new(const struct dns_query *q,
 
 /* An allowed name (ph: how the policy matched it, ue: the usage entry
  * it counted on): the cache, the failure cache, a question in flight, or
- * a new one. Returns the rquery the transport may cancel, or NULL when
- * the reply was sent. */
+ * a new one; c->path says which. Returns the rquery the transport may
+ * cancel, or NULL when the reply was sent. */
 static struct rquery *lookup(struct resolver *r, const struct dns_query *q,
-			     const struct client *c,
-			     const struct policy_hit *ph,
+			     struct client *c, const struct policy_hit *ph,
 			     struct usage_entry *ue)
 {
 	uint8_t key[DNSMSG_KEY_MAX];
@@ -342,12 +349,14 @@ static struct rquery *lookup(struct resolver *r, const struct dns_query *q,
 
 	stats_add(STAT_CACHE_HIT, hit != NULL);
 	if (hit != NULL) {
+		c->path = STATS_H_CACHED;
 		age = (uint32_t)((now - hit->stored_ms) / 1000);
 		if (answer_hit_now(r, q, c, hit, age))
 			return NULL;
 	} else if (failmem_recent(r->fails, key, keylen, now)) {
 		/* Failed a moment ago: a stale answer, or SERVFAIL. */
 		hit = stale_entry(r, key, keylen);
+		c->path = hit != NULL ? STATS_H_CACHED : STATS_H_LOCAL;
 		if (hit == NULL) {
 			stats_inc(STAT_FAIL_CACHED);
 			local_reply(q, c, NULL, DNS_RCODE_SERVFAIL,
@@ -357,9 +366,12 @@ static struct rquery *lookup(struct resolver *r, const struct dns_query *q,
 		ttl_max = STALE_TTL;
 	}
 	/* A new question below a wildcard costs a token of its budget. */
-	if (hit == NULL && pending_find(r, key, keylen) == NULL &&
-	    local_over_budget(r->cfg, r->budget, q, c, ph))
-		return NULL;
+	if (hit == NULL && pending_find(r, key, keylen) == NULL) {
+		c->path = STATS_H_LOCAL;
+		if (local_over_budget(r->cfg, r->budget, q, c, ph))
+			return NULL;
+		c->path = STATS_H_FORWARDED;
+	}
 	rq = rquery_new(q, c);
 	if (rq == NULL) {
 		cache_release(r->cache, hit);
@@ -371,6 +383,7 @@ static struct rquery *lookup(struct resolver *r, const struct dns_query *q,
 	rc = start_question(r, q, c, ue, key, keylen, &p);
 	if (rc != 0) {
 		free(rq);
+		c->path = STATS_H_LOCAL;
 		local_reply(q, c, NULL, DNS_RCODE_SERVFAIL,
 			    rc == -EBUSY || rc == -EDQUOT || rc == -ENOSPC
 				? DNS_EDE_OTHER
@@ -427,6 +440,8 @@ static int start_question(struct resolver *r, const struct dns_query *q,
 		goto fail;
 	}
 	stats_inc(STAT_FORWARDED);
+	if (c->read_ns != 0)
+		stats_hist_ns(STATS_H_TO_UPSTREAM, monotime_ns() - c->read_ns);
 	*out = p;
 	return 0;
 fail:
@@ -518,6 +533,7 @@ static void on_upstream(void *arg, int status, const uint8_t *answer,
 	struct pending *p = arg;
 	int rc = status;
 
+	p->answer_ns = monotime_ns();
 	pending_unlink(p);
 	if (status == -ECANCELED) {
 		free_pending(p);
@@ -654,6 +670,9 @@ static void put_in_sets(struct pending *p, const struct dns_addr *addrs,
 	}
 	rc = admit_note_prov(p->r->prov, p->r->cfg, p->qname, p->qname_len,
 			     addrs, n);
+	p->add_ns = monotime_ns();
+	if (p->answer_ns != 0)
+		stats_hist_ns(STATS_H_TO_SET_ADD, p->add_ns - p->answer_ns);
 	if (rc == 0)
 		rc = sets_add(p->r->sets, addrs, n, on_sets_done, p);
 	if (rc != 0)
@@ -662,7 +681,11 @@ static void put_in_sets(struct pending *p, const struct dns_addr *addrs,
 
 static void on_sets_done(void *arg, int status)
 {
-	finish_pending(arg, status);
+	struct pending *p = arg;
+
+	p->done_ns = monotime_ns();
+	stats_hist_ns(STATS_H_SET_ADD, p->done_ns - p->add_ns);
+	finish_pending(p, status);
 }
 
 /* Answer (status 0) or fail every client waiting on p, then free it. */
@@ -670,6 +693,8 @@ static void finish_pending(struct pending *p, int status)
 {
 	struct rquery *rq;
 
+	if (p->done_ns == 0)
+		p->done_ns = monotime_ns();
 	while ((rq = TAILQ_FIRST(&p->waiters)) != NULL) {
 		TAILQ_REMOVE(&p->waiters, rq, link);
 		if (status == 0)
@@ -678,6 +703,7 @@ static void finish_pending(struct pending *p, int status)
 			local_reply(&rq->q, &rq->c, rq, DNS_RCODE_SERVFAIL,
 				    DNS_EDE_NONE, NULL);
 		free(rq);
+		stats_hist_ns(STATS_H_TO_REPLY, monotime_ns() - p->done_ns);
 	}
 	free_pending(p);
 }
@@ -754,6 +780,8 @@ static struct rquery *wait_hit(struct resolver *r, struct rquery *rq,
 		return NULL;
 	}
 	p = pending_new(r, (const uint8_t *)"", 0);
+	if (p != NULL)
+		p->add_ns = monotime_ns();
 	if (p == NULL ||
 	    admit_note_prov(r->prov, r->cfg, rq->q.lname, rq->q.name_len, aged,
 			    n) != 0 ||

@@ -3,7 +3,9 @@
 # The `metrics` endpoint answers GET /metrics in the Prometheus text format
 # (checked with prometheus_client's own parser) and its counters move with
 # the traffic: queries, results (allowed, denied, cache_hit), upstream
-# latency, set adds and entries, blocked flows. As the workload (an
+# latency, set adds and entries, blocked flows, and each query's latency
+# by path and by stage under the names docs/metrics.md gives them. As
+# the workload (an
 # unprivileged uid on loopback) it cannot do more than read: other paths
 # are 404, POST is refused, and 60 idle connections hold at most
 # METRICS_MAX_CONNS (8) descriptors of the daemon while DNS is answered as
@@ -72,6 +74,23 @@ expect_grew 'dnsfence_upstream_latency_seconds_bucket{le="+Inf"}' 1
 expect_grew 'dnsfence_set_adds_total{}' 1
 expect_grew 'dnsfence_set_entries{family="ipv4"}' 1
 expect_grew 'dnsfence_blocked_flows_total{reason="never_answered"}' 1
+# The latency histograms: each path and stage counted its query, under
+# the names docs/metrics.md documents.
+for path in forwarded cached denied; do
+	expect_grew "dnsfence_query_duration_seconds_count{path=\"$path\"}" 1
+	expect_grew "dnsfence_query_duration_seconds_bucket{le=\"+Inf\",path=\"$path\"}" 1
+done
+expect_grew 'dnsfence_set_add_duration_seconds_count{}' 1
+for stage in receive_queue to_upstream upstream to_set_add set_add to_reply; do
+	expect_grew "dnsfence_query_stage_duration_seconds_count{stage=\"$stage\"}" 1
+done
+for h in dnsfence_query_duration_seconds dnsfence_set_add_duration_seconds \
+	dnsfence_query_stage_duration_seconds; do
+	grep -q "^| \`$h\` | histogram |" "$(dirname "$0")/../../docs/metrics.md" ||
+		fail "$h is not documented in docs/metrics.md"
+	grep -q "^# HELP $h [A-Z]" "$DF_TMP/after.txt" || fail "$h has no HELP text"
+done
+ok "the latency histograms are exported and documented"
 [ "$(val after 'dnsfence_upstream_queries_in_flight{}')" = 0 ] || fail "queries still in flight"
 grep -q "evil\|allowed.test\|198.18" "$DF_TMP/after.txt" && fail "the metrics name a name or an address"
 ok "no name or address in the metrics"

@@ -234,7 +234,7 @@ static struct rquery *ask_from(struct resolver *r, const char *who,
 	q[15 + nlen] = (uint8_t)qclass;
 	memset(&got, 0, sizeof(got));
 	return resolver_handle(r, q, 16 + nlen, (struct sockaddr *)&sin,
-			       sizeof(sin), ask_local, 0, false, on_reply,
+			       sizeof(sin), ask_local, 0, 0, 0, false, on_reply,
 			       NULL);
 }
 
