@@ -72,6 +72,10 @@ static const char *const names[STAT__COUNT] = {
     [STAT_BUDGET_REFUSED] = "budget_refused",
     [STAT_BUDGET_AUDIT] = "budget_audit",
     [STAT_LATE_ANSWER] = "late_answers",
+    [STAT_SHED_RECEIVE] = "shed_receive",
+    [STAT_SHED_SET_ADD] = "shed_set_add",
+    [STAT_SHED_UPSTREAM] = "shed_upstream",
+    [STAT_SHED_REPLY] = "shed_reply",
 };
 
 const uint32_t stats_latency_bounds_us[STATS_LATENCY_BUCKETS - 1] = {

@@ -60,6 +60,10 @@ enum stat_id {
 	STAT_BUDGET_REFUSED, /* new names refused: wildcard budget used up */
 	STAT_BUDGET_AUDIT,   /* the same in audit mode (forwarded) */
 	STAT_LATE_ANSWER,    /* late upstream answers' ICMP errors seen */
+	STAT_SHED_RECEIVE,   /* shed: waited in the listener past its bound */
+	STAT_SHED_SET_ADD,   /* shed: the set channel behind past its bound */
+	STAT_SHED_UPSTREAM,  /* shed: upstream questions at the cap */
+	STAT_SHED_REPLY,     /* shed: a UDP reply the socket would not take */
 	STAT__COUNT
 };
 

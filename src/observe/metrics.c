@@ -100,6 +100,7 @@ enum fam_id {
 	F_FLOW_RESULTS,
 	F_FLOW_AUDIT,
 	F_QUEUE_LOST,
+	F_SHED,
 	F__COUNT
 };
 
@@ -153,6 +154,9 @@ static const struct family families[F__COUNT] = {
     [F_QUEUE_LOST] = {"dnsfence_name_check_queue_lost_total", "counter",
 		      "Queue reads that found the kernel had dropped "
 		      "messages to the daemon."},
+    [F_SHED] = {"dnsfence_shed_total", "counter",
+		"Queries shed at once rather than queued, by the stage "
+		"whose bound was reached."},
 };
 
 static const struct mapping map[STAT__COUNT] = {
@@ -201,6 +205,10 @@ static const struct mapping map[STAT__COUNT] = {
     [STAT_FLOW_BUSY] = {F_FLOW_RESULTS, "result=\"refused\",reason=\"busy\""},
     [STAT_FLOW_AUDIT_ALLOWED] = {F_FLOW_AUDIT, NULL},
     [STAT_FLOW_QUEUE_LOST] = {F_QUEUE_LOST, NULL},
+    [STAT_SHED_RECEIVE] = {F_SHED, "stage=\"receive\""},
+    [STAT_SHED_SET_ADD] = {F_SHED, "stage=\"set_add\""},
+    [STAT_SHED_UPSTREAM] = {F_SHED, "stage=\"upstream\""},
+    [STAT_SHED_REPLY] = {F_SHED, "stage=\"reply\""},
 };
 
 static bool mapped(int id);

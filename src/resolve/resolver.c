@@ -18,7 +18,10 @@
  * it hands out; internal ones are dropped (admit.c, invariant 3), the
  * rest go to the kernel sets, and only when the kernel has acked them all
  * does each waiting client get its rewritten copy (reply.c, invariant 2).
- * A failed add is SERVFAIL. A failed upstream question (timeout,
+ * A failed add is SERVFAIL, and so is an add the set channel has no room
+ * for: while its oldest add has waited SHED_SET_ADD_MS, the new one is
+ * shed at once (counted), not queued for the 2 s deadline behind a
+ * stopped or starved parent. A failed upstream question (timeout,
  * unreachable, SERVFAIL, REFUSED, malformed answer) is remembered
  * (failmem.c), and an expired cached answer, when there is one within
  * serve_stale, is served instead (RFC 8767) with a 30 s TTL, its
@@ -82,6 +85,14 @@
 #define CACHE_BYTES	(1u << 20)
 #define STALE_TTL	30   /* RFC 8767 section 4 */
 #define BUDGET_CLIENTS	4096 /* (wildcard, client) buckets kept */
+/* The set channel's bound, by time: while its oldest add has waited this
+ * long for the kernel's ack, an answer that needs an add is shed
+ * (SERVFAIL, EDE 0) instead of queued behind it. A working parent acks in
+ * about a millisecond, and within 250 ms even on two cores shared by
+ * twenty busy processes (the round trip's p99.9 measured there); past
+ * that it is stopped or starved, and a client is better served by a
+ * SERVFAIL now than by one at the 2 s deadline. */
+#define SHED_SET_ADD_MS 250
 
 struct pending;
 
@@ -168,6 +179,7 @@ static void upstream_failed(struct pending *p, int rc);
 static bool serve_stale(struct pending *p);
 static void put_in_sets(struct pending *p, const struct dns_addr *addrs,
 			size_t n);
+static bool sets_behind(struct resolver *r);
 static void on_sets_done(void *arg, int status);
 static void finish_pending(struct pending *p, int status);
 static void answer_one(struct pending *p, struct rquery *rq);
@@ -668,6 +680,10 @@ static void put_in_sets(struct pending *p, const struct dns_addr *addrs,
 		finish_pending(p, 0);
 		return;
 	}
+	if (sets_behind(p->r)) {
+		finish_pending(p, -EBUSY);
+		return;
+	}
 	rc = admit_note_prov(p->r->prov, p->r->cfg, p->qname, p->qname_len,
 			     addrs, n);
 	p->add_ns = monotime_ns();
@@ -679,6 +695,12 @@ static void put_in_sets(struct pending *p, const struct dns_addr *addrs,
 		finish_pending(p, rc);
 }
 
+/* Is the set channel behind its bound (SHED_SET_ADD_MS)? */
+static bool sets_behind(struct resolver *r)
+{
+	return sets_behind_ms(r->sets) >= SHED_SET_ADD_MS;
+}
+
 static void on_sets_done(void *arg, int status)
 {
 	struct pending *p = arg;
@@ -688,7 +710,8 @@ static void on_sets_done(void *arg, int status)
 	finish_pending(p, status);
 }
 
-/* Answer (status 0) or fail every client waiting on p, then free it. */
+/* Answer (status 0) or fail every client waiting on p, then free it;
+ * -EBUSY: shed at the set channel's bound (SERVFAIL with EDE 0). */
 static void finish_pending(struct pending *p, int status)
 {
 	struct rquery *rq;
@@ -697,11 +720,17 @@ static void finish_pending(struct pending *p, int status)
 		p->done_ns = monotime_ns();
 	while ((rq = TAILQ_FIRST(&p->waiters)) != NULL) {
 		TAILQ_REMOVE(&p->waiters, rq, link);
-		if (status == 0)
+		if (status == 0) {
 			answer_one(p, rq);
-		else
+		} else if (status == -EBUSY) {
+			stats_inc(STAT_SHED_SET_ADD);
+			local_reply(&rq->q, &rq->c, rq, DNS_RCODE_SERVFAIL,
+				    DNS_EDE_OTHER,
+				    "busy: the set channel is behind");
+		} else {
 			local_reply(&rq->q, &rq->c, rq, DNS_RCODE_SERVFAIL,
 				    DNS_EDE_NONE, NULL);
+		}
 		free(rq);
 		stats_hist_ns(STATS_H_TO_REPLY, monotime_ns() - p->done_ns);
 	}
@@ -776,6 +805,14 @@ static struct rquery *wait_hit(struct resolver *r, struct rquery *rq,
 
 	if (r->sets == NULL) {
 		answer_hit(r, &rq->q, &rq->c, hit, age, ttl_max);
+		free(rq);
+		return NULL;
+	}
+	if (sets_behind(r)) {
+		stats_inc(STAT_SHED_SET_ADD);
+		cache_release(r->cache, hit);
+		local_reply(&rq->q, &rq->c, NULL, DNS_RCODE_SERVFAIL,
+			    DNS_EDE_OTHER, "busy: the set channel is behind");
 		free(rq);
 		return NULL;
 	}
@@ -952,6 +989,7 @@ static int take_slot(struct resolver *r, const struct dns_query *q,
 	if (rc == 0)
 		return 0;
 	stats_inc(STAT_OVER_CAP);
+	stats_inc(STAT_SHED_UPSTREAM);
 	/* a flood past the cap is what comes here: format only a line
 	 * that is written */
 	if (!log_limited_take(LOG_CLASS_OVERLOAD, LOGL_WARN, "resolver"))

@@ -10,19 +10,21 @@
  * loop iteration: since the split, every upstream answer's replies come
  * from one read of the parent's acks, which used to cost one sendmsg
  * each. The gathered replies belong to one listener at a time (a reply
- * on another flushes them first). A reply
- * that cannot be sent at once is dropped (the client retries) rather than
- * queued. Every listener asks for IP_PKTINFO / IPV6_RECVPKTINFO: the
- * interface a query arrived on bounds its share of the in-flight cap
- * (quota.c), and for SO_TIMESTAMPNS: a query's latency is counted from
- * the kernel's receive, so the time it waited in the socket's buffer is
- * seen (the stage histograms of stats.h). A listener on a wildcard address
- * (0.0.0.0, ::) also answers each query from the address it was sent to: a
- * reply from whatever address routing picks is dropped by the client as coming
- * from the wrong server. A TCP connection carries no such option: its interface
- * is the one whose own network holds the peer's address (the source check of
- * forward scope lets no other address in on that interface), from the host's
- * addresses read at most once a second, not per connection.
+ * on another flushes them first). A reply that cannot be sent at once
+ * is dropped (the client retries, counted as shed) rather than queued.
+ * Every listener asks for IP_PKTINFO / IPV6_RECVPKTINFO: the interface a
+ * query arrived on bounds its share of the in-flight cap (quota.c); and
+ * for SO_TIMESTAMPNS: a query's latency is counted from the kernel's
+ * receive, so the time it waited in the socket's buffer is seen (the
+ * stage histograms of stats.h), and one that waited past SHED_RECEIVE_NS
+ * is dropped unread (shed, counted). A listener on a wildcard address
+ * (0.0.0.0, ::) also answers each query from the address it was sent to:
+ * a reply from whatever address routing picks is dropped by the client
+ * as coming from the wrong server. A TCP connection carries no such
+ * option: its interface is the one whose own network holds the peer's
+ * address (the source check of forward scope lets no other address in on
+ * that interface), from the host's addresses read at most once a second,
+ * not per connection.
  *
  * TCP (RFC 7766): 2-byte length framing, several queries per connection,
  * answers in completion order. Limits keep a hostile client from holding
@@ -70,6 +72,15 @@
 #define NETS_MAX	 256  /* the host's addresses kept for TCP peers */
 #define NETS_TTL_MS	 1000 /* read again when older */
 #define LOOPBACK_IFINDEX 1    /* lo, in every network namespace */
+/* A datagram that waited longer in the listener's buffer is dropped
+ * unread: its client has given up on it (1 s is the shortest timeout a
+ * stub resolver takes, `options timeout:1`; dnsperf's is 2 s), and
+ * answering it would only delay the queries behind it. A tighter bound
+ * (CoDel's rule, 5 ms for 100 ms) shed queries that had only waited for
+ * the CPU on two starved cores, and a client that keeps a fixed number in
+ * flight then waits for its timeout on each: the full-speed benchmark
+ * lost queries and its rates fell (docs/performance.md). */
+#define SHED_RECEIVE_NS 1000000000ull
 
 struct server;
 
@@ -386,6 +397,10 @@ static void on_udp(evutil_socket_t fd, short what, void *arg)
 		local = arrived_at(&b->in[i].msg_hdr, &b->in_local[i], &ifindex,
 				   wall, &recv_ns);
 		stats_hist_ns(STATS_H_RECV_QUEUE, read_ns - recv_ns);
+		if (read_ns - recv_ns > SHED_RECEIVE_NS) {
+			stats_inc(STAT_SHED_RECEIVE);
+			continue;
+		}
 		(void)resolver_handle(l->s->res, b->in_buf[i], b->in[i].msg_len,
 				      (struct sockaddr *)&b->in_peer[i],
 				      b->in[i].msg_hdr.msg_namelen,
@@ -580,6 +595,7 @@ static void udp_flush(struct udp_listener *l)
 			log_limited(LOG_CLASS_CLIENT, LOGL_DEBUG, "server",
 				    "udp sendmmsg: %s",
 				    n < 0 ? strerror(errno) : "nothing sent");
+			stats_add(STAT_SHED_REPLY, b->n_out - sent);
 			break;
 		}
 		sent += (unsigned)n;

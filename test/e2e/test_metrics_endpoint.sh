@@ -4,10 +4,10 @@
 # (checked with prometheus_client's own parser) and its counters move with
 # the traffic: queries, results (allowed, denied, cache_hit), upstream
 # latency, set adds and entries, blocked flows, and each query's latency
-# by path and by stage under the names docs/metrics.md gives them. As
-# the workload (an
-# unprivileged uid on loopback) it cannot do more than read: other paths
-# are 404, POST is refused, and 60 idle connections hold at most
+# by path and by stage and the shed counts under the names
+# docs/metrics.md gives them. As the workload (an unprivileged uid on
+# loopback) it cannot do more than read: other paths are 404, POST is
+# refused, and 60 idle connections hold at most
 # METRICS_MAX_CONNS (8) descriptors of the daemon while DNS is answered as
 # usual; once they are gone a scrape is answered again. (They can delay
 # scrapes while they last: docs/metrics.md says so.)
@@ -91,6 +91,13 @@ for h in dnsfence_query_duration_seconds dnsfence_set_add_duration_seconds \
 	grep -q "^# HELP $h [A-Z]" "$DF_TMP/after.txt" || fail "$h has no HELP text"
 done
 ok "the latency histograms are exported and documented"
+for stage in receive set_add upstream reply; do
+	[ "$(val after "dnsfence_shed_total{stage=\"$stage\"}")" != missing ] ||
+		fail "dnsfence_shed_total{stage=\"$stage\"} is not exported"
+done
+grep -q '^| `dnsfence_shed_total` | counter |' "$(dirname "$0")/../../docs/metrics.md" ||
+	fail "dnsfence_shed_total is not documented in docs/metrics.md"
+ok "dnsfence_shed_total is exported by stage and documented"
 [ "$(val after 'dnsfence_upstream_queries_in_flight{}')" = 0 ] || fail "queries still in flight"
 grep -q "evil\|allowed.test\|198.18" "$DF_TMP/after.txt" && fail "the metrics name a name or an address"
 ok "no name or address in the metrics"
