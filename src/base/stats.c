@@ -76,6 +76,7 @@ static const char *const names[STAT__COUNT] = {
     [STAT_SHED_SET_ADD] = "shed_set_add",
     [STAT_SHED_UPSTREAM] = "shed_upstream",
     [STAT_SHED_REPLY] = "shed_reply",
+    [STAT_SHED_TCP] = "shed_tcp",
 };
 
 const uint32_t stats_latency_bounds_us[STATS_LATENCY_BUCKETS - 1] = {

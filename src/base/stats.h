@@ -64,6 +64,7 @@ enum stat_id {
 	STAT_SHED_SET_ADD,   /* shed: the set channel behind past its bound */
 	STAT_SHED_UPSTREAM,  /* shed: upstream questions at the cap */
 	STAT_SHED_REPLY,     /* shed: a UDP reply the socket would not take */
+	STAT_SHED_TCP, /* shed: TCP clients not reading, reading stopped */
 	STAT__COUNT
 };
 

@@ -209,6 +209,7 @@ static const struct mapping map[STAT__COUNT] = {
     [STAT_SHED_SET_ADD] = {F_SHED, "stage=\"set_add\""},
     [STAT_SHED_UPSTREAM] = {F_SHED, "stage=\"upstream\""},
     [STAT_SHED_REPLY] = {F_SHED, "stage=\"reply\""},
+    [STAT_SHED_TCP] = {F_SHED, "stage=\"tcp\""},
 };
 
 static bool mapped(int id);

@@ -102,6 +102,7 @@ struct tcp_conn {
 	unsigned ifindex; /* the peer's interface; 0: not known */
 	struct rquery *pending[TCP_MAX_PENDING];
 	size_t n_pending;
+	bool unread; /* its answers went unread: reading stopped for good */
 };
 
 /* One recvmmsg's worth of datagrams in, and the replies going out. */
@@ -831,7 +832,7 @@ static void on_tcp_event(struct bufferevent *bev, short what, void *arg)
 	struct tcp_conn *c = arg;
 
 	if ((what & BEV_EVENT_TIMEOUT) && (what & BEV_EVENT_READING) &&
-	    c->n_pending > 0) {
+	    c->n_pending > 0 && !c->unread) {
 		/* Idle only because we are still answering. */
 		bufferevent_enable(bev, EV_READ);
 		return;
@@ -873,7 +874,7 @@ static void tcp_reply(void *ctx, struct rquery *q, const struct sockaddr *peer,
 		if (c->pending[i] != q)
 			continue;
 		c->pending[i] = c->pending[--c->n_pending];
-		if (c->n_pending + 1 == TCP_MAX_PENDING) {
+		if (c->n_pending + 1 == TCP_MAX_PENDING && !c->unread) {
 			/* Below the cap again: read what waits in the buffer,
 			 * but not from here (we are inside the resolver). */
 			bufferevent_enable(c->bev, EV_READ);
@@ -883,8 +884,12 @@ static void tcp_reply(void *ctx, struct rquery *q, const struct sockaddr *peer,
 	}
 	if (evbuffer_get_length(out) > TCP_MAX_OUTPUT) {
 		/* The client does not read its answers. Closing here would
-		 * free c under the resolver's feet; stop reading instead and
-		 * let the write timeout close it. */
+		 * free c under the resolver's feet; stop reading instead (for
+		 * good: shed, counted once) and let the write timeout close
+		 * it. */
+		if (!c->unread)
+			stats_inc(STAT_SHED_TCP);
+		c->unread = true;
 		bufferevent_disable(c->bev, EV_READ);
 		return;
 	}

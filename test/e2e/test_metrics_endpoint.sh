@@ -91,7 +91,7 @@ for h in dnsfence_query_duration_seconds dnsfence_set_add_duration_seconds \
 	grep -q "^# HELP $h [A-Z]" "$DF_TMP/after.txt" || fail "$h has no HELP text"
 done
 ok "the latency histograms are exported and documented"
-for stage in receive set_add upstream reply; do
+for stage in receive set_add upstream reply tcp; do
 	[ "$(val after "dnsfence_shed_total{stage=\"$stage\"}")" != missing ] ||
 		fail "dnsfence_shed_total{stage=\"$stage\"} is not exported"
 done
