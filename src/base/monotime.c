@@ -25,6 +25,16 @@ uint64_t monotime_s(void)
 	return monotime_ns() / 1000000000u;
 }
 
+int64_t monotime_realtime_offset_ns(void)
+{
+	struct timespec ts;
+	uint64_t mono = monotime_ns();
+
+	(void)clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)((uint64_t)ts.tv_sec * 1000000000u +
+			 (uint64_t)ts.tv_nsec - mono);
+}
+
 void monotime_boot_id(char buf[MONOTIME_BOOT_LEN + 1])
 {
 	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");

@@ -74,6 +74,11 @@ static const char *const names[STAT__COUNT] = {
     [STAT_LATE_ANSWER] = "late_answers",
     [STAT_ANSWERED_LOCAL] = "answered_local",
     [STAT_UNANSWERED] = "unanswered",
+    [STAT_SHED_RECEIVE] = "shed_receive",
+    [STAT_SHED_SET_ADD] = "shed_set_add",
+    [STAT_SHED_UPSTREAM] = "shed_upstream",
+    [STAT_SHED_REPLY] = "shed_reply",
+    [STAT_SHED_TCP] = "shed_tcp",
 };
 
 const uint32_t stats_latency_bounds_us[STATS_LATENCY_BUCKETS - 1] = {
@@ -83,6 +88,14 @@ static bool config_ok;
 static int64_t config_ok_at;
 static uint64_t latency_sum_us;
 static uint64_t upstream_inflight;
+/* 25 us to 2.5 s: a 2 ms target and a 2 s client timeout both land on a
+ * bound. */
+const uint32_t stats_hist_bounds_ns[STATS_HIST_BUCKETS - 1] = {
+    25000,     50000,	  100000,     250000,	  500000,      1000000,
+    2000000,   5000000,	  10000000,   25000000,	  50000000,    100000000,
+    250000000, 500000000, 1000000000, 2000000000, 2500000000u, 4000000000u};
+static uint64_t hist[STATS_H__COUNT][STATS_HIST_BUCKETS];
+static uint64_t hist_sum_ns[STATS_H__COUNT];
 
 void stats_inc(enum stat_id id)
 {
@@ -163,6 +176,8 @@ void stats_reset(void)
 	memset(counters, 0, sizeof(own));
 	memset(latency, 0, sizeof(latency));
 	latency_sum_us = 0;
+	memset(hist, 0, sizeof(hist));
+	memset(hist_sum_ns, 0, sizeof(hist_sum_ns));
 	upstream_inflight = 0;
 }
 
@@ -206,6 +221,29 @@ void stats_latency(uint64_t cum[STATS_LATENCY_BUCKETS], uint64_t *count,
 	}
 	*count = run;
 	*sum_us = latency_sum_us;
+}
+
+void stats_hist_ns(enum stats_hist h, uint64_t ns)
+{
+	size_t i = 0;
+
+	while (i < STATS_HIST_BUCKETS - 1 && ns > stats_hist_bounds_ns[i])
+		i++;
+	hist[h][i]++;
+	hist_sum_ns[h] += ns;
+}
+
+void stats_hist_read(enum stats_hist h, uint64_t cum[STATS_HIST_BUCKETS],
+		     uint64_t *count, uint64_t *sum_ns)
+{
+	uint64_t run = 0;
+
+	for (size_t i = 0; i < STATS_HIST_BUCKETS; i++) {
+		run += hist[h][i];
+		cum[i] = run;
+	}
+	*count = run;
+	*sum_ns = hist_sum_ns[h];
 }
 
 void stats_upstream_inflight(int delta)

@@ -62,6 +62,11 @@ enum stat_id {
 	STAT_LATE_ANSWER,    /* late upstream answers' ICMP errors seen */
 	STAT_ANSWERED_LOCAL, /* answered here: zone transfer, class, qtype */
 	STAT_UNANSWERED,     /* parsed, never answered (client gone, gated) */
+	STAT_SHED_RECEIVE,   /* shed: waited in the listener past its bound */
+	STAT_SHED_SET_ADD,   /* shed: the set channel behind past its bound */
+	STAT_SHED_UPSTREAM,  /* shed: upstream questions at the cap */
+	STAT_SHED_REPLY,     /* shed: a UDP reply the socket would not take */
+	STAT_SHED_TCP, /* shed: TCP clients not reading, reading stopped */
 	STAT__COUNT
 };
 
@@ -96,6 +101,30 @@ void stats_upstream_latency(uint64_t us);
 /* Cumulative count per bucket (Prometheus `le`), count and sum in us. */
 void stats_latency(uint64_t cum[STATS_LATENCY_BUCKETS], uint64_t *count,
 		   uint64_t *sum_us);
+/* Durations in nanoseconds, kept per path and per stage of a query for
+ * the metrics histograms (docs/metrics.md): buckets bounded by
+ * stats_hist_bounds_ns (the last is +Inf), fine below a millisecond. */
+enum stats_hist {
+	STATS_H_CACHED = 0,  /* received to handed back: cache hits */
+	STATS_H_FORWARDED,   /* ... answers that went upstream */
+	STATS_H_DENIED,	     /* ... names off the allowlist */
+	STATS_H_LOCAL,	     /* ... other local answers (SERVFAIL at the
+			      * cap, failure memory, types not forwarded) */
+	STATS_H_SET_ADD,     /* set add sent to the parent to its ack */
+	STATS_H_RECV_QUEUE,  /* the kernel's receive to the daemon's read */
+	STATS_H_TO_UPSTREAM, /* read to the upstream question sent */
+	STATS_H_UPSTREAM,    /* upstream question sent to its answer */
+	STATS_H_TO_SET_ADD,  /* upstream answer to the set add sent */
+	STATS_H_TO_REPLY,    /* ack (or answer, no add) to handed back */
+	STATS_H__COUNT
+};
+#define STATS_HIST_BUCKETS 19
+extern const uint32_t stats_hist_bounds_ns[STATS_HIST_BUCKETS - 1];
+void stats_hist_ns(enum stats_hist h, uint64_t ns);
+/* Cumulative count per bucket (Prometheus `le`), count and sum in ns. */
+void stats_hist_read(enum stats_hist h, uint64_t cum[STATS_HIST_BUCKETS],
+		     uint64_t *count, uint64_t *sum_ns);
+
 /* Upstream queries sent and not yet answered or failed. */
 void stats_upstream_inflight(int delta);
 uint64_t stats_upstream_inflight_now(void);

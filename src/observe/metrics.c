@@ -112,6 +112,7 @@ enum fam_id {
 	F_BUDGET_REFUSED,
 	F_BUDGET_AUDIT,
 	F_LATE,
+	F_SHED,
 	F__COUNT
 };
 
@@ -203,6 +204,9 @@ static const struct family families[F__COUNT] = {
     [F_LATE] = {"dnsfence_late_answers_total", "counter",
 		"Upstream answers that came after the timeout to a closed "
 		"socket (ICMP errors seen)."},
+    [F_SHED] = {"dnsfence_shed_total", "counter",
+		"Queries shed at once rather than queued, by the stage "
+		"whose bound was reached."},
 };
 
 static const struct mapping map[STAT__COUNT] = {
@@ -265,11 +269,19 @@ static const struct mapping map[STAT__COUNT] = {
     [STAT_LATE_ANSWER] = {F_LATE, NULL},
     [STAT_ANSWERED_LOCAL] = {F_RESULTS, "result=\"local\""},
     [STAT_UNANSWERED] = {F_RESULTS, "result=\"unanswered\""},
+    [STAT_SHED_RECEIVE] = {F_SHED, "stage=\"receive\""},
+    [STAT_SHED_SET_ADD] = {F_SHED, "stage=\"set_add\""},
+    [STAT_SHED_UPSTREAM] = {F_SHED, "stage=\"upstream\""},
+    [STAT_SHED_REPLY] = {F_SHED, "stage=\"reply\""},
+    [STAT_SHED_TCP] = {F_SHED, "stage=\"tcp\""},
 };
 
 static bool mapped(int id);
 static void render_counters(struct evbuffer *b);
 static void render_latency(struct evbuffer *b);
+static void render_hists(struct evbuffer *b);
+static void render_hist(struct evbuffer *b, const char *name, const char *label,
+			enum stats_hist h);
 static void render_gauges(struct evbuffer *b, long long set4, long long set6);
 static void render_usage(struct evbuffer *b, const struct usage *u);
 static void render_reload(struct evbuffer *b);
@@ -335,6 +347,78 @@ static void render_latency(struct evbuffer *b)
 			    "%s_count %" PRIu64 "\n",
 			    n, cum[STATS_LATENCY_BUCKETS - 1], n,
 			    (double)sum_us / 1e6, n, count);
+}
+
+/* The query and stage histograms of stats.h, one family each for the
+ * whole query by path, the set add's round trip, and the stages. */
+static void render_hists(struct evbuffer *b)
+{
+	static const struct {
+		enum stats_hist h;
+		const char *label;
+	} query[] = {{STATS_H_CACHED, "path=\"cached\""},
+		     {STATS_H_FORWARDED, "path=\"forwarded\""},
+		     {STATS_H_DENIED, "path=\"denied\""},
+		     {STATS_H_LOCAL, "path=\"local\""}},
+	  stage[] = {{STATS_H_RECV_QUEUE, "stage=\"receive_queue\""},
+		     {STATS_H_TO_UPSTREAM, "stage=\"to_upstream\""},
+		     {STATS_H_UPSTREAM, "stage=\"upstream\""},
+		     {STATS_H_TO_SET_ADD, "stage=\"to_set_add\""},
+		     {STATS_H_SET_ADD, "stage=\"set_add\""},
+		     {STATS_H_TO_REPLY, "stage=\"to_reply\""}};
+	static const char *const q = "dnsfence_query_duration_seconds",
+				 *const a = "dnsfence_set_add_duration_seconds",
+				 *const s =
+				     "dnsfence_query_stage_duration_seconds";
+
+	evbuffer_add_printf(b,
+			    "# HELP %s Client queries, from the kernel's "
+			    "receive to the reply handed to the transport, by "
+			    "the path the answer took.\n# TYPE %s histogram\n",
+			    q, q);
+	for (size_t i = 0; i < sizeof(query) / sizeof(query[0]); i++)
+		render_hist(b, q, query[i].label, query[i].h);
+	evbuffer_add_printf(b,
+			    "# HELP %s Set adds, from sent to the privileged "
+			    "process to the kernel's ack back.\n# TYPE %s "
+			    "histogram\n",
+			    a, a);
+	render_hist(b, a, NULL, STATS_H_SET_ADD);
+	evbuffer_add_printf(
+	    b,
+	    "# HELP %s The stages of a query: waiting in the "
+	    "listener's socket, read to upstream question sent, "
+	    "the upstream round trip, answer to set add sent, "
+	    "the set add's round trip, ack to reply handed "
+	    "back.\n# TYPE %s histogram\n",
+	    s, s);
+	for (size_t i = 0; i < sizeof(stage) / sizeof(stage[0]); i++)
+		render_hist(b, s, stage[i].label, stage[i].h);
+}
+
+/* One labelled series (label NULL: none) of a histogram family. */
+static void render_hist(struct evbuffer *b, const char *name, const char *label,
+			enum stats_hist h)
+{
+	uint64_t cum[STATS_HIST_BUCKETS], count, sum_ns;
+	const char *sep = label != NULL ? "," : "";
+
+	if (label == NULL)
+		label = "";
+	stats_hist_read(h, cum, &count, &sum_ns);
+	for (size_t i = 0; i < STATS_HIST_BUCKETS - 1; i++)
+		evbuffer_add_printf(b, "%s_bucket{%s%sle=\"%g\"} %" PRIu64 "\n",
+				    name, label, sep,
+				    stats_hist_bounds_ns[i] / 1e9, cum[i]);
+	evbuffer_add_printf(b, "%s_bucket{%s%sle=\"+Inf\"} %" PRIu64 "\n", name,
+			    label, sep, cum[STATS_HIST_BUCKETS - 1]);
+	if (*label == '\0')
+		evbuffer_add_printf(b, "%s_sum %.9f\n%s_count %" PRIu64 "\n",
+				    name, (double)sum_ns / 1e9, name, count);
+	else
+		evbuffer_add_printf(
+		    b, "%s_sum{%s} %.9f\n%s_count{%s} %" PRIu64 "\n", name,
+		    label, (double)sum_ns / 1e9, name, label, count);
 }
 
 static void render_gauges(struct evbuffer *b, long long set4, long long set6)
@@ -496,6 +580,7 @@ int metrics_render(struct evbuffer *buf, long long set4, long long set6,
 {
 	render_counters(buf);
 	render_latency(buf);
+	render_hists(buf);
 	render_gauges(buf, set4, set6);
 	render_queue(buf, q);
 	return 0;

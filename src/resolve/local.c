@@ -65,6 +65,9 @@ void local_client_init(struct client *c, const struct sockaddr *peer,
 	c->ifindex = 0;
 	c->tcp = tcp;
 	c->audited = false;
+	c->recv_ns = 0;
+	c->read_ns = 0;
+	c->path = STATS_H_LOCAL;
 	c->fn = fn;
 	c->ctx = ctx;
 }
@@ -73,7 +76,10 @@ void local_send(const struct client *c, struct rquery *rq, const uint8_t *msg,
 		size_t len)
 {
 	const struct sockaddr *local = (const struct sockaddr *)&c->local;
+	uint64_t now = c->recv_ns != 0 ? monotime_ns() : 0;
 
+	if (now > c->recv_ns)
+		stats_hist_ns(c->path, now - c->recv_ns);
 	c->fn(c->ctx, rq, (const struct sockaddr *)&c->peer, c->peerlen,
 	      local->sa_family != 0 ? local : NULL, msg, len);
 }

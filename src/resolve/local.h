@@ -14,6 +14,7 @@
 #include "dns/dnsmsg.h"
 #include "resolve/reply.h"
 #include "resolve/replyfn.h"
+#include "base/stats.h"
 
 struct budget;
 struct policy;
@@ -31,6 +32,12 @@ struct client {
 	 * audit_allowed, whatever its answer (the results partition the
 	 * parsed queries: docs/metrics.md) */
 	bool audited;
+	/* Received at (monotonic ns: the kernel's receive time when known,
+	 * else the read; 0: not known), read at (its batch's read, the
+	 * start of the to_upstream stage), and the path its answer took:
+	 * the histogram its reply is counted in (STATS_H_CACHED ...). */
+	uint64_t recv_ns, read_ns;
+	enum stats_hist path;
 	resolver_reply_fn fn;
 	void *ctx;
 };

@@ -18,7 +18,10 @@
  * it hands out; internal ones are dropped (admit.c, invariant 3), the
  * rest go to the kernel sets, and only when the kernel has acked them all
  * does each waiting client get its rewritten copy (reply.c, invariant 2).
- * A failed add is SERVFAIL. A failed upstream question (timeout,
+ * A failed add is SERVFAIL, and so is an add the set channel has no room
+ * for: while its oldest add has waited SHED_SET_ADD_MS, the new one is
+ * shed at once (counted), not queued for the 2 s deadline behind a
+ * stopped or starved parent. A failed upstream question (timeout,
  * unreachable, SERVFAIL, REFUSED, malformed answer) is remembered
  * (failmem.c), and an expired cached answer, when there is one within
  * serve_stale, is served instead (RFC 8767) with a 30 s TTL, its
@@ -82,6 +85,14 @@
 #define CACHE_BYTES	(1u << 20)
 #define STALE_TTL	30   /* RFC 8767 section 4 */
 #define BUDGET_CLIENTS	4096 /* (wildcard, client) buckets kept */
+/* The set channel's bound, by time: while its oldest add has waited this
+ * long for the kernel's ack, an answer that needs an add is shed
+ * (SERVFAIL, EDE 0) instead of queued behind it. A working parent acks in
+ * about a millisecond, and within 250 ms even on two cores shared by
+ * twenty busy processes (the round trip's p99.9 measured there); past
+ * that it is stopped or starved, and a client is better served by a
+ * SERVFAIL now than by one at the 2 s deadline. */
+#define SHED_SET_ADD_MS 250
 
 struct pending;
 
@@ -113,6 +124,10 @@ struct pending {
 	size_t qname_len;
 	uint16_t qtype;
 	struct usage_entry *usage; /* the entry that allowed the question */
+	/* monotonic ns, for the stage histograms (0: not reached) */
+	uint64_t answer_ns; /* the upstream's answer read */
+	uint64_t add_ns;    /* the set add sent */
+	uint64_t done_ns;   /* acked (or answered with nothing to add) */
 	/* last, not cleared by pending_new: written before they are read */
 	uint8_t key[DNSMSG_KEY_MAX];
 	uint8_t qname[DNS_MAX_NAME];
@@ -142,8 +157,7 @@ struct resolver {
 static void log_allowed(const struct resolver *r, const struct dns_query *q,
 			const struct client *c);
 static struct rquery *lookup(struct resolver *r, const struct dns_query *q,
-			     const struct client *c,
-			     const struct policy_hit *ph,
+			     struct client *c, const struct policy_hit *ph,
 			     struct usage_entry *ue);
 static struct rquery *rquery_new(const struct dns_query *q,
 				 const struct client *c);
@@ -167,6 +181,7 @@ static void upstream_failed(struct pending *p, int rc);
 static bool serve_stale(struct pending *p);
 static void put_in_sets(struct pending *p, const struct dns_addr *addrs,
 			size_t n);
+static bool sets_behind(struct resolver *r);
 static void on_sets_done(void *arg, int status);
 static void finish_pending(struct pending *p, int status);
 static void answer_one(struct pending *p, struct rquery *rq);
@@ -264,7 +279,8 @@ uint32_t resolver_inflight(const struct resolver *r)
 struct rquery *resolver_handle(struct resolver *r, const uint8_t *msg,
 			       size_t len, const struct sockaddr *peer,
 			       socklen_t peerlen, const struct sockaddr *local,
-			       unsigned ifindex, bool tcp, resolver_reply_fn fn,
+			       unsigned ifindex, uint64_t recv_ns,
+			       uint64_t read_ns, bool tcp, resolver_reply_fn fn,
 			       void *ctx)
 {
 	struct dns_query q;
@@ -275,6 +291,8 @@ struct rquery *resolver_handle(struct resolver *r, const uint8_t *msg,
 
 	local_client_init(&c, peer, peerlen, local, tcp, fn, ctx);
 	c.ifindex = ifindex;
+	c.recv_ns = recv_ns;
+	c.read_ns = read_ns;
 	pr = dnsmsg_parse_query(msg, len, &q);
 	if (pr != DNS_PARSE_OK) {
 		local_parse_error(pr, msg, len, &q, &c);
@@ -289,11 +307,13 @@ struct rquery *resolver_handle(struct resolver *r, const uint8_t *msg,
 	/* The one policy match of the query: the verdict, the budget and
 	 * the usage counts all read it. */
 	hit = policy_match_hit(r->pol, q.name, q.name_len, &h) ? &h : NULL;
+	c.path = hit == NULL ? STATS_H_DENIED : STATS_H_LOCAL;
 	if (local_answer(r->cfg, r->pol, &q, &c, hit))
 		return NULL;
 	if (r->cfg->log_queries && !c.audited &&
 	    log_limited_take(LOG_CLASS_QUERIES, LOGL_INFO, "resolver"))
 		log_allowed(r, &q, &c);
+	c.path = STATS_H_FORWARDED;
 	return lookup(r, &q, &c, hit,
 		      usage_question(r->usage, q.lname, q.name_len, hit));
 }
@@ -351,11 +371,10 @@ static struct rquery *rquery_new(const struct dns_query *q,
 
 /* An allowed name (ph: how the policy matched it, ue: the usage entry
  * it counted on): the cache, the failure cache, a question in flight, or
- * a new one. Returns the rquery the transport may cancel, or NULL when
- * the reply was sent. */
+ * a new one; c->path says which. Returns the rquery the transport may
+ * cancel, or NULL when the reply was sent. */
 static struct rquery *lookup(struct resolver *r, const struct dns_query *q,
-			     const struct client *c,
-			     const struct policy_hit *ph,
+			     struct client *c, const struct policy_hit *ph,
 			     struct usage_entry *ue)
 {
 	uint8_t key[DNSMSG_KEY_MAX];
@@ -369,12 +388,14 @@ static struct rquery *lookup(struct resolver *r, const struct dns_query *q,
 	uint32_t age = 0, ttl_max = r->cfg->ttl_max;
 
 	if (hit != NULL) {
+		c->path = STATS_H_CACHED;
 		age = (uint32_t)((now - hit->stored_ms) / 1000);
 		if (answer_hit_now(r, q, c, hit, age))
 			return NULL;
 	} else if (failmem_recent(r->fails, key, keylen, now)) {
 		/* Failed a moment ago: a stale answer, or SERVFAIL. */
 		hit = stale_entry(r, key, keylen);
+		c->path = hit != NULL ? STATS_H_CACHED : STATS_H_LOCAL;
 		if (hit == NULL) {
 			stats_inc(STAT_FAIL_CACHED);
 			local_reply(q, c, NULL, DNS_RCODE_SERVFAIL,
@@ -384,9 +405,12 @@ static struct rquery *lookup(struct resolver *r, const struct dns_query *q,
 		ttl_max = STALE_TTL;
 	}
 	/* A new question below a wildcard costs a token of its budget. */
-	if (hit == NULL && pending_find(r, key, keylen) == NULL &&
-	    local_over_budget(r->cfg, r->budget, q, c, ph))
-		return NULL;
+	if (hit == NULL && pending_find(r, key, keylen) == NULL) {
+		c->path = STATS_H_LOCAL;
+		if (local_over_budget(r->cfg, r->budget, q, c, ph))
+			return NULL;
+		c->path = STATS_H_FORWARDED;
+	}
 	rq = rquery_new(q, c);
 	if (rq == NULL) {
 		cache_release(r->cache, hit);
@@ -398,6 +422,7 @@ static struct rquery *lookup(struct resolver *r, const struct dns_query *q,
 	rc = start_question(r, q, c, ue, key, keylen, &p);
 	if (rc != 0) {
 		free(rq);
+		c->path = STATS_H_LOCAL;
 		local_reply(q, c, NULL, DNS_RCODE_SERVFAIL,
 			    rc == -EBUSY || rc == -EDQUOT || rc == -ENOSPC
 				? DNS_EDE_OTHER
@@ -454,6 +479,8 @@ static int start_question(struct resolver *r, const struct dns_query *q,
 		goto fail;
 	}
 	stats_inc(STAT_FORWARDED);
+	if (c->read_ns != 0)
+		stats_hist_ns(STATS_H_TO_UPSTREAM, monotime_ns() - c->read_ns);
 	*out = p;
 	return 0;
 fail:
@@ -545,6 +572,7 @@ static void on_upstream(void *arg, int status, const uint8_t *answer,
 	struct pending *p = arg;
 	int rc = status;
 
+	p->answer_ns = monotime_ns();
 	pending_unlink(p);
 	if (status == -ECANCELED) {
 		free_pending(p);
@@ -679,32 +707,59 @@ static void put_in_sets(struct pending *p, const struct dns_addr *addrs,
 		finish_pending(p, 0);
 		return;
 	}
+	if (sets_behind(p->r)) {
+		finish_pending(p, -EBUSY);
+		return;
+	}
 	rc = admit_note_prov(p->r->prov, p->r->cfg, p->qname, p->qname_len,
 			     addrs, n);
+	p->add_ns = monotime_ns();
+	if (p->answer_ns != 0)
+		stats_hist_ns(STATS_H_TO_SET_ADD, p->add_ns - p->answer_ns);
 	if (rc == 0)
 		rc = sets_add(p->r->sets, addrs, n, on_sets_done, p);
 	if (rc != 0)
 		finish_pending(p, rc);
 }
 
-static void on_sets_done(void *arg, int status)
+/* Is the set channel behind its bound (SHED_SET_ADD_MS)? */
+static bool sets_behind(struct resolver *r)
 {
-	finish_pending(arg, status);
+	return sets_behind_ms(r->sets) >= SHED_SET_ADD_MS;
 }
 
-/* Answer (status 0) or fail every client waiting on p, then free it. */
+static void on_sets_done(void *arg, int status)
+{
+	struct pending *p = arg;
+
+	p->done_ns = monotime_ns();
+	stats_hist_ns(STATS_H_SET_ADD, p->done_ns - p->add_ns);
+	finish_pending(p, status);
+}
+
+/* Answer (status 0) or fail every client waiting on p, then free it;
+ * -EBUSY: shed at the set channel's bound (SERVFAIL with EDE 0). */
 static void finish_pending(struct pending *p, int status)
 {
 	struct rquery *rq;
 
+	if (p->done_ns == 0)
+		p->done_ns = monotime_ns();
 	while ((rq = TAILQ_FIRST(&p->waiters)) != NULL) {
 		TAILQ_REMOVE(&p->waiters, rq, link);
-		if (status == 0)
+		if (status == 0) {
 			answer_one(p, rq);
-		else
+		} else if (status == -EBUSY) {
+			stats_inc(STAT_SHED_SET_ADD);
+			local_reply(&rq->q, &rq->c, rq, DNS_RCODE_SERVFAIL,
+				    DNS_EDE_OTHER,
+				    "busy: the set channel is behind");
+		} else {
 			local_reply(&rq->q, &rq->c, rq, DNS_RCODE_SERVFAIL,
 				    DNS_EDE_NONE, NULL);
+		}
 		free(rq);
+		stats_hist_ns(STATS_H_TO_REPLY, monotime_ns() - p->done_ns);
 	}
 	free_pending(p);
 }
@@ -782,7 +837,17 @@ static struct rquery *wait_hit(struct resolver *r, struct rquery *rq,
 		free(rq);
 		return NULL;
 	}
+	if (sets_behind(r)) {
+		stats_inc(STAT_SHED_SET_ADD);
+		cache_release(r->cache, hit);
+		local_reply(&rq->q, &rq->c, NULL, DNS_RCODE_SERVFAIL,
+			    DNS_EDE_OTHER, "busy: the set channel is behind");
+		free(rq);
+		return NULL;
+	}
 	p = pending_new(r, (const uint8_t *)"", 0);
+	if (p != NULL)
+		p->add_ns = monotime_ns();
 	if (p == NULL ||
 	    admit_note_prov(r->prov, r->cfg, rq->q.lname, rq->q.name_len, aged,
 			    n) != 0 ||
@@ -954,6 +1019,7 @@ static int take_slot(struct resolver *r, const struct dns_query *q,
 	if (rc == 0)
 		return 0;
 	stats_inc(STAT_OVER_CAP);
+	stats_inc(STAT_SHED_UPSTREAM);
 	/* a flood past the cap is what comes here: format only a line
 	 * that is written */
 	if (!log_limited_take(LOG_CLASS_OVERLOAD, LOGL_WARN, "resolver"))

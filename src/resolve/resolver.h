@@ -29,13 +29,17 @@ void resolver_free(struct resolver *r);
 
 /* Handle one message from a client. local (or NULL) is given back to fn
  * with the reply. ifindex: the interface it arrived on (0: not known),
- * whose real containers bound its share of the in-flight cap. Returns a pending
+ * whose real containers bound its share of the in-flight cap. recv_ns:
+ * when it arrived (monotonic ns, the kernel's receive time when known;
+ * 0: not known), where its reply's latency is counted from; read_ns:
+ * when its transport read it (0: not known). Returns a pending
  * query that will be answered through fn later (the transport keeps it so that
  * it can cancel it), or NULL when fn was already called or no reply is due. */
 struct rquery *resolver_handle(struct resolver *r, const uint8_t *msg,
 			       size_t len, const struct sockaddr *peer,
 			       socklen_t peerlen, const struct sockaddr *local,
-			       unsigned ifindex, bool tcp, resolver_reply_fn fn,
+			       unsigned ifindex, uint64_t recv_ns,
+			       uint64_t read_ns, bool tcp, resolver_reply_fn fn,
 			       void *ctx);
 /* Drop every waiting client without a reply (the transports are going
  * away). Pending upstream questions and kernel adds finish on their own:

@@ -10,17 +10,21 @@
  * loop iteration: since the split, every upstream answer's replies come
  * from one read of the parent's acks, which used to cost one sendmsg
  * each. The gathered replies belong to one listener at a time (a reply
- * on another flushes them first). A reply
- * that cannot be sent at once is dropped (the client retries) rather than
- * queued. Every listener asks for IP_PKTINFO / IPV6_RECVPKTINFO: the
- * interface a query arrived on bounds its share of the in-flight cap
- * (quota.c). A listener on a wildcard address (0.0.0.0, ::) also answers
- * each query from the address it was sent to: a reply from whatever
- * address routing picks is dropped by the client as coming from the
- * wrong server. A TCP connection carries no such option: its interface is
- * the one whose own network holds the peer's address (the source check
- * of forward scope lets no other address in on that interface), from the
- * host's addresses read at most once a second, not per connection.
+ * on another flushes them first). A reply that cannot be sent at once
+ * is dropped (the client retries, counted as shed) rather than queued.
+ * Every listener asks for IP_PKTINFO / IPV6_RECVPKTINFO: the interface a
+ * query arrived on bounds its share of the in-flight cap (quota.c); and
+ * for SO_TIMESTAMPNS: a query's latency is counted from the kernel's
+ * receive, so the time it waited in the socket's buffer is seen (the
+ * stage histograms of stats.h), and one that waited past SHED_RECEIVE_NS
+ * is dropped unread (shed, counted). A listener on a wildcard address
+ * (0.0.0.0, ::) also answers each query from the address it was sent to:
+ * a reply from whatever address routing picks is dropped by the client
+ * as coming from the wrong server. A TCP connection carries no such
+ * option: its interface is the one whose own network holds the peer's
+ * address (the source check of forward scope lets no other address in on
+ * that interface), from the host's addresses read at most once a second,
+ * not per connection.
  *
  * TCP (RFC 7766): 2-byte length framing, several queries per connection,
  * answers in completion order. Limits keep a hostile client from holding
@@ -62,10 +66,21 @@
 #define TCP_IDLE_SECONDS 10
 #define TCP_MSG_SECONDS	 5
 #define LISTEN_BACKLOG	 256
-#define UDP_CTL_SPACE	 CMSG_SPACE(sizeof(struct in6_pktinfo))
+#define UDP_CTL_SPACE                                                          \
+	(CMSG_SPACE(sizeof(struct in6_pktinfo)) +                              \
+	 CMSG_SPACE(sizeof(struct timespec)))
 #define NETS_MAX	 256  /* the host's addresses kept for TCP peers */
 #define NETS_TTL_MS	 1000 /* read again when older */
 #define LOOPBACK_IFINDEX 1    /* lo, in every network namespace */
+/* A datagram that waited longer in the listener's buffer is dropped
+ * unread: its client has given up on it (1 s is the shortest timeout a
+ * stub resolver takes, `options timeout:1`; dnsperf's is 2 s), and
+ * answering it would only delay the queries behind it. A tighter bound
+ * (CoDel's rule, 5 ms for 100 ms) shed queries that had only waited for
+ * the CPU on two starved cores, and a client that keeps a fixed number in
+ * flight then waits for its timeout on each: the full-speed benchmark
+ * lost queries and its rates fell (docs/performance.md). */
+#define SHED_RECEIVE_NS 1000000000ull
 
 struct server;
 
@@ -87,6 +102,7 @@ struct tcp_conn {
 	unsigned ifindex; /* the peer's interface; 0: not known */
 	struct rquery *pending[TCP_MAX_PENDING];
 	size_t n_pending;
+	bool unread; /* its answers went unread: reading stopped for good */
 };
 
 /* One recvmmsg's worth of datagrams in, and the replies going out. */
@@ -144,8 +160,10 @@ static void udp_reply(void *ctx, struct rquery *q, const struct sockaddr *peer,
 static void udp_flush(struct udp_listener *l);
 static void on_late(evutil_socket_t fd, short what, void *arg);
 static bool is_wildcard(const struct config_endpoint *ep);
-static const struct sockaddr *
-arrived_at(struct msghdr *m, struct sockaddr_storage *local, unsigned *ifindex);
+static const struct sockaddr *arrived_at(struct msghdr *m,
+					 struct sockaddr_storage *local,
+					 unsigned *ifindex, int64_t wall,
+					 uint64_t *recv_ns);
 static unsigned iface_of_peer(struct server *s, const struct sockaddr *peer);
 static void refresh_nets(struct server *s);
 static size_t put_pktinfo(const struct sockaddr *local, uint8_t *ctl);
@@ -310,6 +328,9 @@ static int add_udp(struct server *s, const struct config_endpoint *ep)
 	else
 		rc = setsockopt(l->fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one,
 				sizeof(one));
+	if (rc == 0)
+		rc = setsockopt(l->fd, SOL_SOCKET, SO_TIMESTAMPNS, &one,
+				sizeof(one));
 	if (rc != 0) {
 		rc = -errno;
 		close(l->fd);
@@ -350,6 +371,8 @@ static void on_udp(evutil_socket_t fd, short what, void *arg)
 {
 	struct udp_listener *l = arg;
 	struct udp_burst *b = l->s->burst;
+	uint64_t read_ns;
+	int64_t wall;
 	int n;
 
 	(void)what;
@@ -360,22 +383,30 @@ static void on_udp(evutil_socket_t fd, short what, void *arg)
 				    "udp recvmmsg: %s", strerror(errno));
 		return;
 	}
+	read_ns = monotime_ns();
+	wall = monotime_realtime_offset_ns();
 	b->active = l;
 	for (int i = 0; i < n; i++) {
 		const struct sockaddr *local;
 		unsigned ifindex;
+		uint64_t recv_ns = read_ns;
 
 		if (b->in[i].msg_hdr.msg_flags & MSG_TRUNC) {
 			stats_inc(STAT_MALFORMED);
 			continue;
 		}
-		local =
-		    arrived_at(&b->in[i].msg_hdr, &b->in_local[i], &ifindex);
+		local = arrived_at(&b->in[i].msg_hdr, &b->in_local[i], &ifindex,
+				   wall, &recv_ns);
+		stats_hist_ns(STATS_H_RECV_QUEUE, read_ns - recv_ns);
+		if (read_ns - recv_ns > SHED_RECEIVE_NS) {
+			stats_inc(STAT_SHED_RECEIVE);
+			continue;
+		}
 		(void)resolver_handle(l->s->res, b->in_buf[i], b->in[i].msg_len,
 				      (struct sockaddr *)&b->in_peer[i],
 				      b->in[i].msg_hdr.msg_namelen,
 				      l->reply_local ? local : NULL, ifindex,
-				      false, udp_reply, l);
+				      recv_ns, read_ns, false, udp_reply, l);
 	}
 	b->active = NULL;
 	burst_reset(b, n);
@@ -466,15 +497,31 @@ static bool is_wildcard(const struct config_endpoint *ep)
 
 /* The address a datagram was sent to, from its IP_PKTINFO or
  * IPV6_PKTINFO (into *local), or NULL when the kernel gave none; the
- * interface it arrived on into *ifindex (0: none given). */
-static const struct sockaddr *
-arrived_at(struct msghdr *m, struct sockaddr_storage *local, unsigned *ifindex)
+ * interface it arrived on into *ifindex (0: none given). Its
+ * SO_TIMESTAMPNS, a wall-clock time, less wall (monotime's offset) into
+ * *recv_ns when it is no later than *recv_ns (the read). */
+static const struct sockaddr *arrived_at(struct msghdr *m,
+					 struct sockaddr_storage *local,
+					 unsigned *ifindex, int64_t wall,
+					 uint64_t *recv_ns)
 {
+	const struct sockaddr *at = NULL;
 	struct cmsghdr *cm;
 
 	memset(local, 0, sizeof(*local));
 	*ifindex = 0;
 	for (cm = CMSG_FIRSTHDR(m); cm != NULL; cm = CMSG_NXTHDR(m, cm)) {
+		if (cm->cmsg_level == SOL_SOCKET &&
+		    cm->cmsg_type == SCM_TIMESTAMPNS) {
+			struct timespec ts;
+			uint64_t ns;
+
+			memcpy(&ts, CMSG_DATA(cm), sizeof(ts));
+			ns = (uint64_t)ts.tv_sec * 1000000000u +
+			     (uint64_t)ts.tv_nsec - (uint64_t)wall;
+			if (ns <= *recv_ns)
+				*recv_ns = ns;
+		}
 		if (cm->cmsg_level == IPPROTO_IP &&
 		    cm->cmsg_type == IP_PKTINFO) {
 			struct in_pktinfo pi;
@@ -484,7 +531,7 @@ arrived_at(struct msghdr *m, struct sockaddr_storage *local, unsigned *ifindex)
 			sin->sin_family = AF_INET;
 			sin->sin_addr = pi.ipi_addr;
 			*ifindex = (unsigned)pi.ipi_ifindex;
-			return (struct sockaddr *)local;
+			at = (struct sockaddr *)local;
 		}
 		if (cm->cmsg_level == IPPROTO_IPV6 &&
 		    cm->cmsg_type == IPV6_PKTINFO) {
@@ -497,10 +544,10 @@ arrived_at(struct msghdr *m, struct sockaddr_storage *local, unsigned *ifindex)
 			sin6->sin6_addr = pi.ipi6_addr;
 			sin6->sin6_scope_id = pi.ipi6_ifindex;
 			*ifindex = pi.ipi6_ifindex;
-			return (struct sockaddr *)local;
+			at = (struct sockaddr *)local;
 		}
 	}
-	return NULL;
+	return at;
 }
 
 /* The control message that sends a reply from local; its length. */
@@ -549,6 +596,7 @@ static void udp_flush(struct udp_listener *l)
 			log_limited(LOG_CLASS_CLIENT, LOGL_DEBUG, "server",
 				    "udp sendmmsg: %s",
 				    n < 0 ? strerror(errno) : "nothing sent");
+			stats_add(STAT_SHED_REPLY, b->n_out - sent);
 			break;
 		}
 		sent += (unsigned)n;
@@ -735,6 +783,7 @@ static void on_tcp_read(struct bufferevent *bev, void *arg)
 	while (c->n_pending < TCP_MAX_PENDING && evbuffer_get_length(in) >= 2) {
 		struct rquery *q;
 		uint8_t *msg;
+		uint64_t now;
 
 		evbuffer_copyout(in, lenbuf, 2);
 		msglen = (size_t)lenbuf[0] << 8 | lenbuf[1];
@@ -750,9 +799,10 @@ static void on_tcp_read(struct bufferevent *bev, void *arg)
 			break;
 		evbuffer_drain(in, 2);
 		msg = evbuffer_pullup(in, (ssize_t)msglen);
-		q = resolver_handle(c->s->res, msg, msglen,
-				    (struct sockaddr *)&c->peer, c->peerlen,
-				    NULL, c->ifindex, true, tcp_reply, c);
+		now = monotime_ns();
+		q = resolver_handle(
+		    c->s->res, msg, msglen, (struct sockaddr *)&c->peer,
+		    c->peerlen, NULL, c->ifindex, now, now, true, tcp_reply, c);
 		evbuffer_drain(in, msglen);
 		progress = true;
 		if (q != NULL)
@@ -782,7 +832,7 @@ static void on_tcp_event(struct bufferevent *bev, short what, void *arg)
 	struct tcp_conn *c = arg;
 
 	if ((what & BEV_EVENT_TIMEOUT) && (what & BEV_EVENT_READING) &&
-	    c->n_pending > 0) {
+	    c->n_pending > 0 && !c->unread) {
 		/* Idle only because we are still answering. */
 		bufferevent_enable(bev, EV_READ);
 		return;
@@ -824,7 +874,7 @@ static void tcp_reply(void *ctx, struct rquery *q, const struct sockaddr *peer,
 		if (c->pending[i] != q)
 			continue;
 		c->pending[i] = c->pending[--c->n_pending];
-		if (c->n_pending + 1 == TCP_MAX_PENDING) {
+		if (c->n_pending + 1 == TCP_MAX_PENDING && !c->unread) {
 			/* Below the cap again: read what waits in the buffer,
 			 * but not from here (we are inside the resolver). */
 			bufferevent_enable(c->bev, EV_READ);
@@ -834,8 +884,12 @@ static void tcp_reply(void *ctx, struct rquery *q, const struct sockaddr *peer,
 	}
 	if (evbuffer_get_length(out) > TCP_MAX_OUTPUT) {
 		/* The client does not read its answers. Closing here would
-		 * free c under the resolver's feet; stop reading instead and
-		 * let the write timeout close it. */
+		 * free c under the resolver's feet; stop reading instead (for
+		 * good: shed, counted once) and let the write timeout close
+		 * it. */
+		if (!c->unread)
+			stats_inc(STAT_SHED_TCP);
+		c->unread = true;
 		bufferevent_disable(c->bev, EV_READ);
 		return;
 	}

@@ -470,8 +470,12 @@ static void on_answer(void *arg, int status, int timeouts, unsigned char *abuf,
 	(void)timeouts;
 	ctx->u->ids_in_use[ctx->id >> 3] &= (uint8_t) ~(1u << (ctx->id & 7));
 	stats_upstream_inflight(-1);
-	if (status != ARES_EDESTRUCTION && status != ARES_ECANCELLED)
-		stats_upstream_latency(monotime_ns() / 1000 - ctx->sent_us);
+	if (status != ARES_EDESTRUCTION && status != ARES_ECANCELLED) {
+		uint64_t us = monotime_ns() / 1000 - ctx->sent_us;
+
+		stats_upstream_latency(us);
+		stats_hist_ns(STATS_H_UPSTREAM, us * 1000);
+	}
 	if (status != ARES_SUCCESS || abuf == NULL || alen < 12) {
 		st = status == ARES_SUCCESS ? -EIO : status_to_errno(status);
 		abuf = NULL;

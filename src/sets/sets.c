@@ -784,6 +784,18 @@ size_t sets_inflight(const struct sets *s)
 	return s->inflight;
 }
 
+uint64_t sets_behind_ms(const struct sets *s)
+{
+	const struct batch *b = TAILQ_FIRST(&s->queue);
+	uint64_t made, now;
+
+	if (b == NULL)
+		return 0;
+	made = b->deadline - SETS_DEADLINE_MS;
+	now = monotime_ms();
+	return now > made ? now - made : 0;
+}
+
 /* The first batch's deadline, or nothing when the queue is empty (the
  * queue is in arrival order, so deadlines only grow along it). */
 static void arm_deadline(struct sets *s)

@@ -137,6 +137,9 @@ int sets_add(struct sets *s, const struct dns_addr *addrs, size_t n,
 void sets_read(struct sets *s);
 /* Requests sent and not yet acked (or failed). */
 size_t sets_inflight(const struct sets *s);
+/* How far behind the adds are: the age in ms of the oldest batch with
+ * requests not all acked (its sojourn so far), 0 when there is none. */
+uint64_t sets_behind_ms(const struct sets *s);
 
 /* Take addrs (copied) out of the sets (reload's eviction); an address
  * already gone counts as done. done as for sets_add, in order with the

@@ -36,6 +36,9 @@
 # a second to each daemon; prints each one's latency percentiles (p50,
 # p99, p99.9) and lost queries, which count as the 2 s timeout. Up to
 # 20,000 queries in flight (--outstanding), so both get the same rate.
+# Then dnsfence's own histograms for the same run (its metrics endpoint,
+# scraped before and after; needs curl): each path's and each stage's
+# percentiles, where the time went (docs/metrics.md).
 set -euo pipefail
 
 DURATION=10
@@ -70,7 +73,7 @@ OUTSTANDING=${OUTSTANDING:-$([ -n "$LATENCY_QPS" ] && echo 20000 || echo 500)}
 	{ echo "--names must be 1000..131000 (one IPv4 of 198.18.0.0/15 each)" >&2; exit 2; }
 
 [ "$(id -u)" = 0 ] || { echo "needs root (network namespaces, ipsets)" >&2; exit 77; }
-for t in ip ipset nsd dnsperf dnsmasq dig awk; do
+for t in ip ipset nsd dnsperf dnsmasq dig awk ${LATENCY_QPS:+curl}; do
 	command -v "$t" >/dev/null 2>&1 || { echo "'$t' is not installed" >&2; exit 2; }
 done
 
@@ -214,6 +217,10 @@ stop_daemon() {
 }
 
 start_dnsfence() {
+	local metrics=""
+	# --latency: the metrics endpoint, whose histograms stage_table reads.
+	[ -z "$LATENCY_QPS" ] || metrics=',
+  "metrics": "127.0.0.1:9253"'
 	cat >"$tmp/dnsfence.json" <<EOF
 {
   "listen": ["127.0.0.1:53"],
@@ -223,7 +230,7 @@ start_dnsfence() {
   "sets": {"ipv4": "dnsfence4", "ipv6": "dnsfence6", "maxelem": 1048576},
   "state_dir": "$tmp/state",
   "wildcard_budget": {"burst": 10000000, "per_minute": 600000000},
-  "log": {"level": "warning"}
+  "log": {"level": "warning"}$metrics
 }
 EOF
 	fresh_sets dnsfence4 dnsfence6
@@ -462,6 +469,7 @@ fi
 latency_run() {
 	local tag=$1 out=$tmp/latency-$1.txt
 	perf_run "$tag-warm" "$tmp/q-cached" -n 1 >/dev/null
+	[ "$tag" != dnsfence ] || scrape "$tmp/metrics-before.txt"
 	in_ns dnsperf -s 127.0.0.1 -p 53 -d "$tmp/q-mixed" -c "$CLIENTS" -T 1 \
 		-q "$OUTSTANDING" -t 2 -Q "$LATENCY_QPS" -n 1 -l "$DURATION" -v >"$out" 2>&1 || {
 		echo "dnsperf failed ($tag):" >&2
@@ -474,6 +482,57 @@ latency_run() {
 		{ v[NR] = $1 }
 		function at(q,  i) { i = int(q * NR + 0.999999); if (i < 1) i = 1; if (i > NR) i = NR; return v[i] * 1000 }
 		END { printf "%.3f %.3f %.3f %d %d\n", at(0.50), at(0.99), at(0.999), lost, sent }'
+	[ "$tag" != dnsfence ] || scrape "$tmp/metrics-after.txt"
+}
+
+# scrape FILE: dnsfence's metrics now.
+scrape() {
+	in_ns curl -sf --max-time 10 http://127.0.0.1:9253/metrics >"$1" ||
+		{ echo "could not scrape dnsfence's metrics" >&2; exit 1; }
+}
+
+# stage_table: each histogram series of the latency families, counted
+# between the two scrapes: its count and p50/p99/p99.9 in ms, linearly
+# interpolated within a bucket as Prometheus' histogram_quantile does
+# (a quantile in the +Inf bucket prints as "> the last bound").
+stage_table() {
+	printf '| dnsfence histogram | count | p50 ms | p99 ms | p99.9 ms |\n|---|---|---|---|---|\n'
+	awk '
+	function key(line,  s) { s = line; sub(/_bucket\{/, "{", s); sub(/,?le="[^"]*"/, "", s); sub(/\{\}/, "", s); sub(/ [0-9.e+-]+$/, "", s); return s }
+	function le(line,  s) { s = line; sub(/.*le="/, "", s); sub(/".*/, "", s); return s }
+	/^dnsfence_(query_duration|set_add_duration|query_stage_duration)_seconds_bucket/ {
+		k = key($0); b = le($0); v = $NF
+		if (FILENAME == ARGV[1]) { before[k, b] = v; next }
+		if (!(k in seen)) { seen[k] = 1; order[++n] = k }
+		nb[k]++; bound[k, nb[k]] = b; cum[k, nb[k]] = v - before[k, b]
+	}
+	function q(k, p,  total, want, i, lo, prev) {
+		total = cum[k, nb[k]]; want = p * total; prev = 0; lo = 0
+		for (i = 1; i <= nb[k]; i++) {
+			if (cum[k, i] >= want) {
+				if (bound[k, i] == "+Inf") return sprintf("> %g", lo * 1000)
+				return sprintf("%.3f", (lo + (bound[k, i] - lo) * (cum[k, i] > prev ? (want - prev) / (cum[k, i] - prev) : 1)) * 1000)
+			}
+			prev = cum[k, i]; lo = bound[k, i]
+		}
+	}
+	END {
+		for (j = 1; j <= n; j++) {
+			k = order[j]; t = cum[k, nb[k]]
+			if (t == 0) continue
+			name = k; sub(/^dnsfence_/, "", name); sub(/_seconds/, "", name)
+			printf "| %s | %d | %s | %s | %s |\n", name, t, q(k, 0.5), q(k, 0.99), q(k, 0.999)
+		}
+	}' "$tmp/metrics-before.txt" "$tmp/metrics-after.txt"
+	# dnsfence_shed_total by stage over the run: the queries dnsfence shed
+	# at a bound rather than queued (dnsmasq keeps no such count: its
+	# drops are among the lost above).
+	awk '/^dnsfence_shed_total\{/ { k = $1; sub(/.*stage="/, "", k); sub(/".*/, "", k)
+			if (FILENAME == ARGV[1]) { b[k] = $2; next }
+			if (!(k in b)) b[k] = 0
+			out = out sprintf("%s%s %d", out == "" ? "" : ", ", k, $2 - b[k]) }
+		END { printf "\ndnsfence shed (dnsfence_shed_total over the run): %s\n", out }' \
+		"$tmp/metrics-before.txt" "$tmp/metrics-after.txt"
 }
 
 if [ -n "$LATENCY_QPS" ]; then
@@ -502,7 +561,9 @@ if [ -n "$LATENCY_QPS" ]; then
 			"$LATENCY_QPS" "$DURATION" "$NAMES" "$CLIENTS" "$OUTSTANDING" "$(nproc)"
 	}
 	lat_table
-	if [ -n "$OUT" ]; then lat_table >"$OUT"; fi
+	printf '\n'
+	stage_table
+	if [ -n "$OUT" ]; then { lat_table; printf '\n'; stage_table; } >"$OUT"; fi
 	exit 0
 fi
 

@@ -3,9 +3,11 @@
 # The `metrics` endpoint answers GET /metrics in the Prometheus text format
 # (checked with prometheus_client's own parser) and its counters move with
 # the traffic: queries, results (allowed, denied, cache_hit), upstream
-# latency, set adds and entries, blocked flows. As the workload (an
-# unprivileged uid on loopback) it cannot do more than read: other paths
-# are 404, POST is refused, and 60 idle connections hold at most
+# latency, set adds and entries, blocked flows, and each query's latency
+# by path and by stage and the shed counts under the names
+# docs/metrics.md gives them. As the workload (an unprivileged uid on
+# loopback) it cannot do more than read: other paths are 404, POST is
+# refused, and 60 idle connections hold at most
 # METRICS_MAX_CONNS (8) descriptors of the daemon while DNS is answered as
 # usual; once they are gone a scrape is answered again. (They can delay
 # scrapes while they last: docs/metrics.md says so.) The query results
@@ -78,6 +80,30 @@ expect_grew 'dnsfence_upstream_latency_seconds_bucket{le="+Inf"}' 1
 expect_grew 'dnsfence_set_adds_total{}' 1
 expect_grew 'dnsfence_set_entries{family="ipv4"}' 1
 expect_grew 'dnsfence_blocked_flows_total{reason="never_answered"}' 1
+# The latency histograms: each path and stage counted its query, under
+# the names docs/metrics.md documents.
+for path in forwarded cached denied; do
+	expect_grew "dnsfence_query_duration_seconds_count{path=\"$path\"}" 1
+	expect_grew "dnsfence_query_duration_seconds_bucket{le=\"+Inf\",path=\"$path\"}" 1
+done
+expect_grew 'dnsfence_set_add_duration_seconds_count{}' 1
+for stage in receive_queue to_upstream upstream to_set_add set_add to_reply; do
+	expect_grew "dnsfence_query_stage_duration_seconds_count{stage=\"$stage\"}" 1
+done
+for h in dnsfence_query_duration_seconds dnsfence_set_add_duration_seconds \
+	dnsfence_query_stage_duration_seconds; do
+	grep -q "^| \`$h\` | histogram |" "$(dirname "$0")/../../docs/metrics.md" ||
+		fail "$h is not documented in docs/metrics.md"
+	grep -q "^# HELP $h [A-Z]" "$DF_TMP/after.txt" || fail "$h has no HELP text"
+done
+ok "the latency histograms are exported and documented"
+for stage in receive set_add upstream reply tcp; do
+	[ "$(val after "dnsfence_shed_total{stage=\"$stage\"}")" != missing ] ||
+		fail "dnsfence_shed_total{stage=\"$stage\"} is not exported"
+done
+grep -q '^| `dnsfence_shed_total` | counter |' "$(dirname "$0")/../../docs/metrics.md" ||
+	fail "dnsfence_shed_total is not documented in docs/metrics.md"
+ok "dnsfence_shed_total is exported by stage and documented"
 [ "$(val after 'dnsfence_upstream_queries_in_flight{}')" = 0 ] || fail "queries still in flight"
 expect_grew 'dnsfence_query_results_total{result="local"}' 1
 # Each parsed query has one result: the results sum to queries_total (a

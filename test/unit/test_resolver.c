@@ -131,6 +131,7 @@ static struct {
 	sets_done_fn done;
 	void *arg;
 	bool covered;
+	uint64_t behind_ms; /* sets_behind_ms */
 } sets;
 
 int sets_add(struct sets *s, const struct dns_addr *addrs, size_t n,
@@ -153,6 +154,12 @@ bool sets_covered(struct sets *s, const struct dns_addr *addrs, size_t n)
 	(void)addrs;
 	(void)n;
 	return sets.covered;
+}
+
+uint64_t sets_behind_ms(const struct sets *s)
+{
+	(void)s;
+	return sets.behind_ms;
 }
 
 void sets_set_floor(struct sets *s, sets_floor_fn fn, void *arg)
@@ -234,7 +241,7 @@ static struct rquery *ask_from(struct resolver *r, const char *who,
 	q[15 + nlen] = (uint8_t)qclass;
 	memset(&got, 0, sizeof(got));
 	return resolver_handle(r, q, 16 + nlen, (struct sockaddr *)&sin,
-			       sizeof(sin), ask_local, 0, false, on_reply,
+			       sizeof(sin), ask_local, 0, 0, 0, false, on_reply,
 			       NULL);
 }
 
@@ -557,6 +564,44 @@ static void answer_waits_for_the_ack(void **state)
 	fix_free(f);
 }
 
+/* While the set channel's oldest add has waited its bound, an answer
+ * that needs an add is shed at once (SERVFAIL with an EDE, counted),
+ * the upstream's and a cache hit's alike; below the bound it waits for
+ * the ack as before. */
+static void behind_set_channel_sheds(void **state)
+{
+	struct fix *f = fix_new(true, 2048);
+	uint64_t shed = stats_get(STAT_SHED_SET_ADD);
+
+	(void)state;
+	sets.behind_ms = 249;
+	assert_non_null(ask(f->r, "www.allowed.test"));
+	up_complete(0, 0, 0, "198.18.1.10", 300);
+	assert_int_equal(got.n, 0);
+	assert_int_equal(sets.adds, 1);
+	sets_ack(0);
+	assert_int_equal(got.rcode, DNS_RCODE_NOERROR);
+	assert_int_equal(stats_get(STAT_SHED_SET_ADD), shed);
+
+	sets.behind_ms = 250;
+	assert_non_null(ask(f->r, "b.allowed.test"));
+	up_complete(1, 0, 0, "198.18.1.11", 300);
+	assert_int_equal(got.n, 1);
+	assert_int_equal(got.rcode, DNS_RCODE_SERVFAIL);
+	assert_false(reply_has("198.18.1.11"));
+	assert_int_equal(sets.adds, 1);
+	assert_int_equal(stats_get(STAT_SHED_SET_ADD), shed + 1);
+
+	/* a cache hit the kernel must confirm: shed before it waits */
+	assert_null(ask(f->r, "www.allowed.test"));
+	assert_int_equal(got.n, 1);
+	assert_int_equal(got.rcode, DNS_RCODE_SERVFAIL);
+	assert_false(reply_has("198.18.1.10"));
+	assert_int_equal(sets.adds, 1);
+	assert_int_equal(stats_get(STAT_SHED_SET_ADD), shed + 2);
+	fix_free(f);
+}
+
 /* The address a query was sent to comes back with its reply, immediate
  * or later, so the transport can answer from it. */
 static void local_address_comes_back_with_the_reply(void **state)
@@ -670,6 +715,7 @@ int main(void)
 	    cmocka_unit_test(stale_answer_when_upstream_fails),
 	    cmocka_unit_test(stale_off_is_servfail),
 	    cmocka_unit_test(answer_waits_for_the_ack),
+	    cmocka_unit_test(behind_set_channel_sheds),
 	    cmocka_unit_test(search_list_expansions_are_recognised),
 	    cmocka_unit_test(local_address_comes_back_with_the_reply),
 	    cmocka_unit_test(denials_are_logged_by_kind),
