@@ -38,6 +38,7 @@
 #include "flow/flowdecide.h"
 #include "flow/flowmark.h"
 #include "flow/flowpkt.h"
+#include "flow/flowshare.h"
 #include "flow/flowtab.h"
 #include "flow/httphost.h"
 #include "flow/quic.h"
@@ -85,6 +86,13 @@
 #define QUIC_KEEP_MS	    60000
 #define QUIC_CONNS_PER_FLOW 8 /* the connections' keys tried per Initial */
 #define QUIC_CONN_BYTES_MAX (8u * 1024 * 1024)
+/* Fair queueing (flowshare.c): each pending flow holds a packet in the
+ * queue, so one subject (uid, or source address) may hold an eighth of
+ * the queue's room, and open 512 new pending flows at once and 512 a
+ * second after; the rest of its new flows are refused unread. */
+#define SHARE_PENDING_MAX (FLOWCHECK_QUEUE_MAXLEN / 8)
+#define SHARE_BURST	  512
+#define SHARE_PER_S	  512
 /* The stream kept per flow: a ClientHello in records, or a request head. */
 #define FLOWCHECK_STREAM_MAX                                                   \
 	((TLSHELLO_MAX > HTTPHOST_MAX ? TLSHELLO_MAX : HTTPHOST_MAX) + 4 * 64)
@@ -100,6 +108,7 @@ struct flowcheck {
 	struct nfq *recheck;	    /* FLOW_QUEUE_RECHECK */
 	struct quic_initial *quic;  /* scratch of one parse */
 	struct quicconn_tab *conns; /* QUIC connections let through */
+	struct flowshare *share;    /* pending flows per subject */
 };
 
 /* The client Initials of one datagram, read as the server reads them
@@ -133,6 +142,12 @@ static struct flowtab_flow *flow_of(struct flowcheck *fc,
 				    const struct flowtab_key *key,
 				    const struct nfq_pkt *qp,
 				    const struct flowpkt *fp);
+static struct flowtab_flow *flow_open(struct flowcheck *fc,
+				      const struct flowtab_key *key,
+				      const struct nfq_pkt *qp,
+				      const struct flowpkt *fp, uint64_t now);
+static bool admit(struct flowcheck *fc, const struct flowtab_key *key,
+		  const struct nfq_pkt *qp, bool recheck);
 static void read_flow(struct flowcheck *fc, struct flowtab_flow *f,
 		      const struct nfq_pkt *qp, const struct flowpkt *fp);
 static void release_older(struct flowcheck *fc, struct flowtab_flow *f);
@@ -205,8 +220,14 @@ struct flowcheck *flowcheck_new(struct event_base *base,
 	fc->sweep_ev = event_new(base, -1, EV_PERSIST, on_sweep, fc);
 	fc->quic = quic_initial_new();
 	fc->conns = quicconn_new(FLOWCHECK_FLOWS_MAX, QUIC_CONN_BYTES_MAX);
+	fc->share = flowshare_new(
+	    FLOWCHECK_FLOWS_MAX,
+	    &(struct flowshare_limits){.pending_max = SHARE_PENDING_MAX,
+				       .burst = SHARE_BURST,
+				       .per_s = SHARE_PER_S});
 	if (fc->tab == NULL || fc->sweep_ev == NULL || fc->quic == NULL ||
-	    fc->conns == NULL || event_add(fc->sweep_ev, &tv) != 0) {
+	    fc->conns == NULL || fc->share == NULL ||
+	    event_add(fc->sweep_ev, &tv) != 0) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
@@ -251,6 +272,7 @@ void flowcheck_free(struct flowcheck *fc)
 	nfq_close(fc->recheck);
 	quic_initial_free(fc->quic);
 	quicconn_free(fc->conns);
+	flowshare_free(fc->share);
 	if (fc->sweep_ev != NULL)
 		event_free(fc->sweep_ev);
 	flowtab_free(fc->tab);
@@ -325,7 +347,7 @@ static struct flowtab_flow *flow_of(struct flowcheck *fc,
 				    const struct flowpkt *fp)
 {
 	uint64_t now = monotime_ms();
-	struct flowtab_flow *f = flowtab_get(fc->tab, key, now, true);
+	struct flowtab_flow *f = flow_open(fc, key, qp, fp, now);
 	bool fresh = f != NULL && !f->decided && !f->has_start;
 	enum flowtab_conn c =
 	    f == NULL || fresh ? FLOWTAB_CONN_SAME
@@ -336,8 +358,9 @@ static struct flowtab_flow *flow_of(struct flowcheck *fc,
 	     (uint32_t)(fp->seq - f->isn) >= RACE_WINDOW)) {
 		for (size_t i = 0; !f->decided && i < f->n_held; i++)
 			(void)nfq_verdict(fc->q, f->held[i], NF_DROP, 0);
+		flowshare_release(fc->share, key);
 		flowtab_remove(fc->tab, f);
-		f = flowtab_get(fc->tab, key, now, true);
+		f = flow_open(fc, key, qp, fp, now);
 		fresh = f != NULL;
 	}
 	if (f != NULL && f->decided) {
@@ -348,12 +371,70 @@ static struct flowtab_flow *flow_of(struct flowcheck *fc,
 		f->has_conn = qp->has_ct_id;
 		f->conn_id = qp->ct_id;
 	}
+	return f;
+}
+
+/* The flow of key, or a new one when the subject that sent qp may open
+ * one (admit). NULL when refused here: its subject's share or rate, or
+ * the table full. */
+static struct flowtab_flow *flow_open(struct flowcheck *fc,
+				      const struct flowtab_key *key,
+				      const struct nfq_pkt *qp,
+				      const struct flowpkt *fp, uint64_t now)
+{
+	struct flowtab_flow *f = flowtab_get(fc->tab, key, now, false);
+
+	if (f != NULL || !admit(fc, key, qp, false))
+		return f;
+	f = flowtab_get(fc->tab, key, now, true);
 	if (f == NULL) {
+		flowshare_release(fc->share, key);
 		stats_inc(STAT_FLOW_BUSY);
 		refuse_one(fc, qp, fp,
 			   "too many flows being read at once (fail closed)");
 	}
 	return f;
+}
+
+/* May the subject that sent qp (its uid, else its source address) open
+ * the new pending flow key? When not, the packet is refused here (reset,
+ * or dropped from the recheck queue; let through in audit), counted by
+ * reason and logged at most once a window: reading it would let one
+ * subject fill the queue every subject's flows wait in. */
+static bool admit(struct flowcheck *fc, const struct flowtab_key *key,
+		  const struct nfq_pkt *qp, bool recheck)
+{
+	struct flowshare_subject s = {.has_uid = qp->has_uid, .uid = qp->uid};
+	char who[NETADDR_STRLEN + 16];
+	int rc;
+
+	if (!s.has_uid)
+		s.src = key->src;
+	rc = flowshare_admit(fc->share, key, &s, monotime_ms());
+	if (rc == 0)
+		return true;
+	if (rc == -ENOSPC)
+		stats_inc(STAT_FLOW_BUSY);
+	else
+		stats_inc(rc == -EBUSY ? STAT_FLOW_SHED_PENDING
+				       : STAT_FLOW_SHED_RATE);
+	judge(fc, recheck, qp->id, auditing(reload_config(fc->rl)));
+	if (s.has_uid) {
+		snprintf(who, sizeof(who), "uid %u", (unsigned)s.uid);
+	} else {
+		memcpy(who, "source ", 7);
+		netaddr_format(&s.src, who + 7, sizeof(who) - 7);
+	}
+	log_limited(LOG_CLASS_SETS, LOGL_WARN, SYS,
+		    "%s: new flows refused unread (%s): it %s", who,
+		    rc == -EBUSY    ? "pending"
+		    : rc == -EAGAIN ? "rate"
+				    : "busy",
+		    rc == -EBUSY    ? "holds its share of the name check's "
+				      "pending flows"
+		    : rc == -EAGAIN ? "opens new flows faster than its rate"
+				    : "found the flow table full");
+	return false;
 }
 
 /* Append, hold, and judge once the ClientHello is whole. */
@@ -485,6 +566,7 @@ static void finish(struct flowcheck *fc, struct flowtab_flow *f,
 	send_held(fc, f, accept);
 	if (r != FLOWDECIDE_OK)
 		report(fc, &f->key, f->has_uid, f->uid, text);
+	flowshare_release(fc->share, &f->key);
 	flowtab_decide(fc->tab, f, accept, monotime_ms());
 }
 
@@ -531,6 +613,7 @@ static void on_timeout(void *arg, struct flowtab_flow *f)
 	stats_inc(STAT_FLOW_CHECKED);
 	stats_inc(STAT_FLOW_TIMEOUT);
 	send_held(fc, f, accept);
+	flowshare_release(fc->share, &f->key);
 	report(fc, &f->key, f->has_uid, f->uid, text);
 }
 
@@ -543,6 +626,8 @@ static void on_sweep(evutil_socket_t fd, short what, void *arg)
 	flowtab_expire(fc->tab, monotime_ms(), FLOWCHECK_TIMEOUT_MS,
 		       KEEP_DECIDED_MS, on_timeout, fc);
 	quicconn_expire(fc->conns, monotime_ms(), QUIC_KEEP_MS);
+	flowshare_expire(fc->share, monotime_ms(),
+			 FLOWCHECK_TIMEOUT_MS + 2 * SWEEP_MS);
 }
 
 /* QUIC (udp, quic_ports). Every datagram is read as the server reads it
@@ -916,8 +1001,11 @@ static struct flowtab_flow *quic_flow(struct flowcheck *fc,
 		(void)nfq_verdict(fc->q, qp->id, NF_DROP, 0);
 		return NULL; /* RFC 9000 7.2; a server drops it too */
 	}
+	if (!admit(fc, key, qp, recheck))
+		return NULL;
 	f = flowtab_get(fc->tab, key, monotime_ms(), true);
 	if (f == NULL) {
+		flowshare_release(fc->share, key);
 		stats_inc(STAT_FLOW_BUSY);
 		judge(fc, recheck, qp->id, auditing(reload_config(fc->rl)));
 		return NULL;

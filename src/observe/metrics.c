@@ -100,6 +100,7 @@ enum fam_id {
 	F_FLOW_RESULTS,
 	F_FLOW_AUDIT,
 	F_QUEUE_LOST,
+	F_FLOW_SHED,
 	F__COUNT
 };
 
@@ -153,6 +154,11 @@ static const struct family families[F__COUNT] = {
     [F_QUEUE_LOST] = {"dnsfence_name_check_queue_lost_total", "counter",
 		      "Queue reads that found the kernel had dropped "
 		      "messages to the daemon."},
+    [F_FLOW_SHED] = {"dnsfence_namecheck_shed_total", "counter",
+		     "New flows the name check refused unread because their "
+		     "subject (uid or source address) held its share of the "
+		     "pending flows (pending) or opened them faster than its "
+		     "rate (rate)."},
 };
 
 static const struct mapping map[STAT__COUNT] = {
@@ -201,6 +207,8 @@ static const struct mapping map[STAT__COUNT] = {
     [STAT_FLOW_BUSY] = {F_FLOW_RESULTS, "result=\"refused\",reason=\"busy\""},
     [STAT_FLOW_AUDIT_ALLOWED] = {F_FLOW_AUDIT, NULL},
     [STAT_FLOW_QUEUE_LOST] = {F_QUEUE_LOST, NULL},
+    [STAT_FLOW_SHED_PENDING] = {F_FLOW_SHED, "reason=\"pending\""},
+    [STAT_FLOW_SHED_RATE] = {F_FLOW_SHED, "reason=\"rate\""},
 };
 
 static bool mapped(int id);
