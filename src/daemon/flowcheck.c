@@ -813,8 +813,9 @@ static int quic_open(struct flowcheck *fc, const struct flowtab_key *key,
 					      conns[j]->dcid_len);
 			c = rc == 0 ? conns[j] : NULL;
 		}
-		if (c != NULL)
-			c->used_ms = monotime_ms();
+		if (c != NULL) /* marked used, in quicconn's order */
+			(void)quicconn_find(fc->conns, key, c->dcid,
+					    c->dcid_len, monotime_ms());
 	}
 	if (rc == -EIO)
 		log_limited(LOG_CLASS_SETS, LOGL_WARN, SYS,
