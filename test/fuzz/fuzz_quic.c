@@ -75,8 +75,9 @@ static void place(const uint8_t *judged, size_t n)
 {
 	struct quicconn_tab *t = quicconn_new(1, 1 << 20);
 	struct flowtab_key key = {.proto = 17};
-	struct quicconn *c =
-	    t ? quicconn_add(t, &key, judged, 8, judged, n, "a.test", 0) : NULL;
+	struct quicconn *c = t ? quicconn_add(t, &key, judged, n < 8 ? n : 8,
+					      judged, n, "a.test", 0)
+			       : NULL;
 	const uint8_t *p;
 	size_t pend;
 	int rc;
