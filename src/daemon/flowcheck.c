@@ -88,11 +88,14 @@
 #define QUIC_CONN_BYTES_MAX (8u * 1024 * 1024)
 /* Fair queueing (flowshare.c): each pending flow holds a packet in the
  * queue, so one subject (uid, or source address) may hold an eighth of
- * the queue's room, and open 512 new pending flows at once and 512 a
- * second after; the rest of its new flows are refused unread. */
+ * the queue's room; and it may open 4096 new pending flows at once and
+ * 4096 a second after, which bounds the reading one subject's churn of
+ * short flows costs everyone (a client opening flows one after another
+ * on loopback-fast paths reaches 2,000 a second). The rest of its new
+ * flows are refused unread. */
 #define SHARE_PENDING_MAX (FLOWCHECK_QUEUE_MAXLEN / 8)
-#define SHARE_BURST	  512
-#define SHARE_PER_S	  512
+#define SHARE_BURST	  FLOWCHECK_QUEUE_MAXLEN
+#define SHARE_PER_S	  FLOWCHECK_QUEUE_MAXLEN
 /* The stream kept per flow: a ClientHello in records, or a request head. */
 #define FLOWCHECK_STREAM_MAX                                                   \
 	((TLSHELLO_MAX > HTTPHOST_MAX ? TLSHELLO_MAX : HTTPHOST_MAX) + 4 * 64)

@@ -4,12 +4,14 @@
 starving the name check's queue would (issue 45 item 5); and the sink
 that accepts them.
 
-  flood_flows.py flood ADDR PORT N HOLD_S
+  flood_flows.py flood ADDR PORT N HOLD_S [PAUSE_S]
       open N connections to ADDR:PORT (non-blocking, as fast as they
-      connect), send 5 bytes (a TLS record header) on each, print
-      "ready" once every send was tried, keep them open HOLD_S seconds,
-      then print "connected C sent S reset R" (R: the sockets the peer or
-      the fence reset meanwhile).
+      connect), print "connected C" once all are (or 10 s passed), wait
+      PAUSE_S seconds (default 0), send 5 bytes (a TLS record header) on
+      each, print "ready", keep them open HOLD_S seconds, then print
+      "connected C sent S reset R" (R: the sockets the peer or the fence
+      reset meanwhile). The pause keeps the SYN burst and the burst of
+      first bytes apart.
   flood_flows.py sink ADDR PORT
       accept every connection on ADDR:PORT and read and discard what
       arrives, without answering.
@@ -33,6 +35,7 @@ def raise_nofile():
 
 def cmd_flood(argv):
     addr, port, n, hold = argv[0], int(argv[1]), int(argv[2]), float(argv[3])
+    pause = float(argv[4]) if len(argv) > 4 else 0.0
     n = min(n, raise_nofile() - 64)
     fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
     ep = select.epoll()
@@ -46,24 +49,25 @@ def cmd_flood(argv):
             pass
         socks[s.fileno()] = s
         ep.register(s.fileno(), select.EPOLLOUT)
-    connected = sent = 0
     deadline = time.monotonic() + 10
-    waiting = set(socks)
+    waiting, up = set(socks), []
     while waiting and time.monotonic() < deadline:
         for fd, ev in ep.poll(0.5):
             if fd not in waiting:
                 continue
             waiting.discard(fd)
             ep.unregister(fd)
-            s = socks[fd]
-            if s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) != 0:
-                continue
-            connected += 1
-            try:
-                s.send(HEADER)
-                sent += 1
-            except OSError:
-                pass
+            if socks[fd].getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0:
+                up.append(socks[fd])
+    connected, sent = len(up), 0
+    print("connected %d" % connected, flush=True)
+    time.sleep(pause)
+    for s in up:
+        try:
+            s.send(HEADER)
+            sent += 1
+        except OSError:
+            pass
     print("ready", flush=True)
     time.sleep(hold)
     reset = 0
