@@ -55,6 +55,9 @@ enum stat_id {
 	STAT_FLOW_BUSY,		 /* name check refused: too many flows read */
 	STAT_FLOW_AUDIT_ALLOWED, /* name check, audit: refused, let through */
 	STAT_FLOW_QUEUE_LOST,	 /* queue reads that found the kernel dropped */
+	STAT_FLOW_SHED_PENDING,	 /* name check: new flows refused unread, their
+				  * subject holding its share of pending ones */
+	STAT_FLOW_SHED_RATE,	 /* the same, the subject over its rate */
 	STAT_ECH_STRIPPED,	 /* HTTPS/SVCB records sent without "ech" */
 	STAT_QTYPE_LOCAL,	 /* allowed names asked a type not forwarded */
 	STAT_BUDGET_REFUSED, /* new names refused: wildcard budget used up */

@@ -38,9 +38,11 @@
 #include "flow/flowdecide.h"
 #include "flow/flowmark.h"
 #include "flow/flowpkt.h"
+#include "flow/flowshare.h"
 #include "flow/flowtab.h"
 #include "flow/httphost.h"
 #include "flow/quic.h"
+#include "flow/quicconn.h"
 #include "flow/tlshello.h"
 #include "base/ipc.h"
 #include "observe/attrib.h"
@@ -76,6 +78,24 @@
  * ends its links at once). */
 #define ANSWER_GRACE_S 600
 #define TEXT_MAX       (TLSHELLO_NAME_MAX + 128)
+/* A QUIC connection let through is remembered (its keys and the stream
+ * judged) while its client sends Initials, and this long after the last
+ * one: a server stops reading Initials once the handshake moves on, and
+ * drops its state after an idle timeout; a later Initial of a forgotten
+ * connection opens under no key we know and is dropped. */
+#define QUIC_KEEP_MS	    60000
+#define QUIC_CONNS_PER_FLOW 8 /* the connections' keys tried per Initial */
+#define QUIC_CONN_BYTES_MAX (8u * 1024 * 1024)
+/* Fair queueing (flowshare.c): each pending flow holds a packet in the
+ * queue, so one subject (uid, or source address) may hold an eighth of
+ * the queue's room; and it may open 4096 new pending flows at once and
+ * 4096 a second after, which bounds the reading one subject's churn of
+ * short flows costs everyone (a client opening flows one after another
+ * on loopback-fast paths reaches 2,000 a second). The rest of its new
+ * flows are refused unread. */
+#define SHARE_PENDING_MAX (FLOWCHECK_QUEUE_MAXLEN / 8)
+#define SHARE_BURST	  FLOWCHECK_QUEUE_MAXLEN
+#define SHARE_PER_S	  FLOWCHECK_QUEUE_MAXLEN
 /* The stream kept per flow: a ClientHello in records, or a request head. */
 #define FLOWCHECK_STREAM_MAX                                                   \
 	((TLSHELLO_MAX > HTTPHOST_MAX ? TLSHELLO_MAX : HTTPHOST_MAX) + 4 * 64)
@@ -86,10 +106,29 @@ struct flowcheck {
 	struct nfq *q;
 	struct flowtab *tab;
 	struct event *sweep_ev;
-	struct tlshello hello;	   /* scratch of one parse */
-	struct httphost http;	   /* the same, of a request head */
-	struct nfq *recheck;	   /* FLOW_QUEUE_RECHECK */
-	struct quic_initial *quic; /* scratch of one parse */
+	struct tlshello hello;	    /* scratch of one parse */
+	struct httphost http;	    /* the same, of a request head */
+	struct nfq *recheck;	    /* FLOW_QUEUE_RECHECK */
+	struct quic_initial *quic;  /* scratch of one parse */
+	struct quicconn_tab *conns; /* QUIC connections let through */
+	struct flowshare *share;    /* pending flows per subject */
+};
+
+/* The client Initials of one datagram, read as the server reads them
+ * (quic_classify): whose they are. */
+enum quic_target {
+	QUIC_TARGET_NONE,   /* no Initial: Handshake, 0-RTT, a short header */
+	QUIC_TARGET_NEW,    /* Initials under their own DCID, not let through */
+	QUIC_TARGET_CONN,   /* Initials of one connection let through */
+	QUIC_TARGET_UNREAD, /* an Initial no key we know opens, nothing new */
+	QUIC_TARGET_BAD,    /* malformed, another version, two connections */
+};
+
+struct quic_dgram {
+	enum quic_target target;
+	bool small;	       /* an Initial in a datagram under 1200 bytes */
+	struct quicconn *conn; /* QUIC_TARGET_CONN */
+	size_t crypto_end;     /* past the last CRYPTO byte it carries */
 };
 
 static const enum stat_id reason_stat[FLOWDECIDE__COUNT] = {
@@ -106,6 +145,12 @@ static struct flowtab_flow *flow_of(struct flowcheck *fc,
 				    const struct flowtab_key *key,
 				    const struct nfq_pkt *qp,
 				    const struct flowpkt *fp);
+static struct flowtab_flow *flow_open(struct flowcheck *fc,
+				      const struct flowtab_key *key,
+				      const struct nfq_pkt *qp,
+				      const struct flowpkt *fp, uint64_t now);
+static bool admit(struct flowcheck *fc, const struct flowtab_key *key,
+		  const struct nfq_pkt *qp, bool recheck);
 static void read_flow(struct flowcheck *fc, struct flowtab_flow *f,
 		      const struct nfq_pkt *qp, const struct flowpkt *fp);
 static void release_older(struct flowcheck *fc, struct flowtab_flow *f);
@@ -130,15 +175,30 @@ static void on_sweep(evutil_socket_t fd, short what, void *arg);
 static void on_recheck(void *arg, const struct nfq_pkt *qp);
 static void quic_packet(struct flowcheck *fc, const struct nfq_pkt *qp,
 			const struct flowpkt *fp, bool recheck);
+static void quic_classify(struct flowcheck *fc, const struct flowtab_key *key,
+			  const uint8_t *p, size_t len, struct quic_dgram *dg);
+static int quic_open(struct flowcheck *fc, const struct flowtab_key *key,
+		     const struct quic_packet *pk,
+		     struct quicconn *const *conns, size_t n_conns,
+		     struct quic_dgram *dg);
 static void quic_other(struct flowcheck *fc, struct flowtab_flow *f,
 		       const struct nfq_pkt *qp, const struct flowpkt *fp,
-		       int rc, bool recheck);
+		       enum quic_target t, bool recheck);
+static void quic_conn(struct flowcheck *fc, struct flowtab_flow *f,
+		      const struct quic_dgram *dg, const struct nfq_pkt *qp,
+		      bool recheck);
+static int quic_next_hello(struct flowcheck *fc, struct quicconn *c, char *text,
+			   size_t cap, enum flowdecide_reason *r);
+static void quic_refuse(struct flowcheck *fc, const struct quicconn *c,
+			const struct nfq_pkt *qp, bool recheck,
+			enum flowdecide_reason r, const char *text);
 static struct flowtab_flow *quic_flow(struct flowcheck *fc,
 				      struct flowtab_flow *f,
 				      const struct flowtab_key *key,
 				      const struct nfq_pkt *qp, bool recheck);
 static void quic_read(struct flowcheck *fc, struct flowtab_flow *f,
 		      const struct nfq_pkt *qp);
+static size_t hello_len(const uint8_t *p, size_t n);
 static bool same_tag(const struct flowtab_flow *f,
 		     const struct quic_initial *qi);
 static void judge(struct flowcheck *fc, bool recheck, uint32_t id, bool accept);
@@ -162,7 +222,14 @@ struct flowcheck *flowcheck_new(struct event_base *base,
 			      FLOWCHECK_BYTES_MAX);
 	fc->sweep_ev = event_new(base, -1, EV_PERSIST, on_sweep, fc);
 	fc->quic = quic_initial_new();
+	fc->conns = quicconn_new(FLOWCHECK_FLOWS_MAX, QUIC_CONN_BYTES_MAX);
+	fc->share = flowshare_new(
+	    FLOWCHECK_FLOWS_MAX,
+	    &(struct flowshare_limits){.pending_max = SHARE_PENDING_MAX,
+				       .burst = SHARE_BURST,
+				       .per_s = SHARE_PER_S});
 	if (fc->tab == NULL || fc->sweep_ev == NULL || fc->quic == NULL ||
+	    fc->conns == NULL || fc->share == NULL ||
 	    event_add(fc->sweep_ev, &tv) != 0) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
@@ -207,6 +274,8 @@ void flowcheck_free(struct flowcheck *fc)
 	nfq_close(fc->q); /* held packets are dropped by the kernel */
 	nfq_close(fc->recheck);
 	quic_initial_free(fc->quic);
+	quicconn_free(fc->conns);
+	flowshare_free(fc->share);
 	if (fc->sweep_ev != NULL)
 		event_free(fc->sweep_ev);
 	flowtab_free(fc->tab);
@@ -281,7 +350,7 @@ static struct flowtab_flow *flow_of(struct flowcheck *fc,
 				    const struct flowpkt *fp)
 {
 	uint64_t now = monotime_ms();
-	struct flowtab_flow *f = flowtab_get(fc->tab, key, now, true);
+	struct flowtab_flow *f = flow_open(fc, key, qp, fp, now);
 	bool fresh = f != NULL && !f->decided && !f->has_start;
 	enum flowtab_conn c =
 	    f == NULL || fresh ? FLOWTAB_CONN_SAME
@@ -292,8 +361,9 @@ static struct flowtab_flow *flow_of(struct flowcheck *fc,
 	     (uint32_t)(fp->seq - f->isn) >= RACE_WINDOW)) {
 		for (size_t i = 0; !f->decided && i < f->n_held; i++)
 			(void)nfq_verdict(fc->q, f->held[i], NF_DROP, 0);
+		flowshare_release(fc->share, key);
 		flowtab_remove(fc->tab, f);
-		f = flowtab_get(fc->tab, key, now, true);
+		f = flow_open(fc, key, qp, fp, now);
 		fresh = f != NULL;
 	}
 	if (f != NULL && f->decided) {
@@ -304,12 +374,70 @@ static struct flowtab_flow *flow_of(struct flowcheck *fc,
 		f->has_conn = qp->has_ct_id;
 		f->conn_id = qp->ct_id;
 	}
+	return f;
+}
+
+/* The flow of key, or a new one when the subject that sent qp may open
+ * one (admit). NULL when refused here: its subject's share or rate, or
+ * the table full. */
+static struct flowtab_flow *flow_open(struct flowcheck *fc,
+				      const struct flowtab_key *key,
+				      const struct nfq_pkt *qp,
+				      const struct flowpkt *fp, uint64_t now)
+{
+	struct flowtab_flow *f = flowtab_get(fc->tab, key, now, false);
+
+	if (f != NULL || !admit(fc, key, qp, false))
+		return f;
+	f = flowtab_get(fc->tab, key, now, true);
 	if (f == NULL) {
+		flowshare_release(fc->share, key);
 		stats_inc(STAT_FLOW_BUSY);
 		refuse_one(fc, qp, fp,
 			   "too many flows being read at once (fail closed)");
 	}
 	return f;
+}
+
+/* May the subject that sent qp (its uid, else its source address) open
+ * the new pending flow key? When not, the packet is refused here (reset,
+ * or dropped from the recheck queue; let through in audit), counted by
+ * reason and logged at most once a window: reading it would let one
+ * subject fill the queue every subject's flows wait in. */
+static bool admit(struct flowcheck *fc, const struct flowtab_key *key,
+		  const struct nfq_pkt *qp, bool recheck)
+{
+	struct flowshare_subject s = {.has_uid = qp->has_uid, .uid = qp->uid};
+	char who[NETADDR_STRLEN + 16];
+	int rc;
+
+	if (!s.has_uid)
+		s.src = key->src;
+	rc = flowshare_admit(fc->share, key, &s, monotime_ms());
+	if (rc == 0)
+		return true;
+	if (rc == -ENOSPC)
+		stats_inc(STAT_FLOW_BUSY);
+	else
+		stats_inc(rc == -EBUSY ? STAT_FLOW_SHED_PENDING
+				       : STAT_FLOW_SHED_RATE);
+	judge(fc, recheck, qp->id, auditing(reload_config(fc->rl)));
+	if (s.has_uid) {
+		snprintf(who, sizeof(who), "uid %u", (unsigned)s.uid);
+	} else {
+		memcpy(who, "source ", 7);
+		netaddr_format(&s.src, who + 7, sizeof(who) - 7);
+	}
+	log_limited(LOG_CLASS_SETS, LOGL_WARN, SYS,
+		    "%s: new flows refused unread (%s): it %s", who,
+		    rc == -EBUSY    ? "pending"
+		    : rc == -EAGAIN ? "rate"
+				    : "busy",
+		    rc == -EBUSY    ? "holds its share of the name check's "
+				      "pending flows"
+		    : rc == -EAGAIN ? "opens new flows faster than its rate"
+				    : "found the flow table full");
+	return false;
 }
 
 /* Append, hold, and judge once the ClientHello is whole. */
@@ -441,6 +569,7 @@ static void finish(struct flowcheck *fc, struct flowtab_flow *f,
 	send_held(fc, f, accept);
 	if (r != FLOWDECIDE_OK)
 		report(fc, &f->key, f->has_uid, f->uid, text);
+	flowshare_release(fc->share, &f->key);
 	flowtab_decide(fc->tab, f, accept, monotime_ms());
 }
 
@@ -487,6 +616,7 @@ static void on_timeout(void *arg, struct flowtab_flow *f)
 	stats_inc(STAT_FLOW_CHECKED);
 	stats_inc(STAT_FLOW_TIMEOUT);
 	send_held(fc, f, accept);
+	flowshare_release(fc->share, &f->key);
 	report(fc, &f->key, f->has_uid, f->uid, text);
 }
 
@@ -498,28 +628,43 @@ static void on_sweep(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	flowtab_expire(fc->tab, monotime_ms(), FLOWCHECK_TIMEOUT_MS,
 		       KEEP_DECIDED_MS, on_timeout, fc);
+	quicconn_expire(fc->conns, monotime_ms(), QUIC_KEEP_MS);
+	flowshare_expire(fc->share, monotime_ms(),
+			 FLOWCHECK_TIMEOUT_MS + 2 * SWEEP_MS);
 }
 
-/* QUIC (udp, quic_ports). The first queue carries the packets of flows
- * the kernel has no verdict for: the first must be a client Initial of
- * version 1 that authenticates under its DCID's keys, or it is dropped
- * (nothing else can start a connection the server would take). Its
- * CRYPTO frames, and those of the Initials after it with the same DCID,
- * are placed by offset until the ClientHello is whole; every packet is
- * held until then, so the server sees nothing before the verdict.
+/* QUIC (udp, quic_ports). Every datagram is read as the server reads it
+ * (quic_classify): its packets split by their lengths, every client
+ * Initial among them opened under the keys of its own DCID or of a
+ * connection already let through on the flow; one that opens under no
+ * key is skipped, as a server drops it. A datagram under 1200 bytes
+ * that carries an Initial decides nothing (a server discards it, RFC
+ * 9000 14.1): it is dropped, and the flow waits for one the server
+ * would read.
  *
- * The recheck queue carries the long-header packets of flows accepted:
- * one flow (four-tuple) can carry several connections, and a server
- * opens one for every Initial under a DCID it does not know. So an
- * Initial that authenticates under the keys of its own DCID, when that
- * is not the DCID the flow was checked under, is a new connection (or
- * the same one after a Retry) and is checked as a flow of its own, its
+ * The first queue carries the packets of flows the kernel has no
+ * verdict for: the first datagram must hold a client Initial of version
+ * 1 under a DCID of its own, or the flow is refused (nothing else can
+ * start a connection the server would take). Its CRYPTO frames, and
+ * those of the Initials after it under the same DCID, are placed by
+ * offset until the ClientHello is whole; every datagram is held until
+ * then, so the server sees nothing before the verdict, and the stream
+ * must hold the ClientHello and nothing more.
+ *
+ * The recheck queue carries the long-header packets of flows accepted.
+ * One flow (four-tuple) can carry several connections, and a server
+ * opens one for every Initial under a DCID it does not know: a datagram
+ * with an Initial under a DCID of its own that was not let through is a
+ * new check, whatever else it holds (the same after a Retry), its
  * refusal a drop of its packets (the flow's earlier connection keeps
- * its verdict). An Initial under keys that are not its DCID's is a later
- * packet of a connection whose DCID the server chose: only that server
- * can read it, and it is let through, as are Handshake and 0-RTT
- * packets. A long header of another version is dropped: it cannot be
- * read, and a server may speak that version. */
+ * its verdict). The Initials of a connection let through (quicconn.c,
+ * under its first DCID's keys whatever DCID they carry) must carry the
+ * CRYPTO bytes judged where they overlap them; bytes past them are the
+ * second ClientHello after a HelloRetryRequest, held back until whole,
+ * then judged: it must name the server the first did. An Initial that
+ * opens under no key we know, alone, is dropped (it can only be read by
+ * a server holding keys we forgot), as is a long header of another
+ * version; Handshake and 0-RTT packets pass. */
 static void on_recheck(void *arg, const struct nfq_pkt *qp)
 {
 	struct flowcheck *fc = arg;
@@ -551,14 +696,24 @@ static void quic_packet(struct flowcheck *fc, const struct nfq_pkt *qp,
 				  .proto = IPPROTO_UDP};
 	struct flowtab_flow *f =
 	    flowtab_get(fc->tab, &key, monotime_ms(), false);
-	int rc = quic_initial_parse(fp->payload, fp->payload_len, fc->quic);
+	struct quic_dgram dg;
 
-	if (rc != 0) {
-		quic_other(fc, f, qp, fp, rc, recheck);
+	quic_classify(fc, &key, fp->payload, fp->payload_len, &dg);
+	if (dg.small) {
+		(void)nfq_verdict(recheck ? fc->recheck : fc->q, qp->id,
+				  NF_DROP, 0);
 		return;
 	}
-	if (f != NULL && same_tag(f, fc->quic) && f->decided) {
-		judge(fc, recheck, qp->id, f->accept);
+	if (dg.target == QUIC_TARGET_CONN) {
+		quic_conn(fc, f, &dg, qp, recheck);
+		return;
+	}
+	if (dg.target != QUIC_TARGET_NEW) {
+		quic_other(fc, f, qp, fp, dg.target, recheck);
+		return;
+	}
+	if (f != NULL && same_tag(f, fc->quic) && f->decided && !f->accept) {
+		judge(fc, recheck, qp->id, false);
 		return;
 	}
 	if (f != NULL && !f->decided &&
@@ -575,19 +730,131 @@ static void quic_packet(struct flowcheck *fc, const struct nfq_pkt *qp,
 		quic_read(fc, f, qp);
 }
 
-/* A packet that is not a readable Initial (rc from quic_initial_parse). */
-static void quic_other(struct flowcheck *fc, struct flowtab_flow *f,
-		       const struct nfq_pkt *qp, const struct flowpkt *fp,
-		       int rc, bool recheck)
+/* Whose the client Initials of the datagram p are, into dg; the CRYPTO
+ * frames of the Initials opened in fc->quic, and for QUIC_TARGET_NEW
+ * fc->quic->dcid the new connection's DCID. */
+static void quic_classify(struct flowcheck *fc, const struct flowtab_key *key,
+			  const uint8_t *p, size_t len, struct quic_dgram *dg)
 {
-	bool later =
-	    (rc == -EACCES || rc == -EPROTO) &&
-	    quic_kind(fp->payload, fp->payload_len) != QUIC_KIND_VERSION;
+	struct quic_packet pk[QUIC_PACKETS_MAX];
+	struct quicconn *conns[QUIC_CONNS_PER_FLOW];
+	size_t n_conns = 0;
+	bool unread[QUIC_PACKETS_MAX] = {false};
+	int n = quic_packets(p, len, pk, QUIC_PACKETS_MAX);
 
+	*dg = (struct quic_dgram){.target = QUIC_TARGET_NONE};
+	quic_initial_reset(fc->quic);
+	if (n < 0) {
+		dg->target = QUIC_TARGET_BAD;
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		if (pk[i].kind == QUIC_KIND_VERSION) {
+			dg->target = QUIC_TARGET_BAD;
+			return;
+		}
+		if (pk[i].kind == QUIC_KIND_INITIAL &&
+		    len < QUIC_INITIAL_DATAGRAM_MIN) {
+			dg->small = true;
+			return;
+		}
+	}
+	for (int i = 0; i < n && dg->target != QUIC_TARGET_BAD; i++) {
+		int rc;
+
+		if (pk[i].kind != QUIC_KIND_INITIAL)
+			continue;
+		if (n_conns == 0)
+			n_conns = quicconn_list(fc->conns, key, conns,
+						QUIC_CONNS_PER_FLOW);
+		rc = quic_open(fc, key, &pk[i], conns, n_conns, dg);
+		if (rc == -EACCES)
+			unread[i] = true;
+		else if (rc != 0)
+			dg->target = QUIC_TARGET_BAD;
+	}
+	/* An Initial no key opens is skipped only beside a new check under
+	 * its own DCID (the server reads that datagram as the new
+	 * connection's, and drops it); else nothing here can be read. */
+	for (int i = 0; i < n && dg->target != QUIC_TARGET_BAD; i++) {
+		if (unread[i] &&
+		    (dg->target != QUIC_TARGET_NEW ||
+		     pk[i].dcid_len != fc->quic->dcid_len ||
+		     memcmp(pk[i].dcid, fc->quic->dcid, pk[i].dcid_len) != 0))
+			dg->target = dg->target == QUIC_TARGET_NONE
+					 ? QUIC_TARGET_UNREAD
+					 : QUIC_TARGET_BAD;
+	}
+	for (size_t i = 0; i < fc->quic->n_crypto; i++) {
+		size_t end =
+		    (size_t)fc->quic->crypto[i].off + fc->quic->crypto[i].len;
+
+		if (end > dg->crypto_end)
+			dg->crypto_end = end;
+	}
+}
+
+/* Open the Initial pk under its own DCID's keys, else under those of
+ * the flow's connections let through, and note in dg whose it is (two
+ * connections in one datagram: QUIC_TARGET_BAD). 0, -EACCES (no key
+ * opens it), or another error of quic_packet_open. */
+static int quic_open(struct flowcheck *fc, const struct flowtab_key *key,
+		     const struct quic_packet *pk,
+		     struct quicconn *const *conns, size_t n_conns,
+		     struct quic_dgram *dg)
+{
+	struct quic_initial *qi = fc->quic;
+	struct quicconn *c = NULL;
+	int rc = quic_packet_open(qi, pk, NULL, 0);
+
+	if (rc == 0) {
+		c = quicconn_find(fc->conns, key, pk->dcid, pk->dcid_len,
+				  monotime_ms());
+	} else if (rc == -EACCES) {
+		for (size_t j = 0; rc == -EACCES && j < n_conns; j++) {
+			rc = quic_packet_open(qi, pk, conns[j]->dcid,
+					      conns[j]->dcid_len);
+			c = rc == 0 ? conns[j] : NULL;
+		}
+		if (c != NULL) /* marked used, in quicconn's order */
+			(void)quicconn_find(fc->conns, key, c->dcid,
+					    c->dcid_len, monotime_ms());
+	}
 	if (rc == -EIO)
 		log_limited(LOG_CLASS_SETS, LOGL_WARN, SYS,
 			    "libcrypto failed reading a QUIC Initial (the "
 			    "packet is dropped)");
+	if (rc != 0)
+		return rc;
+	if (c != NULL) {
+		if (dg->target == QUIC_TARGET_NONE)
+			dg->conn = c;
+		dg->target =
+		    dg->target == QUIC_TARGET_NONE ||
+			    (dg->target == QUIC_TARGET_CONN && dg->conn == c)
+			? QUIC_TARGET_CONN
+			: QUIC_TARGET_BAD;
+		return 0;
+	}
+	if (dg->target == QUIC_TARGET_NONE) {
+		memcpy(qi->dcid, pk->dcid, pk->dcid_len);
+		qi->dcid_len = pk->dcid_len;
+		dg->target = QUIC_TARGET_NEW;
+	} else if (dg->target != QUIC_TARGET_NEW ||
+		   pk->dcid_len != qi->dcid_len ||
+		   memcmp(pk->dcid, qi->dcid, pk->dcid_len) != 0) {
+		dg->target = QUIC_TARGET_BAD;
+	}
+	return 0;
+}
+
+/* A datagram with no Initial to read (t: none, unread or bad). */
+static void quic_other(struct flowcheck *fc, struct flowtab_flow *f,
+		       const struct nfq_pkt *qp, const struct flowpkt *fp,
+		       enum quic_target t, bool recheck)
+{
+	bool later = t == QUIC_TARGET_NONE;
+
 	if (f != NULL && f->decided && later) {
 		judge(fc, recheck, qp->id, f->accept);
 		return;
@@ -611,6 +878,116 @@ static void quic_other(struct flowcheck *fc, struct flowtab_flow *f,
 		   "first packet is not a readable QUIC version 1 Initial");
 }
 
+/* A datagram of Initials of the connection dg->conn, let through: it
+ * passes when every CRYPTO byte it carries is judged (the bytes judged
+ * before, or a second ClientHello it completes, naming the same
+ * server); it waits (dropped, its bytes kept) while that hello is
+ * incomplete; anything else refuses it. While another connection of the
+ * flow is read in the first queue, it waits too: a verdict there would
+ * decide the whole flow. */
+static void quic_conn(struct flowcheck *fc, struct flowtab_flow *f,
+		      const struct quic_dgram *dg, const struct nfq_pkt *qp,
+		      bool recheck)
+{
+	const struct quic_initial *qi = fc->quic;
+	struct quicconn *c = dg->conn;
+	enum flowdecide_reason r = FLOWDECIDE_UNREADABLE;
+	char text[2 * TEXT_MAX]; /* two names */
+	bool more = false;
+	int rc = 0;
+
+	if (!recheck && f != NULL && !f->decided) {
+		(void)nfq_verdict(fc->q, qp->id, NF_DROP, 0);
+		return;
+	}
+	for (size_t i = 0; rc == 0 && i < qi->n_crypto; i++) {
+		rc = quicconn_place(fc->conns, c, qi->crypto[i].off,
+				    qi->crypto[i].data, qi->crypto[i].len);
+		if (rc == -EAGAIN) {
+			more = true;
+			rc = 0;
+		}
+	}
+	if (rc != 0) {
+		snprintf(text, sizeof(text),
+			 "a later QUIC Initial carries other bytes than the "
+			 "ClientHello judged for %s",
+			 c->name);
+		quic_refuse(fc, c, qp, recheck, r, text);
+		return;
+	}
+	if (more && dg->crypto_end > c->judged)
+		rc = quic_next_hello(fc, c, text, sizeof(text), &r);
+	if (rc == -EAGAIN) {
+		(void)nfq_verdict(recheck ? fc->recheck : fc->q, qp->id,
+				  NF_DROP, 0);
+		return;
+	}
+	if (rc == 0 && dg->crypto_end > c->judged) {
+		snprintf(text, sizeof(text),
+			 "a QUIC Initial carries bytes past the ClientHellos "
+			 "judged for %s",
+			 c->name);
+		rc = -EBADMSG;
+	}
+	if (rc != 0) {
+		quic_refuse(fc, c, qp, recheck, r, text);
+		return;
+	}
+	judge(fc, recheck, qp->id, true);
+}
+
+/* The ClientHello placed past c's judged range (after a
+ * HelloRetryRequest): 0 when whole and naming the server judged before
+ * (judged now), -EAGAIN while incomplete, else refused with *r and
+ * text. */
+static int quic_next_hello(struct flowcheck *fc, struct quicconn *c, char *text,
+			   size_t cap, enum flowdecide_reason *r)
+{
+	const uint8_t *p;
+	size_t n = quicconn_pending(c, &p);
+	int rc = tlshello_parse_messages(p, n, &fc->hello);
+	const char *name = fc->hello.has_name ? fc->hello.name : NULL;
+
+	if (rc == -EAGAIN)
+		return rc;
+	if (rc != 0) {
+		flowdecide_explain(FLOWDECIDE_UNREADABLE, WHAT_QUIC, text, cap);
+		*r = FLOWDECIDE_UNREADABLE;
+		return -EBADMSG;
+	}
+	if (name == NULL || strcmp(name, c->name) != 0) {
+		snprintf(text, cap,
+			 "a second QUIC ClientHello names %s, the connection "
+			 "was let through for %s",
+			 name != NULL ? name : "no server", c->name);
+		*r = name != NULL ? FLOWDECIDE_NOT_ALLOWED : FLOWDECIDE_NO_NAME;
+		return -EBADMSG;
+	}
+	*r = flowdecide(WHAT_QUIC, name, &c->key.dst, reload_policy(fc->rl),
+			answered, fc, text, cap);
+	if (*r != FLOWDECIDE_OK)
+		return -EBADMSG;
+	quicconn_judge(c, hello_len(p, n));
+	return 0;
+}
+
+/* One datagram of the connection c refused: counted, logged, dropped
+ * (let through in audit). */
+static void quic_refuse(struct flowcheck *fc, const struct quicconn *c,
+			const struct nfq_pkt *qp, bool recheck,
+			enum flowdecide_reason r, const char *text)
+{
+	bool audit = auditing(reload_config(fc->rl));
+
+	stats_inc(STAT_FLOW_CHECKED);
+	stats_inc(reason_stat[r]);
+	if (audit)
+		stats_inc(STAT_FLOW_AUDIT_ALLOWED);
+	judge(fc, recheck, qp->id, audit);
+	report(fc, &c->key, qp->has_uid, qp->uid, text);
+}
+
 /* The flow the Initial in fc->quic starts: anew when f is a decided flow
  * checked under another DCID. NULL when refused here. */
 static struct flowtab_flow *quic_flow(struct flowcheck *fc,
@@ -628,8 +1005,11 @@ static struct flowtab_flow *quic_flow(struct flowcheck *fc,
 		(void)nfq_verdict(fc->q, qp->id, NF_DROP, 0);
 		return NULL; /* RFC 9000 7.2; a server drops it too */
 	}
+	if (!admit(fc, key, qp, recheck))
+		return NULL;
 	f = flowtab_get(fc->tab, key, monotime_ms(), true);
 	if (f == NULL) {
+		flowshare_release(fc->share, key);
 		stats_inc(STAT_FLOW_BUSY);
 		judge(fc, recheck, qp->id, auditing(reload_config(fc->rl)));
 		return NULL;
@@ -640,12 +1020,24 @@ static struct flowtab_flow *quic_flow(struct flowcheck *fc,
 	return f;
 }
 
-/* Hold, place the CRYPTO frames, judge once the ClientHello is whole. */
+/* The length of the handshake message at p (n bytes), 0 when its
+ * header is incomplete. */
+static size_t hello_len(const uint8_t *p, size_t n)
+{
+	if (n < 4)
+		return 0;
+	return 4 + ((size_t)p[1] << 16 | (size_t)p[2] << 8 | p[3]);
+}
+
+/* Hold, place the CRYPTO frames, judge once the ClientHello is whole;
+ * a connection let through is remembered with the stream judged. */
 static void quic_read(struct flowcheck *fc, struct flowtab_flow *f,
 		      const struct nfq_pkt *qp)
 {
 	const struct quic_initial *qi = fc->quic;
+	struct quicconn *c = NULL;
 	char text[TEXT_MAX];
+	size_t n = 0;
 	int rc;
 
 	if (qp->has_uid && !f->has_uid) {
@@ -668,8 +1060,18 @@ static void quic_read(struct flowcheck *fc, struct flowtab_flow *f,
 					     &fc->hello);
 	if (rc == -EAGAIN)
 		return;
+	/* The stream holds the ClientHello and nothing more: no byte the
+	 * server reads goes unjudged. */
+	if (rc == 0 && (n = hello_len(f->buf, f->len)) != f->len)
+		rc = -EBADMSG;
+	if (rc == 0)
+		c = quicconn_add(fc->conns, &f->key, f->tag, f->tag_len, f->buf,
+				 n, fc->hello.has_name ? fc->hello.name : "",
+				 monotime_ms());
 	judge_hello(fc, f, rc, WHAT_QUIC,
 		    fc->hello.has_name ? fc->hello.name : NULL);
+	if (c != NULL && !f->accept)
+		quicconn_remove(fc->conns, c);
 }
 
 /* The verdict on one packet, sent to the queue it came from (recheck).

@@ -67,8 +67,11 @@ static int expand_label(struct quic_lib *l, const uint8_t *secret,
 			const char *label, uint8_t *out, size_t outlen);
 static int read_varint(struct dns_reader *r, uint64_t *v);
 static int parse_packet(struct dns_reader *r, struct quic_initial *out,
-			struct quic_keys *keys, size_t *used);
-static int read_header(struct dns_reader *r, const uint8_t **dcid,
+			struct quic_keys *keys);
+static int open_packet(struct dns_reader *r, const uint8_t *start,
+		       uint64_t plen, struct quic_initial *out,
+		       const struct quic_keys *keys);
+static int read_header(struct dns_reader *r, bool initial, const uint8_t **dcid,
 		       uint8_t *dcil, uint64_t *plen);
 static int hp_mask(struct quic_lib *l, const struct quic_keys *k,
 		   const uint8_t *sample, uint8_t *mask);
@@ -291,48 +294,113 @@ enum quic_kind quic_kind(const uint8_t *p, size_t len)
 	return (p[0] & TYPE_MASK) == 0 ? QUIC_KIND_INITIAL : QUIC_KIND_LONG;
 }
 
+void quic_initial_reset(struct quic_initial *qi)
+{
+	qi->dcid_len = 0;
+	qi->n_crypto = 0;
+	qi->used = 0;
+}
+
 int quic_initial_parse(const uint8_t *p, size_t len, struct quic_initial *out)
 {
 	struct dns_reader r;
 	struct quic_keys keys;
-	size_t used = 0;
 	int rc;
 
-	out->dcid_len = 0;
-	out->n_crypto = 0;
+	quic_initial_reset(out);
 	if (quic_kind(p, len) != QUIC_KIND_INITIAL)
 		return -EPROTO;
 	dns_reader_init(&r, p, len);
-	rc = parse_packet(&r, out, &keys, &used);
+	rc = parse_packet(&r, out, &keys);
 	/* Coalesced packets (RFC 9000 12.2): more Initials are read, the
 	 * first packet of another type ends what concerns us. */
 	for (int i = 1;
 	     !rc && i < QUIC_PACKETS_MAX && r.pos < r.len &&
 	     quic_kind(p + r.pos, r.len - r.pos) == QUIC_KIND_INITIAL;
 	     i++)
-		rc = parse_packet(&r, out, &keys, &used);
+		rc = parse_packet(&r, out, &keys);
 	return rc;
+}
+
+int quic_packets(const uint8_t *p, size_t len, struct quic_packet *out,
+		 size_t max)
+{
+	struct dns_reader r;
+	size_t n = 0;
+
+	dns_reader_init(&r, p, len);
+	while (r.pos < r.len) {
+		struct quic_packet *pk;
+		size_t at = r.pos;
+		uint64_t plen;
+		uint8_t dcil;
+
+		if (n == max)
+			return -EBADMSG;
+		pk = &out[n++];
+		*pk = (struct quic_packet){.kind = quic_kind(p + at, len - at),
+					   .p = p + at};
+		/* A short header, another version's long header or a Retry
+		 * (no length field) runs to the datagram's end. */
+		if (pk->kind == QUIC_KIND_SHORT ||
+		    pk->kind == QUIC_KIND_VERSION ||
+		    (p[at] & TYPE_MASK) == TYPE_MASK) {
+			pk->len = len - at;
+			break;
+		}
+		if (read_header(&r, pk->kind == QUIC_KIND_INITIAL, &pk->dcid,
+				&dcil, &plen) != 0 ||
+		    plen > r.len - r.pos)
+			return -EBADMSG;
+		(void)dns_skip(&r, (size_t)plen);
+		pk->dcid_len = dcil;
+		pk->len = r.pos - at;
+	}
+	return (int)n;
+}
+
+int quic_packet_open(struct quic_initial *qi, const struct quic_packet *pk,
+		     const uint8_t *kdcid, size_t klen)
+{
+	struct dns_reader r;
+	struct quic_keys keys;
+	const uint8_t *dcid;
+	uint8_t dcil;
+	uint64_t plen;
+	int rc;
+
+	if (pk->kind != QUIC_KIND_INITIAL)
+		return -EPROTO;
+	if (kdcid == NULL) {
+		kdcid = pk->dcid;
+		klen = pk->dcid_len;
+	}
+	dns_reader_init(&r, pk->p, pk->len);
+	if (read_header(&r, true, &dcid, &dcil, &plen) != 0 ||
+	    plen > r.len - r.pos)
+		return -EBADMSG;
+	if ((rc = quic_initial_keys(qi, kdcid, klen, &keys)) != 0)
+		return rc;
+	return open_packet(&r, pk->p, plen, qi, &keys);
 }
 
 /* One Initial at r->pos. The first sets out->dcid and the keys; a later
  * one must carry the same DCID (a server drops one that does not, and we
  * will not guess which connection it would join). */
 static int parse_packet(struct dns_reader *r, struct quic_initial *out,
-			struct quic_keys *keys, size_t *used)
+			struct quic_keys *keys)
 {
-	const uint8_t *start = r->buf + r->pos, *dcid, *aad[3];
-	uint8_t dcil, mask[SAMPLE_LEN], b0, pnb[4];
-	size_t aadlen[3], pn_off, pn_len, ctlen;
-	uint64_t plen, pn = 0;
+	const uint8_t *start = r->buf + r->pos, *dcid;
+	uint8_t dcil;
+	uint64_t plen;
 	int rc;
 
-	rc = read_header(r, &dcid, &dcil, &plen);
+	rc = read_header(r, true, &dcid, &dcil, &plen);
 	if (rc)
 		return rc;
-	pn_off = r->pos;
-	if (plen < 4 + SAMPLE_LEN || plen > r->len - r->pos)
+	if (plen > r->len - r->pos)
 		return -EBADMSG;
-	if (*used == 0) {
+	if (out->used == 0) {
 		memcpy(out->dcid, dcid, dcil);
 		out->dcid_len = dcil;
 		if ((rc = quic_initial_keys(out, dcid, dcil, keys)) != 0)
@@ -340,6 +408,25 @@ static int parse_packet(struct dns_reader *r, struct quic_initial *out,
 	} else if (dcil != out->dcid_len || memcmp(dcid, out->dcid, dcil)) {
 		return -EBADMSG;
 	}
+	return open_packet(r, start, plen, out, keys);
+}
+
+/* The protected rest of the Initial that starts at start, whose header
+ * r has read up to the packet number (plen bytes follow, checked to lie
+ * inside r), under keys: its payload decrypted to out->plain at
+ * out->used, its frames listed, r past the packet. */
+static int open_packet(struct dns_reader *r, const uint8_t *start,
+		       uint64_t plen, struct quic_initial *out,
+		       const struct quic_keys *keys)
+{
+	const uint8_t *aad[3];
+	uint8_t mask[SAMPLE_LEN], b0, pnb[4];
+	size_t aadlen[3], pn_off = r->pos, pn_len, ctlen;
+	uint64_t pn = 0;
+	int rc;
+
+	if (plen < 4 + SAMPLE_LEN)
+		return -EBADMSG;
 	if ((rc = hp_mask(out->lib, keys, r->buf + pn_off + 4, mask)) != 0)
 		return rc;
 	b0 = start[0] ^ (mask[0] & 0x0f);
@@ -357,37 +444,41 @@ static int parse_packet(struct dns_reader *r, struct quic_initial *out,
 	aad[2] = pnb;
 	aadlen[2] = pn_len;
 	ctlen = (size_t)plen - pn_len - TAG_LEN;
+	if (ctlen > sizeof(out->plain) - out->used)
+		return -EBADMSG;
 	rc = aead_open(out->lib, keys, pn, aad, aadlen,
-		       r->buf + pn_off + pn_len, ctlen, out->plain + *used);
+		       r->buf + pn_off + pn_len, ctlen, out->plain + out->used);
 	if (rc)
 		return rc;
 	/* Checked only now, as RFC 9001 5.4.1 asks (no timing oracle). */
 	if (b0 & RESERVED_BITS)
 		return -EBADMSG;
 	(void)dns_skip(r, (size_t)plen);
-	rc = quic_frames(out->plain + *used, ctlen, out);
-	*used += ctlen;
+	rc = quic_frames(out->plain + out->used, ctlen, out);
+	out->used += ctlen;
 	return rc;
 }
 
 /* The long header up to the packet number: first byte, version, DCID,
- * SCID, token, length. */
-static int read_header(struct dns_reader *r, const uint8_t **dcid,
+ * SCID, the token (an Initial's only), length. The fixed bit is
+ * required of an Initial (RFC 9000 17.2.2); other long headers may
+ * grease it (RFC 9287). */
+static int read_header(struct dns_reader *r, bool initial, const uint8_t **dcid,
 		       uint8_t *dcil, uint64_t *plen)
 {
 	const uint8_t *scid;
 	uint8_t b0, scil;
 	uint32_t version;
-	uint64_t toklen;
+	uint64_t toklen = 0;
 
 	if (dns_read_u8(r, &b0) || dns_read_u32(r, &version) ||
 	    dns_read_u8(r, dcil) || *dcil > QUIC_CID_MAX ||
 	    dns_read_bytes(r, dcid, *dcil) || dns_read_u8(r, &scil) ||
 	    scil > QUIC_CID_MAX || dns_read_bytes(r, &scid, scil) ||
-	    read_varint(r, &toklen) || toklen > r->len - r->pos ||
+	    (initial && read_varint(r, &toklen)) || toklen > r->len - r->pos ||
 	    dns_skip(r, (size_t)toklen) || read_varint(r, plen))
 		return -EBADMSG;
-	if (!(b0 & FIXED_BIT))
+	if (initial && !(b0 & FIXED_BIT))
 		return -EBADMSG;
 	return 0;
 }

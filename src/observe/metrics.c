@@ -113,6 +113,7 @@ enum fam_id {
 	F_BUDGET_AUDIT,
 	F_LATE,
 	F_SHED,
+	F_FLOW_SHED,
 	F__COUNT
 };
 
@@ -207,6 +208,11 @@ static const struct family families[F__COUNT] = {
     [F_SHED] = {"dnsfence_shed_total", "counter",
 		"Queries shed at once rather than queued, by the stage "
 		"whose bound was reached."},
+    [F_FLOW_SHED] = {"dnsfence_namecheck_shed_total", "counter",
+		     "New flows the name check refused unread because their "
+		     "subject (uid or source address) held its share of the "
+		     "pending flows (pending) or opened them faster than its "
+		     "rate (rate)."},
 };
 
 static const struct mapping map[STAT__COUNT] = {
@@ -274,6 +280,8 @@ static const struct mapping map[STAT__COUNT] = {
     [STAT_SHED_UPSTREAM] = {F_SHED, "stage=\"upstream\""},
     [STAT_SHED_REPLY] = {F_SHED, "stage=\"reply\""},
     [STAT_SHED_TCP] = {F_SHED, "stage=\"tcp\""},
+    [STAT_FLOW_SHED_PENDING] = {F_FLOW_SHED, "reason=\"pending\""},
+    [STAT_FLOW_SHED_RATE] = {F_FLOW_SHED, "reason=\"rate\""},
 };
 
 static bool mapped(int id);

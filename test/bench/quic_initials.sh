@@ -39,7 +39,7 @@ sys.path.insert(0, sys.argv[1])
 import quic_initial as q
 secs, rate = float(sys.argv[2]), int(sys.argv[3])
 n = int(secs * rate)
-pool = [q.initials("www.allowed.test", os.urandom(8))[0] for _ in range(min(n, 2000))]
+pool = [q.initials("www.allowed.test", os.urandom(8))[0][0] for _ in range(min(n, 2000))]
 t0 = time.monotonic()
 for i in range(n):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)

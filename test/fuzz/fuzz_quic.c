@@ -5,10 +5,15 @@
  * rarely authenticate, so the seeds are real Initials to mutate); odd,
  * the rest as an already decrypted payload (quic_frames), whose CRYPTO
  * frames are then placed by offset (flowtab_place) and the stream read
- * as bare handshake messages (tlshello_parse_messages). Results must be
- * the documented ones, every CRYPTO frame inside the buffer it came
- * from, the placed prefix within the flow's bound. Any violation
- * abort()s. */
+ * as bare handshake messages (tlshello_parse_messages). An even input
+ * is also read as the name check reads a datagram: split into its
+ * coalesced packets (quic_packets), every Initial opened under its own
+ * DCID's keys, else under the first packet's DCID's (a connection's
+ * later Initial), and its CRYPTO frames placed against a connection let
+ * through (quicconn_place: compared with the judged bytes, kept past
+ * them, a second hello read). Results must be the documented ones, every
+ * packet and CRYPTO frame inside the buffer it came from, the placed
+ * prefix within the flow's bound. Any violation abort()s. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -16,6 +21,7 @@
 
 #include "flow/flowtab.h"
 #include "flow/quic.h"
+#include "flow/quicconn.h"
 #include "flow/tlshello.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -64,6 +70,76 @@ static void reassemble(void)
 	flowtab_free(t);
 }
 
+/* The judged stream the datagram's frames meet: its first 64 bytes. */
+static void place(const uint8_t *judged, size_t n)
+{
+	struct quicconn_tab *t = quicconn_new(1, 1 << 20);
+	struct flowtab_key key = {.proto = 17};
+	struct quicconn *c = t ? quicconn_add(t, &key, judged, n < 8 ? n : 8,
+					      judged, n, "a.test", 0)
+			       : NULL;
+	const uint8_t *p;
+	size_t pend;
+	int rc;
+
+	if (c == NULL) {
+		quicconn_free(t);
+		return;
+	}
+	for (size_t i = 0; i < qi.n_crypto; i++) {
+		rc = quicconn_place(t, c, qi.crypto[i].off, qi.crypto[i].data,
+				    qi.crypto[i].len);
+		if (rc != 0 && rc != -EAGAIN && rc != -EBADMSG &&
+		    rc != -EMSGSIZE)
+			abort();
+	}
+	pend = quicconn_pending(c, &p);
+	if (pend > QUICCONN_STREAM_MAX - c->judged || p != c->bytes + n)
+		abort();
+	rc = tlshello_parse_messages(p, pend, &h);
+	if (rc == 0 && pend >= 4) {
+		size_t m = 4 + ((size_t)p[1] << 16 | (size_t)p[2] << 8 | p[3]);
+
+		quicconn_judge(c, m);
+		if (c->judged > QUICCONN_STREAM_MAX)
+			abort();
+	}
+	quicconn_free(t);
+}
+
+static void datagram(const uint8_t *p, size_t len)
+{
+	struct quic_packet pk[QUIC_PACKETS_MAX];
+	int n = quic_packets(p, len, pk, QUIC_PACKETS_MAX), rc;
+	size_t at = 0;
+
+	if (n < 0) {
+		if (n != -EBADMSG)
+			abort();
+		return;
+	}
+	quic_initial_reset(qip);
+	for (int i = 0; i < n; i++) {
+		if (pk[i].p != p + at || pk[i].len == 0 ||
+		    pk[i].len > len - at || pk[i].dcid_len > QUIC_CID_MAX ||
+		    (pk[i].dcid != NULL &&
+		     (pk[i].dcid < p || pk[i].dcid + pk[i].dcid_len > p + len)))
+			abort();
+		at += pk[i].len;
+		rc = quic_packet_open(qip, &pk[i], NULL, 0);
+		if (rc == -EACCES && pk[0].dcid != NULL)
+			rc = quic_packet_open(qip, &pk[i], pk[0].dcid,
+					      pk[0].dcid_len);
+		if (rc != 0 && rc != -EPROTO && rc != -EBADMSG &&
+		    rc != -EACCES && rc != -EIO)
+			abort();
+	}
+	check_frames(qi.plain, qi.plain + sizeof(qi.plain));
+	if (qi.used > sizeof(qi.plain))
+		abort();
+	place(p, len < 64 ? len : 64);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	int rc;
@@ -92,5 +168,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_frames(qi.plain, qi.plain + sizeof(qi.plain));
 		reassemble();
 	}
+	datagram(data + 1, size - 1);
 	return 0;
 }

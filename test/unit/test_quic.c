@@ -5,7 +5,11 @@
  * that does not authenticate, reserved bits, oversize and short
  * connection IDs, frames an Initial may not carry; coalesced Initials;
  * and a ClientHello split over two Initials in shuffled CRYPTO frames,
- * reassembled by offset (flowtab_place) with its bounds. */
+ * reassembled by offset (flowtab_place) with its bounds. A datagram split
+ * into its packets and each Initial opened as a server does (a broken
+ * one beside a valid one, one under another connection's keys); the
+ * connections let through (quicconn): the judged bytes compared, a
+ * second ClientHello placed past them and judged, the bounds. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,6 +25,7 @@
 
 #include "flow/flowtab.h"
 #include "flow/quic.h"
+#include "flow/quicconn.h"
 #include "flow/tlshello.h"
 
 /* RFC 9001 A.2, the client's protected Initial (1200 bytes). */
@@ -206,8 +211,11 @@ static void test_dcid_over_20_bytes_refused(void **state)
 	assert_int_equal(quic_initial_parse(p, sizeof(p), &qi), -EBADMSG);
 }
 
+static const uint8_t *key_dcid; /* protect's keys: NULL, the header's */
+
 /* A client Initial like a real client's: first byte b0 (0xc3: 4-byte
- * packet number), the frames, zero PADDING up to pad bytes of payload. */
+ * packet number), the frames, zero PADDING up to pad bytes of payload,
+ * protected with the keys of key_dcid (8 bytes) when set. */
 static size_t protect(uint8_t *out, uint8_t b0, const uint8_t *dcid,
 		      size_t dcil, uint32_t pn, const uint8_t *frames,
 		      size_t flen, size_t pad)
@@ -222,7 +230,10 @@ static size_t protect(uint8_t *out, uint8_t b0, const uint8_t *dcid,
 	assert_non_null(c);
 	assert_true(plen <= sizeof(plain));
 	memcpy(plain, frames, flen);
-	assert_int_equal(quic_initial_keys(qip, dcid, dcil, &k), 0);
+	assert_int_equal(key_dcid != NULL
+			     ? quic_initial_keys(qip, key_dcid, 8, &k)
+			     : quic_initial_keys(qip, dcid, dcil, &k),
+			 0);
 	out[i++] = b0;
 	memcpy(out + i, "\x00\x00\x00\x01", 4);
 	i += 4;
@@ -425,6 +436,110 @@ static void test_coalesced_initials_same_dcid_only(void **state)
 	assert_int_equal(qi.n_crypto, 1);
 }
 
+static void test_datagram_every_initial_opened(void **state)
+{
+	static const uint8_t other[8] = {9, 9, 9, 9, 9, 9, 9, 9};
+	uint8_t fr[64], pkt[2600];
+	size_t fl = put_crypto(fr, 0, (const uint8_t *)"\x01\x00", 2), n;
+	struct quic_packet pk[QUIC_PACKETS_MAX];
+
+	(void)state;
+	/* A broken Initial, then a valid one, under one DCID; a long
+	 * header of another version after them runs to the end. */
+	n = protect(pkt, 0xc3, dcid8, 8, 0, fr, fl, 100);
+	pkt[n - 1] ^= 1; /* the AEAD tag */
+	n += protect(pkt + n, 0xc3, dcid8, 8, 1, fr, fl, 100);
+	memset(pkt + n, 0xd0, 40);
+	assert_int_equal(quic_initial_parse(pkt, n, &qi), -EACCES);
+	assert_int_equal(quic_packets(pkt, n + 40, pk, QUIC_PACKETS_MAX), 3);
+	assert_int_equal(pk[0].kind, QUIC_KIND_INITIAL);
+	assert_int_equal(pk[1].kind, QUIC_KIND_INITIAL);
+	assert_int_equal(pk[2].kind, QUIC_KIND_VERSION);
+	assert_int_equal(pk[2].len, 40);
+	assert_int_equal(pk[0].dcid_len, 8);
+	assert_memory_equal(pk[1].dcid, dcid8, 8);
+	assert_int_equal(pk[0].len + pk[1].len, n);
+	quic_initial_reset(&qi);
+	assert_int_equal(quic_packet_open(&qi, &pk[0], NULL, 0), -EACCES);
+	assert_int_equal(qi.n_crypto, 0);
+	assert_int_equal(quic_packet_open(&qi, &pk[1], NULL, 0), 0);
+	assert_int_equal(qi.n_crypto, 1);
+	assert_int_equal(quic_packet_open(&qi, &pk[2], NULL, 0), -EPROTO);
+	/* A length past the datagram, too many packets. */
+	assert_int_equal(quic_packets(pkt, pk[0].len - 1, pk, 4), -EBADMSG);
+	assert_int_equal(quic_packets(pkt, n, pk, 1), -EBADMSG);
+	/* An Initial under another DCID, protected with dcid8's keys (a
+	 * client's after the server chose its DCID): only those open it. */
+	key_dcid = dcid8;
+	n = protect(pkt, 0xc3, other, 8, 2, fr, fl, 1162);
+	key_dcid = NULL;
+	assert_int_equal(quic_packets(pkt, n, pk, QUIC_PACKETS_MAX), 1);
+	quic_initial_reset(&qi);
+	assert_int_equal(quic_packet_open(&qi, &pk[0], NULL, 0), -EACCES);
+	assert_int_equal(quic_packet_open(&qi, &pk[0], dcid8, 8), 0);
+	assert_int_equal(qi.n_crypto, 1);
+	assert_int_equal(qi.dcid_len, 0); /* left to the caller */
+}
+
+static void test_conn_judged_bytes_and_second_hello(void **state)
+{
+	struct quicconn_tab *t = quicconn_new(2, 1 << 20);
+	struct flowtab_key key = {.sport = 1, .dport = 443, .proto = 17};
+	struct flowtab_key k2 = {.sport = 2, .dport = 443, .proto = 17};
+	uint8_t h1[2048], h2[2048];
+	size_t n1 = big_hello(h1, "www.allowed.test");
+	size_t n2 = big_hello(h2, "evil.test");
+	struct quicconn *c, *list[4];
+	const uint8_t *p;
+
+	(void)state;
+	assert_non_null(t);
+	c = quicconn_add(t, &key, dcid8, 8, h1, n1, "www.allowed.test", 0);
+	assert_non_null(c);
+	assert_ptr_equal(quicconn_find(t, &key, dcid8, 8, 1), c);
+	assert_null(quicconn_find(t, &k2, dcid8, 8, 1));
+	assert_int_equal(quicconn_list(t, &key, list, 4), 1);
+	/* The judged bytes again: fine; other bytes there: refused. */
+	assert_int_equal(quicconn_place(t, c, 0, h1, n1), 0);
+	assert_int_equal(quicconn_place(t, c, 100, h1 + 100, 50), 0);
+	assert_int_equal(quicconn_place(t, c, 0, h2, 100), -EBADMSG);
+	/* A second hello past them, in two frames out of order. */
+	assert_int_equal(quicconn_place(t, c, n1 + 500, h2 + 500, n2 - 500),
+			 -EAGAIN);
+	assert_int_equal(quicconn_pending(c, &p), 0);
+	assert_int_equal(quicconn_place(t, c, n1, h2, 500), -EAGAIN);
+	assert_int_equal(quicconn_pending(c, &p), n2);
+	assert_int_equal(tlshello_parse_messages(p, n2, &h), 0);
+	assert_string_equal(h.name, "evil.test");
+	/* Placed bytes must come again unchanged too. */
+	h2[10] ^= 1;
+	assert_int_equal(quicconn_place(t, c, n1, h2, 20), -EBADMSG);
+	h2[10] ^= 1;
+	quicconn_judge(c, n2);
+	assert_int_equal(c->judged, n1 + n2);
+	assert_int_equal(quicconn_pending(c, &p), 0);
+	assert_int_equal(quicconn_place(t, c, n1, h2, n2), 0);
+	assert_int_equal(quicconn_place(t, c, QUICCONN_STREAM_MAX, h2, 1),
+			 -EMSGSIZE);
+	/* Bounds: the least recently used goes first; expiry. */
+	assert_non_null(
+	    quicconn_add(t, &k2, dcid8, 8, h1, n1, "www.allowed.test", 5));
+	(void)quicconn_find(t, &key, dcid8, 8, 6);
+	assert_non_null(
+	    quicconn_add(t, &k2, h1, 8, h1, n1, "www.allowed.test", 7));
+	assert_int_equal(quicconn_count(t), 2);
+	assert_null(quicconn_find(t, &k2, dcid8, 8, 8));
+	assert_non_null(quicconn_find(t, &key, dcid8, 8, 8));
+	quicconn_expire(t, 10, 3);
+	assert_int_equal(quicconn_count(t), 1);
+	quicconn_expire(t, 20, 3);
+	assert_int_equal(quicconn_count(t), 0);
+	assert_int_equal(quicconn_bytes(t), 0);
+	assert_null(quicconn_add(t, &key, dcid8, 8, h1, TLSHELLO_MAX + 1,
+				 "www.allowed.test", 0));
+	quicconn_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -438,6 +553,8 @@ int main(void)
 	    cmocka_unit_test(test_frames_an_initial_may_not_carry),
 	    cmocka_unit_test(test_short_dcid_read_for_the_caller_to_refuse),
 	    cmocka_unit_test(test_coalesced_initials_same_dcid_only),
+	    cmocka_unit_test(test_datagram_every_initial_opened),
+	    cmocka_unit_test(test_conn_judged_bytes_and_second_hello),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
