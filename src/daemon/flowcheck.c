@@ -108,6 +108,8 @@ static struct flowtab_flow *flow_of(struct flowcheck *fc,
 				    const struct flowpkt *fp);
 static void read_flow(struct flowcheck *fc, struct flowtab_flow *f,
 		      const struct nfq_pkt *qp, const struct flowpkt *fp);
+static void refuse_urgent(struct flowcheck *fc, struct flowtab_flow *f,
+			  const struct nfq_pkt *qp);
 static void release_older(struct flowcheck *fc, struct flowtab_flow *f);
 static const char *what_of(const struct config *cfg,
 			   const struct flowtab_flow *f);
@@ -237,6 +239,7 @@ static void on_packet(void *arg, const struct nfq_pkt *qp)
 	struct flowtab_flow *f;
 	struct flowtab_key key;
 	struct flowpkt fp;
+	bool urgent;
 
 	if (qp->payload == NULL ||
 	    flowpkt_parse(qp->payload, qp->len, &fp) != 0) {
@@ -247,7 +250,8 @@ static void on_packet(void *arg, const struct nfq_pkt *qp)
 		quic_packet(fc, qp, &fp, false);
 		return;
 	}
-	if (fp.payload_len == 0) {
+	urgent = (fp.flags & FLOWPKT_URG) != 0 || fp.urgent != 0;
+	if (fp.payload_len == 0 && !urgent) {
 		(void)nfq_verdict(fc->q, qp->id, NF_ACCEPT, 0);
 		return;
 	}
@@ -259,6 +263,10 @@ static void on_packet(void *arg, const struct nfq_pkt *qp)
 	f = flow_of(fc, &key, qp, &fp);
 	if (f == NULL)
 		return;
+	if (urgent) {
+		refuse_urgent(fc, f, qp);
+		return;
+	}
 	if (qp->has_uid && !f->has_uid) {
 		f->has_uid = true;
 		f->uid = qp->uid;
@@ -310,6 +318,20 @@ static struct flowtab_flow *flow_of(struct flowcheck *fc,
 			   "too many flows being read at once (fail closed)");
 	}
 	return f;
+}
+
+/* A segment with URG or an urgent pointer before the verdict: the
+ * server's socket takes the urgent byte out of the stream (unless it
+ * asked for it inline), so it would read other bytes than the copy read
+ * here. Nothing legitimate sends urgent data in a ClientHello or a
+ * request head: the flow is refused, this packet and the held ones. */
+static void refuse_urgent(struct flowcheck *fc, struct flowtab_flow *f,
+			  const struct nfq_pkt *qp)
+{
+	verdict(fc, qp->id, auditing(reload_config(fc->rl)));
+	finish(fc, f, FLOWDECIDE_UNREADABLE,
+	       "urgent data before the verdict (the server would read "
+	       "another stream)");
 }
 
 /* Append, hold, and judge once the ClientHello is whole. */
