@@ -21,7 +21,6 @@
 #define HS_CLIENT_HELLO 1
 #define EXT_SERVER_NAME 0
 #define EXT_ECH		0xfe0d
-#define EXT_SEEN_MAX	64
 
 static int unwrap(const uint8_t *stream, size_t len, struct tlshello *out,
 		  size_t *hslen);
@@ -134,7 +133,7 @@ static int parse_hello(const uint8_t *p, size_t len, struct tlshello *out)
 
 static int parse_exts(struct dns_reader *r, struct tlshello *out)
 {
-	uint16_t total, seen[EXT_SEEN_MAX];
+	uint16_t total, seen[TLSHELLO_EXTS_MAX];
 	size_t nseen = 0, end;
 
 	if (dns_read_u16(r, &total) || total != r->len - r->pos)
@@ -148,12 +147,16 @@ static int parse_exts(struct dns_reader *r, struct tlshello *out)
 		if (dns_read_u16(r, &type) || dns_read_u16(r, &elen) ||
 		    dns_read_bytes(r, &data, elen))
 			return -EBADMSG;
+		/* Every type is remembered: a second server_name, however
+		 * many extensions come first, is a duplicate (a front end
+		 * may route by either). */
+		if (nseen == TLSHELLO_EXTS_MAX)
+			return -EBADMSG;
 		for (size_t i = 0; i < nseen; i++) {
 			if (seen[i] == type)
 				return -EBADMSG;
 		}
-		if (nseen < EXT_SEEN_MAX)
-			seen[nseen++] = type;
+		seen[nseen++] = type;
 		if (type == EXT_SERVER_NAME)
 			rc = parse_sni(data, elen, out);
 		else if (type == EXT_ECH)

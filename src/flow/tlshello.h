@@ -13,6 +13,10 @@
  * bring Chrome's to about 1.8 KiB; TLS allows 16 MiB, nobody sends it). */
 #define TLSHELLO_MAX	  16384
 #define TLSHELLO_NAME_MAX 253
+/* A ClientHello with more extensions than this is refused as malformed:
+ * browsers send about 20 (GREASE included), OpenSSL with every option
+ * under 30; more is padding for an evasion. */
+#define TLSHELLO_EXTS_MAX 64
 
 struct tlshello {
 	bool has_name;
@@ -28,7 +32,8 @@ struct tlshello {
  *  -EPROTO:  not a TLS handshake starting with a ClientHello;
  *  -EMSGSIZE: a ClientHello longer than TLSHELLO_MAX;
  *  -EBADMSG: malformed (lengths that do not add up, a duplicate
- *            extension, a server_name that is not a host name). */
+ *            extension, more than TLSHELLO_EXTS_MAX extensions, a
+ *            server_name that is not a host name). */
 int tlshello_parse(const uint8_t *stream, size_t len, struct tlshello *out);
 /* The same, for a stream of bare handshake messages (QUIC's CRYPTO
  * frames carry no record layer); the same results. */

@@ -31,33 +31,12 @@ static size_t put16(uint8_t *p, size_t v)
 	return 2;
 }
 
-/* A TLS 1.3-style ClientHello record: name (NULL: no server_name), an
- * ECH extension when ech, a duplicate server_name when dup. */
-static size_t build(uint8_t *out, const char *name, bool ech, bool dup)
+/* A ClientHello record around the e bytes of extensions at ext. */
+static size_t wrap(uint8_t *out, const uint8_t *ext, size_t e)
 {
-	uint8_t ext[600], body[800];
-	size_t e = 0, b = 0, n;
+	uint8_t body[2600];
+	size_t b = 0;
 
-	for (int k = 0; name != NULL && k < (dup ? 2 : 1); k++) {
-		n = strlen(name);
-		e += put16(ext + e, 0);
-		e += put16(ext + e, n + 5);
-		e += put16(ext + e, n + 3);
-		ext[e++] = 0;
-		e += put16(ext + e, n);
-		memcpy(ext + e, name, n);
-		e += n;
-	}
-	if (ech) {
-		e += put16(ext + e, 0xfe0d);
-		e += put16(ext + e, 4);
-		memset(ext + e, 0xaa, 4);
-		e += 4;
-	}
-	e += put16(ext + e, 0x002b); /* supported_versions */
-	e += put16(ext + e, 3);
-	ext[e++] = 2;
-	e += put16(ext + e, 0x0304);
 	body[b++] = 3;
 	body[b++] = 3;
 	memset(body + b, 0x11, 32);
@@ -79,6 +58,36 @@ static size_t build(uint8_t *out, const char *name, bool ech, bool dup)
 	put16(out + 7, b);
 	memcpy(out + 9, body, b);
 	return 9 + b;
+}
+
+/* A TLS 1.3-style ClientHello record: name (NULL: no server_name), an
+ * ECH extension when ech, a duplicate server_name when dup. */
+static size_t build(uint8_t *out, const char *name, bool ech, bool dup)
+{
+	uint8_t ext[600];
+	size_t e = 0, n;
+
+	for (int k = 0; name != NULL && k < (dup ? 2 : 1); k++) {
+		n = strlen(name);
+		e += put16(ext + e, 0);
+		e += put16(ext + e, n + 5);
+		e += put16(ext + e, n + 3);
+		ext[e++] = 0;
+		e += put16(ext + e, n);
+		memcpy(ext + e, name, n);
+		e += n;
+	}
+	if (ech) {
+		e += put16(ext + e, 0xfe0d);
+		e += put16(ext + e, 4);
+		memset(ext + e, 0xaa, 4);
+		e += 4;
+	}
+	e += put16(ext + e, 0x002b); /* supported_versions */
+	e += put16(ext + e, 3);
+	ext[e++] = 2;
+	e += put16(ext + e, 0x0304);
+	return wrap(out, ext, e);
 }
 
 static void hello_name_lower_case_and_every_prefix_waits(void **state)
@@ -132,6 +141,55 @@ static void hello_without_name_and_garbage(void **state)
 	assert_int_equal(tlshello_parse(buf, n, &h), -EBADMSG);
 	buf[5] = 2; /* a ServerHello */
 	assert_int_equal(tlshello_parse(buf, n, &h), -EPROTO);
+}
+
+/* dummies empty extensions of distinct unknown types, then a server_name
+ * for each of the names (NULL-terminated). */
+static size_t build_many(uint8_t *out, size_t dummies, const char *const *names)
+{
+	uint8_t ext[2400];
+	size_t e = 0, n;
+
+	for (size_t i = 0; i < dummies; i++) {
+		e += put16(ext + e, 0x7000 + i);
+		e += put16(ext + e, 0);
+	}
+	for (; *names != NULL; names++) {
+		n = strlen(*names);
+		e += put16(ext + e, 0);
+		e += put16(ext + e, n + 5);
+		e += put16(ext + e, n + 3);
+		ext[e++] = 0;
+		e += put16(ext + e, n);
+		memcpy(ext + e, *names, n);
+		e += n;
+	}
+	return wrap(out, ext, e);
+}
+
+/* A second server_name is refused however many extensions come first,
+ * and so is a hello with more than TLSHELLO_EXTS_MAX extensions. */
+static void hello_duplicate_name_after_many_extensions(void **state)
+{
+	static const char *const one[] = {"a.test", NULL};
+	static const char *const two[] = {"evil.test", "a.test", NULL};
+	uint8_t buf[2700];
+	size_t n;
+
+	(void)state;
+	n = build_many(buf, TLSHELLO_EXTS_MAX - 1, one);
+	assert_int_equal(tlshello_parse(buf, n, &h), 0);
+	assert_string_equal(h.name, "a.test");
+	n = build_many(buf, TLSHELLO_EXTS_MAX, one);
+	assert_int_equal(tlshello_parse(buf, n, &h), -EBADMSG);
+	n = build_many(buf, 58, two);
+	assert_int_equal(tlshello_parse(buf, n, &h), -EBADMSG);
+	n = build_many(buf, 70, two); /* both names past the 64th type */
+	assert_int_equal(tlshello_parse(buf, n, &h), -EBADMSG);
+	n = build_many(buf, TLSHELLO_EXTS_MAX - 2, two);
+	assert_int_equal(tlshello_parse(buf, n, &h), -EBADMSG);
+	n = build_many(buf, 0, two);
+	assert_int_equal(tlshello_parse(buf, n, &h), -EBADMSG);
 }
 
 struct answers {
@@ -304,6 +362,14 @@ static void packet_headers_and_payload(void **state)
 	assert_int_equal(fp.seq, 1000);
 	assert_int_equal(fp.payload_len, 5); /* the IP length, not the buffer */
 	assert_memory_equal(fp.payload, "hello", 5);
+	assert_int_equal(fp.flags & FLOWPKT_URG, 0);
+	assert_int_equal(fp.urgent, 0);
+	p[33] = 0x38; /* URG */
+	p[38] = 0;
+	p[39] = 3; /* urgent pointer 3 */
+	assert_int_equal(flowpkt_parse(p, 60, &fp), 0);
+	assert_int_equal(fp.flags & FLOWPKT_URG, FLOWPKT_URG);
+	assert_int_equal(fp.urgent, 3);
 	p[6] = 0x20; /* more fragments */
 	assert_int_equal(flowpkt_parse(p, 60, &fp), -EBADMSG);
 	p[6] = 0x40;
@@ -426,6 +492,7 @@ int main(void)
 	    cmocka_unit_test(hello_name_lower_case_and_every_prefix_waits),
 	    cmocka_unit_test(hello_across_two_records),
 	    cmocka_unit_test(hello_without_name_and_garbage),
+	    cmocka_unit_test(hello_duplicate_name_after_many_extensions),
 	    cmocka_unit_test(
 		verdict_needs_allowed_and_answered_with_this_address),
 	    cmocka_unit_test(reassembly_in_order_and_bounded),
