@@ -8,7 +8,9 @@
  * (the handshake's last ACK) is let through undecided: it names nothing
  * and carries nothing. Payload is appended to the flow's stream and the
  * packet held (no verdict) until the ClientHello is whole: the server
- * sees no byte of a flow before its verdict. Then every held packet goes
+ * sees no byte of a flow before its verdict (a TLS 1.3 flow's first
+ * hello, once accepted, goes on alone while the rest of its plaintext
+ * handshake is read: first_hello_read). Then every held packet goes
  * back through the chain (NF_REPEAT) marked FLOW_MARK_ACCEPT or
  * FLOW_MARK_REJECT; the rules copy the mark into the connmark, so the
  * kernel resets or passes the rest of the flow without us.
@@ -111,6 +113,8 @@ static void read_flow(struct flowcheck *fc, struct flowtab_flow *f,
 static void refuse_urgent(struct flowcheck *fc, struct flowtab_flow *f,
 			  const struct nfq_pkt *qp);
 static void release_older(struct flowcheck *fc, struct flowtab_flow *f);
+static void first_hello_read(struct flowcheck *fc, struct flowtab_flow *f,
+			     const char *name);
 static const char *what_of(const struct config *cfg,
 			   const struct flowtab_flow *f);
 static int read_name(struct flowcheck *fc, const char *what,
@@ -359,11 +363,46 @@ static void read_flow(struct flowcheck *fc, struct flowtab_flow *f,
 		return;
 	}
 	rc = read_name(fc, what, f, &name);
+	if (rc == -EAGAIN && strcmp(what, WHAT_TLS) == 0 &&
+	    fc->hello.first_whole) {
+		first_hello_read(fc, f, name);
+		return;
+	}
 	if (rc == -EAGAIN) {
 		release_older(fc, f);
 		return;
 	}
+	if (rc == -EXDEV) {
+		finish(fc, f, FLOWDECIDE_UNREADABLE,
+		       "a second TLS ClientHello names another server than the "
+		       "first");
+		return;
+	}
 	judge_hello(fc, f, rc, what, name);
+}
+
+/* The first ClientHello of a TLS 1.3 flow is read and the rest of the
+ * client's plaintext handshake is still to come (tlshello_flight): a
+ * name refused now is refused at once; an accepted one lets the held
+ * packets go to the server (NF_ACCEPT: no verdict in the connmark, the
+ * flow's next packets are queued still), whose answer (a
+ * HelloRetryRequest, say) the client's next records wait for. A record
+ * is judged whole, and a server acts on no record it has only part of. */
+static void first_hello_read(struct flowcheck *fc, struct flowtab_flow *f,
+			     const char *name)
+{
+	char text[TEXT_MAX];
+	enum flowdecide_reason r =
+	    flowdecide(WHAT_TLS, name, &f->key.dst, reload_policy(fc->rl),
+		       answered, fc, text, sizeof(text));
+
+	if (r != FLOWDECIDE_OK) {
+		finish(fc, f, r, text);
+		return;
+	}
+	for (size_t i = 0; i < f->n_held; i++)
+		(void)nfq_verdict(fc->q, f->held[i], NF_ACCEPT, 0);
+	f->n_held = 0;
 }
 
 /* What the first bytes of f are read as: its protocol, and for TCP its
@@ -392,7 +431,7 @@ static int read_name(struct flowcheck *fc, const char *what,
 		rc = httphost_parse(f->buf, f->len, &fc->http);
 		*name = fc->http.has_name ? fc->http.name : NULL;
 	} else {
-		rc = tlshello_parse(f->buf, f->len, &fc->hello);
+		rc = tlshello_flight(f->buf, f->len, &fc->hello);
 		*name = fc->hello.has_name ? fc->hello.name : NULL;
 	}
 	return rc;

@@ -19,6 +19,10 @@
 #       The urgent-byte polyglot: one byte sent with MSG_OOB, so a reader
 #       that keeps it reads server_name SEEN and one that drops it (every
 #       socket, by default) reads HIDDEN.
+#   tls_lab.py hrr ADDR PORT FIRST SECOND
+#       A ClientHello naming FIRST with no key share, which a TLS 1.3
+#       server answers with a HelloRetryRequest, then a ChangeCipherSpec
+#       and a second ClientHello naming SECOND.
 #   tls_lab.py dupsni ADDR PORT FIRST SECOND DUMMIES
 #       A real hello's extensions, DUMMIES unknown ones, then server_name
 #       FIRST and server_name SECOND.
@@ -118,6 +122,54 @@ def urgent(addr, port, seen, hidden):
     time.sleep(0.2)
     try:
         c.sendall(stream[k + 1:])
+    except (ConnectionResetError, BrokenPipeError):
+        print("reset")
+        sys.exit(3)
+    reply(c)
+
+
+def without_key_shares(rec, name):
+    """rec's hello naming name instead, its key_share offering no share
+    (a server then asks for one: a HelloRetryRequest)."""
+    head, exts = split_hello(rec)
+    out, p = b"", 0
+    while p < len(exts):
+        kind = int.from_bytes(exts[p:p + 2], "big")
+        n = int.from_bytes(exts[p + 2:p + 4], "big")
+        if kind == 0:
+            out += sni(name)
+        elif kind == 0x33:
+            out += ext(0x33, u16(0))
+        else:
+            out += exts[p:p + 4 + n]
+        p += 4 + n
+    return record(head, out)
+
+
+def read_record(c):
+    data = b""
+    while len(data) < 5 or len(data) < 5 + int.from_bytes(data[3:5], "big"):
+        b = c.recv(65536)
+        if not b:
+            raise ConnectionResetError("closed")
+        data += b
+    return data
+
+
+def hrr(addr, port, first, second):
+    # The second hello is a real one for second; the first is the same
+    # naming first, with an empty key_share: the server answers with a
+    # HelloRetryRequest (its random is SHA-256("HelloRetryRequest")).
+    hello2 = client_hello(second)
+    c = connect(addr, port)
+    try:
+        c.sendall(without_key_shares(hello2, first))
+        sh = read_record(c)
+        if sh[11:15] != bytes.fromhex("cf21ad74"):
+            print("no HelloRetryRequest: %r" % sh[:16])
+            sys.exit(4)
+        time.sleep(0.2)
+        c.sendall(b"\x14\x03\x03\x00\x01\x01" + hello2)
     except (ConnectionResetError, BrokenPipeError):
         print("reset")
         sys.exit(3)
@@ -255,6 +307,8 @@ def main(argv):
         get(argv[2], int(argv[3]), argv[4])
     elif cmd == "urgent":
         urgent(argv[2], int(argv[3]), argv[4], argv[5])
+    elif cmd == "hrr":
+        hrr(argv[2], int(argv[3]), argv[4], argv[5])
     elif cmd == "dupsni":
         dupsni(argv[2], int(argv[3]), argv[4], argv[5], int(argv[6]))
     else:

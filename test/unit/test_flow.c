@@ -192,6 +192,74 @@ static void hello_duplicate_name_after_many_extensions(void **state)
 	assert_int_equal(tlshello_parse(buf, n, &h), -EBADMSG);
 }
 
+/* stream: a first hello for a.test (offering TLS 1.3), then the records
+ * at rest (n bytes). */
+static size_t flight(uint8_t *out, const uint8_t *rest, size_t n)
+{
+	size_t k = build(out, "a.test", false, false);
+
+	memcpy(out + k, rest, n);
+	return k + n;
+}
+
+/* tlshello_flight reads on until the handshake is encrypted; a second
+ * ClientHello must name the same server. */
+static void hello_flight_until_encrypted(void **state)
+{
+	static const uint8_t ccs[] = {20, 3, 3, 0, 1, 1};
+	static const uint8_t app[] = {23, 3, 3, 0, 2, 0xaa, 0xbb};
+	static const uint8_t fin12[] = {22, 3, 3, 0, 4, 0x14, 0x9f, 0x01, 0x02};
+	static const char *const none[] = {NULL};
+	uint8_t buf[3000], rest[1200];
+	size_t n, k;
+
+	(void)state;
+	n = flight(buf, app, 0);
+	assert_int_equal(tlshello_flight(buf, n, &h), -EAGAIN);
+	assert_true(h.first_whole);
+	assert_string_equal(h.name, "a.test");
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(tlshello_flight(buf, i, &h), -EAGAIN);
+		assert_false(h.first_whole);
+	}
+	n = flight(buf, app, sizeof(app));
+	assert_int_equal(tlshello_flight(buf, n, &h), 0);
+	/* TLS 1.2's encrypted Finished after its ChangeCipherSpec. */
+	memcpy(rest, ccs, sizeof(ccs));
+	memcpy(rest + sizeof(ccs), fin12, sizeof(fin12));
+	n = flight(buf, rest, sizeof(ccs) + sizeof(fin12));
+	assert_int_equal(tlshello_flight(buf, n, &h), 0);
+	/* After a HelloRetryRequest: the same name, then encrypted. */
+	memcpy(rest, ccs, sizeof(ccs));
+	k = sizeof(ccs) + build(rest + sizeof(ccs), "A.test", false, false);
+	n = flight(buf, rest, k);
+	assert_int_equal(tlshello_flight(buf, n, &h), -EAGAIN);
+	memcpy(rest + k, app, sizeof(app));
+	n = flight(buf, rest, k + sizeof(app));
+	assert_int_equal(tlshello_flight(buf, n, &h), 0);
+	assert_string_equal(h.name, "a.test");
+	/* Another name, or none, in the second hello. */
+	k = sizeof(ccs) + build(rest + sizeof(ccs), "evil.test", false, false);
+	n = flight(buf, rest, k);
+	assert_int_equal(tlshello_flight(buf, n, &h), -EXDEV);
+	k = sizeof(ccs) + build(rest + sizeof(ccs), NULL, false, false);
+	n = flight(buf, rest, k);
+	assert_int_equal(tlshello_flight(buf, n, &h), -EXDEV);
+	/* Without the ChangeCipherSpec too. */
+	k = build(rest, "evil.test", false, false);
+	n = flight(buf, rest, k);
+	assert_int_equal(tlshello_flight(buf, n, &h), -EXDEV);
+	/* A hello offering only TLS 1.2 ends the flight. */
+	n = build_many(buf, 0, none);
+	assert_int_equal(tlshello_flight(buf, n, &h), 0);
+	assert_false(h.first_whole);
+	/* Bytes after the first hello in its own record. */
+	n = build(buf, "a.test", false, false);
+	buf[4] = (uint8_t)(buf[4] + 1);
+	buf[n++] = 0;
+	assert_int_equal(tlshello_flight(buf, n, &h), -EBADMSG);
+}
+
 struct answers {
 	uint8_t wire[64];
 	size_t len;
@@ -493,6 +561,7 @@ int main(void)
 	    cmocka_unit_test(hello_across_two_records),
 	    cmocka_unit_test(hello_without_name_and_garbage),
 	    cmocka_unit_test(hello_duplicate_name_after_many_extensions),
+	    cmocka_unit_test(hello_flight_until_encrypted),
 	    cmocka_unit_test(
 		verdict_needs_allowed_and_answered_with_this_address),
 	    cmocka_unit_test(reassembly_in_order_and_bounded),
