@@ -374,8 +374,11 @@ static void read_flow(struct flowcheck *fc, struct flowtab_flow *f,
 	}
 	if (rc == -EXDEV) {
 		finish(fc, f, FLOWDECIDE_UNREADABLE,
-		       "a second TLS ClientHello names another server than the "
-		       "first");
+		       strcmp(what, WHAT_HTTP) == 0
+			   ? "a second HTTP request in the first flight names "
+			     "another host than the first"
+			   : "a second TLS ClientHello names another server "
+			     "than the first");
 		return;
 	}
 	judge_hello(fc, f, rc, what, name);
@@ -428,7 +431,7 @@ static int read_name(struct flowcheck *fc, const char *what,
 	int rc;
 
 	if (strcmp(what, WHAT_HTTP) == 0) {
-		rc = httphost_parse(f->buf, f->len, &fc->http);
+		rc = httphost_flight(f->buf, f->len, &fc->http);
 		*name = fc->http.has_name ? fc->http.name : NULL;
 	} else {
 		rc = tlshello_flight(f->buf, f->len, &fc->hello);

@@ -260,6 +260,61 @@ static void hello_flight_until_encrypted(void **state)
 	assert_int_equal(tlshello_flight(buf, n, &h), -EBADMSG);
 }
 
+static int flight_of(const char *stream)
+{
+	static struct httphost hh;
+
+	return httphost_flight((const uint8_t *)stream, strlen(stream), &hh);
+}
+
+/* Every head of the first flight names the same host; a body of known
+ * length is skipped; nothing may follow a chunked one. */
+static void http_flight_every_head(void **st)
+{
+	(void)st;
+	assert_int_equal(flight_of("GET / HTTP/1.1\r\nHost: a.test\r\n\r\n"),
+			 0);
+	assert_int_equal(
+	    flight_of("GET / HTTP/1.1\r\nHost: a.test\r\n\r\n"
+		      "GET /2 HTTP/1.1\r\nHost: A.test:80\r\n\r\n"),
+	    0);
+	assert_int_equal(
+	    flight_of("GET / HTTP/1.1\r\nHost: a.test\r\n\r\n"
+		      "GET /2 HTTP/1.1\r\nHost: evil.test\r\n\r\n"),
+	    -EXDEV);
+	assert_int_equal(flight_of("GET / HTTP/1.1\r\nHost: a.test\r\n\r\n"
+				   "GET /2 HTTP/1.1\r\n\r\n"),
+			 -EXDEV);
+	assert_int_equal(flight_of("GET / HTTP/1.1\r\nHost: a.test\r\n\r\n"
+				   "GET /2 HTTP/1.1\r\nHost: ev"),
+			 -EAGAIN);
+	assert_int_equal(flight_of("GET / HTTP/1.1\r\nHost: a.test\r\n\r\n"
+				   "\x16\x03\x01"),
+			 -EBADMSG);
+	assert_int_equal(
+	    flight_of("POST / HTTP/1.1\r\nHost: a.test\r\nContent-Length: 4\r\n"
+		      "\r\nbodyGET /2 HTTP/1.1\r\nHost: evil.test\r\n\r\n"),
+	    -EXDEV);
+	assert_int_equal(
+	    flight_of(
+		"POST / HTTP/1.1\r\nHost: a.test\r\nContent-Length: 40\r\n"
+		"\r\nGET /2 HTTP/1.1\r\nHost: evil.test\r\n\r\n"),
+	    0); /* all of it body: the server reads it so too */
+	assert_int_equal(
+	    flight_of("POST / HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: "
+		      "chunked\r\n\r\n4\r\nbody\r\n0\r\n\r\n"),
+	    -EBADMSG);
+	assert_int_equal(
+	    flight_of("POST / HTTP/1.1\r\nHost: a.test\r\nContent-Length: 1\r\n"
+		      "Content-Length: 1\r\n\r\nx"),
+	    -EBADMSG);
+	assert_int_equal(
+	    flight_of(
+		"POST / HTTP/1.1\r\nHost: a.test\r\nContent-Length: +1\r\n"
+		"\r\nx"),
+	    -EBADMSG);
+}
+
 struct answers {
 	uint8_t wire[64];
 	size_t len;
@@ -562,6 +617,7 @@ int main(void)
 	    cmocka_unit_test(hello_without_name_and_garbage),
 	    cmocka_unit_test(hello_duplicate_name_after_many_extensions),
 	    cmocka_unit_test(hello_flight_until_encrypted),
+	    cmocka_unit_test(http_flight_every_head),
 	    cmocka_unit_test(
 		verdict_needs_allowed_and_answered_with_this_address),
 	    cmocka_unit_test(reassembly_in_order_and_bounded),
