@@ -11,7 +11,7 @@ df_setup
 
 df_start_dnsfence allow='["www.allowed.test"]' ports='["tcp/443", "tcp/80", "tcp/8443", "tcp/9000-9001"]'
 expect_log_contains "warning namecheck: tcp/8443, tcp/9000-9001: address-only"
-! grep "address-only" "$DF_DNSFENCE_LOG" | grep -q "tcp/443\|tcp/80[,:]" ||
+! grep -q "tcp/443\|tcp/80[,:]" <<<"$(grep "address-only" "$DF_DNSFENCE_LOG")" ||
 	fail "a port the check reads was called address-only: $(grep address-only "$DF_DNSFENCE_LOG")"
 ok "tcp ports of ports outside tls_ports and http_ports: warned at start as address-only"
 df_stop_dnsfence
