@@ -8,7 +8,9 @@
  * (the handshake's last ACK) is let through undecided: it names nothing
  * and carries nothing. Payload is appended to the flow's stream and the
  * packet held (no verdict) until the ClientHello is whole: the server
- * sees no byte of a flow before its verdict. Then every held packet goes
+ * sees no byte of a flow before its verdict (a TLS 1.3 flow's first
+ * hello, once accepted, goes on alone while the rest of its plaintext
+ * handshake is read: first_hello_read). Then every held packet goes
  * back through the chain (NF_REPEAT) marked FLOW_MARK_ACCEPT or
  * FLOW_MARK_REJECT; the rules copy the mark into the connmark, so the
  * kernel resets or passes the rest of the flow without us.
@@ -153,7 +155,11 @@ static bool admit(struct flowcheck *fc, const struct flowtab_key *key,
 		  const struct nfq_pkt *qp, bool recheck);
 static void read_flow(struct flowcheck *fc, struct flowtab_flow *f,
 		      const struct nfq_pkt *qp, const struct flowpkt *fp);
+static void refuse_urgent(struct flowcheck *fc, struct flowtab_flow *f,
+			  const struct nfq_pkt *qp);
 static void release_older(struct flowcheck *fc, struct flowtab_flow *f);
+static void first_hello_read(struct flowcheck *fc, struct flowtab_flow *f,
+			     const char *name);
 static const char *what_of(const struct config *cfg,
 			   const struct flowtab_flow *f);
 static int read_name(struct flowcheck *fc, const char *what,
@@ -306,6 +312,7 @@ static void on_packet(void *arg, const struct nfq_pkt *qp)
 	struct flowtab_flow *f;
 	struct flowtab_key key;
 	struct flowpkt fp;
+	bool urgent;
 
 	if (qp->payload == NULL ||
 	    flowpkt_parse(qp->payload, qp->len, &fp) != 0) {
@@ -316,7 +323,8 @@ static void on_packet(void *arg, const struct nfq_pkt *qp)
 		quic_packet(fc, qp, &fp, false);
 		return;
 	}
-	if (fp.payload_len == 0) {
+	urgent = (fp.flags & FLOWPKT_URG) != 0 || fp.urgent != 0;
+	if (fp.payload_len == 0 && !urgent) {
 		(void)nfq_verdict(fc->q, qp->id, NF_ACCEPT, 0);
 		return;
 	}
@@ -328,6 +336,10 @@ static void on_packet(void *arg, const struct nfq_pkt *qp)
 	f = flow_of(fc, &key, qp, &fp);
 	if (f == NULL)
 		return;
+	if (urgent) {
+		refuse_urgent(fc, f, qp);
+		return;
+	}
 	if (qp->has_uid && !f->has_uid) {
 		f->has_uid = true;
 		f->uid = qp->uid;
@@ -440,6 +452,20 @@ static bool admit(struct flowcheck *fc, const struct flowtab_key *key,
 	return false;
 }
 
+/* A segment with URG or an urgent pointer before the verdict: the
+ * server's socket takes the urgent byte out of the stream (unless it
+ * asked for it inline), so it would read other bytes than the copy read
+ * here. Nothing legitimate sends urgent data in a ClientHello or a
+ * request head: the flow is refused, this packet and the held ones. */
+static void refuse_urgent(struct flowcheck *fc, struct flowtab_flow *f,
+			  const struct nfq_pkt *qp)
+{
+	verdict(fc, qp->id, auditing(reload_config(fc->rl)));
+	finish(fc, f, FLOWDECIDE_UNREADABLE,
+	       "urgent data before the verdict (the server would read "
+	       "another stream)");
+}
+
 /* Append, hold, and judge once the ClientHello is whole. */
 static void read_flow(struct flowcheck *fc, struct flowtab_flow *f,
 		      const struct nfq_pkt *qp, const struct flowpkt *fp)
@@ -465,11 +491,49 @@ static void read_flow(struct flowcheck *fc, struct flowtab_flow *f,
 		return;
 	}
 	rc = read_name(fc, what, f, &name);
+	if (rc == -EAGAIN && strcmp(what, WHAT_TLS) == 0 &&
+	    fc->hello.first_whole) {
+		first_hello_read(fc, f, name);
+		return;
+	}
 	if (rc == -EAGAIN) {
 		release_older(fc, f);
 		return;
 	}
+	if (rc == -EXDEV) {
+		finish(fc, f, FLOWDECIDE_UNREADABLE,
+		       strcmp(what, WHAT_HTTP) == 0
+			   ? "a second HTTP request in the first flight names "
+			     "another host than the first"
+			   : "a second TLS ClientHello names another server "
+			     "than the first");
+		return;
+	}
 	judge_hello(fc, f, rc, what, name);
+}
+
+/* The first ClientHello of a TLS 1.3 flow is read and the rest of the
+ * client's plaintext handshake is still to come (tlshello_flight): a
+ * name refused now is refused at once; an accepted one lets the held
+ * packets go to the server (NF_ACCEPT: no verdict in the connmark, the
+ * flow's next packets are queued still), whose answer (a
+ * HelloRetryRequest, say) the client's next records wait for. A record
+ * is judged whole, and a server acts on no record it has only part of. */
+static void first_hello_read(struct flowcheck *fc, struct flowtab_flow *f,
+			     const char *name)
+{
+	char text[TEXT_MAX];
+	enum flowdecide_reason r =
+	    flowdecide(WHAT_TLS, name, &f->key.dst, reload_policy(fc->rl),
+		       answered, fc, text, sizeof(text));
+
+	if (r != FLOWDECIDE_OK) {
+		finish(fc, f, r, text);
+		return;
+	}
+	for (size_t i = 0; i < f->n_held; i++)
+		(void)nfq_verdict(fc->q, f->held[i], NF_ACCEPT, 0);
+	f->n_held = 0;
 }
 
 /* What the first bytes of f are read as: its protocol, and for TCP its
@@ -495,10 +559,10 @@ static int read_name(struct flowcheck *fc, const char *what,
 	int rc;
 
 	if (strcmp(what, WHAT_HTTP) == 0) {
-		rc = httphost_parse(f->buf, f->len, &fc->http);
+		rc = httphost_flight(f->buf, f->len, &fc->http);
 		*name = fc->http.has_name ? fc->http.name : NULL;
 	} else {
-		rc = tlshello_parse(f->buf, f->len, &fc->hello);
+		rc = tlshello_flight(f->buf, f->len, &fc->hello);
 		*name = fc->hello.has_name ? fc->hello.name : NULL;
 	}
 	return rc;

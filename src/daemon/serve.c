@@ -172,6 +172,7 @@ static int open_parts(struct daemon *d);
 static int open_reload(struct daemon *d);
 static int open_name_check(struct daemon *d);
 static void say_address_only(const struct config *cfg);
+static void say_tcp_address_only(const struct config *cfg);
 static int add_signals(struct daemon *d);
 static int drop_privileges(struct daemon *d);
 static void restore_prov(struct daemon *d);
@@ -371,6 +372,37 @@ static void say_address_only(const struct config *cfg)
 			 list);
 }
 
+/* The tcp ports of `ports` that neither name_check.tls_ports nor
+ * http_ports covers, warned once at start: an allowed address opens them
+ * to any name the front end serves. */
+static void say_tcp_address_only(const struct config *cfg)
+{
+	char list[256] = "", one[32];
+	size_t len = 0;
+
+	if (cfg->name_check == CONFIG_NAME_CHECK_OFF)
+		return;
+	for (size_t i = 0; i < cfg->n_ports; i++) {
+		const struct config_port *pt = &cfg->ports[i];
+
+		if (pt->proto != IPPROTO_TCP ||
+		    config_port_covered(cfg->tls_ports, cfg->n_tls_ports, pt) ||
+		    config_port_covered(cfg->http_ports, cfg->n_http_ports, pt))
+			continue;
+		config_port_format(pt, one, sizeof(one));
+		if (len + strlen(one) + 3 < sizeof(list))
+			len += (size_t)snprintf(list + len, sizeof(list) - len,
+						"%s%s", len ? ", " : "", one);
+	}
+	if (len > 0)
+		log_warn("namecheck",
+			 "%s: address-only (no parser reads the first bytes "
+			 "of these tcp ports: any name served on an allowed "
+			 "address passes; name_check.tls_ports and http_ports "
+			 "list the ones read)",
+			 list);
+}
+
 /* The queue reader runs whenever the fence does (scope output), so a
  * reload can turn the check on; when it cannot bind and the check is on,
  * the daemon refuses to serve: the rules would drop every checked flow. */
@@ -392,6 +424,7 @@ static int open_name_check(struct daemon *d)
 	if (d->fc != NULL) {
 		observe_set_queue(d->obs, FLOW_QUEUE_NUM);
 		say_address_only(cfg);
+		say_tcp_address_only(cfg);
 		return 0;
 	}
 	if (cfg->name_check == CONFIG_NAME_CHECK_OFF) {

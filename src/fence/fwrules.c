@@ -644,30 +644,42 @@ static int render_name_check(const struct config *cfg, int family,
 }
 
 /* A new flow to a set member on ports list: marked pending (queued by
- * the rule after all lists). Before it, a SYN that carries data (TCP Fast Open:
- * an unprivileged sendto with MSG_FASTOPEN once the kernel holds the server's
- * cookie) is dropped: its bytes would reach the server before the check sees a
- * packet, since the SYN is NEW. The u32 test reads 4 bytes where the
- * payload starts (IPv4: after the header's IHL and the TCP data offset;
- * IPv6: the TCP header right after the fixed one, as in render_quic), so
- * it matches a SYN with 4 bytes of payload or more. The client's kernel
- * sends the SYN again without data and the request after the handshake,
- * where the check reads it; 1 to 3 bytes in a SYN name nothing, and the
- * check then reads a stream without its start, which it refuses. */
+ * the rule after all lists). Before it, a SYN that carries data (TCP Fast
+ * Open: an unprivileged sendto with MSG_FASTOPEN once the kernel holds the
+ * server's cookie) is dropped: its bytes would reach the server before the
+ * check sees a packet, since the SYN is NEW, and the check would read the
+ * stream without its start. The u32 test reads 4 bytes ending at the
+ * payload's first byte, so it matches a SYN with 1 byte of payload or
+ * more: in IPv6 at the TCP data offset plus 37 (the TCP header right after
+ * the fixed one, as in render_quic); in IPv4 at the data offset plus 17,
+ * which is the first payload byte less 3 when the IP header has no options
+ * (u32 offsets cannot go back, so the header length is fixed), and a SYN
+ * with IP options (IHL over 5, which unprivileged IP_OPTIONS can set) is
+ * dropped by a rule of its own. The client's kernel sends the SYN again
+ * without data and the bytes after the handshake, where the check reads
+ * the stream from its first byte. */
 static int render_queue(int family, const char *set, const char *list,
 			struct fw_rules *r)
 {
 	const char *payload = family == AF_INET
-				  ? "0x0>>0x16&0x3c@0xc>>0x1a&0x3c@0x0>>0x18="
-				    "0x0:0xff"
-				  : "0x34>>0x1a&0x3c@0x28>>0x18=0x0:0xff";
-	int ret = fw_rules_add(
-	    r,
-	    C "-p tcp -m set --match-set %s dst -m multiport --dports %s -m "
-	      "tcp --tcp-flags FIN,SYN,RST,ACK SYN -m u32 --u32 \"%s\" -j "
-	      "DROP",
-	    set, list, payload);
+				  ? "0x20>>0x1a&0x3c@0x11=0x0:0xffffffff"
+				  : "0x34>>0x1a&0x3c@0x25=0x0:0xffffffff";
+	int ret = 0;
 
+	if (family == AF_INET)
+		ret = fw_rules_add(
+		    r,
+		    C "-p tcp -m set --match-set %s dst -m multiport --dports "
+		      "%s -m tcp --tcp-flags FIN,SYN,RST,ACK SYN -m u32 --u32 "
+		      "\"0x0>>0x18&0xf=0x6:0xf\" -j DROP",
+		    set, list);
+	if (!ret)
+		ret = fw_rules_add(
+		    r,
+		    C "-p tcp -m set --match-set %s dst -m multiport --dports "
+		      "%s -m tcp --tcp-flags FIN,SYN,RST,ACK SYN -m u32 --u32 "
+		      "\"%s\" -j DROP",
+		    set, list, payload);
 	return ret ? ret
 		   : fw_rules_add(
 			 r,

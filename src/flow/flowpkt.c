@@ -109,12 +109,14 @@ static int parse_tcp(struct dns_reader *r, size_t end, struct flowpkt *out)
 
 	if (dns_read_u16(r, &out->sport) || dns_read_u16(r, &out->dport) ||
 	    dns_read_u32(r, &out->seq) || dns_skip(r, 4) ||
-	    dns_read_u8(r, &doff) || dns_read_u8(r, &flags))
+	    dns_read_u8(r, &doff) || dns_read_u8(r, &flags) || dns_skip(r, 4) ||
+	    dns_read_u16(r, &out->urgent))
 		return -EBADMSG;
 	off = (size_t)(doff >> 4) * 4;
 	if (off < 20 || end < start || end - start < off)
 		return -EBADMSG;
-	out->flags = flags & 0x07;
+	out->flags =
+	    flags & (FLOWPKT_FIN | FLOWPKT_SYN | FLOWPKT_RST | FLOWPKT_URG);
 	out->payload = r->buf + start + off;
 	out->payload_len = end - start - off;
 	return 0;

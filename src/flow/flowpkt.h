@@ -13,21 +13,25 @@
 #define FLOWPKT_FIN 0x01
 #define FLOWPKT_SYN 0x02
 #define FLOWPKT_RST 0x04
+#define FLOWPKT_URG 0x20
 
 struct flowpkt {
 	struct netaddr src, dst;
 	uint8_t proto;		/* IPPROTO_TCP or IPPROTO_UDP */
 	uint16_t sport, dport;	/* host order */
 	uint32_t seq;		/* TCP: of the first payload byte */
-	uint8_t flags;		/* TCP flags */
+	uint8_t flags;		/* TCP flags (FIN, SYN, RST, URG) */
+	uint16_t urgent;	/* TCP: the urgent pointer */
 	const uint8_t *payload; /* into the packet */
 	size_t payload_len;
 };
 
 /* Read an IPv4 or IPv6 packet (family from its version nibble) carrying
- * TCP or UDP (a UDP payload ends where the UDP length says). IPv6 extension
- * headers before TCP are walked (hop-by-hop, routing, destination options); a
- * fragment, another protocol or any truncation is -EBADMSG. 0 with out filled.
+ * TCP or UDP (a UDP payload ends where the UDP length says). The urgent
+ * pointer is read whether or not URG is set: a receiver may act on either. IPv6
+ * extension headers before TCP are walked (hop-by-hop, routing, destination
+ * options); a fragment, another protocol or any truncation is -EBADMSG. 0 with
+ * out filled.
  */
 int flowpkt_parse(const uint8_t *p, size_t len, struct flowpkt *out);
 

@@ -29,6 +29,8 @@ struct head {
 	const uint8_t *target; /* the target's authority, if any */
 	size_t target_len;
 	bool has_target;
+	bool has_length, has_te; /* Content-Length, Transfer-Encoding */
+	uint64_t length;
 };
 
 static bool method_prefix(const uint8_t *p, size_t n);
@@ -39,12 +41,58 @@ static int authority_of(const uint8_t *t, size_t n, bool connect,
 static int header_line(const uint8_t *p, size_t n, struct head *h);
 static int host_of(const uint8_t *p, size_t n, struct httphost *out);
 static bool tchar(uint8_t c);
+static int content_length(const uint8_t *p, size_t n, struct head *h);
+static int parse_head(const uint8_t *stream, size_t len, struct httphost *out,
+		      struct head *h, size_t *end);
 static bool lower_eq(const uint8_t *a, size_t n, const char *b);
 
 int httphost_parse(const uint8_t *stream, size_t len, struct httphost *out)
 {
-	struct dns_reader r;
 	struct head h = {0};
+	size_t end;
+
+	return parse_head(stream, len, out, &h, &end);
+}
+
+int httphost_flight(const uint8_t *stream, size_t len, struct httphost *out)
+{
+	struct httphost next;
+	struct head h = {0};
+	size_t end, pos;
+	int rc = parse_head(stream, len, out, &h, &end);
+
+	for (int k = 1; rc == 0; k++) {
+		/* A body (its length known) is skipped; a chunked one cannot
+		 * be told from a request after it: no byte may follow. */
+		if (h.has_te && h.has_length)
+			return -EBADMSG;
+		if (h.has_te)
+			return end == len ? 0 : -EBADMSG;
+		if (h.length > len - end)
+			return 0; /* the rest of the body comes later */
+		pos = end + (size_t)h.length;
+		if (pos == len)
+			return 0;
+		if (k == HTTPHOST_FLIGHT_HEADS)
+			return -EMSGSIZE;
+		memset(&h, 0, sizeof(h));
+		rc = parse_head(stream + pos, len - pos, &next, &h, &end);
+		if (rc == -EAGAIN || rc == -EPROTO)
+			return rc == -EAGAIN ? -EAGAIN : -EBADMSG;
+		if (rc == 0 && (next.has_name != out->has_name ||
+				strcmp(next.name, out->name) != 0))
+			return -EXDEV;
+		end += pos;
+	}
+	return rc;
+}
+
+/* One request head at the start of stream into out and h; *end: the
+ * offset past its empty line. */
+static int parse_head(const uint8_t *stream, size_t len, struct httphost *out,
+		      struct head *h, size_t *end)
+{
+	struct dns_reader r;
 	const uint8_t *line;
 	size_t n, start;
 	int rc;
@@ -60,24 +108,25 @@ int httphost_parse(const uint8_t *stream, size_t len, struct httphost *out)
 	if (rc == -EAGAIN && !method_prefix(r.buf + start, r.len - start))
 		return -EPROTO;
 	if (rc == 0)
-		rc = request_line(line, n, &h);
+		rc = request_line(line, n, h);
 	while (rc == 0) {
 		rc = read_line(&r, &line, &n);
 		if (rc != 0 || n == 0)
 			break;
-		rc = header_line(line, n, &h);
+		rc = header_line(line, n, h);
 	}
 	if (rc == -EAGAIN && len >= HTTPHOST_MAX)
 		return -EMSGSIZE;
 	if (rc != 0)
 		return rc;
-	if (!h.has_target)
-		return h.has_host ? host_of(h.host, h.host_len, out) : 0;
-	rc = host_of(h.target, h.target_len, out);
-	if (rc == 0 && h.has_host) {
+	*end = r.pos;
+	if (!h->has_target)
+		return h->has_host ? host_of(h->host, h->host_len, out) : 0;
+	rc = host_of(h->target, h->target_len, out);
+	if (rc == 0 && h->has_host) {
 		struct httphost other = {0};
 
-		rc = host_of(h.host, h.host_len, &other);
+		rc = host_of(h->host, h->host_len, &other);
 		if (rc == 0 && (other.has_name != out->has_name ||
 				strcmp(other.name, out->name) != 0))
 			rc = -EBADMSG;
@@ -192,14 +241,20 @@ static int header_line(const uint8_t *p, size_t n, struct head *h)
 		c++;
 	if (c == 0 || c >= n || p[c] != ':')
 		return -EBADMSG;
-	if (c != 4 || !lower_eq(p, 4, "host"))
-		return 0;
-	if (h->has_host)
-		return -EBADMSG;
 	for (s = c + 1; s < n && (p[s] == ' ' || p[s] == '\t'); s++)
 		;
 	for (e = n; e > s && (p[e - 1] == ' ' || p[e - 1] == '\t'); e--)
 		;
+	if (c == 17 && lower_eq(p, 17, "transfer-encoding")) {
+		h->has_te = true;
+		return 0;
+	}
+	if (c == 14 && lower_eq(p, 14, "content-length"))
+		return content_length(p + s, e - s, h);
+	if (c != 4 || !lower_eq(p, 4, "host"))
+		return 0;
+	if (h->has_host)
+		return -EBADMSG;
 	h->has_host = true;
 	h->host = p + s;
 	h->host_len = e - s;
@@ -264,4 +319,21 @@ static bool lower_eq(const uint8_t *a, size_t n, const char *b)
 			return false;
 	}
 	return true;
+}
+
+/* Content-Length: digits only (RFC 9110 8.6), once. */
+static int content_length(const uint8_t *p, size_t n, struct head *h)
+{
+	uint64_t v = 0;
+
+	if (n == 0 || n > 15 || h->has_length)
+		return -EBADMSG;
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] < '0' || p[i] > '9')
+			return -EBADMSG;
+		v = v * 10 + (uint64_t)(p[i] - '0');
+	}
+	h->has_length = true;
+	h->length = v;
+	return 0;
 }

@@ -28,8 +28,25 @@ struct httphost {
  *  -EMSGSIZE: a head longer than HTTPHOST_MAX;
  *  -EBADMSG:  malformed: a bare CR or LF, a header line without a colon
  *             or with space before it, a folded line, two Host headers,
- *             a Host that is not host[:port], userinfo in the target, or
- *             an absolute-form target whose host differs from Host. */
+ *             a Host that is not host[:port], userinfo in the target,
+ *             an absolute-form target whose host differs from Host, or
+ *             a Content-Length given twice or not all digits. */
 int httphost_parse(const uint8_t *stream, size_t len, struct httphost *out);
+
+/* Request heads read in one first flight at most (pipelined). */
+#define HTTPHOST_FLIGHT_HEADS 16
+
+/* Every request head at the start of stream (len bytes so far: what
+ * arrived before the verdict), out naming the first's host: after a head
+ * and its Content-Length body, the bytes that follow must be another
+ * whole head naming the same host (or none when the first named none).
+ * Results as httphost_parse, and -EAGAIN also for a later head not yet
+ * whole; -EXDEV: a later head names another host; -EBADMSG also for
+ * bytes after a head with Transfer-Encoding (a chunked body cannot be
+ * told from a request after it), for both Content-Length and
+ * Transfer-Encoding, a Content-Length given twice or not all digits, or
+ * bytes after a head that are no request line; -EMSGSIZE: more than
+ * HTTPHOST_FLIGHT_HEADS heads. */
+int httphost_flight(const uint8_t *stream, size_t len, struct httphost *out);
 
 #endif

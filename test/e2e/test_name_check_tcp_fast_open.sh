@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Invariant 11 against TCP Fast Open: nginx on 198.18.1.10:80 serves
+# Invariant 11 against TCP Fast Open (a whole request in the SYN; 1 to 3
+# bytes: test_name_check_fast_open_short_syn.sh): nginx on 198.18.1.10:80 serves
 # www.allowed.test and evil.test by Host (a shared front end) with Fast
 # Open on, as the kernel's net.ipv4.tcp_fastopen=3 and nginx's
 # `fastopen=` allow. The workload resolved www.allowed.test through

@@ -5,8 +5,9 @@
  * digits, '-', '_' and single dots. Every prefix of the input must give
  * -EAGAIN or the same kind of answer as a stream that stops there (the
  * reader is re-run from the start on each segment). The same bytes are
- * also read as a queued IP packet (flowpkt_parse): a payload inside the
- * buffer. Any violation abort()s. */
+ * also read as a whole plaintext flight (tlshello_flight: several
+ * records, a second ClientHello) and as a queued IP packet (flowpkt_parse): a
+ * payload inside the buffer. Any violation abort()s. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -44,6 +45,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		free(more);
 	}
+	/* The whole flight: the same results, -EXDEV too, a name only on
+	 * success or while the flight goes on after a first hello read. */
+	rc = tlshello_flight(data, size, &h);
+	if (rc != 0 && rc != -EAGAIN && rc != -EPROTO && rc != -EMSGSIZE &&
+	    rc != -EBADMSG && rc != -EXDEV)
+		abort();
+	if (h.has_name)
+		fuzz_check_host_name(h.name);
+	if (h.first_whole && rc == -EPROTO && size > 0 && data[0] != 0x16)
+		abort();
 	if (flowpkt_parse(data, size, &fp) == 0 &&
 	    (fp.payload < data || fp.payload + fp.payload_len > data + size))
 		abort();

@@ -715,13 +715,19 @@ static void name_check_queues_only_undecided_flows(void **state)
 	      "--ctdir ORIGINAL -j REJECT --reject-with tcp-reset\n" C
 	      "-p tcp -m set --match-set dnsfence4 dst -m multiport --dports "
 	      "443,8443 -m tcp --tcp-flags FIN,SYN,RST,ACK SYN -m u32 --u32 "
-	      "\"0x0>>0x16&0x3c@0xc>>0x1a&0x3c@0x0>>0x18=0x0:0xff\" -j DROP\n" C
+	      "\"0x0>>0x18&0xf=0x6:0xf\" -j DROP\n" C
+	      "-p tcp -m set --match-set dnsfence4 dst -m multiport --dports "
+	      "443,8443 -m tcp --tcp-flags FIN,SYN,RST,ACK SYN -m u32 --u32 "
+	      "\"0x20>>0x1a&0x3c@0x11=0x0:0xffffffff\" -j DROP\n" C
 	      "-p tcp -m set --match-set dnsfence4 dst -m multiport --dports "
 	      "443,8443 -m conntrack --ctstate NEW -j CONNMARK --set-xmark "
 	      "0x300000/0x300000\n" C
 	      "-p tcp -m set --match-set dnsfence4 dst -m multiport --dports "
 	      "80,8080 -m tcp --tcp-flags FIN,SYN,RST,ACK SYN -m u32 --u32 "
-	      "\"0x0>>0x16&0x3c@0xc>>0x1a&0x3c@0x0>>0x18=0x0:0xff\" -j DROP\n" C
+	      "\"0x0>>0x18&0xf=0x6:0xf\" -j DROP\n" C
+	      "-p tcp -m set --match-set dnsfence4 dst -m multiport --dports "
+	      "80,8080 -m tcp --tcp-flags FIN,SYN,RST,ACK SYN -m u32 --u32 "
+	      "\"0x20>>0x1a&0x3c@0x11=0x0:0xffffffff\" -j DROP\n" C
 	      "-p tcp -m set --match-set dnsfence4 dst -m multiport --dports "
 	      "80,8080 -m conntrack --ctstate NEW -j CONNMARK --set-xmark "
 	      "0x300000/0x300000\n" C
@@ -740,7 +746,7 @@ static void name_check_queues_only_undecided_flows(void **state)
 			       "-j CONNMARK"));
 	assert_non_null(strstr(v6, "--dports 443,8443 -m tcp --tcp-flags "
 				   "FIN,SYN,RST,ACK SYN -m u32 --u32 "
-				   "\"0x34>>0x1a&0x3c@0x28>>0x18=0x0:0xff\" "
+				   "\"0x34>>0x1a&0x3c@0x25=0x0:0xffffffff\" "
 				   "-j DROP\n"));
 	assert_null(strstr(v4, "queue-bypass"));
 	assert_null(strstr(v4off, "NFQUEUE"));

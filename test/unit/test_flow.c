@@ -31,33 +31,12 @@ static size_t put16(uint8_t *p, size_t v)
 	return 2;
 }
 
-/* A TLS 1.3-style ClientHello record: name (NULL: no server_name), an
- * ECH extension when ech, a duplicate server_name when dup. */
-static size_t build(uint8_t *out, const char *name, bool ech, bool dup)
+/* A ClientHello record around the e bytes of extensions at ext. */
+static size_t wrap(uint8_t *out, const uint8_t *ext, size_t e)
 {
-	uint8_t ext[600], body[800];
-	size_t e = 0, b = 0, n;
+	uint8_t body[2600];
+	size_t b = 0;
 
-	for (int k = 0; name != NULL && k < (dup ? 2 : 1); k++) {
-		n = strlen(name);
-		e += put16(ext + e, 0);
-		e += put16(ext + e, n + 5);
-		e += put16(ext + e, n + 3);
-		ext[e++] = 0;
-		e += put16(ext + e, n);
-		memcpy(ext + e, name, n);
-		e += n;
-	}
-	if (ech) {
-		e += put16(ext + e, 0xfe0d);
-		e += put16(ext + e, 4);
-		memset(ext + e, 0xaa, 4);
-		e += 4;
-	}
-	e += put16(ext + e, 0x002b); /* supported_versions */
-	e += put16(ext + e, 3);
-	ext[e++] = 2;
-	e += put16(ext + e, 0x0304);
 	body[b++] = 3;
 	body[b++] = 3;
 	memset(body + b, 0x11, 32);
@@ -79,6 +58,36 @@ static size_t build(uint8_t *out, const char *name, bool ech, bool dup)
 	put16(out + 7, b);
 	memcpy(out + 9, body, b);
 	return 9 + b;
+}
+
+/* A TLS 1.3-style ClientHello record: name (NULL: no server_name), an
+ * ECH extension when ech, a duplicate server_name when dup. */
+static size_t build(uint8_t *out, const char *name, bool ech, bool dup)
+{
+	uint8_t ext[600];
+	size_t e = 0, n;
+
+	for (int k = 0; name != NULL && k < (dup ? 2 : 1); k++) {
+		n = strlen(name);
+		e += put16(ext + e, 0);
+		e += put16(ext + e, n + 5);
+		e += put16(ext + e, n + 3);
+		ext[e++] = 0;
+		e += put16(ext + e, n);
+		memcpy(ext + e, name, n);
+		e += n;
+	}
+	if (ech) {
+		e += put16(ext + e, 0xfe0d);
+		e += put16(ext + e, 4);
+		memset(ext + e, 0xaa, 4);
+		e += 4;
+	}
+	e += put16(ext + e, 0x002b); /* supported_versions */
+	e += put16(ext + e, 3);
+	ext[e++] = 2;
+	e += put16(ext + e, 0x0304);
+	return wrap(out, ext, e);
 }
 
 static void hello_name_lower_case_and_every_prefix_waits(void **state)
@@ -132,6 +141,178 @@ static void hello_without_name_and_garbage(void **state)
 	assert_int_equal(tlshello_parse(buf, n, &h), -EBADMSG);
 	buf[5] = 2; /* a ServerHello */
 	assert_int_equal(tlshello_parse(buf, n, &h), -EPROTO);
+}
+
+/* dummies empty extensions of distinct unknown types, then a server_name
+ * for each of the names (NULL-terminated). */
+static size_t build_many(uint8_t *out, size_t dummies, const char *const *names)
+{
+	uint8_t ext[2400];
+	size_t e = 0, n;
+
+	for (size_t i = 0; i < dummies; i++) {
+		e += put16(ext + e, 0x7000 + i);
+		e += put16(ext + e, 0);
+	}
+	for (; *names != NULL; names++) {
+		n = strlen(*names);
+		e += put16(ext + e, 0);
+		e += put16(ext + e, n + 5);
+		e += put16(ext + e, n + 3);
+		ext[e++] = 0;
+		e += put16(ext + e, n);
+		memcpy(ext + e, *names, n);
+		e += n;
+	}
+	return wrap(out, ext, e);
+}
+
+/* A second server_name is refused however many extensions come first,
+ * and so is a hello with more than TLSHELLO_EXTS_MAX extensions. */
+static void hello_duplicate_name_after_many_extensions(void **state)
+{
+	static const char *const one[] = {"a.test", NULL};
+	static const char *const two[] = {"evil.test", "a.test", NULL};
+	uint8_t buf[2700];
+	size_t n;
+
+	(void)state;
+	n = build_many(buf, TLSHELLO_EXTS_MAX - 1, one);
+	assert_int_equal(tlshello_parse(buf, n, &h), 0);
+	assert_string_equal(h.name, "a.test");
+	n = build_many(buf, TLSHELLO_EXTS_MAX, one);
+	assert_int_equal(tlshello_parse(buf, n, &h), -EBADMSG);
+	n = build_many(buf, 58, two);
+	assert_int_equal(tlshello_parse(buf, n, &h), -EBADMSG);
+	n = build_many(buf, 70, two); /* both names past the 64th type */
+	assert_int_equal(tlshello_parse(buf, n, &h), -EBADMSG);
+	n = build_many(buf, TLSHELLO_EXTS_MAX - 2, two);
+	assert_int_equal(tlshello_parse(buf, n, &h), -EBADMSG);
+	n = build_many(buf, 0, two);
+	assert_int_equal(tlshello_parse(buf, n, &h), -EBADMSG);
+}
+
+/* stream: a first hello for a.test (offering TLS 1.3), then the records
+ * at rest (n bytes). */
+static size_t flight(uint8_t *out, const uint8_t *rest, size_t n)
+{
+	size_t k = build(out, "a.test", false, false);
+
+	memcpy(out + k, rest, n);
+	return k + n;
+}
+
+/* tlshello_flight reads on until the handshake is encrypted; a second
+ * ClientHello must name the same server. */
+static void hello_flight_until_encrypted(void **state)
+{
+	static const uint8_t ccs[] = {20, 3, 3, 0, 1, 1};
+	static const uint8_t app[] = {23, 3, 3, 0, 2, 0xaa, 0xbb};
+	static const uint8_t fin12[] = {22, 3, 3, 0, 4, 0x14, 0x9f, 0x01, 0x02};
+	static const char *const none[] = {NULL};
+	uint8_t buf[3000], rest[1200];
+	size_t n, k;
+
+	(void)state;
+	n = flight(buf, app, 0);
+	assert_int_equal(tlshello_flight(buf, n, &h), -EAGAIN);
+	assert_true(h.first_whole);
+	assert_string_equal(h.name, "a.test");
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(tlshello_flight(buf, i, &h), -EAGAIN);
+		assert_false(h.first_whole);
+	}
+	n = flight(buf, app, sizeof(app));
+	assert_int_equal(tlshello_flight(buf, n, &h), 0);
+	/* TLS 1.2's encrypted Finished after its ChangeCipherSpec. */
+	memcpy(rest, ccs, sizeof(ccs));
+	memcpy(rest + sizeof(ccs), fin12, sizeof(fin12));
+	n = flight(buf, rest, sizeof(ccs) + sizeof(fin12));
+	assert_int_equal(tlshello_flight(buf, n, &h), 0);
+	/* After a HelloRetryRequest: the same name, then encrypted. */
+	memcpy(rest, ccs, sizeof(ccs));
+	k = sizeof(ccs) + build(rest + sizeof(ccs), "A.test", false, false);
+	n = flight(buf, rest, k);
+	assert_int_equal(tlshello_flight(buf, n, &h), -EAGAIN);
+	memcpy(rest + k, app, sizeof(app));
+	n = flight(buf, rest, k + sizeof(app));
+	assert_int_equal(tlshello_flight(buf, n, &h), 0);
+	assert_string_equal(h.name, "a.test");
+	/* Another name, or none, in the second hello. */
+	k = sizeof(ccs) + build(rest + sizeof(ccs), "evil.test", false, false);
+	n = flight(buf, rest, k);
+	assert_int_equal(tlshello_flight(buf, n, &h), -EXDEV);
+	k = sizeof(ccs) + build(rest + sizeof(ccs), NULL, false, false);
+	n = flight(buf, rest, k);
+	assert_int_equal(tlshello_flight(buf, n, &h), -EXDEV);
+	/* Without the ChangeCipherSpec too. */
+	k = build(rest, "evil.test", false, false);
+	n = flight(buf, rest, k);
+	assert_int_equal(tlshello_flight(buf, n, &h), -EXDEV);
+	/* A hello offering only TLS 1.2 ends the flight. */
+	n = build_many(buf, 0, none);
+	assert_int_equal(tlshello_flight(buf, n, &h), 0);
+	assert_false(h.first_whole);
+	/* Bytes after the first hello in its own record. */
+	n = build(buf, "a.test", false, false);
+	buf[4] = (uint8_t)(buf[4] + 1);
+	buf[n++] = 0;
+	assert_int_equal(tlshello_flight(buf, n, &h), -EBADMSG);
+}
+
+static int flight_of(const char *stream)
+{
+	static struct httphost hh;
+
+	return httphost_flight((const uint8_t *)stream, strlen(stream), &hh);
+}
+
+/* Every head of the first flight names the same host; a body of known
+ * length is skipped; nothing may follow a chunked one. */
+static void http_flight_every_head(void **st)
+{
+	(void)st;
+	assert_int_equal(flight_of("GET / HTTP/1.1\r\nHost: a.test\r\n\r\n"),
+			 0);
+	assert_int_equal(
+	    flight_of("GET / HTTP/1.1\r\nHost: a.test\r\n\r\n"
+		      "GET /2 HTTP/1.1\r\nHost: A.test:80\r\n\r\n"),
+	    0);
+	assert_int_equal(
+	    flight_of("GET / HTTP/1.1\r\nHost: a.test\r\n\r\n"
+		      "GET /2 HTTP/1.1\r\nHost: evil.test\r\n\r\n"),
+	    -EXDEV);
+	assert_int_equal(flight_of("GET / HTTP/1.1\r\nHost: a.test\r\n\r\n"
+				   "GET /2 HTTP/1.1\r\n\r\n"),
+			 -EXDEV);
+	assert_int_equal(flight_of("GET / HTTP/1.1\r\nHost: a.test\r\n\r\n"
+				   "GET /2 HTTP/1.1\r\nHost: ev"),
+			 -EAGAIN);
+	assert_int_equal(flight_of("GET / HTTP/1.1\r\nHost: a.test\r\n\r\n"
+				   "\x16\x03\x01"),
+			 -EBADMSG);
+	assert_int_equal(
+	    flight_of("POST / HTTP/1.1\r\nHost: a.test\r\nContent-Length: 4\r\n"
+		      "\r\nbodyGET /2 HTTP/1.1\r\nHost: evil.test\r\n\r\n"),
+	    -EXDEV);
+	assert_int_equal(
+	    flight_of(
+		"POST / HTTP/1.1\r\nHost: a.test\r\nContent-Length: 40\r\n"
+		"\r\nGET /2 HTTP/1.1\r\nHost: evil.test\r\n\r\n"),
+	    0); /* all of it body: the server reads it so too */
+	assert_int_equal(
+	    flight_of("POST / HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: "
+		      "chunked\r\n\r\n4\r\nbody\r\n0\r\n\r\n"),
+	    -EBADMSG);
+	assert_int_equal(
+	    flight_of("POST / HTTP/1.1\r\nHost: a.test\r\nContent-Length: 1\r\n"
+		      "Content-Length: 1\r\n\r\nx"),
+	    -EBADMSG);
+	assert_int_equal(
+	    flight_of(
+		"POST / HTTP/1.1\r\nHost: a.test\r\nContent-Length: +1\r\n"
+		"\r\nx"),
+	    -EBADMSG);
 }
 
 struct answers {
@@ -304,6 +485,14 @@ static void packet_headers_and_payload(void **state)
 	assert_int_equal(fp.seq, 1000);
 	assert_int_equal(fp.payload_len, 5); /* the IP length, not the buffer */
 	assert_memory_equal(fp.payload, "hello", 5);
+	assert_int_equal(fp.flags & FLOWPKT_URG, 0);
+	assert_int_equal(fp.urgent, 0);
+	p[33] = 0x38; /* URG */
+	p[38] = 0;
+	p[39] = 3; /* urgent pointer 3 */
+	assert_int_equal(flowpkt_parse(p, 60, &fp), 0);
+	assert_int_equal(fp.flags & FLOWPKT_URG, FLOWPKT_URG);
+	assert_int_equal(fp.urgent, 3);
 	p[6] = 0x20; /* more fragments */
 	assert_int_equal(flowpkt_parse(p, 60, &fp), -EBADMSG);
 	p[6] = 0x40;
@@ -426,6 +615,9 @@ int main(void)
 	    cmocka_unit_test(hello_name_lower_case_and_every_prefix_waits),
 	    cmocka_unit_test(hello_across_two_records),
 	    cmocka_unit_test(hello_without_name_and_garbage),
+	    cmocka_unit_test(hello_duplicate_name_after_many_extensions),
+	    cmocka_unit_test(hello_flight_until_encrypted),
+	    cmocka_unit_test(http_flight_every_head),
 	    cmocka_unit_test(
 		verdict_needs_allowed_and_answered_with_this_address),
 	    cmocka_unit_test(reassembly_in_order_and_bounded),
