@@ -47,9 +47,6 @@ struct flowshare {
 	uint32_t seed;
 };
 
-static uint32_t key_hash(const struct flowshare *t,
-			 const struct flowtab_key *k);
-static bool key_equal(const struct flowtab_key *a, const struct flowtab_key *b);
 static uint32_t subj_hash(const struct flowshare *t,
 			  const struct flowshare_subject *s);
 static bool subj_equal(const struct flowshare_subject *a,
@@ -62,29 +59,6 @@ static struct subject *subject_of(const struct flowshare *t,
 static void refill(const struct flowshare *t, struct subject *sj, uint64_t now);
 static void forget_subject(struct flowshare *t, struct subject *sj);
 static void unlink_pending(struct flowshare *t, struct pending *p);
-
-static uint32_t key_hash(const struct flowshare *t, const struct flowtab_key *k)
-{
-	uint8_t w[2 * 16 + 6];
-	size_t n = k->src.family == AF_INET ? 4 : 16;
-
-	memcpy(w, k->src.bytes, n);
-	memcpy(w + n, k->dst.bytes, n);
-	w[2 * n] = (uint8_t)(k->sport >> 8);
-	w[2 * n + 1] = (uint8_t)k->sport;
-	w[2 * n + 2] = (uint8_t)(k->dport >> 8);
-	w[2 * n + 3] = (uint8_t)k->dport;
-	w[2 * n + 4] = (uint8_t)k->src.family;
-	w[2 * n + 5] = k->proto;
-	return hash_fnv1a(w, 2 * n + 6, t->seed);
-}
-
-static bool key_equal(const struct flowtab_key *a, const struct flowtab_key *b)
-{
-	return a->sport == b->sport && a->dport == b->dport &&
-	       a->proto == b->proto && netaddr_equal(&a->src, &b->src) &&
-	       netaddr_equal(&a->dst, &b->dst);
-}
 
 static uint32_t subj_hash(const struct flowshare *t,
 			  const struct flowshare_subject *s)
@@ -164,7 +138,7 @@ static struct pending *find(const struct flowshare *t,
 {
 	for (struct pending *p = t->pb[h & (t->nb - 1)]; p != NULL;
 	     p = p->next) {
-		if (p->hash == h && key_equal(&p->key, key))
+		if (p->hash == h && flowtab_key_equal(&p->key, key))
 			return p;
 	}
 	return NULL;
@@ -198,7 +172,7 @@ static void refill(const struct flowshare *t, struct subject *sj, uint64_t now)
 int flowshare_admit(struct flowshare *t, const struct flowtab_key *key,
 		    const struct flowshare_subject *s, uint64_t now_ms)
 {
-	uint32_t kh = key_hash(t, key), sh = subj_hash(t, s);
+	uint32_t kh = flowtab_key_hash(key, t->seed), sh = subj_hash(t, s);
 	struct subject *sj;
 	struct pending *p;
 
@@ -283,7 +257,7 @@ static void unlink_pending(struct flowshare *t, struct pending *p)
 
 void flowshare_release(struct flowshare *t, const struct flowtab_key *key)
 {
-	struct pending *p = find(t, key, key_hash(t, key));
+	struct pending *p = find(t, key, flowtab_key_hash(key, t->seed));
 	struct subject *sj;
 
 	if (p == NULL)

@@ -24,13 +24,11 @@ struct flowtab {
 	uint32_t seed;
 };
 
-static uint32_t key_hash(const struct flowtab *t, const struct flowtab_key *k);
-static bool key_equal(const struct flowtab_key *a, const struct flowtab_key *b);
 static void drop_stream(struct flowtab *t, struct flowtab_flow *f);
 static int grow(struct flowtab *t, struct flowtab_flow *f, size_t want);
 static void unlink_flow(struct flowtab *t, struct flowtab_flow **pp);
 
-static uint32_t key_hash(const struct flowtab *t, const struct flowtab_key *k)
+uint32_t flowtab_key_hash(const struct flowtab_key *k, uint32_t seed)
 {
 	uint8_t w[2 * 16 + 6];
 	size_t n = k->src.family == AF_INET ? 4 : 16;
@@ -43,10 +41,10 @@ static uint32_t key_hash(const struct flowtab *t, const struct flowtab_key *k)
 	w[2 * n + 3] = (uint8_t)k->dport;
 	w[2 * n + 4] = (uint8_t)k->src.family;
 	w[2 * n + 5] = k->proto;
-	return hash_fnv1a(w, 2 * n + 6, t->seed);
+	return hash_fnv1a(w, 2 * n + 6, seed);
 }
 
-static bool key_equal(const struct flowtab_key *a, const struct flowtab_key *b)
+bool flowtab_key_equal(const struct flowtab_key *a, const struct flowtab_key *b)
 {
 	return a->sport == b->sport && a->dport == b->dport &&
 	       a->proto == b->proto && netaddr_equal(&a->src, &b->src) &&
@@ -85,11 +83,11 @@ struct flowtab_flow *flowtab_get(struct flowtab *t,
 				 const struct flowtab_key *key, uint64_t now,
 				 bool create)
 {
-	uint32_t h = key_hash(t, key);
+	uint32_t h = flowtab_key_hash(key, t->seed);
 	struct flowtab_flow *f = t->b[h % BUCKETS];
 
 	for (; f != NULL; f = f->next) {
-		if (f->hash == h && key_equal(&f->key, key))
+		if (f->hash == h && flowtab_key_equal(&f->key, key))
 			return f;
 	}
 	if (!create || t->count >= t->max_flows)

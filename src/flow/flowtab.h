@@ -24,6 +24,12 @@ struct flowtab_key {
 	uint8_t proto; /* IPPROTO_TCP or IPPROTO_UDP */
 };
 
+/* The key's hash under seed (FNV-1a of its bytes), and equality: the flow
+ * tables of this folder (flowtab, quicconn, flowshare) key by it. */
+uint32_t flowtab_key_hash(const struct flowtab_key *k, uint32_t seed);
+bool flowtab_key_equal(const struct flowtab_key *a,
+		       const struct flowtab_key *b);
+
 struct flowtab_flow {
 	struct flowtab_flow *next; /* hash chain */
 	struct flowtab_key key;

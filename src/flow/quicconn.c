@@ -30,37 +30,10 @@ struct quicconn_tab {
 	uint32_t seed;
 };
 
-static uint32_t key_hash(const struct quicconn_tab *t,
-			 const struct flowtab_key *k);
-static bool key_equal(const struct flowtab_key *a, const struct flowtab_key *b);
 static void unuse(struct quicconn_tab *t, struct quicconn *c);
 static void use(struct quicconn_tab *t, struct quicconn *c, uint64_t now);
 static int grow(struct quicconn_tab *t, struct quicconn *c);
 static bool has(const struct quicconn *c, size_t i);
-
-static uint32_t key_hash(const struct quicconn_tab *t,
-			 const struct flowtab_key *k)
-{
-	uint8_t w[2 * 16 + 6];
-	size_t n = k->src.family == AF_INET ? 4 : 16;
-
-	memcpy(w, k->src.bytes, n);
-	memcpy(w + n, k->dst.bytes, n);
-	w[2 * n] = (uint8_t)(k->sport >> 8);
-	w[2 * n + 1] = (uint8_t)k->sport;
-	w[2 * n + 2] = (uint8_t)(k->dport >> 8);
-	w[2 * n + 3] = (uint8_t)k->dport;
-	w[2 * n + 4] = (uint8_t)k->src.family;
-	w[2 * n + 5] = k->proto;
-	return hash_fnv1a(w, 2 * n + 6, t->seed);
-}
-
-static bool key_equal(const struct flowtab_key *a, const struct flowtab_key *b)
-{
-	return a->sport == b->sport && a->dport == b->dport &&
-	       a->proto == b->proto && netaddr_equal(&a->src, &b->src) &&
-	       netaddr_equal(&a->dst, &b->dst);
-}
 
 struct quicconn_tab *quicconn_new(size_t max, size_t bytes_max)
 {
@@ -152,7 +125,7 @@ struct quicconn *quicconn_add(struct quicconn_tab *t,
 	memcpy(c->bytes, stream, n);
 	c->judged = c->cap = n;
 	c->key = *key;
-	c->hash = key_hash(t, key);
+	c->hash = flowtab_key_hash(key, t->seed);
 	memcpy(c->dcid, dcid, dcid_len);
 	c->dcid_len = dcid_len;
 	memcpy(c->name, name, nlen + 1);
@@ -169,13 +142,13 @@ struct quicconn *quicconn_find(struct quicconn_tab *t,
 			       const uint8_t *dcid, size_t dcid_len,
 			       uint64_t now)
 {
-	uint32_t h = key_hash(t, key);
+	uint32_t h = flowtab_key_hash(key, t->seed);
 
 	for (struct quicconn *c = t->b[h & (t->nb - 1)]; c != NULL;
 	     c = c->next) {
 		if (c->hash == h && c->dcid_len == dcid_len &&
 		    memcmp(c->dcid, dcid, dcid_len) == 0 &&
-		    key_equal(&c->key, key)) {
+		    flowtab_key_equal(&c->key, key)) {
 			use(t, c, now);
 			return c;
 		}
@@ -186,12 +159,12 @@ struct quicconn *quicconn_find(struct quicconn_tab *t,
 size_t quicconn_list(struct quicconn_tab *t, const struct flowtab_key *key,
 		     struct quicconn **out, size_t max)
 {
-	uint32_t h = key_hash(t, key);
+	uint32_t h = flowtab_key_hash(key, t->seed);
 	size_t n = 0;
 
 	for (struct quicconn *c = t->b[h & (t->nb - 1)]; c != NULL && n < max;
 	     c = c->next) {
-		if (c->hash == h && key_equal(&c->key, key))
+		if (c->hash == h && flowtab_key_equal(&c->key, key))
 			out[n++] = c;
 	}
 	return n;
