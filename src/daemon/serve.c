@@ -171,8 +171,9 @@ static struct sets *open_sets(struct event_base *base, const struct config *cfg,
 static int open_parts(struct daemon *d);
 static int open_reload(struct daemon *d);
 static int open_name_check(struct daemon *d);
+static size_t address_only(const struct config *cfg, int proto, char *list,
+			   size_t size);
 static void say_address_only(const struct config *cfg);
-static void say_tcp_address_only(const struct config *cfg);
 static int add_signals(struct daemon *d);
 static int drop_privileges(struct daemon *d);
 static void restore_prov(struct daemon *d);
@@ -343,58 +344,55 @@ static int open_parts(struct daemon *d)
 	return open_name_check(d);
 }
 
-/* The udp ports of `ports` that no parser reads (outside
- * name_check.quic_ports), said once at start: the check does not cover
- * them. */
+/* The ports of `ports` of protocol proto that no parser of the name check
+ * reads (udp: outside name_check.quic_ports; tcp: outside tls_ports and
+ * http_ports), written to list as "tcp/8080, ..." (cut short when it does
+ * not fit); the length written. */
+static size_t address_only(const struct config *cfg, int proto, char *list,
+			   size_t size)
+{
+	char one[32];
+	size_t len = 0;
+
+	list[0] = '\0';
+	for (size_t i = 0; i < cfg->n_ports; i++) {
+		const struct config_port *pt = &cfg->ports[i];
+		bool read =
+		    proto == IPPROTO_UDP
+			? config_port_covered(cfg->quic_ports,
+					      cfg->n_quic_ports, pt)
+			: config_port_covered(cfg->tls_ports, cfg->n_tls_ports,
+					      pt) ||
+			      config_port_covered(cfg->http_ports,
+						  cfg->n_http_ports, pt);
+
+		if (pt->proto != proto || read)
+			continue;
+		config_port_format(pt, one, sizeof(one));
+		if (len + strlen(one) + 3 < size)
+			len += (size_t)snprintf(list + len, size - len, "%s%s",
+						len ? ", " : "", one);
+	}
+	return len;
+}
+
+/* The ports the check leaves address-only, said once at start: udp ones
+ * as a fact (QUIC is the only udp protocol it reads), tcp ones as a
+ * warning, since an allowed address then opens them to any name the
+ * front end serves. */
 static void say_address_only(const struct config *cfg)
 {
-	char list[256] = "", one[32];
-	size_t len = 0;
+	char list[256];
 
 	if (cfg->name_check == CONFIG_NAME_CHECK_OFF)
 		return;
-	for (size_t i = 0; i < cfg->n_ports; i++) {
-		const struct config_port *pt = &cfg->ports[i];
-
-		if (pt->proto != IPPROTO_UDP ||
-		    config_port_covered(cfg->quic_ports, cfg->n_quic_ports, pt))
-			continue;
-		config_port_format(pt, one, sizeof(one));
-		if (len + strlen(one) + 3 < sizeof(list))
-			len += (size_t)snprintf(list + len, sizeof(list) - len,
-						"%s%s", len ? ", " : "", one);
-	}
-	if (len > 0)
+	if (address_only(cfg, IPPROTO_UDP, list, sizeof(list)) > 0)
 		log_info("namecheck",
 			 "%s: address-only (no parser reads the first bytes "
 			 "of these udp ports; name_check.quic_ports lists the "
 			 "ones read as QUIC)",
 			 list);
-}
-
-/* The tcp ports of `ports` that neither name_check.tls_ports nor
- * http_ports covers, warned once at start: an allowed address opens them
- * to any name the front end serves. */
-static void say_tcp_address_only(const struct config *cfg)
-{
-	char list[256] = "", one[32];
-	size_t len = 0;
-
-	if (cfg->name_check == CONFIG_NAME_CHECK_OFF)
-		return;
-	for (size_t i = 0; i < cfg->n_ports; i++) {
-		const struct config_port *pt = &cfg->ports[i];
-
-		if (pt->proto != IPPROTO_TCP ||
-		    config_port_covered(cfg->tls_ports, cfg->n_tls_ports, pt) ||
-		    config_port_covered(cfg->http_ports, cfg->n_http_ports, pt))
-			continue;
-		config_port_format(pt, one, sizeof(one));
-		if (len + strlen(one) + 3 < sizeof(list))
-			len += (size_t)snprintf(list + len, sizeof(list) - len,
-						"%s%s", len ? ", " : "", one);
-	}
-	if (len > 0)
+	if (address_only(cfg, IPPROTO_TCP, list, sizeof(list)) > 0)
 		log_warn("namecheck",
 			 "%s: address-only (no parser reads the first bytes "
 			 "of these tcp ports: any name served on an allowed "
@@ -424,7 +422,6 @@ static int open_name_check(struct daemon *d)
 	if (d->fc != NULL) {
 		observe_set_queue(d->obs, FLOW_QUEUE_NUM);
 		say_address_only(cfg);
-		say_tcp_address_only(cfg);
 		return 0;
 	}
 	if (cfg->name_check == CONFIG_NAME_CHECK_OFF) {
