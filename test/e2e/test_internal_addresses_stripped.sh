@@ -70,7 +70,10 @@ expect_answer_contains 10.1.2.3
 expect_answer_count A 1
 expect_answer_lacks 169.254.169.254
 expect_answer_lacks 127.0.0.1
-expect_set_timeout dnsfence4 10.1.2.3 290 300
+# (240, not 290: unbound answers from its cache, counting the record's
+# 300 s down since the test first asked this name, a while ago on a
+# loaded machine.)
+expect_set_timeout dnsfence4 10.1.2.3 240 300
 for a in 169.254.169.254 127.0.0.1; do
 	expect_not_in_set dnsfence4 "$a"
 done
