@@ -17,10 +17,11 @@
  *
  * Fail closed: an unparsable packet is dropped; a full table, a flow
  * over its bounds, a stream that is not what its port carries, or one still
- * incomplete after FLOWCHECK_TIMEOUT_MS is refused. In audit (name_check
- * or the fence's mode) the refusal is logged as "would block" and the
- * flow let through. The config, policy and provenance are the running
- * ones at each packet, so a reload takes effect on the next flow. */
+ * incomplete past its deadlines (FLOWCHECK_TIMEOUT_MS without a new byte,
+ * FLOWCHECK_TOTAL_MS in all) is refused. In audit (name_check or the
+ * fence's mode) the refusal is logged as "would block" and the flow let
+ * through. The config, policy and provenance are the running ones at
+ * each packet, so a reload takes effect on the next flow. */
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -176,7 +177,8 @@ static void refuse_one(struct flowcheck *fc, const struct nfq_pkt *qp,
 		       const struct flowpkt *fp, const char *text);
 static void report(struct flowcheck *fc, const struct flowtab_key *k,
 		   bool has_uid, uint32_t uid, const char *text);
-static void on_timeout(void *arg, struct flowtab_flow *f);
+static void on_timeout(void *arg, struct flowtab_flow *f,
+		       enum flowtab_late why);
 static void on_sweep(evutil_socket_t fd, short what, void *arg);
 static void on_recheck(void *arg, const struct nfq_pkt *qp);
 static void quic_packet(struct flowcheck *fc, const struct nfq_pkt *qp,
@@ -475,7 +477,8 @@ static void read_flow(struct flowcheck *fc, struct flowtab_flow *f,
 	char text[TEXT_MAX];
 	int rc;
 
-	rc = flowtab_append(fc->tab, f, fp->seq, fp->payload, fp->payload_len);
+	rc = flowtab_append(fc->tab, f, fp->seq, fp->payload, fp->payload_len,
+			    monotime_ms());
 	if (rc == -EAGAIN) {
 		(void)nfq_verdict(fc->q, qp->id, NF_DROP, 0);
 		return;
@@ -668,15 +671,25 @@ static void report(struct flowcheck *fc, const struct flowtab_key *k,
 	attrib_flow(fc->attrib, &pkt, auditing(reload_config(fc->rl)), text);
 }
 
-static void on_timeout(void *arg, struct flowtab_flow *f)
+/* The log names the deadline missed (flowcheck.h). */
+static void on_timeout(void *arg, struct flowtab_flow *f, enum flowtab_late why)
 {
 	struct flowcheck *fc = arg;
 	const struct config *cfg = reload_config(fc->rl);
 	bool accept = auditing(cfg);
 	char text[TEXT_MAX];
+	size_t n;
 
 	flowdecide_explain(FLOWDECIDE_TIMEOUT, what_of(cfg, f), text,
 			   sizeof(text));
+	n = strlen(text);
+	snprintf(text + n, sizeof(text) - n, " (%d s %s)",
+		 (why == FLOWTAB_LATE_TOTAL ? FLOWCHECK_TOTAL_MS
+					    : FLOWCHECK_TIMEOUT_MS) /
+		     1000,
+		 why == FLOWTAB_LATE_TOTAL     ? "in all"
+		 : f->key.proto == IPPROTO_UDP ? "since its first datagram"
+					       : "without a new byte");
 	stats_inc(STAT_FLOW_CHECKED);
 	stats_inc(STAT_FLOW_TIMEOUT);
 	send_held(fc, f, accept);
@@ -691,10 +704,10 @@ static void on_sweep(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	flowtab_expire(fc->tab, monotime_ms(), FLOWCHECK_TIMEOUT_MS,
-		       KEEP_DECIDED_MS, on_timeout, fc);
+		       FLOWCHECK_TOTAL_MS, KEEP_DECIDED_MS, on_timeout, fc);
 	quicconn_expire(fc->conns, monotime_ms(), QUIC_KEEP_MS);
 	flowshare_expire(fc->share, monotime_ms(),
-			 FLOWCHECK_TIMEOUT_MS + 2 * SWEEP_MS);
+			 FLOWCHECK_TOTAL_MS + 2 * SWEEP_MS);
 }
 
 /* QUIC (udp, quic_ports). Every datagram is read as the server reads it

@@ -14,8 +14,14 @@ struct event_base;
 struct flowcheck;
 struct reload;
 
-/* A ClientHello not complete this long after its first byte: refused. */
+/* A flow's first bytes (a ClientHello, a request head) are read while
+ * each new byte comes within FLOWCHECK_TIMEOUT_MS of the last, for at
+ * most FLOWCHECK_TOTAL_MS since the first; past either the flow is
+ * refused. A slow client's hello in a few small segments fits; a trickle
+ * holds its place 30 s at most. A QUIC flow: FLOWCHECK_TIMEOUT_MS since
+ * its first datagram. */
 #define FLOWCHECK_TIMEOUT_MS 5000
+#define FLOWCHECK_TOTAL_MS   30000
 /* Bounds of the reassembly: flows read at once, bytes per flow, total. */
 #define FLOWCHECK_FLOWS_MAX 16384
 #define FLOWCHECK_BYTES_MAX (4u * 1024 * 1024)

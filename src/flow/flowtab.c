@@ -98,6 +98,7 @@ struct flowtab_flow *flowtab_get(struct flowtab *t,
 	f->key = *key;
 	f->hash = h;
 	f->started_ms = now;
+	f->moved_ms = now;
 	f->next = t->b[h % BUCKETS];
 	t->b[h % BUCKETS] = f;
 	t->count++;
@@ -106,7 +107,7 @@ struct flowtab_flow *flowtab_get(struct flowtab *t,
 }
 
 int flowtab_append(struct flowtab *t, struct flowtab_flow *f, uint32_t seq,
-		   const uint8_t *p, size_t n)
+		   const uint8_t *p, size_t n, uint64_t now)
 {
 	uint32_t off;
 	size_t fresh, want;
@@ -127,6 +128,7 @@ int flowtab_append(struct flowtab *t, struct flowtab_flow *f, uint32_t seq,
 	if (grow(t, f, want) != 0)
 		return -EMSGSIZE;
 	memcpy(f->buf + want - fresh, p + (n - fresh), fresh);
+	f->moved_ms = now;
 	return 0;
 }
 
@@ -268,8 +270,9 @@ void flowtab_remove(struct flowtab *t, struct flowtab_flow *f)
 	unlink_flow(t, pp);
 }
 
-void flowtab_expire(struct flowtab *t, uint64_t now, uint64_t timeout_ms,
-		    uint64_t keep_ms, flowtab_timeout_fn fn, void *arg)
+void flowtab_expire(struct flowtab *t, uint64_t now, uint64_t idle_ms,
+		    uint64_t total_ms, uint64_t keep_ms, flowtab_timeout_fn fn,
+		    void *arg)
 {
 	for (size_t i = 0; i < BUCKETS; i++) {
 		struct flowtab_flow **pp = &t->b[i];
@@ -277,8 +280,12 @@ void flowtab_expire(struct flowtab *t, uint64_t now, uint64_t timeout_ms,
 		while (*pp != NULL) {
 			struct flowtab_flow *f = *pp;
 
-			if (!f->decided && now - f->started_ms >= timeout_ms) {
-				fn(arg, f);
+			if (!f->decided && (now - f->started_ms >= total_ms ||
+					    now - f->moved_ms >= idle_ms)) {
+				fn(arg, f,
+				   now - f->started_ms >= total_ms
+				       ? FLOWTAB_LATE_TOTAL
+				       : FLOWTAB_LATE_IDLE);
 				flowtab_decide(t, f, false, now);
 			}
 			if (f->decided && now - f->decided_ms >= keep_ms) {

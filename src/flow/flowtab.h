@@ -35,6 +35,7 @@ struct flowtab_flow {
 	struct flowtab_key key;
 	uint32_t hash;
 	uint64_t started_ms, decided_ms;
+	uint64_t moved_ms;    /* flowtab_append: when the stream last grew */
 	bool decided, accept; /* the verdict, once decided */
 	bool has_start;	      /* isn is the stream's first byte */
 	uint32_t isn;
@@ -72,11 +73,12 @@ struct flowtab_flow *flowtab_get(struct flowtab *t,
 				 const struct flowtab_key *key, uint64_t now,
 				 bool create);
 /* The segment of n bytes at sequence number seq into f's stream (the
- * first segment sets the start). 0 (appended, or old bytes again),
+ * first segment sets the start), read at now: when it brings new
+ * bytes, now is f's moved_ms. 0 (appended, or old bytes again),
  * -EAGAIN (a gap before it: drop it, the sender retransmits),
  * -EMSGSIZE (over the per-flow or total bound). */
 int flowtab_append(struct flowtab *t, struct flowtab_flow *f, uint32_t seq,
-		   const uint8_t *p, size_t n);
+		   const uint8_t *p, size_t n, uint64_t now);
 /* The n bytes at offset off of f's stream, in any order (QUIC CRYPTO
  * frames). Bytes received before must come again unchanged. 0, -EBADMSG
  * (overlapping bytes that differ: the receiver would keep either),
@@ -108,13 +110,21 @@ enum flowtab_conn flowtab_conn_of(const struct flowtab_flow *f, bool has_conn,
 /* Forget f now (a new connection on a decided flow's four-tuple). */
 void flowtab_remove(struct flowtab *t, struct flowtab_flow *f);
 
-/* Called for a flow still being read after timeout_ms; it is then
+/* Which deadline a flow still being read missed. */
+enum flowtab_late {
+	FLOWTAB_LATE_IDLE,  /* idle_ms since its stream last grew (moved_ms) */
+	FLOWTAB_LATE_TOTAL, /* total_ms since it started */
+};
+/* Called for a flow still being read past a deadline; it is then
  * decided (refused) by the callback's caller, i.e. flowtab_expire. */
-typedef void (*flowtab_timeout_fn)(void *arg, struct flowtab_flow *f);
-/* Hand every flow read for longer than timeout_ms to fn, then decide it
- * refused; drop flows decided keep_ms ago or more. */
-void flowtab_expire(struct flowtab *t, uint64_t now, uint64_t timeout_ms,
-		    uint64_t keep_ms, flowtab_timeout_fn fn, void *arg);
+typedef void (*flowtab_timeout_fn)(void *arg, struct flowtab_flow *f,
+				   enum flowtab_late why);
+/* Hand every flow whose stream has not grown for idle_ms, or read for
+ * total_ms in all, to fn, then decide it refused; drop flows decided
+ * keep_ms ago or more. */
+void flowtab_expire(struct flowtab *t, uint64_t now, uint64_t idle_ms,
+		    uint64_t total_ms, uint64_t keep_ms, flowtab_timeout_fn fn,
+		    void *arg);
 
 size_t flowtab_count(const struct flowtab *t); /* flows, both kinds */
 size_t flowtab_reading(const struct flowtab *t);

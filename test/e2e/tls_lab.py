@@ -26,6 +26,9 @@
 #   tls_lab.py dupsni ADDR PORT FIRST SECOND DUMMIES
 #       A real hello's extensions, DUMMIES unknown ones, then server_name
 #       FIRST and server_name SECOND.
+#   tls_lab.py slow ADDR PORT NAME PARTS PAUSE
+#       A whole handshake for NAME and one request, its ClientHello
+#       written in PARTS segments PAUSE seconds apart; prints the answer.
 #
 # A client prints what the server sent back, or "reset", and exits 0;
 # exit 3 means the connection was reset.
@@ -200,6 +203,51 @@ def get(addr, port, name):
         sys.exit(3)
 
 
+def slow(addr, port, name, parts, pause):
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    inc, out = ssl.MemoryBIO(), ssl.MemoryBIO()
+    tls = ctx.wrap_bio(inc, out, server_hostname=name)
+    try:
+        tls.do_handshake()
+    except ssl.SSLWantReadError:
+        pass
+    hello = out.read()
+    step = -(-len(hello) // parts)
+    c = connect(addr, port)
+    c.settimeout(20)
+
+    def pump(op):
+        """op() on tls, sending what it writes and feeding what comes."""
+        while True:
+            try:
+                r = op()
+                c.sendall(out.read())
+                return r
+            except ssl.SSLWantReadError:
+                c.sendall(out.read())
+                b = c.recv(65536)
+                if not b:
+                    raise ConnectionResetError("closed")
+                inc.write(b)
+
+    try:
+        for i in range(0, len(hello), step):
+            if i:
+                time.sleep(pause)
+            c.sendall(hello[i:i + step])
+        pump(tls.do_handshake)
+        tls.write(b"GET\n")
+        print(pump(lambda: tls.read(100)).decode().strip())
+    except (ConnectionResetError, BrokenPipeError, ssl.SSLError) as e:
+        print("reset: %s" % e)
+        sys.exit(3)
+    except socket.timeout:
+        print("timeout")
+        sys.exit(4)
+
+
 def serve(log, cert, key, port, addrs):
     out = open(log, "a", buffering=1)
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -311,6 +359,8 @@ def main(argv):
         hrr(argv[2], int(argv[3]), argv[4], argv[5])
     elif cmd == "dupsni":
         dupsni(argv[2], int(argv[3]), argv[4], argv[5], int(argv[6]))
+    elif cmd == "slow":
+        slow(argv[2], int(argv[3]), argv[4], int(argv[5]), float(argv[6]))
     else:
         sys.exit("tls_lab.py: unknown command %s" % cmd)
 

@@ -369,10 +369,13 @@ static void verdict_needs_allowed_and_answered_with_this_address(void **state)
 
 static int n_timeouts;
 
-static void on_timeout(void *arg, struct flowtab_flow *f)
+static enum flowtab_late last_late;
+
+static void on_timeout(void *arg, struct flowtab_flow *f, enum flowtab_late why)
 {
 	(void)arg;
 	(void)f;
+	last_late = why;
 	n_timeouts++;
 }
 
@@ -393,16 +396,16 @@ static void reassembly_in_order_and_bounded(void **state)
 	f = flowtab_get(t, &k1, 0, true);
 	assert_non_null(f);
 	assert_ptr_equal(flowtab_get(t, &k1, 0, false), f);
-	assert_int_equal(flowtab_append(t, f, 1000, data, 10), 0);
-	assert_int_equal(flowtab_append(t, f, 1020, data, 10), -EAGAIN);
-	assert_int_equal(flowtab_append(t, f, 1000, data, 10), 0);
-	assert_int_equal(flowtab_append(t, f, 1005, data, 10), 0);
+	assert_int_equal(flowtab_append(t, f, 1000, data, 10, 0), 0);
+	assert_int_equal(flowtab_append(t, f, 1020, data, 10, 0), -EAGAIN);
+	assert_int_equal(flowtab_append(t, f, 1000, data, 10, 0), 0);
+	assert_int_equal(flowtab_append(t, f, 1005, data, 10, 0), 0);
 	assert_int_equal(f->len, 15);
-	assert_int_equal(flowtab_append(t, f, 1015, data, 90), -EMSGSIZE);
+	assert_int_equal(flowtab_append(t, f, 1015, data, 90, 0), -EMSGSIZE);
 	g = flowtab_get(t, &k2, 0, true);
 	assert_non_null(g);
-	assert_int_equal(flowtab_append(t, g, 7, data, 100), 0);
-	assert_int_equal(flowtab_append(t, f, 1015, data, 50), -EMSGSIZE);
+	assert_int_equal(flowtab_append(t, g, 7, data, 100, 0), 0);
+	assert_int_equal(flowtab_append(t, f, 1015, data, 50, 0), -EMSGSIZE);
 	assert_null(flowtab_get(t, &k3, 0, true)); /* two flows at most */
 	for (int i = 0; i < FLOWTAB_HELD_MAX; i++)
 		assert_int_equal(flowtab_hold(f, (uint32_t)i), 0);
@@ -415,11 +418,60 @@ static void reassembly_in_order_and_bounded(void **state)
 	g = flowtab_get(t, &k2, 0, true);
 	assert_non_null(g);
 	flowtab_decide(t, g, true, 10);
-	flowtab_expire(t, 5000, 5000, 2000, on_timeout, NULL);
+	flowtab_expire(t, 5000, 5000, 30000, 2000, on_timeout, NULL);
 	assert_int_equal(n_timeouts, 1); /* f, still being read */
 	assert_int_equal(flowtab_reading(t), 0);
-	flowtab_expire(t, 7000, 5000, 2000, on_timeout, NULL);
+	flowtab_expire(t, 7000, 5000, 30000, 2000, on_timeout, NULL);
 	assert_int_equal(flowtab_count(t), 0);
+	flowtab_free(t);
+}
+
+/* A slow hello is read on while each segment brings new bytes within the
+ * idle bound (old bytes again do not move it), for at most the total
+ * bound. */
+static void deadlines_idle_and_total(void **state)
+{
+	struct flowtab *t = flowtab_new(4, 1000, 4000);
+	struct flowtab_key k1 = {.sport = 1, .dport = 443}, k2;
+	struct flowtab_flow *f, *g;
+	uint8_t data[10] = {0};
+	uint64_t now;
+
+	(void)state;
+	k1.src.family = k1.dst.family = AF_INET;
+	k2 = k1;
+	k2.sport = 2;
+	n_timeouts = 0;
+	f = flowtab_get(t, &k1, 1000, true);
+	for (uint32_t i = 0; i < 6; i++) { /* 4 s apart: 20 s in all */
+		now = 1000 + 4000 * (uint64_t)i;
+		assert_int_equal(
+		    flowtab_append(t, f, 100 + 10 * i, data, 10, now), 0);
+		flowtab_expire(t, now + 3999, 5000, 30000, 2000, on_timeout,
+			       NULL);
+	}
+	assert_int_equal(n_timeouts, 0);
+	assert_int_equal(f->moved_ms, 21000);
+	assert_int_equal(flowtab_append(t, f, 100, data, 10, 25000), 0);
+	assert_int_equal(f->moved_ms, 21000); /* nothing new */
+	flowtab_expire(t, 25999, 5000, 30000, 2000, on_timeout, NULL);
+	assert_int_equal(n_timeouts, 0);
+	flowtab_expire(t, 26000, 5000, 30000, 2000, on_timeout, NULL);
+	assert_int_equal(n_timeouts, 1);
+	assert_int_equal(last_late, FLOWTAB_LATE_IDLE);
+	assert_true(f->decided && !f->accept);
+
+	g = flowtab_get(t, &k2, 30000, true); /* a byte a second */
+	for (uint32_t i = 0; i < 30; i++) {
+		now = 30000 + 1000 * (uint64_t)i;
+		assert_int_equal(flowtab_append(t, g, i, data, 1, now), 0);
+		flowtab_expire(t, now, 5000, 30000, 2000, on_timeout, NULL);
+	}
+	assert_int_equal(n_timeouts, 1);
+	flowtab_expire(t, 60000, 5000, 30000, 2000, on_timeout, NULL);
+	assert_int_equal(n_timeouts, 2);
+	assert_int_equal(last_late, FLOWTAB_LATE_TOTAL);
+	assert_int_equal(flowtab_reading(t), 0);
 	flowtab_free(t);
 }
 
@@ -621,6 +673,7 @@ int main(void)
 	    cmocka_unit_test(
 		verdict_needs_allowed_and_answered_with_this_address),
 	    cmocka_unit_test(reassembly_in_order_and_bounded),
+	    cmocka_unit_test(deadlines_idle_and_total),
 	    cmocka_unit_test(verdict_belongs_to_one_connection),
 	    cmocka_unit_test(packet_headers_and_payload),
 	    cmocka_unit_test(
