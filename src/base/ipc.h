@@ -56,7 +56,8 @@ enum ipc_type {
 	 * what is in them (sets_forget) */
 	IPC_FORGET = 10,
 	/* DNS process -> parent: the NFQUEUE socket of queue count as the
-	 * frame's one descriptor (sent before the sandbox, once a queue) */
+	 * frame's one descriptor (sent before the sandbox, once a queue);
+	 * id 1 when the kernel gives the queue no conntrack ids */
 	IPC_NFQ = 11,
 	/* DNS process -> parent: the name check's verdict on packet id of
 	 * queue count; body verdict(4) mark(4) */

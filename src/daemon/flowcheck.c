@@ -263,7 +263,8 @@ int flowcheck_hand_over(struct flowcheck *fc, int chan)
 
 	for (size_t i = 0; i < 2; i++) {
 		int len = ipc_encode_link(frame, sizeof(frame), IPC_NFQ,
-					  nfq_num(qs[i]), 0);
+					  nfq_num(qs[i]),
+					  nfq_conntrack_ids(qs[i]) ? 0 : 1);
 		int rc =
 		    len < 0 ? len
 			    : ipc_send(chan, frame, (size_t)len, nfq_fd(qs[i]));

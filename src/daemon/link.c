@@ -14,6 +14,7 @@
 #include "base/log.h"
 #include "daemon/link.h"
 #include "daemon/nfq.h"
+#include "daemon/selftest.h"
 #include "flow/flowmark.h"
 
 #define SYS	       "split"
@@ -245,6 +246,16 @@ static int take_nfq(struct link *l, const struct ipc_msg *m, int passed)
 		if (l->nfq_fd[i] < 0) {
 			l->nfq_fd[i] = passed;
 			l->nfq_num[i] = num;
+			if (m->id != 0) /* a fact, for the environment line */
+				selftest_fact(
+				    "NFQUEUE %u: the kernel gives no conntrack "
+				    "ids (it needs CONFIG_NETFILTER_NETLINK_"
+				    "GLUE_CT and the nf_conntrack_netlink "
+				    "module "
+				    "loaded): a new connection on a decided "
+				    "flow's four-tuple waits until its verdict "
+				    "is forgotten",
+				    (unsigned)num);
 			return 0;
 		}
 	}

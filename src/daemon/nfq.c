@@ -51,7 +51,8 @@ struct nfq {
 	uint32_t seq;
 	nfq_pkt_fn fn;
 	void *arg;
-	int chan; /* nfq_use_channel, or -1 */
+	int chan;   /* nfq_use_channel, or -1 */
+	bool no_ct; /* the kernel gives no conntrack ids */
 	uint8_t buf[NFQ_COPY + 4096];
 };
 
@@ -122,18 +123,21 @@ static int configure(struct nfq *q, uint32_t maxlen, char *err, size_t errlen)
 		if (rc != 0 && set_flags(q, buf, NFQA_CFG_F_UID_GID) == 0) {
 			/* EOPNOTSUPP: no conntrack glue for the queue, a
 			 * kernel without the option or without the
-			 * nf_conntrack_netlink module loaded. */
-			log_warn(SYS,
-				 "NFQUEUE %u: the kernel gives no conntrack "
-				 "ids (%s%s): a new connection on a decided "
-				 "flow's four-tuple waits until its verdict "
-				 "is forgotten",
-				 (unsigned)q->num, strerror(-rc),
-				 rc == -EOPNOTSUPP
-				     ? "; it needs CONFIG_NETFILTER_NETLINK_"
-				       "GLUE_CT and the nf_conntrack_netlink "
-				       "module loaded"
-				     : "");
+			 * nf_conntrack_netlink module loaded. A fact of
+			 * the machine: the parent says it in the start's
+			 * environment line (IPC_NFQ). */
+			q->no_ct = true;
+			log_debug(SYS,
+				  "NFQUEUE %u: the kernel gives no conntrack "
+				  "ids (%s%s): a new connection on a decided "
+				  "flow's four-tuple waits until its verdict "
+				  "is forgotten",
+				  (unsigned)q->num, strerror(-rc),
+				  rc == -EOPNOTSUPP
+				      ? "; it needs CONFIG_NETFILTER_NETLINK_"
+					"GLUE_CT and the nf_conntrack_netlink "
+					"module loaded"
+				      : "");
 			rc = 0;
 		}
 	}
@@ -251,6 +255,11 @@ int nfq_verdict_on(int fd, uint16_t num, uint32_t id, uint32_t verdict,
 int nfq_fd(const struct nfq *q)
 {
 	return mnl_socket_get_fd(q->nl);
+}
+
+bool nfq_conntrack_ids(const struct nfq *q)
+{
+	return !q->no_ct;
 }
 
 uint16_t nfq_num(const struct nfq *q)

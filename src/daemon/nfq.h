@@ -54,6 +54,10 @@ int nfq_verdict_on(int fd, uint16_t num, uint32_t id, uint32_t verdict,
 		   uint32_t mark);
 int nfq_fd(const struct nfq *q);
 uint16_t nfq_num(const struct nfq *q);
+/* Does the kernel give this queue's packets their conntrack ids? (No:
+ * a kernel without CONFIG_NETFILTER_NETLINK_GLUE_CT or without the
+ * nf_conntrack_netlink module; a fact the parent reports, IPC_NFQ.) */
+bool nfq_conntrack_ids(const struct nfq *q);
 /* From now on send every verdict as an IPC_VERDICT frame on chan (not
  * owned): the DNS process reads the queue, the parent answers the kernel. */
 void nfq_use_channel(struct nfq *q, int chan);

@@ -264,21 +264,75 @@ static unsigned vsock_guest_cid(void)
 	return cid == VMADDR_CID_ANY || cid <= VMADDR_CID_HOST ? 0 : cid;
 }
 
+#define VSOCK_TEXT                                                             \
+	"this machine is a VM with a vsock device (local CID %u): "            \
+	"AF_VSOCK sockets, which no process needs a privilege to open, "       \
+	"reach the hypervisor (CID 2) past every firewall rule, in any "       \
+	"network namespace; refuse socket family 40 and io_uring_setup in "    \
+	"the workload's seccomp profile, or run it under `dnsfence exec`, "    \
+	"which does (docs/security.md)"
+
 bool selftest_warn_vsock(void)
 {
 	unsigned cid = vsock_guest_cid();
 
 	if (cid == 0)
 		return false;
-	log_warn("selftest",
-		 "this machine is a VM with a vsock device (local CID %u): "
-		 "AF_VSOCK sockets, which no process needs a privilege to "
-		 "open, reach the hypervisor (CID 2) past every firewall "
-		 "rule, in any network namespace; refuse socket family 40 and "
-		 "io_uring_setup in the workload's seccomp profile, or run it "
-		 "under `dnsfence exec`, which does (docs/security.md)",
-		 cid);
+	log_warn("selftest", VSOCK_TEXT, cid);
 	return true;
+}
+
+bool selftest_note_vsock(void)
+{
+	unsigned cid = vsock_guest_cid();
+
+	if (cid == 0)
+		return false;
+	selftest_fact(VSOCK_TEXT, cid);
+	return true;
+}
+
+static struct {
+	char text[SELFTEST_FACTS_MAX];
+	size_t len, dropped;
+	bool said;
+} facts;
+
+void selftest_fact(const char *fmt, ...)
+{
+	char one[1024];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	vsnprintf(one, sizeof(one), fmt, ap);
+	va_end(ap);
+	if (facts.said) {
+		log_info("start", "environment: %s", one);
+		return;
+	}
+	n = snprintf(facts.text + facts.len, sizeof(facts.text) - facts.len,
+		     "%s%s", facts.len > 0 ? "; " : "", one);
+	if (n < 0 || (size_t)n >= sizeof(facts.text) - facts.len) {
+		facts.text[facts.len] = '\0'; /* whole facts only */
+		facts.dropped++;
+		return;
+	}
+	facts.len += (size_t)n;
+}
+
+void selftest_facts_say(void)
+{
+	if (facts.said)
+		return;
+	facts.said = true;
+	if (facts.len == 0 && facts.dropped == 0)
+		return;
+	if (facts.dropped > 0)
+		log_info("start", "environment: %s; and %zu more", facts.text,
+			 facts.dropped);
+	else
+		log_info("start", "environment: %s", facts.text);
 }
 
 bool selftest_cap_grants_net(const void *xattr, size_t len)

@@ -42,6 +42,19 @@ const char *selftest_verdict_name(enum selftest_verdict v);
  * every firewall rule. Logs one warning saying so and what to do; true
  * when it did. Needs read access to /dev/vsock (root), as at start. */
 bool selftest_warn_vsock(void);
+/* The daemon's form: the same text, as an environment fact. */
+bool selftest_note_vsock(void);
+
+/* Environment facts: what this machine cannot give (no vsock
+ * protection, no conntrack ids, a self-test check that cannot be proved
+ * here), which no operator setting fixes. The daemon gathers them while
+ * it starts and logs them as one info line ("start: environment: A; B")
+ * with selftest_facts_say(); one noted after that is logged at once.
+ * Warnings stay for what the operator should fix. At most
+ * SELFTEST_FACTS_MAX bytes are kept; the rest is counted. */
+#define SELFTEST_FACTS_MAX 4096
+void selftest_fact(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void selftest_facts_say(void);
 
 /* What no probe sees either: a uid subject's process that runs a
  * program granting CAP_NET_ADMIN or CAP_NET_RAW (a file capability with

@@ -554,6 +554,17 @@ static int drop_privileges(struct daemon *d)
 		 "running as uid %u gid %u, effective capabilities: "
 		 "cap_net_admin only",
 		 (unsigned)d->uid, (unsigned)d->gid);
+	/* Bound as root: a directory on its path that the daemon's uid may
+	 * not search leaves the daemon locked out of its own socket. */
+	if (access(d->cfg->control_socket, F_OK) != 0 && errno == EACCES)
+		log_warn("control",
+			 "%s: uid %u cannot reach it (a directory on its path "
+			 "does not let it search): the self-test cannot read "
+			 "the daemon's counters and the socket outlives the "
+			 "daemon; put it in a directory of its own, which "
+			 "dnsfence creates 0770 root:%u",
+			 d->cfg->control_socket, (unsigned)d->uid,
+			 (unsigned)d->gid);
 	return 0;
 }
 
@@ -595,6 +606,7 @@ static void gate_or_announce(struct daemon *d)
 	int fd;
 
 	if (!gate_on(cfg)) {
+		selftest_facts_say();
 		if (!cfg->selftest)
 			log_warn("selftest", "the readiness gate is off "
 					     "(selftest: false)");
@@ -650,6 +662,7 @@ static void on_gate_timeout(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	selftest_facts_say();
 	log_err("selftest", "the self-test did not finish in time: not "
 			    "becoming ready");
 	d->gate.failed = true;
@@ -672,7 +685,8 @@ static void gate_line(struct daemon *d, const char *line)
 			snprintf(g->first_open, sizeof(g->first_open), "%s",
 				 text);
 	} else if (v == SELFTEST_UNPROVEN) {
-		log_warn("selftest", "could not prove: %s", text);
+		/* a fact of this place, in the start's environment line */
+		selftest_fact("the self-test could not prove: %s", text);
 	} else {
 		log_debug("selftest", "held: %s", text);
 	}
@@ -683,6 +697,7 @@ static void gate_done(struct daemon *d)
 	struct gate *g = &d->gate;
 
 	gate_close(g);
+	selftest_facts_say();
 	if (g->first_open[0] != '\0') {
 		log_err("selftest",
 			"refusing readiness: %s; exiting (see "
@@ -1417,7 +1432,7 @@ int serve_run(const struct config *cfg, const char *path, uid_t uid, gid_t gid)
 	 * trimmed (reload.c) instead of stranded in a thread's own arena. */
 	(void)mallopt(M_ARENA_MAX, 1);
 	say_mode(cfg);
-	selftest_warn_vsock(); /* /dev/vsock is root's: before any drop */
+	selftest_note_vsock(); /* /dev/vsock is root's: before any drop */
 	if (privs_preflight(uid, binds_low_port(cfg), err, sizeof(err)) != 0) {
 		log_err("privs", "cannot serve: %s", err);
 		rc = -EPERM;

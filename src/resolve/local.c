@@ -221,6 +221,7 @@ static bool denied(const struct config *cfg, const struct policy *pol,
 	enum log_level level = LOGL_WARN;
 	struct log_field f[LOCAL_FIELDS_MAX];
 	uint32_t uid;
+	bool probe;
 	size_t n;
 
 	if (hit != NULL && !beyond_caps(cfg, q, hit, why, whylen))
@@ -235,13 +236,15 @@ static bool denied(const struct config *cfg, const struct policy *pol,
 		lower_ascii(lower);
 		policy_admitting("not in allow; ", lower, why, whylen);
 	}
-	if (!own_probe(name))
+	probe = own_probe(name);
+	if (!probe)
 		learn_name(name);
 	stats_inc(audit ? STAT_AUDIT_ALLOWED : STAT_DENIED);
 	c->audited = audit;
-	/* (a hit that comes here is beyond the budget's caps) */
+	/* (a hit that comes here is beyond the budget's caps); our own
+	 * probe is no workload's denial: at debug, like a search suffix */
 	if (!audit && cfg->mode != CONFIG_MODE_AUDIT && hit == NULL &&
-	    local_search_suffix(pol, q))
+	    (probe || local_search_suffix(pol, q)))
 		level = LOGL_DEBUG;
 	if (!log_limited_take(audit ? LOG_CLASS_AUDIT : LOG_CLASS_DENIED, level,
 			      "policy"))
@@ -250,8 +253,9 @@ static bool denied(const struct config *cfg, const struct policy *pol,
 		       sizeof(client));
 	n = local_query_fields(f, "query_denied", name, type, client, c, &uid);
 	f[n++] = log_str("reason", hit != NULL		 ? "wildcard_caps"
-				   : level == LOGL_DEBUG ? "search_suffix"
-							 : "not_allowed");
+				   : level != LOGL_DEBUG ? "not_allowed"
+				   : probe		 ? "own_probe"
+							 : "search_suffix");
 	if (hit == NULL) {
 		memcpy(entry, name, strlen(name) + 1);
 		lower_ascii(entry);
@@ -274,6 +278,10 @@ static bool denied(const struct config *cfg, const struct policy *pol,
 	else if (hit != NULL && hit->depth > 0)
 		log_warn("policy", "denied %s %s from %s: %s", name, type,
 			 client, why);
+	else if (level == LOGL_DEBUG && probe)
+		log_debug("policy",
+			  "denied %s %s from %s: dnsfence's own probe", name,
+			  type, client);
 	else if (level == LOGL_DEBUG)
 		log_debug("policy",
 			  "denied %s %s from %s: an allowed name with a "

@@ -3,9 +3,11 @@
 # What the fence cannot hold, the daemon says: on a VM with a vsock
 # device, an AF_VSOCK socket reaches the hypervisor (CID 2) from any
 # network namespace, unprivileged, and no firewall rule sees it. The
-# daemon (at start) and `dnsfence selftest` warn once, naming the local
-# CID and what to do (the workload's seccomp profile, or exec); where the
-# machine has no such device they say nothing of it.
+# daemon (at start, in its one info line of environment facts: a fact of
+# the machine, no setting of dnsfence's) and `dnsfence selftest` (a
+# warning) say it once, naming the local CID and what to do (the
+# workload's seccomp profile, or exec); where the machine has no such
+# device they say nothing of it.
 #
 # The test reads the truth itself, as root, from /dev/vsock's
 # IOCTL_VM_SOCKETS_GET_LOCAL_CID, and checks that a workload uid in the
@@ -37,6 +39,12 @@ if [ "$cid" -gt 0 ]; then
 	want="a VM with a vsock device (local CID $cid): AF_VSOCK sockets"
 	[ "$(grep -cF "$want" "$DF_DNSFENCE_LOG")" -eq 1 ] ||
 		fail "the daemon did not warn once of vsock (CID $cid): $(grep -i vsock "$DF_DNSFENCE_LOG" || echo 'no line')"
+	# The daemon says it once, as a fact of this machine in its one
+	# info line of environment facts (no setting of dnsfence changes it;
+	# the workload's seccomp profile does); `dnsfence selftest`, asked by
+	# the operator, warns.
+	grep -F "$want" "$DF_DNSFENCE_LOG" | grep -q " info start: environment: " ||
+		fail "the daemon's vsock line is not in the environment line: $(grep -i vsock "$DF_DNSFENCE_LOG")"
 	grep -q "refuse socket family 40 and io_uring_setup in the workload's seccomp profile" "$DF_DNSFENCE_LOG" ||
 		fail "the vsock warning does not say what to do: $(grep -i vsock "$DF_DNSFENCE_LOG")"
 	grep -qF "$want" <<<"$DF_CMD_ERR$DF_CMD_OUT" ||
