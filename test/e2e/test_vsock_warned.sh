@@ -43,7 +43,7 @@ if [ "$cid" -gt 0 ]; then
 	# info line of environment facts (no setting of dnsfence changes it;
 	# the workload's seccomp profile does); `dnsfence selftest`, asked by
 	# the operator, warns.
-	grep -F "$want" "$DF_DNSFENCE_LOG" | grep -q " info start: environment: " ||
+	grep -q " info start: environment: " <<<"$(grep -F "$want" "$DF_DNSFENCE_LOG")" ||
 		fail "the daemon's vsock line is not in the environment line: $(grep -i vsock "$DF_DNSFENCE_LOG")"
 	grep -q "refuse socket family 40 and io_uring_setup in the workload's seccomp profile" "$DF_DNSFENCE_LOG" ||
 		fail "the vsock warning does not say what to do: $(grep -i vsock "$DF_DNSFENCE_LOG")"
