@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # `dnsfence exec` says what the command asked and reached when it ends.
 #
-# One command reaches the allowed name, asks a denied one and connects
-# to an address nobody answered, then exits 3. exec's status is 3; its
+# One command reaches the allowed name, asks a denied one, connects to
+# an address nobody answered and to the allowed name on a port not in
+# `ports`, then exits 3. exec's status is 3; its
 # stderr names the denied name with its fix (`--allow www.evil.test`) and
-# the blocked address with its reason (never_answered); `--report x.md`
+# the blocked address with its reason (never_answered), the port with
+# its fix (`"ports": ["tcp/9999"]`); `--report x.md`
 # holds all three in Markdown tables, `--report x.json` parses and holds
 # them. Positive control: the allowed name was reached (the web server's
 # log has the request). A command that only reaches the allowed name
@@ -24,6 +26,7 @@ fexec() {
 CMD='curl -s -o /dev/null --max-time 5 http://www.allowed.test/reached-'$$'
 curl -s -o /dev/null --max-time 5 http://www.evil.test/
 curl -s -o /dev/null --max-time 3 http://198.18.1.11/
+curl -s -o /dev/null --max-time 3 http://www.allowed.test:9999/
 exit 3'
 
 fexec --report "$DF_TMP/nodir/x.md" -- sh -c 'exit 0'
@@ -44,7 +47,9 @@ grep -q 'blocked .*198\.18\.1\.11 tcp/80 (never_answered' <<<"$err" ||
 	fail "the summary does not name the blocked address with its reason: $err"
 grep -q 'allowed .*www\.allowed\.test' <<<"$err" ||
 	fail "the summary does not name the allowed name used: $err"
-ok "stderr: the denied name with --allow, the blocked address with its reason, the allowed name"
+grep -q 'blocked .*tcp/9999 (port: .*answered for www\.allowed\.test.*fix: "ports": \["tcp/9999"\]' <<<"$err" ||
+	fail "the summary does not give the port's fix: $err"
+ok "stderr: the denied name with --allow, the blocked address with its reason, the port with its fix, the allowed name"
 
 md="$DF_TMP/x.md"
 [ -s "$md" ] || fail "--report x.md wrote nothing"
@@ -64,6 +69,8 @@ jq -e '.denied[] | select(.name == "www.evil.test" and .fix == "--allow www.evil
 	"$js" >/dev/null || fail "x.json lacks the denied name: $(cat "$js")"
 jq -e '.blocked[] | select(.dst == "198.18.1.11" and .port == "tcp/80" and .reason == "never_answered")' \
 	"$js" >/dev/null || fail "x.json lacks the blocked flow: $(cat "$js")"
+jq -e '.blocked[] | select(.port == "tcp/9999" and .reason == "port" and .name == "www.allowed.test" and (.fix | contains("tcp/9999")))' \
+	"$js" >/dev/null || fail "x.json lacks the port's block with its fix: $(cat "$js")"
 jq -e '.allowed[] | select(.entry == "www.allowed.test" and .questions >= 1)' \
 	"$js" >/dev/null || fail "x.json lacks the allowed name: $(cat "$js")"
 ok "--report x.json parses and holds the three"
