@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* exec: `dnsfence exec [--user USER] [--allow NAME]... [--uid-fallback]
- * -- CMD [ARGS]`, one command fenced, the rest of the namespace
+ * [--report FILE] -- CMD [ARGS]`, one command fenced, the rest of the namespace
  * untouched.
  *
  * The fence is a private instance for this command: the config (-c, or
@@ -17,7 +17,10 @@
  * tree and leave), with no capability in any set and no_new_privs. When
  * the command exits (or we are asked to stop: the signal goes to the
  * command first), what is left in the cgroup is killed, then the daemon
- * is stopped, the instance's rules and sets are removed with this
+ * is stopped, what it recorded (its state directory, which it owns:
+ * STATE_DIR/exec/PID/state) is summed up on stderr and, with --report,
+ * written whole (report.c), the instance's rules and sets are removed
+ * with this
  * binary's `teardown`, the cgroup and the directory go, and our exit
  * status is the command's (128 + signal when a signal ended it); a cgroup
  * that cannot be emptied keeps the rules. A `dnsfence exec` killed
@@ -61,6 +64,7 @@
 
 #include "cli/exec.h"
 #include "cli/probe.h"
+#include "cli/report.h"
 #include "config/config.h"
 #include "fence/firewall.h"
 #include "fence/fwexec.h"
@@ -71,6 +75,7 @@
 #define STOP_TIMEOUT_MS	 5000
 #define KILL_TIMEOUT_MS	 5000
 #define PATH_LEN	 512
+#define STATE_SUBDIR	 "state" /* the daemon's state_dir, in DIR */
 
 struct instance {
 	char dir[PATH_LEN];    /* STATE_DIR/exec/PID */
@@ -107,7 +112,7 @@ static bool path_fmt(char *out, size_t cap, const char *fmt, ...)
 }
 
 static int parse_args(int argc, char **argv, const char **user, cJSON *allow,
-		      bool *uid_fallback, int *cmd_at);
+		      bool *uid_fallback, const char **report, int *cmd_at);
 static int resolve_user(const char *user, uid_t *uid, gid_t *gid);
 static int cgroup_root(char *mnt, size_t mlen, char *own, size_t olen);
 static int make_cgroup(struct instance *in, bool uid_fallback);
@@ -127,6 +132,7 @@ static int empty_uid(const struct instance *in);
 static int kill_uid_pass(uid_t uid, const struct stat *ns, pid_t daemon);
 static int wait_command(pid_t pid);
 static void stop_daemon(struct instance *in);
+static void report(const struct instance *in, int status, const char *path);
 static void teardown(const struct instance *in);
 static void clean_stale(void);
 static bool namespace_fenced(void);
@@ -144,15 +150,16 @@ int exec_main(const char *config_path, int argc, char **argv)
 {
 	struct instance in = {.daemon = -1};
 	cJSON *allow = cJSON_CreateArray();
-	const char *user = NULL;
+	const char *user = NULL, *report_path = NULL;
 	bool uid_fallback = false;
 	int cmd_at = 0, status = 125;
 	char pidname[16];
-	pid_t child;
+	pid_t child = -1;
 
 	if (allow == NULL)
 		return 125;
-	if (parse_args(argc, argv, &user, allow, &uid_fallback, &cmd_at) != 0)
+	if (parse_args(argc, argv, &user, allow, &uid_fallback, &report_path,
+		       &cmd_at) != 0)
 		goto out;
 	if (geteuid() != 0) {
 		fprintf(stderr, "dnsfence: exec: run as root (it installs the "
@@ -195,9 +202,13 @@ cleanup:
 	 * uid's processes) emptied first, or the rules stay. */
 	if (empty_cgroup(&in) != 0 || empty_uid(&in) != 0) {
 		stop_daemon(&in);
+		if (child > 0)
+			report(&in, status, report_path);
 		goto out;
 	}
 	stop_daemon(&in);
+	if (child > 0)
+		report(&in, status, report_path);
 	teardown(&in);
 	goto out;
 io:
@@ -294,14 +305,16 @@ static void on_signal(int sig)
 }
 
 static int parse_args(int argc, char **argv, const char **user, cJSON *allow,
-		      bool *uid_fallback, int *cmd_at)
+		      bool *uid_fallback, const char **report, int *cmd_at)
 {
 	static const struct option longopts[] = {
 	    {"user", required_argument, NULL, 'u'},
 	    {"allow", required_argument, NULL, 'a'},
 	    {"uid-fallback", no_argument, NULL, 'F'},
+	    {"report", required_argument, NULL, 'R'},
 	    {NULL, 0, NULL, 0},
 	};
+	char err[4200];
 	int opt;
 
 	optind = 1;
@@ -312,14 +325,20 @@ static int parse_args(int argc, char **argv, const char **user, cJSON *allow,
 			cJSON_AddItemToArray(allow, cJSON_CreateString(optarg));
 		} else if (opt == 'F') {
 			*uid_fallback = true;
+		} else if (opt == 'R') {
+			if (report_check_path(optarg, err, sizeof(err)) != 0) {
+				fprintf(stderr, "dnsfence: exec: %s\n", err);
+				return -EINVAL;
+			}
+			*report = optarg;
 		} else {
 			return -EINVAL;
 		}
 	}
 	if (optind >= argc) {
 		fprintf(stderr, "dnsfence: exec: usage: exec [--user USER] "
-				"[--allow NAME]... [--uid-fallback] -- CMD "
-				"[ARGS]\n");
+				"[--allow NAME]... [--uid-fallback] "
+				"[--report FILE] -- CMD [ARGS]\n");
 		return -EINVAL;
 	}
 	*cmd_at = optind;
@@ -548,8 +567,12 @@ static void instance_keys(cJSON *j, const struct instance *in, int pid)
 	cJSON_AddStringToObject(sets, "ipv4", buf);
 	snprintf(buf, sizeof(buf), "dfx%d-6", pid);
 	cJSON_AddStringToObject(sets, "ipv6", buf);
+	/* Its state in a directory of its own, which the daemon makes and
+	 * gives its user (it writes suggest.json, usage.json and prov.state
+	 * there after the privilege drop); the rest stays root's. */
 	cJSON_DeleteItemFromObject(j, "state_dir");
-	cJSON_AddStringToObject(j, "state_dir", in->dir);
+	snprintf(buf, sizeof(buf), "%s/" STATE_SUBDIR, in->dir);
+	cJSON_AddStringToObject(j, "state_dir", buf);
 	cJSON_DeleteItemFromObject(j, "control");
 	ctl = cJSON_AddObjectToObject(j, "control");
 	snprintf(buf, sizeof(buf), "%s/control.sock", in->dir);
@@ -839,6 +862,20 @@ static void stop_daemon(struct instance *in)
 	in->daemon = -1;
 }
 
+/* What the stopped daemon saw, from the files it wrote at exit: the
+ * summary on stderr, the whole report to path (NULL: none). A report
+ * that cannot be made is said; the exit status stays the command's. */
+static void report(const struct instance *in, int status, const char *path)
+{
+	struct config *cfg = NULL;
+	char err[1024];
+
+	if (config_load(in->conf, &cfg, err, sizeof(err)) != 0 ||
+	    report_exec(cfg, status, path, stderr, err, sizeof(err)) != 0)
+		fprintf(stderr, "dnsfence: exec: no report: %s\n", err);
+	config_free(cfg);
+}
+
 /* Kill whatever of the command is left in its cgroup (a child that
  * detached: setsid, a double fork) and wait until the kernel says the
  * cgroup is empty, bounded: 0 when it is (or there is no cgroup), -EBUSY,
@@ -1021,21 +1058,40 @@ static void teardown(const struct instance *in)
 		rm_tree(in->dir);
 }
 
+/* DIR's files, its daemon's state directory's files (by name, through
+ * descriptors: the daemon's user owns that one, and a link there is
+ * removed, never followed), those two directories. */
 static int rm_tree(const char *dir)
 {
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char p[PATH_LEN * 2];
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int sfd = fd >= 0
+		      ? openat(fd, STATE_SUBDIR,
+			       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+		      : -1;
+	int fds[2] = {sfd, fd};
 
-	if (d == NULL)
+	if (fd < 0)
 		return -errno;
-	while ((e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		path_fmt(p, sizeof(p), "%s/%s", dir, e->d_name);
-		unlink(p);
+	for (size_t i = 0; i < 2; i++) {
+		int dup_fd = fds[i] >= 0 ? dup(fds[i]) : -1;
+		DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+		struct dirent *e;
+
+		if (d == NULL && dup_fd >= 0)
+			close(dup_fd);
+		while (d != NULL && (e = readdir(d)) != NULL) {
+			if (strcmp(e->d_name, ".") != 0 &&
+			    strcmp(e->d_name, "..") != 0)
+				unlinkat(fds[i], e->d_name, 0);
+		}
+		if (d != NULL)
+			closedir(d);
+		if (i == 0 && sfd >= 0) {
+			close(sfd);
+			unlinkat(fd, STATE_SUBDIR, AT_REMOVEDIR);
+		}
 	}
-	closedir(d);
+	close(fd);
 	return rmdir(dir) == 0 ? 0 : -errno;
 }
 

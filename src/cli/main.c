@@ -272,7 +272,13 @@ static const struct command commands[] = {
 	       "where no cgroup v2 tree can be had (a plain 'ip netns "
 	       "exec'), fence every process of USER's uid in this network "
 	       "namespace instead of refusing; all of them are killed "
-	       "before the fence goes"}},
+	       "before the fence goes"},
+	      {"report", "FILE",
+	       "when CMD ends, write what it asked and reached to FILE: "
+	       "Markdown tables when FILE ends in .md (for "
+	       "$GITHUB_STEP_SUMMARY), JSON otherwise (denied names and "
+	       "blocked flows, each with its fix, are also summed up on "
+	       "stderr, with or without this)"}},
      .exits = "0 or any other status: CMD's own (128 + N when signal N "
 	      "ended it); 125 "
 	      "exec itself failed (the fence could not be set up or "

@@ -46,8 +46,6 @@ static int pick_wildcards(const struct suggest_name *in, size_t n,
 			  uint64_t min_count, char ***wild, size_t *n_wild);
 static char *ask_daemon(const char *socket);
 static char *read_state(const char *path, int *rc, char *err, size_t errlen);
-static char *read_state_file(const struct config *cfg, const char *name,
-			     int *rc, char *err, size_t errlen);
 static char *read_stream(FILE *f, const char *path, int *rc, char *err,
 			 size_t errlen);
 static int load_names(const cJSON *root, struct suggest_name **names,
@@ -254,12 +252,8 @@ static char *read_state(const char *path, int *rc, char *err, size_t errlen)
 	return read_stream(f, path, rc, err, errlen);
 }
 
-/* cfg's state_dir/name, only when statefs.h's rule trusts the directory
- * and the file for the daemon's user: anyone else could have planted
- * the names it suggests or the uses it counts. Its text, or NULL with
- * *rc and err set. */
-static char *read_state_file(const struct config *cfg, const char *name,
-			     int *rc, char *err, size_t errlen)
+char *suggest_read_state(const struct config *cfg, const char *name, int *rc,
+			 char *err, size_t errlen)
 {
 	char path[512], why[256];
 	uid_t uid = 0;
@@ -475,8 +469,8 @@ int suggest_run(const struct config *cfg, uint64_t min_count, FILE *out,
 	text = ask_daemon(cfg->control_socket);
 	if (text != NULL)
 		snprintf(path, sizeof(path), "%s", cfg->control_socket);
-	else if ((text = read_state_file(cfg, "suggest.json", &rc, err,
-					 errlen)) == NULL)
+	else if ((text = suggest_read_state(cfg, "suggest.json", &rc, err,
+					    errlen)) == NULL)
 		goto out;
 	rc = -EINVAL;
 	root = cJSON_Parse(text);
@@ -520,7 +514,8 @@ int suggest_prune(const struct config *cfg, int64_t unused_s, FILE *out,
 	int rc = -EINVAL;
 
 	snprintf(path, sizeof(path), "%s/" USAGE_FILE, cfg->state_dir);
-	if ((text = read_state_file(cfg, USAGE_FILE, &rc, err, errlen)) == NULL)
+	if ((text = suggest_read_state(cfg, USAGE_FILE, &rc, err, errlen)) ==
+	    NULL)
 		goto out;
 	rc = -EINVAL;
 	root = cJSON_Parse(text);

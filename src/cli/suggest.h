@@ -39,6 +39,14 @@ int suggest_collapse(const struct suggest_name *in, size_t n,
 		     uint64_t min_count, char ***out, size_t *n_out);
 void suggest_free_list(char **list, size_t n);
 
+/* cfg's state_dir/name (suggest.json, usage.json), only when statefs.h's
+ * rule trusts the directory and the file for the daemon's user: anyone
+ * else could have planted the names it suggests or the uses it counts.
+ * Its text (malloc'd, at most 16 MiB), or NULL with *rc (-ENOENT: no
+ * such file yet) and err set. */
+char *suggest_read_state(const struct config *cfg, const char *name, int *rc,
+			 char *err, size_t errlen);
+
 /* Ask the daemon on cfg->control_socket for what it learned, else read
  * cfg->state_dir/suggest.json, and print `{"allow": [...]}` to out:
  * cfg's own allow entries first, then the learned ones; and, when flows

@@ -3,7 +3,10 @@
  *
  * Setup (nflog_open, while privileges allow): one NETLINK_NETFILTER
  * socket, bound to NFLOG_GROUP with NFULNL_CFG_CMD_BIND, then configured
- * to copy NFLOG_COPY_RANGE bytes of each packet. There is no flag to ask
+ * to copy NFLOG_COPY_RANGE bytes of each packet and to send each one at
+ * once (a queue threshold of one: the kernel's default batches up to a
+ * second, and a flow blocked just before the daemon stops would never be
+ * attributed; the rules' -m limit bounds the rate). There is no flag to ask
  * for the sender: the kernel adds NFULA_UID and NFULA_GID (the fsuid and
  * fsgid of the socket's file, in our user namespace) to every packet that
  * has a full local socket, and leaves them out otherwise (e.g. a reset
@@ -314,6 +317,7 @@ static int config(struct nflog *n, uint8_t cmd, bool with_mode, char *err,
 		    .copy_mode = NFULNL_COPY_PACKET};
 
 		mnl_attr_put(nlh, NFULA_CFG_MODE, sizeof(mode), &mode);
+		mnl_attr_put_u32(nlh, NFULA_CFG_QTHRESH, htonl(1));
 	} else {
 		struct nfulnl_msg_config_cmd c = {.command = cmd};
 
@@ -381,8 +385,10 @@ void nflog_close(struct nflog *n)
 {
 	if (n == NULL)
 		return;
-	if (n->ev != NULL)
+	if (n->ev != NULL) { /* what the kernel already sent is attributed */
+		drain(n);
 		event_free(n->ev);
+	}
 	if (n->nl != NULL)
 		mnl_socket_close(n->nl);
 	pagemem_free(n, sizeof(*n));

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* report: what one `dnsfence exec` saw (report.c): the names denied, the
+ * flows blocked, the allow entries used, as a summary on stderr and, on
+ * request, a whole report in Markdown or JSON. */
+#ifndef DNSFENCE_REPORT_H
+#define DNSFENCE_REPORT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "config/config.h"
+
+/* Lines of each kind (denied, blocked, allowed) in the summary; the rest
+ * are counted ("and N more"). */
+#define REPORT_SUMMARY_LINES 20
+
+/* Whether path can take the report, judged before anything is made:
+ * not empty, its directory exists, and it is not a directory nor a
+ * symbolic link. 0, or -errno with err set (naming --report). */
+int report_check_path(const char *path, char *err, size_t errlen);
+
+/* Read cfg's state_dir/suggest.json and usage.json (the trusted readers
+ * of suggest: the files the stopped daemon wrote at exit; a missing file
+ * is nothing seen), print the summary to summary (only when a name was
+ * denied or a flow blocked: a clean run stays quiet) and, when path is
+ * not NULL, write the whole report there: Markdown tables when path ends
+ * in ".md", JSON otherwise. status is the command's exit status, kept in
+ * the report. 0, or -errno with err set. */
+int report_exec(const struct config *cfg, int status, const char *path,
+		FILE *summary, char *err, size_t errlen);
+
+#endif
