@@ -33,7 +33,7 @@ expect_log_contains 'audit: denied x3.evil.test A'
 df_dig @198.18.0.1 x4.evil.test A
 [ "$DF_DIG_RC" -ne 0 ] || [ "$(df_status)" != NOERROR ] || fail "audit local: DNS straight to the resolver was answered: $DF_OUT"
 expect_log_contains 'blocked udp 198.18.0.2'
-! tail -n +"$((first_lines + 1))" "$DF_DNSFENCE_LOG" | grep -q 'would block udp .* -> 198.18.0.1:53' || fail "audit local: the rejected DNS is logged as 'would block'"
+! grep -q 'would block udp .* -> 198.18.0.1:53' <<<"$(tail -n +"$((first_lines + 1))" "$DF_DNSFENCE_LOG")" || fail "audit local: the rejected DNS is logged as 'would block'"
 df_dig www.allowed.test A
 expect_rcode NOERROR
 sleep 1
