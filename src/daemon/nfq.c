@@ -53,7 +53,9 @@ struct nfq {
 	void *arg;
 	int chan;   /* nfq_use_channel, or -1 */
 	bool no_ct; /* the kernel gives no conntrack ids */
-	uint8_t buf[NFQ_COPY + 4096];
+	/* Netlink headers are read in place: 4-byte aligned whatever the
+	 * fields before it (a bool there put it at an odd address). */
+	_Alignas(struct nlmsghdr) uint8_t buf[NFQ_COPY + 4096];
 };
 
 static struct nlmsghdr *put_header(struct nfq *q, char *buf, uint16_t type,
