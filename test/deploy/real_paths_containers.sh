@@ -126,7 +126,9 @@ print(" ".join(s["cap_add"]))' "$DNSFENCE_SRC/contrib/docker/compose.yaml"); do
 
 	# The sidecar as documented: the entrypoint, no command.
 	"${run[@]}" -d --name rp-side "$RP_IMAGE" >/dev/null 2>>"$RP_WORK/podman.log" || fail "cannot start the sidecar"
-	rp_healthy rp-side 300 || fail "the sidecar did not become healthy within 30 s: $(podman logs rp-side 2>&1 | tail -n 8)"
+	# 60 s: the entrypoint waits up to 30 s for the daemon, then switches
+	# resolv.conf; a loaded machine takes a while to get there.
+	rp_healthy rp-side 600 || fail "the sidecar did not become healthy within 60 s: $(podman logs rp-side 2>&1 | tail -n 8)"
 	out=$(podman exec rp-side cat /etc/resolv.conf)
 	grep -qx "nameserver 127.0.0.1" <<<"$out" || fail "healthy, but resolv.conf is: $out"
 	out=$(podman exec rp-side cat /run/dnsfence/resolv.conf.orig)
