@@ -544,6 +544,21 @@ df_drop_own_cgroup() {
 	done
 }
 
+# df_tls_lab MODE ARG...: tls_lab.py MODE ("serve" CERT KEY PORT ADDR...,
+# or "route" PORT ADDR...) in the upstream namespace, logging what the
+# server read to $SRV_LOG, started once port 443 listens. TLS_LAB is the
+# copy any uid can run (df_share): the workload's client side.
+df_tls_lab() {
+	local mode=$1
+	shift
+	TLS_LAB="$(df_share tls_lab.py)"
+	SRV_LOG="$DF_TMP/tls-$mode.log"
+	: >"$SRV_LOG"
+	up "$DF_PY" "$TLS_LAB" "$mode" "$SRV_LOG" "$@" >>"$DF_TMP/tls-$mode.out" 2>&1 &
+	DF_PIDS+=("$!")
+	df_poll 50 df_tcp_listening "$DF_UP" 443 || fail "tls_lab.py $mode did not start: $(cat "$DF_TMP/tls-$mode.out")"
+}
+
 # df_wl_cg CMD...: CMD in the workload namespace with the cgroup tree at
 # /sys/fs/cgroup (ip netns exec mounts a fresh /sys, without it; a
 # container or a host has it).

@@ -15,15 +15,8 @@ source "$(dirname "$0")/lib.sh"
 WL_UID=4242
 df_setup
 
-cp "$DF_E2E_DIR/tls_lab.py" "$DF_TMP/tls_lab.py"
-chmod 755 "$DF_TMP"
-chmod 644 "$DF_TMP/tls_lab.py"
-SRV_LOG="$DF_TMP/route.log"
-: >"$SRV_LOG"
-up "$DF_PY" "$DF_TMP/tls_lab.py" route "$SRV_LOG" 443 198.18.1.10 2001:db8:1::10 \
-	>>"$DF_TMP/route.out" 2>&1 &
-DF_PIDS+=("$!")
-df_poll 50 df_tcp_listening "$DF_UP" 443 || fail "the front end did not start"
+chmod 755 "$DF_TMP" # the daemon (its user) reads the config again at reload
+df_tls_lab route 443 198.18.1.10 2001:db8:1::10
 
 sock="$DF_TMP/control.sock"
 COMMON=(allow='["www.allowed.test"]' ports='["tcp/443"]' control='{"socket": "'"$sock"'", "watch": false}')
@@ -33,7 +26,7 @@ expect_rcode NOERROR
 df_dig www.allowed.test AAAA
 expect_rcode NOERROR
 
-lab() { df_wl_as $WL_UID timeout 20 "$DF_PY" "$DF_TMP/tls_lab.py" "$@"; }
+lab() { df_wl_as $WL_UID timeout 20 "$DF_PY" "$TLS_LAB" "$@"; }
 routed() { grep -qx "route $1" "$SRV_LOG"; }
 
 for addr in 198.18.1.10 2001:db8:1::10; do

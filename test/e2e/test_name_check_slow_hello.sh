@@ -15,15 +15,7 @@ WL_UID=4242
 df_setup
 
 df_front_end_cert www.allowed.test evil.test
-cp "$DF_E2E_DIR/tls_lab.py" "$DF_TMP/tls_lab.py"
-chmod 755 "$DF_TMP"
-chmod 644 "$DF_TMP/tls_lab.py"
-SRV_LOG="$DF_TMP/tls-server.log"
-: >"$SRV_LOG"
-up "$DF_PY" "$DF_TMP/tls_lab.py" serve "$SRV_LOG" "$DF_TMP/cert.pem" "$DF_TMP/key.pem" 443 \
-	198.18.1.10 2001:db8:1::10 >>"$DF_TMP/tls-server.out" 2>&1 &
-DF_PIDS+=("$!")
-df_poll 50 df_tcp_listening "$DF_UP" 443 || fail "the TLS server did not start"
+df_tls_lab serve "$DF_TMP/cert.pem" "$DF_TMP/key.pem" 443 198.18.1.10 2001:db8:1::10
 
 df_start_dnsfence allow='["www.allowed.test"]' ports='["tcp/443"]'
 df_dig www.allowed.test A
@@ -31,7 +23,7 @@ expect_rcode NOERROR
 df_dig www.allowed.test AAAA
 expect_rcode NOERROR
 
-lab() { df_wl_as $WL_UID timeout 40 "$DF_PY" "$DF_TMP/tls_lab.py" "$@"; }
+lab() { df_wl_as $WL_UID timeout 40 "$DF_PY" "$TLS_LAB" "$@"; }
 # Until the verdict the server acknowledges nothing, so the client's
 # stack backs off its retransmission timer and, once it fired, sends
 # new bytes only as that timer fires again. A connection's closing

@@ -16,15 +16,8 @@ WL_UID=4242
 df_setup
 
 df_front_end_cert www.allowed.test evil.test
-cp "$DF_E2E_DIR/tls_lab.py" "$DF_TMP/tls_lab.py"
-chmod 755 "$DF_TMP"
-chmod 644 "$DF_TMP/tls_lab.py"
-SRV_LOG="$DF_TMP/tls-server.log"
-: >"$SRV_LOG"
-up "$DF_PY" "$DF_TMP/tls_lab.py" serve "$SRV_LOG" "$DF_TMP/cert.pem" "$DF_TMP/key.pem" 443 \
-	198.18.1.10 2001:db8:1::10 >>"$DF_TMP/tls-server.out" 2>&1 &
-DF_PIDS+=("$!")
-df_poll 50 df_tcp_listening "$DF_UP" 443 || fail "the TLS server did not start"
+chmod 755 "$DF_TMP" # the daemon (its user) reads the config again at reload
+df_tls_lab serve "$DF_TMP/cert.pem" "$DF_TMP/key.pem" 443 198.18.1.10 2001:db8:1::10
 
 sock="$DF_TMP/control.sock"
 COMMON=(allow='["www.allowed.test"]' ports='["tcp/443"]' control='{"socket": "'"$sock"'", "watch": false}')
@@ -34,7 +27,7 @@ expect_rcode NOERROR
 df_dig www.allowed.test AAAA
 expect_rcode NOERROR
 
-lab() { df_wl_as $WL_UID timeout 20 "$DF_PY" "$DF_TMP/tls_lab.py" "$@"; }
+lab() { df_wl_as $WL_UID timeout 20 "$DF_PY" "$TLS_LAB" "$@"; }
 server_read() { grep -qx "$1" "$SRV_LOG"; }
 
 for addr in 198.18.1.10 2001:db8:1::10; do
