@@ -559,6 +559,53 @@ df_tls_lab() {
 	df_poll 50 df_tcp_listening "$DF_UP" 443 || fail "tls_lab.py $mode did not start: $(cat "$DF_TMP/tls-$mode.out")"
 }
 
+# df_quic_lab: quic_initial.py's listener on the upstream's udp/443: it
+# decrypts client Initials as a server does (drops datagrams under 1200
+# bytes, skips Initials that do not authenticate) and logs one line per
+# datagram to $ARR: its DCID, then the server names it read. Q is the copy
+# the workload runs (df_share); df_quic_send, df_quic_expect_read and
+# df_quic_expect_not_read use both.
+df_quic_lab() {
+	Q="$(df_share quic_initial.py)"
+	ARR="$DF_TMP/quic-arrived.txt"
+	: >"$ARR"
+	ip netns exec "$DF_UP" "$DF_PY" "$Q" listen 443 "$ARR" >>"$DF_TMP/quic-listener.log" 2>&1 &
+	DF_PIDS+=("$!")
+	df_poll 50 sh -c "ip netns exec $DF_UP ss -Huln 'sport = :443' | grep -q ." ||
+		fail "the QUIC listener did not start"
+}
+
+# df_quic_send UID ARG...: quic_initial.py send ARG... as UID in the workload.
+df_quic_send() {
+	local uid=$1
+	shift
+	df_wl_as "$uid" "$DF_PY" "$Q" send "$@" >/dev/null || fail "quic_initial.py send $*: failed"
+}
+
+# df_quic_arrived DCID: datagrams under DCID that reached the listener.
+df_quic_arrived() { awk -v d="$1" '$1 == d { n++ } END { print n + 0 }' "$ARR"; }
+
+# df_quic_read DCID NAME: times the server read a ClientHello naming NAME
+# under DCID.
+df_quic_read() {
+	awk -v d="$1" -v n="$2" '$1 == d && ("," $3 ",") ~ ("," n ",") { c++ } END { print c + 0 }' "$ARR"
+}
+df_quic_was_read() { [ "$(df_quic_read "$1" "$2")" -ge 1 ]; }
+
+# df_quic_expect_read DCID NAME WHAT: the server reads a ClientHello naming
+# NAME from a datagram under DCID (waits 2 s).
+df_quic_expect_read() {
+	df_poll 20 df_quic_was_read "$1" "$2" ||
+		fail "$3: the server never read $2 under DCID $1 ($(df_quic_arrived "$1") datagrams arrived)"
+}
+
+# df_quic_expect_not_read DCID NAME WHAT: the server has not read NAME under
+# DCID a second later (after a verdict takes).
+df_quic_expect_not_read() {
+	sleep 1
+	[ "$(df_quic_read "$1" "$2")" -eq 0 ] || fail "$3: the server read $2 under DCID $1"
+}
+
 # df_wl_cg CMD...: CMD in the workload namespace with the cgroup tree at
 # /sys/fs/cgroup (ip netns exec mounts a fresh /sys, without it; a
 # container or a host has it).

@@ -18,15 +18,8 @@ source "$(dirname "$0")/lib.sh"
 WL_UID=4242
 df_setup
 
-chmod 755 "$DF_TMP" # the workload uid runs the client from here
-Q="$DF_TMP/quic_initial.py"
-install -m 644 "$DF_E2E_DIR/quic_initial.py" "$Q"
-ARR="$DF_TMP/quic-arrived.txt"
-: >"$ARR"
-ip netns exec "$DF_UP" "$DF_PY" "$Q" listen 443 "$ARR" >>"$DF_TMP/quic-listener.log" 2>&1 &
-DF_PIDS+=("$!")
-df_poll 50 sh -c "ip netns exec $DF_UP ss -Huln 'sport = :443' | grep -q ." ||
-	fail "the QUIC listener did not start"
+chmod 755 "$DF_TMP" # the daemon (its user) reads the config again at reload
+df_quic_lab
 
 sock="$DF_TMP/control.sock"
 ARGS=(allow='["www.allowed.test"]' ports='["tcp/443", "udp/443"]'
@@ -37,56 +30,41 @@ expect_rcode NOERROR
 df_dig www.allowed.test AAAA
 expect_rcode NOERROR
 
-send() { df_wl_as $WL_UID "$DF_PY" "$Q" send "$@" >/dev/null || fail "quic_initial.py send $*: failed"; }
-arrived() { awk -v d="$1" '$1 == d { n++ } END { print n + 0 }' "$ARR"; }
-read_name() { awk -v d="$1" -v n="$2" '$1 == d && ("," $3 ",") ~ ("," n ",") { c++ } END { print c + 0 }' "$ARR"; }
-# expect_read DCID NAME WHAT: the server reads a ClientHello naming NAME
-# from a datagram under DCID (waits 2 s).
-expect_read() {
-	df_poll 20 sh -c "[ \"\$(awk -v d=$1 -v n=$2 '\$1 == d && (\",\" \$3 \",\") ~ (\",\" n \",\") { c++ } END { print c + 0 }' $ARR)\" -ge 1 ]" ||
-		fail "$3: the server never read $2 under DCID $1 ($(arrived "$1") datagrams arrived)"
-}
-# expect_not_read DCID NAME WHAT: after the second a verdict takes.
-expect_not_read() {
-	sleep 1
-	[ "$(read_name "$1" "$2")" -eq 0 ] || fail "$3: the server read $2 under DCID $1"
-}
-
 # Coalesced: a broken Initial, then a valid one, under one new DCID.
-send 198.18.1.10 443 www.allowed.test 7a7a7a7a7a7a7a7a --then coalesced:www.allowed.test:7b7b7b7b7b7b7b7b
-expect_read 7a7a7a7a7a7a7a7a www.allowed.test "the flow's first connection"
-expect_read 7b7b7b7b7b7b7b7b www.allowed.test "control: broken then valid Initial of www.allowed.test"
+df_quic_send $WL_UID 198.18.1.10 443 www.allowed.test 7a7a7a7a7a7a7a7a --then coalesced:www.allowed.test:7b7b7b7b7b7b7b7b
+df_quic_expect_read 7a7a7a7a7a7a7a7a www.allowed.test "the flow's first connection"
+df_quic_expect_read 7b7b7b7b7b7b7b7b www.allowed.test "control: broken then valid Initial of www.allowed.test"
 ok "control: on an accepted flow, a broken Initial then a valid one naming www.allowed.test: the server reads it"
-send 198.18.1.10 443 www.allowed.test 7c7c7c7c7c7c7c7c --then coalesced:evil.test:7d7d7d7d7d7d7d7d
-expect_read 7c7c7c7c7c7c7c7c www.allowed.test "the flow's first connection"
-expect_not_read 7d7d7d7d7d7d7d7d evil.test "a broken Initial then a valid one naming evil.test under a new DCID"
+df_quic_send $WL_UID 198.18.1.10 443 www.allowed.test 7c7c7c7c7c7c7c7c --then coalesced:evil.test:7d7d7d7d7d7d7d7d
+df_quic_expect_read 7c7c7c7c7c7c7c7c www.allowed.test "the flow's first connection"
+df_quic_expect_not_read 7d7d7d7d7d7d7d7d evil.test "a broken Initial then a valid one naming evil.test under a new DCID"
 expect_log_contains "198.18.1.10:443 from uid $WL_UID: QUIC server name evil.test is not allowed"
 ok "on an accepted flow, a broken Initial then a valid one naming evil.test in one datagram: refused"
-send 2001:db8:1::10 443 www.allowed.test 7e7e7e7e7e7e7e7e --then coalesced:evil.test:7f7f7f7f7f7f7f7f
-expect_read 7e7e7e7e7e7e7e7e www.allowed.test "IPv6: the flow's first connection"
-expect_not_read 7f7f7f7f7f7f7f7f evil.test "IPv6: a broken Initial then a valid one naming evil.test"
+df_quic_send $WL_UID 2001:db8:1::10 443 www.allowed.test 7e7e7e7e7e7e7e7e --then coalesced:evil.test:7f7f7f7f7f7f7f7f
+df_quic_expect_read 7e7e7e7e7e7e7e7e www.allowed.test "IPv6: the flow's first connection"
+df_quic_expect_not_read 7f7f7f7f7f7f7f7f evil.test "IPv6: a broken Initial then a valid one naming evil.test"
 ok "IPv6: the same, refused"
 
 # The second ClientHello (after a HelloRetryRequest) is read.
-send 198.18.1.10 443 www.allowed.test 8a8a8a8a8a8a8a8a --then hrr:www.allowed.test:8b8b8b8b8b8b8b8b
-expect_read 8b8b8b8b8b8b8b8b www.allowed.test "control: a second ClientHello naming www.allowed.test"
+df_quic_send $WL_UID 198.18.1.10 443 www.allowed.test 8a8a8a8a8a8a8a8a --then hrr:www.allowed.test:8b8b8b8b8b8b8b8b
+df_quic_expect_read 8b8b8b8b8b8b8b8b www.allowed.test "control: a second ClientHello naming www.allowed.test"
 ok "control: a second ClientHello of the connection naming the same server reaches the server"
-send 198.18.1.10 443 www.allowed.test 8c8c8c8c8c8c8c8c --then hrr:evil.test:8d8d8d8d8d8d8d8d
-expect_read 8c8c8c8c8c8c8c8c www.allowed.test "the connection's first ClientHello"
-expect_not_read 8d8d8d8d8d8d8d8d evil.test "a second ClientHello naming evil.test"
+df_quic_send $WL_UID 198.18.1.10 443 www.allowed.test 8c8c8c8c8c8c8c8c --then hrr:evil.test:8d8d8d8d8d8d8d8d
+df_quic_expect_read 8c8c8c8c8c8c8c8c www.allowed.test "the connection's first ClientHello"
+df_quic_expect_not_read 8d8d8d8d8d8d8d8d evil.test "a second ClientHello naming evil.test"
 expect_log_contains "a second QUIC ClientHello names evil.test, the connection was let through for www.allowed.test"
 ok "a second ClientHello of the connection naming evil.test: dropped and logged"
-send 2001:db8:1::10 443 www.allowed.test 8e8e8e8e8e8e8e8e --then hrr:evil.test:8f8f8f8f8f8f8f8f
-expect_read 8e8e8e8e8e8e8e8e www.allowed.test "IPv6: the connection's first ClientHello"
-expect_not_read 8f8f8f8f8f8f8f8f evil.test "IPv6: a second ClientHello naming evil.test"
+df_quic_send $WL_UID 2001:db8:1::10 443 www.allowed.test 8e8e8e8e8e8e8e8e --then hrr:evil.test:8f8f8f8f8f8f8f8f
+df_quic_expect_read 8e8e8e8e8e8e8e8e www.allowed.test "IPv6: the connection's first ClientHello"
+df_quic_expect_not_read 8f8f8f8f8f8f8f8f evil.test "IPv6: a second ClientHello naming evil.test"
 ok "IPv6: the same, dropped"
 
 # Positive control: both attacks reach the server with the check off.
 df_config "${ARGS[@]}" name_check='{"mode": "off"}'
 df_dnsfence reload
 [ "$DF_CMD_RC" -eq 0 ] || fail "reload exited $DF_CMD_RC: $DF_CMD_ERR"
-send 198.18.1.10 443 www.allowed.test 9a9a9a9a9a9a9a9a --then coalesced:evil.test:9b9b9b9b9b9b9b9b \
+df_quic_send $WL_UID 198.18.1.10 443 www.allowed.test 9a9a9a9a9a9a9a9a --then coalesced:evil.test:9b9b9b9b9b9b9b9b \
 	--then hrr:evil.test:9c9c9c9c9c9c9c9c
-expect_read 9b9b9b9b9b9b9b9b evil.test "control: with name_check off, the coalesced datagram"
-expect_read 9c9c9c9c9c9c9c9c evil.test "control: with name_check off, the second ClientHello"
+df_quic_expect_read 9b9b9b9b9b9b9b9b evil.test "control: with name_check off, the coalesced datagram"
+df_quic_expect_read 9c9c9c9c9c9c9c9c evil.test "control: with name_check off, the second ClientHello"
 ok "control: with name_check off the server reads evil.test from both"

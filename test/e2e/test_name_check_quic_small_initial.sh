@@ -17,15 +17,8 @@ source "$(dirname "$0")/lib.sh"
 WL_UID=4242
 df_setup
 
-chmod 755 "$DF_TMP" # the workload uid runs the client from here
-Q="$DF_TMP/quic_initial.py"
-install -m 644 "$DF_E2E_DIR/quic_initial.py" "$Q"
-ARR="$DF_TMP/quic-arrived.txt"
-: >"$ARR"
-ip netns exec "$DF_UP" "$DF_PY" "$Q" listen 443 "$ARR" >>"$DF_TMP/quic-listener.log" 2>&1 &
-DF_PIDS+=("$!")
-df_poll 50 sh -c "ip netns exec $DF_UP ss -Huln 'sport = :443' | grep -q ." ||
-	fail "the QUIC listener did not start"
+chmod 755 "$DF_TMP" # the daemon (its user) reads the config again at reload
+df_quic_lab
 
 sock="$DF_TMP/control.sock"
 ARGS=(allow='["www.allowed.test"]' ports='["tcp/443", "udp/443"]'
@@ -36,49 +29,34 @@ expect_rcode NOERROR
 df_dig www.allowed.test AAAA
 expect_rcode NOERROR
 
-send() { df_wl_as $WL_UID "$DF_PY" "$Q" send "$@" >/dev/null || fail "quic_initial.py send $*: failed"; }
-# arrived DCID: datagrams under DCID that reached the listener.
-arrived() { awk -v d="$1" '$1 == d { n++ } END { print n + 0 }' "$ARR"; }
-# read_name DCID NAME: times the server read a ClientHello naming NAME under DCID.
-read_name() { awk -v d="$1" -v n="$2" '$1 == d && ("," $3 ",") ~ ("," n ",") { c++ } END { print c + 0 }' "$ARR"; }
-expect_read() {
-	df_poll 20 sh -c "[ \"\$(awk -v d=$1 -v n=$2 '\$1 == d && (\",\" \$3 \",\") ~ (\",\" n \",\") { c++ } END { print c + 0 }' $ARR)\" -ge 1 ]" ||
-		fail "$3: the server never read $2 under DCID $1 ($(arrived "$1") datagrams arrived)"
-}
-# expect_not_read DCID NAME WHAT: after the second a verdict takes.
-expect_not_read() {
-	sleep 1
-	[ "$(read_name "$1" "$2")" -eq 0 ] || fail "$3: the server read $2 under DCID $1"
-}
-
 # Control: small then full, both naming the allowed name.
-send 198.18.1.10 443 www.allowed.test 5c5c5c5c5c5c5c5c --size 224 --then initial:www.allowed.test:5c5c5c5c5c5c5c5c
-expect_read 5c5c5c5c5c5c5c5c www.allowed.test "control: small then full Initial of the allowed name"
+df_quic_send $WL_UID 198.18.1.10 443 www.allowed.test 5c5c5c5c5c5c5c5c --size 224 --then initial:www.allowed.test:5c5c5c5c5c5c5c5c
+df_quic_expect_read 5c5c5c5c5c5c5c5c www.allowed.test "control: small then full Initial of the allowed name"
 ok "control: a 224-byte Initial then the same DCID's full Initial of www.allowed.test: the server reads it"
 
-send 198.18.1.10 443 www.allowed.test 5a5a5a5a5a5a5a5a --size 224 --then initial:evil.test:5a5a5a5a5a5a5a5a
-expect_not_read 5a5a5a5a5a5a5a5a evil.test "a 224-byte allowed Initial, then a full one naming evil.test"
+df_quic_send $WL_UID 198.18.1.10 443 www.allowed.test 5a5a5a5a5a5a5a5a --size 224 --then initial:evil.test:5a5a5a5a5a5a5a5a
+df_quic_expect_not_read 5a5a5a5a5a5a5a5a evil.test "a 224-byte allowed Initial, then a full one naming evil.test"
 expect_log_contains "198.18.1.10:443 from uid $WL_UID: QUIC server name evil.test is not allowed"
 ok "a 224-byte Initial of www.allowed.test decides nothing: the full Initial naming evil.test is refused"
-send 2001:db8:1::10 443 www.allowed.test 5b5b5b5b5b5b5b5b --size 224 --then initial:evil.test:5b5b5b5b5b5b5b5b
-expect_not_read 5b5b5b5b5b5b5b5b evil.test "IPv6: a 224-byte allowed Initial, then a full one naming evil.test"
+df_quic_send $WL_UID 2001:db8:1::10 443 www.allowed.test 5b5b5b5b5b5b5b5b --size 224 --then initial:evil.test:5b5b5b5b5b5b5b5b
+df_quic_expect_not_read 5b5b5b5b5b5b5b5b evil.test "IPv6: a 224-byte allowed Initial, then a full one naming evil.test"
 ok "IPv6: the same, refused"
 
 # After a verdict: the same DCID's CRYPTO at offset 0 must be what was judged.
-send 198.18.1.10 443 www.allowed.test 5d5d5d5d5d5d5d5d --then again
+df_quic_send $WL_UID 198.18.1.10 443 www.allowed.test 5d5d5d5d5d5d5d5d --then again
 df_poll 20 sh -c "[ \$(awk '\$1 == \"5d5d5d5d5d5d5d5d\" { n++ } END { print n + 0 }' $ARR) -ge 2 ]" ||
-	fail "control: the judged Initial sent again did not arrive ($(arrived 5d5d5d5d5d5d5d5d) of 2)"
+	fail "control: the judged Initial sent again did not arrive ($(df_quic_arrived 5d5d5d5d5d5d5d5d) of 2)"
 ok "control: the judged Initial sent again unchanged passes"
-send 198.18.1.10 443 www.allowed.test 5e5e5e5e5e5e5e5e --then initial:evil.test:5e5e5e5e5e5e5e5e
-expect_read 5e5e5e5e5e5e5e5e www.allowed.test "the judged Initial"
+df_quic_send $WL_UID 198.18.1.10 443 www.allowed.test 5e5e5e5e5e5e5e5e --then initial:evil.test:5e5e5e5e5e5e5e5e
+df_quic_expect_read 5e5e5e5e5e5e5e5e www.allowed.test "the judged Initial"
 sleep 1
-[ "$(arrived 5e5e5e5e5e5e5e5e)" -eq 1 ] ||
-	fail "a same-DCID Initial naming evil.test after the verdict arrived ($(arrived 5e5e5e5e5e5e5e5e) datagrams)"
+[ "$(df_quic_arrived 5e5e5e5e5e5e5e5e)" -eq 1 ] ||
+	fail "a same-DCID Initial naming evil.test after the verdict arrived ($(df_quic_arrived 5e5e5e5e5e5e5e5e) datagrams)"
 ok "after the verdict, a same-DCID Initial whose CRYPTO differs from the judged bytes is dropped"
-send 2001:db8:1::10 443 www.allowed.test 5f5f5f5f5f5f5f5f --then initial:evil.test:5f5f5f5f5f5f5f5f
-expect_read 5f5f5f5f5f5f5f5f www.allowed.test "IPv6: the judged Initial"
+df_quic_send $WL_UID 2001:db8:1::10 443 www.allowed.test 5f5f5f5f5f5f5f5f --then initial:evil.test:5f5f5f5f5f5f5f5f
+df_quic_expect_read 5f5f5f5f5f5f5f5f www.allowed.test "IPv6: the judged Initial"
 sleep 1
-[ "$(arrived 5f5f5f5f5f5f5f5f)" -eq 1 ] ||
+[ "$(df_quic_arrived 5f5f5f5f5f5f5f5f)" -eq 1 ] ||
 	fail "IPv6: a same-DCID Initial naming evil.test after the verdict arrived"
 ok "IPv6: the same, dropped"
 
@@ -86,6 +64,6 @@ ok "IPv6: the same, dropped"
 df_config "${ARGS[@]}" name_check='{"mode": "off"}'
 df_dnsfence reload
 [ "$DF_CMD_RC" -eq 0 ] || fail "reload exited $DF_CMD_RC: $DF_CMD_ERR"
-send 198.18.1.10 443 www.allowed.test 6a6a6a6a6a6a6a6a --size 224 --then initial:evil.test:6a6a6a6a6a6a6a6a
-expect_read 6a6a6a6a6a6a6a6a evil.test "control: with name_check off, the small-then-full attack"
+df_quic_send $WL_UID 198.18.1.10 443 www.allowed.test 6a6a6a6a6a6a6a6a --size 224 --then initial:evil.test:6a6a6a6a6a6a6a6a
+df_quic_expect_read 6a6a6a6a6a6a6a6a evil.test "control: with name_check off, the small-then-full attack"
 ok "control: with name_check off the server reads evil.test from the same sequence"
