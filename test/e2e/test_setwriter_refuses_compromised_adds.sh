@@ -25,7 +25,7 @@ df_create_sets
 # on the other; prints what it saw, exits non-zero on a surprise.
 harness() {
 	wl "$DF_PY" - "$SW" "$DF_DNSFENCE_CONF" "$1" <<'PYEOF'
-import ipaddress, socket, struct, subprocess, sys
+import ipaddress, socket, struct, subprocess, sys, time
 sw, conf, case = sys.argv[1:4]
 
 def frame(t, count, rid, body=b""):
@@ -65,7 +65,12 @@ if case == "good":
     mine.send(add(2, "10.1.2.3", ttl=5))
     print("status", done(2))
 elif case == "reload":
-    # a reload's eviction and shortening: IPC_SHORTEN (4), IPC_DEL (3)
+    # a reload's eviction and shortening: IPC_SHORTEN (4), IPC_DEL (3).
+    # The writer judges a shorten against the acks of the last second
+    # (SETS_FRESH_SECONDS; an older entry reads as unknown, and a shorten
+    # of it is an add): the add and both shortens go out at the start of
+    # one monotonic second, as a reload's follow its own adds.
+    time.sleep(1.02 - time.monotonic() % 1)
     mine.send(add(1, "198.18.1.20", "198.18.1.22", ttl=600))
     print("status", done(1), "added", timeout("198.18.1.20"))
     mine.send(add(2, "198.18.1.20", ttl=30, t=4))
