@@ -3,7 +3,7 @@
 # Install the dependencies, build, and run the whole test suite (unit,
 # fuzz corpus replay, end-to-end in network namespaces). Run as root.
 # BUILD_DIR and CMAKE_ARGS may be set to build a variant (e.g. sanitizers),
-# CTEST_ARGS to select tests (CI: -LE flood under the sanitizers).
+# CTEST_ARGS to select tests (CI: -LE "flood|slow" under the sanitizers).
 # The tests run DNSFENCE_TEST_JOBS at a time (default twice the cores:
 # most end-to-end tests wait on timers and servers, each in namespaces
 # of its own; floods run alone).
