@@ -59,7 +59,8 @@ struct usage_entry {
 };
 
 struct usage_name {
-	char *name; /* text, lower case */
+	uint8_t *wire; /* the name, uncompressed wire format, lower case */
+	uint8_t len;
 	uint32_t hash;
 	uint64_t count;
 	uint64_t counted_ms;		 /* monotonic: when count last grew */
@@ -84,13 +85,14 @@ struct usage {
 	uint64_t dropped;
 	const struct policy *pol; /* the running one, for flows' names */
 	struct usage_name names[NAME_SLOTS];
+	struct usage_name *last_name; /* of the last question or answer */
 	size_t n_names;
 	uint64_t names_dropped;
 };
 
 static struct usage_entry *find(struct usage *u, const char *name, bool add);
-static struct usage_name *find_name(struct usage *u, const char *name);
-static void wire_text(const uint8_t *wire, size_t len, char *buf, size_t cap);
+static struct usage_name *find_name(struct usage *u, const uint8_t *wire,
+				    size_t len);
 static void name_address(struct usage_name *n, const struct netaddr *a);
 static bool names_json(const struct usage *u, cJSON *root);
 static void load_names(struct usage *u, const cJSON *root);
@@ -135,7 +137,7 @@ void usage_free(struct usage *u)
 	for (size_t i = 0; i < SLOTS; i++)
 		free(u->slots[i].name);
 	for (size_t i = 0; i < NAME_SLOTS; i++)
-		free(u->names[i].name);
+		free(u->names[i].wire);
 	close(u->dirfd);
 	free(u->dir);
 	free(u);
@@ -161,37 +163,40 @@ static struct usage_entry *find(struct usage *u, const char *name, bool add)
 	return &u->slots[i];
 }
 
-/* The slot of name (text, lower case), a new one when there is room;
- * NULL past USAGE_NAMES_MAX (counted) or on ENOMEM. */
-static struct usage_name *find_name(struct usage *u, const char *name)
+/* The slot of wire (len bytes, lower case), a new one when there is
+ * room; NULL past USAGE_NAMES_MAX (counted) or on ENOMEM. The name of
+ * the one before (a question's answer, the AAAA after the A) costs no
+ * lookup. */
+static struct usage_name *find_name(struct usage *u, const uint8_t *wire,
+				    size_t len)
 {
-	uint32_t h = hash_fnv1a(name, strlen(name), 0);
-	size_t i = h % NAME_SLOTS;
+	struct usage_name *last = u->last_name;
+	uint32_t h;
+	size_t i;
 
-	for (; u->names[i].name != NULL; i = (i + 1) % NAME_SLOTS) {
-		if (u->names[i].hash == h &&
-		    strcmp(u->names[i].name, name) == 0)
-			return &u->names[i];
+	if (last != NULL && last->len == len &&
+	    memcmp(last->wire, wire, len) == 0)
+		return last;
+	if (len == 0 || len > DNS_MAX_NAME)
+		return NULL;
+	h = hash_fnv1a(wire, len, 0);
+	for (i = h % NAME_SLOTS; u->names[i].wire != NULL;
+	     i = (i + 1) % NAME_SLOTS) {
+		if (u->names[i].hash == h && u->names[i].len == len &&
+		    memcmp(u->names[i].wire, wire, len) == 0)
+			return u->last_name = &u->names[i];
 	}
 	if (u->n_names >= USAGE_NAMES_MAX ||
-	    (u->names[i].name = strdup(name)) == NULL) {
+	    (u->names[i].wire = malloc(len)) == NULL) {
 		u->names_dropped++;
 		return NULL;
 	}
+	memcpy(u->names[i].wire, wire, len);
+	u->names[i].len = (uint8_t)len;
 	u->names[i].hash = h;
 	u->n_names++;
 	u->dirty = true;
-	return &u->names[i];
-}
-
-/* wire's text, lower case (the escapes are digits). */
-static void wire_text(const uint8_t *wire, size_t len, char *buf, size_t cap)
-{
-	dns_name_to_text(wire, len, buf, cap);
-	for (; *buf != '\0'; buf++) {
-		if (*buf >= 'A' && *buf <= 'Z')
-			*buf = (char)(*buf - 'A' + 'a');
-	}
+	return u->last_name = &u->names[i];
 }
 
 /* a among n's addresses: the oldest one replaced once there are
@@ -269,17 +274,13 @@ struct usage_entry *usage_question(struct usage *u, const uint8_t *lname,
 void usage_name_asked(struct usage *u, const struct usage_entry *e,
 		      const uint8_t *lname, size_t len)
 {
-	char text[DNS_NAME_STRLEN];
 	struct usage_name *n;
 	uint64_t now = monotime_ms();
 
-	if (u == NULL)
-		return;
-	wire_text(lname, len, text, sizeof(text));
-	if ((n = find_name(u, text)) == NULL)
+	if (u == NULL || (n = find_name(u, lname, len)) == NULL)
 		return;
 	n->entry = e;
-	n->last_seen = (int64_t)time(NULL);
+	n->last_seen = e != NULL ? e->last_used : (int64_t)time(NULL);
 	if (n->first_seen == 0)
 		n->first_seen = n->last_seen;
 	if (n->count == 0 || now - n->counted_ms >= USAGE_LOOKUP_MS) {
@@ -293,15 +294,13 @@ void usage_answered(struct usage *u, struct usage_entry *e,
 		    const uint8_t *qname, size_t len,
 		    const struct dns_addr *addrs, size_t n_addrs)
 {
-	char text[DNS_NAME_STRLEN];
 	struct usage_name *n;
 
 	if (u == NULL || e == NULL || n_addrs == 0)
 		return;
 	e->addresses += n_addrs;
 	u->dirty = true;
-	wire_text(qname, len, text, sizeof(text));
-	if ((n = find_name(u, text)) == NULL)
+	if ((n = find_name(u, qname, len)) == NULL)
 		return;
 	for (size_t i = 0; i < n_addrs; i++)
 		name_address(n, &addrs[i].addr);
@@ -405,17 +404,18 @@ static cJSON *to_json(const struct usage *u)
 static bool names_json(const struct usage *u, cJSON *root)
 {
 	cJSON *arr = cJSON_AddArrayToObject(root, "names"), *o, *a;
-	char addr[NETADDR_STRLEN];
+	char addr[NETADDR_STRLEN], name[DNS_NAME_STRLEN];
 	bool ok = arr != NULL;
 
 	for (size_t i = 0; ok && i < NAME_SLOTS; i++) {
 		const struct usage_name *n = &u->names[i];
 
-		if (n->name == NULL)
+		if (n->wire == NULL)
 			continue;
+		dns_name_to_text(n->wire, n->len, name, sizeof(name));
 		ok = (o = cJSON_CreateObject()) != NULL &&
 		     cJSON_AddItemToArray(arr, o);
-		ok = ok && cJSON_AddStringToObject(o, "name", n->name);
+		ok = ok && cJSON_AddStringToObject(o, "name", name);
 		ok =
 		    ok && cJSON_AddNumberToObject(o, "count", (double)n->count);
 		ok = ok && cJSON_AddNumberToObject(o, "first_seen",
@@ -537,11 +537,22 @@ static void load_names(struct usage *u, const cJSON *root)
 		    cJSON_GetObjectItemCaseSensitive(it, "name"));
 		const char *entry = cJSON_GetStringValue(
 		    cJSON_GetObjectItemCaseSensitive(it, "entry"));
+		uint8_t wire[DNS_MAX_NAME];
+		size_t len = sizeof(wire);
+		char lower[DNS_NAME_STRLEN];
 		struct netaddr addr;
 
-		if (name == NULL || name[0] == '\0' ||
-		    strlen(name) >= DNS_NAME_STRLEN ||
-		    (n = find_name(u, name)) == NULL)
+		size_t nlen = name != NULL ? strlen(name) : 0;
+
+		if (nlen == 0 || nlen >= sizeof(lower))
+			continue;
+		/* Lower case as the text is (the escapes are digits). */
+		for (size_t k = 0; k <= nlen; k++)
+			lower[k] = name[k] >= 'A' && name[k] <= 'Z'
+				       ? (char)(name[k] - 'A' + 'a')
+				       : name[k];
+		if (dns_name_from_text(lower, wire, &len) != 0 ||
+		    (n = find_name(u, wire, len)) == NULL)
 			continue;
 		n->count = (uint64_t)num(it, "count");
 		n->first_seen = (int64_t)num(it, "first_seen");

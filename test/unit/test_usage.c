@@ -191,11 +191,12 @@ static void names_keep_addresses_and_survive_a_restart(void **state)
 	e = ask(u, p, "N1.a.test");
 	answer(u, e, "n1.a.test", 6); /* 198.18.9.1-6: the last 4 kept */
 	assert_null(ask(u, p, "other.test"));
+	(void)ask(u, p, "sp\\032ace.a.test"); /* a byte said as an escape */
 	/* Restart: written at free, read at new. */
 	usage_free(u);
 	u = usage_new(base, open(dir, O_RDONLY | O_DIRECTORY), dir, getuid());
 	assert_non_null(u);
-	for (int i = 0; i < USAGE_NAMES_MAX; i++) {
+	for (int i = 0; i < USAGE_NAMES_MAX - 1; i++) {
 		snprintf(name, sizeof(name), "x%d.a.test", i);
 		(void)ask(u, p, name);
 	}
@@ -216,7 +217,9 @@ static void names_keep_addresses_and_survive_a_restart(void **state)
 	assert_string_equal(cJSON_GetArrayItem(a, 1)->valuestring,
 			    "198.18.9.6");
 	assert_null(name_of(file, "other.test"));
-	/* n1 and USAGE_NAMES_MAX - 1 others; one past the cap, counted. */
+	assert_non_null(name_of(file, "sp\\032ace.a.test"));
+	/* n1, sp ace and USAGE_NAMES_MAX - 2 others; one past the cap,
+	 * counted. */
 	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(file, "names")),
 			 USAGE_NAMES_MAX);
 	assert_int_equal(
