@@ -176,7 +176,8 @@ static void sort_array(cJSON *arr, int (*cmp)(const void *, const void *))
 
 /* Each denied name but the special-use ones (the readiness probe's),
  * with the entry that allows it and the fix: exec's flag, or the config
- * key. The uid that asked, where the daemon knew it. */
+ * key. The uid that asked and when, where suggest.json says (learn.c
+ * may keep "uid", "first_seen" and "last_seen" per name). */
 static int add_denied(cJSON *out, const cJSON *names, bool exec)
 {
 	const cJSON *it;
@@ -201,10 +202,16 @@ static int add_denied(cJSON *out, const cJSON *names, bool exec)
 		    !cJSON_AddStringToObject(o, "entry", name) ||
 		    !cJSON_AddStringToObject(o, "fix", fix))
 			return -ENOMEM;
-		if (cJSON_IsNumber(
-			cJSON_GetObjectItemCaseSensitive(it, "uid")) &&
-		    !cJSON_AddNumberToObject(o, "uid", num(it, "uid")))
-			return -ENOMEM;
+		for (size_t k = 0; k < 3; k++) {
+			static const char *const keep[] = {"uid", "first_seen",
+							   "last_seen"};
+
+			if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(
+				it, keep[k])) &&
+			    !cJSON_AddNumberToObject(o, keep[k],
+						     num(it, keep[k])))
+				return -ENOMEM;
+		}
 	}
 	sort_array(out, by_count);
 	return 0;
@@ -440,6 +447,11 @@ static void print_item(FILE *out, const char *kind, const char *label,
 		fprintf(out, " (%.0f lookup%s", count, count == 1 ? "" : "s");
 		if (cJSON_IsNumber(cJSON_GetObjectItem(it, "uid")))
 			fprintf(out, ", uid %.0f", num(it, "uid"));
+		if (cJSON_IsNumber(cJSON_GetObjectItem(it, "first_seen"))) {
+			when(num(it, "first_seen"), t1, sizeof(t1));
+			when(num(it, "last_seen"), t2, sizeof(t2));
+			fprintf(out, ", first %s, last %s", t1, t2);
+		}
 		fputc(')', out);
 	} else if (strcmp(kind, "blocked") == 0) {
 		fprintf(out, "  %-8s ", label);
@@ -841,8 +853,7 @@ int report_run(const struct config *cfg, enum report_format fmt, FILE *out,
 			goto out;
 		}
 		snprintf(source, sizeof(source),
-			 "state_dir %s (the daemon is "
-			 "not running)",
+			 "state_dir %s (what the daemon wrote last)",
 			 cfg->state_dir);
 	}
 	log_info("report", "from %s", source);
