@@ -40,6 +40,7 @@
 #include "daemon/privs.h"
 #include "cli/probe.h"
 #include "sets/setsadm.h"
+#include "cli/report.h"
 #include "cli/suggest.h"
 #include "daemon/selftest.h"
 #include "daemon/serve.h"
@@ -95,6 +96,7 @@ static int cmd_probe(const struct invocation *inv);
 static int cmd_suggest(const struct invocation *inv);
 static int cmd_reload(const struct invocation *inv);
 static int cmd_status(const struct invocation *inv);
+static int cmd_report(const struct invocation *inv);
 static int cmd_entries(const struct invocation *inv);
 static int cmd_allowed(const struct invocation *inv);
 static int cmd_help(const struct invocation *inv);
@@ -238,6 +240,18 @@ static const struct command commands[] = {
 		"last reload",
      .opts = {{"json", NULL, "one JSON object instead of key: value lines"}},
      .exits = EXITS_CONTROL},
+    {.name = "report",
+     .fn = cmd_report,
+     .summary = "the egress report: allowed names asked, denied names "
+		"and blocked flows, each with its fix; from the running "
+		"daemon, else from state_dir",
+     .opts = {{"format", "FORMAT",
+	       "md (Markdown tables, for $GITHUB_STEP_SUMMARY), json (one "
+	       "object) or text (one line each; the default)"}},
+     .exits = "0 printed; 2 bad usage or config; 3 nothing to report (no "
+	      "daemon answered on the control socket and state_dir holds no "
+	      "records), or state_dir or its files cannot be read or are not "
+	      "trusted"},
     {.name = "entries",
      .fn = cmd_entries,
      .summary = "what the running daemon put in the sets: name -> "
@@ -1084,6 +1098,30 @@ static int cmd_status(const struct invocation *inv)
 	return control(inv->config_path,
 		       inv->opt[0] != NULL ? "status json" : "status",
 		       CONTROL_IO_TIMEOUT * 2, "status");
+}
+
+/* report [--format md|json|text] */
+static int cmd_report(const struct invocation *inv)
+{
+	enum report_format fmt = REPORT_TEXT;
+	struct config *cfg = NULL;
+	char err[1536];
+	int r, rc;
+
+	if (inv->opt[0] != NULL && report_format_parse(inv->opt[0], &fmt) != 0)
+		return usage_error(inv->cmd,
+				   "--format '%s': expected md, json or text",
+				   inv->opt[0]);
+	rc = load_config(inv->config_path, &cfg);
+	if (rc != EXIT_OK)
+		return rc;
+	r = report_run(cfg, fmt, stdout, err, sizeof(err));
+	if (r != 0) {
+		log_err("report", "%s", err);
+		rc = EXIT_KERNEL;
+	}
+	config_free(cfg);
+	return rc;
 }
 
 static int cmd_entries(const struct invocation *inv)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* report: what one `dnsfence exec` saw (report.c): the names denied, the
- * flows blocked, the allow entries used, as a summary on stderr and, on
- * request, a whole report in Markdown or JSON. */
+/* report: what a daemon saw (`dnsfence report`) or one `dnsfence exec`
+ * (report.c): the names denied, the flows blocked, the allowed names
+ * asked and the allow entries used, as text, Markdown or JSON, and for
+ * exec a summary on stderr. */
 #ifndef DNSFENCE_REPORT_H
 #define DNSFENCE_REPORT_H
 
@@ -28,5 +29,19 @@ int report_check_path(const char *path, char *err, size_t errlen);
  * the report. 0, or -errno with err set. */
 int report_exec(const struct config *cfg, int status, const char *path,
 		FILE *summary, char *err, size_t errlen);
+
+enum report_format { REPORT_TEXT, REPORT_MD, REPORT_JSON };
+
+/* "text", "md" or "json" into *out: 0, else -EINVAL. */
+int report_format_parse(const char *s, enum report_format *out);
+
+/* `dnsfence report`: the running daemon's records (asked on
+ * cfg->control_socket), else those in cfg->state_dir (suggest.json and
+ * usage.json, through suggest's trusted reader), printed to out in fmt;
+ * which source was used is logged (info). 0, or -errno with err set:
+ * -ENOENT when no daemon answered and state_dir holds neither file (err
+ * names both), -EPERM when state_dir or a file is not trusted. */
+int report_run(const struct config *cfg, enum report_format fmt, FILE *out,
+	       char *err, size_t errlen);
 
 #endif

@@ -40,6 +40,7 @@
 #include "observe/learn.h"
 #include "base/log.h"
 #include "observe/recent.h"
+#include "observe/usage.h"
 #include "daemon/reload.h"
 
 #define SYS "control"
@@ -55,6 +56,7 @@ struct control {
 	struct evconnlistener *lis;
 	struct reload *rl;
 	const struct learn *learn;
+	const struct usage *usage;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	uid_t uid;
 	gid_t gid;
@@ -77,6 +79,7 @@ static void on_drained(struct bufferevent *bev, void *arg);
 static void handle(struct conn *k, const char *line, size_t len);
 static void handle_why(struct conn *k, const char *arg);
 static void reply(struct conn *k, const char *head, const char *body);
+static void handle_report(struct conn *k);
 static void on_reloaded(void *arg, int result, const char *text);
 static int read_reply(int fd, FILE *out, char *err, size_t errlen);
 
@@ -97,6 +100,8 @@ int control_parse(const char *line, size_t len, bool *json)
 	}
 	if (len == 7 && memcmp(line, "entries", 7) == 0)
 		return 2;
+	if (len == 6 && memcmp(line, "report", 6) == 0)
+		return 4;
 	return -EINVAL;
 }
 
@@ -233,6 +238,12 @@ void control_set_learn(struct control *c, const struct learn *l)
 {
 	if (c != NULL)
 		c->learn = l;
+}
+
+void control_set_usage(struct control *c, const struct usage *u)
+{
+	if (c != NULL)
+		c->usage = u;
 }
 
 void control_free(struct control *c)
@@ -402,7 +413,7 @@ static void handle(struct conn *k, const char *line, size_t len)
 	if (cmd < 0) {
 		reply(k,
 		      "error 2 unknown command (expected reload, status, "
-		      "status json, entries, suggest, why ADDR[:PORT])",
+		      "status json, entries, suggest, report, why ADDR[:PORT])",
 		      NULL);
 		return;
 	}
@@ -418,6 +429,10 @@ static void handle(struct conn *k, const char *line, size_t len)
 		free(body);
 		return;
 	}
+	if (cmd == 4) {
+		handle_report(k);
+		return;
+	}
 	if (cmd == 1) {
 		/* The read timeout no longer applies: a reload may take as
 		 * long as writing the rules does. */
@@ -429,6 +444,31 @@ static void handle(struct conn *k, const char *line, size_t len)
 			: reload_status(k->ctl->rl, json);
 	reply(k, body != NULL ? "ok" : "error 3 out of memory", body);
 	free(body);
+}
+
+/* `report`: {"suggest": what learn holds, "usage": what usage holds},
+ * each as its state file would say it now (null when the daemon keeps
+ * none). The texts are built as the files' writes build them. */
+static void handle_report(struct conn *k)
+{
+	const struct control *c = k->ctl;
+	char *learned = c->learn != NULL ? learn_text(c->learn) : NULL;
+	char *used = c->usage != NULL ? usage_text(c->usage) : NULL;
+	const char *l = learned != NULL ? learned : "null";
+	const char *u = used != NULL ? used : "null";
+	size_t cap = strlen(l) + strlen(u) + 32;
+	char *body = NULL;
+
+	if ((c->learn == NULL || learned != NULL) &&
+	    (c->usage == NULL || used != NULL))
+		body = malloc(cap);
+	if (body != NULL)
+		snprintf(body, cap, "{\"suggest\": %s,\n\"usage\": %s}\n", l,
+			 u);
+	reply(k, body != NULL ? "ok" : "error 3 out of memory", body);
+	free(body);
+	free(learned);
+	free(used);
 }
 
 static void on_reloaded(void *arg, int result, const char *text)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* control: the daemon's control socket (a unix stream socket, one
  * command line per connection: "reload", "status", "status json",
- * "entries", "suggest") and the client side the `reload`, `status`,
+ * "entries", "suggest", "report") and the client side the `reload`, `status`,
  * `entries` and `suggest` commands use. */
 #ifndef DNSFENCE_CONTROL_H
 #define DNSFENCE_CONTROL_H
@@ -15,6 +15,7 @@ struct event_base;
 struct reload;
 struct control;
 struct learn;
+struct usage;
 
 #define CONTROL_LINE_MAX    64 /* a command line, newline included */
 #define CONTROL_CLIENTS_MAX 8  /* connections served at once */
@@ -39,13 +40,15 @@ struct control *control_new_on(struct event_base *base, const char *path,
 			       char *err, size_t errlen);
 /* Answer `suggest` with what l has learned (learn_text); NULL: refuse. */
 void control_set_learn(struct control *c, const struct learn *l);
+/* Answer `report` with l's and u's records (learn_text, usage_text). */
+void control_set_usage(struct control *c, const struct usage *u);
 /* Closes the clients and removes the socket file, if it is still the one
  * control_new bound (best effort). */
 void control_free(struct control *c);
 
 /* The protocol's command check, pure (for tests): 0 and *json for
  * "status"/"status json", 1 for "reload", 2 for "entries" (reload.h's
- * reload_entries), 3 for "suggest", -EINVAL otherwise. */
+ * reload_entries), 3 for "suggest", 4 for "report", -EINVAL otherwise. */
 int control_parse(const char *line, size_t len, bool *json);
 
 /* Client: send cmd, copy the reply's body to out. Returns the daemon's

@@ -469,6 +469,7 @@ static int open_reload(struct daemon *d)
 				   d->uid, d->gid, d->rl, err, sizeof(err));
 	d->ctl_fd = -1;
 	control_set_learn(d->ctl, observe_learn(d->obs));
+	control_set_usage(d->ctl, observe_usage(d->obs));
 	if (d->ctl == NULL)
 		log_warn("control",
 			 "no control socket (%s): 'dnsfence reload' and "

@@ -626,7 +626,8 @@ static int take_answer(struct pending *p, const uint8_t *answer, size_t len)
 	p->n_addrs = nkeep;
 	cache_answer(p, answer, len);
 	recent_note(p->qname, p->qname_len, keep, nkeep);
-	usage_answered(p->r->usage, p->usage, nkeep);
+	usage_answered(p->r->usage, p->usage, p->qname, p->qname_len, keep,
+		       nkeep);
 	return 0;
 }
 

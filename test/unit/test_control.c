@@ -39,6 +39,8 @@ static void commands_are_exact(void **state)
 	assert_int_equal(control_parse("suggest\n", 8, &json), 3);
 	assert_false(json);
 	assert_int_equal(control_parse("suggest json", 12, &json), -EINVAL);
+	assert_int_equal(control_parse("report\n", 7, &json), 4);
+	assert_int_equal(control_parse("report md", 9, &json), -EINVAL);
 	assert_int_equal(control_parse("", 0, &json), -EINVAL);
 	assert_int_equal(control_parse("\n", 1, &json), -EINVAL);
 	assert_int_equal(control_parse("reload now", 10, &json), -EINVAL);
