@@ -11,7 +11,8 @@
 # Positive controls: `--allow www.evil.test` (the right form) lets the
 # command reach www.evil.test, which the config alone denies; `--port
 # tcp/9999` lets it reach www.allowed.test:9999, which `ports` alone
-# blocks.
+# blocks; `--ecosystem github` allows github.com (its preset's), which
+# the config alone denies.
 source "$(dirname "$0")/lib.sh"
 df_exec_lab
 df_start_listener 9999
@@ -78,5 +79,20 @@ df_poll 30 bash -c "grep -q 'GET /port-$$' '$DF_TMP/listener-9999.log'" ||
 	fail "exec --port tcp/9999 did not reach www.allowed.test:9999"
 ok "control: --port tcp/9999 reaches the port the config's ports alone block"
 # (a failed command's fence log is kept there: PID.log, no directory)
+# --ecosystem: the preset's github.com is asked upstream, not denied (the
+# lab's upstream has no such zone: the answer is an error, which is
+# enough); www.evil.test is asked too, so that the summary is printed.
+ASK='getent hosts github.com; getent hosts www.evil.test; exit 0'
+fexec -- sh -c "$ASK"
+grep -q 'denied .*github\.com.*fix: --allow github\.com' "$DF_TMP/exec.err" ||
+	fail "control: github.com is not denied without --ecosystem: $(cat "$DF_TMP/exec.err")"
+fexec --ecosystem github -- sh -c "$ASK"
+err="$(cat "$DF_TMP/exec.err")"
+[ "$DF_CMD_RC" -eq 0 ] || fail "exec --ecosystem github exited $DF_CMD_RC: $err"
+grep -q 'denied .*www\.evil\.test' <<<"$err" || fail "--ecosystem github: no summary: $err"
+! grep -q 'denied .*github\.com' <<<"$err" || fail "--ecosystem github: github.com is still denied: $err"
+grep -q 'allowed .*github\.com' <<<"$err" || fail "--ecosystem github: github.com is not among the entries used: $err"
+ok "control: --ecosystem github allows the preset's github.com, which the config alone denies"
+
 expect_nothing_left "the runs" -type d
 ok "nothing is left after the runs"
