@@ -91,6 +91,7 @@
 #define PATH_LEN	 512
 #define STATE_SUBDIR	 "state" /* the daemon's state_dir, in DIR */
 #define RELAY_LINE	 1024	 /* a relayed line's bytes, the rest cut */
+#define KEPT_LOGS_MAX	 16	 /* kept logs (keep_log); the oldest go */
 
 /* What the command line gave exec (parse_args); the arrays hold strings,
  * each already judged alone (check_flag). */
@@ -162,6 +163,7 @@ static void finish_relay(struct instance *in);
 static void relay_file(const char *log);
 static void on_ready(int sig);
 static void keep_log(const struct instance *in, int status);
+static void prune_logs(const char *keep);
 static int resolve_user(const char *user, uid_t *uid, gid_t *gid);
 static int cgroup_root(char *mnt, size_t mlen, char *own, size_t olen);
 static int make_cgroup(struct instance *in, bool uid_fallback);
@@ -1215,7 +1217,7 @@ static void finish_relay(struct instance *in)
  * fence to exec_dir/PID.log (no pid's name: never taken for an exec's
  * entry) and its path said, when the command failed (not because we
  * were asked to stop it) or the daemon did: what it said there is the
- * reason. Each stays until removed (one per failed run). */
+ * reason. The last KEPT_LOGS_MAX are kept (prune_logs). */
 static void keep_log(const struct instance *in, int status)
 {
 	char name[32];
@@ -1225,13 +1227,66 @@ static void keep_log(const struct instance *in, int status)
 		return; /* a command we were asked to stop did not fail */
 	snprintf(name, sizeof(name), "%d.log", (int)getpid());
 	dfd = open(in->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd >= 0 && renameat(dfd, "dnsfence.log", exec_fd, name) == 0)
+	if (dfd >= 0 && renameat(dfd, "dnsfence.log", exec_fd, name) == 0) {
 		fprintf(stderr,
 			"dnsfence: exec: the fence's log is kept: "
 			"%s/%s\n",
 			exec_dir, name);
+		prune_logs(name);
+	}
 	if (dfd >= 0)
 		close(dfd);
+}
+
+/* At most KEPT_LOGS_MAX kept logs (PID.log) in exec_dir: the oldest
+ * (modified first) removed, never keep (the one just kept). */
+static void prune_logs(const char *keep)
+{
+	for (;;) {
+		int fd = dup(exec_fd), n = 0;
+		DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+		char oldest[sizeof(((struct dirent *)0)->d_name)] = "";
+		struct timespec at = {0};
+		struct dirent *e;
+		struct stat st;
+
+		if (d == NULL) {
+			if (fd >= 0)
+				close(fd);
+			return;
+		}
+		rewinddir(
+		    d); /* the offset is exec_fd's, which clean_stale read */
+		while ((e = readdir(d)) != NULL) {
+			const char *dot = strchr(e->d_name, '.');
+			char pid[32];
+
+			if (dot == NULL || strcmp(dot, ".log") != 0 ||
+			    (size_t)(dot - e->d_name) >= sizeof(pid))
+				continue;
+			snprintf(pid, sizeof(pid), "%.*s",
+				 (int)(dot - e->d_name), e->d_name);
+			if (parse_pid(pid) <= 0 ||
+			    fstatat(exec_fd, e->d_name, &st,
+				    AT_SYMLINK_NOFOLLOW) != 0 ||
+			    !S_ISREG(st.st_mode))
+				continue;
+			n++;
+			if (strcmp(e->d_name, keep) != 0 &&
+			    (oldest[0] == '\0' ||
+			     st.st_mtim.tv_sec < at.tv_sec ||
+			     (st.st_mtim.tv_sec == at.tv_sec &&
+			      st.st_mtim.tv_nsec < at.tv_nsec))) {
+				snprintf(oldest, sizeof(oldest), "%s",
+					 e->d_name);
+				at = st.st_mtim;
+			}
+		}
+		closedir(d);
+		if (n <= KEPT_LOGS_MAX || oldest[0] == '\0' ||
+		    unlinkat(exec_fd, oldest, 0) != 0)
+			return;
+	}
 }
 
 /* The instance's daemon started (its log through the relay) and asked

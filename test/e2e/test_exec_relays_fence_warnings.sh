@@ -9,7 +9,8 @@
 # www.allowed.test A: unreachable". exec's stderr has that line, prefixed
 # "dnsfence: warning: ", while the command runs; the command's failure
 # passes through, and the fence's log is kept at the path exec prints,
-# with the same line. Positive control: the same command with the lab's
+# with the same line; at most 16 such logs are kept (the oldest goes).
+# Positive control: the same command with the lab's
 # upstream reaches the name, and exec's stderr has no such warning.
 source "$(dirname "$0")/lib.sh"
 df_exec_lab
@@ -41,6 +42,13 @@ fexec "$good" -- sh -c "$CMD"
 	fail "control: a working upstream gave an upstream warning: $(cat "$DF_TMP/exec.err")"
 ok "control: with a working upstream the name is reached and no upstream warning is said"
 
+# 16 logs kept by earlier runs (the bound), 100001.log the oldest
+for p in $(seq 100001 100016); do
+	echo "old $p" >"$DF_TMP/state/exec/$p.log"
+	touch -d "2020-01-01 00:00:$((p - 100000))" "$DF_TMP/state/exec/$p.log"
+done
+touch -d "2019-01-01" "$DF_TMP/state/exec/100001.log"
+
 fexec "$bad" -- sh -c "$CMD"
 err="$(cat "$DF_TMP/exec.err")"
 [ "$DF_CMD_RC" -ne 0 ] && [ "$DF_CMD_RC" -ne 125 ] ||
@@ -59,3 +67,8 @@ case "$log" in "$DF_TMP"/state/exec/*.log) ;; *) fail "the kept log $log is not 
 grep -q 'upstream: no answer for www\.allowed\.test A: unreachable' "$log" ||
 	fail "the kept log $log lacks the warning: $(tail -20 "$log" 2>&1)"
 ok "the fence's log is kept at $log and holds the warning"
+[ ! -e "$DF_TMP/state/exec/100001.log" ] || fail "the oldest kept log was not removed past the bound"
+[ -e "$DF_TMP/state/exec/100002.log" ] || fail "a kept log other than the oldest was removed"
+n="$(find "$DF_TMP/state/exec" -maxdepth 1 -name '*.log' | wc -l)"
+[ "$n" -eq 16 ] || fail "$n logs kept, expected the bound, 16"
+ok "at most 16 logs are kept: the oldest went"
