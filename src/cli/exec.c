@@ -602,11 +602,11 @@ static cJSON *build_config(const char *given, const struct flags *fl,
 	if (text == NULL)
 		goto out;
 	if (config_parse(text, len, &env, &cfg, err, sizeof(err)) != 0) {
-		fprintf(stderr, "dnsfence: exec: %s%s: %s\n",
-			strncmp(err, "DNSFENCE_", 9) == 0
-			    ? "the environment, not "
-			    : "",
-			path, err);
+		if (strncmp(err, "DNSFENCE_", 9) == 0)
+			fprintf(stderr, "dnsfence: exec: the environment: %s\n",
+				err);
+		else
+			fprintf(stderr, "dnsfence: exec: %s: %s\n", path, err);
 		goto out;
 	}
 	if ((j = cJSON_ParseWithLength(text, len)) == NULL ||
