@@ -189,7 +189,7 @@ static void clean_stale(void);
 static bool namespace_fenced(void);
 static void on_signal(int sig);
 static int rm_tree(const char *dir);
-static int find_exec_dir(const char *config_path);
+static int find_exec_dir(const char *given);
 static bool root_only(const struct stat *st);
 static int parse_pid(const char *name);
 static bool stale_entry(int pid, const char *name, struct instance *in);
