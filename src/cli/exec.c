@@ -1,17 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* exec: `dnsfence exec [--user USER] [--allow NAME]... [--uid-fallback]
- * [--report FILE] -- CMD [ARGS]`, one command fenced, the rest of the namespace
- * untouched.
+/* exec: `dnsfence exec [--user USER] [--allow NAME]... [--ecosystem NAME]...
+ * [--port PROTO/PORT]... [--audit] [--uid-fallback] [--report FILE] -- CMD
+ * [ARGS]`, one command fenced, the rest of the namespace untouched.
  *
- * The fence is a private instance for this command: the config (-c, or
- * none) with `subjects` set to a fresh cgroup made for it below our own
- * (where none can be made, exec refuses unless --uid-fallback asks for
- * the command's uid instead, whose processes are then all killed before
- * the fence goes), its
- * own listener on a loopback address of its own, its own sets, state
- * directory and control socket under STATE_DIR/exec/PID (STATE_DIR the
- * config's `state_dir`), so it never meets
- * another daemon's. The daemon is this binary's `run`, started as a
+ * Everything exec is given is judged before anything is made: each
+ * flag's value alone (its error names the flag and the form exec takes),
+ * then the config the instance will run (the file, or the built-in
+ * defaults when there is none and --allow or --ecosystem say what to
+ * allow; the environment's DNSFENCE_MODE and DNSFENCE_EXTRA_HOSTS folded
+ * into it, and said; the flags over it), so a refused start leaves
+ * nothing behind and tears nothing down. --audit runs the instance in
+ * audit mode with denied names forwarded: nothing is denied, and the
+ * report says what enforce would have denied and blocked.
+ *
+ * The fence is a private instance for this command: that config with `subjects`
+ * set to a fresh cgroup made for it below our own (where none can be made, exec
+ * refuses unless --uid-fallback asks for the command's uid instead, whose
+ * processes are then all killed before the fence goes), its own listener on a
+ * loopback address of its own, its own sets, state directory and control socket
+ * under STATE_DIR/exec/PID (STATE_DIR the config's `state_dir`), so it never
+ * meets another daemon's. The daemon is this binary's `run`, started as a
  * child; once it answers, the command is started in the cgroup, as USER
  * (never root: a root process, capabilities or not, can write the cgroup
  * tree and leave), with no capability in any set and no_new_privs. When
@@ -32,6 +40,12 @@
  * reach into another process of its uid (seccomp, Landlock) nor open a
  * socket that netfilter never sees (AF_VSOCK; io_uring), and exec
  * refuses a cgroup tree the command's uid could write.
+ *
+ * The daemon's stderr goes through a relay process of exec's to its log
+ * file; once the fence answers, its warnings and errors are also said on
+ * our stderr, as they come (a command whose name fails then hears why),
+ * and the log is kept, as STATE_DIR/exec/PID.log, when the command or
+ * the daemon failed.
  *
  * One exec at a time per network namespace: the output fence's chains
  * are one per namespace. A namespace already fenced by another dnsfence
@@ -76,6 +90,16 @@
 #define KILL_TIMEOUT_MS	 5000
 #define PATH_LEN	 512
 #define STATE_SUBDIR	 "state" /* the daemon's state_dir, in DIR */
+#define RELAY_LINE	 1024	 /* a relayed line's bytes, the rest cut */
+#define KEPT_LOGS_MAX	 16	 /* kept logs (keep_log); the oldest go */
+
+/* What the command line gave exec (parse_args); the arrays hold strings,
+ * each already judged alone (check_flag). */
+struct flags {
+	const char *user, *report;
+	bool uid_fallback, audit;
+	cJSON *allow, *ecosystems, *ports;
+};
 
 struct instance {
 	char dir[PATH_LEN];    /* STATE_DIR/exec/PID */
@@ -83,12 +107,19 @@ struct instance {
 	char cgroup[PATH_LEN]; /* the cgroup's directory, "" when by uid */
 	char cgpath[PATH_LEN]; /* the same as the kernel names it */
 	bool by_uid;	       /* no cgroup: uid fenced (--uid-fallback) */
+	bool started;	       /* its daemon was started: its fence may exist */
+	bool failed;	       /* its daemon failed: its log is kept */
+	bool ready;	       /* its daemon answered (wait_ready) */
 	uid_t uid;
 	gid_t gid;
 	pid_t daemon;
+	pid_t relay; /* the process copying the daemon's log (start_relay) */
 };
 
 static volatile sig_atomic_t got_signal;
+static volatile sig_atomic_t relay_on; /* in the relay: the fence is up */
+static char state_path[PATH_LEN];      /* STATE_DIR */
+static uid_t state_uid;		/* the daemon's user, who may own STATE_DIR */
 static char exec_dir[PATH_LEN]; /* STATE_DIR/exec */
 static int exec_fd = -1;	/* exec_dir, judged: root's, no g/o write */
 
@@ -111,17 +142,37 @@ static bool path_fmt(char *out, size_t cap, const char *fmt, ...)
 	return true;
 }
 
-static int parse_args(int argc, char **argv, const char **user, cJSON *allow,
-		      bool *uid_fallback, const char **report, int *cmd_at);
+static int parse_args(int argc, char **argv, struct flags *fl, int *cmd_at);
+static int check_flag(const char *flag, const char *key, const char *value);
+static void flag_hint(const char *key, const char *value, char *out,
+		      size_t cap);
+static bool flag_valid(const char *key, const char *value, char *err,
+		       size_t errlen);
+static cJSON *build_config(const char *given, const struct flags *fl,
+			   const struct instance *in);
+static int fold_env(cJSON *j, bool audit);
+static int fold_flags(cJSON *j, const struct flags *fl,
+		      const struct config *cfg);
+static int append_all(cJSON *j, const char *key, const cJSON *items);
+static void plan_instance(struct instance *in);
+static int open_exec_dir(void);
+static int start_relay(struct instance *in, const char *log);
+static void relay(int from, int log);
+static void relay_line(const char *line);
+static void finish_relay(struct instance *in);
+static void relay_file(const char *log);
+static void on_ready(int sig);
+static void keep_log(const struct instance *in, int status);
+static void prune_logs(const char *keep);
 static int resolve_user(const char *user, uid_t *uid, gid_t *gid);
 static int cgroup_root(char *mnt, size_t mlen, char *own, size_t olen);
 static int make_cgroup(struct instance *in, bool uid_fallback);
-static int write_config(const struct instance *in, const char *config_path,
-			cJSON *allow);
+static int write_config(const struct instance *in, cJSON *j);
 static cJSON *read_json(const char *path);
 static void instance_keys(cJSON *j, const struct instance *in, int pid);
-static pid_t spawn_self(const char *conf, const char *command, const char *log);
-static int wait_ready(const struct instance *in);
+static pid_t spawn_self(const char *conf, const char *command, const char *log,
+			int out);
+static int wait_ready(struct instance *in);
 static pid_t start_command(const struct instance *in, char **argv);
 static void drop_everything(const struct instance *in);
 static int exec_filter(void);
@@ -138,7 +189,7 @@ static void clean_stale(void);
 static bool namespace_fenced(void);
 static void on_signal(int sig);
 static int rm_tree(const char *dir);
-static int find_exec_dir(const char *config_path);
+static int find_exec_dir(const char *given);
 static bool root_only(const struct stat *st);
 static int parse_pid(const char *name);
 static bool stale_entry(int pid, const char *name, struct instance *in);
@@ -148,26 +199,31 @@ static void stop_stale_daemon(const char *dir);
 
 int exec_main(const char *config_path, int argc, char **argv)
 {
-	struct instance in = {.daemon = -1};
-	cJSON *allow = cJSON_CreateArray();
-	const char *user = NULL, *report_path = NULL;
-	bool uid_fallback = false;
+	struct instance in = {.daemon = -1, .relay = -1};
+	struct flags fl = {.allow = cJSON_CreateArray(),
+			   .ecosystems = cJSON_CreateArray(),
+			   .ports = cJSON_CreateArray()};
+	cJSON *conf = NULL;
 	int cmd_at = 0, status = 125;
-	char pidname[16];
+	char pidname[16], log[PATH_LEN + 16];
 	pid_t child = -1;
 
-	if (allow == NULL)
-		return 125;
-	if (parse_args(argc, argv, &user, allow, &uid_fallback, &report_path,
-		       &cmd_at) != 0)
+	if (fl.allow == NULL || fl.ecosystems == NULL || fl.ports == NULL)
+		goto out;
+	if (parse_args(argc, argv, &fl, &cmd_at) != 0)
 		goto out;
 	if (geteuid() != 0) {
 		fprintf(stderr, "dnsfence: exec: run as root (it installs the "
 				"command's fence)\n");
 		goto out;
 	}
-	if (resolve_user(user, &in.uid, &in.gid) != 0 ||
+	/* Judged whole before anything is made (nothing to tear down). */
+	if (resolve_user(fl.user, &in.uid, &in.gid) != 0 ||
 	    find_exec_dir(config_path) != 0)
+		goto out;
+	plan_instance(&in);
+	if ((conf = build_config(config_path, &fl, &in)) == NULL ||
+	    open_exec_dir() != 0)
 		goto out;
 	clean_stale();
 	if (namespace_fenced()) {
@@ -178,13 +234,12 @@ int exec_main(const char *config_path, int argc, char **argv)
 			"instead\n");
 		goto out;
 	}
-	path_fmt(in.dir, sizeof(in.dir), "%s/%d", exec_dir, (int)getpid());
-	path_fmt(in.conf, sizeof(in.conf), "%s/dnsfence.json", in.dir);
 	snprintf(pidname, sizeof(pidname), "%d", (int)getpid());
+	path_fmt(log, sizeof(log), "%s/dnsfence.log", in.dir);
 	if (mkdirat(exec_fd, pidname, 0700) != 0)
 		goto io;
-	if (make_cgroup(&in, uid_fallback) != 0 ||
-	    write_config(&in, config_path, allow) != 0)
+	if (make_cgroup(&in, fl.uid_fallback) != 0 ||
+	    write_config(&in, conf) != 0)
 		goto cleanup;
 	/* No SA_RESTART: the wait for the command must see the signal. */
 	struct sigaction sa = {.sa_handler = on_signal};
@@ -202,13 +257,21 @@ cleanup:
 	 * uid's processes) emptied first, or the rules stay. */
 	if (empty_cgroup(&in) != 0 || empty_uid(&in) != 0) {
 		stop_daemon(&in);
+		finish_relay(&in);
+		if (in.started && !in.ready)
+			relay_file(log);
 		if (child > 0)
-			report(&in, status, report_path);
+			report(&in, status, fl.report);
+		keep_log(&in, status);
 		goto out;
 	}
 	stop_daemon(&in);
+	finish_relay(&in);
+	if (in.started && !in.ready)
+		relay_file(log);
 	if (child > 0)
-		report(&in, status, report_path);
+		report(&in, status, fl.report);
+	keep_log(&in, status);
 	teardown(&in);
 	goto out;
 io:
@@ -218,26 +281,23 @@ out:
 	if (exec_fd >= 0)
 		close(exec_fd);
 	exec_fd = -1;
-	cJSON_Delete(allow);
+	cJSON_Delete(conf);
+	cJSON_Delete(fl.allow);
+	cJSON_Delete(fl.ecosystems);
+	cJSON_Delete(fl.ports);
 	return status;
 }
 
-/* exec_dir from the config's state_dir (made when missing, as the
- * daemon makes it), opened as exec_fd. The state directory must pass
- * the daemon's own rule (statefs.h: root's or `user`'s, no group or
- * other write, not a link); exec_dir, which only exec writes, must be
- * root's alone: what is in it names what the next exec removes. */
-static int find_exec_dir(const char *config_path)
+/* exec_dir from the config's state_dir, its owner's uid in state_uid;
+ * nothing is made here (open_exec_dir makes it). */
+static int find_exec_dir(const char *given)
 {
-	const char *path =
-	    config_path ? config_path : getenv("DNSFENCE_CONFIG");
+	const char *path = config_path(given);
 	const char *state = CONFIG_DEFAULT_STATE_DIR, *user = "dnsfence";
-	cJSON *j = path ? read_json(path) : NULL, *sd, *u;
+	cJSON *j = access(path, F_OK) == 0 ? read_json(path) : NULL, *sd, *u;
 	char err[1024], num[24];
-	struct stat st;
-	uid_t uid = 0;
 	gid_t gid = 0;
-	int sfd = -1, rc = -EIO;
+	int rc = -ENAMETOOLONG;
 
 	sd = j ? cJSON_GetObjectItem(j, "state_dir") : NULL;
 	if (cJSON_IsString(sd) && sd->valuestring[0] == '/')
@@ -248,15 +308,35 @@ static int find_exec_dir(const char *config_path)
 	else if (cJSON_IsNumber(u) &&
 		 snprintf(num, sizeof(num), "%.0f", u->valuedouble) > 0)
 		user = num;
-	if (privs_lookup(user, &uid, &gid, err, sizeof(err)) != 0)
-		uid = 0; /* then only root's state directory will do */
-	if (!path_fmt(exec_dir, sizeof(exec_dir), "%s/exec", state) ||
-	    (mkdir(state, 0755) != 0 && errno != EEXIST)) {
-		fprintf(stderr, "dnsfence: exec: cannot make %s/exec: %s\n",
-			state, strerror(errno));
+	if (privs_lookup(user, &state_uid, &gid, err, sizeof(err)) != 0)
+		state_uid = 0; /* then only root's state directory will do */
+	if (!path_fmt(state_path, sizeof(state_path), "%s", state) ||
+	    !path_fmt(exec_dir, sizeof(exec_dir), "%s/exec", state))
+		fprintf(stderr, "dnsfence: exec: state_dir %s: too long\n",
+			state);
+	else
+		rc = 0;
+	cJSON_Delete(j);
+	return rc;
+}
+
+/* exec_dir made when missing (state_dir as the daemon makes it) and
+ * opened as exec_fd. The state directory must pass the daemon's own
+ * rule (statefs.h: root's or `user`'s, no group or other write, not a
+ * link); exec_dir, which only exec writes, must be root's alone: what
+ * is in it names what the next exec removes. */
+static int open_exec_dir(void)
+{
+	char err[1024];
+	struct stat st;
+	int sfd = -1, rc = -EIO;
+
+	if (mkdir(state_path, 0755) != 0 && errno != EEXIST) {
+		fprintf(stderr, "dnsfence: exec: cannot make %s: %s\n",
+			state_path, strerror(errno));
 		goto out;
 	}
-	sfd = statefs_open_dir(state, uid, err, sizeof(err));
+	sfd = statefs_open_dir(state_path, state_uid, err, sizeof(err));
 	if (sfd < 0) {
 		fprintf(stderr, "dnsfence: exec: %s\n", err);
 		rc = sfd;
@@ -288,8 +368,21 @@ static int find_exec_dir(const char *config_path)
 out:
 	if (sfd >= 0)
 		close(sfd);
-	cJSON_Delete(j);
 	return rc;
+}
+
+/* The instance's directory and config paths, and the cgroup it will
+ * have (make_cgroup makes it), so that its config can be judged first. */
+static void plan_instance(struct instance *in)
+{
+	char mnt[PATH_LEN], own[PATH_LEN];
+
+	path_fmt(in->dir, sizeof(in->dir), "%s/%d", exec_dir, (int)getpid());
+	path_fmt(in->conf, sizeof(in->conf), "%s/dnsfence.json", in->dir);
+	in->cgpath[0] = '\0';
+	if (cgroup_root(mnt, sizeof(mnt), own, sizeof(own)) == 0)
+		path_fmt(in->cgpath, sizeof(in->cgpath), "%s/dnsfence-exec-%d",
+			 own, (int)getpid());
 }
 
 /* A directory (lstat'ed: a link is not) that only root may write. */
@@ -304,44 +397,350 @@ static void on_signal(int sig)
 	got_signal = sig;
 }
 
-static int parse_args(int argc, char **argv, const char **user, cJSON *allow,
-		      bool *uid_fallback, const char **report, int *cmd_at)
+static int parse_args(int argc, char **argv, struct flags *fl, int *cmd_at)
 {
 	static const struct option longopts[] = {
 	    {"user", required_argument, NULL, 'u'},
 	    {"allow", required_argument, NULL, 'a'},
+	    {"ecosystem", required_argument, NULL, 'e'},
+	    {"port", required_argument, NULL, 'p'},
+	    {"audit", no_argument, NULL, 'A'},
 	    {"uid-fallback", no_argument, NULL, 'F'},
 	    {"report", required_argument, NULL, 'R'},
 	    {NULL, 0, NULL, 0},
 	};
 	char err[4200];
+	cJSON *list;
 	int opt;
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "+u:a:", longopts, NULL)) != -1) {
 		if (opt == 'u') {
-			*user = optarg;
-		} else if (opt == 'a') {
-			cJSON_AddItemToArray(allow, cJSON_CreateString(optarg));
+			fl->user = optarg;
+		} else if (opt == 'a' || opt == 'e' || opt == 'p') {
+			list = opt == 'a'   ? fl->allow
+			       : opt == 'e' ? fl->ecosystems
+					    : fl->ports;
+			if (check_flag(opt == 'a'   ? "allow"
+				       : opt == 'e' ? "ecosystem"
+						    : "port",
+				       opt == 'a'   ? "allow"
+				       : opt == 'e' ? "ecosystems"
+						    : "ports",
+				       optarg) != 0 ||
+			    !cJSON_AddItemToArray(list,
+						  cJSON_CreateString(optarg)))
+				return -EINVAL;
+		} else if (opt == 'A') {
+			fl->audit = true;
 		} else if (opt == 'F') {
-			*uid_fallback = true;
+			fl->uid_fallback = true;
 		} else if (opt == 'R') {
 			if (report_check_path(optarg, err, sizeof(err)) != 0) {
 				fprintf(stderr, "dnsfence: exec: %s\n", err);
 				return -EINVAL;
 			}
-			*report = optarg;
+			fl->report = optarg;
 		} else {
 			return -EINVAL;
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "dnsfence: exec: usage: exec [--user USER] "
-				"[--allow NAME]... [--uid-fallback] "
-				"[--report FILE] -- CMD [ARGS]\n");
+		fprintf(stderr,
+			"dnsfence: exec: usage: exec [--user USER] "
+			"[--allow NAME]... [--ecosystem NAME]... "
+			"[--port PROTO/PORT]... [--audit] [--uid-fallback] "
+			"[--report FILE] -- CMD [ARGS]\n");
 		return -EINVAL;
 	}
 	*cmd_at = optind;
+	return 0;
+}
+
+/* Whether value, alone, is a valid item of the config's key; err gets
+ * the config's reason without its "key[0]: " (and quoted value) prefix. */
+static bool flag_valid(const char *key, const char *value, char *err,
+		       size_t errlen)
+{
+	struct config_env env = {0};
+	struct config *cfg = NULL;
+	cJSON *j = cJSON_CreateObject(), *arr, *up;
+	char *text = NULL, why[1024], quoted[600];
+	const char *reason = why;
+	bool ok = false;
+
+	snprintf(err, errlen, "out of memory");
+	arr = j != NULL ? cJSON_AddArrayToObject(j, key) : NULL;
+	/* an upstream of its own: the host's resolv.conf is not asked */
+	up = j != NULL ? cJSON_AddArrayToObject(j, "upstreams") : NULL;
+	if (arr == NULL || up == NULL ||
+	    !cJSON_AddItemToArray(arr, cJSON_CreateString(value)) ||
+	    !cJSON_AddItemToArray(up, cJSON_CreateString("192.0.2.1")) ||
+	    (text = cJSON_PrintUnformatted(j)) == NULL)
+		goto out;
+	if (config_parse(text, strlen(text), &env, &cfg, why, sizeof(why)) ==
+	    0) {
+		ok = true;
+		goto out;
+	}
+	if (strncmp(reason, key, strlen(key)) == 0 &&
+	    strncmp(reason + strlen(key), "[0]: ", 5) == 0)
+		reason += strlen(key) + 5;
+	snprintf(quoted, sizeof(quoted), "\"%s\": ", value);
+	if (strncmp(reason, quoted, strlen(quoted)) == 0)
+		reason += strlen(quoted);
+	snprintf(err, errlen, "%s", reason);
+out:
+	config_free(cfg);
+	free(text);
+	cJSON_Delete(j);
+	return ok;
+}
+
+/* Why value is refused, said as the flags to give, where it is a URL
+ * or a preset's name ("" for any other value: the config's reason). */
+static void flag_hint(const char *key, const char *value, char *out, size_t cap)
+{
+	char host[300], err[256];
+	const char *h = strstr(value, "://"), *end;
+	long port = 0;
+
+	out[0] = '\0';
+	if (strcmp(key, "allow") != 0)
+		return;
+	if (flag_valid("ecosystems", value, err, sizeof(err))) {
+		snprintf(out, cap,
+			 "a single label, and the name of a preset: give "
+			 "--ecosystem %s (or --allow with each name it should "
+			 "allow)",
+			 value);
+		return;
+	}
+	h = h != NULL ? h + 3 : value;
+	if (strchr(h, '@') != NULL)
+		h = strchr(h, '@') + 1;
+	end = h + strcspn(h, ":/?#");
+	if (*end == ':')
+		port = strtol(end + 1, NULL, 10);
+	snprintf(host, sizeof(host), "%.*s", (int)(end - h), h);
+	if (strcmp(host, value) == 0 || host[0] == '\0' ||
+	    !flag_valid("allow", host, err, sizeof(err)))
+		return;
+	if (port > 0 && port != 80 && port != 443 && port < 65536)
+		snprintf(out, cap,
+			 "not a bare name: give --allow %s, and the port "
+			 "apart: --port tcp/%ld",
+			 host, port);
+	else
+		snprintf(out, cap, "not a bare name: give --allow %s", host);
+}
+
+/* One --allow, --ecosystem or --port value, judged alone as the config
+ * judges an item of key: 0, or -EINVAL said, naming the flag. */
+static int check_flag(const char *flag, const char *key, const char *value)
+{
+	char why[1024], hint[512];
+
+	if (flag_valid(key, value, why, sizeof(why)))
+		return 0;
+	flag_hint(key, value, hint, sizeof(hint));
+	if (hint[0] != '\0') /* the config's own fix names config keys */
+		fprintf(stderr, "dnsfence: exec: --%s %s: %s\n", flag, value,
+			hint);
+	else
+		fprintf(stderr, "dnsfence: exec: --%s %s: %s\n", flag, value,
+			why);
+	return -EINVAL;
+}
+
+/* The config the instance runs, before its own keys (instance_keys):
+ * the file (path as config_load finds it), or {} when there is none and
+ * --allow or --ecosystem say what to allow (said); judged with the
+ * environment as config_load judges it, then with DNSFENCE_MODE and
+ * DNSFENCE_EXTRA_HOSTS folded in (and taken out of our environment, so
+ * that every later reader of the written file sees the same config),
+ * the flags over it, and the instance's keys for in. NULL, said. */
+static cJSON *build_config(const char *given, const struct flags *fl,
+			   const struct instance *in)
+{
+	const char *path = config_path(given),
+		   *cenv = getenv("DNSFENCE_CONFIG");
+	const char *state = getenv("DNSFENCE_STATE_DIR");
+	bool named = (given != NULL && given[0] != '\0') ||
+		     (cenv != NULL && cenv[0] != '\0');
+	char err[2560], saved[PATH_LEN], *text = NULL;
+	struct config_env env = {.mode = getenv("DNSFENCE_MODE"),
+				 .extra_hosts = getenv("DNSFENCE_EXTRA_HOSTS")};
+	struct config *cfg = NULL;
+	cJSON *j = NULL, *whole = NULL;
+	size_t len = 0;
+
+	if (state != NULL && state[0] != '\0' &&
+	    path_fmt(saved, sizeof(saved), "%s/resolv.conf.orig", state))
+		env.saved_resolv_conf = saved;
+	if (access(path, F_OK) != 0 && errno == ENOENT && !named &&
+	    cJSON_GetArraySize(fl->allow) + cJSON_GetArraySize(fl->ecosystems) >
+		0) {
+		fprintf(stderr,
+			"dnsfence: exec: no config file (%s is missing): the "
+			"command's fence runs on the built-in defaults plus "
+			"exec's --allow and --ecosystem (every other name "
+			"denied, ports tcp/80 and tcp/443)\n",
+			path);
+		text = strdup("{}");
+		len = 2;
+	} else if (config_read_file(path, &text, &len, err, sizeof(err)) != 0) {
+		fprintf(stderr, "dnsfence: exec: %s%s\n", err,
+			access(path, F_OK) == 0 ? ""
+			: named
+			    ? ". Give -c with a config file that exists"
+			    : ". Give -c FILE (or DNSFENCE_CONFIG), or, to run "
+			      "on the built-in defaults, say what to allow "
+			      "with --allow NAME or --ecosystem NAME");
+		goto out;
+	}
+	if (text == NULL)
+		goto out;
+	if (config_parse(text, len, &env, &cfg, err, sizeof(err)) != 0) {
+		if (strncmp(err, "DNSFENCE_", 9) == 0)
+			fprintf(stderr, "dnsfence: exec: the environment: %s\n",
+				err);
+		else
+			fprintf(stderr, "dnsfence: exec: %s: %s\n", path, err);
+		goto out;
+	}
+	if ((j = cJSON_ParseWithLength(text, len)) == NULL ||
+	    fold_env(j, fl->audit) != 0 || fold_flags(j, fl, cfg) != 0 ||
+	    (whole = cJSON_Duplicate(j, true)) == NULL) {
+		fprintf(stderr, "dnsfence: exec: %s: out of memory\n", path);
+		goto fail;
+	}
+	instance_keys(whole, in, (int)getpid());
+	free(text);
+	config_free(cfg);
+	cfg = NULL;
+	env.mode = env.extra_hosts = NULL; /* folded in */
+	if ((text = cJSON_PrintUnformatted(whole)) == NULL ||
+	    config_parse(text, strlen(text), &env, &cfg, err, sizeof(err)) !=
+		0) {
+		fprintf(stderr,
+			"dnsfence: exec: the command's config (%s with exec's "
+			"flags): %s\n",
+			path, text == NULL ? "out of memory" : err);
+		goto fail;
+	}
+	goto out;
+fail:
+	cJSON_Delete(j);
+	j = NULL;
+out:
+	cJSON_Delete(whole);
+	config_free(cfg);
+	free(text);
+	return j;
+}
+
+/* DNSFENCE_MODE and DNSFENCE_EXTRA_HOSTS into j, each said, and out of
+ * our environment; --audit (audit, denied names forwarded) over them. */
+static int fold_env(cJSON *j, bool audit)
+{
+	const char *mode = getenv("DNSFENCE_MODE");
+	const char *extra = getenv("DNSFENCE_EXTRA_HOSTS");
+	cJSON *names = cJSON_CreateArray();
+	int rc = names != NULL ? 0 : -ENOMEM;
+
+	if (rc == 0 && mode != NULL && mode[0] != '\0') {
+		fprintf(stderr,
+			"dnsfence: exec: DNSFENCE_MODE=%s %s the command's "
+			"fence\n",
+			mode,
+			audit ? "is overridden by --audit for" : "applies to");
+		cJSON_DeleteItemFromObject(j, "mode");
+		if (!cJSON_AddStringToObject(j, "mode", mode))
+			rc = -ENOMEM;
+	}
+	for (const char *p = extra; rc == 0 && p != NULL && *p != '\0';) {
+		size_t n = strcspn(p, ","), b = strspn(p, " \t");
+		size_t e = n;
+		char item[300];
+
+		while (e > b && (p[e - 1] == ' ' || p[e - 1] == '\t'))
+			e--;
+		if (e > b && e - b < sizeof(item)) {
+			snprintf(item, sizeof(item), "%.*s", (int)(e - b),
+				 p + b);
+			if (!cJSON_AddItemToArray(names,
+						  cJSON_CreateString(item)))
+				rc = -ENOMEM;
+		}
+		p += n + (p[n] == ',');
+	}
+	if (rc == 0 && cJSON_GetArraySize(names) > 0) {
+		fprintf(stderr,
+			"dnsfence: exec: DNSFENCE_EXTRA_HOSTS=%s adds to the "
+			"command's allow list\n",
+			extra);
+		rc = append_all(j, "allow", names);
+	}
+	if (rc == 0 && audit) {
+		cJSON_DeleteItemFromObject(j, "mode");
+		cJSON_DeleteItemFromObject(j, "audit_denied");
+		if (!cJSON_AddStringToObject(j, "mode", "audit") ||
+		    !cJSON_AddStringToObject(j, "audit_denied", "forward"))
+			rc = -ENOMEM;
+	}
+	unsetenv("DNSFENCE_MODE");
+	unsetenv("DNSFENCE_EXTRA_HOSTS");
+	cJSON_Delete(names);
+	return rc;
+}
+
+/* --allow, --ecosystem and --port appended to the file's lists; `ports`
+ * starts from the config's own (its default when the file has none). */
+static int fold_flags(cJSON *j, const struct flags *fl,
+		      const struct config *cfg)
+{
+	char buf[32];
+	cJSON *ports;
+
+	if (cJSON_GetArraySize(fl->ports) > 0 &&
+	    !cJSON_IsArray(cJSON_GetObjectItem(j, "ports"))) {
+		cJSON_DeleteItemFromObject(j, "ports");
+		if ((ports = cJSON_AddArrayToObject(j, "ports")) == NULL)
+			return -ENOMEM;
+		for (size_t i = 0; i < cfg->n_ports; i++) {
+			config_port_format(&cfg->ports[i], buf, sizeof(buf));
+			if (!cJSON_AddItemToArray(ports,
+						  cJSON_CreateString(buf)))
+				return -ENOMEM;
+		}
+	}
+	if (append_all(j, "allow", fl->allow) != 0 ||
+	    append_all(j, "ecosystems", fl->ecosystems) != 0 ||
+	    append_all(j, "ports", fl->ports) != 0)
+		return -ENOMEM;
+	return 0;
+}
+
+/* Copies of items' strings appended to j's array key (made when
+ * missing; a value of another type is left for the parse to refuse). */
+static int append_all(cJSON *j, const char *key, const cJSON *items)
+{
+	cJSON *list = cJSON_GetObjectItem(j, key);
+	const cJSON *it;
+
+	if (cJSON_GetArraySize(items) == 0)
+		return 0;
+	if (list == NULL && (list = cJSON_AddArrayToObject(j, key)) == NULL)
+		return -ENOMEM;
+	if (!cJSON_IsArray(list))
+		return 0;
+	cJSON_ArrayForEach(it, items)
+	{
+		if (!cJSON_AddItemToArray(list,
+					  cJSON_CreateString(it->valuestring)))
+			return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -582,35 +981,15 @@ static void instance_keys(cJSON *j, const struct instance *in, int pid)
 	cJSON_DeleteItemFromObject(j, "scope");
 }
 
-/* The user's config (or {}), with the instance's own keys over it. */
-static int write_config(const struct instance *in, const char *config_path,
-			cJSON *allow)
+/* j (build_config's) with the instance's own keys over it, as in->conf. */
+static int write_config(const struct instance *in, cJSON *j)
 {
-	const char *path =
-	    config_path ? config_path : getenv("DNSFENCE_CONFIG");
-	cJSON *j = NULL, *list;
 	char *text;
 	int rc = -EIO;
 	FILE *f;
 
-	if (path != NULL && (j = read_json(path)) == NULL) {
-		fprintf(stderr,
-			"dnsfence: exec: %s: cannot read it as JSON "
-			"(run 'dnsfence -c FILE validate')\n",
-			path);
-		return -EINVAL;
-	}
-	if (j == NULL && (j = cJSON_CreateObject()) == NULL)
-		return -ENOMEM;
-	list = cJSON_GetObjectItem(j, "allow");
-	if (list == NULL)
-		cJSON_AddItemToObject(j, "allow", list = cJSON_CreateArray());
-	for (cJSON *a = allow->child; a != NULL; a = a->next)
-		cJSON_AddItemToArray(list, cJSON_CreateString(a->valuestring));
 	instance_keys(j, in, (int)getpid());
-	text = cJSON_Print(j);
-	cJSON_Delete(j);
-	if (text == NULL)
+	if ((text = cJSON_Print(j)) == NULL)
 		return -ENOMEM;
 	f = fopen(in->conf, "w");
 	if (f != NULL && fputs(text, f) >= 0 && fclose(f) == 0)
@@ -624,50 +1003,326 @@ static int write_config(const struct instance *in, const char *config_path,
 	return rc;
 }
 
-/* This binary's COMMAND for conf, stdio to log (NULL: inherited). */
-static pid_t spawn_self(const char *conf, const char *command, const char *log)
+/* This binary's COMMAND for conf, stdout and stderr to out (a pipe to
+ * the relay) or, when out is -1, appended to log. Its stderr is no
+ * journal's stream and it tells no service manager of its state: those
+ * two variables are exec's. DNSFENCE_MODE and DNSFENCE_EXTRA_HOSTS are
+ * already in conf (build_config). */
+static pid_t spawn_self(const char *conf, const char *command, const char *log,
+			int out)
 {
 	pid_t pid = fork();
 
 	if (pid != 0)
 		return pid;
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
-	if (log != NULL) {
-		int fd =
+	if (out < 0)
+		out =
 		    open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-		if (fd >= 0) {
-			dup2(fd, STDOUT_FILENO);
-			dup2(fd, STDERR_FILENO);
-		}
+	if (out >= 0) {
+		dup2(out, STDOUT_FILENO);
+		dup2(out, STDERR_FILENO);
 	}
-	unsetenv("DNSFENCE_MODE");
-	unsetenv("DNSFENCE_EXTRA_HOSTS");
 	unsetenv("NOTIFY_SOCKET");
+	unsetenv("JOURNAL_STREAM");
 	execl("/proc/self/exe", "dnsfence", "-c", conf, command, (char *)NULL);
 	_exit(126);
 }
 
-static int wait_ready(const struct instance *in_c)
+/* The daemon's log: a process of its own reads the daemon's stderr (the
+ * pipe whose writing end this returns, or -errno, said) until every
+ * writer is gone and appends every line to log; once the fence answers
+ * (SIGUSR1 from wait_ready) it also says each warning and error on our
+ * stderr (relay_line). What the daemon says while it starts (facts of
+ * the machine: the uid it shares, a check it cannot make here) stays in
+ * the log, unless the fence does not come up (relay_file says it then).
+ * The relay ignores the signals a terminal sends to its group: exec
+ * waits for it once the daemon stopped. */
+static int start_relay(struct instance *in, const char *log)
 {
-	struct instance *in = (struct instance *)in_c;
-	char log[PATH_LEN + 16], err[256];
+	int p[2] = {-1, -1};
+	int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	sigset_t usr1, old;
+
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	/* blocked until the relay has its handler (SIGUSR1 would kill it) */
+	sigprocmask(SIG_BLOCK, &usr1, &old);
+	if (fd < 0 || pipe2(p, O_CLOEXEC) != 0 || (in->relay = fork()) < 0) {
+		int e = errno;
+
+		fprintf(stderr, "dnsfence: exec: the fence's log %s: %s\n", log,
+			strerror(e));
+		if (fd >= 0)
+			close(fd);
+		if (p[0] >= 0) {
+			close(p[0]);
+			close(p[1]);
+		}
+		in->relay = -1;
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		return -e;
+	}
+	if (in->relay == 0) {
+		struct sigaction sa = {.sa_handler = on_ready};
+
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGUSR1, &sa, NULL);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		signal(SIGINT, SIG_IGN);
+		signal(SIGTERM, SIG_IGN);
+		signal(SIGHUP, SIG_IGN);
+		signal(SIGPIPE, SIG_IGN);
+		close(p[1]);
+		relay(p[0], fd);
+		_exit(0);
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	close(p[0]);
+	close(fd);
+	return p[1];
+}
+
+static void on_ready(int sig)
+{
+	(void)sig;
+	relay_on = 1;
+}
+
+/* The warnings and errors of the log file, said as relay_line says
+ * them: those of a fence that did not come up. */
+static void relay_file(const char *log)
+{
+	char line[RELAY_LINE];
+	FILE *f = fopen(log, "re");
+
+	while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
+		line[strcspn(line, "\n")] = '\0';
+		relay_line(line);
+	}
+	if (f != NULL)
+		fclose(f);
+}
+
+/* In the relay: from's bytes to log as they come; each whole line (cut
+ * at RELAY_LINE bytes) judged by relay_line. */
+static void relay(int from, int log)
+{
+	char buf[4096], line[RELAY_LINE];
+	size_t n = 0;
+	ssize_t got;
+
+	for (;;) {
+		got = read(from, buf, sizeof(buf));
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		for (ssize_t off = 0, w; off < got; off += w) {
+			w = write(log, buf + off, (size_t)(got - off));
+			if (w <= 0)
+				break;
+		}
+		for (ssize_t i = 0; i < got; i++) {
+			if (buf[i] == '\n') {
+				line[n] = '\0';
+				if (relay_on)
+					relay_line(line);
+				n = 0;
+			} else if (n < sizeof(line) - 1) {
+				line[n++] = buf[i];
+			}
+		}
+	}
+	if (n > 0 && relay_on) {
+		line[n] = '\0';
+		relay_line(line);
+	}
+}
+
+/* One line of the daemon's log, in any of log.c's forms (text
+ * "TS LEVEL SYS: MSG", JSON {"level","sys","msg"}, the journal's
+ * "<N>SYS: MSG", a command's "dnsfence: ..."), said on stderr as
+ * "dnsfence: LEVEL: SYS: MSG" when it is a warning or an error, every
+ * byte that is not printable ASCII as '?' (names come from the
+ * workload). */
+static void relay_line(const char *line)
+{
+	char out[RELAY_LINE + 64];
+	const char *level = NULL, *rest = line, *sp;
+	cJSON *j = NULL;
+	size_t n, o;
+
+	if (line[0] == '{' && (j = cJSON_Parse(line)) != NULL) {
+		level = cJSON_GetStringValue(cJSON_GetObjectItem(j, "level"));
+		snprintf(out, sizeof(out), "%s: %s",
+			 cJSON_GetStringValue(cJSON_GetObjectItem(j, "sys")),
+			 cJSON_GetStringValue(cJSON_GetObjectItem(j, "msg")));
+		rest = out;
+	} else if (line[0] == '<' && line[1] >= '0' && line[1] <= '7' &&
+		   line[2] == '>') {
+		level = line[1] <= '3'	 ? "error"
+			: line[1] == '4' ? "warning"
+					 : NULL;
+		rest = line + 3;
+	} else if (strncmp(line, "dnsfence: ", 10) == 0) {
+		level = "";
+		rest = line + 10;
+	} else if ((sp = strchr(line, ' ')) != NULL) {
+		if (strncmp(sp + 1, "error ", 6) == 0)
+			level = "error";
+		else if (strncmp(sp + 1, "warning ", 8) == 0)
+			level = "warning";
+		rest = sp + 1 + (level != NULL ? strlen(level) + 1 : 0);
+	}
+	if (level != NULL && (level[0] == '\0' || strcmp(level, "error") == 0 ||
+			      strcmp(level, "warning") == 0)) {
+		char say[RELAY_LINE + 96];
+
+		o = (size_t)snprintf(say, sizeof(say), "dnsfence: %s%s", level,
+				     level[0] != '\0' ? ": " : "");
+		for (n = 0; rest[n] != '\0' && o < sizeof(say) - 2; n++)
+			say[o++] =
+			    rest[n] >= 0x20 && rest[n] < 0x7f ? rest[n] : '?';
+		say[o++] = '\n';
+		/* stderr gone: the log file still has the line */
+		if (write(STDERR_FILENO, say, o) < 0)
+			say[0] = '\0';
+	}
+	cJSON_Delete(j);
+}
+
+/* The relay, once the daemon stopped: it ends when the last writer of
+ * its pipe (the daemon's processes) is gone; bounded, then killed. */
+static void finish_relay(struct instance *in)
+{
+	int st;
+
+	for (int waited = 0; in->relay > 0 && waited < STOP_TIMEOUT_MS;
+	     waited += 20) {
+		if (waitpid(in->relay, &st, WNOHANG) == in->relay) {
+			in->relay = -1;
+			return;
+		}
+		nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
+	}
+	if (in->relay > 0) {
+		kill(in->relay, SIGKILL);
+		waitpid(in->relay, &st, 0);
+		in->relay = -1;
+	}
+}
+
+/* The daemon's log, moved out of the directory that goes with the
+ * fence to exec_dir/PID.log (no pid's name: never taken for an exec's
+ * entry) and its path said, when the command failed (not because we
+ * were asked to stop it) or the daemon did: what it said there is the
+ * reason. The last KEPT_LOGS_MAX are kept (prune_logs). */
+static void keep_log(const struct instance *in, int status)
+{
+	char name[32];
+	int dfd;
+
+	if (!in->started || (!in->failed && (status == 0 || got_signal)))
+		return; /* a command we were asked to stop did not fail */
+	snprintf(name, sizeof(name), "%d.log", (int)getpid());
+	dfd = open(in->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd >= 0 && renameat(dfd, "dnsfence.log", exec_fd, name) == 0) {
+		fprintf(stderr,
+			"dnsfence: exec: the fence's log is kept: "
+			"%s/%s\n",
+			exec_dir, name);
+		prune_logs(name);
+	}
+	if (dfd >= 0)
+		close(dfd);
+}
+
+/* At most KEPT_LOGS_MAX kept logs (PID.log) in exec_dir: the oldest
+ * (modified first) removed, never keep (the one just kept). */
+static void prune_logs(const char *keep)
+{
+	for (;;) {
+		int fd = dup(exec_fd), n = 0;
+		DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+		char oldest[sizeof(((struct dirent *)0)->d_name)] = "";
+		struct timespec at = {0};
+		struct dirent *e;
+		struct stat st;
+
+		if (d == NULL) {
+			if (fd >= 0)
+				close(fd);
+			return;
+		}
+		rewinddir(
+		    d); /* the offset is exec_fd's, which clean_stale read */
+		while ((e = readdir(d)) != NULL) {
+			const char *dot = strchr(e->d_name, '.');
+			char pid[32];
+
+			if (dot == NULL || strcmp(dot, ".log") != 0 ||
+			    (size_t)(dot - e->d_name) >= sizeof(pid))
+				continue;
+			snprintf(pid, sizeof(pid), "%.*s",
+				 (int)(dot - e->d_name), e->d_name);
+			if (parse_pid(pid) <= 0 ||
+			    fstatat(exec_fd, e->d_name, &st,
+				    AT_SYMLINK_NOFOLLOW) != 0 ||
+			    !S_ISREG(st.st_mode))
+				continue;
+			n++;
+			if (strcmp(e->d_name, keep) != 0 &&
+			    (oldest[0] == '\0' ||
+			     st.st_mtim.tv_sec < at.tv_sec ||
+			     (st.st_mtim.tv_sec == at.tv_sec &&
+			      st.st_mtim.tv_nsec < at.tv_nsec))) {
+				snprintf(oldest, sizeof(oldest), "%s",
+					 e->d_name);
+				at = st.st_mtim;
+			}
+		}
+		closedir(d);
+		if (n <= KEPT_LOGS_MAX || oldest[0] == '\0' ||
+		    unlinkat(exec_fd, oldest, 0) != 0)
+			return;
+	}
+}
+
+/* The instance's daemon started (its log through the relay) and asked
+ * until it answers: 0, or -EIO said (the daemon's own errors are
+ * already on stderr, and its log is kept). */
+static int wait_ready(struct instance *in)
+{
+	char log[PATH_LEN + 16], err[256], why[64] = "no answer within 15 s";
 	struct config *cfg = NULL;
-	int rcode, st;
+	int rcode, st, out;
 
 	path_fmt(log, sizeof(log), "%s/dnsfence.log", in->dir);
 	if (config_load(in->conf, &cfg, err, sizeof(err)) != 0) {
 		fprintf(stderr, "dnsfence: exec: %s\n", err);
 		return -EINVAL;
 	}
-	in->daemon = spawn_self(in->conf, "run", log);
+	out = start_relay(in, log);
+	in->daemon = spawn_self(in->conf, "run", log, out);
+	if (out >= 0)
+		close(out);
+	in->started = in->daemon > 0;
 	for (int waited = 0; in->daemon > 0 && !got_signal; waited += 100) {
 		if (waitpid(in->daemon, &st, WNOHANG) == in->daemon) {
 			in->daemon = -1;
+			snprintf(why, sizeof(why), "its daemon exited (%s %d)",
+				 WIFEXITED(st) ? "status" : "signal",
+				 WIFEXITED(st) ? WEXITSTATUS(st)
+					       : WTERMSIG(st));
 			break;
 		}
 		if (probe_run(cfg, PROBE_DEFAULT_NAME, 100, &rcode, err,
 			      sizeof(err)) == 0) {
 			config_free(cfg);
+			in->ready = true;
+			if (in->relay > 0)
+				kill(in->relay, SIGUSR1);
 			return 0;
 		}
 		if (waited >= READY_TIMEOUT_MS)
@@ -675,16 +1330,13 @@ static int wait_ready(const struct instance *in_c)
 		nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
 	}
 	config_free(cfg);
+	if (got_signal)
+		snprintf(why, sizeof(why), "interrupted by signal %d",
+			 (int)got_signal);
+	in->failed = true;
 	fprintf(stderr,
-		"dnsfence: exec: the command's fence did not come up; its "
-		"log is %s:\n",
-		log);
-	FILE *f = fopen(log, "r");
-	char line[512];
-	while (f != NULL && fgets(line, sizeof(line), f) != NULL)
-		fputs(line, stderr);
-	if (f != NULL)
-		fclose(f);
+		"dnsfence: exec: the command's fence did not come up: %s%s\n",
+		why, in->started ? "; what it said:" : "");
 	return -EIO;
 }
 
@@ -843,22 +1495,38 @@ static int wait_command(pid_t pid)
 	return WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 125;
 }
 
+/* The daemon stopped (SIGTERM, then SIGKILL past STOP_TIMEOUT_MS); one
+ * that had already ended, or ends otherwise than by our signal with
+ * status 0, failed (said). */
 static void stop_daemon(struct instance *in)
 {
-	int st;
+	int st = 0;
+	bool gone;
 
 	if (in->daemon <= 0)
 		return;
-	kill(in->daemon, SIGTERM);
-	for (int waited = 0; waited < STOP_TIMEOUT_MS; waited += 50) {
-		if (waitpid(in->daemon, &st, WNOHANG) == in->daemon) {
-			in->daemon = -1;
-			return;
+	gone = waitpid(in->daemon, &st, WNOHANG) == in->daemon;
+	if (!gone) {
+		kill(in->daemon, SIGTERM);
+		for (int waited = 0; !gone && waited < STOP_TIMEOUT_MS;
+		     waited += 50) {
+			gone = waitpid(in->daemon, &st, WNOHANG) == in->daemon;
+			if (!gone)
+				nanosleep(
+				    &(struct timespec){0, 50 * 1000 * 1000},
+				    NULL);
 		}
-		nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+		if (!gone) {
+			kill(in->daemon, SIGKILL);
+			waitpid(in->daemon, &st, 0);
+		}
+	} else {
+		fprintf(stderr, "dnsfence: exec: the command's fence stopped "
+				"before the command ended\n");
+		in->failed = true;
 	}
-	kill(in->daemon, SIGKILL);
-	waitpid(in->daemon, &st, 0);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		in->failed = true;
 	in->daemon = -1;
 }
 
@@ -1025,7 +1693,8 @@ static int kill_uid_pass(uid_t uid, const struct stat *ns, pid_t daemon)
 	return n;
 }
 
-/* The instance's rules and sets (its `teardown`), cgroup and directory. */
+/* The instance's rules and sets (its `teardown`, once its daemon was
+ * started: before, there are none), cgroup and directory. */
 static void teardown(const struct instance *in)
 {
 	char log[PATH_LEN + 16];
@@ -1034,8 +1703,8 @@ static void teardown(const struct instance *in)
 	pid_t pid;
 
 	path_fmt(log, sizeof(log), "%s/teardown.log", in->dir);
-	if (access(in->conf, R_OK) == 0) {
-		pid = spawn_self(in->conf, "teardown", log);
+	if (in->started && access(in->conf, R_OK) == 0) {
+		pid = spawn_self(in->conf, "teardown", log, -1);
 		if (pid > 0)
 			waitpid(pid, &st, 0);
 		removed = pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
@@ -1314,6 +1983,7 @@ static void clean_stale(void)
 			"dnsfence: exec: removing what exec %d left (it was "
 			"killed)\n",
 			pid);
+		in.started = true; /* its daemon ran: rules may be left */
 		if (empty_cgroup(&in) != 0 || empty_uid(&in) != 0)
 			continue; /* its rules stay while it has processes */
 		stop_stale_daemon(in.dir);

@@ -53,7 +53,7 @@ enum exit_code {
 	EXIT_DAEMON = 4,
 };
 
-#define CMD_OPTS_MAX 4
+#define CMD_OPTS_MAX 8
 
 struct cmd_opt {
 	const char *name; /* the long option, without "--" */
@@ -281,7 +281,18 @@ static const struct command commands[] = {
 	       "run CMD as USER (never root: a root process can leave its "
 	       "cgroup)"},
 	      {"allow", "NAME",
-	       "allow NAME too, besides the config's allow list (repeat it)"},
+	       "allow NAME too, besides the config's allow list (repeat it; "
+	       "a bare name, as in `allow`: github.com, *.github.com)"},
+	      {"ecosystem", "NAME",
+	       "allow the hosts of the preset NAME too, as the config's "
+	       "`ecosystems` (repeat it; `dnsfence allowed` names them)"},
+	      {"port", "PROTO/PORT",
+	       "let flows to answered addresses use PROTO/PORT too, besides "
+	       "the config's `ports` (tcp/N, udp/N, tcp/N-M; repeat it)"},
+	      {"audit", NULL,
+	       "deny nothing: run the fence in audit mode (denied names "
+	       "forwarded) and report what enforce would have denied and "
+	       "blocked"},
 	      {"uid-fallback", NULL,
 	       "where no cgroup v2 tree can be had (a plain 'ip netns "
 	       "exec'), fence every process of USER's uid in this network "
@@ -292,11 +303,16 @@ static const struct command commands[] = {
 	       "Markdown tables when FILE ends in .md (for "
 	       "$GITHUB_STEP_SUMMARY), JSON otherwise (denied names and "
 	       "blocked flows, each with its fix, are also summed up on "
-	       "stderr, with or without this)"}},
+	       "stderr, with or without this). The fence's own warnings and "
+	       "errors are copied to stderr as they come, and its log is "
+	       "kept when CMD fails. Without a config file (-c, "
+	       "DNSFENCE_CONFIG, the default path) exec refuses unless "
+	       "--allow or --ecosystem say what to allow"}},
      .exits = "0 or any other status: CMD's own (128 + N when signal N "
 	      "ended it); 125 "
 	      "exec itself failed (the fence could not be set up or "
-	      "removed); 126 CMD could not be run; 127 CMD not found",
+	      "removed), or refused a flag's value or the config before "
+	      "making anything; 126 CMD could not be run; 127 CMD not found",
      .raw = true},
     {.name = "help",
      .fn = cmd_help,

@@ -523,10 +523,21 @@ static void print_summary(FILE *out, const cJSON *rep)
 	int nd = cJSON_GetArraySize(cJSON_GetObjectItem(rep, "denied"));
 	int nb = cJSON_GetArraySize(cJSON_GetObjectItem(rep, "blocked"));
 
+	const char *mode = str(rep, "mode");
+	bool audit = mode != NULL && strcmp(mode, "audit") == 0;
+
 	if (nd == 0 && nb == 0)
 		return;
-	fprintf(out, "dnsfence: exec: %d name%s denied, %d flow%s blocked:\n",
-		nd, nd == 1 ? "" : "s", nb, nb == 1 ? "" : "s");
+	if (audit) /* nothing was denied: say what enforce would have done */
+		fprintf(out,
+			"dnsfence: exec: audit: %d name%s would be denied, "
+			"%d flow%s would be blocked (all went through):\n",
+			nd, nd == 1 ? "" : "s", nb, nb == 1 ? "" : "s");
+	else
+		fprintf(out,
+			"dnsfence: exec: %d name%s denied, %d flow%s "
+			"blocked:\n",
+			nd, nd == 1 ? "" : "s", nb, nb == 1 ? "" : "s");
 	print_lines(out, rep, kinds, 3, REPORT_SUMMARY_LINES);
 }
 
@@ -599,6 +610,10 @@ static void print_markdown(FILE *out, const cJSON *rep)
 	else
 		fprintf(out, "## dnsfence report\n\nFrom %s.\n",
 			str(rep, "source"));
+	if (str(rep, "mode") != NULL && strcmp(str(rep, "mode"), "audit") == 0)
+		fprintf(out, "\nAudit mode: nothing was denied or blocked; "
+			     "the names and flows below are what enforce mode "
+			     "would have denied and blocked.\n");
 	fprintf(out, "\n### Denied names\n\n| Name | Lookups | Fix |\n"
 		     "|---|---:|---|\n");
 	cJSON_ArrayForEach(it, cJSON_GetObjectItem(rep, "denied"))
@@ -694,7 +709,8 @@ int report_exec(const struct config *cfg, int status, const char *path,
 	int rc = -ENOMEM, fd;
 
 	if (rep == NULL || !cJSON_AddNumberToObject(rep, "version", 1) ||
-	    !cJSON_AddNumberToObject(rep, "exit_status", status))
+	    !cJSON_AddNumberToObject(rep, "exit_status", status) ||
+	    !cJSON_AddStringToObject(rep, "mode", config_mode_name(cfg->mode)))
 		goto nomem;
 	if ((learned = read_state(cfg, LEARN_FILE, "names", &rc, err,
 				  errlen)) == NULL ||

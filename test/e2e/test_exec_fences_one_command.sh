@@ -42,7 +42,8 @@ nothing_left() {
 	done
 	left+="$(wl ipset list -n | grep '^dfx' || true)"
 	left+="$(find "$DF_CG" -name 'dnsfence-exec-*' 2>/dev/null || true)"
-	left+="$(find "$DF_TMP/state/exec" -mindepth 1 2>/dev/null || true)"
+	# (a failed command's fence log is kept there as PID.log, by design)
+	left+="$(find "$DF_TMP/state/exec" -mindepth 1 ! -name '[0-9]*.log' 2>/dev/null || true)"
 	[ -z "$left" ] || fail "$1: exec left behind: $left"
 }
 
