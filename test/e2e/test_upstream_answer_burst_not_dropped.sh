@@ -99,8 +99,8 @@ for c in range(n // per):
         q = struct.pack(">HHHHHH", i, 0x0100, 1, 0, 0, 0)
         q += b"".join(bytes([len(l)]) + l.encode() for l in ("b%d" % i, "burst", "test"))
         s.send(q + b"\0" + struct.pack(">HH", 1, 1))
-got, deadline = set(), time.time() + 40
-while len(got) < n and time.time() < deadline:
+got, shed, deadline = set(), set(), time.time() + 40
+while len(got) + len(shed) < n and time.time() < deadline:
     r, _, _ = select.select(socks, [], [], 0.5)
     for s in r:
         while True:
@@ -111,7 +111,9 @@ while len(got) < n and time.time() < deadline:
             qid, flags, _, an = struct.unpack(">HHHH", m[:8])
             if flags & 0xf == 0 and an == 1:
                 got.add(qid)
-print(len(got))
+            elif flags & 0xf == 2:
+                shed.add(qid)
+print(len(got), len(shed))
 PY
 clients=$!
 DF_PIDS+=("$clients")
@@ -127,15 +129,21 @@ kill -CONT "$dns_pid"
 wait "$clients" || fail "the clients failed: $(cat "$DF_TMP/clients.err")"
 # Asked again means its answer was lost: give c-ares its retry time.
 sleep 5
-answered="$(cat "$DF_TMP/clients.out")"
+read -r answered servfail <"$DF_TMP/clients.out"
+shed="$(df_status_value counters.shed_set_add)"
 asked="$(grep -c '^q b' "$fake_log")"
 dropped=$(($(udp_rcvbuf_errors) - errors_before))
 [ "$asked" -eq "$N" ] ||
 	fail "the fake upstream was asked $asked times for $N names: answers were lost in the DNS process's upstream socket and asked again (the workload namespace counted $dropped UDP receive-buffer errors; the clients got $answered of $N answers)"
 [ "$dropped" -eq 0 ] ||
 	fail "the workload namespace counted $dropped UDP receive-buffer errors during the burst"
-[ "$answered" = "$N" ] ||
-	fail "the clients got $answered of $N answers (positive control: every question is answered)"
-ok "control: $N questions, $N answers with an address"
+# A loaded machine (the sanitizer build) may find the set channel behind
+# its bound while 1,200 adds land at once: those questions are shed with
+# SERVFAIL and counted (test_set_channel_stalled_sheds), not lost.
+[ "$servfail" = "$shed" ] ||
+	fail "the clients got $servfail SERVFAILs, but the daemon counted $shed questions shed at the set channel"
+[ "$((answered + servfail))" = "$N" ] && [ "$answered" -gt 0 ] ||
+	fail "the clients got $answered of $N answers and $servfail counted SERVFAILs (positive control: every question is answered)"
+ok "control: $N questions, $answered answers with an address, $servfail shed at the set channel and counted"
 expect_dnsfence_running
 ok "a burst of $N answers, queued while the DNS process was stopped, all read: each name asked once, no receive-buffer error"
