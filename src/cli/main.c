@@ -3,8 +3,8 @@
  * (and resolves the user), calls one function of another module
  * (fence.c for setup, serve, run, check and teardown; probe.c for probe;
  * control.c for reload and status, one line to the daemon's socket;
- * suggest.c for suggest; config.c and configjson.c for reference and
- * validate), and turns its result into the exit code.
+ * suggest.c for suggest; why.c for why; config.c and configjson.c for reference
+ * and validate), and turns its result into the exit code.
  *
  * Every command is one row of `commands`: its name, operands, options,
  * one-line summary and exit codes. The parser, `COMMAND --help`,
@@ -41,6 +41,7 @@
 #include "cli/probe.h"
 #include "sets/setsadm.h"
 #include "cli/suggest.h"
+#include "cli/why.h"
 #include "daemon/selftest.h"
 #include "daemon/serve.h"
 
@@ -204,11 +205,16 @@ static const struct command commands[] = {
 	      "it); 2 bad usage or config; 3 the prober could not start"},
     {.name = "why",
      .fn = cmd_why,
-     .operands = "ADDR[:PORT]",
+     .operands = "NAME|ADDR[:PORT]",
      .max_operands = 1,
-     .summary = "what the running daemon knows of a blocked flow to ADDR "
-		"(and TCP PORT), and what would allow it",
-     .exits = EXITS_CONTROL},
+     .summary = "is NAME allowed (by which entry, else the entry to add) "
+		"and what the daemon answered and blocked for it; or why a "
+		"flow to ADDR (and TCP PORT) is blocked, and what would "
+		"allow it. From the running daemon, else from the blocked "
+		"flows in state_dir (the first line says which)",
+     .exits = "0 explained; 2 bad usage, bad config or neither a name "
+	      "nor an address; 3 for an address: no daemon listens and "
+	      "state_dir holds no blocked flows, or the daemon failed"},
     {.name = "prune",
      .fn = cmd_prune,
      .summary = "print the allow list without the entries unused for a "
@@ -985,17 +991,40 @@ out:
 	return rc;
 }
 
+/* why NAME|ADDR[:PORT] (why.c). A config that does not load still lets
+ * an address be asked of the daemon, as before. */
 static int cmd_why(const struct invocation *inv)
 {
-	char cmd[CONTROL_LINE_MAX - 1]; /* the newline comes on top */
+	char cmd[CONTROL_LINE_MAX - 1], err[1024], path[128];
+	struct config *cfg = NULL;
+	int r, rc;
 
 	if (inv->argc < 1)
-		return usage_error(inv->cmd, "ADDR[:PORT] is missing");
-	if ((size_t)snprintf(cmd, sizeof(cmd), "why %s", inv->argv[0]) >=
-	    sizeof(cmd))
-		return usage_error(inv->cmd, "'%s' is too long for an address",
-				   inv->argv[0]);
-	return control(inv->config_path, cmd, CONTROL_IO_TIMEOUT * 2, "why");
+		return usage_error(inv->cmd, "NAME or ADDR[:PORT] is missing");
+	if (why_is_address(inv->argv[0]) &&
+	    config_load(inv->config_path, &cfg, err, sizeof(err)) != 0) {
+		if ((size_t)snprintf(cmd, sizeof(cmd), "why %s",
+				     inv->argv[0]) >= sizeof(cmd))
+			return usage_error(inv->cmd,
+					   "'%s' is too long for an address",
+					   inv->argv[0]);
+		return control(inv->config_path, cmd, CONTROL_IO_TIMEOUT * 2,
+			       "why");
+	}
+	config_free(cfg);
+	rc = load_config(inv->config_path, &cfg);
+	if (rc != EXIT_OK)
+		return rc;
+	control_socket_of(inv->config_path, path, sizeof(path));
+	r = why_run(cfg, path, inv->argv[0], stdout, err, sizeof(err));
+	fflush(stdout);
+	if (r != 0)
+		log_err("why", "%s", err);
+	config_free(cfg);
+	return r == 0	      ? EXIT_OK
+	       : r == -EINVAL ? EXIT_USAGE
+	       : r > 0	      ? r
+			      : EXIT_KERNEL;
 }
 
 /* "30d", "12h", "90m", "3600s", "2w", or seconds without a unit. */
