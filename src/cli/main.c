@@ -193,7 +193,13 @@ static const struct command commands[] = {
      .summary = "print an allow list learned from what the fence denied "
 		"(audit mode: would deny), as JSON",
      .opts = {{"min-count", "N",
-	       "leave out names seen fewer than N times (default 1)"}},
+	       "leave out names asked fewer than N times (default 1; a count "
+	       "is questions, A and AAAA of one lookup once)"},
+	      {"explain", NULL,
+	       "add \"explain\": per learned entry its count, first seen, "
+	       "the uids that asked and, for a wildcard, the names behind "
+	       "it; names that look like encoded data (exfiltration) are "
+	       "warned of, with or without this"}},
      .exits = "0 printed; 2 bad usage or config; 3 no state file (has the "
 	      "daemon run with this config?) or it cannot be read"},
     {.name = "selftest",
@@ -898,7 +904,8 @@ static int cmd_probe(const struct invocation *inv)
 	return rc;
 }
 
-/* suggest [--min-count N]: names seen fewer than N times are left out. */
+/* suggest [--min-count N] [--explain]: names seen fewer than N times
+ * are left out. */
 static int cmd_suggest(const struct invocation *inv)
 {
 	struct config *cfg = NULL;
@@ -919,7 +926,9 @@ static int cmd_suggest(const struct invocation *inv)
 	rc = load_config(inv->config_path, &cfg);
 	if (rc != EXIT_OK)
 		return rc;
-	r = suggest_run(cfg, min, stdout, err, sizeof(err));
+	r = inv->opt[1] != NULL
+		? suggest_run_explained(cfg, min, stdout, err, sizeof(err))
+		: suggest_run(cfg, min, stdout, err, sizeof(err));
 	if (r != 0) {
 		log_err("suggest", "%s%s", err,
 			r == -ENOENT ? " (has the daemon run with this config?)"

@@ -15,7 +15,9 @@
  * The names come from the running daemon over its control socket (so the
  * last lookup is in), else from STATE_DIR/suggest.json, which the daemon
  * rewrites every few seconds and at its end: after the run. */
+#include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +40,16 @@
 #define SYS	  "suggest"
 #define STATE_MAX (16u << 20)
 
+/* The record of a learned name beside its suggest_name (same index). */
+struct seen {
+	int64_t first_seen; /* wall clock; 0: not recorded */
+	uint32_t uid;
+	bool has_uid;
+};
+
+#define EXPLAIN_NAMES_MAX 64 /* names listed behind one wildcard */
+#define EXPLAIN_UIDS_MAX  16
+
 static const psl_ctx_t *psl(void);
 static int cmp_str(const void *a, const void *b);
 static bool covered(const char *name, char *const *wild, size_t n_wild);
@@ -49,7 +61,7 @@ static char *read_state(const char *path, int *rc, char *err, size_t errlen);
 static char *read_stream(FILE *f, const char *path, int *rc, char *err,
 			 size_t errlen);
 static int load_names(const cJSON *root, struct suggest_name **names,
-		      size_t *n);
+		      struct seen **seen, size_t *n);
 static void port_entry(double proto, double port, char *buf, size_t cap);
 static size_t note_flows(const cJSON *root, char ports[][16]);
 static void print_ports(FILE *out, const struct config *cfg, char ports[][16],
@@ -58,6 +70,8 @@ static bool listed(const char *name, char *const *list, size_t n);
 static size_t bare_len(const char *name);
 static void print_allow(FILE *out, char *const *cfg_allow, size_t n_cfg,
 			char *const *learned, size_t n_learned);
+static int run(const struct config *cfg, uint64_t min_count, bool with_json,
+	       FILE *out, char *err, size_t errlen);
 
 static const psl_ctx_t *psl(void)
 {
@@ -82,6 +96,67 @@ bool suggest_never_proposed(const char *name)
 	for (size_t i = 0; tlds[i] != NULL; i++) {
 		if (strcasecmp(tld, tlds[i]) == 0)
 			return true;
+	}
+	return false;
+}
+
+/* One run of a label (between hyphens): NULL, "hex" or "base32/base64". */
+static const char *run_kind(const char *r, size_t n)
+{
+	unsigned freq[256] = {0};
+	size_t digits = 0, letters = 0, vowels = 0;
+	bool hex = true;
+	double bits = 0;
+
+	if (n < SUGGEST_ENCODED_RUN)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)r[i];
+
+		freq[c]++;
+		if (isdigit(c))
+			digits++;
+		else if (isalpha(c) && ++letters > 0 &&
+			 strchr("aeiouAEIOU", c) != NULL)
+			vowels++;
+		if (!isxdigit(c))
+			hex = false;
+	}
+	if (hex && digits > 0 && letters > 0)
+		return "hex";
+	for (size_t c = 0; c < 256; c++) {
+		double p = (double)freq[c] / (double)n;
+
+		if (freq[c] > 0)
+			bits -= p * log2(p);
+	}
+	if (bits >= SUGGEST_ENCODED_BITS &&
+	    (digits >= 2 || (letters > 0 && vowels * 4 < letters)))
+		return "base32/base64";
+	return NULL;
+}
+
+bool suggest_looks_encoded(const char *name, char *label, size_t cap,
+			   const char **kind)
+{
+	for (const char *l = name; *l != '\0';) {
+		size_t len = strcspn(l, ".");
+
+		for (size_t at = 0; at < len;) {
+			size_t run = strcspn(l + at, "-.");
+
+			if (run > len - at)
+				run = len - at;
+			*kind = run_kind(l + at, run);
+			if (*kind != NULL) {
+				snprintf(label, cap, "%.*s", (int)len, l);
+				return true;
+			}
+			at += run + 1;
+		}
+		l += len;
+		if (*l == '.')
+			l++;
 	}
 	return false;
 }
@@ -307,7 +382,8 @@ static char *read_stream(FILE *f, const char *path, int *rc, char *err,
 	return text;
 }
 
-static int load_names(const cJSON *root, struct suggest_name **names, size_t *n)
+static int load_names(const cJSON *root, struct suggest_name **names,
+		      struct seen **seen, size_t *n)
 {
 	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "names");
 	const cJSON *it;
@@ -315,7 +391,8 @@ static int load_names(const cJSON *root, struct suggest_name **names, size_t *n)
 
 	*n = 0;
 	*names = calloc((size_t)size + 1, sizeof(**names));
-	if (*names == NULL)
+	*seen = calloc((size_t)size + 1, sizeof(**seen));
+	if (*names == NULL || *seen == NULL)
 		return -ENOMEM;
 	cJSON_ArrayForEach(it, arr)
 	{
@@ -326,6 +403,15 @@ static int load_names(const cJSON *root, struct suggest_name **names, size_t *n)
 		    c->valuedouble < 0 ||
 		    suggest_never_proposed(nm->valuestring))
 			continue;
+		const cJSON *f =
+		    cJSON_GetObjectItemCaseSensitive(it, "first_seen");
+		const cJSON *u = cJSON_GetObjectItemCaseSensitive(it, "uid");
+
+		(*seen)[*n].first_seen =
+		    cJSON_IsNumber(f) ? (int64_t)f->valuedouble : 0;
+		(*seen)[*n].has_uid = cJSON_IsNumber(u) && u->valuedouble >= 0;
+		(*seen)[*n].uid =
+		    (*seen)[*n].has_uid ? (uint32_t)u->valuedouble : 0;
 		(*names)[*n].name = nm->valuestring;
 		(*names)[(*n)++].count = (uint64_t)c->valuedouble;
 	}
@@ -455,12 +541,167 @@ static void print_allow(FILE *out, char *const *cfg_allow, size_t n_cfg,
 	fprintf(out, "%s]", k ? "\n  " : "");
 }
 
+/* Is in (a learned name) behind entry (exact, or "*.parent")? */
+static bool behind(const char *entry, const char *name)
+{
+	char *w = (char *)entry;
+
+	if (strncmp(entry, "*.", 2) == 0)
+		return covered(name, &w, 1);
+	return strcasecmp(entry, name) == 0;
+}
+
+static void iso_time(int64_t t, char *buf, size_t cap)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	if (t <= 0 || gmtime_r(&tt, &tm) == NULL ||
+	    strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		snprintf(buf, cap, "unknown");
+}
+
+/* entry's names that look encoded: said on stderr (always: a wildcard
+ * never hides them silently); the warning text in warn ("" when none). */
+static void encoded_warning(const char *entry, const struct suggest_name *in,
+			    size_t n, uint64_t min_count, char *warn,
+			    size_t cap)
+{
+	char label[64], first[96] = "";
+	const char *kind = NULL, *first_kind = "";
+	size_t behind_n = 0, enc = 0;
+
+	warn[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		if (in[i].count < min_count || !behind(entry, in[i].name))
+			continue;
+		behind_n++;
+		if (!suggest_looks_encoded(in[i].name, label, sizeof(label),
+					   &kind))
+			continue;
+		if (enc++ == 0) {
+			snprintf(first, sizeof(first), "%s", label);
+			first_kind = kind;
+		}
+	}
+	if (enc == 0)
+		return;
+	if (strncmp(entry, "*.", 2) == 0)
+		snprintf(warn, cap,
+			 "%zu of the %zu names behind %s have labels that look "
+			 "like encoded data (%s, such as '%s'): the "
+			 "exfiltration pattern; allow it only if you know "
+			 "what sends them",
+			 enc, behind_n, entry, first_kind, first);
+	else
+		snprintf(warn, cap,
+			 "%s has a label that looks like encoded data (%s, "
+			 "'%s'): the exfiltration pattern; allow it only if "
+			 "you know what sends it",
+			 entry, first_kind, first);
+	log_warn(SYS, "%s", warn);
+}
+
+/* One learned entry's record for --explain (NULL on ENOMEM). */
+static cJSON *explain_entry(const char *entry, const struct suggest_name *in,
+			    const struct seen *seen, size_t n,
+			    uint64_t min_count, const char *warn)
+{
+	cJSON *o = cJSON_CreateObject(), *names = NULL, *uids;
+	uint32_t uid[EXPLAIN_UIDS_MAX];
+	size_t n_uid = 0, n_names = 0;
+	uint64_t count = 0;
+	int64_t first = 0;
+	char when[32];
+	bool wild = strncmp(entry, "*.", 2) == 0;
+
+	if (o == NULL)
+		return NULL;
+	cJSON_AddStringToObject(o, "entry", entry);
+	uids = cJSON_AddArrayToObject(o, "uids");
+	if (wild)
+		names = cJSON_AddArrayToObject(o, "names");
+	for (size_t i = 0; i < n; i++) {
+		bool known = false;
+
+		if (in[i].count < min_count || !behind(entry, in[i].name))
+			continue;
+		count += in[i].count;
+		if (seen[i].first_seen > 0 &&
+		    (first == 0 || seen[i].first_seen < first))
+			first = seen[i].first_seen;
+		for (size_t k = 0; k < n_uid && seen[i].has_uid; k++)
+			known = known || uid[k] == seen[i].uid;
+		if (seen[i].has_uid && !known && n_uid < EXPLAIN_UIDS_MAX) {
+			uid[n_uid++] = seen[i].uid;
+			cJSON_AddItemToArray(uids,
+					     cJSON_CreateNumber(seen[i].uid));
+		}
+		if (names != NULL && n_names++ < EXPLAIN_NAMES_MAX)
+			cJSON_AddItemToArray(names,
+					     cJSON_CreateString(in[i].name));
+	}
+	cJSON_AddNumberToObject(o, "count", (double)count);
+	iso_time(first, when, sizeof(when));
+	cJSON_AddStringToObject(o, "first_seen", when);
+	if (wild && n_names > EXPLAIN_NAMES_MAX)
+		cJSON_AddNumberToObject(o, "names_not_listed",
+					(double)(n_names - EXPLAIN_NAMES_MAX));
+	if (warn[0] != '\0')
+		cJSON_AddStringToObject(o, "warning", warn);
+	return o;
+}
+
+/* The warnings for every learned entry (stderr), and with explain the
+ * "explain" array on out. */
+static int explain(FILE *out, bool with_json, char *const *learned,
+		   size_t n_learned, const struct suggest_name *in,
+		   const struct seen *seen, size_t n, uint64_t min_count)
+{
+	char warn[512];
+
+	if (with_json)
+		fprintf(out, ",\n  \"explain\": [");
+	for (size_t i = 0; i < n_learned; i++) {
+		cJSON *o;
+		char *text;
+
+		encoded_warning(learned[i], in, n, min_count, warn,
+				sizeof(warn));
+		if (!with_json)
+			continue;
+		o = explain_entry(learned[i], in, seen, n, min_count, warn);
+		text = o != NULL ? cJSON_PrintUnformatted(o) : NULL;
+		cJSON_Delete(o);
+		if (text == NULL)
+			return -ENOMEM;
+		fprintf(out, "%s\n    %s", i > 0 ? "," : "", text);
+		free(text);
+	}
+	if (with_json)
+		fprintf(out, "%s]", n_learned > 0 ? "\n  " : "");
+	return 0;
+}
+
 int suggest_run(const struct config *cfg, uint64_t min_count, FILE *out,
 		char *err, size_t errlen)
+{
+	return run(cfg, min_count, false, out, err, errlen);
+}
+
+int suggest_run_explained(const struct config *cfg, uint64_t min_count,
+			  FILE *out, char *err, size_t errlen)
+{
+	return run(cfg, min_count, true, out, err, errlen);
+}
+
+static int run(const struct config *cfg, uint64_t min_count, bool with_json,
+	       FILE *out, char *err, size_t errlen)
 {
 	char path[512], *text = NULL, **learned = NULL;
 	char ports[SUGGEST_PORTS_MAX][16];
 	struct suggest_name *names = NULL;
+	struct seen *seen = NULL;
 	size_t n = 0, n_learned = 0, n_ports;
 	cJSON *root = NULL;
 	int rc = -EINVAL;
@@ -478,7 +719,7 @@ int suggest_run(const struct config *cfg, uint64_t min_count, FILE *out,
 		snprintf(err, errlen, "%s: not a dnsfence state file", path);
 		goto out;
 	}
-	if ((rc = load_names(root, &names, &n)) != 0 ||
+	if ((rc = load_names(root, &names, &seen, &n)) != 0 ||
 	    (rc = suggest_collapse(names, n, min_count, &learned,
 				   &n_learned)) != 0) {
 		snprintf(err, errlen, "%s",
@@ -490,9 +731,16 @@ int suggest_run(const struct config *cfg, uint64_t min_count, FILE *out,
 	print_allow(out, cfg->allow, cfg->n_allow, learned, n_learned);
 	if (n_ports > 0)
 		print_ports(out, cfg, ports, n_ports);
+	rc = explain(out, with_json, learned, n_learned, names, seen, n,
+		     min_count);
+	if (rc != 0) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
 	fprintf(out, "\n}\n");
 out:
 	suggest_free_list(learned, n_learned);
+	free(seen);
 	free(names);
 	cJSON_Delete(root);
 	free(text);

@@ -20,6 +20,19 @@
  * localhost, .onion, .local). */
 bool suggest_never_proposed(const char *name);
 
+/* Does a label of name look like encoded data, the exfiltration pattern
+ * (`mzxw6ytboi4tqmzq.evil.example`)? A run of SUGGEST_ENCODED_RUN or more
+ * characters between hyphens that is hex (digits and letters), or whose
+ * characters carry SUGGEST_ENCODED_BITS bits or more each (Shannon
+ * entropy) with two digits or more or few vowels (under a quarter of its
+ * letters): base32, base64. On true, the label (cut to cap - 1 bytes) and
+ * its kind ("hex", "base32/base64"). A heuristic for a reviewer's eyes:
+ * it warns, it decides nothing. */
+#define SUGGEST_ENCODED_RUN  16
+#define SUGGEST_ENCODED_BITS 3.4
+bool suggest_looks_encoded(const char *name, char *label, size_t cap,
+			   const char **kind);
+
 /* Distinct names directly below one parent that make it `*.parent`. */
 #define SUGGEST_SIBLINGS 3
 
@@ -56,6 +69,13 @@ char *suggest_read_state(const struct config *cfg, const char *name, int *rc,
  * set (-ENOENT: no state file yet). */
 int suggest_run(const struct config *cfg, uint64_t min_count, FILE *out,
 		char *err, size_t errlen);
+/* suggest_run, and `"explain": [...]` after the lists: per learned allow
+ * entry its count (questions), first seen, the uids that asked (where
+ * recorded) and, for a wildcard, the names behind it; an entry whose
+ * names look encoded (suggest_looks_encoded) carries a warning (stderr
+ * says it with or without explain). */
+int suggest_run_explained(const struct config *cfg, uint64_t min_count,
+			  FILE *out, char *err, size_t errlen);
 
 /* `dnsfence prune`: print {"allow": [...]}, cfg's allow without the
  * entries cfg->state_dir/usage.json says were unused for unused_s

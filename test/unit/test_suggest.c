@@ -3,7 +3,8 @@
  * for SUGGEST_SIBLINGS siblings under one registrable domain, never a
  * public suffix or a wildcard over one (co.uk, github.io), deeper names
  * covered by a chosen wildcard, --min-count, sorted unique output, and
- * an empty input or result.
+ * an empty input or result; the encoded-label heuristic (hex, base32,
+ * base64 labels flagged; words, CDN hostnames and short labels not).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -31,6 +32,8 @@ static void wildcard_covers_deeper_names_and_narrower_wildcards(void **state);
 static void min_count_filters_before_collapsing(void **state);
 static void duplicates_are_merged(void **state);
 static void nothing_left_is_an_empty_list(void **state);
+static void encoded_labels_are_flagged(void **state);
+static void ordinary_labels_are_not_flagged(void **state);
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -259,6 +262,62 @@ static void special_use_names_never_proposed(void **state)
 	assert_false(suggest_never_proposed("example.com"));
 }
 
+/* The exfiltration pattern: data encoded into labels. */
+static void encoded_labels_are_flagged(void **state)
+{
+	static const struct {
+		const char *name, *label, *kind;
+	} enc[] = {
+	    {"mzxw6ytboi4tqmzq.evil.example", "mzxw6ytboi4tqmzq",
+	     "base32/base64"},
+	    {"nbswy3dpeb3w64tmmq.t.evil.example", "nbswy3dpeb3w64tmmq",
+	     "base32/base64"},
+	    {"x.5f4dcc3b5aa765d61d8327deb882cf99.evil.example",
+	     "5f4dcc3b5aa765d61d8327deb882cf99", "hex"},
+	    {"aGVsbG8gd29ybGQhIGV4ZmlsdHJhdGlvbg.evil.example",
+	     "aGVsbG8gd29ybGQhIGV4ZmlsdHJhdGlvbg", "base32/base64"},
+	    {"pre-MZXW6YTBOI4TQMZQ.evil.example", "pre-MZXW6YTBOI4TQMZQ",
+	     "base32/base64"},
+	};
+	char label[64];
+	const char *kind = NULL;
+
+	(void)state;
+	for (size_t i = 0; i < N(enc); i++) {
+		assert_true(suggest_looks_encoded(enc[i].name, label,
+						  sizeof(label), &kind));
+		assert_string_equal(label, enc[i].label);
+		assert_string_equal(kind, enc[i].kind);
+	}
+}
+
+static void ordinary_labels_are_not_flagged(void **state)
+{
+	static const char *const plain[] = {
+	    "www.example.test",
+	    "api.example.test",
+	    "codeload.github.com",
+	    "files.pythonhosted.org",
+	    "objects-origin.githubusercontent.com",
+	    "github-production-release-asset-2e65be.s3.amazonaws.com",
+	    "d3bxy9euw4e147.cloudfront.net",
+	    "o123456.ingest.sentry.io",
+	    "internationalization.example.com",
+	    "productionreleaseassets.example.com",
+	    "xn--bcher-kva.example",
+	    "abcdefghijklmnop.example.com",
+	};
+	char label[64] = "";
+	const char *kind = NULL;
+
+	(void)state;
+	for (size_t i = 0; i < N(plain); i++) {
+		if (suggest_looks_encoded(plain[i], label, sizeof(label),
+					  &kind))
+			fail_msg("%s flagged (%s: %s)", plain[i], label, kind);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -271,6 +330,8 @@ int main(void)
 	    cmocka_unit_test(min_count_filters_before_collapsing),
 	    cmocka_unit_test(duplicates_are_merged),
 	    cmocka_unit_test(nothing_left_is_an_empty_list),
+	    cmocka_unit_test(encoded_labels_are_flagged),
+	    cmocka_unit_test(ordinary_labels_are_not_flagged),
 	    cmocka_unit_test(diff_names_added_and_removed),
 	    cmocka_unit_test(prune_drops_only_unused),
 	    cmocka_unit_test(special_use_names_never_proposed),
