@@ -264,9 +264,12 @@ static const struct command commands[] = {
      .operands = "NAME",
      .max_operands = 1,
      .summary = "is NAME allowed by the config, and by which entry (allow, "
-		"or an ecosystem preset)?",
+		"or an ecosystem preset)? If not, the entry to add, as the "
+		"denied answer's EDE says it",
      .opts = {{"json", NULL,
-	       "one JSON object: name, allowed, entry, source, mode"}},
+	       "one JSON object: name, allowed, entry, source, mode; for a "
+	       "name not allowed would_allow (the entry to add) and hint "
+	       "(the EDE's text)"}},
      .exits = "0 allowed; 1 not allowed; 2 bad usage, bad config or not a "
 	      "name"},
     {.name = "exec",

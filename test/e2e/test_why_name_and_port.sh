@@ -31,7 +31,8 @@ grep -q '^answered: www.allowed.test -> 198.18.1.10 ' <<<"$DF_CMD_OUT" ||
 	fail "why does not say what the daemon answered: $DF_CMD_OUT"
 ok "why www.allowed.test: $(tr '\n' '|' <<<"$DF_CMD_OUT")"
 
-# A NAME, denied: the EDE's fix, and the daemon's count of denials.
+# A NAME, denied: the EDE's fix (why and allowed), and the daemon's count
+# of denials.
 df_dig api.evil.test A
 expect_rcode NXDOMAIN
 df_dnsfence why api.evil.test
@@ -41,6 +42,11 @@ grep -qxF 'not in allow; add "api.evil.test" or "*.evil.test"' <<<"$DF_CMD_OUT" 
 	fail "why of a denied name does not give the EDE's fix: $DF_CMD_OUT"
 grep -qx 'denied: 1 time(s)' <<<"$DF_CMD_OUT" || fail "why does not count the denial: $DF_CMD_OUT"
 ok "why api.evil.test: $(tr '\n' '|' <<<"$DF_CMD_OUT")"
+df_dnsfence allowed api.evil.test
+[ "$DF_CMD_RC" -eq 1 ] || fail "allowed api.evil.test exited $DF_CMD_RC, expected 1"
+grep -qxF 'not in allow; add "api.evil.test" or "*.evil.test"' <<<"$DF_CMD_OUT" ||
+	fail "allowed of a denied name does not give the EDE's fix: $DF_CMD_OUT"
+ok "allowed api.evil.test: $(tr '\n' '|' <<<"$DF_CMD_OUT")"
 df_dnsfence allowed api.evil.test --json
 "$DF_PY" -c 'import json, sys
 o = json.loads(sys.argv[1])
