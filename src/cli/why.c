@@ -142,6 +142,8 @@ static int why_name(const struct config *cfg, const char *socket,
 		FILE *mem = open_memstream(&lines, &len);
 		int n = -EINVAL;
 
+		if (reply != NULL && mem == NULL)
+			snprintf(ierr, sizeof(ierr), "out of memory");
 		if (reply != NULL && mem != NULL)
 			n = inspect_entries(reply, name, NULL, false, mem, ierr,
 					    sizeof(ierr));
@@ -173,8 +175,7 @@ static int why_name(const struct config *cfg, const char *socket,
 		if (cJSON_IsString(n) && cJSON_IsNumber(c) &&
 		    strcasecmp(n->valuestring, name) == 0) {
 			fprintf(out, "denied: %.0f time(s)%s\n", c->valuedouble,
-				strcmp(config_mode_name(cfg->mode), "audit") ==
-					0
+				cfg->mode == CONFIG_MODE_AUDIT
 				    ? " (audit: would deny, forwarded)"
 				    : "");
 			denied = true;
