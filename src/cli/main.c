@@ -191,15 +191,16 @@ static const struct command commands[] = {
     {.name = "suggest",
      .fn = cmd_suggest,
      .summary = "print an allow list learned from what the fence denied "
-		"(audit mode: would deny), as JSON",
+		"(audit mode: would deny), as JSON; an ecosystem preset "
+		"where its hosts were denied",
      .opts = {{"min-count", "N",
 	       "leave out names asked fewer than N times (default 1; a count "
 	       "is questions, A and AAAA of one lookup once)"},
 	      {"explain", NULL,
 	       "add \"explain\": per learned entry its count, first seen, "
-	       "the uids that asked and, for a wildcard, the names behind "
-	       "it; names that look like encoded data (exfiltration) are "
-	       "warned of, with or without this"}},
+	       "the uids that asked and, for a wildcard or a preset, the "
+	       "names behind it; names that look like encoded data "
+	       "(exfiltration) are warned of, with or without this"}},
      .exits = "0 printed; 2 bad usage or config; 3 no state file (has the "
 	      "daemon run with this config?) or it cannot be read"},
     {.name = "selftest",
@@ -223,8 +224,8 @@ static const struct command commands[] = {
 	      "state_dir holds no blocked flows, or the daemon failed"},
     {.name = "prune",
      .fn = cmd_prune,
-     .summary = "print the allow list without the entries unused for a "
-		"while, as JSON",
+     .summary = "print the allow list (and ecosystems) without the "
+		"entries (presets) unused for a while, as JSON",
      .opts = {{"unused-for", "DURATION",
 	       "how long unused (default 30d; units s, m, h, d, w)"}},
      .exits = "0 printed (each dropped entry named on stderr); 2 bad usage "
@@ -234,8 +235,8 @@ static const struct command commands[] = {
      .fn = cmd_diff,
      .operands = "OTHER.json",
      .max_operands = 1,
-     .summary = "what OTHER.json's allow list adds (+) and removes (-) "
-		"against the config's",
+     .summary = "what OTHER.json's allow list (and ecosystems) adds (+) "
+		"and removes (-) against the config's",
      .exits = "0 the same; 1 they differ (one line each); 2 bad usage, "
 	      "config or OTHER.json; 3 OTHER.json cannot be read"},
     {.name = "reload",
