@@ -7,6 +7,7 @@
  * compiled as the daemon compiles it (reload_build_policy) decides; the
  * entry that allows the name is then found by a walk over the config's
  * entries and presets, fine for one name on the command line. */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 
 #include "cli/inspect.h"
 #include "base/netaddr.h"
+#include "dns/dnsmsg.h"
 #include "config/policy.h"
 #include "daemon/reload.h"
 
@@ -224,7 +226,7 @@ static const char *find_entry(const struct config *cfg, const char *name,
 int inspect_allowed(const struct config *cfg, const char *name, bool json,
 		    FILE *out, char *err, size_t errlen)
 {
-	char why[256];
+	char why[256], lower[DNS_NAME_STRLEN], hint[2 * DNS_NAME_STRLEN + 40];
 	struct policy *pol;
 	const char *entry = NULL, *source = NULL;
 	const char *mode = config_mode_name(cfg->mode);
@@ -244,6 +246,13 @@ int inspect_allowed(const struct config *cfg, const char *name, bool json,
 	policy_free(pol);
 	if (ok)
 		entry = find_entry(cfg, name, &source);
+	/* The fix, as the denied answer's EDE text says it. */
+	snprintf(lower, sizeof(lower), "%s", name);
+	for (char *p = lower; *p != '\0'; p++)
+		*p = (char)tolower((unsigned char)*p);
+	if (lower[0] != '\0' && lower[strlen(lower) - 1] == '.')
+		lower[strlen(lower) - 1] = '\0';
+	policy_admitting("not in allow; ", lower, hint, sizeof(hint));
 	if (json) {
 		cJSON *o = cJSON_CreateObject();
 		char *text;
@@ -253,6 +262,9 @@ int inspect_allowed(const struct config *cfg, const char *name, bool json,
 		if (entry != NULL) {
 			cJSON_AddStringToObject(o, "entry", entry);
 			cJSON_AddStringToObject(o, "source", source);
+		} else if (!ok) {
+			cJSON_AddStringToObject(o, "would_allow", lower);
+			cJSON_AddStringToObject(o, "hint", hint);
 		}
 		cJSON_AddStringToObject(o, "mode", mode);
 		text = cJSON_PrintUnformatted(o);
@@ -277,6 +289,7 @@ int inspect_allowed(const struct config *cfg, const char *name, bool json,
 			    ? "mode audit: forwarded all the same, and logged "
 			      "as would deny"
 			    : "mode off: nothing is fenced");
+		fprintf(out, "%s\n", hint);
 	}
 	return ok ? 1 : 0;
 }

@@ -24,8 +24,11 @@ int inspect_entries(const char *reply, const char *name, const char *addr,
 
 /* Is name allowed by cfg (the same policy the daemon compiles), and by
  * which entry: an exact allow entry first, else the closest wildcard,
- * else the ecosystem preset that holds it. Prints one line (or with json
- * one object {"name", "allowed", "entry", "source", "mode"}) to out.
+ * else the ecosystem preset that holds it. Prints one line, and for a
+ * name not allowed the fix as the EDE text says it ("not in allow; add
+ * ..."); with json one object {"name", "allowed", "entry", "source",
+ * "mode"}, "would_allow" and "hint" instead of entry and source for a
+ * name not allowed.
  * 1 allowed, 0 not, -EINVAL (err set) when name is not a valid name,
  * -ENOMEM. */
 int inspect_allowed(const struct config *cfg, const char *name, bool json,

@@ -3,8 +3,8 @@
  * (and resolves the user), calls one function of another module
  * (fence.c for setup, serve, run, check and teardown; probe.c for probe;
  * control.c for reload and status, one line to the daemon's socket;
- * suggest.c for suggest; config.c and configjson.c for reference and
- * validate), and turns its result into the exit code.
+ * suggest.c for suggest; why.c for why; config.c and configjson.c for reference
+ * and validate), and turns its result into the exit code.
  *
  * Every command is one row of `commands`: its name, operands, options,
  * one-line summary and exit codes. The parser, `COMMAND --help`,
@@ -42,6 +42,7 @@
 #include "sets/setsadm.h"
 #include "cli/report.h"
 #include "cli/suggest.h"
+#include "cli/why.h"
 #include "daemon/selftest.h"
 #include "daemon/serve.h"
 
@@ -192,9 +193,16 @@ static const struct command commands[] = {
     {.name = "suggest",
      .fn = cmd_suggest,
      .summary = "print an allow list learned from what the fence denied "
-		"(audit mode: would deny), as JSON",
+		"(audit mode: would deny), as JSON; an ecosystem preset "
+		"where its hosts were denied",
      .opts = {{"min-count", "N",
-	       "leave out names seen fewer than N times (default 1)"}},
+	       "leave out names asked fewer than N times (default 1; a count "
+	       "is questions, A and AAAA of one lookup once)"},
+	      {"explain", NULL,
+	       "add \"explain\": per learned entry its count, first seen, "
+	       "the uids that asked and, for a wildcard or a preset, the "
+	       "names behind it; names that look like encoded data "
+	       "(exfiltration) are warned of, with or without this"}},
      .exits = "0 printed; 2 bad usage or config; 3 no state file (has the "
 	      "daemon run with this config?) or it cannot be read"},
     {.name = "selftest",
@@ -206,15 +214,20 @@ static const struct command commands[] = {
 	      "it); 2 bad usage or config; 3 the prober could not start"},
     {.name = "why",
      .fn = cmd_why,
-     .operands = "ADDR[:PORT]",
+     .operands = "NAME|ADDR[:PORT]",
      .max_operands = 1,
-     .summary = "what the running daemon knows of a blocked flow to ADDR "
-		"(and TCP PORT), and what would allow it",
-     .exits = EXITS_CONTROL},
+     .summary = "is NAME allowed (by which entry, else the entry to add) "
+		"and what the daemon answered and blocked for it; or why a "
+		"flow to ADDR (and TCP PORT) is blocked, and what would "
+		"allow it. From the running daemon, else from the blocked "
+		"flows in state_dir (the first line says which)",
+     .exits = "0 explained; 2 bad usage, bad config or neither a name "
+	      "nor an address; 3 for an address: no daemon listens and "
+	      "state_dir holds no blocked flows, or the daemon failed"},
     {.name = "prune",
      .fn = cmd_prune,
-     .summary = "print the allow list without the entries unused for a "
-		"while, as JSON",
+     .summary = "print the allow list (and ecosystems) without the "
+		"entries (presets) unused for a while, as JSON",
      .opts = {{"unused-for", "DURATION",
 	       "how long unused (default 30d; units s, m, h, d, w)"}},
      .exits = "0 printed (each dropped entry named on stderr); 2 bad usage "
@@ -224,8 +237,8 @@ static const struct command commands[] = {
      .fn = cmd_diff,
      .operands = "OTHER.json",
      .max_operands = 1,
-     .summary = "what OTHER.json's allow list adds (+) and removes (-) "
-		"against the config's",
+     .summary = "what OTHER.json's allow list (and ecosystems) adds (+) "
+		"and removes (-) against the config's",
      .exits = "0 the same; 1 they differ (one line each); 2 bad usage, "
 	      "config or OTHER.json; 3 OTHER.json cannot be read"},
     {.name = "reload",
@@ -266,9 +279,12 @@ static const struct command commands[] = {
      .operands = "NAME",
      .max_operands = 1,
      .summary = "is NAME allowed by the config, and by which entry (allow, "
-		"or an ecosystem preset)?",
+		"or an ecosystem preset)? If not, the entry to add, as the "
+		"denied answer's EDE says it",
      .opts = {{"json", NULL,
-	       "one JSON object: name, allowed, entry, source, mode"}},
+	       "one JSON object: name, allowed, entry, source, mode; for a "
+	       "name not allowed would_allow (the entry to add) and hint "
+	       "(the EDE's text)"}},
      .exits = "0 allowed; 1 not allowed; 2 bad usage, bad config or not a "
 	      "name"},
     {.name = "exec",
@@ -922,7 +938,8 @@ static int cmd_probe(const struct invocation *inv)
 	return rc;
 }
 
-/* suggest [--min-count N]: names seen fewer than N times are left out. */
+/* suggest [--min-count N] [--explain]: names seen fewer than N times
+ * are left out. */
 static int cmd_suggest(const struct invocation *inv)
 {
 	struct config *cfg = NULL;
@@ -943,7 +960,9 @@ static int cmd_suggest(const struct invocation *inv)
 	rc = load_config(inv->config_path, &cfg);
 	if (rc != EXIT_OK)
 		return rc;
-	r = suggest_run(cfg, min, stdout, err, sizeof(err));
+	r = inv->opt[1] != NULL
+		? suggest_run_explained(cfg, min, stdout, err, sizeof(err))
+		: suggest_run(cfg, min, stdout, err, sizeof(err));
 	if (r != 0) {
 		log_err("suggest", "%s%s", err,
 			r == -ENOENT ? " (has the daemon run with this config?)"
@@ -1015,17 +1034,40 @@ out:
 	return rc;
 }
 
+/* why NAME|ADDR[:PORT] (why.c). A config that does not load still lets
+ * an address be asked of the daemon, as before. */
 static int cmd_why(const struct invocation *inv)
 {
-	char cmd[CONTROL_LINE_MAX - 1]; /* the newline comes on top */
+	char cmd[CONTROL_LINE_MAX - 1], err[1024], path[128];
+	struct config *cfg = NULL;
+	int r, rc;
 
 	if (inv->argc < 1)
-		return usage_error(inv->cmd, "ADDR[:PORT] is missing");
-	if ((size_t)snprintf(cmd, sizeof(cmd), "why %s", inv->argv[0]) >=
-	    sizeof(cmd))
-		return usage_error(inv->cmd, "'%s' is too long for an address",
-				   inv->argv[0]);
-	return control(inv->config_path, cmd, CONTROL_IO_TIMEOUT * 2, "why");
+		return usage_error(inv->cmd, "NAME or ADDR[:PORT] is missing");
+	if (why_is_address(inv->argv[0]) &&
+	    config_load(inv->config_path, &cfg, err, sizeof(err)) != 0) {
+		if ((size_t)snprintf(cmd, sizeof(cmd), "why %s",
+				     inv->argv[0]) >= sizeof(cmd))
+			return usage_error(inv->cmd,
+					   "'%s' is too long for an address",
+					   inv->argv[0]);
+		return control(inv->config_path, cmd, CONTROL_IO_TIMEOUT * 2,
+			       "why");
+	}
+	config_free(cfg);
+	rc = load_config(inv->config_path, &cfg);
+	if (rc != EXIT_OK)
+		return rc;
+	control_socket_of(inv->config_path, path, sizeof(path));
+	r = why_run(cfg, path, inv->argv[0], stdout, err, sizeof(err));
+	fflush(stdout);
+	if (r != 0)
+		log_err("why", "%s", err);
+	config_free(cfg);
+	return r == 0	      ? EXIT_OK
+	       : r == -EINVAL ? EXIT_USAGE
+	       : r > 0	      ? r
+			      : EXIT_KERNEL;
 }
 
 /* "30d", "12h", "90m", "3600s", "2w", or seconds without a unit. */

@@ -391,8 +391,7 @@ static void handle_why(struct conn *k, const char *arg)
 		fclose(f);
 	}
 	if (r == -EINVAL)
-		reply(k, "error 2 why: expected ADDR, ADDR:PORT or [V6]:PORT",
-		      NULL);
+		reply(k, "error 2 expected ADDR, ADDR:PORT or [V6]:PORT", NULL);
 	else
 		reply(k, r == 0 ? "ok" : "error 3 out of memory", text);
 	free(text);

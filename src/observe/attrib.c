@@ -11,8 +11,8 @@
  * ("dnsfence-answer", rule 2: a squatter on a local upstream's port), DNS
  * around the resolver (the DNS rule, or port 53 in audit mode, where one prefix
  * serves both rules), a protocol that is never allowed, then what the
- * recent memory says of the destination: answered and still within its
- * set timeout but on a port not in `ports`; answered but expired;
+ * recent memory says of the destination: answered (whatever the age of
+ * its set entry) but on a port not in `ports`; answered but expired;
  * answered, live, on an allowed port and still rejected (the entry was
  * removed behind our back: ipset del/flush); never answered (or answered
  * so long ago that the bounded memory forgot it), unless allow_cidrs
@@ -232,12 +232,15 @@ static enum attrib_reason explain_known(const struct config *cfg,
 
 	clock_text(wall_now - ago, at, sizeof(at));
 	clock_text(wall_now + left, until, sizeof(until));
-	if (k->expires_ms > now_ms &&
-	    !config_port_allowed(cfg, pkt->proto, pkt->dport)) {
+	/* The port first, whatever the entry's age: asking again would
+	 * not let a flow on a port not in `ports` through. */
+	if (!config_port_allowed(cfg, pkt->proto, pkt->dport)) {
 		snprintf(text, cap,
 			 "port %s/%u is not in `ports` (address answered for "
-			 "%s at %s)",
-			 proto, (unsigned)pkt->dport, k->name, at);
+			 "%s at %s%s%s)",
+			 proto, (unsigned)pkt->dport, k->name, at,
+			 k->expires_ms <= now_ms ? ", entry expired at " : "",
+			 k->expires_ms <= now_ms ? until : "");
 		return ATTRIB_PORT;
 	}
 	if (k->expires_ms <= now_ms) {
@@ -549,6 +552,11 @@ static void why_remedy(FILE *f, const struct config *cfg,
 	if (r == ATTRIB_DNS)
 		fprintf(f, "would allow: nothing; DNS goes through dnsfence "
 			   "(its listen addresses)\n");
+	else if (r == ATTRIB_PORT && k != NULL && k->expires_ms <= now_ms)
+		fprintf(f,
+			"would allow: add \"tcp/%u\" to ports, then ask "
+			"dnsfence for %s again\n",
+			(unsigned)port, k->name);
 	else if (r == ATTRIB_PORT)
 		fprintf(f, "would allow: add \"tcp/%u\" to ports\n",
 			(unsigned)port);

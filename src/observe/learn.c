@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -34,16 +35,24 @@
 
 #define SYS	   "learn"
 #define NAME_SLOTS (2 * LEARN_NAMES_MAX)
-/* One lookup asks for A and AAAA (and HTTPS) at once, and a stub retries
- * within a second: queries of a name this close together count once, so
- * a count is lookups, as `suggest --min-count` means. */
-#define LEARN_LOOKUP_MS 1000
+/* A count is questions, not processes: every question of a name counts,
+ * whoever asks and however soon after the last. One lookup asks for A and
+ * AAAA (and HTTPS) at once, so the questions are counted per type (A,
+ * AAAA, any other) and the name's count is its most asked type's; a stub's
+ * retry (the same type and id within LEARN_RETRY_MS) is not a question. */
+#define LEARN_RETRY_MS 15000
+#define QCLASSES       3 /* A, AAAA, any other type */
 
 struct name_slot {
 	char *name;
-	uint32_t hash;	     /* name_hash(name): most probes end on it */
-	uint32_t count;	     /* lookups: at most one per LEARN_LOOKUP_MS */
-	uint64_t counted_ms; /* when count last grew */
+	uint32_t hash;		    /* name_hash(name): most probes end on it */
+	uint32_t count;		    /* the most asked type's questions */
+	uint32_t asked[QCLASSES];   /* questions of each type class */
+	uint16_t last_id[QCLASSES]; /* the last question's id of each */
+	uint64_t last_ms[QCLASSES]; /* and when it came (0: none yet) */
+	int64_t first_seen;	    /* wall clock of the first question */
+	uint32_t uid;		    /* the first asker's, when known */
+	bool has_uid;
 };
 
 struct flow {
@@ -147,7 +156,25 @@ static uint32_t name_hash(const char *s)
 	return hash_fnv1a(s, strlen(s), 0);
 }
 
-void learn_name(const char *name)
+/* Count one question of slot s: false for a retry. */
+static bool count_question(struct name_slot *s, uint16_t qtype, uint16_t id,
+			   uint64_t now)
+{
+	size_t c = qtype == 1 ? 0 : qtype == 28 ? 1 : 2;
+
+	if (s->last_ms[c] != 0 && s->last_id[c] == id &&
+	    now - s->last_ms[c] < LEARN_RETRY_MS)
+		return false;
+	s->last_ms[c] = now != 0 ? now : 1;
+	s->last_id[c] = id;
+	if (s->asked[c] < UINT32_MAX)
+		s->asked[c]++;
+	if (s->asked[c] > s->count)
+		s->count = s->asked[c];
+	return true;
+}
+
+bool learn_name(const char *name, uint16_t qtype, uint16_t id)
 {
 	struct learn *l = global;
 	uint64_t now = monotime_ms();
@@ -155,7 +182,7 @@ void learn_name(const char *name)
 	size_t i;
 
 	if (l == NULL)
-		return;
+		return false;
 	h = name_hash(name);
 	for (i = h % NAME_SLOTS; l->names[i].name != NULL;
 	     i = (i + 1) % NAME_SLOTS) {
@@ -163,24 +190,43 @@ void learn_name(const char *name)
 
 		if (s->hash != h || strcmp(s->name, name) != 0)
 			continue;
-		if (now - s->counted_ms >= LEARN_LOOKUP_MS &&
-		    s->count < UINT32_MAX) {
-			s->count++;
-			s->counted_ms = now;
+		if (count_question(s, qtype, id, now))
 			l->dirty = true;
-		}
-		return;
+		return false;
 	}
 	if (l->n_names >= LEARN_NAMES_MAX ||
 	    (l->names[i].name = strdup(name)) == NULL) {
 		l->names_dropped++;
-		return;
+		return false;
 	}
 	l->names[i].hash = h;
-	l->names[i].count = 1;
-	l->names[i].counted_ms = now;
+	l->names[i].first_seen = (int64_t)time(NULL);
+	(void)count_question(&l->names[i], qtype, id, now);
 	l->n_names++;
 	l->dirty = true;
+	return true;
+}
+
+void learn_name_uid(const char *name, uint32_t uid)
+{
+	struct learn *l = global;
+	uint32_t h;
+
+	if (l == NULL)
+		return;
+	h = name_hash(name);
+	for (size_t i = h % NAME_SLOTS; l->names[i].name != NULL;
+	     i = (i + 1) % NAME_SLOTS) {
+		struct name_slot *s = &l->names[i];
+
+		if (s->hash == h && strcmp(s->name, name) == 0) {
+			if (!s->has_uid)
+				l->dirty = true;
+			s->uid = uid;
+			s->has_uid = true;
+			return;
+		}
+	}
 }
 
 static struct flow *find_flow(struct learn *l, const struct nflog_pkt *pkt,
@@ -408,8 +454,14 @@ static bool text_build(const struct learn *l, struct text *t)
 		text_cat(t, first ? "{\n\t\t\t\"name\":\t"
 				  : ", {\n\t\t\t\"name\":\t");
 		text_str(t, l->names[i].name);
-		text_fmt(t, ",\n\t\t\t\"count\":\t%llu\n\t\t}",
+		text_fmt(t, ",\n\t\t\t\"count\":\t%llu",
 			 (unsigned long long)l->names[i].count);
+		text_fmt(t, ",\n\t\t\t\"first_seen\":\t%lld",
+			 (long long)l->names[i].first_seen);
+		if (l->names[i].has_uid)
+			text_fmt(t, ",\n\t\t\t\"uid\":\t%lu",
+				 (unsigned long)l->names[i].uid);
+		text_cat(t, "\n\t\t}");
 		first = false;
 	}
 	text_fmt(t, "],\n\t\"names_dropped\":\t%llu,\n\t\"flows\":\t[",

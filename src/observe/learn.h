@@ -48,7 +48,12 @@ int learn_write_file(int dirfd, const char *name, const char *text);
 struct cJSON;
 int learn_save(int dirfd, const char *dir, const char *name, struct cJSON *root,
 	       bool *warned);
-void learn_name(const char *name);
+/* A question for a denied name (qtype and the client's id: a retry of
+ * the same type and id counts once). true when the name is new: the
+ * caller may then say who asked (learn_name_uid). */
+bool learn_name(const char *name, uint16_t qtype, uint16_t id);
+/* The uid of the process that first asked name (sockuid.h). */
+void learn_name_uid(const char *name, uint32_t uid);
 void learn_flow(const struct nflog_pkt *pkt, const char *reason,
 		const char *name);
 size_t learn_names(const struct learn *l);

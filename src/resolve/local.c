@@ -237,8 +237,11 @@ static bool denied(const struct config *cfg, const struct policy *pol,
 		policy_admitting("not in allow; ", lower, why, whylen);
 	}
 	probe = own_probe(name);
-	if (!probe)
-		learn_name(name);
+	/* A new name's asker, once: sock_diag is asked for no repeat. */
+	if (!probe && learn_name(name, q->qtype, q->id) &&
+	    sockuid_lookup(peer, (const struct sockaddr *)&c->local, c->tcp,
+			   &uid) == 0)
+		learn_name_uid(name, uid);
 	stats_inc(audit ? STAT_AUDIT_ALLOWED : STAT_DENIED);
 	c->audited = audit;
 	/* (a hit that comes here is beyond the budget's caps); our own

@@ -79,6 +79,6 @@ ok "why 198.18.1.11:443: never answered, and what would allow it"
 df_dnsfence why 198.18.0.1
 grep -q "^198.18.0.1: an upstream" <<<"$DF_CMD_OUT" || fail "why of the upstream: $DF_CMD_OUT"
 ok "why 198.18.0.1: $(head -1 <<<"$DF_CMD_OUT")"
-df_dnsfence why not-an-address
-[ "$DF_CMD_RC" -eq 2 ] || fail "why not-an-address exited $DF_CMD_RC, expected 2"
+df_dnsfence why 'not an address'
+[ "$DF_CMD_RC" -eq 2 ] || fail "why 'not an address' exited $DF_CMD_RC, expected 2"
 ok "why with a bad operand: exit 2"

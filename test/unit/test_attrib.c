@@ -152,10 +152,14 @@ static void answered_expired(void **state)
 			 ATTRIB_EXPIRED);
 	assert_string_equal(t, "answered for api.example.com at 22:06:40, "
 			       "entry expired at 22:11:40");
-	/* Expired wins over the port: the address is no longer allowed. */
+	/* The port wins over the expiry: asking again would not let it
+	 * through, adding the port (and asking again) would. */
 	p.dport = 22;
 	assert_int_equal(attrib_explain(c, &p, &k, 410000, WALL, t, sizeof(t)),
-			 ATTRIB_EXPIRED);
+			 ATTRIB_PORT);
+	assert_string_equal(t, "port tcp/22 is not in `ports` (address "
+			       "answered for api.example.com at 22:06:40, "
+			       "entry expired at 22:11:40)");
 }
 
 static void answered_live_but_rejected(void **state)
@@ -259,6 +263,18 @@ static void why_explains_and_suggests(void **state)
 	assert_non_null(strstr(out, "tcp/9999: blocked (port): port "
 				    "tcp/9999 is not in `ports`"));
 	assert_non_null(strstr(out, "would allow: add \"tcp/9999\" to ports"));
+	free(out);
+	/* Its entry expired a minute ago: the port is still the reason. */
+	assert_int_equal(netaddr_parse("198.18.1.20", &a), 0);
+	recent_put(rc, "old.example.com", &a, 60, monotime_ms() - 120000);
+	out = why(c, rc, "198.18.1.20:9999", &r);
+	assert_int_equal(r, 0);
+	assert_non_null(strstr(out, "its set entry expired at"));
+	assert_non_null(strstr(out, "tcp/9999: blocked (port): port "
+				    "tcp/9999 is not in `ports`"));
+	assert_non_null(strstr(out, "would allow: add \"tcp/9999\" to ports, "
+				    "then ask dnsfence for old.example.com "
+				    "again"));
 	free(out);
 	out = why(c, rc, "[2001:db8::7]:443", &r);
 	assert_int_equal(r, 0);

@@ -114,7 +114,7 @@ static void text_parses_back_with_escapes(void **state)
 	(void)state;
 	l = enforcing_learn(base, dir, &dirfd);
 	for (size_t i = 0; i < sizeof(tricky) / sizeof(tricky[0]); i++)
-		learn_name(tricky[i]);
+		learn_name(tricky[i], 1, (uint16_t)i);
 	pkt.dst.family = AF_INET;
 	pkt.dst.bytes[0] = 198;
 	pkt.dst.bytes[1] = 18;
@@ -211,7 +211,7 @@ static void full_table_file_is_the_text(void **state)
 	l = enforcing_learn(base, dir, &dirfd);
 	for (int i = 0; i < LEARN_NAMES_MAX; i++) {
 		snprintf(name, sizeof(name), "n%d.quote\"d.denied.example", i);
-		learn_name(name);
+		learn_name(name, 1, (uint16_t)i);
 	}
 	text = learn_text(l);
 	assert_non_null(text);
@@ -227,12 +227,61 @@ static void full_table_file_is_the_text(void **state)
 	event_base_free(base);
 }
 
+/* Counts are questions: A and AAAA of one lookup count once, a retry
+ * (same type and id) not at all, a second question of the same process
+ * at once counts again; the first asker's uid and the first sighting's
+ * wall clock are kept. */
+static void counts_questions_with_uid(void **state)
+{
+	char dir[] = "/tmp/test_learn.XXXXXX";
+	struct event_base *base = event_base_new();
+	const cJSON *n;
+	struct learn *l;
+	cJSON *root;
+	char *text;
+	int dirfd;
+
+	(void)state;
+	l = enforcing_learn(base, dir, &dirfd);
+	assert_true(learn_name("q.evil.example", 1, 100));
+	learn_name_uid("q.evil.example", 4242);
+	assert_false(learn_name("q.evil.example", 28, 101)); /* AAAA */
+	assert_false(learn_name("q.evil.example", 1, 100));  /* a retry */
+	text = learn_text(l);
+	root = cJSON_Parse(text);
+	n = name_entry(cJSON_GetObjectItemCaseSensitive(root, "names"),
+		       "q.evil.example");
+	assert_non_null(n);
+	assert_int_equal(cJSON_GetObjectItemCaseSensitive(n, "count")->valueint,
+			 1);
+	assert_int_equal(cJSON_GetObjectItemCaseSensitive(n, "uid")->valueint,
+			 4242);
+	assert_true(
+	    cJSON_GetObjectItemCaseSensitive(n, "first_seen")->valuedouble >
+	    1.7e9);
+	cJSON_Delete(root);
+	free(text);
+	learn_name("q.evil.example", 1, 102); /* the next question, at once */
+	learn_name("q.evil.example", 28, 103);
+	text = learn_text(l);
+	root = cJSON_Parse(text);
+	n = name_entry(cJSON_GetObjectItemCaseSensitive(root, "names"),
+		       "q.evil.example");
+	assert_int_equal(cJSON_GetObjectItemCaseSensitive(n, "count")->valueint,
+			 2);
+	cJSON_Delete(root);
+	file_is_text(l, dirfd, dir, text);
+	free(text);
+	event_base_free(base);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(text_parses_back_with_escapes),
 	    cmocka_unit_test(empty_text_is_json),
 	    cmocka_unit_test(full_table_file_is_the_text),
+	    cmocka_unit_test(counts_questions_with_uid),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
