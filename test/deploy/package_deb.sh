@@ -51,7 +51,7 @@ for f in /usr/sbin/dnsfence /lib/systemd/system/dnsfence.service \
 	/usr/share/doc/dnsfence/examples/docker/entrypoint-subjects.sh \
 	/etc/dnsfence/dnsfence.json /usr/lib/sysusers.d/dnsfence.conf \
 	/usr/share/man/man8/dnsfence.8.gz /usr/share/man/man5/dnsfence.json.5.gz \
-	/usr/share/doc/dnsfence/copyright; do
+	/usr/share/doc/dnsfence/copyright /usr/share/bash-completion/completions/dnsfence; do
 	grep -qxF "$f" "$tmp/files" || fail "$f is not in the package"
 done
 dpkg-deb -e "$deb" "$tmp/control"
@@ -68,7 +68,7 @@ grep -q "deb-systemd-invoke stop dnsfence.service" "$tmp/control/prerm" && grep 
 	fail "prerm does not stop the unit and tear the fence down"
 cmp -s <(dpkg-deb --fsys-tarfile "$deb" | tar -xO ./usr/sbin/dnsfence | head -c 4) <(printf '\177ELF') ||
 	fail "/usr/sbin/dnsfence is not an ELF binary"
-ok "contents: binary, unit, conffile, sysusers, man pages; postinst creates the user and starts nothing; prerm stops and tears down"
+ok "contents: binary, unit, conffile, sysusers, man pages, bash completion; postinst creates the user and starts nothing; prerm stops and tears down"
 
 # lintian: errors fail, warnings are listed.
 if command -v lintian >/dev/null 2>&1; then
