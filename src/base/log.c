@@ -167,7 +167,7 @@ static void journal_open(const char *path)
 
 uint64_t log_journal_dropped(void)
 {
-	return journal_dropped;
+	return __atomic_load_n(&journal_dropped, __ATOMIC_RELAXED);
 }
 
 /* One field at o: "KEY=value\n", or for a value with a newline the
@@ -215,10 +215,8 @@ static int journal_send(enum log_level level, const char *sys, const char *msg)
 	for (size_t i = 0; i < n_pending && pending != NULL && o < sizeof(buf);
 	     i++) {
 		const struct log_field *f = &pending[i];
-		size_t j = 0;
-
 		/* journal field names: upper case, digits, underscore */
-		j = (size_t)snprintf(key, sizeof(key), "DNSFENCE_");
+		size_t j = (size_t)snprintf(key, sizeof(key), "DNSFENCE_");
 		for (const char *c = f->key; *c != '\0' && j + 1 < sizeof(key);
 		     c++)
 			key[j++] = *c >= 'a' && *c <= 'z' ? (char)(*c - 32)
@@ -239,7 +237,8 @@ static int journal_send(enum log_level level, const char *sys, const char *msg)
 	if (write(journal_fd, buf, o) == (ssize_t)o)
 		return 0;
 	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) {
-		journal_dropped++;
+		/* the reload's parse thread logs too */
+		__atomic_fetch_add(&journal_dropped, 1, __ATOMIC_RELAXED);
 		return -EAGAIN;
 	}
 	return -errno;

@@ -4,11 +4,12 @@
 # journal socket is non-blocking, so when the receiver's queue is full
 # (journal_sink.py reads nothing until told, and the kernel queues at most
 # net.unix.max_dgram_qlen datagrams) a log line is dropped and counted,
-# not waited for. 40 denied questions (each one a log line while the
-# queue is full) all get their NXDOMAIN; once the sink reads again, the
+# not waited for (the test fills the queue before the daemon starts).
+# 40 denied questions (each one a log line while the queue is full) all get their NXDOMAIN; once the sink reads again, the
 # counters line (SIGUSR1) arrives and its journal_dropped is above zero.
-# Positive control: the sink does receive the daemon's lines once it
-# reads (the socket works; the drops are the full queue's).
+# Positive control: once the sink reads, the daemon's next line (the
+# counters) reaches it (the socket works; the drops were the full
+# queue's).
 source "$(dirname "$0")/lib.sh"
 df_setup
 
@@ -17,6 +18,22 @@ JOUT="$DF_TMP/journal.jsonl"
 "$DF_PY" "$DF_E2E_DIR/journal_sink.py" "$JSOCK" "$JOUT" "$DF_TMP/gate" &
 DF_PIDS+=("$!")
 df_poll 50 test -S "$JSOCK" || fail "the test's journal socket was not bound"
+# Fill the queue first, whatever max_dgram_qlen this host has.
+n="$("$DF_PY" -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.connect(sys.argv[1])
+s.setblocking(False)
+n = 0
+try:
+    while n < 100000:
+        s.send(b"FILLER=1\n")
+        n += 1
+except BlockingIOError:
+    print(n)
+    sys.exit(0)
+sys.exit(1)' "$JSOCK")" || fail "could not fill the test's journal socket"
+ok "the journal socket's queue is full ($n datagrams)"
 
 export DNSFENCE_JOURNAL_SOCKET="$JSOCK"
 df_start_dnsfence allow='["www.allowed.test"]'
@@ -29,10 +46,11 @@ done
 ok "40 denied questions answered while nothing reads the journal socket"
 
 touch "$DF_TMP/gate"
-df_poll 50 grep -q '"MESSAGE"' "$JOUT" || fail "control: the sink received nothing once it read"
-ok "control: the sink receives the daemon's lines once it reads ($(wc -l <"$JOUT") so far)"
+df_poll 50 bash -c '[ "$(wc -l <"$1")" -ge "$2" ]' _ "$JOUT" "$n" || fail "the sink did not read its queue"
 kill -USR1 "$DF_DNSFENCE_PID"
-df_poll 50 grep -q 'journal_dropped=' "$JOUT" || fail "no counters line with journal_dropped: $(tail -n 3 "$JOUT")"
+df_poll 50 grep -q 'journal_dropped=' "$JOUT" ||
+	fail "control: no counters line reached the sink once it read: $(tail -n 3 "$JOUT")"
+ok "control: the counters line reaches the sink once it reads"
 n="$(grep -o 'journal_dropped=[0-9]*' "$JOUT" | tail -n 1 | cut -d= -f2)"
 [ "$n" -gt 0 ] || fail "journal_dropped is $n after 40 lines into a full queue"
 ok "the full queue's lines were dropped and counted: journal_dropped=$n"
