@@ -7,7 +7,8 @@
 # and the name the address was answered for); a request to an allowed
 # front end naming another host gives a namecheck_refused line (the Host
 # read as name, reason not_allowed); a reload gives a reload line (result
-# ok, trigger, detail). Each line parses as JSON. Positive control: the
+# ok, trigger, detail), and a SIGHUP reload refused for an unknown key
+# result bad_config with the key in detail. Each line parses as JSON. Positive control: the
 # allowed name's flow through the same front end connects and gets no
 # flow_blocked or namecheck_refused line.
 source "$(dirname "$0")/lib.sh"
@@ -66,6 +67,13 @@ line="$(has event=reload result=ok trigger=control)"
 "$DF_PY" -c 'import json, sys; e = json.loads(sys.argv[1]); assert isinstance(e["ms"], int) and e["detail"], e' "$line" ||
 	fail "reload line without ms or detail: $line"
 ok "reload: $line"
+cp "$DF_DNSFENCE_CONF" "$DF_TMP/good.json"
+printf '{"allow": ["www.allowed.test"], "metric": true}\n' >"$DF_DNSFENCE_CONF"
+kill -HUP "$DF_DNSFENCE_PID" # `dnsfence reload` would refuse it before asking
+line="$(has event=reload result=bad_config trigger=signal level=error)"
+cp "$DF_TMP/good.json" "$DF_DNSFENCE_CONF"
+grep -q '"detail": ".*metric' <<<"$line" || fail "the failed reload's detail does not name the key: $line"
+ok "failed reload: $line"
 
 # Positive control: the allowed flow to 198.18.1.10:80 left no line.
 "$DF_PY" - "$DF_DNSFENCE_LOG" <<'PYEOF' || fail "the allowed flow was logged as blocked (or a line is not JSON)"
