@@ -19,17 +19,33 @@
  *   dnsfence: warning: teardown: ...
  * with no timestamp and no level word for errors.
  *
+ * A daemon whose stderr is the journal's stream (JOURNAL_STREAM names
+ * stderr's device and inode), or told a socket by DNSFENCE_JOURNAL_SOCKET,
+ * sends each line to journald's native socket instead, one datagram of
+ * KEY=value fields: MESSAGE ("sys: msg"), PRIORITY, SYSLOG_IDENTIFIER,
+ * DNSFENCE_SYS and each event field upper-cased (DNSFENCE_EVENT,
+ * DNSFENCE_NAME, ...). The socket is opened and connected in log_init,
+ * before any privilege drop or seccomp filter, non-blocking: a full
+ * journal drops the line (counted, log_journal_dropped) rather than stall
+ * the DNS loop, and a send that fails otherwise writes the stderr line.
+ *
  * Lines a flood can repeat (denied names, upstream failures, set adds)
  * go through log_limited(): one token bucket per message class, and the
  * count of what was left out is written before the class's next line, so
  * the log volume is bounded whatever the traffic. */
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <syslog.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base/log.h"
 
@@ -39,6 +55,11 @@ static void vlog_msg(enum log_level level, const char *sys, const char *fmt,
 static uint64_t mono_ms(void);
 static void report_suppressed(enum log_class cls, enum log_level level,
 			      const char *sys);
+static bool stderr_is_journal(const char *js);
+static void journal_open(const char *path);
+static int journal_send(enum log_level level, const char *sys, const char *msg);
+static size_t journal_put(char *buf, size_t o, size_t cap, const char *key,
+			  const char *val);
 
 static enum log_level cur_level = LOGL_INFO;
 static enum log_format cur_format = LOG_FORMAT_TEXT;
@@ -67,6 +88,8 @@ static const char *const class_names[LOG_CLASS__COUNT] = {
 };
 static struct log_bucket buckets[LOG_CLASS__COUNT];
 static uint64_t suppressed_total;
+static int journal_fd = -1;	 /* the native socket, connected */
+static uint64_t journal_dropped; /* lines a full journal left out */
 static struct {
 	enum log_level level;
 	const char *sys;
@@ -94,11 +117,131 @@ void log_init(enum log_dest dest)
 	bool systemd =
 	    (js != NULL && *js != '\0') || (ns != NULL && *ns != '\0');
 
+	const char *sock = getenv("DNSFENCE_JOURNAL_SOCKET");
+
+	if (dest == LOG_DEST_AUTO && sock != NULL && *sock != '\0')
+		journal_open(sock);
+	else if (dest == LOG_DEST_AUTO && stderr_is_journal(js))
+		journal_open("/run/systemd/journal/socket");
 	if (dest == LOG_DEST_AUTO)
-		dest = systemd ? LOG_DEST_JOURNAL : LOG_DEST_STDERR;
+		dest = systemd || journal_fd >= 0 ? LOG_DEST_JOURNAL
+						  : LOG_DEST_STDERR;
 	else if (dest == LOG_DEST_CLI && systemd)
 		dest = LOG_DEST_JOURNAL; /* ExecStartPre=dnsfence setup */
 	cur_dest = init_dest = dest;
+}
+
+/* systemd.exec(5): JOURNAL_STREAM is "DEV:INODE" of the stream stderr
+ * was connected to; stderr may since have been redirected elsewhere. */
+static bool stderr_is_journal(const char *js)
+{
+	unsigned long long dev, ino;
+	struct stat st;
+	int end = 0;
+
+	if (js == NULL || sscanf(js, "%llu:%llu%n", &dev, &ino, &end) != 2 ||
+	    js[end] != '\0' || fstat(STDERR_FILENO, &st) != 0)
+		return false;
+	return (unsigned long long)st.st_dev == dev &&
+	       (unsigned long long)st.st_ino == ino;
+}
+
+/* Connect the native socket at path; on failure lines stay on stderr. */
+static void journal_open(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return;
+	if (connect(fd, (const struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		close(fd);
+		return;
+	}
+	journal_fd = fd;
+}
+
+uint64_t log_journal_dropped(void)
+{
+	return __atomic_load_n(&journal_dropped, __ATOMIC_RELAXED);
+}
+
+/* One field at o: "KEY=value\n", or for a value with a newline the
+ * binary form "KEY\n", its length (64-bit little endian), the value,
+ * "\n". The new offset, or cap when it does not fit (the datagram is
+ * then cut before this field). */
+static size_t journal_put(char *buf, size_t o, size_t cap, const char *key,
+			  const char *val)
+{
+	size_t k = strlen(key), v = strlen(val);
+
+	if (strchr(val, '\n') == NULL) {
+		if (k + v + 2 > cap - o)
+			return cap;
+		memcpy(buf + o, key, k);
+		buf[o + k] = '=';
+		memcpy(buf + o + k + 1, val, v);
+		buf[o + k + 1 + v] = '\n';
+		return o + k + v + 2;
+	}
+	if (k + v + 10 > cap - o)
+		return cap;
+	memcpy(buf + o, key, k);
+	buf[o + k] = '\n';
+	for (int i = 0; i < 8; i++)
+		buf[o + k + 1 + (size_t)i] = (char)((uint64_t)v >> (8 * i));
+	memcpy(buf + o + k + 9, val, v);
+	buf[o + k + 9 + v] = '\n';
+	return o + k + v + 10;
+}
+
+/* The line as one datagram with its pending fields. 0, -EAGAIN (the
+ * journal is full: dropped), or another -errno (write it elsewhere). */
+static int journal_send(enum log_level level, const char *sys, const char *msg)
+{
+	char buf[8192], line[1200], key[64], num[24];
+	size_t o = 0, next;
+
+	snprintf(line, sizeof(line), "%s: %s", sys, msg);
+	snprintf(num, sizeof(num), "%d", syslog_prio[level]);
+	o = journal_put(buf, o, sizeof(buf), "MESSAGE", line);
+	o = journal_put(buf, o, sizeof(buf), "PRIORITY", num);
+	o = journal_put(buf, o, sizeof(buf), "SYSLOG_IDENTIFIER", "dnsfence");
+	o = journal_put(buf, o, sizeof(buf), "DNSFENCE_SYS", sys);
+	for (size_t i = 0; i < n_pending && pending != NULL && o < sizeof(buf);
+	     i++) {
+		const struct log_field *f = &pending[i];
+		/* journal field names: upper case, digits, underscore */
+		size_t j = (size_t)snprintf(key, sizeof(key), "DNSFENCE_");
+		for (const char *c = f->key; *c != '\0' && j + 1 < sizeof(key);
+		     c++)
+			key[j++] = *c >= 'a' && *c <= 'z' ? (char)(*c - 32)
+				   : (*c >= 'A' && *c <= 'Z') ||
+					   (*c >= '0' && *c <= '9')
+				       ? *c
+				       : '_';
+		key[j] = '\0';
+		if (f->str == NULL)
+			snprintf(num, sizeof(num), "%" PRId64, f->num);
+		next = journal_put(buf, o, sizeof(buf), key,
+				   f->str != NULL ? f->str : num);
+		if (next < sizeof(buf))
+			o = next;
+	}
+	if (o >= sizeof(buf))
+		return -EMSGSIZE;
+	if (write(journal_fd, buf, o) == (ssize_t)o)
+		return 0;
+	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) {
+		/* the reload's parse thread logs too */
+		__atomic_fetch_add(&journal_dropped, 1, __ATOMIC_RELAXED);
+		return -EAGAIN;
+	}
+	return -errno;
 }
 
 enum log_dest log_dest(void)
@@ -293,11 +436,20 @@ static void vlog_msg(enum log_level level, const char *sys, const char *fmt,
 	struct timespec now;
 	struct tm tm;
 	int saved = errno;
+	int jrc = -ENOTCONN;
 
-	render_fields(fields, sizeof(fields));
-	if (!log_enabled(level))
+	if (!log_enabled(level)) {
+		render_fields(fields, sizeof(fields));
 		return;
+	}
 	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (journal_fd >= 0 && !cur_syslog && cur_dest == LOG_DEST_JOURNAL)
+		jrc = journal_send(level, sys, msg);
+	render_fields(fields, sizeof(fields));
+	if (jrc == 0 || jrc == -EAGAIN) {
+		errno = saved;
+		return;
+	}
 
 	if (cur_syslog) {
 		syslog(syslog_prio[level], "%s: %s", sys, msg);

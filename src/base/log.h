@@ -13,9 +13,11 @@ enum log_level { LOGL_ERR = 0, LOGL_WARN, LOGL_INFO, LOGL_DEBUG };
 enum log_format { LOG_FORMAT_TEXT = 0, LOG_FORMAT_JSON, LOG_FORMAT_JOURNAL };
 
 /* Where lines go. AUTO: JOURNAL when JOURNAL_STREAM or NOTIFY_SOCKET is
- * set (systemd), else STDERR. JOURNAL: "<N>sys: msg", N the syslog
- * priority (sd-daemon(3)), no timestamp. STDERR: timestamped lines.
- * CLI: a one-shot command's "dnsfence: [LEVEL: ]sys: msg" lines, or
+ * set (systemd), or when the journal's native socket was connected
+ * (log.c: JOURNAL_STREAM is stderr, or DNSFENCE_JOURNAL_SOCKET; the lines
+ * then go to that socket with their fields), else STDERR. JOURNAL: "<N>sys:
+ * msg", N the syslog priority (sd-daemon(3)), no timestamp. STDERR: timestamped
+ * lines. CLI: a one-shot command's "dnsfence: [LEVEL: ]sys: msg" lines, or
  * JOURNAL under systemd (setup as ExecStartPre). */
 enum log_dest {
 	LOG_DEST_AUTO = 0,
@@ -98,6 +100,9 @@ bool log_limited_take(enum log_class cls, enum log_level level,
 		      const char *sys);
 /* Lines suppressed since the start, every class. */
 uint64_t log_suppressed_total(void);
+/* Lines the journal's native socket was too full to take (dropped, not
+ * waited for). */
+uint64_t log_journal_dropped(void);
 /* Write the pending "suppressed" counts (at exit). */
 void log_flush_suppressed(void);
 const char *log_level_name(enum log_level level);

@@ -197,8 +197,10 @@ void stats_log(void)
 		off += (size_t)n;
 	}
 	if (off < sizeof(line))
-		snprintf(line + off, sizeof(line) - off, " log_suppressed=%llu",
-			 (unsigned long long)log_suppressed_total());
+		snprintf(line + off, sizeof(line) - off,
+			 " log_suppressed=%llu journal_dropped=%llu",
+			 (unsigned long long)log_suppressed_total(),
+			 (unsigned long long)log_journal_dropped());
 	log_info("stats", "%s", line);
 }
 

@@ -496,6 +496,12 @@ static const struct {
      "items skipped, each validated like `allow`; errors name "
      "`DNSFENCE_EXTRA_HOSTS[i]`, counting every comma-separated item "
      "from 0)"},
+    {"DNSFENCE_JOURNAL_SOCKET",
+     "run and serve: send the log to the journal's native socket at this "
+     "path, each line one datagram with its event fields "
+     "(docs/metrics.md); under systemd, when stderr is the journal's "
+     "stream (`JOURNAL_STREAM`), /run/systemd/journal/socket is used "
+     "without it"},
 };
 
 static int find_spec(const char *prefix, const char *key)

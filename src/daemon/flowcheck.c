@@ -173,10 +173,15 @@ static bool auditing(const struct config *cfg);
 static void verdict(struct flowcheck *fc, uint32_t id, bool accept);
 static void finish(struct flowcheck *fc, struct flowtab_flow *f,
 		   enum flowdecide_reason r, const char *text);
+static void finish_named(struct flowcheck *fc, struct flowtab_flow *f,
+			 enum flowdecide_reason r, const char *name,
+			 const char *text);
 static void refuse_one(struct flowcheck *fc, const struct nfq_pkt *qp,
-		       const struct flowpkt *fp, const char *text);
+		       const struct flowpkt *fp, const char *reason,
+		       const char *text);
 static void report(struct flowcheck *fc, const struct flowtab_key *k,
-		   bool has_uid, uint32_t uid, const char *text);
+		   bool has_uid, uint32_t uid, const char *reason,
+		   const char *name, const char *text);
 static void on_timeout(void *arg, struct flowtab_flow *f,
 		       enum flowtab_late why);
 static void on_sweep(evutil_socket_t fd, short what, void *arg);
@@ -408,7 +413,7 @@ static struct flowtab_flow *flow_open(struct flowcheck *fc,
 	if (f == NULL) {
 		flowshare_release(fc->share, key);
 		stats_inc(STAT_FLOW_BUSY);
-		refuse_one(fc, qp, fp,
+		refuse_one(fc, qp, fp, "busy",
 			   "too many flows being read at once (fail closed)");
 	}
 	return f;
@@ -532,7 +537,7 @@ static void first_hello_read(struct flowcheck *fc, struct flowtab_flow *f,
 		       answered, fc, text, sizeof(text));
 
 	if (r != FLOWDECIDE_OK) {
-		finish(fc, f, r, text);
+		finish_named(fc, f, r, name, text);
 		return;
 	}
 	for (size_t i = 0; i < f->n_held; i++)
@@ -591,7 +596,7 @@ static void judge_hello(struct flowcheck *fc, struct flowtab_flow *f, int rc,
 	}
 	if (r == FLOWDECIDE_OK)
 		log_debug(SYS, "%s", text);
-	finish(fc, f, r, text);
+	finish_named(fc, f, r, rc == 0 ? name : NULL, text);
 }
 
 /* Still incomplete: the older held packets are dropped (their bytes are
@@ -627,6 +632,14 @@ static bool answered(void *arg, const uint8_t *wire, size_t len,
 static void finish(struct flowcheck *fc, struct flowtab_flow *f,
 		   enum flowdecide_reason r, const char *text)
 {
+	finish_named(fc, f, r, NULL, text);
+}
+
+/* finish, for a flow whose name was read (name: NULL when none). */
+static void finish_named(struct flowcheck *fc, struct flowtab_flow *f,
+			 enum flowdecide_reason r, const char *name,
+			 const char *text)
+{
 	const struct config *cfg = reload_config(fc->rl);
 	bool accept = r == FLOWDECIDE_OK || auditing(cfg);
 
@@ -636,13 +649,15 @@ static void finish(struct flowcheck *fc, struct flowtab_flow *f,
 		stats_inc(STAT_FLOW_AUDIT_ALLOWED);
 	send_held(fc, f, accept);
 	if (r != FLOWDECIDE_OK)
-		report(fc, &f->key, f->has_uid, f->uid, text);
+		report(fc, &f->key, f->has_uid, f->uid,
+		       flowdecide_reason_name(r), name, text);
 	flowshare_release(fc->share, &f->key);
 	flowtab_decide(fc->tab, f, accept, monotime_ms());
 }
 
 static void refuse_one(struct flowcheck *fc, const struct nfq_pkt *qp,
-		       const struct flowpkt *fp, const char *text)
+		       const struct flowpkt *fp, const char *reason,
+		       const char *text)
 {
 	struct flowtab_key k = {.src = fp->src,
 				.dst = fp->dst,
@@ -652,12 +667,13 @@ static void refuse_one(struct flowcheck *fc, const struct nfq_pkt *qp,
 	bool audit = auditing(reload_config(fc->rl));
 
 	verdict(fc, qp->id, audit);
-	report(fc, &k, qp->has_uid, qp->uid, text);
+	report(fc, &k, qp->has_uid, qp->uid, reason, NULL, text);
 }
 
 /* "blocked tcp A:p -> B:443 from uid U: TLS server name ... ". */
 static void report(struct flowcheck *fc, const struct flowtab_key *k,
-		   bool has_uid, uint32_t uid, const char *text)
+		   bool has_uid, uint32_t uid, const char *reason,
+		   const char *name, const char *text)
 {
 	struct nflog_pkt pkt = {.has_uid = has_uid,
 				.uid = uid,
@@ -669,7 +685,8 @@ static void report(struct flowcheck *fc, const struct flowtab_key *k,
 				.sport = k->sport,
 				.dport = k->dport};
 
-	attrib_flow(fc->attrib, &pkt, auditing(reload_config(fc->rl)), text);
+	attrib_flow(fc->attrib, &pkt, auditing(reload_config(fc->rl)), reason,
+		    name, text);
 }
 
 /* The log names the deadline missed (flowcheck.h). */
@@ -695,7 +712,8 @@ static void on_timeout(void *arg, struct flowtab_flow *f, enum flowtab_late why)
 	stats_inc(STAT_FLOW_TIMEOUT);
 	send_held(fc, f, accept);
 	flowshare_release(fc->share, &f->key);
-	report(fc, &f->key, f->has_uid, f->uid, text);
+	report(fc, &f->key, f->has_uid, f->uid,
+	       flowdecide_reason_name(FLOWDECIDE_TIMEOUT), NULL, text);
 }
 
 static void on_sweep(evutil_socket_t fd, short what, void *arg)
@@ -952,7 +970,7 @@ static void quic_other(struct flowcheck *fc, struct flowtab_flow *f,
 	 * would start a connection from, nothing we could read. */
 	stats_inc(STAT_FLOW_CHECKED);
 	stats_inc(STAT_FLOW_UNREADABLE);
-	refuse_one(fc, qp, fp,
+	refuse_one(fc, qp, fp, flowdecide_reason_name(FLOWDECIDE_UNREADABLE),
 		   "first packet is not a readable QUIC version 1 Initial");
 }
 
@@ -1063,7 +1081,8 @@ static void quic_refuse(struct flowcheck *fc, const struct quicconn *c,
 	if (audit)
 		stats_inc(STAT_FLOW_AUDIT_ALLOWED);
 	judge(fc, recheck, qp->id, audit);
-	report(fc, &c->key, qp->has_uid, qp->uid, text);
+	report(fc, &c->key, qp->has_uid, qp->uid, flowdecide_reason_name(r),
+	       NULL, text);
 }
 
 /* The flow the Initial in fc->quic starts: anew when f is a decided flow

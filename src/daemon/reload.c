@@ -821,9 +821,18 @@ static void finish(struct reload *rl, int result, const char *text)
 {
 	uint64_t ms = monotime_ms() - rl->t0_ms;
 	struct record *r = &rl->last;
+	struct log_field f[5];
 	char line[TEXT_MAX];
 
 	snprintf(line, sizeof(line), "%s", text);
+	f[0] = log_str("event", "reload");
+	f[1] = log_str("result", result == RELOAD_OK	       ? "ok"
+				 : result == RELOAD_BAD_CONFIG ? "bad_config"
+							       : "failed");
+	f[2] = log_str("trigger", rl->trigger);
+	f[3] = log_str("detail", line);
+	f[4] = log_num("ms", (int64_t)ms);
+	log_fields(f, 5);
 	if (result == RELOAD_OK)
 		log_info(SYS, "%s: %s, %llu ms", rl->trigger, line,
 			 (unsigned long long)ms);

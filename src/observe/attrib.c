@@ -91,7 +91,8 @@ static void endpoint(const struct netaddr *addr, bool with_port, uint16_t port,
 		     char *buf, size_t cap);
 static void sender(const struct nflog_pkt *pkt, char *buf, size_t cap);
 static uint64_t sender_key(const struct nflog_pkt *pkt);
-static void log_flow(bool audit, const struct nflog_pkt *pkt, const char *text);
+static void log_flow(const char *event, bool audit, const struct nflog_pkt *pkt,
+		     const char *reason, const char *name, const char *text);
 static bool is_upstream(const struct config *cfg, const struct netaddr *a);
 static void why_known(FILE *f, const char *addr, const struct recent_info *k,
 		      uint64_t now_ms, int64_t wall_now);
@@ -396,20 +397,55 @@ static uint64_t sender_key(const struct nflog_pkt *pkt)
 			  pkt->indev);
 }
 
-static void log_flow(bool audit, const struct nflog_pkt *pkt, const char *text)
+/* One blocked flow's line, with its fields (docs/metrics.md): event,
+ * action, proto, src, dst, dport, reason, and where known uid, name (the
+ * name dst was answered for, or the name check's name read) and the
+ * interface (and bridge port) a forwarded packet came in on. */
+static void log_flow(const char *event, bool audit, const struct nflog_pkt *pkt,
+		     const char *reason, const char *name, const char *text)
 {
 	char src[NETADDR_ENDPOINT_STRLEN], dst[NETADDR_ENDPOINT_STRLEN];
+	char sa[NETADDR_STRLEN], da[NETADDR_STRLEN], in[IF_NAMESIZE],
+	    port[IF_NAMESIZE];
 	char pn[24], uid[2 * IF_NAMESIZE + 24];
+	const char *proto = proto_name(pkt->proto, pn, sizeof(pn));
+	struct log_field f[LOG_FIELDS_MAX];
+	size_t n = 0;
 
 	endpoint(&pkt->src, pkt->has_ports, pkt->sport, src, sizeof(src));
 	endpoint(&pkt->dst, pkt->has_ports, pkt->dport, dst, sizeof(dst));
 	sender(pkt, uid, sizeof(uid));
+	netaddr_format(&pkt->src, sa, sizeof(sa));
+	netaddr_format(&pkt->dst, da, sizeof(da));
+	f[n++] = log_str("event", event);
+	f[n++] = log_str("action", audit ? "would_block" : "blocked");
+	f[n++] = log_str("proto", proto);
+	f[n++] = log_str("src", sa);
+	f[n++] = log_str("dst", da);
+	if (pkt->has_ports)
+		f[n++] = log_num("dport", pkt->dport);
+	f[n++] = log_str("reason", reason);
+	if (pkt->has_uid)
+		f[n++] = log_num("uid", pkt->uid);
+	if (name != NULL && *name != '\0')
+		f[n++] = log_str("name", name);
+	if (!pkt->has_uid && pkt->has_indev) {
+		if (if_indextoname(pkt->indev, in) == NULL)
+			snprintf(in, sizeof(in), "#%u", (unsigned)pkt->indev);
+		f[n++] = log_str("interface", in);
+		if (pkt->has_physindev) {
+			if (if_indextoname(pkt->physindev, port) == NULL)
+				snprintf(port, sizeof(port), "#%u",
+					 (unsigned)pkt->physindev);
+			f[n++] = log_str("bridge_port", port);
+		}
+	}
+	log_fields(f, n);
 	/* warning in both modes: log.level "warning" shows every block. The
 	 * caller says whether the flow went through (an audit rule's packet, or
 	 * the name check in audit). */
 	log_warn(SYS, "%s %s %s -> %s from %s: %s",
-		 audit ? "would block" : "blocked",
-		 proto_name(pkt->proto, pn, sizeof(pn)), src, dst, uid, text);
+		 audit ? "would block" : "blocked", proto, src, dst, uid, text);
 }
 
 void attrib_packet(void *arg, const struct nflog_pkt *pkt)
@@ -444,16 +480,18 @@ void attrib_packet(void *arg, const struct nflog_pkt *pkt)
 	learn_flow(pkt, attrib_reason_name(r), known ? info.name : NULL);
 	if (!dedup(a, &pkt->dst, (uint8_t)r, sender_key(pkt), now) &&
 	    budget(a, now))
-		log_flow(strcmp(pkt->prefix, PREFIX_AUDIT) == 0, pkt, text);
+		log_flow("flow_blocked", strcmp(pkt->prefix, PREFIX_AUDIT) == 0,
+			 pkt, attrib_reason_name(r), known ? info.name : NULL,
+			 text);
 }
 
 void attrib_flow(struct attrib *a, const struct nflog_pkt *pkt, bool audit,
-		 const char *text)
+		 const char *reason, const char *name, const char *text)
 {
 	uint64_t now = monotime_ms();
 
 	if (a == NULL || budget(a, now))
-		log_flow(audit, pkt, text);
+		log_flow("namecheck_refused", audit, pkt, reason, name, text);
 }
 
 static bool is_upstream(const struct config *cfg, const struct netaddr *a)

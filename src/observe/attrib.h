@@ -63,11 +63,13 @@ void attrib_quiet(struct attrib *a, uid_t uid, uint64_t until_ms);
 /* The nflog_pkt_fn: explain, count, dedup, log, and tell learn.c. */
 void attrib_packet(void *arg, const struct nflog_pkt *pkt);
 /* A flow the name check refused (audit: would refuse) with the reason in
- * text ("TLS server name evil.test is not allowed"): one line within the
+ * text ("TLS server name evil.test is not allowed"), reason its short
+ * name ("not_allowed") and name the name read (NULL: none), as the
+ * event namecheck_refused: one line within the
  * same budget as the packets above (no dedup: each refused flow is one
  * decision, not a stream of packets). a NULL: logged unbudgeted. */
 void attrib_flow(struct attrib *a, const struct nflog_pkt *pkt, bool audit,
-		 const char *text);
+		 const char *reason, const char *name, const char *text);
 
 /* `dnsfence why ADDR[:PORT]`: lines on f saying which name answered ADDR
  * and when (rc, may be NULL), why a TCP flow to PORT is refused and what

@@ -836,7 +836,8 @@ static void fail_batch(struct sets *s, struct batch *b, int code)
 	int fam = fam_index(&b->items[b->acked < b->n ? b->acked : 0].addr);
 
 	s->inflight -= b->sent - b->acked;
-	setserr_note(&s->fails[fam], s->name[fam], code);
+	setserr_note(&s->fails[fam], s->name[fam],
+		     &b->items[b->acked < b->n ? b->acked : 0].addr, code);
 	if (b->status == 0)
 		b->status =
 		    code == ETIMEDOUT ? -ETIMEDOUT : setserr_status(code);
@@ -958,7 +959,7 @@ static void item_result(struct sets *s, struct batch *b, size_t i, int code)
 		/* A recreated set is empty: the map's claims are void. */
 		if (code == ENOENT)
 			expiry_clear(s->map);
-		setserr_note(&s->fails[fam], s->name[fam], code);
+		setserr_note(&s->fails[fam], s->name[fam], &it->addr, code);
 	}
 	if (++b->acked == b->n)
 		batch_finish(s, b);

@@ -66,7 +66,8 @@ int setserr_status(int code)
 	return -EIO;
 }
 
-void setserr_note(struct setserr_log *l, const char *set, int code)
+void setserr_note(struct setserr_log *l, const char *set,
+		  const struct netaddr *addr, int code)
 {
 	static const enum stat_id stat[SETSERR_CAUSES] = {
 	    [FAIL_NOSET] = STAT_ADD_FAIL_NOSET,
@@ -78,6 +79,9 @@ void setserr_note(struct setserr_log *l, const char *set, int code)
 		       : st == -ENOSPC ? FAIL_FULL
 				       : FAIL_OTHER;
 	struct setserr_count *f = &l->cause[c];
+	struct log_field fl[6];
+	char text[NETADDR_STRLEN];
+	size_t n = 0;
 
 	stats_inc(stat[c]);
 	f->count++;
@@ -85,11 +89,23 @@ void setserr_note(struct setserr_log *l, const char *set, int code)
 	if (f->logged != 0 || l->quiet)
 		return;
 	f->logged = f->count;
-	log_limited(LOG_CLASS_SETS, LOGL_ERR, SYS,
-		    "add to set %s failed: %s (error %d; %llu so far, "
-		    "clients get SERVFAIL)",
-		    set, setserr_strerror(code), code,
-		    (unsigned long long)f->count);
+	if (!log_limited_take(LOG_CLASS_SETS, LOGL_ERR, SYS))
+		return;
+	fl[n++] = log_str("event", "set_add_failed");
+	fl[n++] = log_str("set", set);
+	if (addr != NULL) {
+		netaddr_format(addr, text, sizeof(text));
+		fl[n++] = log_str("addr", text);
+	}
+	fl[n++] = log_str("error", setserr_strerror(code));
+	fl[n++] = log_num("code", code);
+	fl[n++] = log_num("count", (int64_t)f->count);
+	log_fields(fl, n);
+	log_err(SYS,
+		"add to set %s failed: %s (error %d; %llu so far, clients get "
+		"SERVFAIL)",
+		set, setserr_strerror(code), code,
+		(unsigned long long)f->count);
 }
 
 void setserr_ok(struct setserr_log *l, const char *set)

@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/netaddr.h"
+
 #define SETSERR_CAUSES 3 /* set missing, set full, other */
 
 struct setserr_count {
@@ -27,9 +29,11 @@ const char *setserr_strerror(int code);
 /* The sets_done_fn status for a netlink error code: -ENOENT (the set does
  * not exist), -ENOSPC (hash is full) or -EIO. */
 int setserr_status(int code);
-/* An add to set failed with code: counted (stats and l), logged when it
- * is the first of its cause since adds last succeeded. */
-void setserr_note(struct setserr_log *l, const char *set, int code);
+/* An add of addr (NULL: unknown) to set failed with code: counted (stats
+ * and l), logged (event set_add_failed) when it is the first of its cause
+ * since adds last succeeded. */
+void setserr_note(struct setserr_log *l, const char *set,
+		  const struct netaddr *addr, int code);
 /* An add to set succeeded: each cause that was logged gets its "succeed
  * again" line, and is quiet until it fails anew. */
 void setserr_ok(struct setserr_log *l, const char *set);

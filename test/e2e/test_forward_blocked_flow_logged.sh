@@ -8,10 +8,13 @@
 # answered) and asks 198.18.2.5 on port 53 directly, v4 and v6: each is
 # refused and logged. Positive control: the allowed name resolves and
 # connects, and its address earns no "blocked" line. Both iptables
-# backends.
+# backends. The JSON line's fields name the same (event flow_blocked,
+# src, dst, dport, interface).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/forward_lab.sh"
 df_start_listener 8080
+# JSON lines: the text is msg, and the flow_blocked fields ride beside it.
+LAB_EXTRA=(log='{"format": "json"}')
 
 # logged ERE: a line of the daemon's log matches (waits up to 5 s).
 logged() { df_poll 50 grep -qaE -- "$1" "$DF_DNSFENCE_LOG"; }
@@ -36,6 +39,17 @@ for be in nft legacy; do
 	! grep -aE "blocked .* -> (198\.18\.1\.10|\[2001:db8:1::10\]):8080" "$DF_DNSFENCE_LOG" >/dev/null ||
 		fail "$be: the allowed address was logged as blocked"
 	grep -aE "blocked tcp .*$V4:8080" "$DF_DNSFENCE_LOG" | head -1
+	"$DF_PY" - "$DF_DNSFENCE_LOG" "$V4" "$CT4" "$BR" <<'PYEOF' ||
+import json, sys
+log, dst, src, br = sys.argv[1:]
+for line in open(log, errors="replace"):
+    e = json.loads(line)
+    if (e.get("event"), e.get("dst"), e.get("dport"), e.get("src"), e.get("interface")) == \
+            ("flow_blocked", dst, 8080, src, br) and e.get("reason") == "never_answered" and "uid" not in e:
+        sys.exit(0)
+sys.exit(1)
+PYEOF
+		fail "$be: no flow_blocked JSON line with dst $V4, dport 8080, src $CT4, interface $BR"
 	ok "$be: the container's blocked connection and DNS bypass are logged with its source address and $BR (v4, v6)"
 	lab_unfence "$be"
 done
