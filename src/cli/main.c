@@ -408,7 +408,7 @@ static void usage(FILE *out)
 	    "2 bad usage\nor config, 3 the kernel refused something (for "
 	    "reload and status: no daemon\nlistens), 4 a running daemon or "
 	    "another config's fence is in the way\n(setup, run, teardown)\n",
-	    CONFIG_DEFAULT_PATH);
+	    config_default_path());
 }
 
 static void command_help(const struct command *c, FILE *out)
@@ -420,9 +420,11 @@ static void command_help(const struct command *c, FILE *out)
 			c->opts[i].arg != NULL ? c->opts[i].arg : "");
 	fprintf(out, "%s%s\n\n%s\n\noptions:\n", c->operands != NULL ? " " : "",
 		c->operands != NULL ? c->operands : "", c->summary);
-	fprintf(out, "  -c, --config FILE  the config file (default "
-		     "$DNSFENCE_CONFIG, else\n"
-		     "                     " CONFIG_DEFAULT_PATH ")\n");
+	fprintf(out,
+		"  -c, --config FILE  the config file (default "
+		"$DNSFENCE_CONFIG, else\n"
+		"                     %s)\n",
+		config_default_path());
 	for (size_t i = 0; i < CMD_OPTS_MAX && c->opts[i].name != NULL; i++) {
 		char opt[40];
 

@@ -37,6 +37,10 @@
 #include "config/subjects.h"
 #include "config/policy.h"
 
+#ifndef CONFIG_DEFAULT_PATH
+#error "CONFIG_DEFAULT_PATH comes from src/config/CMakeLists.txt (sysconfdir)"
+#endif
+
 #define N_SPECS (sizeof(specs) / sizeof(specs[0]))
 /* Every key of the table, comma-separated, fits (unknown_key). */
 #define KNOWN_KEYS_MAX 2048
@@ -488,7 +492,8 @@ static const struct {
 	const char *name, *meaning;
 } env_specs[] = {
     {"DNSFENCE_CONFIG", "the config file when `-c` is not given "
-			"(default " CONFIG_DEFAULT_PATH ")"},
+			"(default `SYSCONFDIR/dnsfence/dnsfence.json`, "
+			"/etc/dnsfence/dnsfence.json for the prefix /usr)"},
     {"DNSFENCE_MODE", "overrides `mode` (`enforce`, `audit` or `off`); "
 		      "empty means unset"},
     {"DNSFENCE_EXTRA_HOSTS",
@@ -906,6 +911,11 @@ const char *config_path(const char *path)
 	return path == NULL || *path == '\0' ? CONFIG_DEFAULT_PATH : path;
 }
 
+const char *config_default_path(void)
+{
+	return CONFIG_DEFAULT_PATH;
+}
+
 int config_load(const char *path, struct config **out, char *err, size_t errlen)
 {
 	const char *state = getenv("DNSFENCE_STATE_DIR");
@@ -1078,7 +1088,12 @@ void config_print_reference(FILE *f)
 		"(config_print_reference). Edit the table, not this file. -->"
 		"\n\n"
 		"The configuration is one JSON object, read from `-c FILE`, "
-		"else `$DNSFENCE_CONFIG`, else `" CONFIG_DEFAULT_PATH "`. "
+		"else `$DNSFENCE_CONFIG`, else "
+		"`SYSCONFDIR/dnsfence/dnsfence.json`, SYSCONFDIR being the "
+		"one the build was configured with: `/etc` for the prefix "
+		"`/usr` (the Debian package, the container image), "
+		"`/usr/local/etc` for a default `cmake --install`; "
+		"`dnsfence --help` names the file it reads. "
 		"Every key is optional: the defaults give a working deny-all "
 		"fence. Unknown keys, keys given twice, and values of the "
 		"wrong type are errors (exit 2), and the message names the "

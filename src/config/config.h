@@ -14,7 +14,6 @@
 #include "base/log.h"
 #include "base/netaddr.h"
 
-#define CONFIG_DEFAULT_PATH	 "/etc/dnsfence/dnsfence.json"
 #define CONFIG_DEFAULT_STATE_DIR INSTANCE_DEFAULT_DIR
 #define CONFIG_CONTROL_FILE	 "control.sock" /* in state_dir, by default */
 #define CONFIG_DEFAULT_CONTROL	 CONFIG_DEFAULT_STATE_DIR "/" CONFIG_CONTROL_FILE
@@ -180,6 +179,10 @@ int config_load(const char *path, struct config **out, char *err,
 /* The file config_load reads for path: path, else $DNSFENCE_CONFIG, else
  * CONFIG_DEFAULT_PATH. */
 const char *config_path(const char *path);
+/* CONFIG_DEFAULT_PATH: SYSCONFDIR/dnsfence/dnsfence.json of the build
+ * (/etc/dnsfence/dnsfence.json for the prefix /usr), compiled into the
+ * config layer from CMake's CMAKE_INSTALL_FULL_SYSCONFDIR. */
+const char *config_default_path(void);
 /* The whole file at path into *text (malloc'd, NUL-terminated) and *len.
  * 0; -ENOENT, -EIO or -ENOMEM with err starting with the path. */
 int config_read_file(const char *path, char **text, size_t *len, char *err,

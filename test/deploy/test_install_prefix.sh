@@ -5,8 +5,12 @@
 # both units (their ExecStart naming the configured sbindir), the docs
 # the units name, and a bash completion that the binary printed from its
 # command table: completing "dnsfence " offers every command --help
-# lists, and "dnsfence prune --" its own option. Control: the completion
-# offers nothing for a word no command starts with.
+# lists, and "dnsfence prune --" its own option. The binary's default
+# config (what --help names) is the configured sysconfdir's
+# dnsfence/dnsfence.json, where the install put the deny-all file and
+# the unit's ConditionPathExists looks (it used to be /etc whatever the
+# prefix). Control: the completion offers nothing for a word no command
+# starts with.
 set -euo pipefail
 SRC="${DNSFENCE_SRC:?}"
 BIN="${DNSFENCE_BIN:?}"
@@ -45,6 +49,32 @@ for u in "$P"/lib/systemd/system/*.service; do
 	done
 done
 echo "ok   units name $configured/sbin/dnsfence; the docs they name are installed"
+
+# The binary's default config is the one the install wrote: the
+# configured sysconfdir (GNUInstallDirs: /etc for the prefix /usr,
+# /etc/opt/... for /opt/..., else PREFIX/etc) + /dnsfence/dnsfence.json.
+# It used to be /etc/dnsfence/dnsfence.json whatever the prefix.
+rel="$(sed -n 's/^CMAKE_INSTALL_SYSCONFDIR:PATH=//p' "$BUILD/CMakeCache.txt")"
+case "$rel" in
+/*) sysconf="$rel" ;;
+*) case "$configured" in /usr) sysconf="/$rel" ;; /opt/*) sysconf="/$rel$configured" ;; *) sysconf="$configured/$rel" ;; esac ;;
+esac
+want="$sysconf/dnsfence/dnsfence.json"
+named="$(env -u DNSFENCE_CONFIG "$P/sbin/dnsfence" --help | sed -n 's/.*config file (default $DNSFENCE_CONFIG, else \(.*\))$/\1/p')"
+[ "$named" = "$want" ] || fail "a build for the prefix $configured reads ${named:-?} by default, not $want"
+case "$want" in
+"$configured"/*)
+	# Below the prefix: the deny-all file the install wrote there (a
+	# build configured with -DCMAKE_INSTALL_PREFIX=P finds it once
+	# installed to P), and it validates.
+	[ -f "$P${want#"$configured"}" ] || fail "the default $want was not installed (${want#"$configured"} below the prefix)"
+	"$P/sbin/dnsfence" -c "$P${want#"$configured"}" validate >/dev/null 2>"$tmp/validate.err" ||
+		fail "the installed default config does not validate: $(cat "$tmp/validate.err")"
+	;;
+esac
+grep -qxF "ConditionPathExists=$want" "$P/lib/systemd/system/dnsfence.service" ||
+	fail "dnsfence.service does not wait for $want: $(grep ^ConditionPathExists= "$P/lib/systemd/system/dnsfence.service")"
+echo "ok   the default config is $want, where the install puts the deny-all file and the unit looks"
 
 complete_words() { # WORDS...: what the completion offers for the last word
 	bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _dnsfence; printf "%s\n" "${COMPREPLY[@]}"' \

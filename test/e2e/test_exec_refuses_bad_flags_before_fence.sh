@@ -8,8 +8,9 @@
 # `--allow www.evil.test`), and nothing is left: no state_dir/exec/PID
 # directory, no cgroup below the test's, no set, no DNSFENCE chain, no
 # "removing the command's fence failed" line, and the next exec runs.
-# Where /etc/dnsfence/dnsfence.json is missing, exec with no -c, no
-# DNSFENCE_CONFIG and nothing to allow is refused the same way.
+# Where the build's default config (SYSCONFDIR/dnsfence/dnsfence.json, as
+# --help names it) is missing, exec with no -c, no DNSFENCE_CONFIG and
+# nothing to allow is refused the same way.
 # Positive controls: `--allow www.evil.test` (the right form) lets the
 # command reach www.evil.test, which the config alone denies; `--port
 # tcp/9999` lets it reach www.allowed.test:9999, which `ports` alone
@@ -66,13 +67,15 @@ refused --port tcp:9999 'tcp/N'
 # No config file at all (no -c, no DNSFENCE_CONFIG, no default file)
 # and nothing to allow: refused before anything is made, naming the file
 # and the flags that would do. Only where the default file is missing.
-if [ ! -e /etc/dnsfence/dnsfence.json ]; then
+default="$("$DNSFENCE_BIN" --help | sed -n 's/.*config file (default $DNSFENCE_CONFIG, else \(.*\))$/\1/p')"
+[ -n "$default" ] || fail "--help does not name the default config file"
+if [ ! -e "$default" ]; then
 	DF_CMD_RC=0
 	df_wl_cg env -u DNSFENCE_CONFIG "$DNSFENCE_BIN" exec --user "$USER_ID" -- true \
 		>"$DF_TMP/exec.out" 2>"$DF_TMP/exec.err" || DF_CMD_RC=$?
 	err="$(cat "$DF_TMP/exec.err")"
 	[ "$DF_CMD_RC" -eq 125 ] || fail "exec with no config file exited $DF_CMD_RC, expected 125: $err"
-	grep -q '/etc/dnsfence/dnsfence.json: .*--allow NAME or --ecosystem NAME' <<<"$err" ||
+	grep -qF "$default: " <<<"$err" && grep -q -- '--allow NAME or --ecosystem NAME' <<<"$err" ||
 		fail "the refusal without a config file does not name the file and the flags: $err"
 	expect_nothing_left "exec without a config file"
 	ok "exec with no config file and nothing to allow is refused: $err"
