@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Fuzz target for control_parse, the control socket's command check: any
- * bytes are one of the five commands (reload, status, status json,
- * entries, suggest) or refused, and only the exact
+ * bytes are one of the six commands (reload, status, status json,
+ * entries, suggest, report) or refused, and only the exact
  * spellings are accepted; and for the operand of "why ADDR[:PORT]"
  * (attrib_why), which explains an address or refuses the operand. */
 /* Control and reload reach every part of the daemon.
@@ -56,7 +56,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (r == 3 && !(n == 7 && memcmp(data, "suggest", 7) == 0))
 		abort();
-	if (r != 0 && r != 1 && r != 2 && r != 3 && r != -EINVAL)
+	if (r == 4 && !(n == 6 && memcmp(data, "report", 6) == 0))
+		abort();
+	if (r != 0 && r != 1 && r != 2 && r != 3 && r != 4 && r != -EINVAL)
 		abort();
 	if (size > 4 && memcmp(data, "why ", 4) == 0)
 		why_operand((const char *)data + 4, size - 4);
