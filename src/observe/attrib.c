@@ -112,23 +112,6 @@ static const enum stat_id reason_stat[ATTRIB__COUNT] = {
     [ATTRIB_ANSWERER] = STAT_BLOCKED_ANSWERER,
 };
 
-const char *attrib_reason_name(enum attrib_reason r)
-{
-	static const char *const names[ATTRIB__COUNT] = {
-	    [ATTRIB_NEVER] = "never_answered",
-	    [ATTRIB_EXPIRED] = "expired",
-	    [ATTRIB_PORT] = "port",
-	    [ATTRIB_DNS] = "dns",
-	    [ATTRIB_NOTSET] = "not_in_set",
-	    [ATTRIB_PROTO] = "protocol",
-	    [ATTRIB_SOURCE] = "source",
-	    [ATTRIB_NAME] = "name",
-	    [ATTRIB_ANSWERER] = "answerer",
-	};
-
-	return (unsigned)r < ATTRIB__COUNT ? names[r] : "unknown";
-}
-
 static bool in_allow_cidrs(const struct config *cfg, const struct netaddr *a)
 {
 	for (size_t i = 0; i < cfg->n_allow_cidrs; i++) {

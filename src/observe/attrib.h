@@ -38,8 +38,25 @@ enum attrib_reason {
 struct attrib;
 
 /* Short stable name of a reason ("never_answered", "expired", "port",
- * "dns", "not_in_set", "protocol"): metric labels and suggest.json. */
-const char *attrib_reason_name(enum attrib_reason r);
+ * "dns", "not_in_set", "protocol"): metric labels and suggest.json. Here,
+ * not in attrib.c, so that learn reads suggest.json's reasons back
+ * without linking the attribution (compare the text, not the pointer). */
+static inline const char *attrib_reason_name(enum attrib_reason r)
+{
+	static const char *const names[ATTRIB__COUNT] = {
+	    [ATTRIB_NEVER] = "never_answered",
+	    [ATTRIB_EXPIRED] = "expired",
+	    [ATTRIB_PORT] = "port",
+	    [ATTRIB_DNS] = "dns",
+	    [ATTRIB_NOTSET] = "not_in_set",
+	    [ATTRIB_PROTO] = "protocol",
+	    [ATTRIB_SOURCE] = "source",
+	    [ATTRIB_NAME] = "name",
+	    [ATTRIB_ANSWERER] = "answerer",
+	};
+
+	return (unsigned)r < ATTRIB__COUNT ? names[r] : "unknown";
+}
 /* Explain one packet (pure): known is the recent memory's entry for its
  * destination, NULL when unknown; now_ms is monotime_ms()'s clock and
  * wall_now the matching real time (times print as HH:MM:SS UTC). The

@@ -5,7 +5,10 @@
  * addressing over twice as many slots, never deleted: once full, new
  * names are counted as dropped), and attributed blocked flows
  * (LEARN_FLOWS_MAX, keyed by destination, protocol, port and reason).
- * Both only grow for the daemon's life; they are small enough for that.
+ * Both only grow for the daemon's life; they are small enough for that,
+ * and start from what the last run saved when it ran in the same mode
+ * (a denial and a "would be denied" are not the same record), so a
+ * restart keeps the egress report and `suggest`, as usage.json does.
  *
  * The state file is JSON, written to a temporary name in the state
  * directory, fsync'ed and renamed over suggest.json, so a reader sees the
@@ -30,7 +33,10 @@
 #include "observe/learn.h"
 #include "base/log.h"
 #include "base/monotime.h"
+#include "base/netaddr.h"
 #include "base/statefs.h"
+#include "dns/dnsmsg.h"
+#include "observe/attrib.h"
 #include "observe/recent.h"
 
 #define SYS	   "learn"
@@ -59,7 +65,7 @@ struct flow {
 	struct netaddr dst;
 	uint8_t proto;
 	uint16_t port;
-	const char *reason; /* static string */
+	const char *reason; /* static string (compared as text) */
 	char name[RECENT_NAME_MAX];
 	uint32_t uid;
 	bool has_uid;
@@ -90,11 +96,17 @@ static bool text_build(const struct learn *l, struct text *t);
 static void learn_saved(const char *dir, const char *name, int rc,
 			bool *warned);
 static cJSON *flow_json(const struct flow *f);
+static struct name_slot *name_slot(struct learn *l, const char *name,
+				   uint32_t h, bool *found);
+static void load(struct learn *l, uid_t uid);
+static void load_names(struct learn *l, const cJSON *names);
+static void load_flows(struct learn *l, const cJSON *flows);
+static double num(const cJSON *o, const char *key);
 
 static struct learn *global;
 
 struct learn *learn_new(struct event_base *base, int dirfd, const char *dir,
-			const char *mode)
+			const char *mode, uid_t uid)
 {
 	struct learn *l = calloc(1, sizeof(*l));
 	struct timeval tv = {LEARN_WRITE_SECONDS, 0};
@@ -106,7 +118,8 @@ struct learn *learn_new(struct event_base *base, int dirfd, const char *dir,
 	l->timer = event_new(base, -1, EV_PERSIST, on_timer, l);
 	if (l->timer == NULL || event_add(l->timer, &tv) != 0)
 		goto fail;
-	l->dirty = true; /* a fresh file says what this run has seen */
+	load(l, uid);
+	l->dirty = true; /* the file says this run's mode, whatever it held */
 	return l;
 fail:
 	if (l != NULL) {
@@ -174,34 +187,49 @@ static bool count_question(struct name_slot *s, uint16_t qtype, uint16_t id,
 	return true;
 }
 
-bool learn_name(const char *name, uint16_t qtype, uint16_t id)
+/* name's slot (*found), or the empty one where it goes (!*found). */
+static struct name_slot *name_slot(struct learn *l, const char *name,
+				   uint32_t h, bool *found)
 {
-	struct learn *l = global;
-	uint64_t now = monotime_ms();
-	uint32_t h;
 	size_t i;
 
-	if (l == NULL)
-		return false;
-	h = name_hash(name);
 	for (i = h % NAME_SLOTS; l->names[i].name != NULL;
 	     i = (i + 1) % NAME_SLOTS) {
 		struct name_slot *s = &l->names[i];
 
-		if (s->hash != h || strcmp(s->name, name) != 0)
-			continue;
+		if (s->hash == h && strcmp(s->name, name) == 0) {
+			*found = true;
+			return s;
+		}
+	}
+	*found = false;
+	return &l->names[i];
+}
+
+bool learn_name(const char *name, uint16_t qtype, uint16_t id)
+{
+	struct learn *l = global;
+	uint64_t now = monotime_ms();
+	struct name_slot *s;
+	uint32_t h;
+	bool found;
+
+	if (l == NULL)
+		return false;
+	h = name_hash(name);
+	s = name_slot(l, name, h, &found);
+	if (found) {
 		if (count_question(s, qtype, id, now))
 			l->dirty = true;
 		return false;
 	}
-	if (l->n_names >= LEARN_NAMES_MAX ||
-	    (l->names[i].name = strdup(name)) == NULL) {
+	if (l->n_names >= LEARN_NAMES_MAX || (s->name = strdup(name)) == NULL) {
 		l->names_dropped++;
 		return false;
 	}
-	l->names[i].hash = h;
-	l->names[i].first_seen = (int64_t)time(NULL);
-	(void)count_question(&l->names[i], qtype, id, now);
+	s->hash = h;
+	s->first_seen = (int64_t)time(NULL);
+	(void)count_question(s, qtype, id, now);
 	l->n_names++;
 	l->dirty = true;
 	return true;
@@ -210,23 +238,18 @@ bool learn_name(const char *name, uint16_t qtype, uint16_t id)
 void learn_name_uid(const char *name, uint32_t uid)
 {
 	struct learn *l = global;
-	uint32_t h;
+	struct name_slot *s;
+	bool found;
 
 	if (l == NULL)
 		return;
-	h = name_hash(name);
-	for (size_t i = h % NAME_SLOTS; l->names[i].name != NULL;
-	     i = (i + 1) % NAME_SLOTS) {
-		struct name_slot *s = &l->names[i];
-
-		if (s->hash == h && strcmp(s->name, name) == 0) {
-			if (!s->has_uid)
-				l->dirty = true;
-			s->uid = uid;
-			s->has_uid = true;
-			return;
-		}
-	}
+	s = name_slot(l, name, name_hash(name), &found);
+	if (!found)
+		return;
+	if (!s->has_uid)
+		l->dirty = true;
+	s->uid = uid;
+	s->has_uid = true;
 }
 
 static struct flow *find_flow(struct learn *l, const struct nflog_pkt *pkt,
@@ -236,7 +259,8 @@ static struct flow *find_flow(struct learn *l, const struct nflog_pkt *pkt,
 		struct flow *f = &l->flows[i];
 
 		if (f->proto == pkt->proto && f->port == pkt->dport &&
-		    f->reason == reason && netaddr_equal(&f->dst, &pkt->dst))
+		    strcmp(f->reason, reason) == 0 &&
+		    netaddr_equal(&f->dst, &pkt->dst))
 			return f;
 	}
 	return NULL;
@@ -592,4 +616,177 @@ int learn_write(struct learn *l)
 	if (rc == 0)
 		l->dirty = false;
 	return rc;
+}
+
+char *learn_read_file(int dirfd, const char *dir, const char *name, uid_t uid,
+		      const char *sys)
+{
+	char err[512];
+	int fd = statefs_open_file(dirfd, dir, name, uid, err, sizeof(err));
+	char *text = NULL;
+	size_t len = 0;
+	ssize_t n = 0;
+
+	if (fd == -EPERM)
+		log_warn(sys, "%s: starting afresh", err);
+	if (fd < 0)
+		return NULL;
+	text = malloc(LEARN_READ_MAX + 1);
+	while (text != NULL && len < LEARN_READ_MAX &&
+	       ((n = read(fd, text + len, LEARN_READ_MAX - len)) > 0 ||
+		(n < 0 && errno == EINTR)))
+		len += n > 0 ? (size_t)n : 0;
+	close(fd);
+	if (text == NULL || n < 0 || len == LEARN_READ_MAX) {
+		free(text);
+		return NULL;
+	}
+	text[len] = '\0';
+	return text;
+}
+
+/* A count, a time, a port from the file: 0 unless a number in 0..2^53. */
+static double num(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0) ||
+	    v->valuedouble > 9007199254740992.0)
+		return 0;
+	return v->valuedouble;
+}
+
+/* What an earlier run saved, when it ran in this run's mode; a file that
+ * is refused or does not parse is said once and replaced. */
+static void load(struct learn *l, uid_t uid)
+{
+	char *text = learn_read_file(l->dirfd, l->dir, LEARN_FILE, uid, SYS);
+	cJSON *root = text != NULL ? cJSON_Parse(text) : NULL;
+	const char *mode = cJSON_GetStringValue(
+	    cJSON_GetObjectItemCaseSensitive(root, "mode"));
+	const cJSON *names = cJSON_GetObjectItemCaseSensitive(root, "names");
+	const cJSON *flows = cJSON_GetObjectItemCaseSensitive(root, "flows");
+
+	if (text == NULL)
+		goto out;
+	if (mode == NULL || !cJSON_IsArray(names) || !cJSON_IsArray(flows)) {
+		log_warn(SYS, "%s/%s is not a suggest file: starting afresh",
+			 l->dir, LEARN_FILE);
+		goto out;
+	}
+	if (strcmp(mode, l->mode) != 0) {
+		log_info(SYS,
+			 "%s/%s was saved in mode %.16s, this run is in mode "
+			 "%s: its denied names and blocked flows are not "
+			 "kept, starting afresh",
+			 l->dir, LEARN_FILE, mode, l->mode);
+		goto out;
+	}
+	load_names(l, names);
+	load_flows(l, flows);
+	l->names_dropped += (uint64_t)num(root, "names_dropped");
+	l->flows_dropped += (uint64_t)num(root, "flows_dropped");
+out:
+	cJSON_Delete(root);
+	free(text);
+}
+
+/* The saved names (a malformed one is skipped, one past LEARN_NAMES_MAX
+ * counted as dropped); every type's count restarts at the name's. */
+static void load_names(struct learn *l, const cJSON *names)
+{
+	const cJSON *it;
+
+	cJSON_ArrayForEach(it, names)
+	{
+		const char *name = cJSON_GetStringValue(
+		    cJSON_GetObjectItemCaseSensitive(it, "name"));
+		const cJSON *uid = cJSON_GetObjectItemCaseSensitive(it, "uid");
+		uint64_t count = (uint64_t)num(it, "count");
+		struct name_slot *s;
+		uint32_t h;
+		bool found;
+
+		if (name == NULL || name[0] == '\0' ||
+		    strlen(name) >= DNS_NAME_STRLEN)
+			continue;
+		h = name_hash(name);
+		s = name_slot(l, name, h, &found);
+		if (found)
+			continue;
+		if (l->n_names >= LEARN_NAMES_MAX ||
+		    (s->name = strdup(name)) == NULL) {
+			l->names_dropped++;
+			continue;
+		}
+		s->hash = h;
+		s->count = count < UINT32_MAX ? (uint32_t)count : UINT32_MAX;
+		for (size_t c = 0; c < QCLASSES; c++)
+			s->asked[c] = s->count;
+		s->first_seen = (int64_t)num(it, "first_seen");
+		if (cJSON_IsNumber(uid) && num(it, "uid") <= UINT32_MAX) {
+			s->uid = (uint32_t)num(it, "uid");
+			s->has_uid = true;
+		}
+		l->n_names++;
+	}
+}
+
+/* reason's static string (learn keys flows by it), or NULL. */
+static const char *reason_of(const char *text)
+{
+	for (int r = 0; text != NULL && r < ATTRIB__COUNT; r++) {
+		const char *known = attrib_reason_name((enum attrib_reason)r);
+
+		if (strcmp(text, known) == 0)
+			return known;
+	}
+	return NULL;
+}
+
+/* The saved blocked flows (one with an unknown reason or a malformed
+ * field is skipped, one past LEARN_FLOWS_MAX counted as dropped). */
+static void load_flows(struct learn *l, const cJSON *flows)
+{
+	const cJSON *it;
+
+	cJSON_ArrayForEach(it, flows)
+	{
+		const char *dst = cJSON_GetStringValue(
+		    cJSON_GetObjectItemCaseSensitive(it, "dst"));
+		const char *name = cJSON_GetStringValue(
+		    cJSON_GetObjectItemCaseSensitive(it, "name"));
+		const char *reason = reason_of(cJSON_GetStringValue(
+		    cJSON_GetObjectItemCaseSensitive(it, "reason")));
+		const cJSON *uid = cJSON_GetObjectItemCaseSensitive(it, "uid");
+		struct nflog_pkt pkt = {0};
+		struct flow *f;
+
+		if (dst == NULL || netaddr_parse(dst, &pkt.dst) != 0 ||
+		    reason == NULL || num(it, "proto") > UINT8_MAX ||
+		    num(it, "port") > UINT16_MAX ||
+		    (name != NULL && strlen(name) >= RECENT_NAME_MAX))
+			continue;
+		pkt.proto = (uint8_t)num(it, "proto");
+		pkt.dport = (uint16_t)num(it, "port");
+		if (find_flow(l, &pkt, reason) != NULL)
+			continue;
+		if (l->n_flows >= LEARN_FLOWS_MAX) {
+			l->flows_dropped++;
+			continue;
+		}
+		f = &l->flows[l->n_flows++];
+		memset(f, 0, sizeof(*f));
+		f->dst = pkt.dst;
+		f->proto = pkt.proto;
+		f->port = pkt.dport;
+		f->reason = reason;
+		if (name != NULL)
+			snprintf(f->name, sizeof(f->name), "%s", name);
+		if (cJSON_IsNumber(uid) && num(it, "uid") <= UINT32_MAX) {
+			f->uid = (uint32_t)num(it, "uid");
+			f->has_uid = true;
+		}
+		f->count = (uint64_t)num(it, "count");
+	}
 }

@@ -22,9 +22,12 @@ struct learn;
 
 /* Takes over dirfd (the state directory, instance_open_dir); writes every
  * LEARN_WRITE_SECONDS when something changed, and at learn_free. mode is the
- * config's mode name. */
+ * config's mode name. What an earlier run left in suggest.json is read
+ * back (statefs_open_file's trust, for a daemon running as uid) when it
+ * was saved in the same mode: audit's "would be denied" and enforce's
+ * denials are never mixed. */
 struct learn *learn_new(struct event_base *base, int dirfd, const char *dir,
-			const char *mode);
+			const char *mode, uid_t uid);
 void learn_free(struct learn *l);
 /* A reload's mode name (static): the next write says it. */
 void learn_set_mode(struct learn *l, const char *mode);
@@ -42,6 +45,12 @@ void learn_set_global(struct learn *l);
 /* Write text to name in the directory dirfd as a whole: a temporary
  * ".NAME.tmp", fsync, rename. 0 or -errno. usage.c writes with it too. */
 int learn_write_file(int dirfd, const char *name, const char *text);
+/* name in dirfd, NUL-terminated, when statefs_open_file trusts it for a
+ * daemon running as uid and it is under LEARN_READ_MAX bytes; else NULL
+ * (a refused file is logged at warning under sys). */
+#define LEARN_READ_MAX (8u << 20)
+char *learn_read_file(int dirfd, const char *dir, const char *name, uid_t uid,
+		      const char *sys);
 /* root (taken over, may be NULL) printed and written with
  * learn_write_file; the first failure after a success is logged, naming
  * dir/name (*warned remembers it). 0 or -errno. */

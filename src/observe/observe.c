@@ -69,8 +69,8 @@ static void open_learn(struct observe *o, struct event_base *base,
 			 err);
 		return;
 	}
-	o->learn =
-	    learn_new(base, fd, cfg->state_dir, config_mode_name(cfg->mode));
+	o->learn = learn_new(base, fd, cfg->state_dir,
+			     config_mode_name(cfg->mode), uid);
 	if (o->learn == NULL)
 		log_warn("learn", "out of memory: no learned allowlist");
 	learn_set_global(o->learn);

@@ -47,7 +47,6 @@
 
 #define SYS		"usage"
 #define SLOTS		(2 * USAGE_MAX)
-#define READ_MAX	(8u << 20)
 #define ENTRY_MAX	260 /* "*." and a name */
 #define NAME_SLOTS	(2 * USAGE_NAMES_MAX)
 #define USAGE_LOOKUP_MS 1000
@@ -98,7 +97,6 @@ static bool names_json(const struct usage *u, cJSON *root);
 static void load_names(struct usage *u, const cJSON *root);
 static void on_timer(evutil_socket_t fd, short what, void *arg);
 static void load(struct usage *u, uid_t uid);
-static char *read_all(int dirfd, const char *dir, const char *name, uid_t uid);
 static cJSON *to_json(const struct usage *u);
 static double num(const cJSON *o, const char *key);
 
@@ -454,34 +452,6 @@ int usage_write(struct usage *u)
 	return rc;
 }
 
-/* The whole file, NUL-terminated, or NULL (missing, unreadable, over
- * READ_MAX, refused by statefs_open_file: said). */
-static char *read_all(int dirfd, const char *dir, const char *name, uid_t uid)
-{
-	char err[512];
-	int fd = statefs_open_file(dirfd, dir, name, uid, err, sizeof(err));
-	char *text = NULL;
-	size_t len = 0;
-	ssize_t n = 0;
-
-	if (fd == -EPERM)
-		log_warn(SYS, "%s: starting afresh", err);
-	if (fd < 0)
-		return NULL;
-	text = malloc(READ_MAX + 1);
-	while (text != NULL && len < READ_MAX &&
-	       ((n = read(fd, text + len, READ_MAX - len)) > 0 ||
-		(n < 0 && errno == EINTR)))
-		len += n > 0 ? (size_t)n : 0;
-	close(fd);
-	if (text == NULL || n < 0 || len == READ_MAX) {
-		free(text);
-		return NULL;
-	}
-	text[len] = '\0';
-	return text;
-}
-
 /* A count or a time from the file: 0 unless a number in 0..2^53. */
 static double num(const cJSON *o, const char *key)
 {
@@ -497,7 +467,7 @@ static double num(const cJSON *o, const char *key)
  * replaced. */
 static void load(struct usage *u, uid_t uid)
 {
-	char *text = read_all(u->dirfd, u->dir, USAGE_FILE, uid);
+	char *text = learn_read_file(u->dirfd, u->dir, USAGE_FILE, uid, SYS);
 	cJSON *root = text != NULL ? cJSON_Parse(text) : NULL;
 	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "entries");
 	const cJSON *it;

@@ -13,8 +13,9 @@
 # stderr names the control socket as the source. After the daemon
 # stopped, `report` reads state_dir (and says so) and holds the same
 # records; a restarted daemon still reports the allowed name with its
-# first-seen time and addresses. Positive control: the allowed name resolves and its page is
-# served. Errors: no daemon and an empty state_dir name both and exit
+# first-seen time and addresses, the denied name and both blocked flows
+# (suggest.json is read back at start, like usage.json). Positive
+# control: the allowed name resolves and its page is served. Errors: no daemon and an empty state_dir name both and exit
 # non-zero; a bad --format names the flag and the accepted values.
 source "$(dirname "$0")/lib.sh"
 df_setup
@@ -95,7 +96,8 @@ printf '%s\n' "$DF_CMD_OUT" >"$DF_TMP/stopped.json"
 check_json "$DF_TMP/stopped.json" "report from state_dir" || fail "report from state_dir lacks a record"
 ok "stopped: report from state_dir holds the same records and says where it read them"
 
-# A restart keeps the allowed names (usage.json is read at start).
+# A restart keeps the allowed names (usage.json is read at start), the
+# denied names and the blocked flows (suggest.json is).
 first="$("$DF_PY" -c 'import json, sys
 print([n for n in json.load(open(sys.argv[1]))["allowed_names"] if n["name"] == "www.allowed.test"][0]["first_seen"])' "$DF_TMP/stopped.json")"
 df_start_dnsfence allow='["www.allowed.test"]'
@@ -106,6 +108,10 @@ n = [n for n in json.loads(sys.argv[1])["allowed_names"] if n["name"] == "www.al
 sys.exit(0 if n and n[0]["count"] >= 1 and n[0]["first_seen"] == float(sys.argv[2]) and "198.18.1.10" in n[0]["addresses"] else 1)' \
 	"$DF_CMD_OUT" "$first" || fail "the restart lost www.allowed.test's record (first seen $first): $DF_CMD_OUT"
 ok "restarted: the allowed name's record (first seen, addresses) is still there"
+printf '%s\n' "$DF_CMD_OUT" >"$DF_TMP/restarted.json"
+check_json "$DF_TMP/restarted.json" "report after the restart" ||
+	fail "the restart lost the denied name or a blocked flow"
+ok "restarted: the denied name and both blocked flows are still there"
 df_stop_dnsfence
 
 # No daemon, no records.

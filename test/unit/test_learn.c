@@ -4,7 +4,10 @@
  * tree, it must parse back to the same names, counts and flows, with
  * names that need escaping (quotes, backslashes, control bytes) intact;
  * the file learn_write leaves is that same text, also when it is
- * written in many pieces (LEARN_NAMES_MAX names, about 400 KiB).
+ * written in many pieces (LEARN_NAMES_MAX names, about 400 KiB). A new
+ * learn on the same directory starts from the file (a restart keeps the
+ * names and flows), unless it was saved in the other mode, is group
+ * writable or does not parse.
  */
 #include <fcntl.h>
 #include <setjmp.h>
@@ -16,12 +19,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
 #include <cmocka.h>
 #include <event2/event.h>
 
+#include "observe/attrib.h"
 #include "observe/learn.h"
 
 static const char *const tricky[] = {
@@ -75,7 +80,7 @@ static struct learn *enforcing_learn(struct event_base *base, char *dir,
 	assert_non_null(mkdtemp(dir));
 	*dirfd = open(dir, O_RDONLY | O_DIRECTORY);
 	assert_true(*dirfd >= 0);
-	l = learn_new(base, *dirfd, dir, "enforce");
+	l = learn_new(base, *dirfd, dir, "enforce", getuid());
 	assert_non_null(l);
 	learn_set_global(l);
 	return l;
@@ -175,7 +180,7 @@ static void empty_text_is_json(void **state)
 	(void)state;
 	assert_non_null(mkdtemp(dir));
 	dirfd = open(dir, O_RDONLY | O_DIRECTORY);
-	l = learn_new(base, dirfd, dir, "audit");
+	l = learn_new(base, dirfd, dir, "audit", getuid());
 	assert_non_null(l);
 	text = learn_text(l);
 	root = cJSON_Parse(text);
@@ -275,6 +280,193 @@ static void counts_questions_with_uid(void **state)
 	event_base_free(base);
 }
 
+/* A learn of mode on dir, which holds what an earlier one saved: the
+ * global one. */
+static struct learn *reopened(struct event_base *base, const char *dir,
+			      const char *mode)
+{
+	int dirfd = open(dir, O_RDONLY | O_DIRECTORY);
+	struct learn *l;
+
+	assert_true(dirfd >= 0);
+	l = learn_new(base, dirfd, dir, mode, getuid());
+	assert_non_null(l);
+	learn_set_global(l);
+	return l;
+}
+
+/* l's text, parsed. */
+static cJSON *parsed(const struct learn *l)
+{
+	char *text = learn_text(l);
+	cJSON *root = text != NULL ? cJSON_Parse(text) : NULL;
+
+	free(text);
+	assert_non_null(root);
+	return root;
+}
+
+static int num_of(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	assert_true(cJSON_IsNumber(v));
+	return v->valueint;
+}
+
+static void gone(const char *dir)
+{
+	int dirfd = open(dir, O_RDONLY | O_DIRECTORY);
+
+	(void)unlinkat(dirfd, LEARN_FILE, 0);
+	close(dirfd);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+/* A restart in the same mode keeps the denied names (count, uid, first
+ * seen) and the blocked flows (reason mapped back to attrib's string, so
+ * the next block of the same flow counts on it); a flow whose reason is
+ * not attrib's is dropped; a restart in the other mode starts afresh. */
+static void restart_keeps_names_and_flows(void **state)
+{
+	char dir[] = "/tmp/test_learn.XXXXXX";
+	struct event_base *base = event_base_new();
+	struct nflog_pkt pkt = {.proto = 6, .has_ports = true, .dport = 8080};
+	const char *port = attrib_reason_name(ATTRIB_PORT);
+	const cJSON *n, *flows, *f;
+	struct learn *l;
+	cJSON *root;
+	double first;
+	int dirfd;
+
+	(void)state;
+	l = enforcing_learn(base, dir, &dirfd);
+	assert_true(learn_name("kept.denied.example", 1, 1));
+	learn_name_uid("kept.denied.example", 4242);
+	learn_name("kept.denied.example", 1, 2);
+	assert_int_equal(netaddr_parse("198.18.0.9", &pkt.dst), 0);
+	pkt.has_uid = true;
+	pkt.uid = 4243;
+	learn_flow(&pkt, port, "kept.denied.example");
+	pkt.dport = 9090;
+	learn_flow(&pkt, "not a reason of attrib", NULL);
+	pkt.dport = 8080;
+	root = parsed(l);
+	first = cJSON_GetObjectItemCaseSensitive(
+		    name_entry(cJSON_GetObjectItemCaseSensitive(root, "names"),
+			       "kept.denied.example"),
+		    "first_seen")
+		    ->valuedouble;
+	cJSON_Delete(root);
+	learn_free(l); /* writes, as a stopping daemon does */
+
+	l = reopened(base, dir, "enforce");
+	root = parsed(l);
+	n = name_entry(cJSON_GetObjectItemCaseSensitive(root, "names"),
+		       "kept.denied.example");
+	assert_non_null(n);
+	assert_int_equal(num_of(n, "count"), 2);
+	assert_int_equal(num_of(n, "uid"), 4242);
+	assert_true(
+	    cJSON_GetObjectItemCaseSensitive(n, "first_seen")->valuedouble ==
+	    first);
+	flows = cJSON_GetObjectItemCaseSensitive(root, "flows");
+	assert_int_equal(cJSON_GetArraySize(flows), 1);
+	f = cJSON_GetArrayItem(flows, 0);
+	assert_string_equal(
+	    cJSON_GetObjectItemCaseSensitive(f, "dst")->valuestring,
+	    "198.18.0.9");
+	assert_int_equal(num_of(f, "proto"), 6);
+	assert_int_equal(num_of(f, "port"), 8080);
+	assert_string_equal(
+	    cJSON_GetObjectItemCaseSensitive(f, "reason")->valuestring, "port");
+	assert_string_equal(
+	    cJSON_GetObjectItemCaseSensitive(f, "name")->valuestring,
+	    "kept.denied.example");
+	assert_int_equal(num_of(f, "uid"), 4243);
+	assert_int_equal(num_of(f, "count"), 1);
+	cJSON_Delete(root);
+	learn_flow(&pkt, port, "kept.denied.example");
+	assert_false(learn_name("kept.denied.example", 1, 3));
+	root = parsed(l);
+	f = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "flows"),
+			       0);
+	assert_int_equal(num_of(f, "count"), 2);
+	assert_int_equal(
+	    cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(root, "flows")),
+	    1);
+	n = name_entry(cJSON_GetObjectItemCaseSensitive(root, "names"),
+		       "kept.denied.example");
+	assert_int_equal(num_of(n, "count"), 3);
+	cJSON_Delete(root);
+	learn_free(l);
+
+	l = reopened(base, dir,
+		     "audit"); /* enforce's denials are not audit's */
+	root = parsed(l);
+	assert_string_equal(
+	    cJSON_GetObjectItemCaseSensitive(root, "mode")->valuestring,
+	    "audit");
+	assert_int_equal(
+	    cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(root, "names")),
+	    0);
+	assert_int_equal(
+	    cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(root, "flows")),
+	    0);
+	cJSON_Delete(root);
+	learn_free(l);
+	gone(dir);
+	event_base_free(base);
+}
+
+/* A file someone else could have written (group writable) or that does
+ * not parse is not read back: the learn starts empty, and works. */
+static void untrusted_or_broken_file_ignored(void **state)
+{
+	char dir[] = "/tmp/test_learn.XXXXXX";
+	struct event_base *base = event_base_new();
+	const char *broken = "{\"mode\": \"enforce\", \"names\": [";
+	struct learn *l;
+	cJSON *root;
+	int dirfd, fd;
+
+	(void)state;
+	l = enforcing_learn(base, dir, &dirfd);
+	learn_name("planted.example", 1, 1);
+	assert_int_equal(learn_write(l), 0);
+	learn_free(l);
+	dirfd = open(dir, O_RDONLY | O_DIRECTORY);
+	assert_true(dirfd >= 0);
+	assert_int_equal(fchmodat(dirfd, LEARN_FILE, 0660, 0), 0);
+	close(dirfd);
+	l = reopened(base, dir, "enforce");
+	root = parsed(l);
+	assert_int_equal(
+	    cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(root, "names")),
+	    0);
+	cJSON_Delete(root);
+	learn_free(l);
+
+	dirfd = open(dir, O_RDONLY | O_DIRECTORY);
+	assert_true(dirfd >= 0);
+	fd = openat(dirfd, LEARN_FILE, O_WRONLY | O_TRUNC);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, broken, strlen(broken)),
+			 (ssize_t)strlen(broken));
+	close(fd);
+	close(dirfd);
+	l = reopened(base, dir, "enforce");
+	assert_true(learn_name("after.example", 1, 1));
+	root = parsed(l);
+	assert_int_equal(
+	    cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(root, "names")),
+	    1);
+	cJSON_Delete(root);
+	learn_free(l);
+	gone(dir);
+	event_base_free(base);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -282,6 +474,8 @@ int main(void)
 	    cmocka_unit_test(empty_text_is_json),
 	    cmocka_unit_test(full_table_file_is_the_text),
 	    cmocka_unit_test(counts_questions_with_uid),
+	    cmocka_unit_test(restart_keeps_names_and_flows),
+	    cmocka_unit_test(untrusted_or_broken_file_ignored),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
