@@ -38,6 +38,7 @@
 #include "daemon/flowcheck.h"
 #include "daemon/nfq.h"
 #include "daemon/reload.h"
+#include "daemon/sockdiag.h"
 #include "flow/flowdecide.h"
 #include "flow/flowmark.h"
 #include "flow/flowpkt.h"
@@ -81,6 +82,9 @@
  * ends its links at once). */
 #define ANSWER_GRACE_S 600
 #define TEXT_MAX       (TLSHELLO_NAME_MAX + 128)
+#define REWRITTEN                                                              \
+	"bytes sent again differ from the bytes read (a rewritten "            \
+	"retransmission: the server would read another stream)"
 /* A QUIC connection let through is remembered (its keys and the stream
  * judged) while its client sends Initials, and this long after the last
  * one: a server stops reading Initials once the handshake moves on, and
@@ -115,6 +119,7 @@ struct flowcheck {
 	struct quic_initial *quic;  /* scratch of one parse */
 	struct quicconn_tab *conns; /* QUIC connections let through */
 	struct flowshare *share;    /* pending flows per subject */
+	struct sockdiag *diag;	    /* what a client's peer acknowledged */
 };
 
 /* The client Initials of one datagram, read as the server reads them
@@ -215,6 +220,9 @@ static size_t hello_len(const uint8_t *p, size_t n);
 static bool same_tag(const struct flowtab_flow *f,
 		     const struct quic_initial *qi);
 static void judge(struct flowcheck *fc, bool recheck, uint32_t id, bool accept);
+static void guard_packet(struct flowcheck *fc, const struct nfq_pkt *qp,
+			 const struct flowpkt *fp);
+static bool guard_ends(void *arg, struct flowtab_flow *f);
 static void send_held(struct flowcheck *fc, struct flowtab_flow *f,
 		      bool accept);
 
@@ -255,6 +263,9 @@ struct flowcheck *flowcheck_new(struct event_base *base,
 			       on_recheck, fc, err, errlen);
 	if (fc->recheck == NULL)
 		goto fail;
+	fc->diag = sockdiag_open(err, errlen);
+	if (fc->diag == NULL)
+		goto fail;
 	return fc;
 fail:
 	flowcheck_free(fc);
@@ -287,6 +298,7 @@ void flowcheck_free(struct flowcheck *fc)
 		return;
 	nfq_close(fc->q); /* held packets are dropped by the kernel */
 	nfq_close(fc->recheck);
+	sockdiag_close(fc->diag);
 	quic_initial_free(fc->quic);
 	quicconn_free(fc->conns);
 	flowshare_free(fc->share);
@@ -494,8 +506,11 @@ static void read_flow(struct flowcheck *fc, struct flowtab_flow *f,
 	if (rc != 0) {
 		/* This packet is not held: its verdict goes out by itself. */
 		verdict(fc, qp->id, auditing(cfg));
-		flowdecide_explain(FLOWDECIDE_UNREADABLE, what, text,
-				   sizeof(text));
+		if (rc == -EBADMSG)
+			snprintf(text, sizeof(text), "%s", REWRITTEN);
+		else
+			flowdecide_explain(FLOWDECIDE_UNREADABLE, what, text,
+					   sizeof(text));
 		finish(fc, f, FLOWDECIDE_UNREADABLE, text);
 		return;
 	}
@@ -647,12 +662,22 @@ static void finish_named(struct flowcheck *fc, struct flowtab_flow *f,
 	stats_inc(reason_stat[r]);
 	if (r != FLOWDECIDE_OK && accept)
 		stats_inc(STAT_FLOW_AUDIT_ALLOWED);
-	send_held(fc, f, accept);
+	if (accept && f->key.proto == IPPROTO_TCP) {
+		/* Guarded until the server acknowledges what was read. */
+		for (size_t i = 0; i < f->n_held; i++)
+			(void)nfq_verdict(fc->q, f->held[i], NF_REPEAT,
+					  FLOW_MARK_GUARD);
+	} else {
+		send_held(fc, f, accept);
+	}
 	if (r != FLOWDECIDE_OK)
 		report(fc, &f->key, f->has_uid, f->uid,
 		       flowdecide_reason_name(r), name, text);
 	flowshare_release(fc->share, &f->key);
-	flowtab_decide(fc->tab, f, accept, monotime_ms());
+	if (accept && f->key.proto == IPPROTO_TCP)
+		flowtab_guard(fc->tab, f, monotime_ms());
+	else
+		flowtab_decide(fc->tab, f, accept, monotime_ms());
 }
 
 static void refuse_one(struct flowcheck *fc, const struct nfq_pkt *qp,
@@ -724,6 +749,7 @@ static void on_sweep(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	flowtab_expire(fc->tab, monotime_ms(), FLOWCHECK_TIMEOUT_MS,
 		       FLOWCHECK_TOTAL_MS, KEEP_DECIDED_MS, on_timeout, fc);
+	flowtab_each_guarded(fc->tab, guard_ends, fc);
 	quicconn_expire(fc->conns, monotime_ms(), QUIC_KEEP_MS);
 	flowshare_expire(fc->share, monotime_ms(),
 			 FLOWCHECK_TOTAL_MS + 2 * SWEEP_MS);
@@ -767,12 +793,75 @@ static void on_recheck(void *arg, const struct nfq_pkt *qp)
 	struct flowpkt fp;
 
 	if (qp->payload == NULL ||
-	    flowpkt_parse(qp->payload, qp->len, &fp) != 0 ||
-	    fp.proto != IPPROTO_UDP) {
+	    flowpkt_parse(qp->payload, qp->len, &fp) != 0) {
 		(void)nfq_verdict(fc->recheck, qp->id, NF_DROP, 0);
 		return;
 	}
-	quic_packet(fc, qp, &fp, true);
+	if (fp.proto == IPPROTO_TCP)
+		guard_packet(fc, qp, &fp);
+	else
+		quic_packet(fc, qp, &fp, true);
+}
+
+/* A packet of a TCP flow accepted whose guard bit is set (FLOW_MARK_GUARD:
+ * the server may not have all the bytes judged; a copy dropped while the
+ * flow was read comes again only now, from the sender's pages). Where it
+ * overlaps the judged stream it must carry the same bytes, or the flow
+ * is refused (reset). The guard ends, by the accept mark repeated, once
+ * the client's socket reports the judged bytes acknowledged (its SYN
+ * counts one): nothing of them is sent again after that. A packet of a
+ * guarded flow no longer remembered (guard_ends let it go, as its
+ * bytes were acknowledged, or its socket is gone) ends the guard too. */
+static void guard_packet(struct flowcheck *fc, const struct nfq_pkt *qp,
+			 const struct flowpkt *fp)
+{
+	struct flowtab_key key = {.src = fp->src,
+				  .dst = fp->dst,
+				  .sport = fp->sport,
+				  .dport = fp->dport,
+				  .proto = IPPROTO_TCP};
+	struct flowtab_flow *f =
+	    flowtab_get(fc->tab, &key, monotime_ms(), false);
+	bool audit = auditing(reload_config(fc->rl));
+	uint64_t acked = 0;
+
+	if (f != NULL &&
+	    (!f->guarded || flowtab_conn_of(f, qp->has_ct_id, qp->ct_id) ==
+				FLOWTAB_CONN_OTHER))
+		f = NULL;
+	if (f != NULL && fp->payload_len > 0 &&
+	    !flowtab_agrees(f, fp->seq, fp->payload, fp->payload_len)) {
+		stats_inc(STAT_FLOW_UNREADABLE);
+		if (audit)
+			stats_inc(STAT_FLOW_AUDIT_ALLOWED);
+		(void)nfq_verdict(fc->recheck, qp->id, NF_REPEAT,
+				  audit ? FLOW_MARK_ACCEPT : FLOW_MARK_REJECT);
+		report(fc, &key, f->has_uid, f->uid,
+		       flowdecide_reason_name(FLOWDECIDE_UNREADABLE), NULL,
+		       REWRITTEN);
+		flowtab_unguard(fc->tab, f);
+		return;
+	}
+	if (f != NULL &&
+	    (sockdiag_acked(fc->diag, &key, &acked) != 0 || acked <= f->len)) {
+		(void)nfq_verdict(fc->recheck, qp->id, NF_ACCEPT, 0);
+		return;
+	}
+	if (f != NULL)
+		flowtab_unguard(fc->tab, f);
+	(void)nfq_verdict(fc->recheck, qp->id, NF_REPEAT, FLOW_MARK_ACCEPT);
+}
+
+/* flowtab_each_guarded, each sweep: a guarded flow is forgotten once its
+ * judged bytes are acknowledged (its next packet ends the guard) or its
+ * socket is gone (nothing can send them again). */
+static bool guard_ends(void *arg, struct flowtab_flow *f)
+{
+	struct flowcheck *fc = arg;
+	uint64_t acked = 0;
+	int rc = sockdiag_acked(fc->diag, &f->key, &acked);
+
+	return rc == -ENOENT || (rc == 0 && acked > f->len);
 }
 
 static bool same_tag(const struct flowtab_flow *f,

@@ -268,8 +268,9 @@ static int take_nfq(struct link *l, const struct ipc_msg *m, int passed)
 static int take_verdict(struct link *l, const struct ipc_msg *m)
 {
 	bool ok = m->verdict == NF_ACCEPT || m->verdict == NF_DROP ||
-		  (m->verdict == NF_REPEAT && (m->mark == FLOW_MARK_ACCEPT ||
-					       m->mark == FLOW_MARK_REJECT));
+		  (m->verdict == NF_REPEAT &&
+		   (m->mark == FLOW_MARK_ACCEPT ||
+		    m->mark == FLOW_MARK_REJECT || m->mark == FLOW_MARK_GUARD));
 	int rc;
 
 	if (!ok || (m->verdict != NF_REPEAT && m->mark != 0)) {

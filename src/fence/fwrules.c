@@ -88,6 +88,7 @@ static int port_list(const struct config_port *ports, size_t n, uint8_t proto,
 		     size_t *i, char *list, size_t cap);
 static int render_name_check(const struct config *cfg, int family,
 			     const char *set, struct fw_rules *r);
+static int copy_verdict(uint32_t m, struct fw_rules *r);
 static int render_queue(int family, const char *set, const char *list,
 			struct fw_rules *r);
 static int render_quic(const struct config *cfg, int family, const char *set,
@@ -597,7 +598,9 @@ static int render_ports(const struct config *cfg, int family, const char *set,
 }
 
 /* The name check's rules (docs/firewall.md): the verdict a repeated
- * packet carries goes into its flow's connmark; a flow refused is reset
+ * packet carries goes into its flow's connmark; a flow accepted keeps
+ * sending its packets to the recheck queue while its guard bit is set
+ * (the judged bytes not yet acknowledged); a flow refused is reset
  * on each packet it still sends (the original direction only: the reset
  * our own REJECT sends back travels OUTPUT too); a flow that starts to a
  * set member on a checked port is marked pending by its SYN, and its
@@ -611,16 +614,11 @@ static int render_name_check(const struct config *cfg, int family,
 	size_t i = 0;
 	int ret;
 
-	ret = fw_rules_add(r,
-			   C "-m mark --mark 0x%x -j CONNMARK --set-xmark "
-			     "0x%x/0x%x",
-			   FLOW_MARK_ACCEPT, FLOW_MARK_ACCEPT, FLOW_MARK_MASK);
+	ret = copy_verdict(FLOW_MARK_ACCEPT, r);
 	if (!ret)
-		ret = fw_rules_add(r,
-				   C "-m mark --mark 0x%x -j CONNMARK "
-				     "--set-xmark 0x%x/0x%x",
-				   FLOW_MARK_REJECT, FLOW_MARK_REJECT,
-				   FLOW_MARK_MASK);
+		ret = copy_verdict(FLOW_MARK_REJECT, r);
+	if (!ret)
+		ret = copy_verdict(FLOW_MARK_GUARD, r);
 	if (!ret)
 		ret = fw_rules_add(
 		    r,
@@ -634,13 +632,30 @@ static int render_name_check(const struct config *cfg, int family,
 	while (!ret && port_list(cfg->http_ports, cfg->n_http_ports,
 				 IPPROTO_TCP, &i, list, sizeof(list)) > 0)
 		ret = render_queue(family, set, list, r);
+	if (!ret)
+		ret = fw_rules_add(r,
+				   C "-p tcp -m connmark --mark 0x%x/0x%x -m "
+				     "conntrack --ctstate ESTABLISHED --ctdir "
+				     "ORIGINAL -j NFQUEUE --queue-num %d",
+				   FLOW_MARK_PENDING, FLOW_MARK_MASK,
+				   FLOW_QUEUE_NUM);
 	return ret ? ret
 		   : fw_rules_add(r,
 				  C "-p tcp -m connmark --mark 0x%x/0x%x -m "
-				    "conntrack --ctstate ESTABLISHED --ctdir "
+				    "mark ! --mark 0x%x -m conntrack --ctdir "
 				    "ORIGINAL -j NFQUEUE --queue-num %d",
-				  FLOW_MARK_PENDING, FLOW_MARK_MASK,
-				  FLOW_QUEUE_NUM);
+				  FLOW_MARK_GUARD_BIT, FLOW_MARK_GUARD_BIT,
+				  FLOW_MARK_GUARD, FLOW_QUEUE_RECHECK);
+}
+
+/* The rule that copies verdict mark m, on a repeated packet, into its
+ * flow's connmark, all three bits: accept and refuse clear the guard. */
+static int copy_verdict(uint32_t m, struct fw_rules *r)
+{
+	return fw_rules_add(r,
+			    C "-m mark --mark 0x%x -j CONNMARK --set-xmark "
+			      "0x%x/0x%x",
+			    m, m, FLOW_MARK_ALL);
 }
 
 /* A new flow to a set member on ports list: marked pending (queued by

@@ -20,6 +20,15 @@
 #define FLOW_MARK_ACCEPT   0x100000u
 #define FLOW_MARK_REJECT   0x200000u
 #define FLOW_MARK_MASK	   0x300000u
+/* A TCP flow accepted whose judged bytes the server has not yet
+ * acknowledged: the verdict bits read accept, and the guard bit sends the
+ * flow's packets to FLOW_QUEUE_RECHECK, where every byte of the judged
+ * range sent again must equal the copy judged (a sender can rewrite a
+ * queued page: MSG_ZEROCOPY, sendfile). The accept mark, repeated, clears
+ * the bit once the client's socket reports the range acknowledged. */
+#define FLOW_MARK_GUARD_BIT 0x400000u
+#define FLOW_MARK_GUARD	    (FLOW_MARK_ACCEPT | FLOW_MARK_GUARD_BIT)
+#define FLOW_MARK_ALL	    (FLOW_MARK_MASK | FLOW_MARK_GUARD_BIT)
 /* A TCP flow to a set member on a checked port, from its SYN on, until
  * its verdict: its packets go to the queue whatever the set holds later
  * (an entry may time out before the flow sends its first bytes). */

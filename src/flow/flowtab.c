@@ -5,8 +5,11 @@
  * Reassembly is in order only: the local stack hands its segments to the
  * queue in sequence, so a segment past the end of what we have means one
  * was dropped, and dropping this one too makes the sender retransmit
- * both. Bytes we have already are not compared again (the stream was
- * parsed from what arrived first; a retransmission cannot change it). */
+ * both. Bytes we have already are compared again: a sender can rewrite
+ * a page the kernel still holds (MSG_ZEROCOPY, sendfile), and a copy we
+ * dropped (to let the sender go on) reaches the server only as such a
+ * retransmission. A flow accepted keeps its stream (guarded) until the
+ * server has acknowledged it, for the same comparison. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,6 +119,8 @@ int flowtab_append(struct flowtab *t, struct flowtab_flow *f, uint32_t seq,
 		f->has_start = true;
 		f->isn = seq;
 	}
+	if (!flowtab_agrees(f, seq, p, n))
+		return -EBADMSG;
 	off = seq - f->isn; /* modulo 2^32, as TCP counts */
 	if (off > (uint32_t)f->len) {
 		/* Before the start (a wrapped, negative offset) is old. */
@@ -130,6 +135,28 @@ int flowtab_append(struct flowtab *t, struct flowtab_flow *f, uint32_t seq,
 	memcpy(f->buf + want - fresh, p + (n - fresh), fresh);
 	f->moved_ms = now;
 	return 0;
+}
+
+bool flowtab_agrees(const struct flowtab_flow *f, uint32_t seq,
+		    const uint8_t *p, size_t n)
+{
+	uint32_t off = seq - f->isn; /* modulo 2^32, as TCP counts */
+	size_t skip = 0, over;
+
+	if (!f->has_start)
+		return true;
+	if (off > UINT32_MAX / 2) { /* starts before the stream */
+		skip = (size_t)(f->isn - seq);
+		if (skip >= n)
+			return true;
+		off = 0;
+	}
+	if (off >= f->len)
+		return true;
+	over = n - skip;
+	if (over > f->len - off)
+		over = f->len - off;
+	return memcmp(f->buf + off, p + skip, over) == 0;
 }
 
 /* Grow f's buffer to want bytes (the gap zeroed), within the bounds. */
@@ -238,6 +265,41 @@ void flowtab_decide(struct flowtab *t, struct flowtab_flow *f, bool accept,
 	t->reading--;
 }
 
+void flowtab_guard(struct flowtab *t, struct flowtab_flow *f, uint64_t now)
+{
+	if (f->decided)
+		return;
+	f->n_held = 0;
+	f->decided = true;
+	f->accept = true;
+	f->guarded = true;
+	f->decided_ms = now;
+	t->reading--;
+}
+
+void flowtab_unguard(struct flowtab *t, struct flowtab_flow *f)
+{
+	if (!f->guarded)
+		return;
+	drop_stream(t, f);
+	f->guarded = false;
+}
+
+void flowtab_each_guarded(struct flowtab *t, flowtab_guard_fn fn, void *arg)
+{
+	for (size_t i = 0; i < BUCKETS; i++) {
+		struct flowtab_flow **pp = &t->b[i];
+
+		while (*pp != NULL) {
+			if ((*pp)->guarded && fn(arg, *pp)) {
+				unlink_flow(t, pp);
+				continue;
+			}
+			pp = &(*pp)->next;
+		}
+	}
+}
+
 static void unlink_flow(struct flowtab *t, struct flowtab_flow **pp)
 {
 	struct flowtab_flow *f = *pp;
@@ -288,7 +350,8 @@ void flowtab_expire(struct flowtab *t, uint64_t now, uint64_t idle_ms,
 				       : FLOWTAB_LATE_IDLE);
 				flowtab_decide(t, f, false, now);
 			}
-			if (f->decided && now - f->decided_ms >= keep_ms) {
+			if (f->decided && !f->guarded &&
+			    now - f->decided_ms >= keep_ms) {
 				unlink_flow(t, pp);
 				continue;
 			}

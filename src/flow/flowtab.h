@@ -37,7 +37,11 @@ struct flowtab_flow {
 	uint64_t started_ms, decided_ms;
 	uint64_t moved_ms;    /* flowtab_append: when the stream last grew */
 	bool decided, accept; /* the verdict, once decided */
-	bool has_start;	      /* isn is the stream's first byte */
+	/* Accepted, its judged bytes (buf, len) kept until the server has
+	 * acknowledged them (flowtab_guard): what the flow sends again over
+	 * them must equal them (flowtab_agrees). */
+	bool guarded;
+	bool has_start; /* isn is the stream's first byte */
 	uint32_t isn;
 	uint8_t *buf; /* the stream from isn on, len bytes */
 	size_t len, cap;
@@ -76,7 +80,9 @@ struct flowtab_flow *flowtab_get(struct flowtab *t,
  * first segment sets the start), read at now: when it brings new
  * bytes, now is f's moved_ms. 0 (appended, or old bytes again),
  * -EAGAIN (a gap before it: drop it, the sender retransmits),
- * -EMSGSIZE (over the per-flow or total bound). */
+ * -EBADMSG (bytes sent again differ from the ones read: the server keeps
+ * whichever copy reaches it first, and the first may have been dropped
+ * here), -EMSGSIZE (over the per-flow or total bound). */
 int flowtab_append(struct flowtab *t, struct flowtab_flow *f, uint32_t seq,
 		   const uint8_t *p, size_t n, uint64_t now);
 /* The n bytes at offset off of f's stream, in any order (QUIC CRYPTO
@@ -88,12 +94,28 @@ int flowtab_place(struct flowtab *t, struct flowtab_flow *f, uint64_t off,
 		  const uint8_t *p, size_t n);
 /* How many bytes from the stream's start flowtab_place has filled. */
 size_t flowtab_prefix(const struct flowtab_flow *f);
+/* Do the n bytes at sequence number seq equal f's stream where they
+ * overlap it? Bytes before its start or past its end are not compared
+ * (a server drops the ones before; the ones past were never read). */
+bool flowtab_agrees(const struct flowtab_flow *f, uint32_t seq,
+		    const uint8_t *p, size_t n);
 /* Remember a queued packet of f. 0 or -ENOSPC (FLOWTAB_HELD_MAX). */
 int flowtab_hold(struct flowtab_flow *f, uint32_t id);
 /* f is decided: its stream and held packets are forgotten (the caller
  * sent their verdicts), the verdict kept until flowtab_expire drops it. */
 void flowtab_decide(struct flowtab *t, struct flowtab_flow *f, bool accept,
 		    uint64_t now);
+/* f is accepted and guarded: its held packets are forgotten, its stream
+ * kept (still counted in the byte bound) until flowtab_unguard, and it
+ * is never expired by flowtab_expire, only by the caller (the server
+ * has acknowledged the stream, or the sender's socket is gone). */
+void flowtab_guard(struct flowtab *t, struct flowtab_flow *f, uint64_t now);
+/* f's guard ends: its stream is forgotten, the verdict kept as for
+ * flowtab_decide. */
+void flowtab_unguard(struct flowtab *t, struct flowtab_flow *f);
+/* Call fn for each guarded flow; fn returns true to have it removed. */
+typedef bool (*flowtab_guard_fn)(void *arg, struct flowtab_flow *f);
+void flowtab_each_guarded(struct flowtab *t, flowtab_guard_fn fn, void *arg);
 
 /* Which connection a packet of f's four-tuple is of, by the conntrack id
  * it carries (has_conn false: the kernel named none). */

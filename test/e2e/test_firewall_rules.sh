@@ -75,8 +75,9 @@ want4=$(cat <<'RULES'
 -A DNSFENCE-OUT -m conntrack --ctorigsrc 198.18.0.1 --ctorigsrcport 53 -m mark --mark 0x64000000 -j ACCEPT
 -A DNSFENCE-OUT -m conntrack --ctorigsrc 198.18.0.1 --ctorigsrcport 53 -m limit --limit 10/sec --limit-burst 20 -j NFLOG --nflog-prefix dnsfence-dns
 -A DNSFENCE-OUT -m conntrack --ctorigsrc 198.18.0.1 --ctorigsrcport 53 -j DROP
--A DNSFENCE-OUT -m mark --mark 0x100000 -j CONNMARK --set-xmark 0x100000/0x300000
--A DNSFENCE-OUT -m mark --mark 0x200000 -j CONNMARK --set-xmark 0x200000/0x300000
+-A DNSFENCE-OUT -m mark --mark 0x100000 -j CONNMARK --set-xmark 0x100000/0x700000
+-A DNSFENCE-OUT -m mark --mark 0x200000 -j CONNMARK --set-xmark 0x200000/0x700000
+-A DNSFENCE-OUT -m mark --mark 0x500000 -j CONNMARK --set-xmark 0x500000/0x700000
 -A DNSFENCE-OUT -p tcp -m connmark --mark 0x200000/0x300000 -m conntrack --ctdir ORIGINAL -j REJECT --reject-with tcp-reset
 -A DNSFENCE-OUT -p tcp -m set --match-set dnsfence4 dst -m multiport --dports 443 -m tcp --tcp-flags FIN,SYN,RST,ACK SYN -m u32 --u32 "0x0>>0x18&0xf=0x6:0xf" -j DROP
 -A DNSFENCE-OUT -p tcp -m set --match-set dnsfence4 dst -m multiport --dports 443 -m tcp --tcp-flags FIN,SYN,RST,ACK SYN -m u32 --u32 "0x20>>0x1a&0x3c@0x11=0x0:0xffffffff" -j DROP
@@ -85,6 +86,7 @@ want4=$(cat <<'RULES'
 -A DNSFENCE-OUT -p tcp -m set --match-set dnsfence4 dst -m multiport --dports 80 -m tcp --tcp-flags FIN,SYN,RST,ACK SYN -m u32 --u32 "0x20>>0x1a&0x3c@0x11=0x0:0xffffffff" -j DROP
 -A DNSFENCE-OUT -p tcp -m set --match-set dnsfence4 dst -m multiport --dports 80 -m conntrack --ctstate NEW -j CONNMARK --set-xmark 0x300000/0x300000
 -A DNSFENCE-OUT -p tcp -m connmark --mark 0x300000/0x300000 -m conntrack --ctstate ESTABLISHED --ctdir ORIGINAL -j NFQUEUE --queue-num 4453
+-A DNSFENCE-OUT -p tcp -m connmark --mark 0x400000/0x400000 -m mark ! --mark 0x500000 -m conntrack --ctdir ORIGINAL -j NFQUEUE --queue-num 4454
 -A DNSFENCE-OUT -p udp -m connmark --mark 0x200000/0x300000 -m conntrack --ctdir ORIGINAL -j DROP
 -A DNSFENCE-OUT -p udp -m set --match-set dnsfence4 dst -m multiport --dports 443 -m connmark --mark 0x0/0x300000 -m conntrack --ctdir ORIGINAL -j NFQUEUE --queue-num 4453
 -A DNSFENCE-OUT -p udp -m set --match-set dnsfence4 dst -m multiport --dports 443 -m connmark --mark 0x100000/0x300000 -m mark ! --mark 0x100000 -m u32 --u32 "0x0>>0x16&0x3c@0x8>>0x18&0x80=0x80" -m conntrack --ctdir ORIGINAL -j NFQUEUE --queue-num 4454
@@ -125,14 +127,16 @@ want6=$(cat <<'RULES'
 -A DNSFENCE-OUT -m conntrack --ctorigsrc 2001:db8::1 --ctorigsrcport 53 -m mark --mark 0x64000000 -j ACCEPT
 -A DNSFENCE-OUT -m conntrack --ctorigsrc 2001:db8::1 --ctorigsrcport 53 -m limit --limit 10/sec --limit-burst 20 -j NFLOG --nflog-prefix dnsfence-dns
 -A DNSFENCE-OUT -m conntrack --ctorigsrc 2001:db8::1 --ctorigsrcport 53 -j DROP
--A DNSFENCE-OUT -m mark --mark 0x100000 -j CONNMARK --set-xmark 0x100000/0x300000
--A DNSFENCE-OUT -m mark --mark 0x200000 -j CONNMARK --set-xmark 0x200000/0x300000
+-A DNSFENCE-OUT -m mark --mark 0x100000 -j CONNMARK --set-xmark 0x100000/0x700000
+-A DNSFENCE-OUT -m mark --mark 0x200000 -j CONNMARK --set-xmark 0x200000/0x700000
+-A DNSFENCE-OUT -m mark --mark 0x500000 -j CONNMARK --set-xmark 0x500000/0x700000
 -A DNSFENCE-OUT -p tcp -m connmark --mark 0x200000/0x300000 -m conntrack --ctdir ORIGINAL -j REJECT --reject-with tcp-reset
 -A DNSFENCE-OUT -p tcp -m set --match-set dnsfence6 dst -m multiport --dports 443 -m tcp --tcp-flags FIN,SYN,RST,ACK SYN -m u32 --u32 "0x34>>0x1a&0x3c@0x25=0x0:0xffffffff" -j DROP
 -A DNSFENCE-OUT -p tcp -m set --match-set dnsfence6 dst -m multiport --dports 443 -m conntrack --ctstate NEW -j CONNMARK --set-xmark 0x300000/0x300000
 -A DNSFENCE-OUT -p tcp -m set --match-set dnsfence6 dst -m multiport --dports 80 -m tcp --tcp-flags FIN,SYN,RST,ACK SYN -m u32 --u32 "0x34>>0x1a&0x3c@0x25=0x0:0xffffffff" -j DROP
 -A DNSFENCE-OUT -p tcp -m set --match-set dnsfence6 dst -m multiport --dports 80 -m conntrack --ctstate NEW -j CONNMARK --set-xmark 0x300000/0x300000
 -A DNSFENCE-OUT -p tcp -m connmark --mark 0x300000/0x300000 -m conntrack --ctstate ESTABLISHED --ctdir ORIGINAL -j NFQUEUE --queue-num 4453
+-A DNSFENCE-OUT -p tcp -m connmark --mark 0x400000/0x400000 -m mark ! --mark 0x500000 -m conntrack --ctdir ORIGINAL -j NFQUEUE --queue-num 4454
 -A DNSFENCE-OUT -p udp -m connmark --mark 0x200000/0x300000 -m conntrack --ctdir ORIGINAL -j DROP
 -A DNSFENCE-OUT -p udp -m set --match-set dnsfence6 dst -m multiport --dports 443 -m connmark --mark 0x0/0x300000 -m conntrack --ctdir ORIGINAL -j NFQUEUE --queue-num 4453
 -A DNSFENCE-OUT -p udp -m set --match-set dnsfence6 dst -m multiport --dports 443 -m connmark --mark 0x100000/0x300000 -m mark ! --mark 0x100000 -m u32 --u32 "0x30>>0x18&0x80=0x80" -m conntrack --ctdir ORIGINAL -j NFQUEUE --queue-num 4454

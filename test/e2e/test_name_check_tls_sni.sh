@@ -8,7 +8,8 @@
 # evil.test on the same address, a connection with no SNI, and the allowed
 # name a.b.allowed.test, which was never answered with 198.18.1.10. With
 # the check off (a live reload) the same evil.test connection gets through
-# (positive control). Killed daemon: an established flow keeps working, a
+# (positive control). Each accepted flow's guard ends once the server has
+# acknowledged its hello (its conntrack mark). Killed daemon: an established flow keeps working, a
 # new one gets nothing (no --queue-bypass).
 source "$(dirname "$0")/lib.sh"
 WL_UID=4242
@@ -51,6 +52,13 @@ out="$(printf 'GET / HTTP/1.0\r\nHost: www.allowed.test\r\n\r\n' |
 		-servername www.allowed.test 2>/dev/null)" || true
 grep -q allowed-page <<<"$out" || fail "openssl s_client -servername www.allowed.test got: $out"
 ok "allowed name: openssl s_client"
+# Each accepted flow was guarded until the server acknowledged its hello
+# (connmark 0x500000), then its next packet ended the guard (0x100000):
+# the entries of the finished connections keep the mark.
+marks="$(wl conntrack -L -p tcp -d 198.18.1.10 --dport 443 2>/dev/null | grep -o 'mark=[0-9]*' | sort | uniq -c)"
+grep -q "mark=1048576" <<<"$marks" || fail "no accepted flow ended its guard: $marks"
+! grep -q "mark=5242880" <<<"$marks" || fail "an accepted flow is still guarded after it finished: $marks"
+ok "the guard of every accepted flow ended once the server acknowledged its hello"
 
 # Three segments, each sent alone (TCP_NODELAY, a pause between).
 split_hello() {

@@ -709,8 +709,10 @@ static void name_check_queues_only_undecided_flows(void **state)
 	char *v4off = fw_render(off, AF_INET);
 	const char *want =
 	    C "-m mark --mark 0x100000 -j CONNMARK --set-xmark "
-	      "0x100000/0x300000\n" C "-m mark --mark 0x200000 -j CONNMARK "
-	      "--set-xmark 0x200000/0x300000\n" C
+	      "0x100000/0x700000\n" C "-m mark --mark 0x200000 -j CONNMARK "
+	      "--set-xmark 0x200000/0x700000\n" C
+	      "-m mark --mark 0x500000 -j CONNMARK --set-xmark "
+	      "0x500000/0x700000\n" C
 	      "-p tcp -m connmark --mark 0x200000/0x300000 -m conntrack "
 	      "--ctdir ORIGINAL -j REJECT --reject-with tcp-reset\n" C
 	      "-p tcp -m set --match-set dnsfence4 dst -m multiport --dports "
@@ -733,7 +735,10 @@ static void name_check_queues_only_undecided_flows(void **state)
 	      "0x300000/0x300000\n" C
 	      "-p tcp -m connmark --mark 0x300000/0x300000 -m conntrack "
 	      "--ctstate ESTABLISHED --ctdir ORIGINAL -j NFQUEUE --queue-num "
-	      "4453\n" C DNS_REPLIES4
+	      "4453\n" C
+	      "-p tcp -m connmark --mark 0x400000/0x400000 -m mark ! --mark "
+	      "0x500000 -m conntrack --ctdir ORIGINAL -j NFQUEUE --queue-num "
+	      "4454\n" C DNS_REPLIES4
 	      "-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n";
 
 	(void)state;

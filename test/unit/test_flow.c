@@ -426,6 +426,71 @@ static void reassembly_in_order_and_bounded(void **state)
 	flowtab_free(t);
 }
 
+/* Bytes sent again must equal the ones read where they overlap (a sender
+ * can rewrite a page the kernel still holds): before the verdict, and
+ * after it while the accepted flow is guarded, whose stream is kept until
+ * flowtab_unguard and which flowtab_expire never drops. */
+static bool forget_all(void *arg, struct flowtab_flow *f)
+{
+	(void)f;
+	++*(int *)arg;
+	return true;
+}
+
+static void rewritten_bytes_refused_and_guarded_stream_kept(void **state)
+{
+	struct flowtab *t = flowtab_new(4, 100, 400);
+	struct flowtab_key k = {.sport = 1, .dport = 443};
+	const uint8_t good[] = "www.allowed.test", bad[] = "www.evilxxx.test";
+	struct flowtab_flow *f;
+	int seen = 0;
+
+	(void)state;
+	k.src.family = k.dst.family = AF_INET;
+	f = flowtab_get(t, &k, 0, true);
+	assert_true(flowtab_agrees(f, 5, bad, 16)); /* nothing read yet */
+	assert_int_equal(flowtab_append(t, f, 0xfffffff8u, good, 16, 0), 0);
+	/* the same bytes again, whole, shifted, past the end, or from
+	 * before the start, agree; any byte changed does not */
+	assert_int_equal(flowtab_append(t, f, 0xfffffff8u, good, 16, 0), 0);
+	assert_true(flowtab_agrees(f, 0xfffffffcu, good + 4, 12));
+	assert_true(flowtab_agrees(f, 0xfffffff0u, good, 8));
+	assert_true(flowtab_agrees(f, 8, bad, 16));
+	assert_true(
+	    flowtab_agrees(f, 0xfffffff6u, (const uint8_t *)"..www", 5));
+	assert_false(
+	    flowtab_agrees(f, 0xfffffff6u, (const uint8_t *)"..wwx", 5));
+	assert_false(flowtab_agrees(f, 0xfffffff8u, bad, 16));
+	assert_false(flowtab_agrees(f, 0xfffffffcu, bad + 4, 14));
+	assert_int_equal(flowtab_append(t, f, 0xfffffff8u, bad, 16, 0),
+			 -EBADMSG);
+	assert_int_equal(f->len, 16);
+
+	flowtab_guard(t, f, 10);
+	assert_true(f->decided && f->accept && f->guarded);
+	assert_int_equal(flowtab_reading(t), 0);
+	assert_int_equal(flowtab_bytes(t), 16);
+	flowtab_expire(t, 100000, 5000, 30000, 2000, on_timeout, NULL);
+	assert_ptr_equal(flowtab_get(t, &k, 0, false), f);
+	assert_false(flowtab_agrees(f, 0xfffffff8u, bad, 16));
+	flowtab_unguard(t, f);
+	assert_false(f->guarded);
+	assert_int_equal(flowtab_bytes(t), 0);
+	flowtab_each_guarded(t, forget_all, &seen);
+	assert_int_equal(seen, 0);
+	flowtab_expire(t, 100000, 5000, 30000, 2000, on_timeout, NULL);
+	assert_null(flowtab_get(t, &k, 0, false));
+
+	f = flowtab_get(t, &k, 0, true);
+	assert_int_equal(flowtab_append(t, f, 7, good, 16, 0), 0);
+	flowtab_guard(t, f, 10);
+	flowtab_each_guarded(t, forget_all, &seen);
+	assert_int_equal(seen, 1);
+	assert_int_equal(flowtab_count(t), 0);
+	assert_int_equal(flowtab_bytes(t), 0);
+	flowtab_free(t);
+}
+
 /* A slow hello is read on while each segment brings new bytes within the
  * idle bound (old bytes again do not move it), for at most the total
  * bound. */
@@ -673,6 +738,7 @@ int main(void)
 	    cmocka_unit_test(
 		verdict_needs_allowed_and_answered_with_this_address),
 	    cmocka_unit_test(reassembly_in_order_and_bounded),
+	    cmocka_unit_test(rewritten_bytes_refused_and_guarded_stream_kept),
 	    cmocka_unit_test(deadlines_idle_and_total),
 	    cmocka_unit_test(verdict_belongs_to_one_connection),
 	    cmocka_unit_test(packet_headers_and_payload),
