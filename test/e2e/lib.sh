@@ -635,8 +635,10 @@ DF_BUDGET_UNBOUNDED='{"burst": 10000000, "per_minute": 600000000}'
 # df_config [KEY=JSON]...: write a config to $DF_TMP/dnsfence.json: listen on
 # loopback, upstream unbound, ports tcp/80, 443 and 8080 (the tests'
 # listeners), debug log, state_dir $DF_TMP/state and the control socket in
-# $DF_TMP (never the host's /run), plus each KEY=JSON (which replaces a
-# default).
+# $DF_TMP (never the host's /run), guard_interval 30 (the guard's pass reads
+# both rule sets back: every 5 s in every daemon of a parallel suite, it was
+# a tenth of the suite's CPU; a test of the guard gives its own), plus each
+# KEY=JSON (which replaces a default).
 #   df_config allow='["www.allowed.test"]' deny_rcode='"refused"'
 df_config() {
 	DF_DNSFENCE_CONF="$DF_TMP/dnsfence.json"
@@ -645,7 +647,8 @@ import json, os, sys
 conf = {"listen": ["127.0.0.1:53", "[::1]:53"], "upstreams": ["198.18.0.1"], "allow": [],
         "ports": ["tcp/80", "tcp/443", "tcp/8080"], "log": {"level": "debug"},
         "state_dir": sys.argv[2],
-        "control": {"socket": os.path.dirname(sys.argv[1]) + "/control.sock"}}
+        "control": {"socket": os.path.dirname(sys.argv[1]) + "/control.sock"},
+        "guard_interval": 30}
 for arg in sys.argv[3:]:
     key, _, val = arg.partition("=")
     try:

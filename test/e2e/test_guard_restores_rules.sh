@@ -6,7 +6,7 @@
 # difference named, and "check" is 0 again. The daemon keeps serving.
 source "$(dirname "$0")/lib.sh"
 df_setup
-df_start_dnsfence allow='["www.allowed.test"]'
+df_start_dnsfence allow='["www.allowed.test"]' guard_interval=5
 
 in_place() { wl "$DNSFENCE_BIN" -c "$DF_DNSFENCE_CONF" check >/dev/null 2>&1; }
 

@@ -55,7 +55,7 @@ print("%s %d" % ({0: "NOERROR", 3: "NXDOMAIN", 5: "REFUSED"}.get(d[3] & 15, str(
 PY
 }
 
-df_start_dnsfence allow='["www.allowed.test"]' subjects='{"users": ["4242"]}'
+df_start_dnsfence allow='["www.allowed.test"]' subjects='{"users": ["4242"]}' guard_interval=5
 
 # Positive controls, each uid on a port nobody used.
 got="$(ask_from "$OTHER" 45100 "ctl-$$.evil.test")"
