@@ -15,7 +15,7 @@
 # for TLS and HTTP, IPv4 and IPv6, zerocopy and sendfile: the server
 # never reads secret.evil.test, and the client gets a reset, no answer,
 # or (a fence that passes only the copy it judged) www.allowed.test's
-# answer. Controls: the same sequence without the rewrite completes
+# answer; the daemon logs each as a rewritten retransmission. Controls: the same sequence without the rewrite completes
 # through the fence (the server reads www.allowed.test and answers); with
 # the check off (a live reload) and the server's side dropping every
 # segment that carries www.allowed.test (iptables in the upstream
@@ -109,6 +109,11 @@ done
 [ "${#escaped[@]}" -eq 0 ] ||
 	fail "the rewritten retransmission got out, the server read $DENIED: $(printf '%s; ' "${escaped[@]}")"
 ok "the rewrite to $DENIED after the first copy, TLS and HTTP, IPv4 and IPv6, zerocopy and sendfile: the server never read it"
+# Each was refused for what it did, and said so.
+n="$(grep -c "blocked tcp .*a rewritten retransmission" "$DF_DNSFENCE_LOG" || true)"
+[ "$n" -ge "${#CASES[@]}" ] ||
+	fail "$n of ${#CASES[@]} rewrites were logged as a rewritten retransmission: $(grep namecheck "$DF_DNSFENCE_LOG" | tail -n 12)"
+ok "each rewrite refused and logged as a rewritten retransmission"
 
 # Control: with the check off and the server's side dropping every segment
 # that names $ALLOWED, the retransmission carries the rewritten page.
