@@ -3,14 +3,17 @@
  * ports and addresses (inet_diag's exact lookup, no dump), asking for
  * INET_DIAG_INFO; the answer's struct tcp_info is read only as far as the
  * kernel filled it. The request is answered within the sendto, so the
- * blocking receive that follows never waits. The kernel's answer is
- * trusted as the kernel's, and still bounds-checked (libmnl's parser). */
+ * blocking receive that follows does not wait (bounded at 100 ms all the
+ * same; a late answer is skipped by its sequence number). The kernel's
+ * answer is trusted as the kernel's, and still bounds-checked (libmnl's
+ * parser). */
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <arpa/inet.h>
 
 #include <libmnl/libmnl.h>
@@ -48,6 +51,15 @@ struct sockdiag *sockdiag_open(char *err, size_t errlen)
 		return NULL;
 	}
 	d->portid = mnl_socket_get_portid(d->nl);
+	/* The kernel answers within the request; never wait on it long. */
+	if (setsockopt(mnl_socket_get_fd(d->nl), SOL_SOCKET, SO_RCVTIMEO,
+		       &(struct timeval){.tv_usec = 100000},
+		       sizeof(struct timeval)) != 0) {
+		snprintf(err, errlen, "socket diagnostics netlink socket: %s",
+			 strerror(errno));
+		sockdiag_close(d);
+		return NULL;
+	}
 	return d;
 }
 
@@ -120,10 +132,11 @@ int sockdiag_acked(struct sockdiag *d, const struct flowtab_key *key,
 	do {
 		n = mnl_socket_recvfrom(d->nl, buf, sizeof(buf));
 		if (n < 0)
-			return errno == ENOENT ? -ENOENT : -errno;
+			return errno == EAGAIN ? -ETIMEDOUT : -errno;
 		rc =
 		    mnl_cb_run(buf, (size_t)n, d->seq, d->portid, on_msg, &ans);
-	} while (rc > 0 && !ans.answered);
+		/* an earlier request's late answer: skip it */
+	} while ((rc > 0 && !ans.answered) || (rc < 0 && errno == ESRCH));
 	if (rc < 0)
 		return errno == ENOENT ? -ENOENT : -errno;
 	if (!ans.found)

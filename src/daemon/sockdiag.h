@@ -21,7 +21,8 @@ void sockdiag_close(struct sockdiag *d);
 /* The bytes the peer of the TCP socket whose local end is key's source
  * (and remote end its destination) has acknowledged, its SYN counted as
  * one (tcp_info's tcpi_bytes_acked). 0, -ENOENT (no such socket of this
- * namespace, or one without TCP state left: closed), or -errno. */
+ * namespace, or one without TCP state left: closed), -ETIMEDOUT (no
+ * answer within 100 ms), or -errno. */
 int sockdiag_acked(struct sockdiag *d, const struct flowtab_key *key,
 		   uint64_t *acked);
 
