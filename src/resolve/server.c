@@ -17,12 +17,13 @@
  * for SO_TIMESTAMPNS: a query's latency is counted from the kernel's
  * receive, so the time it waited in the socket's buffer is seen (the
  * stage histograms of stats.h), and one that waited past SHED_RECEIVE_NS
- * is dropped unread (shed, counted). A listener on a wildcard address
- * (0.0.0.0, ::) also answers each query from the address it was sent to:
- * a reply from whatever address routing picks is dropped by the client
- * as coming from the wrong server. A TCP connection carries no such
- * option: its interface is the one whose own network holds the peer's
- * address (the source check of forward scope lets no other address in on
+ * is dropped unread (shed, counted). When its buffer is full the kernel
+ * drops the newest datagram, and SO_RXQ_OVFL tells how many (shed too). A
+ * listener on a wildcard address (0.0.0.0, ::) also answers each query from the
+ * address it was sent to: a reply from whatever address routing picks is
+ * dropped by the client as coming from the wrong server. A TCP connection
+ * carries no such option: its interface is the one whose own network holds the
+ * peer's address (the source check of forward scope lets no other address in on
  * that interface), from the host's addresses read at most once a second,
  * not per connection.
  *
@@ -68,7 +69,7 @@
 #define LISTEN_BACKLOG	 256
 #define UDP_CTL_SPACE                                                          \
 	(CMSG_SPACE(sizeof(struct in6_pktinfo)) +                              \
-	 CMSG_SPACE(sizeof(struct timespec)))
+	 CMSG_SPACE(sizeof(struct timespec)) + CMSG_SPACE(sizeof(uint32_t)))
 #define NETS_MAX	 256  /* the host's addresses kept for TCP peers */
 #define NETS_TTL_MS	 1000 /* read again when older */
 #define LOOPBACK_IFINDEX 1    /* lo, in every network namespace */
@@ -88,6 +89,7 @@ struct udp_listener {
 	struct server *s;
 	int fd;
 	bool reply_local; /* wildcard address: reply from the one asked */
+	uint32_t drops;	  /* the kernel's count of datagrams it dropped */
 	struct event *ev;
 };
 
@@ -160,6 +162,7 @@ static void udp_reply(void *ctx, struct rquery *q, const struct sockaddr *peer,
 static void udp_flush(struct udp_listener *l);
 static void on_late(evutil_socket_t fd, short what, void *arg);
 static bool is_wildcard(const struct config_endpoint *ep);
+static void count_drops(struct udp_listener *l, struct msghdr *m);
 static const struct sockaddr *arrived_at(struct msghdr *m,
 					 struct sockaddr_storage *local,
 					 unsigned *ifindex, int64_t wall,
@@ -295,7 +298,11 @@ static int bind_socket(const struct config_endpoint *ep, int type,
 		/* Best effort: a larger buffer absorbs bursts, and the loop's
 		 * pause while a reload compiles a large allowlist (~0.1 s
 		 * for 100k entries). Above net.core.rmem_max only with
-		 * CAP_NET_ADMIN, which the daemon holds here. */
+		 * CAP_NET_ADMIN, which the daemon holds here. A buffer of
+		 * 2,048 queries (1.6 MiB) cut the median at twice the
+		 * capacity from 131 to 30 ms but lost queries at 20,000 a
+		 * second, whose waits reach 100 ms now and then on two
+		 * shared cores (docs/performance.md). */
 		if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf,
 			       sizeof(rcvbuf)) != 0)
 			(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf,
@@ -330,6 +337,9 @@ static int add_udp(struct server *s, const struct config_endpoint *ep)
 				sizeof(one));
 	if (rc == 0)
 		rc = setsockopt(l->fd, SOL_SOCKET, SO_TIMESTAMPNS, &one,
+				sizeof(one));
+	if (rc == 0)
+		rc = setsockopt(l->fd, SOL_SOCKET, SO_RXQ_OVFL, &one,
 				sizeof(one));
 	if (rc != 0) {
 		rc = -errno;
@@ -397,6 +407,7 @@ static void on_udp(evutil_socket_t fd, short what, void *arg)
 		}
 		local = arrived_at(&b->in[i].msg_hdr, &b->in_local[i], &ifindex,
 				   wall, &recv_ns);
+		count_drops(l, &b->in[i].msg_hdr);
 		stats_hist_ns(STATS_H_RECV_QUEUE, read_ns - recv_ns);
 		if (read_ns - recv_ns > SHED_RECEIVE_NS) {
 			stats_inc(STAT_SHED_RECEIVE);
@@ -548,6 +559,25 @@ static const struct sockaddr *arrived_at(struct msghdr *m,
 		}
 	}
 	return at;
+}
+
+/* The kernel's count of datagrams l's socket dropped (SO_RXQ_OVFL: its
+ * buffer full), given with each datagram read after one was: what it
+ * grew by since the last is shed at the receive stage. */
+static void count_drops(struct udp_listener *l, struct msghdr *m)
+{
+	struct cmsghdr *cm;
+	uint32_t drops;
+
+	for (cm = CMSG_FIRSTHDR(m); cm != NULL; cm = CMSG_NXTHDR(m, cm)) {
+		if (cm->cmsg_level != SOL_SOCKET ||
+		    cm->cmsg_type != SO_RXQ_OVFL)
+			continue;
+		memcpy(&drops, CMSG_DATA(cm), sizeof(drops));
+		if (drops != l->drops)
+			stats_add(STAT_SHED_RECEIVE, drops - l->drops);
+		l->drops = drops;
+	}
 }
 
 /* The control message that sends a reply from local; its length. */
