@@ -149,6 +149,8 @@ static const enum stat_id reason_stat[FLOWDECIDE__COUNT] = {
 };
 
 static void on_packet(void *arg, const struct nfq_pkt *qp);
+static bool ended(struct flowcheck *fc, const struct nfq_pkt *qp,
+		  const struct flowpkt *fp);
 static struct flowtab_flow *flow_of(struct flowcheck *fc,
 				    const struct flowtab_key *key,
 				    const struct nfq_pkt *qp,
@@ -344,6 +346,9 @@ static void on_packet(void *arg, const struct nfq_pkt *qp)
 		return;
 	}
 	urgent = (fp.flags & FLOWPKT_URG) != 0 || fp.urgent != 0;
+	if (fp.payload_len == 0 && !urgent &&
+	    (fp.flags & (FLOWPKT_FIN | FLOWPKT_RST)) != 0 && ended(fc, qp, &fp))
+		return;
 	if (fp.payload_len == 0 && !urgent) {
 		(void)nfq_verdict(fc->q, qp->id, NF_ACCEPT, 0);
 		return;
@@ -365,6 +370,36 @@ static void on_packet(void *arg, const struct nfq_pkt *qp)
 		f->uid = qp->uid;
 	}
 	read_flow(fc, f, qp, &fp);
+}
+
+/* A FIN or RST without payload of a flow whose first hello was judged and
+ * sent on while the rest of its flight is read: nothing more of the
+ * flight will come, and the flow is decided accepted (its first bytes
+ * were). A FIN, held, carries the verdict into the connmark, and the
+ * guard keeps watching what is sent again; an RST (a socket closed with
+ * the server's answer unread) goes on as it is. Either gives the flow's
+ * pending place back at once, not at the 5 s deadline: a client that
+ * reads the server's first answer and closes (a probe, a health check)
+ * would otherwise hold its subject's share. False when the packet is not
+ * such a one (the caller goes on). */
+static bool ended(struct flowcheck *fc, const struct nfq_pkt *qp,
+		  const struct flowpkt *fp)
+{
+	struct flowtab_key key = {.src = fp->src,
+				  .dst = fp->dst,
+				  .sport = fp->sport,
+				  .dport = fp->dport,
+				  .proto = IPPROTO_TCP};
+	struct flowtab_flow *f =
+	    flowtab_get(fc->tab, &key, monotime_ms(), false);
+
+	if (f == NULL || f->decided || !f->first_sent ||
+	    flowtab_conn_of(f, qp->has_ct_id, qp->ct_id) != FLOWTAB_CONN_SAME)
+		return false;
+	if ((fp->flags & FLOWPKT_RST) != 0 || flowtab_hold(f, qp->id) != 0)
+		(void)nfq_verdict(fc->q, qp->id, NF_ACCEPT, 0);
+	finish(fc, f, FLOWDECIDE_OK, "");
+	return true;
 }
 
 /* The flow of key, created when new, or anew when the four-tuple is known
@@ -558,6 +593,7 @@ static void first_hello_read(struct flowcheck *fc, struct flowtab_flow *f,
 	for (size_t i = 0; i < f->n_held; i++)
 		(void)nfq_verdict(fc->q, f->held[i], NF_ACCEPT, 0);
 	f->n_held = 0;
+	f->first_sent = true;
 }
 
 /* What the first bytes of f are read as: its protocol, and for TCP its

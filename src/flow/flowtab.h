@@ -57,6 +57,9 @@ struct flowtab_flow {
 	uint8_t tag[FLOWTAB_TAG_MAX];
 	size_t tag_len;
 	bool recheck; /* the caller's: a second look at a flow let through */
+	/* The caller's: its first bytes were judged and sent on, the rest
+	 * of its first flight is still read (a TLS 1.3 handshake). */
+	bool first_sent;
 	/* The conntrack entry of the flow's first packet (the kernel's
 	 * CTA_ID), when it named one: a verdict is that connection's. */
 	bool has_conn;
