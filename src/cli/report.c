@@ -42,7 +42,7 @@ static cJSON *read_state(const struct config *cfg, const char *name,
 static int build(cJSON *rep, const cJSON *learned, const cJSON *usage,
 		 const struct config *cfg, bool exec);
 static int add_denied(cJSON *out, const cJSON *names, bool exec);
-static int add_blocked(cJSON *out, const cJSON *flows);
+static int add_blocked(cJSON *out, const cJSON *flows, bool exec);
 static int add_allowed(cJSON *out, const cJSON *entries);
 static int add_names(cJSON *out, const cJSON *names, const struct config *cfg);
 static const char *entry_source(const struct config *cfg, const char *entry,
@@ -241,7 +241,7 @@ static const char *reason_text(const char *reason)
 /* Each blocked flow: where to, why, and the fix where one exists (a
  * port not allowed, to an address answered for a name: a `ports`
  * entry). */
-static int add_blocked(cJSON *out, const cJSON *flows)
+static int add_blocked(cJSON *out, const cJSON *flows, bool exec)
 {
 	const cJSON *it;
 
@@ -264,7 +264,9 @@ static int add_blocked(cJSON *out, const cJSON *flows)
 		if (strcmp(why, "port") == 0 && name != NULL &&
 		    name[0] != '\0' && pe[0] != 'p')
 			snprintf(fix, sizeof(fix),
-				 "\"ports\": [\"%s\"] in the config", pe);
+				 exec ? "--port %s"
+				      : "\"ports\": [\"%s\"] in the config",
+				 pe);
 		if ((o = cJSON_CreateObject()) == NULL ||
 		    !cJSON_AddItemToArray(out, o) ||
 		    !cJSON_AddStringToObject(o, "dst", dst) ||
@@ -394,7 +396,8 @@ static int build(cJSON *rep, const cJSON *learned, const cJSON *usage,
 		    exec);
 	if (rc == 0)
 		rc = add_blocked(
-		    b, cJSON_GetObjectItemCaseSensitive(learned, "flows"));
+		    b, cJSON_GetObjectItemCaseSensitive(learned, "flows"),
+		    exec);
 	if (rc == 0)
 		rc = add_allowed(
 		    a, cJSON_GetObjectItemCaseSensitive(usage, "entries"));

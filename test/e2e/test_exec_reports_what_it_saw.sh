@@ -7,7 +7,7 @@
 # `ports`, then exits 3. exec's status is 3; its
 # stderr names the denied name with its fix (`--allow www.evil.test`) and
 # the blocked address with its reason (never_answered), the port with
-# its fix (`"ports": ["tcp/9999"]`); `--report x.md`
+# its fix (`--port tcp/9999`, the flag exec takes); `--report x.md`
 # holds all three in Markdown tables, `--report x.json` parses and holds
 # them. Positive control: the allowed name was reached (the web server's
 # log has the request). A command that only reaches the allowed name
@@ -47,7 +47,7 @@ grep -q 'blocked .*198\.18\.1\.11 tcp/80 (never_answered' <<<"$err" ||
 	fail "the summary does not name the blocked address with its reason: $err"
 grep -q 'allowed .*www\.allowed\.test' <<<"$err" ||
 	fail "the summary does not name the allowed name used: $err"
-grep -q 'blocked .*tcp/9999 (port: .*answered for www\.allowed\.test.*fix: "ports": \["tcp/9999"\]' <<<"$err" ||
+grep -q 'blocked .*tcp/9999 (port: .*answered for www\.allowed\.test.*fix: --port tcp/9999' <<<"$err" ||
 	fail "the summary does not give the port's fix: $err"
 ok "stderr: the denied name with --allow, the blocked address with its reason, the port with its fix, the allowed name"
 
