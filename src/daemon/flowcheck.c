@@ -148,6 +148,7 @@ static const enum stat_id reason_stat[FLOWDECIDE__COUNT] = {
     [FLOWDECIDE_TIMEOUT] = STAT_FLOW_TIMEOUT,
 };
 
+static struct flowtab_key key_of(const struct flowpkt *fp);
 static void on_packet(void *arg, const struct nfq_pkt *qp);
 static bool ended(struct flowcheck *fc, const struct nfq_pkt *qp,
 		  const struct flowpkt *fp);
@@ -328,6 +329,16 @@ static void verdict(struct flowcheck *fc, uint32_t id, bool accept)
 			    strerror(-rc));
 }
 
+/* The flow a parsed packet belongs to: its four-tuple and protocol. */
+static struct flowtab_key key_of(const struct flowpkt *fp)
+{
+	return (struct flowtab_key){.src = fp->src,
+				    .dst = fp->dst,
+				    .sport = fp->sport,
+				    .dport = fp->dport,
+				    .proto = fp->proto};
+}
+
 static void on_packet(void *arg, const struct nfq_pkt *qp)
 {
 	struct flowcheck *fc = arg;
@@ -353,11 +364,7 @@ static void on_packet(void *arg, const struct nfq_pkt *qp)
 		(void)nfq_verdict(fc->q, qp->id, NF_ACCEPT, 0);
 		return;
 	}
-	key = (struct flowtab_key){.src = fp.src,
-				   .dst = fp.dst,
-				   .sport = fp.sport,
-				   .dport = fp.dport,
-				   .proto = IPPROTO_TCP};
+	key = key_of(&fp);
 	f = flow_of(fc, &key, qp, &fp);
 	if (f == NULL)
 		return;
@@ -385,11 +392,7 @@ static void on_packet(void *arg, const struct nfq_pkt *qp)
 static bool ended(struct flowcheck *fc, const struct nfq_pkt *qp,
 		  const struct flowpkt *fp)
 {
-	struct flowtab_key key = {.src = fp->src,
-				  .dst = fp->dst,
-				  .sport = fp->sport,
-				  .dport = fp->dport,
-				  .proto = IPPROTO_TCP};
+	struct flowtab_key key = key_of(fp);
 	struct flowtab_flow *f =
 	    flowtab_get(fc->tab, &key, monotime_ms(), false);
 
@@ -693,13 +696,14 @@ static void finish_named(struct flowcheck *fc, struct flowtab_flow *f,
 {
 	const struct config *cfg = reload_config(fc->rl);
 	bool accept = r == FLOWDECIDE_OK || auditing(cfg);
+	/* Guarded until the server acknowledges what was read. */
+	bool guard = accept && f->key.proto == IPPROTO_TCP;
 
 	stats_inc(STAT_FLOW_CHECKED);
 	stats_inc(reason_stat[r]);
 	if (r != FLOWDECIDE_OK && accept)
 		stats_inc(STAT_FLOW_AUDIT_ALLOWED);
-	if (accept && f->key.proto == IPPROTO_TCP) {
-		/* Guarded until the server acknowledges what was read. */
+	if (guard) {
 		for (size_t i = 0; i < f->n_held; i++)
 			(void)nfq_verdict(fc->q, f->held[i], NF_REPEAT,
 					  FLOW_MARK_GUARD);
@@ -710,7 +714,7 @@ static void finish_named(struct flowcheck *fc, struct flowtab_flow *f,
 		report(fc, &f->key, f->has_uid, f->uid,
 		       flowdecide_reason_name(r), name, text);
 	flowshare_release(fc->share, &f->key);
-	if (accept && f->key.proto == IPPROTO_TCP)
+	if (guard)
 		flowtab_guard(fc->tab, f, monotime_ms());
 	else
 		flowtab_decide(fc->tab, f, accept, monotime_ms());
@@ -720,11 +724,7 @@ static void refuse_one(struct flowcheck *fc, const struct nfq_pkt *qp,
 		       const struct flowpkt *fp, const char *reason,
 		       const char *text)
 {
-	struct flowtab_key k = {.src = fp->src,
-				.dst = fp->dst,
-				.sport = fp->sport,
-				.dport = fp->dport,
-				.proto = fp->proto};
+	struct flowtab_key k = key_of(fp);
 	bool audit = auditing(reload_config(fc->rl));
 
 	verdict(fc, qp->id, audit);
@@ -851,11 +851,7 @@ static void on_recheck(void *arg, const struct nfq_pkt *qp)
 static void guard_packet(struct flowcheck *fc, const struct nfq_pkt *qp,
 			 const struct flowpkt *fp)
 {
-	struct flowtab_key key = {.src = fp->src,
-				  .dst = fp->dst,
-				  .sport = fp->sport,
-				  .dport = fp->dport,
-				  .proto = IPPROTO_TCP};
+	struct flowtab_key key = key_of(fp);
 	struct flowtab_flow *f =
 	    flowtab_get(fc->tab, &key, monotime_ms(), false);
 	bool audit = auditing(reload_config(fc->rl));
@@ -910,11 +906,7 @@ static bool same_tag(const struct flowtab_flow *f,
 static void quic_packet(struct flowcheck *fc, const struct nfq_pkt *qp,
 			const struct flowpkt *fp, bool recheck)
 {
-	struct flowtab_key key = {.src = fp->src,
-				  .dst = fp->dst,
-				  .sport = fp->sport,
-				  .dport = fp->dport,
-				  .proto = IPPROTO_UDP};
+	struct flowtab_key key = key_of(fp);
 	struct flowtab_flow *f =
 	    flowtab_get(fc->tab, &key, monotime_ms(), false);
 	struct quic_dgram dg;
