@@ -101,7 +101,6 @@ static struct name_slot *name_slot(struct learn *l, const char *name,
 static void load(struct learn *l, uid_t uid);
 static void load_names(struct learn *l, const cJSON *names);
 static void load_flows(struct learn *l, const cJSON *flows);
-static double num(const cJSON *o, const char *key);
 
 static struct learn *global;
 
@@ -645,8 +644,7 @@ char *learn_read_file(int dirfd, const char *dir, const char *name, uid_t uid,
 	return text;
 }
 
-/* A count, a time, a port from the file: 0 unless a number in 0..2^53. */
-static double num(const cJSON *o, const char *key)
+double learn_num(const cJSON *o, const char *key)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
 
@@ -684,8 +682,8 @@ static void load(struct learn *l, uid_t uid)
 	}
 	load_names(l, names);
 	load_flows(l, flows);
-	l->names_dropped += (uint64_t)num(root, "names_dropped");
-	l->flows_dropped += (uint64_t)num(root, "flows_dropped");
+	l->names_dropped += (uint64_t)learn_num(root, "names_dropped");
+	l->flows_dropped += (uint64_t)learn_num(root, "flows_dropped");
 out:
 	cJSON_Delete(root);
 	free(text);
@@ -702,7 +700,7 @@ static void load_names(struct learn *l, const cJSON *names)
 		const char *name = cJSON_GetStringValue(
 		    cJSON_GetObjectItemCaseSensitive(it, "name"));
 		const cJSON *uid = cJSON_GetObjectItemCaseSensitive(it, "uid");
-		uint64_t count = (uint64_t)num(it, "count");
+		uint64_t count = (uint64_t)learn_num(it, "count");
 		struct name_slot *s;
 		uint32_t h;
 		bool found;
@@ -723,9 +721,9 @@ static void load_names(struct learn *l, const cJSON *names)
 		s->count = count < UINT32_MAX ? (uint32_t)count : UINT32_MAX;
 		for (size_t c = 0; c < QCLASSES; c++)
 			s->asked[c] = s->count;
-		s->first_seen = (int64_t)num(it, "first_seen");
-		if (cJSON_IsNumber(uid) && num(it, "uid") <= UINT32_MAX) {
-			s->uid = (uint32_t)num(it, "uid");
+		s->first_seen = (int64_t)learn_num(it, "first_seen");
+		if (cJSON_IsNumber(uid) && learn_num(it, "uid") <= UINT32_MAX) {
+			s->uid = (uint32_t)learn_num(it, "uid");
 			s->has_uid = true;
 		}
 		l->n_names++;
@@ -763,12 +761,12 @@ static void load_flows(struct learn *l, const cJSON *flows)
 		struct flow *f;
 
 		if (dst == NULL || netaddr_parse(dst, &pkt.dst) != 0 ||
-		    reason == NULL || num(it, "proto") > UINT8_MAX ||
-		    num(it, "port") > UINT16_MAX ||
+		    reason == NULL || learn_num(it, "proto") > UINT8_MAX ||
+		    learn_num(it, "port") > UINT16_MAX ||
 		    (name != NULL && strlen(name) >= RECENT_NAME_MAX))
 			continue;
-		pkt.proto = (uint8_t)num(it, "proto");
-		pkt.dport = (uint16_t)num(it, "port");
+		pkt.proto = (uint8_t)learn_num(it, "proto");
+		pkt.dport = (uint16_t)learn_num(it, "port");
 		if (find_flow(l, &pkt, reason) != NULL)
 			continue;
 		if (l->n_flows >= LEARN_FLOWS_MAX) {
@@ -783,10 +781,10 @@ static void load_flows(struct learn *l, const cJSON *flows)
 		f->reason = reason;
 		if (name != NULL)
 			snprintf(f->name, sizeof(f->name), "%s", name);
-		if (cJSON_IsNumber(uid) && num(it, "uid") <= UINT32_MAX) {
-			f->uid = (uint32_t)num(it, "uid");
+		if (cJSON_IsNumber(uid) && learn_num(it, "uid") <= UINT32_MAX) {
+			f->uid = (uint32_t)learn_num(it, "uid");
 			f->has_uid = true;
 		}
-		f->count = (uint64_t)num(it, "count");
+		f->count = (uint64_t)learn_num(it, "count");
 	}
 }

@@ -55,6 +55,9 @@ char *learn_read_file(int dirfd, const char *dir, const char *name, uid_t uid,
  * learn_write_file; the first failure after a success is logged, naming
  * dir/name (*warned remembers it). 0 or -errno. */
 struct cJSON;
+/* o's number under key, as a count, a time or a port read back from a
+ * state file: 0 unless a number in 0..2^53. */
+double learn_num(const struct cJSON *o, const char *key);
 int learn_save(int dirfd, const char *dir, const char *name, struct cJSON *root,
 	       bool *warned);
 /* A question for a denied name (qtype and the client's id: a retry of

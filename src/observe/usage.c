@@ -98,7 +98,6 @@ static void load_names(struct usage *u, const cJSON *root);
 static void on_timer(evutil_socket_t fd, short what, void *arg);
 static void load(struct usage *u, uid_t uid);
 static cJSON *to_json(const struct usage *u);
-static double num(const cJSON *o, const char *key);
 
 struct usage *usage_new(struct event_base *base, int dirfd, const char *dir,
 			uid_t uid)
@@ -452,17 +451,6 @@ int usage_write(struct usage *u)
 	return rc;
 }
 
-/* A count or a time from the file: 0 unless a number in 0..2^53. */
-static double num(const cJSON *o, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-
-	if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0) ||
-	    v->valuedouble > 9007199254740992.0)
-		return 0;
-	return v->valuedouble;
-}
-
 /* What an earlier run left; a file that does not parse is said once and
  * replaced. */
 static void load(struct usage *u, uid_t uid)
@@ -483,11 +471,11 @@ static void load(struct usage *u, uid_t uid)
 		if (!cJSON_IsString(n) || strlen(n->valuestring) >= ENTRY_MAX ||
 		    (e = find(u, n->valuestring, true)) == NULL)
 			continue;
-		e->questions = (uint64_t)num(it, "questions");
-		e->addresses = (uint64_t)num(it, "addresses");
-		e->flows = (uint64_t)num(it, "flows");
-		e->first_seen = (int64_t)num(it, "first_seen");
-		e->last_used = (int64_t)num(it, "last_used");
+		e->questions = (uint64_t)learn_num(it, "questions");
+		e->addresses = (uint64_t)learn_num(it, "addresses");
+		e->flows = (uint64_t)learn_num(it, "flows");
+		e->first_seen = (int64_t)learn_num(it, "first_seen");
+		e->last_used = (int64_t)learn_num(it, "last_used");
 	}
 	load_names(u, root);
 	u->dirty = false;
@@ -524,9 +512,9 @@ static void load_names(struct usage *u, const cJSON *root)
 		if (dns_name_from_text(lower, wire, &len) != 0 ||
 		    (n = find_name(u, wire, len)) == NULL)
 			continue;
-		n->count = (uint64_t)num(it, "count");
-		n->first_seen = (int64_t)num(it, "first_seen");
-		n->last_seen = (int64_t)num(it, "last_seen");
+		n->count = (uint64_t)learn_num(it, "count");
+		n->first_seen = (int64_t)learn_num(it, "first_seen");
+		n->last_seen = (int64_t)learn_num(it, "last_seen");
 		if (entry != NULL && entry[0] != '\0' &&
 		    strlen(entry) < ENTRY_MAX)
 			n->entry = find(u, entry, true);
@@ -538,5 +526,5 @@ static void load_names(struct usage *u, const cJSON *root)
 				name_address(n, &addr);
 		}
 	}
-	u->names_dropped = (uint64_t)num(root, "names_dropped");
+	u->names_dropped = (uint64_t)learn_num(root, "names_dropped");
 }
