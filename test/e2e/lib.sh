@@ -663,7 +663,7 @@ EOF
 
 # df_check_own_state [CONF]: the config (default $DF_DNSFENCE_CONF) keeps
 # the daemon's state_dir and control socket under $DF_TMP, so that nothing
-# a test runs writes under the host's /run/dnsfence; fails the test if not.
+# a test runs writes under the host's run directory; fails the test if not.
 df_check_own_state() {
 	local conf=${1:-$DF_DNSFENCE_CONF} paths
 	paths="$(env -u DNSFENCE_CONFIG "$DNSFENCE_BIN" -c "$conf" validate 2>/dev/null |
