@@ -162,11 +162,10 @@ static void udp_reply(void *ctx, struct rquery *q, const struct sockaddr *peer,
 static void udp_flush(struct udp_listener *l);
 static void on_late(evutil_socket_t fd, short what, void *arg);
 static bool is_wildcard(const struct config_endpoint *ep);
-static void count_drops(struct udp_listener *l, struct msghdr *m);
 static const struct sockaddr *arrived_at(struct msghdr *m,
 					 struct sockaddr_storage *local,
 					 unsigned *ifindex, int64_t wall,
-					 uint64_t *recv_ns);
+					 uint64_t *recv_ns, uint32_t *drops);
 static unsigned iface_of_peer(struct server *s, const struct sockaddr *peer);
 static void refresh_nets(struct server *s);
 static size_t put_pktinfo(const struct sockaddr *local, uint8_t *ctl);
@@ -400,14 +399,17 @@ static void on_udp(evutil_socket_t fd, short what, void *arg)
 		const struct sockaddr *local;
 		unsigned ifindex;
 		uint64_t recv_ns = read_ns;
+		uint32_t drops = l->drops;
 
 		if (b->in[i].msg_hdr.msg_flags & MSG_TRUNC) {
 			stats_inc(STAT_MALFORMED);
 			continue;
 		}
 		local = arrived_at(&b->in[i].msg_hdr, &b->in_local[i], &ifindex,
-				   wall, &recv_ns);
-		count_drops(l, &b->in[i].msg_hdr);
+				   wall, &recv_ns, &drops);
+		/* what the count grew by since the last is shed */
+		stats_add(STAT_SHED_RECEIVE, drops - l->drops);
+		l->drops = drops;
 		stats_hist_ns(STATS_H_RECV_QUEUE, read_ns - recv_ns);
 		if (read_ns - recv_ns > SHED_RECEIVE_NS) {
 			stats_inc(STAT_SHED_RECEIVE);
@@ -510,11 +512,13 @@ static bool is_wildcard(const struct config_endpoint *ep)
  * IPV6_PKTINFO (into *local), or NULL when the kernel gave none; the
  * interface it arrived on into *ifindex (0: none given). Its
  * SO_TIMESTAMPNS, a wall-clock time, less wall (monotime's offset) into
- * *recv_ns when it is no later than *recv_ns (the read). */
+ * *recv_ns when it is no later than *recv_ns (the read). The kernel's
+ * count of datagrams the socket dropped (SO_RXQ_OVFL: its buffer full),
+ * given with each datagram queued after one was, into *drops. */
 static const struct sockaddr *arrived_at(struct msghdr *m,
 					 struct sockaddr_storage *local,
 					 unsigned *ifindex, int64_t wall,
-					 uint64_t *recv_ns)
+					 uint64_t *recv_ns, uint32_t *drops)
 {
 	const struct sockaddr *at = NULL;
 	struct cmsghdr *cm;
@@ -522,6 +526,9 @@ static const struct sockaddr *arrived_at(struct msghdr *m,
 	memset(local, 0, sizeof(*local));
 	*ifindex = 0;
 	for (cm = CMSG_FIRSTHDR(m); cm != NULL; cm = CMSG_NXTHDR(m, cm)) {
+		if (cm->cmsg_level == SOL_SOCKET &&
+		    cm->cmsg_type == SO_RXQ_OVFL)
+			memcpy(drops, CMSG_DATA(cm), sizeof(*drops));
 		if (cm->cmsg_level == SOL_SOCKET &&
 		    cm->cmsg_type == SCM_TIMESTAMPNS) {
 			struct timespec ts;
@@ -559,25 +566,6 @@ static const struct sockaddr *arrived_at(struct msghdr *m,
 		}
 	}
 	return at;
-}
-
-/* The kernel's count of datagrams l's socket dropped (SO_RXQ_OVFL: its
- * buffer full), given with each datagram read after one was: what it
- * grew by since the last is shed at the receive stage. */
-static void count_drops(struct udp_listener *l, struct msghdr *m)
-{
-	struct cmsghdr *cm;
-	uint32_t drops;
-
-	for (cm = CMSG_FIRSTHDR(m); cm != NULL; cm = CMSG_NXTHDR(m, cm)) {
-		if (cm->cmsg_level != SOL_SOCKET ||
-		    cm->cmsg_type != SO_RXQ_OVFL)
-			continue;
-		memcpy(&drops, CMSG_DATA(cm), sizeof(drops));
-		if (drops != l->drops)
-			stats_add(STAT_SHED_RECEIVE, drops - l->drops);
-		l->drops = drops;
-	}
 }
 
 /* The control message that sends a reply from local; its length. */
