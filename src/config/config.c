@@ -423,7 +423,9 @@ static const struct key_spec specs[] = {
 		"answers (docs/firewall.md): a set member shares its address "
 		"with every other name of its front end, so the name the "
 		"client asks the server for must be allowed and answered "
-		"with that very address. Scope output only"},
+		"with that very address. Scope output only: with `scope` "
+		"\"forward\" it is off, and a `mode` other than \"off\" is "
+		"refused (the forward chain checks addresses only)"},
     {"name_check.mode", K_CHOICE, configkeys_choice, .choices = mode_names,
      .meaning = "enforce: a TLS flow to a set member on `tls_ports` whose "
 		"ClientHello names no server, a name not allowed, or a name "
@@ -670,6 +672,28 @@ static void set_choices(struct pctx *p)
 	p->c->selftest = choice_of(p, "selftest") != 0;
 }
 
+/* The name check runs in the output scope only: the forward chain
+ * queues no flow. A check asked for there is refused, not left silently
+ * undone; unasked, it is off, so that validate shows what runs. */
+static int check_forward_name_check(struct pctx *p)
+{
+	if (p->c->scope != CONFIG_SCOPE_FORWARD)
+		return 0;
+	if (p->c->name_check != CONFIG_NAME_CHECK_OFF &&
+	    given_of(p, "name_check.mode"))
+		return configkeys_fail(
+		    p, "name_check.mode",
+		    "\"%s\" runs in the output scope only: with \"scope\": "
+		    "\"forward\" the fence checks addresses only, so a "
+		    "container that reaches an answered address may name "
+		    "any server of that front end. Set \"off\" to say so, "
+		    "or fence the namespace itself with \"scope\": "
+		    "\"output\"",
+		    config_name_check_name(p->c->name_check));
+	p->c->name_check = CONFIG_NAME_CHECK_OFF;
+	return 0;
+}
+
 static int finish(struct pctx *p)
 {
 	const char *env_mode = p->env != NULL ? p->env->mode : NULL;
@@ -712,6 +736,8 @@ static int finish(struct pctx *p)
 				       "same name as sets.ipv4");
 	p->c->subject_lo_listener = choice_of(p, "subjects.loopback") == 1;
 	if ((rc = configkeys_check_scope(p)) != 0)
+		return rc;
+	if ((rc = check_forward_name_check(p)) != 0)
 		return rc;
 	return subjects_check(p, given_of(p, "subjects.loopback"));
 }

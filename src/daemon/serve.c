@@ -409,6 +409,12 @@ static int open_name_check(struct daemon *d)
 	const struct config *cfg = d->cfg;
 	char err[512];
 
+	if (cfg->mode != CONFIG_MODE_OFF && cfg->scope == CONFIG_SCOPE_FORWARD)
+		log_info("namecheck",
+			 "off in the forward scope: the fenced interfaces' "
+			 "flows are checked by address only (a container "
+			 "reaching an answered address may name any server of "
+			 "that front end)");
 	if (cfg->mode == CONFIG_MODE_OFF || cfg->scope != CONFIG_SCOPE_OUTPUT)
 		return 0;
 	d->fc = flowcheck_new(d->base, d->rl, observe_attrib(d->obs), err,

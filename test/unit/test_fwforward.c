@@ -174,6 +174,12 @@ static void config_keys_named_in_errors(void **state)
 	    {"\"scope\": \"forward\", \"interfaces\": [7]",
 	     "interfaces[0]: expected a string"},
 	    {"\"scope\": \"sideways\"", "scope: unknown value \"sideways\""},
+	    {"\"scope\": \"forward\", \"interfaces\": [\"br0\"], \"listen\": "
+	     "[\"172.30.0.1:53\"], \"name_check\": {\"mode\": \"enforce\"}",
+	     "name_check.mode: \"enforce\" runs in the output scope only"},
+	    {"\"scope\": \"forward\", \"interfaces\": [\"br0\"], \"listen\": "
+	     "[\"172.30.0.1:53\"], \"name_check\": {\"mode\": \"audit\"}",
+	     "name_check.mode: \"audit\" runs in the output scope only"},
 	};
 	struct config *c;
 
@@ -185,6 +191,11 @@ static void config_keys_named_in_errors(void **state)
 	assert_int_equal(c->scope, CONFIG_SCOPE_FORWARD);
 	assert_int_equal(c->n_interfaces, 2);
 	assert_string_equal(c->interfaces[0], "veth+");
+	/* unasked, the check is off in the forward scope (validate says so) */
+	assert_int_equal(c->name_check, CONFIG_NAME_CHECK_OFF);
+	config_free(c);
+	c = fixture_config("{" BASE ", \"name_check\": {\"mode\": \"off\"}}");
+	assert_int_equal(c->name_check, CONFIG_NAME_CHECK_OFF);
 	config_free(c);
 	c = fixture_config("{\"upstreams\": [\"198.18.0.1\"]}");
 	assert_int_equal(c->scope, CONFIG_SCOPE_OUTPUT);
