@@ -42,6 +42,12 @@ die() {
 	say "$*"
 	exit 1
 }
+# The shared part: in the image beside the other libraries, in the
+# source tree beside this script.
+lib=/usr/local/lib/dnsfence/entrypoint-lib.sh
+[ -r "$lib" ] || lib=$(dirname "$0")/entrypoint-lib.sh
+# shellcheck source=contrib/docker/entrypoint-lib.sh
+. "$lib"
 
 [ "$(id -u)" = 0 ] || die "start the container as root (it drops to the service's and the agent's users itself)"
 [ -r "$CONF" ] || die "no config at $CONF"
@@ -85,22 +91,7 @@ for s in $subjects; do
 done
 [ -n "$fenced" ] || die "the agent's uid $auid is not in subjects.users of $CONF; nothing is started"
 
-"$BIN" -c "$CONF" run >&2 &
-daemon=$!
-
-end=$(($(date +%s) + TIMEOUT))
-until "$BIN" -c "$CONF" probe 2>/dev/null; do
-	if ! kill -0 "$daemon" 2>/dev/null; then
-		rc=0
-		wait "$daemon" || rc=$?
-		die "dnsfence exited with status $rc before it was ready; nothing is started"
-	fi
-	if [ "$(date +%s)" -ge "$end" ]; then
-		kill -TERM "$daemon" 2>/dev/null || true
-		die "dnsfence did not answer within $TIMEOUT s; nothing is started"
-	fi
-	sleep 0.2
-done
+start_daemon "nothing is started"
 say "fence up for uid $auid, dnsfence (pid $daemon) answering; uid $suid is not fenced"
 
 # Also empty the bounding set when we may (CAP_SETPCAP, which Docker's
@@ -123,14 +114,9 @@ if [ "$#" -gt 0 ]; then
 fi
 as "$suid" "$sgid" /bin/sh -c "$SERVICE" &
 service=$!
-trap 'kill -TERM "$service" 2>/dev/null' TERM INT
+trap 'signal TERM "$service"' TERM INT
 rc=0
-wait "$service" || rc=$?
-# A trapped signal ends the first wait; wait for the service itself.
-if kill -0 "$service" 2>/dev/null; then
-	rc=0
-	wait "$service" || rc=$?
-fi
-kill -TERM "$daemon" 2>/dev/null || true
-wait "$daemon" 2>/dev/null || true
+wait_for "$service" || rc=$?
+signal TERM "$daemon"
+wait_for "$daemon" 2>/dev/null || true
 exit "$rc"

@@ -42,6 +42,12 @@ die() {
 	say "$*"
 	exit 1
 }
+# The shared part: in the image beside the other libraries, in the
+# source tree beside this script.
+lib=/usr/local/lib/dnsfence/entrypoint-lib.sh
+[ -r "$lib" ] || lib=$(dirname "$0")/entrypoint-lib.sh
+# shellcheck source=contrib/docker/entrypoint-lib.sh
+. "$lib"
 
 [ "$(id -u)" = 0 ] || die "start the container as root (it drops to $WORKLOAD itself)"
 [ -r "$CONF" ] || die "no config at $CONF"
@@ -84,23 +90,8 @@ if [ "$#" -gt 0 ]; then
 		die "DNSFENCE_WORKLOAD_USER is the daemon's uid ($duid); the workload is NOT started"
 fi
 
-"$BIN" -c "$CONF" run >&2 &
-daemon=$!
-trap 'kill -TERM "$daemon" 2>/dev/null' TERM INT
-
-end=$(($(date +%s) + TIMEOUT))
-until "$BIN" -c "$CONF" probe 2>/dev/null; do
-	if ! kill -0 "$daemon" 2>/dev/null; then
-		rc=0
-		wait "$daemon" || rc=$?
-		die "dnsfence exited with status $rc before it was ready; the workload is NOT started"
-	fi
-	if [ "$(date +%s)" -ge "$end" ]; then
-		kill -TERM "$daemon" 2>/dev/null || true
-		die "dnsfence did not answer within $TIMEOUT s; the workload is NOT started"
-	fi
-	sleep 0.2
-done
+start_daemon "the workload is NOT started"
+trap 'signal TERM "$daemon"' TERM INT
 
 # The workload asks dnsfence. Written in place: Docker bind-mounts the file.
 if ! only_us "$RESOLV"; then
@@ -120,7 +111,7 @@ say "fence up, dnsfence (pid $daemon) answering on 127.0.0.1"
 if [ "$#" -eq 0 ]; then
 	# Sidecar: the daemon is the container's life.
 	rc=0
-	wait "$daemon" || rc=$?
+	wait_for "$daemon" || rc=$?
 	exit "$rc"
 fi
 

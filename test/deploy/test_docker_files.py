@@ -70,7 +70,8 @@ def main():
     check(froms and froms[-1].startswith("debian:") and "slim" in froms[-1], "the image must be Debian slim: %s" % froms)
     copies = re.findall(r"^COPY\s+(.*)$", df, re.M)
     for dest in ("/usr/sbin/dnsfence", "/usr/local/bin/dnsfence-entrypoint", "/usr/local/bin/dnsfence-healthcheck",
-                 "/usr/local/bin/dnsfence-entrypoint-subjects", "/etc/dnsfence/dnsfence.json"):
+                 "/usr/local/bin/dnsfence-entrypoint-subjects", "/usr/local/lib/dnsfence/entrypoint-lib.sh",
+                 "/etc/dnsfence/dnsfence.json"):
         line = [c for c in copies if c.rstrip().endswith(dest)]
         check(line, "the Dockerfile does not install %s" % dest)
         check("--chown=root:root" in line[0], "%s must be root-owned in the image" % dest)
@@ -95,11 +96,13 @@ def main():
         check(os.access(ep, os.X_OK), "%s is not executable" % name)
         p = subprocess.run(["sh", "-n", ep], capture_output=True, text=True)
         check(p.returncode == 0, "sh -n %s: %s" % (name, p.stderr))
+    p = subprocess.run(["sh", "-n", os.path.join(D, "entrypoint-lib.sh")], capture_output=True, text=True)
+    check(p.returncode == 0, "sh -n entrypoint-lib.sh: " + p.stderr)
     hcs = os.path.join(D, "healthcheck.sh")
     check(os.access(hcs, os.X_OK), "healthcheck.sh is not executable")
     p = subprocess.run(["sh", "-n", hcs], capture_output=True, text=True)
     check(p.returncode == 0, "sh -n healthcheck.sh: " + p.stderr)
-    print("ok   default and compose configs validate; entrypoint.sh and entrypoint-subjects.sh parse")
+    print("ok   default and compose configs validate; entrypoint.sh, entrypoint-subjects.sh and entrypoint-lib.sh parse")
 
 
 if __name__ == "__main__":

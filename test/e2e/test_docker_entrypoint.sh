@@ -10,7 +10,9 @@
 # container restart, resolv.conf already rewritten) restores the saved
 # upstream and works again. With no "upstreams" in the config, check and
 # the healthcheck work from the saved original once resolv.conf names only
-# 127.0.0.1; the healthcheck is unhealthy before the switch. A read-only
+# 127.0.0.1; the healthcheck is unhealthy before the switch. The sidecar
+# form with compose.yaml's capabilities (no CAP_KILL) gets ready and
+# stops its daemon on TERM. A read-only
 # resolv.conf, or a config the daemon rejects, starts nothing.
 source "$(dirname "$0")/lib.sh"
 df_setup
@@ -134,6 +136,43 @@ for dp in $(daemon_pid); do
 		df_wait_gone "$dp" 50 || fail "the second daemon (pid $dp) did not exit"
 	fi
 done
+
+# The sidecar form (no command) with the capabilities compose.yaml gives
+# the container: no CAP_KILL, so root cannot signal the daemon once it
+# runs as its own user. A probe that failed after that drop made the
+# entrypoint take the daemon for dead ("kill -0": EPERM) and wait for its
+# exit forever, the fence up but resolv.conf never switched (the Compose
+# sidecar never became healthy); and a TERM (docker stop) never reached
+# the daemon. Here the first five probes fail (a wrapper), so the check
+# runs after the drop every time.
+cp "$DF_TMP/state/resolv.conf.orig" "$resolv"
+caps=$(/usr/bin/python3 -c 'import sys, yaml
+print(",".join("+" + c.lower() for c in yaml.safe_load(open(sys.argv[1]))["services"]["dnsfence"]["cap_add"]))' \
+	"$DNSFENCE_SRC/contrib/docker/compose.yaml")
+case ",$caps," in *,+kill,*) fail "compose.yaml gives the sidecar CAP_KILL: this check would prove nothing" ;; esac
+printf '#!/bin/sh\nif [ "$3" = probe ]; then\n\tn=$(cat "%s" 2>/dev/null || echo 0)\n\techo $((n + 1)) >"%s"\n\t[ "$n" -ge 5 ] || { sleep 0.2; exit 1; }\nfi\nexec "%s" "$@"\n' \
+	"$DF_TMP/probes" "$DF_TMP/probes" "$DNSFENCE_BIN" >"$DF_TMP/slow-probe"
+chmod 755 "$DF_TMP/slow-probe"
+ip netns exec "$DF_WL" env -u DNSFENCE_MODE -u DNSFENCE_EXTRA_HOSTS \
+	DNSFENCE_BIN="$DF_TMP/slow-probe" DNSFENCE_CONFIG="$DF_DNSFENCE_CONF" DNSFENCE_STATE_DIR="$DF_TMP/state" \
+	setpriv --bounding-set=-all,"$caps" -- "$ENTRY" 2>"$DF_TMP/sidecar.err" &
+side=$!
+DF_PIDS+=("$side")
+df_poll 300 grep -q "fence up" "$DF_TMP/sidecar.err" ||
+	fail "sidecar without CAP_KILL: the entrypoint never switched resolv.conf ($(cat "$DF_TMP/probes") probes): $(tail -n 5 "$DF_TMP/sidecar.err")"
+grep -qx "nameserver 127.0.0.1" "$resolv" || fail "sidecar without CAP_KILL: fence up, but resolv.conf is: $(cat "$resolv")"
+pid="$(daemon_pid)"
+[ -n "$pid" ] && [ "$(awk '{ print $1 }' <<<"$(df_proc_field "$pid" Uid)")" != 0 ] ||
+	fail "sidecar without CAP_KILL: no daemon running as its own user (pid '$pid')"
+ok "sidecar with compose.yaml's capabilities (no CAP_KILL): resolv.conf switched after $(cat "$DF_TMP/probes") probes, the daemon (uid $(awk '{ print $1 }' <<<"$(df_proc_field "$pid" Uid)")) alive"
+kill -TERM "$side"
+rc=0
+df_poll 100 sh -c '! kill -0 "$1" 2>/dev/null' sh "$side" || fail "sidecar: the entrypoint did not exit on TERM"
+wait "$side" || rc=$?
+[ -z "$(daemon_pid)" ] || fail "sidecar: TERM to the entrypoint left the daemon running (pid $(daemon_pid))"
+grep -q "shutting down" "$DF_TMP/sidecar.err" || fail "sidecar: the daemon did not shut down on its own: $(tail -n 5 "$DF_TMP/sidecar.err")"
+ok "sidecar: TERM to the entrypoint (docker stop) stops the daemon cleanly, and the entrypoint waits for it (exit $rc)"
+cp "$DF_TMP/state/resolv.conf.orig" "$resolv"
 
 # A read-only resolv.conf (a read-only container): refused before anything
 # starts, with a message saying why (issue 14, bug 1).
