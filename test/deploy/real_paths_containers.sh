@@ -65,6 +65,16 @@ rp_healthy() {
 	df_poll "$2" podman healthcheck run "$1" >/dev/null 2>&1
 }
 
+# rp_why NAME: why a container is not healthy, for a failure message: its
+# state, what its healthcheck says now, and its log without the guard's
+# repeating line (which would hide the start-up).
+rp_why() {
+	echo "state: $(podman inspect --format '{{.State.Status}} (exit {{.State.ExitCode}})' "$1" 2>&1)"
+	echo "healthcheck: $(podman exec "$1" /usr/local/bin/dnsfence-healthcheck 2>&1)"
+	echo "--- its log (guard lines left out):"
+	podman logs "$1" 2>&1 | grep -v 'guard: rules and sets in place' | tail -n 40
+}
+
 rp_container_image() {
 	rp_app_script
 	# Straight from mmdebstrap into podman's storage (no tarball of ours),
@@ -128,7 +138,7 @@ print(" ".join(s["cap_add"]))' "$DNSFENCE_SRC/contrib/docker/compose.yaml"); do
 	"${run[@]}" -d --name rp-side "$RP_IMAGE" >/dev/null 2>>"$RP_WORK/podman.log" || fail "cannot start the sidecar"
 	# 60 s: the entrypoint waits up to 30 s for the daemon, then switches
 	# resolv.conf; a loaded machine takes a while to get there.
-	rp_healthy rp-side 600 || fail "the sidecar did not become healthy within 60 s: $(podman logs rp-side 2>&1 | tail -n 8)"
+	rp_healthy rp-side 600 || fail "the sidecar did not become healthy within 60 s: $(rp_why rp-side)"
 	out=$(podman exec rp-side cat /etc/resolv.conf)
 	grep -qx "nameserver 127.0.0.1" <<<"$out" || fail "healthy, but resolv.conf is: $out"
 	out=$(podman exec rp-side cat /run/dnsfence/resolv.conf.orig)
@@ -267,7 +277,7 @@ EOF
 	wait "$up" || rc=$?
 	[ "$rc" -eq 0 ] || fail "compose: docker-compose up exited $rc: $(tail -n 20 "$RP_WORK/compose.log")
 --- the sidecar's log:
-$( [ -n "$side" ] && podman logs "$side" 2>&1 | tail -n 30)"
+$( [ -n "$side" ] && rp_why "$side")"
 	[ "$early" = 1 ] || fail "compose: the sidecar was reported healthy with resolv.conf not pointing at dnsfence"
 	! podman network ls --format '{{.Name}}' | grep -vxE 'podman|none' | grep . >/dev/null ||
 		fail "compose: a network was created: $(podman network ls --format '{{.Name}}')"
