@@ -30,6 +30,8 @@
 static void report_log(void *arg, const char *line);
 static void report_stdout(void *arg, const char *line);
 static int setup(const struct config *cfg, uid_t uid, gid_t gid);
+static int install_verified(const struct config *cfg, uid_t uid, gid_t gid);
+static int teardown(const struct config *cfg);
 static int serve_fenced(const struct config *cfg, const char *path, uid_t uid,
 			gid_t gid, bool verify);
 
@@ -46,11 +48,10 @@ static void report_stdout(void *arg, const char *line)
 
 /* Install the fence (install.c, the sequence the guard's restore runs
  * too, here with restart.c judging the entries of another policy), then
- * read it back. */
+ * read it back. One view of the firewall (fw_snapshot) for the whole
+ * step: each table is read once, and again after each of our writes. */
 static int setup(const struct config *cfg, uid_t uid, gid_t gid)
 {
-	struct restart_owner owner = {uid, gid};
-	char err[1024];
 	int r;
 
 	if (cfg->mode == CONFIG_MODE_OFF) {
@@ -59,6 +60,18 @@ static int setup(const struct config *cfg, uid_t uid, gid_t gid)
 			 "the workload is NOT fenced");
 		return 0;
 	}
+	fw_snapshot(true);
+	r = install_verified(cfg, uid, gid);
+	fw_snapshot(false);
+	return r;
+}
+
+static int install_verified(const struct config *cfg, uid_t uid, gid_t gid)
+{
+	struct restart_owner owner = {uid, gid};
+	char err[1024];
+	int r;
+
 	/* Another config's fence in this namespace: refused before the
 	 * reconcile or the rules touch it (fwowner.h). */
 	r = fwowner_foreign(cfg, false, err, sizeof(err));
@@ -139,7 +152,9 @@ int fence_check(const struct config *cfg)
 		return 0;
 	}
 	selftest_warn_capable(cfg);
+	fw_snapshot(true);
 	r = drift_compare(cfg, report_stdout, NULL, err, sizeof(err));
+	fw_snapshot(false);
 	fflush(stdout);
 	if (r < 0) {
 		log_err("check", "%s", err);
@@ -149,6 +164,16 @@ int fence_check(const struct config *cfg)
 }
 
 int fence_teardown(const struct config *cfg)
+{
+	int r;
+
+	fw_snapshot(true);
+	r = teardown(cfg);
+	fw_snapshot(false);
+	return r;
+}
+
+static int teardown(const struct config *cfg)
 {
 	char err[1024];
 	int r = fwowner_foreign(cfg, true, err, sizeof(err));

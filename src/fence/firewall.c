@@ -809,6 +809,11 @@ out:
 	return ret;
 }
 
+void fw_snapshot(bool on)
+{
+	fwexec_snapshot(on);
+}
+
 int fw_remove(char *err, size_t errlen)
 {
 	return fw_remove_with(remove_family, err, errlen);

@@ -66,6 +66,10 @@ int fwout_compare(const struct config *cfg, int family, const char *saved,
  * none carries one, or the two families disagree. 0 or -errno (err). */
 int fw_stored_policy(char *hex, size_t len, char *err, size_t errlen);
 
+/* One view of the firewall for a one-shot command (fwexec_snapshot):
+ * reads of the same table are read once, again after each restore. */
+void fw_snapshot(bool on);
+
 /* Remove our jump and chain from both families and set OUTPUT's policy
  * back to ACCEPT, on the backend holding rules (both when both do).
  * Missing pieces are not an error. The sets are not touched. */

@@ -29,6 +29,18 @@
 #include "base/log.h"
 
 #define FWEXEC_MAX_OUTPUT (64u << 20)
+#define SNAP_MAX	  16 /* 4 backend probes, 3 tables x 2 families, ... */
+#define SNAP_KEY	  96
+
+/* fwexec_snapshot's remembered saves: binary and arguments, and the text. */
+static struct {
+	bool on;
+	size_t n;
+	struct {
+		char key[SNAP_KEY];
+		char *text;
+	} e[SNAP_MAX];
+} snap;
 
 /* The child's standard fds; -1 when not open. */
 struct child_io {
@@ -46,6 +58,10 @@ static int spawn_with(const char *path, char *const argv[],
 static int collect(pid_t pid, const struct child_io *io, char **out,
 		   char **errout);
 static int backend_has_rules(enum fwexec_backend b, bool *has);
+static bool snap_key(const char *name, const char *const *args, char *key);
+static void snap_forget(void);
+static int fwexec_spawn(const char *name, const char *const *args,
+			const char *input, char **out, char **errout);
 
 const char *fwexec_name(enum fwexec_backend b, int family, enum fwexec_tool t)
 {
@@ -220,18 +236,80 @@ static int collect(pid_t pid, const struct child_io *io, char **out,
 	return out ? read_memfd(io->out, out) : 0;
 }
 
+void fwexec_snapshot(bool on)
+{
+	snap_forget();
+	snap.on = on;
+}
+
+static void snap_forget(void)
+{
+	for (size_t i = 0; i < snap.n; i++)
+		free(snap.e[i].text);
+	snap.n = 0;
+}
+
+/* "NAME ARG ARG" into key; false when it does not fit (not remembered). */
+static bool snap_key(const char *name, const char *const *args, char *key)
+{
+	size_t len = (size_t)snprintf(key, SNAP_KEY, "%s", name);
+
+	for (; args && *args && len < SNAP_KEY; args++)
+		len +=
+		    (size_t)snprintf(key + len, SNAP_KEY - len, " %s", *args);
+	return len < SNAP_KEY;
+}
+
+/* A save (no input, output wanted) the snapshot remembers: *out is a
+ * copy of its text; true when given. */
+static bool snap_give(const char *key, char **out)
+{
+	for (size_t i = 0; i < snap.n; i++) {
+		if (strcmp(snap.e[i].key, key) == 0)
+			return (*out = strdup(snap.e[i].text)) != NULL;
+	}
+	return false;
+}
+
+static void snap_keep(const char *key, const char *text)
+{
+	if (snap.n == SNAP_MAX ||
+	    (snap.e[snap.n].text = strdup(text ? text : "")) == NULL)
+		return;
+	memcpy(snap.e[snap.n].key, key, SNAP_KEY);
+	snap.n++;
+}
+
 int fwexec_run(const char *name, const char *const *args, const char *input,
 	       char **out, char **errout)
+{
+	char key[SNAP_KEY];
+	bool kept = snap.on && input == NULL && out != NULL &&
+		    snap_key(name, args, key);
+	int ret;
+
+	if (out)
+		*out = NULL;
+	if (errout)
+		*errout = NULL;
+	if (snap.on && input != NULL)
+		snap_forget(); /* a restore: the view ends */
+	if (kept && snap_give(key, out))
+		return 0;
+	ret = fwexec_spawn(name, args, input, out, errout);
+	if (kept && ret == 0)
+		snap_keep(key, *out);
+	return ret;
+}
+
+static int fwexec_spawn(const char *name, const char *const *args,
+			const char *input, char **out, char **errout)
 {
 	struct child_io io = {-1, -1, -1};
 	char path[PATH_MAX], *argv[16];
 	int ret, n = 0;
 	pid_t pid;
 
-	if (out)
-		*out = NULL;
-	if (errout)
-		*errout = NULL;
 	if (!find_binary(name, path, sizeof(path))) {
 		log_debug("firewall", "%s: not found in /usr/sbin or /sbin",
 			  name);

@@ -23,6 +23,14 @@ const char *fwexec_backend_name(enum fwexec_backend b);
 int fwexec_run(const char *name, const char *const *args, const char *input,
 	       char **out, char **errout);
 
+/* One view of the firewall for a one-shot command (setup, check,
+ * teardown): while on, a save that succeeded is remembered and its text
+ * given again for the same binary and arguments, until the next restore
+ * (which ends the view: what follows reads the firewall again). Off
+ * forgets everything; the daemon never turns it on, so its guard always
+ * reads the kernel. */
+void fwexec_snapshot(bool on);
+
 /* Does this iptables-save text hold anything beyond empty built-in chains
  * with policy ACCEPT (a rule, a user chain, a DROP policy)? Pure. */
 bool fwexec_save_has_rules(const char *text);
