@@ -66,6 +66,12 @@ static void md_text(FILE *out, const char *s, bool code);
 static void md_cell(FILE *out, const char *s, bool code);
 static void print_markdown(FILE *out, const cJSON *rep);
 static bool ends_with(const char *s, const char *tail);
+static int from_state_dir(const struct config *cfg, const char *why,
+			  cJSON **learned, cJSON **usage, char *err,
+			  size_t errlen);
+static int render(const struct config *cfg, const cJSON *learned,
+		  const cJSON *usage, const char *source,
+		  enum report_format fmt, FILE *out, char *err, size_t errlen);
 
 int report_check_path(const char *path, char *err, size_t errlen)
 {
@@ -832,73 +838,106 @@ out:
 int report_run(const struct config *cfg, enum report_format fmt, FILE *out,
 	       char *err, size_t errlen)
 {
-	cJSON *learned = NULL, *usage = NULL, *rep = cJSON_CreateObject();
-	char why[512], source[600], *text = NULL;
-	int rc = -ENOMEM, rl = 0, ru = 0;
+	cJSON *learned = NULL, *usage = NULL;
+	char why[512], source[600];
+	char *text = ask_daemon(cfg->control_socket, why, sizeof(why));
+	int rc;
 
-	text = ask_daemon(cfg->control_socket, why, sizeof(why));
 	if (text != NULL) {
-		if ((rc = from_daemon(text, &learned, &usage)) != 0) {
-			snprintf(err, errlen,
-				 "the daemon on %s: its report is not "
-				 "understood",
-				 cfg->control_socket);
-			goto out;
-		}
 		snprintf(source, sizeof(source),
 			 "the running daemon, control socket %s",
 			 cfg->control_socket);
-	} else {
-		log_info("report",
-			 "no report from the control socket %s (%s): "
-			 "reading state_dir %s",
-			 cfg->control_socket, why, cfg->state_dir);
-		if ((learned = read_state(cfg, LEARN_FILE, "names", &rl, err,
-					  errlen)) == NULL ||
-		    (usage = read_state(cfg, USAGE_FILE, "entries", &ru, err,
-					errlen)) == NULL) {
-			rc = learned == NULL ? rl : ru;
-			goto out;
-		}
-		if (rl == -ENOENT && ru == -ENOENT) {
-			rc = -ENOENT;
-			snprintf(err, errlen,
-				 "nothing to report: no daemon answered on the "
-				 "control socket %s (%s), and state_dir %s "
-				 "holds no records (%s, %s). Has a daemon run "
-				 "with this config?",
-				 cfg->control_socket, why, cfg->state_dir,
-				 LEARN_FILE, USAGE_FILE);
-			goto out;
-		}
+		rc = report_render(cfg, text, source, fmt, out, err, errlen);
+		free(text);
+		return rc;
+	}
+	log_info("report",
+		 "no report from the control socket %s (%s): reading "
+		 "state_dir %s",
+		 cfg->control_socket, why, cfg->state_dir);
+	rc = from_state_dir(cfg, why, &learned, &usage, err, errlen);
+	if (rc == 0) {
 		snprintf(source, sizeof(source),
 			 "state_dir %s (what the daemon wrote last)",
 			 cfg->state_dir);
+		rc = render(cfg, learned, usage, source, fmt, out, err, errlen);
 	}
+	cJSON_Delete(learned);
+	cJSON_Delete(usage);
+	return rc;
+}
+
+int report_render(const struct config *cfg, const char *text,
+		  const char *source, enum report_format fmt, FILE *out,
+		  char *err, size_t errlen)
+{
+	cJSON *learned = NULL, *usage = NULL;
+	int rc = from_daemon(text, &learned, &usage);
+
+	if (rc != 0)
+		snprintf(err, errlen,
+			 "the daemon on %s: its report is not understood",
+			 cfg->control_socket);
+	else
+		rc = render(cfg, learned, usage, source, fmt, out, err, errlen);
+	cJSON_Delete(learned);
+	cJSON_Delete(usage);
+	return rc;
+}
+
+/* What the last daemon wrote in state_dir: both files (either may be
+ * missing, not both). */
+static int from_state_dir(const struct config *cfg, const char *why,
+			  cJSON **learned, cJSON **usage, char *err,
+			  size_t errlen)
+{
+	int rl = 0, ru = 0;
+
+	if ((*learned = read_state(cfg, LEARN_FILE, "names", &rl, err,
+				   errlen)) == NULL)
+		return rl;
+	if ((*usage = read_state(cfg, USAGE_FILE, "entries", &ru, err,
+				 errlen)) == NULL)
+		return ru;
+	if (rl == -ENOENT && ru == -ENOENT) {
+		snprintf(err, errlen,
+			 "nothing to report: no daemon answered on the "
+			 "control socket %s (%s), and state_dir %s holds no "
+			 "records (%s, %s). Has a daemon run with this config?",
+			 cfg->control_socket, why, cfg->state_dir, LEARN_FILE,
+			 USAGE_FILE);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/* The report of learned and usage, from source, in fmt. */
+static int render(const struct config *cfg, const cJSON *learned,
+		  const cJSON *usage, const char *source,
+		  enum report_format fmt, FILE *out, char *err, size_t errlen)
+{
+	cJSON *rep = cJSON_CreateObject();
+	char *text = NULL;
+	int rc = -ENOMEM;
+
 	log_info("report", "from %s", source);
 	if (rep == NULL || !cJSON_AddNumberToObject(rep, "version", 1) ||
 	    !cJSON_AddStringToObject(rep, "source", source) ||
 	    build(rep, learned, usage, cfg, false) != 0)
-		goto nomem;
+		goto out;
 	rc = 0;
-	if (fmt == REPORT_MD) {
+	if (fmt == REPORT_MD)
 		print_markdown(out, rep);
-	} else if (fmt == REPORT_TEXT) {
+	else if (fmt == REPORT_TEXT)
 		print_text(out, rep);
-	} else {
-		free(text);
-		if ((text = cJSON_Print(rep)) == NULL)
-			goto nomem;
+	else if ((text = cJSON_Print(rep)) != NULL)
 		fprintf(out, "%s\n", text);
-	}
-	goto out;
-nomem:
-	rc = -ENOMEM;
-	snprintf(err, errlen, "the report: out of memory");
+	else
+		rc = -ENOMEM;
 out:
+	if (rc == -ENOMEM)
+		snprintf(err, errlen, "the report: out of memory");
 	free(text);
-	cJSON_Delete(learned);
-	cJSON_Delete(usage);
 	cJSON_Delete(rep);
 	return rc;
 }

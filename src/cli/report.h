@@ -44,4 +44,12 @@ int report_format_parse(const char *s, enum report_format *out);
 int report_run(const struct config *cfg, enum report_format fmt, FILE *out,
 	       char *err, size_t errlen);
 
+/* The report of a running daemon's answer to "report" (text: its JSON,
+ * {"suggest": ..., "usage": ...}, from the unprivileged DNS process), said
+ * to come from source, in fmt: report_run's path with a live daemon, and
+ * the fuzz target's. -EPROTO (err set) when text is no such object. */
+int report_render(const struct config *cfg, const char *text,
+		  const char *source, enum report_format fmt, FILE *out,
+		  char *err, size_t errlen);
+
 #endif
