@@ -9,8 +9,9 @@
 # config (what --help names) is the configured sysconfdir's
 # dnsfence/dnsfence.json, where the install put the deny-all file and
 # the unit's ConditionPathExists looks (it used to be /etc whatever the
-# prefix). Control: the completion offers nothing for a word no command
-# starts with.
+# prefix); for the prefix /usr that is /etc/dnsfence, and a second install
+# keeps an operator's config. Control: the completion offers nothing for
+# a word no command starts with.
 set -euo pipefail
 SRC="${DNSFENCE_SRC:?}"
 BIN="${DNSFENCE_BIN:?}"
@@ -75,6 +76,34 @@ esac
 grep -qxF "ConditionPathExists=$want" "$P/lib/systemd/system/dnsfence.service" ||
 	fail "dnsfence.service does not wait for $want: $(grep ^ConditionPathExists= "$P/lib/systemd/system/dnsfence.service")"
 echo "ok   the default config is $want, where the install puts the deny-all file and the unit looks"
+
+# A second install over an operator's edited config keeps it (it used to
+# put the deny-all file back over the policy); the control: a removed
+# config is installed again.
+conf="$P/etc/dnsfence/dnsfence.json"
+printf '{"allow": ["operator.example"]}\n' >"$conf"
+DESTDIR="$D" cmake --install "$BUILD" --prefix "$tmp/prefix" >"$tmp/install2.log" 2>&1 ||
+	fail "the second cmake --install failed: $(cat "$tmp/install2.log")"
+grep -q operator.example "$conf" || fail "a second install replaced the operator's $conf: $(cat "$conf")"
+grep -q "Kept (the operator's policy): $conf" "$tmp/install2.log" ||
+	fail "the second install does not say it kept $conf: $(grep dnsfence.json "$tmp/install2.log")"
+rm "$conf"
+DESTDIR="$D" cmake --install "$BUILD" --prefix "$tmp/prefix" >"$tmp/install3.log" 2>&1 ||
+	fail "the third cmake --install failed: $(cat "$tmp/install3.log")"
+cmp -s "$conf" "$SRC/contrib/dnsfence.json" || fail "a removed config was not installed again"
+echo "ok   a second install keeps the operator's config (and says so); a missing one is installed"
+
+# A build for the prefix /usr reads /etc/dnsfence/dnsfence.json, so its
+# install writes the deny-all file there, not to /usr/etc (where it went
+# before, and the unit's ConditionPathExists never found it). Configured
+# only: the install script says where.
+cmake -S "$SRC" -B "$tmp/usr-build" -DCMAKE_INSTALL_PREFIX=/usr -DDNSFENCE_TESTS=OFF >"$tmp/usr.log" 2>&1 ||
+	fail "configuring a build for /usr failed: $(tail -n 5 "$tmp/usr.log")"
+grep -q 'file(INSTALL "[^"]*/contrib/dnsfence.json" DESTINATION "/etc/dnsfence")' "$tmp/usr-build/cmake_install.cmake" ||
+	fail "a build for /usr does not install its config to /etc/dnsfence: $(grep -n 'contrib/dnsfence.json' "$tmp/usr-build/cmake_install.cmake")"
+grep -qxF "ConditionPathExists=/etc/dnsfence/dnsfence.json" "$tmp/usr-build/systemd/dnsfence.service" ||
+	fail "a build for /usr: its unit does not wait for /etc/dnsfence/dnsfence.json"
+echo "ok   a build for the prefix /usr installs its config to /etc/dnsfence, where its unit and binary look"
 
 complete_words() { # WORDS...: what the completion offers for the last word
 	bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _dnsfence; printf "%s\n" "${COMPREPLY[@]}"' \
