@@ -209,10 +209,12 @@ static void quic_conn(struct flowcheck *fc, struct flowtab_flow *f,
 		      const struct quic_dgram *dg, const struct nfq_pkt *qp,
 		      bool recheck);
 static int quic_next_hello(struct flowcheck *fc, struct quicconn *c, char *text,
-			   size_t cap, enum flowdecide_reason *r);
+			   size_t cap, enum flowdecide_reason *r,
+			   const char **name);
 static void quic_refuse(struct flowcheck *fc, const struct quicconn *c,
 			const struct nfq_pkt *qp, bool recheck,
-			enum flowdecide_reason r, const char *text);
+			enum flowdecide_reason r, const char *name,
+			const char *text);
 static struct flowtab_flow *quic_flow(struct flowcheck *fc,
 				      struct flowtab_flow *f,
 				      const struct flowtab_key *key,
@@ -1106,6 +1108,7 @@ static void quic_conn(struct flowcheck *fc, struct flowtab_flow *f,
 	struct quicconn *c = dg->conn;
 	enum flowdecide_reason r = FLOWDECIDE_UNREADABLE;
 	char text[2 * TEXT_MAX]; /* two names */
+	const char *name = c->name[0] != '\0' ? c->name : NULL;
 	bool more = false;
 	int rc = 0;
 
@@ -1126,11 +1129,11 @@ static void quic_conn(struct flowcheck *fc, struct flowtab_flow *f,
 			 "a later QUIC Initial carries other bytes than the "
 			 "ClientHello judged for %s",
 			 c->name);
-		quic_refuse(fc, c, qp, recheck, r, text);
+		quic_refuse(fc, c, qp, recheck, r, name, text);
 		return;
 	}
 	if (more && dg->crypto_end > c->judged)
-		rc = quic_next_hello(fc, c, text, sizeof(text), &r);
+		rc = quic_next_hello(fc, c, text, sizeof(text), &r, &name);
 	if (rc == -EAGAIN) {
 		(void)nfq_verdict(recheck ? fc->recheck : fc->q, qp->id,
 				  NF_DROP, 0);
@@ -1144,7 +1147,7 @@ static void quic_conn(struct flowcheck *fc, struct flowtab_flow *f,
 		rc = -EBADMSG;
 	}
 	if (rc != 0) {
-		quic_refuse(fc, c, qp, recheck, r, text);
+		quic_refuse(fc, c, qp, recheck, r, name, text);
 		return;
 	}
 	judge(fc, recheck, qp->id, true);
@@ -1152,10 +1155,11 @@ static void quic_conn(struct flowcheck *fc, struct flowtab_flow *f,
 
 /* The ClientHello placed past c's judged range (after a
  * HelloRetryRequest): 0 when whole and naming the server judged before
- * (judged now), -EAGAIN while incomplete, else refused with *r and
- * text. */
+ * (judged now), -EAGAIN while incomplete, else refused with *r, text
+ * and *named, the name it asks for (NULL: none readable). */
 static int quic_next_hello(struct flowcheck *fc, struct quicconn *c, char *text,
-			   size_t cap, enum flowdecide_reason *r)
+			   size_t cap, enum flowdecide_reason *r,
+			   const char **named)
 {
 	const uint8_t *p;
 	size_t n = quicconn_pending(c, &p);
@@ -1164,6 +1168,7 @@ static int quic_next_hello(struct flowcheck *fc, struct quicconn *c, char *text,
 
 	if (rc == -EAGAIN)
 		return rc;
+	*named = rc == 0 ? name : NULL;
 	if (rc != 0) {
 		flowdecide_explain(FLOWDECIDE_UNREADABLE, WHAT_QUIC, text, cap);
 		*r = FLOWDECIDE_UNREADABLE;
@@ -1185,11 +1190,13 @@ static int quic_next_hello(struct flowcheck *fc, struct quicconn *c, char *text,
 	return 0;
 }
 
-/* One datagram of the connection c refused: counted, logged, dropped
- * (let through in audit). */
+/* One datagram of the connection c refused: counted, logged (name: the
+ * server it asks for, NULL when none is readable), dropped (let through
+ * in audit). */
 static void quic_refuse(struct flowcheck *fc, const struct quicconn *c,
 			const struct nfq_pkt *qp, bool recheck,
-			enum flowdecide_reason r, const char *text)
+			enum flowdecide_reason r, const char *name,
+			const char *text)
 {
 	bool audit = auditing(reload_config(fc->rl));
 
@@ -1199,7 +1206,7 @@ static void quic_refuse(struct flowcheck *fc, const struct quicconn *c,
 		stats_inc(STAT_FLOW_AUDIT_ALLOWED);
 	judge(fc, recheck, qp->id, audit);
 	report(fc, &c->key, qp->has_uid, qp->uid, flowdecide_reason_name(r),
-	       NULL, text);
+	       name, text);
 }
 
 /* The flow the Initial in fc->quic starts: anew when f is a decided flow

@@ -13,7 +13,8 @@
 # name the server the first named. The listener reads the datagrams as a
 # server does (quic_initial.py listen). Controls: the same datagrams
 # naming www.allowed.test reach the server, which reads that name; with
-# name_check off the server reads evil.test from both.
+# name_check off the server reads evil.test from both. The refusal's JSON
+# line names evil.test.
 source "$(dirname "$0")/lib.sh"
 WL_UID=4242
 df_setup
@@ -23,7 +24,7 @@ df_quic_lab
 
 sock="$DF_TMP/control.sock"
 ARGS=(allow='["www.allowed.test"]' ports='["tcp/443", "udp/443"]'
-	control='{"socket": "'"$sock"'", "watch": false}')
+	control='{"socket": "'"$sock"'", "watch": false}' log='{"format": "json"}')
 df_start_dnsfence "${ARGS[@]}"
 df_dig www.allowed.test A
 expect_rcode NOERROR
@@ -53,7 +54,18 @@ df_quic_send $WL_UID 198.18.1.10 443 www.allowed.test 8c8c8c8c8c8c8c8c --then hr
 df_quic_expect_read 8c8c8c8c8c8c8c8c www.allowed.test "the connection's first ClientHello"
 df_quic_expect_not_read 8d8d8d8d8d8d8d8d evil.test "a second ClientHello naming evil.test"
 expect_log_contains "a second QUIC ClientHello names evil.test, the connection was let through for www.allowed.test"
-ok "a second ClientHello of the connection naming evil.test: dropped and logged"
+# The JSON line names the server the refused hello asks for, as the
+# first Initial's refusal does (it had no name field).
+"$DF_PY" - "$DF_DNSFENCE_LOG" <<'PYEOF' || fail "the second ClientHello's refusal does not carry name evil.test: $(grep -a 'second QUIC' "$DF_DNSFENCE_LOG" | head -1)"
+import json, sys
+for line in open(sys.argv[1], errors="replace"):
+    e = json.loads(line)
+    if (e.get("event") == "namecheck_refused" and "second QUIC ClientHello" in e.get("msg", "")
+            and e.get("name") == "evil.test" and e.get("reason") == "not_allowed" and e.get("uid") == 4242):
+        sys.exit(0)
+sys.exit(1)
+PYEOF
+ok "a second ClientHello of the connection naming evil.test: dropped and logged (name evil.test, reason not_allowed)"
 df_quic_send $WL_UID 2001:db8:1::10 443 www.allowed.test 8e8e8e8e8e8e8e8e --then hrr:evil.test:8f8f8f8f8f8f8f8f
 df_quic_expect_read 8e8e8e8e8e8e8e8e www.allowed.test "IPv6: the connection's first ClientHello"
 df_quic_expect_not_read 8f8f8f8f8f8f8f8f evil.test "IPv6: a second ClientHello naming evil.test"
