@@ -65,6 +65,12 @@ static void print_summary(FILE *out, const cJSON *rep);
 static void md_text(FILE *out, const char *s, bool code);
 static void md_cell(FILE *out, const char *s, bool code);
 static void print_markdown(FILE *out, const cJSON *rep);
+static void md_denied(FILE *out, const cJSON *denied);
+static void md_blocked(FILE *out, const cJSON *blocked);
+static void md_allowed_names(FILE *out, const cJSON *names);
+static void md_entries(FILE *out, const cJSON *entries);
+static void print_dropped(FILE *out, const cJSON *rep, const char *head,
+			  const char *tail);
 static bool ends_with(const char *s, const char *tail);
 static int from_state_dir(const struct config *cfg, const char *why,
 			  cJSON **learned, cJSON **usage, char *err,
@@ -568,17 +574,7 @@ static void print_text(FILE *out, const cJSON *rep)
 		str(rep, "source"), nn, nn == 1 ? "" : "s", nd, nb,
 		nb == 1 ? "" : "s");
 	print_lines(out, rep, kinds, 4, -1);
-	if (num(rep, "denied_dropped") + num(rep, "blocked_dropped") +
-		num(rep, "allowed_dropped") +
-		num(rep, "allowed_names_dropped") >
-	    0)
-		fprintf(out,
-			"past the bounds, not listed: %.0f denied names, %.0f "
-			"blocked flows, %.0f allow entries, %.0f allowed "
-			"names\n",
-			num(rep, "denied_dropped"), num(rep, "blocked_dropped"),
-			num(rep, "allowed_dropped"),
-			num(rep, "allowed_names_dropped"));
+	print_dropped(out, rep, "past the bounds, not listed", "");
 }
 
 /* One Markdown table cell: '|', '\\', '`' and the emphasis and link
@@ -610,8 +606,6 @@ static void md_text(FILE *out, const char *s, bool code)
 
 static void print_markdown(FILE *out, const cJSON *rep)
 {
-	const cJSON *it;
-
 	if (cJSON_GetObjectItem(rep, "exit_status") != NULL)
 		fprintf(out,
 			"## dnsfence exec report\n\nThe command exited %.0f.\n",
@@ -623,9 +617,20 @@ static void print_markdown(FILE *out, const cJSON *rep)
 		fprintf(out, "\nAudit mode: nothing was denied or blocked; "
 			     "the names and flows below are what enforce mode "
 			     "would have denied and blocked.\n");
+	md_denied(out, cJSON_GetObjectItem(rep, "denied"));
+	md_blocked(out, cJSON_GetObjectItem(rep, "blocked"));
+	md_allowed_names(out, cJSON_GetObjectItem(rep, "allowed_names"));
+	md_entries(out, cJSON_GetObjectItem(rep, "allowed"));
+	print_dropped(out, rep, "\nPast the bounds, not listed", ".");
+}
+
+static void md_denied(FILE *out, const cJSON *denied)
+{
+	const cJSON *it;
+
 	fprintf(out, "\n### Denied names\n\n| Name | Lookups | Fix |\n"
 		     "|---|---:|---|\n");
-	cJSON_ArrayForEach(it, cJSON_GetObjectItem(rep, "denied"))
+	cJSON_ArrayForEach(it, denied)
 	{
 		fputc('|', out);
 		md_cell(out, str(it, "name"), true);
@@ -633,10 +638,16 @@ static void print_markdown(FILE *out, const cJSON *rep)
 		md_cell(out, str(it, "fix"), true);
 		fputc('\n', out);
 	}
+}
+
+static void md_blocked(FILE *out, const cJSON *blocked)
+{
+	const cJSON *it;
+
 	fprintf(out, "\n### Blocked flows\n\n| Destination | Port | Reason "
 		     "| Answered for | Count | Fix | UID |\n"
 		     "|---|---|---|---|---:|---|---:|\n");
-	cJSON_ArrayForEach(it, cJSON_GetObjectItem(rep, "blocked"))
+	cJSON_ArrayForEach(it, blocked)
 	{
 		const char *fix = str(it, "fix");
 
@@ -653,13 +664,18 @@ static void print_markdown(FILE *out, const cJSON *rep)
 		else
 			fprintf(out, " |\n");
 	}
+}
+
+static void md_allowed_names(FILE *out, const cJSON *names)
+{
+	const cJSON *it, *a;
+	char t[32];
+
 	fprintf(out, "\n### Allowed names\n\n| Name | Lookups | Addresses | "
 		     "Entry | First seen | Last seen |\n"
 		     "|---|---:|---|---|---|---|\n");
-	cJSON_ArrayForEach(it, cJSON_GetObjectItem(rep, "allowed_names"))
+	cJSON_ArrayForEach(it, names)
 	{
-		const cJSON *a;
-		char t[32];
 		bool first = true;
 
 		fputc('|', out);
@@ -680,26 +696,37 @@ static void print_markdown(FILE *out, const cJSON *rep)
 		when(num(it, "last_seen"), t, sizeof(t));
 		fprintf(out, " %s |\n", t);
 	}
+}
+
+static void md_entries(FILE *out, const cJSON *entries)
+{
+	const cJSON *it;
+
 	fprintf(out, "\n### Allowed entries used\n\n| Entry | Questions | "
 		     "Addresses | Flows |\n|---|---:|---:|---:|\n");
-	cJSON_ArrayForEach(it, cJSON_GetObjectItem(rep, "allowed"))
+	cJSON_ArrayForEach(it, entries)
 	{
 		fputc('|', out);
 		md_cell(out, str(it, "entry"), true);
 		fprintf(out, " %.0f | %.0f | %.0f |\n", num(it, "questions"),
 			num(it, "addresses"), num(it, "flows"));
 	}
-	if (num(rep, "denied_dropped") + num(rep, "blocked_dropped") +
-		num(rep, "allowed_dropped") +
-		num(rep, "allowed_names_dropped") >
-	    0)
+}
+
+/* What rep's lists left out past their bounds, when any: "HEAD: N
+ * denied names, ...TAIL". */
+static void print_dropped(FILE *out, const cJSON *rep, const char *head,
+			  const char *tail)
+{
+	double d = num(rep, "denied_dropped"), b = num(rep, "blocked_dropped"),
+	       a = num(rep, "allowed_dropped"),
+	       n = num(rep, "allowed_names_dropped");
+
+	if (d + b + a + n > 0)
 		fprintf(out,
-			"\nPast the bounds, not listed: %.0f denied names, "
-			"%.0f blocked flows, %.0f allow entries, %.0f allowed "
-			"names.\n",
-			num(rep, "denied_dropped"), num(rep, "blocked_dropped"),
-			num(rep, "allowed_dropped"),
-			num(rep, "allowed_names_dropped"));
+			"%s: %.0f denied names, %.0f blocked flows, %.0f "
+			"allow entries, %.0f allowed names%s\n",
+			head, d, b, a, n, tail);
 }
 
 static bool ends_with(const char *s, const char *tail)
