@@ -65,8 +65,17 @@ struct slot {
 	uint64_t logged_ms;
 };
 
+/* Blocked flows counted per interface they came in on (forward scope). */
+struct ifcount {
+	char name[IF_NAMESIZE];
+	uint64_t n[ATTRIB__COUNT];
+};
+
 struct attrib {
 	const struct config *cfg;
+	/* the first ATTRIB_IFACES interfaces seen, then "other" */
+	struct ifcount ifaces[ATTRIB_IFACES + 1];
+	size_t n_ifaces;
 	struct slot slots[ATTRIB_DEDUP_SLOTS];
 	uint64_t window_ms; /* start of the current budget window */
 	unsigned lines;	    /* lines logged in it */
@@ -90,6 +99,9 @@ static bool budget(struct attrib *a, uint64_t now);
 static void endpoint(const struct netaddr *addr, bool with_port, uint16_t port,
 		     char *buf, size_t cap);
 static void sender(const struct nflog_pkt *pkt, char *buf, size_t cap);
+static void ifname(uint32_t index, char *buf);
+static void count_interface(struct attrib *a, uint32_t index,
+			    enum attrib_reason r);
 static uint64_t sender_key(const struct nflog_pkt *pkt);
 static void log_flow(const char *event, bool audit, const struct nflog_pkt *pkt,
 		     const char *reason, const char *name, const char *text);
@@ -252,6 +264,45 @@ struct attrib *attrib_new(const struct config *cfg)
 	return a;
 }
 
+/* One more flow blocked for r that came in on the interface index (a
+ * forwarded packet: no socket). */
+static void count_interface(struct attrib *a, uint32_t index,
+			    enum attrib_reason r)
+{
+	char name[IF_NAMESIZE];
+	size_t i;
+
+	ifname(index, name);
+	for (i = 0; i < a->n_ifaces; i++) {
+		if (strcmp(a->ifaces[i].name, name) == 0)
+			break;
+	}
+	if (i == a->n_ifaces && i < ATTRIB_IFACES) {
+		snprintf(a->ifaces[i].name, IF_NAMESIZE, "%s", name);
+		a->n_ifaces++;
+	} else if (i == a->n_ifaces) {
+		i = ATTRIB_IFACES; /* "other" */
+	}
+	a->ifaces[i].n[r]++;
+}
+
+void attrib_each_interface(const struct attrib *a, attrib_iface_fn fn,
+			   void *arg)
+{
+	for (size_t i = 0; a != NULL && i <= ATTRIB_IFACES; i++) {
+		const char *name = i == ATTRIB_IFACES ? "other"
+				   : i < a->n_ifaces  ? a->ifaces[i].name
+						      : NULL;
+
+		for (int r = 0; name != NULL && r < ATTRIB__COUNT; r++) {
+			if (a->ifaces[i].n[r] > 0)
+				fn(arg, name,
+				   attrib_reason_name((enum attrib_reason)r),
+				   a->ifaces[i].n[r]);
+		}
+	}
+}
+
 void attrib_quiet(struct attrib *a, uid_t uid, uint64_t until_ms)
 {
 	if (a == NULL)
@@ -356,15 +407,20 @@ static void sender(const struct nflog_pkt *pkt, char *buf, size_t cap)
 		snprintf(buf, cap, "no socket");
 		return;
 	}
-	if (if_indextoname(pkt->indev, in) == NULL)
-		snprintf(in, sizeof(in), "#%u", (unsigned)pkt->indev);
+	ifname(pkt->indev, in);
 	if (!pkt->has_physindev) {
 		snprintf(buf, cap, "interface %s", in);
 		return;
 	}
-	if (if_indextoname(pkt->physindev, port) == NULL)
-		snprintf(port, sizeof(port), "#%u", (unsigned)pkt->physindev);
+	ifname(pkt->physindev, port);
 	snprintf(buf, cap, "interface %s port %s", in, port);
+}
+
+/* The interface's name, "#INDEX" when it is gone. */
+static void ifname(uint32_t index, char *buf)
+{
+	if (if_indextoname(index, buf) == NULL)
+		snprintf(buf, IF_NAMESIZE, "#%u", (unsigned)index);
 }
 
 /* The dedup key of the sender: its uid, or for a forwarded packet its
@@ -413,13 +469,10 @@ static void log_flow(const char *event, bool audit, const struct nflog_pkt *pkt,
 	if (name != NULL && *name != '\0')
 		f[n++] = log_str("name", name);
 	if (!pkt->has_uid && pkt->has_indev) {
-		if (if_indextoname(pkt->indev, in) == NULL)
-			snprintf(in, sizeof(in), "#%u", (unsigned)pkt->indev);
+		ifname(pkt->indev, in);
 		f[n++] = log_str("interface", in);
 		if (pkt->has_physindev) {
-			if (if_indextoname(pkt->physindev, port) == NULL)
-				snprintf(port, sizeof(port), "#%u",
-					 (unsigned)pkt->physindev);
+			ifname(pkt->physindev, port);
 			f[n++] = log_str("bridge_port", port);
 		}
 	}
@@ -460,6 +513,8 @@ void attrib_packet(void *arg, const struct nflog_pkt *pkt)
 	r = attrib_explain(a->cfg, pkt, known ? &info : NULL, now,
 			   (int64_t)time(NULL), text, sizeof(text));
 	stats_inc(reason_stat[r]);
+	if (!pkt->has_uid && pkt->has_indev)
+		count_interface(a, pkt->indev, r);
 	learn_flow(pkt, attrib_reason_name(r), known ? info.name : NULL);
 	if (!dedup(a, &pkt->dst, (uint8_t)r, sender_key(pkt), now) &&
 	    budget(a, now))

@@ -79,6 +79,14 @@ void attrib_free(struct attrib *a);
 void attrib_quiet(struct attrib *a, uid_t uid, uint64_t until_ms);
 /* The nflog_pkt_fn: explain, count, dedup, log, and tell learn.c. */
 void attrib_packet(void *arg, const struct nflog_pkt *pkt);
+/* A forwarded packet (no socket) is also counted by the interface it came
+ * in on: the first ATTRIB_IFACES names seen, then "other". fn gets each
+ * interface and reason counted so far, n > 0 (the metrics' labels). */
+#define ATTRIB_IFACES 32
+typedef void (*attrib_iface_fn)(void *arg, const char *ifname,
+				const char *reason, uint64_t n);
+void attrib_each_interface(const struct attrib *a, attrib_iface_fn fn,
+			   void *arg);
 /* A flow the name check refused (audit: would refuse) with the reason in
  * text ("TLS server name evil.test is not allowed"), reason its short
  * name ("not_allowed") and name the name read (NULL: none), as the

@@ -38,6 +38,7 @@
 #include "observe/metrics.h"
 #include "base/monotime.h"
 #include "observe/recent.h"
+#include "observe/attrib.h"
 #include "observe/usage.h"
 #include "sets/setsadm.h"
 #include "base/stats.h"
@@ -73,7 +74,8 @@ struct metrics {
 	bool paused;
 	uint64_t sets_ms;
 	long long set4, set6;
-	const struct usage *usage; /* NULL: not counted */
+	const struct usage *usage;   /* NULL: not counted */
+	const struct attrib *attrib; /* NULL: no flows per interface */
 	int queue_fd; /* METRICS_QUEUE_PROC, or -1 (not the caller's) */
 	uint16_t queue;
 };
@@ -292,6 +294,7 @@ static void render_hist(struct evbuffer *b, const char *name, const char *label,
 			enum stats_hist h);
 static void render_gauges(struct evbuffer *b, long long set4, long long set6);
 static void render_usage(struct evbuffer *b, const struct usage *u);
+static void render_interfaces(struct evbuffer *b, const struct attrib *a);
 static void render_reload(struct evbuffer *b);
 static void render_queue(struct evbuffer *b, const struct metrics_queue *q);
 static void on_request(struct evhttp_request *req, void *arg);
@@ -508,6 +511,48 @@ void metrics_set_usage(struct metrics *m, const struct usage *u)
 		m->usage = u;
 }
 
+void metrics_set_attrib(struct metrics *m, const struct attrib *a)
+{
+	if (m != NULL)
+		m->attrib = a;
+}
+
+struct iface_out {
+	struct evbuffer *b;
+	bool head;
+};
+
+/* One sample; the name as a label value (backslash, quote escaped). */
+static void iface_sample(void *arg, const char *ifname, const char *reason,
+			 uint64_t n)
+{
+	struct iface_out *o = arg;
+	const char *fam = "dnsfence_blocked_flows_by_interface_total";
+
+	if (!o->head) {
+		evbuffer_add_printf(o->b,
+				    "# HELP %s Blocked forwarded flows by the "
+				    "interface they came in on (scope "
+				    "forward).\n# TYPE %s counter\n",
+				    fam, fam);
+		o->head = true;
+	}
+	evbuffer_add_printf(o->b, "%s{interface=\"", fam);
+	for (; *ifname != '\0'; ifname++) {
+		if (*ifname == '\\' || *ifname == '"')
+			evbuffer_add(o->b, "\\", 1);
+		evbuffer_add(o->b, ifname, 1);
+	}
+	evbuffer_add_printf(o->b, "\",reason=\"%s\"} %" PRIu64 "\n", reason, n);
+}
+
+static void render_interfaces(struct evbuffer *b, const struct attrib *a)
+{
+	struct iface_out o = {b, false};
+
+	attrib_each_interface(a, iface_sample, &o);
+}
+
 void metrics_set_queue(struct metrics *m, int fd, uint16_t num)
 {
 	if (m == NULL)
@@ -646,6 +691,7 @@ static void answer(struct metrics *m, struct evhttp_request *req)
 	refresh_sets(m);
 	metrics_render(b, m->set4, m->set6, has_q ? &q : NULL);
 	render_usage(b, m->usage);
+	render_interfaces(b, m->attrib);
 	evhttp_add_header(h, "Content-Type",
 			  "text/plain; version=0.0.4; charset=utf-8");
 	evhttp_send_reply(req, HTTP_OK, "OK", b);

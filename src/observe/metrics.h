@@ -50,6 +50,9 @@ int metrics_render(struct evbuffer *buf, long long set4, long long set6,
 /* The allow entries' usage, rendered as counts (no names); NULL: none. */
 struct usage;
 void metrics_set_usage(struct metrics *m, const struct usage *u);
+/* The blocked flows per interface (forward scope), from a (NULL: none). */
+struct attrib;
+void metrics_set_attrib(struct metrics *m, const struct attrib *a);
 /* The name check reads queue num: its depth and drops are rendered,
  * read through fd (see metrics_queue_read; it stays the caller's). */
 void metrics_set_queue(struct metrics *m, int fd, uint16_t num);

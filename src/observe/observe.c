@@ -120,6 +120,7 @@ struct observe *observe_open(struct event_base *base, const struct config *cfg,
 			return NULL;
 		}
 		metrics_set_usage(o->metrics, o->usage);
+		metrics_set_attrib(o->metrics, o->attrib);
 	}
 	return o;
 }

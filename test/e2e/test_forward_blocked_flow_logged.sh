@@ -9,7 +9,8 @@
 # refused and logged. Positive control: the allowed name resolves and
 # connects, and its address earns no "blocked" line. Both iptables
 # backends. The JSON line's fields name the same (event flow_blocked,
-# src, dst, dport, interface).
+# src, dst, dport, interface), and /metrics counts them by interface
+# (dnsfence_blocked_flows_by_interface_total).
 #
 # The name check does not run in the forward scope (issue 42): the start
 # says the flows are checked by address only, and a config that asks for
@@ -18,7 +19,7 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/forward_lab.sh"
 df_start_listener 8080
 # JSON lines: the text is msg, and the flow_blocked fields ride beside it.
-LAB_EXTRA=(log='{"format": "json"}')
+LAB_EXTRA=(log='{"format": "json"}' metrics='"127.0.0.1:9253"')
 
 # logged ERE: a line of the daemon's log matches (waits up to 5 s).
 logged() { df_poll 50 grep -qaE -- "$1" "$DF_DNSFENCE_LOG"; }
@@ -55,6 +56,18 @@ sys.exit(1)
 PYEOF
 		fail "$be: no flow_blocked JSON line with dst $V4, dport 8080, src $CT4, interface $BR"
 	ok "$be: the container's blocked connection and DNS bypass are logged with its source address and $BR (v4, v6)"
+	# The metrics count them by the interface they came in on.
+	wl curl -sf --max-time 5 http://127.0.0.1:9253/metrics >"$DF_TMP/metrics-$be.txt" ||
+		fail "$be: GET /metrics failed"
+	for reason in never_answered dns; do
+		n=$(sed -n "s/^dnsfence_blocked_flows_by_interface_total{interface=\"$BR\",reason=\"$reason\"} //p" "$DF_TMP/metrics-$be.txt")
+		[ "${n:-0}" -ge 2 ] ||
+			fail "$be: dnsfence_blocked_flows_by_interface_total for $BR, $reason: '${n:-none}', expected 2 or more (v4, v6): $(grep by_interface "$DF_TMP/metrics-$be.txt")"
+	done
+	! grep -q 'by_interface_total{interface="lo"' "$DF_TMP/metrics-$be.txt" || fail "$be: flows counted on lo"
+	grep -q '^| `dnsfence_blocked_flows_by_interface_total` | counter |' "$DNSFENCE_SRC/docs/metrics.md" ||
+		fail "dnsfence_blocked_flows_by_interface_total is not documented in docs/metrics.md"
+	ok "$be: /metrics counts them on $BR: $(grep -c "^dnsfence_blocked_flows_by_interface_total{interface=\"$BR\"" "$DF_TMP/metrics-$be.txt") series"
 	grep -qa "off in the forward scope: the fenced interfaces' flows are checked by address only" "$DF_DNSFENCE_LOG" ||
 		fail "$be: the start does not say the name check is off in the forward scope"
 	lab_unfence "$be"
