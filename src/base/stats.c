@@ -15,7 +15,14 @@ static uint64_t *counters = own;
  * alone counts. */
 static uint64_t *parent_page;
 /* after the counters: the parent's count of each set's entries */
-enum { EXTRA_SET4, EXTRA_SET6, EXTRA_SET_MS, PAGE_EXTRA };
+enum {
+	EXTRA_SET4,
+	EXTRA_SET6,
+	EXTRA_SET_MS,
+	EXTRA_JOURNAL,	  /* the parent's log_journal_dropped */
+	EXTRA_SUPPRESSED, /* and log_suppressed_total */
+	PAGE_EXTRA
+};
 static const enum stat_id parent_owned[] = {STAT_GUARD_DRIFT,
 					    STAT_GUARD_RESTORED};
 
@@ -160,6 +167,28 @@ bool stats_shared_set_entries(long long *v4, long long *v6)
 	*v6 = (long long)__atomic_load_n(&parent_page[STAT__COUNT + EXTRA_SET6],
 					 __ATOMIC_RELAXED);
 	return true;
+}
+
+void stats_set_log_drops(void)
+{
+	if (parent_page == NULL)
+		return;
+	__atomic_store_n(&parent_page[STAT__COUNT + EXTRA_JOURNAL],
+			 log_journal_dropped(), __ATOMIC_RELAXED);
+	__atomic_store_n(&parent_page[STAT__COUNT + EXTRA_SUPPRESSED],
+			 log_suppressed_total(), __ATOMIC_RELAXED);
+}
+
+void stats_log_drops(uint64_t *journal, uint64_t *suppressed)
+{
+	*journal = log_journal_dropped();
+	*suppressed = log_suppressed_total();
+	if (parent_page == NULL || counters == parent_page)
+		return; /* one process, or the parent itself */
+	*journal += __atomic_load_n(&parent_page[STAT__COUNT + EXTRA_JOURNAL],
+				    __ATOMIC_RELAXED);
+	*suppressed += __atomic_load_n(
+	    &parent_page[STAT__COUNT + EXTRA_SUPPRESSED], __ATOMIC_RELAXED);
 }
 
 void stats_count_shared(void)

@@ -88,6 +88,11 @@ void stats_count_shared(void);
  * DNS process's read of it for metrics: false before the first count. */
 void stats_set_entries(long long v4, long long v6);
 bool stats_shared_set_entries(long long *v4, long long *v6);
+/* Log lines left out (log_journal_dropped, log_suppressed_total): the
+ * parent publishes its own with each count of the sets; the DNS
+ * process's read adds them to its own (for the metrics). */
+void stats_set_log_drops(void);
+void stats_log_drops(uint64_t *journal, uint64_t *suppressed);
 /* The last config load (the start's, then each reload's): whether it
  * succeeded, and the wall clock of the last one that did (0: none yet). */
 void stats_config_loaded(bool ok, int64_t now);

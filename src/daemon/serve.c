@@ -1210,6 +1210,7 @@ static void on_count(evutil_socket_t fd, short what, void *arg)
 	if (setsadm_count(cfg->set6, &n6) == 0)
 		v6 = (long long)n6;
 	stats_set_entries(v4, v6);
+	stats_set_log_drops();
 }
 
 /* The parent keeps the MLD set the groups of the namespace's addresses

@@ -295,6 +295,7 @@ static void render_hist(struct evbuffer *b, const char *name, const char *label,
 static void render_gauges(struct evbuffer *b, long long set4, long long set6);
 static void render_usage(struct evbuffer *b, const struct usage *u);
 static void render_interfaces(struct evbuffer *b, const struct attrib *a);
+static void render_log_drops(struct evbuffer *b);
 static void render_reload(struct evbuffer *b);
 static void render_queue(struct evbuffer *b, const struct metrics_queue *q);
 static void on_request(struct evhttp_request *req, void *arg);
@@ -553,6 +554,24 @@ static void render_interfaces(struct evbuffer *b, const struct attrib *a)
 	attrib_each_interface(a, iface_sample, &o);
 }
 
+/* Both processes' log lines left out (the parent's as of its last count
+ * of the sets, at most a second old). */
+static void render_log_drops(struct evbuffer *b)
+{
+	const char *fam = "dnsfence_log_lines_dropped_total";
+	uint64_t journal, suppressed;
+
+	stats_log_drops(&journal, &suppressed);
+	evbuffer_add_printf(b,
+			    "# HELP %s Log lines left out: the journal's "
+			    "socket was full, or a flood of one kind of line "
+			    "passed its rate (then counted in a "
+			    "\"suppressed\" line).\n# TYPE %s counter\n"
+			    "%s{reason=\"journal_full\"} %" PRIu64 "\n"
+			    "%s{reason=\"suppressed\"} %" PRIu64 "\n",
+			    fam, fam, fam, journal, fam, suppressed);
+}
+
 void metrics_set_queue(struct metrics *m, int fd, uint16_t num)
 {
 	if (m == NULL)
@@ -692,6 +711,7 @@ static void answer(struct metrics *m, struct evhttp_request *req)
 	metrics_render(b, m->set4, m->set6, has_q ? &q : NULL);
 	render_usage(b, m->usage);
 	render_interfaces(b, m->attrib);
+	render_log_drops(b);
 	evhttp_add_header(h, "Content-Type",
 			  "text/plain; version=0.0.4; charset=utf-8");
 	evhttp_send_reply(req, HTTP_OK, "OK", b);

@@ -6,7 +6,9 @@
 # net.unix.max_dgram_qlen datagrams) a log line is dropped and counted,
 # not waited for (the test fills the queue before the daemon starts).
 # 40 denied questions (each one a log line while the queue is full) all get their NXDOMAIN; once the sink reads again, the
-# counters line (SIGUSR1) arrives and its journal_dropped is above zero.
+# counters line (SIGUSR1) arrives and its journal_dropped is above zero,
+# and /metrics' dnsfence_log_lines_dropped_total{reason="journal_full"}
+# grew by the 40 lines at least.
 # Positive control: once the sink reads, the daemon's next line (the
 # counters) reaches it (the socket works; the drops were the full
 # queue's).
@@ -36,8 +38,15 @@ sys.exit(1)' "$JSOCK")" || fail "could not fill the test's journal socket"
 ok "the journal socket's queue is full ($n datagrams)"
 
 export DNSFENCE_JOURNAL_SOCKET="$JSOCK"
-df_start_dnsfence allow='["www.allowed.test"]'
+df_start_dnsfence allow='["www.allowed.test"]' metrics='"127.0.0.1:9253"'
 unset DNSFENCE_JOURNAL_SOCKET
+# dropped REASON: the metrics' count of log lines left out for REASON.
+dropped() {
+	wl curl -sf --max-time 5 http://127.0.0.1:9253/metrics |
+		sed -n "s/^dnsfence_log_lines_dropped_total{reason=\"$1\"} //p"
+}
+before="$(dropped journal_full)"
+[ -n "$before" ] || fail "/metrics has no dnsfence_log_lines_dropped_total{reason=\"journal_full\"}"
 
 for i in $(seq 1 40); do
 	out="$(wl dig +time=3 +tries=1 @127.0.0.1 "n$i.evil.test" A 2>&1)" || true
@@ -54,4 +63,11 @@ ok "control: the counters line reaches the sink once it reads"
 n="$(grep -o 'journal_dropped=[0-9]*' "$JOUT" | tail -n 1 | cut -d= -f2)"
 [ "$n" -gt 0 ] || fail "journal_dropped is $n after 40 lines into a full queue"
 ok "the full queue's lines were dropped and counted: journal_dropped=$n"
+after="$(dropped journal_full)"
+[ "${after:-0}" -ge $((before + 40)) ] ||
+	fail "/metrics: log lines dropped for a full journal went from $before to ${after:-none}, not by the 40 denials' lines or more"
+[ -n "$(dropped suppressed)" ] || fail "/metrics has no dnsfence_log_lines_dropped_total{reason=\"suppressed\"}"
+grep -q '^| `dnsfence_log_lines_dropped_total` | counter |' "$DNSFENCE_SRC/docs/metrics.md" ||
+	fail "dnsfence_log_lines_dropped_total is not documented in docs/metrics.md"
+ok "/metrics counts them: dnsfence_log_lines_dropped_total{reason=\"journal_full\"} $before -> $after"
 expect_dnsfence_running
