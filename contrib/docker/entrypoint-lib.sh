@@ -38,9 +38,10 @@ signal() {
 }
 
 # start_daemon NOT_STARTED: "dnsfence run" in the background as $daemon
-# (a TERM or INT to the entrypoint goes to it from now on), then wait until "dnsfence probe" gets a reply, at most $TIMEOUT
-# seconds. NOT_STARTED ends the messages that stop
-# the entrypoint: the daemon exited, or did not answer in time (stopped).
+# (a TERM or INT to the entrypoint goes to it from now on), then wait
+# until "dnsfence probe" gets a reply, at most $TIMEOUT seconds.
+# NOT_STARTED ends the messages that stop the entrypoint: the daemon
+# exited, or did not answer in time (then it is stopped).
 start_daemon() {
 	"$BIN" -c "$CONF" run >&2 &
 	daemon=$!
