@@ -6,6 +6,10 @@
 
 RP_IMAGE=localhost/dnsfence:0.1.0
 RP_BASE=localhost/debian:bookworm-slim
+# The image's default state_dir, as the entrypoint keeps it: inside each
+# container, on that container's own /run, never the host's. The sidecar
+# is tested with the image's defaults, so it keeps this one.
+RP_CT_STATE=/run/dnsfence
 
 # The app (mounted as /app.sh): who it is, its resolver, the allowed and
 # the denied name.
@@ -141,9 +145,9 @@ print(" ".join(s["cap_add"]))' "$DNSFENCE_SRC/contrib/docker/compose.yaml"); do
 	rp_healthy rp-side 600 || fail "the sidecar did not become healthy within 60 s: $(rp_why rp-side)"
 	out=$(podman exec rp-side cat /etc/resolv.conf)
 	grep -qx "nameserver 127.0.0.1" <<<"$out" || fail "healthy, but resolv.conf is: $out"
-	out=$(podman exec rp-side cat /run/dnsfence/resolv.conf.orig)
+	out=$(podman exec rp-side cat "$RP_CT_STATE/resolv.conf.orig")
 	grep -qx "nameserver $DF_UP4" <<<"$out" || fail "the original resolv.conf was not saved: $out"
-	ok "sidecar healthy once resolv.conf names 127.0.0.1 (the original saved in /run/dnsfence)"
+	ok "sidecar healthy once resolv.conf names 127.0.0.1 (the original saved in the container's $RP_CT_STATE)"
 	local rc=0
 	out=$(podman exec rp-side /usr/sbin/dnsfence check 2>&1) || rc=$?
 	[ "$rc" -eq 0 ] || fail "dnsfence check inside the sidecar: exit $rc: $out"
