@@ -26,6 +26,8 @@ static int read_addr(const uint8_t *p, enum ipc_type type, struct ipc_addr *out,
 		     const char **why);
 static int decode_addrs(const uint8_t *buf, size_t len, enum ipc_type type,
 			uint16_t count, struct ipc_msg *out, const char **why);
+static int decode_pairs(const uint8_t *buf, size_t len, uint16_t count,
+			struct ipc_msg *out, const char **why);
 static int decode_body(const uint8_t *buf, size_t len, uint16_t type,
 		       struct ipc_msg *out, const char **why);
 
@@ -85,6 +87,33 @@ int ipc_encode_addrs(uint8_t *buf, size_t cap, enum ipc_type type, uint32_t id,
 		p[0] = fam == AF_INET ? 4 : 6;
 		put32(p + 4, addrs[i].ttl);
 		memcpy(p + 8, addrs[i].addr.bytes, fam == AF_INET ? 4 : 16);
+	}
+	return (int)len;
+}
+
+int ipc_encode_pairs(uint8_t *buf, size_t cap, uint32_t id,
+		     const struct ipc_pair *pairs, size_t n)
+{
+	size_t len = IPC_HDR_SIZE + n * IPC_PAIR_SIZE;
+
+	if (n == 0 || n > IPC_PAIR_MAX)
+		return -EINVAL;
+	if (cap < len)
+		return -ENOSPC;
+	put_hdr(buf, IPC_PAIR, (uint16_t)n, id);
+	for (size_t i = 0; i < n; i++) {
+		uint8_t *p = buf + IPC_HDR_SIZE + i * IPC_PAIR_SIZE;
+		int fam = pairs[i].addr.family;
+		size_t alen = fam == AF_INET ? 4 : 16;
+
+		if ((fam != AF_INET && fam != AF_INET6) ||
+		    pairs[i].client.family != fam || pairs[i].ttl == 0)
+			return -EINVAL;
+		memset(p, 0, IPC_PAIR_SIZE);
+		p[0] = fam == AF_INET ? 4 : 6;
+		put32(p + 4, pairs[i].ttl);
+		memcpy(p + 8, pairs[i].client.bytes, alen);
+		memcpy(p + 24, pairs[i].addr.bytes, alen);
 	}
 	return (int)len;
 }
@@ -216,6 +245,44 @@ static int decode_addrs(const uint8_t *buf, size_t len, enum ipc_type type,
 	return 0;
 }
 
+/* The records of a pair frame: count of them, each IPC_PAIR_SIZE bytes,
+ * filling the frame exactly; an IPv4 record's unused bytes are zero. */
+static int decode_pairs(const uint8_t *buf, size_t len, uint16_t count,
+			struct ipc_msg *out, const char **why)
+{
+	static const uint8_t zero[12];
+
+	if (count == 0 || count > IPC_PAIR_MAX ||
+	    len != IPC_HDR_SIZE + (size_t)count * IPC_PAIR_SIZE) {
+		*why = "pair count out of range, or the frame's size not its "
+		       "count's";
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < count; i++) {
+		const uint8_t *p = buf + IPC_HDR_SIZE + i * IPC_PAIR_SIZE;
+		struct ipc_pair *o = &out->pairs[i];
+		size_t alen = p[0] == 4 ? 4 : 16;
+
+		if ((p[0] != 4 && p[0] != 6) || p[1] || p[2] || p[3] ||
+		    (p[0] == 4 &&
+		     (memcmp(p + 12, zero, 12) || memcmp(p + 28, zero, 12)))) {
+			*why = "a pair's family or padding";
+			return -EINVAL;
+		}
+		memset(o, 0, sizeof(*o));
+		o->client.family = o->addr.family =
+		    p[0] == 4 ? AF_INET : AF_INET6;
+		o->ttl = get32(p + 4);
+		if (o->ttl == 0) {
+			*why = "a pair without a timeout";
+			return -EINVAL;
+		}
+		memcpy(o->client.bytes, p + 8, alen);
+		memcpy(o->addr.bytes, p + 24, alen);
+	}
+	return 0;
+}
+
 int ipc_decode(const uint8_t *buf, size_t len, struct ipc_msg *out,
 	       const char **why)
 {
@@ -252,6 +319,10 @@ static int decode_body(const uint8_t *buf, size_t len, uint16_t type,
 	case IPC_SHORTEN:
 		if (decode_addrs(buf, len, (enum ipc_type)type, count, out,
 				 why) != 0)
+			return -EINVAL;
+		break;
+	case IPC_PAIR:
+		if (decode_pairs(buf, len, count, out, why) != 0)
 			return -EINVAL;
 		break;
 	case IPC_ADD_DONE:

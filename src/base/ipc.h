@@ -62,6 +62,11 @@ enum ipc_type {
 	/* DNS process -> parent: the name check's verdict on packet id of
 	 * queue count; body verdict(4) mark(4) */
 	IPC_VERDICT = 12,
+	/* DNS process -> parent: put count client set entries (the client
+	 * that was answered, the address, the TTL; one entry per port of
+	 * the parent's) into the client sets; answered by one IPC_ADD_DONE
+	 * with the same id. Forward scope, "bind": "client" only. */
+	IPC_PAIR = 13,
 };
 
 enum ipc_rules {
@@ -73,6 +78,8 @@ enum ipc_rules {
 #define IPC_HDR_SIZE  8
 #define IPC_ADDR_SIZE 24  /* family(1) pad(3) ttl(4) bytes(16) */
 #define IPC_ADD_MAX   128 /* addresses in one IPC_ADD, IPC_DEL, IPC_SHORTEN */
+#define IPC_PAIR_SIZE 40  /* family(1) pad(3) ttl(4) client(16) address(16) */
+#define IPC_PAIR_MAX  64  /* records in one IPC_PAIR */
 /* The largest frame of the vocabulary; a receiver reads one byte more, so
  * a longer frame is seen as such and refused. */
 #define IPC_FRAME_MAX (IPC_HDR_SIZE + IPC_ADD_MAX * IPC_ADDR_SIZE)
@@ -89,6 +96,12 @@ struct ipc_addr {
 	uint32_t ttl;
 };
 
+/* An IPC_PAIR record: client and addr of one family. */
+struct ipc_pair {
+	struct netaddr client, addr;
+	uint32_t ttl;
+};
+
 /* One decoded frame; addrs for IPC_ADD, IPC_DEL and IPC_SHORTEN (whose
  * ttl is the seconds until the entry should expire). */
 struct ipc_msg {
@@ -99,6 +112,7 @@ struct ipc_msg {
 	int family, socktype;	/* IPC_SOCKET */
 	uint32_t verdict, mark; /* IPC_VERDICT */
 	struct ipc_addr addrs[IPC_ADD_MAX];
+	struct ipc_pair pairs[IPC_PAIR_MAX]; /* IPC_PAIR */
 };
 
 /* Write an IPC_ADD, IPC_DEL or IPC_SHORTEN frame of n (1..IPC_ADD_MAX)
@@ -107,6 +121,11 @@ struct ipc_msg {
  * nor AF_INET6, a del's ttl not 0, a shorten's 0), -ENOSPC. */
 int ipc_encode_addrs(uint8_t *buf, size_t cap, enum ipc_type type, uint32_t id,
 		     const struct ipc_addr *addrs, size_t n);
+/* Write an IPC_PAIR frame of n (1..IPC_PAIR_MAX) records: its length, or
+ * -EINVAL (n out of range, a family neither AF_INET nor AF_INET6, the
+ * client's family not the address's, a ttl of 0), -ENOSPC. */
+int ipc_encode_pairs(uint8_t *buf, size_t cap, uint32_t id,
+		     const struct ipc_pair *pairs, size_t n);
 /* Write an IPC_ADD_DONE or IPC_SOCKET_DONE frame: its length, or
  * -ENOSPC, -EINVAL (another type). */
 int ipc_encode_done(uint8_t *buf, size_t cap, enum ipc_type type, uint32_t id,

@@ -74,7 +74,13 @@
 
 struct item {
 	struct netaddr addr;
-	bool del;	  /* IPSET_CMD_DEL (eviction), else an add */
+	bool del; /* IPSET_CMD_DEL (eviction), else an add */
+	/* a client set entry: (client, proto:port, addr); port 0 in the
+	 * DNS process, whose IPC_PAIR the parent expands per port */
+	bool client;
+	uint8_t proto;
+	uint16_t port;
+	struct netaddr peer;
 	uint32_t timeout; /* what the request carries */
 	uint64_t expires; /* monotonic seconds: now + timeout */
 };
@@ -100,6 +106,9 @@ struct sets {
 	uint32_t seq;
 	uint32_t seq_floor; /* acks before this seq are stale */
 	char name[2][IPSET_MAXNAMELEN];
+	char client_name[2][IPSET_MAXNAMELEN]; /* "": no client sets */
+	struct sets_port ports[SETS_CLIENT_PORTS_MAX];
+	size_t n_ports;
 	uint32_t ttl_min, ttl_max;
 	struct expiry_map *map;
 	struct batch_list queue; /* batches with requests, arrival order */
@@ -145,11 +154,22 @@ static void read_cb(evutil_socket_t fd, short what, void *arg);
 static int socket_setup(struct sets *s, char *err, size_t errlen);
 static int build_msg(void *buf, size_t cap, int cmd, const char *setname,
 		     const struct netaddr *a, uint32_t timeout, uint32_t seq);
+static struct nlmsghdr *put_head(void *buf, size_t cap, int cmd,
+				 const char *setname, const struct netaddr *a,
+				 uint32_t seq);
+static void put_ip(struct nlmsghdr *nlh, uint16_t type,
+		   const struct netaddr *a);
 static void enqueue(struct sets *s, struct batch *b);
 static int batch_for(const struct netaddr *addrs, size_t n, sets_done_fn done,
 		     void *arg, struct batch **out);
 static void put_add(struct sets *s, struct item *it, const struct netaddr *a,
 		    uint64_t exp, uint64_t now);
+static size_t put_client(struct sets *s, struct item *it,
+			 const struct netaddr *peer, const struct netaddr *a,
+			 uint32_t timeout);
+static uint64_t want_expiry(struct sets *s, const struct dns_addr *d,
+			    uint64_t now);
+static size_t frame_items(const struct batch *b, size_t from);
 static struct sets *sets_new(struct event_base *base,
 			     const struct sets_params *p,
 			     struct expiry_map *map, char *err, size_t errlen);
@@ -207,36 +227,84 @@ int sets_build_del(void *buf, size_t cap, const char *setname,
 	return build_msg(buf, cap, IPSET_CMD_DEL, setname, a, 0, seq);
 }
 
-/* An add carries the timeout; a del has none. */
-static int build_msg(void *buf, size_t cap, int cmd, const char *setname,
-		     const struct netaddr *a, uint32_t timeout, uint32_t seq)
+int sets_build_client_add(void *buf, size_t cap, const char *setname,
+			  const struct netaddr *client, uint8_t proto,
+			  uint16_t port, const struct netaddr *a,
+			  uint32_t timeout, uint32_t seq)
+{
+	struct nlmsghdr *nlh;
+	struct nlattr *data;
+
+	if (client->family != a->family ||
+	    (proto != IPPROTO_TCP && proto != IPPROTO_UDP))
+		return -EINVAL;
+	if ((nlh = put_head(buf, cap, IPSET_CMD_ADD, setname, a, seq)) == NULL)
+		return cap < SETS_ADD_MSG_MAX ? -ENOSPC : -EINVAL;
+	data = mnl_attr_nest_start(nlh, IPSET_ATTR_DATA);
+	put_ip(nlh, IPSET_ATTR_IP, client);
+	mnl_attr_put_u16(nlh, IPSET_ATTR_PORT | NLA_F_NET_BYTEORDER,
+			 htons(port));
+	mnl_attr_put_u8(nlh, IPSET_ATTR_PROTO, proto);
+	put_ip(nlh, IPSET_ATTR_IP2, a);
+	mnl_attr_put_u32(nlh, IPSET_ATTR_TIMEOUT | NLA_F_NET_BYTEORDER,
+			 htonl(timeout));
+	mnl_attr_nest_end(nlh, data);
+	return (int)nlh->nlmsg_len;
+}
+
+/* The request's header for an entry of a's family in setname: NULL when
+ * the name or family is bad, or cap < SETS_ADD_MSG_MAX. */
+static struct nlmsghdr *put_head(void *buf, size_t cap, int cmd,
+				 const char *setname, const struct netaddr *a,
+				 uint32_t seq)
 {
 	struct nlmsghdr *nlh;
 	struct nfgenmsg *nfg;
-	struct nlattr *data, *ip;
-	bool v4 = a->family == AF_INET;
 
-	if (!sets_name_valid(setname) || (!v4 && a->family != AF_INET6))
-		return -EINVAL;
-	if (cap < SETS_ADD_MSG_MAX)
-		return -ENOSPC;
+	if (!sets_name_valid(setname) ||
+	    (a->family != AF_INET && a->family != AF_INET6) ||
+	    cap < SETS_ADD_MSG_MAX)
+		return NULL;
 	nlh = mnl_nlmsg_put_header(buf);
 	nlh->nlmsg_type = (NFNL_SUBSYS_IPSET << 8) | cmd;
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
 	nlh->nlmsg_seq = seq;
 	nfg = mnl_nlmsg_put_extra_header(nlh, sizeof(*nfg));
-	nfg->nfgen_family = v4 ? NFPROTO_IPV4 : NFPROTO_IPV6;
+	nfg->nfgen_family = a->family == AF_INET ? NFPROTO_IPV4 : NFPROTO_IPV6;
 	nfg->version = NFNETLINK_V0;
 	nfg->res_id = htons(0);
 	mnl_attr_put_u8(nlh, IPSET_ATTR_PROTOCOL, IPSET_PROTOCOL);
 	mnl_attr_put_strz(nlh, IPSET_ATTR_SETNAME, setname);
-	data = mnl_attr_nest_start(nlh, IPSET_ATTR_DATA);
-	ip = mnl_attr_nest_start(nlh, IPSET_ATTR_IP);
+	return nlh;
+}
+
+/* a as the nested address attribute type (IPSET_ATTR_IP, _IP2). */
+static void put_ip(struct nlmsghdr *nlh, uint16_t type, const struct netaddr *a)
+{
+	bool v4 = a->family == AF_INET;
+	struct nlattr *ip = mnl_attr_nest_start(nlh, type);
+
 	mnl_attr_put(nlh,
 		     (v4 ? IPSET_ATTR_IPADDR_IPV4 : IPSET_ATTR_IPADDR_IPV6) |
 			 NLA_F_NET_BYTEORDER,
 		     v4 ? 4 : 16, a->bytes);
 	mnl_attr_nest_end(nlh, ip);
+}
+
+/* An add carries the timeout; a del has none. */
+static int build_msg(void *buf, size_t cap, int cmd, const char *setname,
+		     const struct netaddr *a, uint32_t timeout, uint32_t seq)
+{
+	struct nlmsghdr *nlh;
+	struct nlattr *data;
+
+	if ((nlh = put_head(buf, cap, cmd, setname, a, seq)) == NULL)
+		return sets_name_valid(setname) &&
+			       (a->family == AF_INET || a->family == AF_INET6)
+			   ? -ENOSPC
+			   : -EINVAL;
+	data = mnl_attr_nest_start(nlh, IPSET_ATTR_DATA);
+	put_ip(nlh, IPSET_ATTR_IP, a);
 	if (cmd == IPSET_CMD_ADD)
 		mnl_attr_put_u32(nlh, IPSET_ATTR_TIMEOUT | NLA_F_NET_BYTEORDER,
 				 htonl(timeout));
@@ -328,6 +396,25 @@ static struct sets *sets_new(struct event_base *base,
 	s->seq_floor = s->seq;
 	snprintf(s->name[0], sizeof(s->name[0]), "%s", p->set4);
 	snprintf(s->name[1], sizeof(s->name[1]), "%s", p->set6);
+	if (p->client4 != NULL && p->client6 != NULL) {
+		if (!sets_name_valid(p->client4) ||
+		    !sets_name_valid(p->client6) ||
+		    p->n_ports > SETS_CLIENT_PORTS_MAX) {
+			snprintf(err, errlen,
+				 "sets: invalid client set \"%s\" or %zu "
+				 "ports",
+				 p->client4, p->n_ports);
+			sets_close(s);
+			return NULL;
+		}
+		snprintf(s->client_name[0], sizeof(s->client_name[0]), "%s",
+			 p->client4);
+		snprintf(s->client_name[1], sizeof(s->client_name[1]), "%s",
+			 p->client6);
+		for (size_t i = 0; i < p->n_ports; i++)
+			s->ports[i] = p->ports[i];
+		s->n_ports = p->n_ports;
+	}
 	s->ttl_min = p->ttl_min;
 	s->ttl_max = p->ttl_max;
 	TAILQ_INIT(&s->queue);
@@ -479,6 +566,14 @@ void sets_set_floor(struct sets *s, sets_floor_fn fn, void *arg)
 static bool covered(struct sets *s, const struct dns_addr *d, uint64_t now,
 		    uint64_t *exp)
 {
+	return expiry_covers(s->map, &d->addr, want_expiry(s, d, now), now,
+			     SETS_FRESH_SECONDS, exp);
+}
+
+/* What d's TTL asks, or the floor if that is longer (monotonic s). */
+static uint64_t want_expiry(struct sets *s, const struct dns_addr *d,
+			    uint64_t now)
+{
 	uint64_t want = now + sets_timeout(d->ttl, s->ttl_min, s->ttl_max);
 
 	if (s->floor != NULL) {
@@ -487,9 +582,12 @@ static bool covered(struct sets *s, const struct dns_addr *d, uint64_t now,
 		if (floor > want)
 			want = floor;
 	}
+	return want;
+}
 
-	return expiry_covers(s->map, &d->addr, want, now, SETS_FRESH_SECONDS,
-			     exp);
+bool sets_has_clients(const struct sets *s)
+{
+	return s->client_name[0][0] != '\0';
 }
 
 uint64_t sets_expires(struct sets *s, const struct netaddr *a)
@@ -533,15 +631,28 @@ static struct batch *batch_new(size_t n, sets_done_fn done, void *arg)
 int sets_add(struct sets *s, const struct dns_addr *addrs, size_t n,
 	     sets_done_fn done, void *arg)
 {
+	return sets_add_for(s, addrs, n, NULL, 0, done, arg);
+}
+
+int sets_add_for(struct sets *s, const struct dns_addr *addrs, size_t n,
+		 const struct netaddr *clients, size_t n_clients,
+		 sets_done_fn done, void *arg)
+{
 	struct batch *b;
 	uint64_t now = monotime_s();
-	size_t i, k = 0;
+	size_t i, k = 0, m = 0, per = s->remote ? 1 : s->n_ports;
 
-	for (i = 0; i < n; i++)
+	if (!sets_has_clients(s))
+		n_clients = 0;
+	for (i = 0; i < n; i++) {
 		if (addrs[i].addr.family != AF_INET &&
 		    addrs[i].addr.family != AF_INET6)
 			return -EINVAL;
-	b = batch_new(n, done, arg);
+		for (size_t c = 0; c < n_clients; c++)
+			m +=
+			    clients[c].family == addrs[i].addr.family ? per : 0;
+	}
+	b = batch_new(n + m, done, arg);
 	if (b == NULL)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
@@ -550,13 +661,62 @@ int sets_add(struct sets *s, const struct dns_addr *addrs, size_t n,
 
 		if (covered(s, &addrs[i], now, &exp)) {
 			stats_inc(STAT_ADDR_SKIPPED);
-			continue;
+			exp = want_expiry(s, &addrs[i], now);
+		} else {
+			put_add(s, &b->items[k++], a, exp, now);
 		}
-		put_add(s, &b->items[k++], a, exp, now);
+		for (size_t c = 0; c < n_clients; c++)
+			if (clients[c].family == a->family)
+				k += put_client(s, &b->items[k], &clients[c], a,
+						(uint32_t)(exp - now));
 	}
 	b->n = k;
 	enqueue(s, b);
 	return 0;
+}
+
+int sets_add_clients(struct sets *s, const struct ipc_pair *pairs, size_t n,
+		     sets_done_fn done, void *arg)
+{
+	size_t per = s->remote ? 1 : s->n_ports, k = 0;
+	struct batch *b;
+
+	if (!sets_has_clients(s))
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (pairs[i].client.family != pairs[i].addr.family ||
+		    (pairs[i].addr.family != AF_INET &&
+		     pairs[i].addr.family != AF_INET6))
+			return -EINVAL;
+	b = batch_new(n * per, done, arg);
+	if (b == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		k += put_client(
+		    s, &b->items[k], &pairs[i].client, &pairs[i].addr,
+		    sets_timeout(pairs[i].ttl, s->ttl_min, s->ttl_max));
+	b->n = k;
+	enqueue(s, b);
+	return 0;
+}
+
+/* The client entries of (peer, a) into it[]: one per port over netlink,
+ * one (port 0, the parent's to expand) over the channel. How many. */
+static size_t put_client(struct sets *s, struct item *it,
+			 const struct netaddr *peer, const struct netaddr *a,
+			 uint32_t timeout)
+{
+	size_t per = s->remote ? 1 : s->n_ports;
+
+	for (size_t p = 0; p < per; p++) {
+		it[p].addr = *a;
+		it[p].peer = *peer;
+		it[p].client = true;
+		it[p].timeout = timeout;
+		it[p].proto = s->remote ? 0 : s->ports[p].proto;
+		it[p].port = s->remote ? 0 : s->ports[p].port;
+	}
+	return per;
 }
 
 /* An add of a until exp (after now), remembered as in flight. */
@@ -677,11 +837,17 @@ static size_t fill(struct sets *s, struct mnl_nlmsg_batch *nb)
 	while (b != NULL && s->inflight + count < s->inflight_max &&
 	       mnl_nlmsg_batch_size(nb) + SETS_ADD_MSG_MAX <= SEND_LIMIT) {
 		const struct item *it = &b->items[i];
+		int fam = fam_index(&it->addr);
 		int len =
-		    build_msg(mnl_nlmsg_batch_current(nb), SETS_ADD_MSG_MAX,
+		    it->client
+			? sets_build_client_add(
+			      mnl_nlmsg_batch_current(nb), SETS_ADD_MSG_MAX,
+			      s->client_name[fam], &it->peer, it->proto,
+			      it->port, &it->addr, it->timeout, seq++)
+			: build_msg(
+			      mnl_nlmsg_batch_current(nb), SETS_ADD_MSG_MAX,
 			      it->del ? IPSET_CMD_DEL : IPSET_CMD_ADD,
-			      s->name[fam_index(&it->addr)], &it->addr,
-			      it->timeout, seq++);
+			      s->name[fam], &it->addr, it->timeout, seq++);
 
 		if (len < 0) /* names and families were checked */
 			break;
@@ -939,6 +1105,7 @@ static void item_result(struct sets *s, struct batch *b, size_t i, int code)
 {
 	const struct item *it = &b->items[i];
 	int fam = fam_index(&it->addr);
+	const char *set = it->client ? s->client_name[fam] : s->name[fam];
 
 	s->inflight--;
 	/* Not in the set (expired meanwhile) is what a del wants. */
@@ -948,18 +1115,20 @@ static void item_result(struct sets *s, struct batch *b, size_t i, int code)
 		expiry_forget(s->map, &it->addr);
 	if (code == 0 && it->del) {
 		stats_inc(STAT_ADDR_EVICTED);
+	} else if (code == 0 && it->client) {
+		setserr_ok(&s->fails[fam], set);
 	} else if (code == 0) {
 		stats_inc(STAT_ADDR_ADDED);
 		(void)expiry_note_acked(s->map, &it->addr, it->expires,
 					monotime_s());
-		setserr_ok(&s->fails[fam], s->name[fam]);
+		setserr_ok(&s->fails[fam], set);
 	} else {
 		if (b->status == 0)
 			b->status = setserr_status(code);
 		/* A recreated set is empty: the map's claims are void. */
 		if (code == ENOENT)
 			expiry_clear(s->map);
-		setserr_note(&s->fails[fam], s->name[fam], &it->addr, code);
+		setserr_note(&s->fails[fam], set, &it->addr, code);
 	}
 	if (++b->acked == b->n)
 		batch_finish(s, b);
@@ -1011,9 +1180,51 @@ struct remote_plan {
 	int err; /* the encoding of frame n failed (never: checked) */
 };
 
-static void plan_remote(struct sets *s, struct remote_plan *p)
+/* The requests of the frame that starts at b->items[from]: the run of
+ * items of one kind (client entries, or not) from there, at most a
+ * frame's (IPC_PAIR_MAX, IPC_ADD_MAX). plan_remote cuts the frames so,
+ * and take_remote_done finds a frame's requests so. */
+static size_t frame_items(const struct batch *b, size_t from)
+{
+	bool client = b->items[from].client;
+	size_t max = client ? IPC_PAIR_MAX : IPC_ADD_MAX, k = 0;
+
+	while (from + k < b->n && k < max &&
+	       b->items[from + k].client == client)
+		k++;
+	return k;
+}
+
+/* One frame of b's k requests from sent, seq the first's, into buf: its
+ * length or -errno. */
+static int encode_frame(const struct batch *b, size_t sent, size_t k,
+			uint32_t seq, uint8_t *buf, size_t cap)
 {
 	struct ipc_addr recs[IPC_ADD_MAX];
+	struct ipc_pair pairs[IPC_PAIR_MAX];
+	enum ipc_type type = b->items[sent].del ? IPC_DEL
+			     : b->shorten	? IPC_SHORTEN
+						: IPC_ADD;
+
+	for (size_t i = 0; i < k; i++) {
+		const struct item *it = &b->items[sent + i];
+
+		if (it->client) {
+			pairs[i].client = it->peer;
+			pairs[i].addr = it->addr;
+			pairs[i].ttl = it->timeout;
+		} else {
+			recs[i].addr = it->addr;
+			recs[i].ttl = it->del ? 0 : it->timeout;
+		}
+	}
+	if (b->items[sent].client)
+		return ipc_encode_pairs(buf, cap, seq, pairs, k);
+	return ipc_encode_addrs(buf, cap, type, seq, recs, k);
+}
+
+static void plan_remote(struct sets *s, struct remote_plan *p)
+{
 	struct batch *b = s->send_next;
 	size_t sent = b != NULL ? b->sent : 0, used = 0, planned = 0;
 	uint32_t seq = s->seq;
@@ -1022,26 +1233,13 @@ static void plan_remote(struct sets *s, struct remote_plan *p)
 	p->err = 0;
 	while (b != NULL && p->n < IPC_INBOX_FRAMES &&
 	       s->inflight + planned < s->inflight_max) {
-		size_t k = b->n - sent;
-		enum ipc_type type = b->items[0].del ? IPC_DEL
-				     : b->shorten    ? IPC_SHORTEN
-						     : IPC_ADD;
+		size_t k = frame_items(b, sent);
 		int len;
 
-		if (k > IPC_ADD_MAX)
-			k = IPC_ADD_MAX;
-		if (used + IPC_HDR_SIZE + k * IPC_ADDR_SIZE >
-		    SEND_LIMIT + SETS_ADD_MSG_MAX)
+		if (used + IPC_FRAME_MAX > SEND_LIMIT + SETS_ADD_MSG_MAX)
 			break;
-		for (size_t i = 0; i < k; i++) {
-			const struct item *it = &b->items[sent + i];
-
-			recs[i].addr = it->addr;
-			recs[i].ttl = it->del ? 0 : it->timeout;
-		}
-		len = ipc_encode_addrs(s->sendbuf + used,
-				       SEND_LIMIT + SETS_ADD_MSG_MAX - used,
-				       type, seq, recs, k);
+		len = encode_frame(b, sent, k, seq, s->sendbuf + used,
+				   SEND_LIMIT + SETS_ADD_MSG_MAX - used);
 		if (len < 0) {
 			p->err = len;
 			p->k[p->n] = k;
@@ -1104,12 +1302,10 @@ static void take_remote_done(struct sets *s, const struct ipc_msg *m)
 	TAILQ_FOREACH(b, &s->queue, link)
 	{
 		if (b->sent > 0 && m->id - b->seq0 < b->sent) {
-			k = b->n - (m->id - b->seq0);
+			k = frame_items(b, m->id - b->seq0);
 			break;
 		}
 	}
-	if (k > IPC_ADD_MAX)
-		k = IPC_ADD_MAX;
 	for (size_t j = 0; j < k; j++)
 		on_ack(s, m->id + (uint32_t)j, remote_code(m->status));
 }

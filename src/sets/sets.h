@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/ipc.h"
 #include "dns/dnsrr.h"
 
 struct event_base;
@@ -27,8 +28,11 @@ struct sets;
 /* clamp(ttl, min, max), then at least 1 and at most the kernel maximum. */
 uint32_t sets_timeout(uint32_t ttl, uint32_t min, uint32_t max);
 
-/* The largest message sets_build_add writes. */
-#define SETS_ADD_MSG_MAX 128
+/* The largest message sets_build_add or sets_build_client_add writes. */
+#define SETS_ADD_MSG_MAX 192
+/* The client sets' type (forward scope, "bind": "client"): entries of
+ * (client, proto:port, answered address), matched src,dst,dst. */
+#define SETS_CLIENT_TYPE "hash:ip,port,ip"
 /* One netlink IPSET_CMD_ADD request for a (AF_INET or AF_INET6) into buf:
  * NLM_F_REQUEST|NLM_F_ACK (no NLM_F_EXCL: a re-add refreshes), with
  * IPSET_ATTR_TIMEOUT. Returns its length, -EINVAL for a bad set name or
@@ -38,12 +42,32 @@ int sets_build_add(void *buf, size_t cap, const char *setname,
 /* The same for IPSET_CMD_DEL (no timeout). */
 int sets_build_del(void *buf, size_t cap, const char *setname,
 		   const struct netaddr *a, uint32_t seq);
+/* The same for a client set entry: client, proto (IPPROTO_TCP/UDP), port
+ * (host order), address a of the client's family. */
+int sets_build_client_add(void *buf, size_t cap, const char *setname,
+			  const struct netaddr *client, uint8_t proto,
+			  uint16_t port, const struct netaddr *a,
+			  uint32_t timeout, uint32_t seq);
 /* Set names: 1..31 bytes of [A-Za-z0-9_.-]. */
 bool sets_name_valid(const char *name);
+
+/* One port a client set entry is made for. */
+struct sets_port {
+	uint8_t proto; /* IPPROTO_TCP or IPPROTO_UDP */
+	uint16_t port;
+};
+#define SETS_CLIENT_PORTS_MAX 64
 
 struct sets_params {
 	const char *set4, *set6;
 	uint32_t ttl_min, ttl_max;
+	/* The client sets (forward scope, "bind": "client"), NULL: none.
+	 * Over netlink each client entry is sent once per port of ports
+	 * (n_ports, at most SETS_CLIENT_PORTS_MAX); the DNS process's
+	 * remote sets send it once and the parent's sets expand it. */
+	const char *client4, *client6;
+	const struct sets_port *ports;
+	size_t n_ports;
 };
 
 /* Each process's expiry map (expiry_new_window) holds only the acks of
@@ -140,6 +164,24 @@ size_t sets_inflight(const struct sets *s);
 /* How far behind the adds are: the age in ms of the oldest batch with
  * requests not all acked (its sojourn so far), 0 when there is none. */
 uint64_t sets_behind_ms(const struct sets *s);
+
+/* sets_add, and with the client sets, for each of the clients (n_clients,
+ * any family) one entry per port for each of addrs of its family, with
+ * the timeout the address's entry is sent with (the floor included):
+ * the answer opens its addresses for these clients only (the forward
+ * rule matches both sets). Client entries are never skipped (the expiry
+ * map knows addresses, not clients): such an add always reaches the
+ * kernel. Without client sets, clients are ignored. Returns as sets_add. */
+int sets_add_for(struct sets *s, const struct dns_addr *addrs, size_t n,
+		 const struct netaddr *clients, size_t n_clients,
+		 sets_done_fn done, void *arg);
+/* The parent's half: the client entries of pairs (n, from IPC_PAIR
+ * frames, each ttl clamped like an add's), no address entries. 0,
+ * -ENOMEM, -EINVAL (a family mismatch, or no client sets). */
+int sets_add_clients(struct sets *s, const struct ipc_pair *pairs, size_t n,
+		     sets_done_fn done, void *arg);
+/* Does s keep client sets (sets_params' client4 and client6)? */
+bool sets_has_clients(const struct sets *s);
 
 /* Take addrs (copied) out of the sets (reload's eviction); an address
  * already gone counts as done. done as for sets_add, in order with the

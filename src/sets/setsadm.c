@@ -46,10 +46,10 @@ static int ipset_run(const char *line, struct capture *c);
 static int set_exists(const char *name, bool *exists, char *err, size_t errlen);
 static int set_describe(const char *name, struct set_desc *d, char *err,
 			size_t errlen);
-static int check_one(const char *name, const char *family, struct set_desc *d,
-		     char *err, size_t errlen);
-static int create_one(const char *name, const char *family, uint32_t maxelem,
-		      char *err, size_t errlen);
+static int check_one(const char *name, const char *type, const char *family,
+		     struct set_desc *d, char *err, size_t errlen);
+static int create_one(const char *name, const char *type, const char *family,
+		      uint32_t maxelem, char *err, size_t errlen);
 static int run_if_exists(const char *verb, const char *doing, const char *name,
 			 char *err, size_t errlen);
 static int both(int (*one)(const char *name, char *err, size_t errlen),
@@ -237,8 +237,8 @@ out:
 	return r;
 }
 
-static int check_one(const char *name, const char *family, struct set_desc *d,
-		     char *err, size_t errlen)
+static int check_one(const char *name, const char *type, const char *family,
+		     struct set_desc *d, char *err, size_t errlen)
 {
 	bool exists;
 	int r;
@@ -253,28 +253,28 @@ static int check_one(const char *name, const char *family, struct set_desc *d,
 	r = set_describe(name, d, err, errlen);
 	if (r < 0)
 		return r;
-	if (strcmp(d->type, "hash:ip") != 0 || strcmp(d->family, family) != 0 ||
+	if (strcmp(d->type, type) != 0 || strcmp(d->family, family) != 0 ||
 	    !d->timeout) {
 		snprintf(err, errlen,
 			 "set %s exists as %s family %s%s; dnsfence needs "
-			 "hash:ip family %s with timeout support",
+			 "%s family %s with timeout support",
 			 name, d->type, d->family[0] ? d->family : "?",
 			 d->timeout ? " with timeout" : " without timeout",
-			 family);
+			 type, family);
 		return -EEXIST;
 	}
 	return 0;
 }
 
-static int create_one(const char *name, const char *family, uint32_t maxelem,
-		      char *err, size_t errlen)
+static int create_one(const char *name, const char *type, const char *family,
+		      uint32_t maxelem, char *err, size_t errlen)
 {
 	struct set_desc d;
 	struct capture c = {0};
 	char line[160];
 	int r;
 
-	r = check_one(name, family, &d, err, errlen);
+	r = check_one(name, type, family, &d, err, errlen);
 	if (r == 0 && maxelem > d.maxelem)
 		log_warn(SYS,
 			 "set %s keeps maxelem %lu (config asks %u): "
@@ -283,7 +283,7 @@ static int create_one(const char *name, const char *family, uint32_t maxelem,
 	if (r != -ENOENT)
 		return r;
 	snprintf(line, sizeof(line),
-		 "create %s hash:ip family %s timeout 60 maxelem %u", name,
+		 "create %s %s family %s timeout 60 maxelem %u", name, type,
 		 family, maxelem ? maxelem : 65536);
 	r = ipset_run(line, &c);
 	free(c.out);
@@ -291,29 +291,51 @@ static int create_one(const char *name, const char *family, uint32_t maxelem,
 		snprintf(err, errlen, "creating set %s: %s", name, c.msg);
 		return r;
 	}
-	log_info(SYS, "created set %s (hash:ip family %s, timeout, maxelem %u)",
-		 name, family, maxelem ? maxelem : 65536);
+	log_info(SYS, "created set %s (%s family %s, timeout, maxelem %u)",
+		 name, type, family, maxelem ? maxelem : 65536);
 	/* Someone may have raced us with another kind of set. */
-	return check_one(name, family, &d, err, errlen);
+	return check_one(name, type, family, &d, err, errlen);
 }
 
 int setsadm_create(const char *set4, const char *set6, uint32_t maxelem,
 		   char *err, size_t errlen)
 {
-	int r = create_one(set4, "inet", maxelem, err, errlen);
+	int r = create_one(set4, "hash:ip", "inet", maxelem, err, errlen);
 
 	if (r == 0)
-		r = create_one(set6, "inet6", maxelem, err, errlen);
+		r = create_one(set6, "hash:ip", "inet6", maxelem, err, errlen);
 	return r;
 }
 
 int setsadm_check(const char *set4, const char *set6, char *err, size_t errlen)
 {
 	struct set_desc d;
-	int r = check_one(set4, "inet", &d, err, errlen);
+	int r = check_one(set4, "hash:ip", "inet", &d, err, errlen);
 
 	if (r == 0)
-		r = check_one(set6, "inet6", &d, err, errlen);
+		r = check_one(set6, "hash:ip", "inet6", &d, err, errlen);
+	return r;
+}
+
+int setsadm_create_clients(const char *c4, const char *c6, uint32_t maxelem,
+			   char *err, size_t errlen)
+{
+	int r = create_one(c4, SETS_CLIENT_TYPE, "inet", maxelem, err, errlen);
+
+	if (r == 0)
+		r = create_one(c6, SETS_CLIENT_TYPE, "inet6", maxelem, err,
+			       errlen);
+	return r;
+}
+
+int setsadm_check_clients(const char *c4, const char *c6, char *err,
+			  size_t errlen)
+{
+	struct set_desc d;
+	int r = check_one(c4, SETS_CLIENT_TYPE, "inet", &d, err, errlen);
+
+	if (r == 0)
+		r = check_one(c6, SETS_CLIENT_TYPE, "inet6", &d, err, errlen);
 	return r;
 }
 

@@ -18,6 +18,13 @@ int setsadm_create(const char *set4, const char *set6, uint32_t maxelem,
 /* Do both sets exist with the right type, family and timeout support?
  * 0, or -ENOENT / -EEXIST with err naming the set and the difference. */
 int setsadm_check(const char *set4, const char *set6, char *err, size_t errlen);
+/* The same for the client sets of the forward scope (SETS_CLIENT_TYPE:
+ * entries of client, proto:port, answered address; sets.h). Destroy and
+ * flush them with setsadm_destroy and setsadm_flush. */
+int setsadm_create_clients(const char *c4, const char *c6, uint32_t maxelem,
+			   char *err, size_t errlen);
+int setsadm_check_clients(const char *c4, const char *c6, char *err,
+			  size_t errlen);
 int setsadm_destroy(const char *set4, const char *set6, char *err,
 		    size_t errlen);
 /* Remove every entry of both sets (a missing set is no error). */

@@ -357,7 +357,7 @@ static void test_bad_frames_refused(void **state)
 	buf[IPC_HDR_SIZE + 8 + 4] = 1; /* past the 4 bytes of an IPv4 */
 	refused(buf, (size_t)len, "padding not zero");
 	buf[IPC_HDR_SIZE + 8 + 4] = 0;
-	v = IPC_VERDICT + 1; /* the first type past the vocabulary */
+	v = IPC_PAIR + 1; /* the first type past the vocabulary */
 	memcpy(buf, &v, 2);
 	refused(buf, (size_t)len, "unknown frame type");
 	len = ipc_encode_done(buf, sizeof(buf), IPC_ADD_DONE, 1, 0);
@@ -387,6 +387,58 @@ static void test_bad_frames_refused(void **state)
 		"a socket neither UDP nor TCP over IPv4 or IPv6");
 }
 
+/* A pair frame (the client sets): client, address, ttl read back the
+ * same, both families in one frame; a family mismatch, a ttl of 0, too
+ * many records are not written; a v4 record's unused bytes not zero, or
+ * a size that is not the count's, are refused. */
+static void test_pair_frames(void **state)
+{
+	struct ipc_pair in[IPC_PAIR_MAX + 1];
+	uint8_t buf[IPC_FRAME_MAX];
+	struct ipc_msg m;
+	const char *why = "";
+	int len;
+
+	(void)state;
+	memset(in, 0, sizeof(in));
+	assert_int_equal(netaddr_parse("198.18.64.2", &in[0].client), 0);
+	assert_int_equal(netaddr_parse("198.18.1.10", &in[0].addr), 0);
+	in[0].ttl = 300;
+	assert_int_equal(netaddr_parse("2001:db8:64::2", &in[1].client), 0);
+	assert_int_equal(netaddr_parse("2001:db8:1::10", &in[1].addr), 0);
+	in[1].ttl = 1;
+	len = ipc_encode_pairs(buf, sizeof(buf), 9, in, 2);
+	assert_int_equal(len, IPC_HDR_SIZE + 2 * IPC_PAIR_SIZE);
+	assert_int_equal(ipc_decode(buf, (size_t)len, &m, &why), 0);
+	assert_int_equal(m.type, IPC_PAIR);
+	assert_int_equal(m.id, 9);
+	assert_int_equal(m.count, 2);
+	for (size_t i = 0; i < 2; i++) {
+		assert_true(netaddr_equal(&m.pairs[i].client, &in[i].client));
+		assert_true(netaddr_equal(&m.pairs[i].addr, &in[i].addr));
+		assert_int_equal(m.pairs[i].ttl, in[i].ttl);
+	}
+	buf[IPC_HDR_SIZE + 24 + 5] = 1; /* past the v4 address */
+	refused(buf, (size_t)len, "a pair's family or padding");
+	refused(buf, (size_t)len - 1,
+		"pair count out of range, or the frame's size not its count's");
+	for (size_t i = 2; i < IPC_PAIR_MAX + 1; i++)
+		in[i] = in[0];
+	assert_int_equal(
+	    ipc_encode_pairs(buf, sizeof(buf), 9, in, IPC_PAIR_MAX),
+	    IPC_HDR_SIZE + IPC_PAIR_MAX * IPC_PAIR_SIZE);
+	assert_int_equal(
+	    ipc_encode_pairs(buf, sizeof(buf), 9, in, IPC_PAIR_MAX + 1),
+	    -EINVAL);
+	in[1].client = in[0].client; /* v4 client, v6 address */
+	assert_int_equal(ipc_encode_pairs(buf, sizeof(buf), 9, in, 2), -EINVAL);
+	in[1] = in[0];
+	in[1].ttl = 0;
+	assert_int_equal(ipc_encode_pairs(buf, sizeof(buf), 9, in, 2), -EINVAL);
+	in[1].ttl = 1;
+	assert_int_equal(ipc_encode_pairs(buf, 16, 9, in, 2), -ENOSPC);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -399,6 +451,7 @@ int main(void)
 	    cmocka_unit_test(test_encode_bounds),
 	    cmocka_unit_test(test_bad_frames_refused),
 	    cmocka_unit_test(test_link_frames),
+	    cmocka_unit_test(test_pair_frames),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

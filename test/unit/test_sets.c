@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <netinet/in.h>
 
 #include <cmocka.h>
 #include <libmnl/libmnl.h>
@@ -177,6 +178,54 @@ static void build_add_rejects_bad_input(void **state)
 			 -ENOSPC);
 }
 
+/* A client set entry: the client as IPSET_ATTR_IP, the port (network
+ * order) and protocol, the answered address as IPSET_ATTR_IP2, the
+ * timeout; the longest name and IPv6 fit SETS_ADD_MSG_MAX; a family
+ * mismatch or another protocol is refused. */
+static void build_client_add_has_every_attribute(void **state)
+{
+	uint8_t buf[SETS_ADD_MSG_MAX];
+	struct netaddr c = {.family = AF_INET6,
+			    .bytes = {0x20, 0x01, 0x0d, 0xb8, [15] = 2}};
+	struct netaddr a = {.family = AF_INET6,
+			    .bytes = {0x20, 0x01, 0x0d, 0xb8, 1, [15] = 10}};
+	struct netaddr v4 = {.family = AF_INET, .bytes = {198, 18, 0, 7}};
+	const struct nlattr *ip2[TB_MAX] = {0};
+	struct parsed p;
+	int len;
+
+	(void)state;
+	len = sets_build_client_add(buf, sizeof(buf),
+				    "a234567890123456789012345678901", &c,
+				    IPPROTO_TCP, 8080, &a, 300, 7);
+	assert_true(len > 0 && len <= SETS_ADD_MSG_MAX);
+	parse(buf, len, &p, NFPROTO_IPV6);
+	assert_memory_equal(mnl_attr_get_payload(p.ip[IPSET_ATTR_IPADDR_IPV6]),
+			    c.bytes, 16);
+	assert_true(p.data[IPSET_ATTR_PORT]->nla_type & NLA_F_NET_BYTEORDER);
+	assert_int_equal(ntohs(mnl_attr_get_u16(p.data[IPSET_ATTR_PORT])),
+			 8080);
+	assert_int_equal(mnl_attr_get_u8(p.data[IPSET_ATTR_PROTO]),
+			 IPPROTO_TCP);
+	assert_non_null(p.data[IPSET_ATTR_IP2]);
+	assert_int_equal(
+	    mnl_attr_parse_nested(p.data[IPSET_ATTR_IP2], cb_attr, ip2),
+	    MNL_CB_OK);
+	assert_memory_equal(mnl_attr_get_payload(ip2[IPSET_ATTR_IPADDR_IPV6]),
+			    a.bytes, 16);
+	assert_int_equal(ntohl(mnl_attr_get_u32(p.data[IPSET_ATTR_TIMEOUT])),
+			 300);
+	assert_int_equal(sets_build_client_add(buf, sizeof(buf), "s", &v4,
+					       IPPROTO_TCP, 1, &a, 1, 1),
+			 -EINVAL);
+	assert_int_equal(sets_build_client_add(buf, sizeof(buf), "s", &c,
+					       IPPROTO_ICMP, 1, &a, 1, 1),
+			 -EINVAL);
+	assert_int_equal(sets_build_client_add(buf, sizeof(buf) - 1, "s", &c,
+					       IPPROTO_UDP, 1, &a, 1, 1),
+			 -ENOSPC);
+}
+
 static void status_maps_kernel_errors(void **state)
 {
 	(void)state;
@@ -217,6 +266,7 @@ int main(void)
 	    cmocka_unit_test(build_add_ipv4_has_every_attribute),
 	    cmocka_unit_test(build_add_ipv6_uses_ipv6_attribute),
 	    cmocka_unit_test(build_add_rejects_bad_input),
+	    cmocka_unit_test(build_client_add_has_every_attribute),
 	    cmocka_unit_test(status_maps_kernel_errors),
 	    cmocka_unit_test(set_names_are_checked),
 	};

@@ -45,10 +45,19 @@ static void on_done(void *arg, int status)
 	d->status = status;
 }
 
+static void lab_open_with(struct lab *l, const struct sets_params *p);
+
 static void lab_open(struct lab *l)
 {
 	struct sets_params p = {
 	    .set4 = "t4", .set6 = "t6", .ttl_min = 5, .ttl_max = 600};
+
+	lab_open_with(l, &p);
+}
+
+static void lab_open_with(struct lab *l, const struct sets_params *pp)
+{
+	struct sets_params p = *pp;
 	int sv[2];
 	char err[256];
 
@@ -294,6 +303,73 @@ static void test_del_and_shorten_frames(void **state)
 	lab_close(&l);
 }
 
+/* With client sets ("bind": "client"): the addresses go as one IPC_ADD,
+ * each client's entry of each address of its family as IPC_PAIR records
+ * (the parent expands the ports), and the batch completes after both
+ * frames' answers, whatever their order. A covered address sends no
+ * IPC_ADD again, but its client entries always go. */
+static void test_client_entries_in_pair_frames(void **state)
+{
+	struct sets_params p = {.set4 = "t4",
+				.set6 = "t6",
+				.ttl_min = 5,
+				.ttl_max = 600,
+				.client4 = "t4-client",
+				.client6 = "t6-client"};
+	struct dns_addr a[2] = {{.addr = fixture_v4(40), .ttl = 60},
+				{.ttl = 60}};
+	struct netaddr c[2] = {fixture_v4(90), fixture_v4(91)};
+	struct done d = {0};
+	struct ipc_msg *m;
+	uint32_t add_id, pair_id;
+	struct lab l;
+
+	(void)state;
+	assert_int_equal(netaddr_parse("2001:db8::41", &a[1].addr), 0);
+	lab_open_with(&l, &p);
+	assert_true(sets_has_clients(l.s));
+	assert_int_equal(sets_add_for(l.s, a, 2, c, 2, on_done, &d), 0);
+	spin(&l);
+	m = next_frame(&l);
+	assert_int_equal(m->type, IPC_ADD);
+	assert_int_equal(m->count, 1); /* a[0], then its client entries */
+	add_id = m->id;
+	m = next_frame(&l);
+	assert_int_equal(m->type, IPC_PAIR);
+	assert_int_equal(m->count, 2);
+	assert_true(netaddr_equal(&m->pairs[0].client, &c[0]));
+	assert_true(netaddr_equal(&m->pairs[1].client, &c[1]));
+	assert_true(netaddr_equal(&m->pairs[0].addr, &a[0].addr));
+	assert_int_equal(m->pairs[0].ttl, 60);
+	pair_id = m->id;
+	m = next_frame(&l); /* a[1]: no IPv6 client, no pair */
+	assert_int_equal(m->type, IPC_ADD);
+	assert_int_equal(m->count, 1);
+	assert_true(no_frame(&l));
+	answer(&l, m->id, 0);
+	answer(&l, add_id, 0);
+	spin(&l);
+	assert_int_equal(d.n, 0); /* the client entries are not in yet */
+	answer(&l, pair_id, 0);
+	spin(&l);
+	assert_int_equal(d.n, 1);
+	assert_int_equal(d.status, 0);
+	/* the same answer to one client: the address is covered, its
+	 * client entry still goes, and the batch waits for it */
+	assert_int_equal(sets_add_for(l.s, a, 1, &c[1], 1, on_done, &d), 0);
+	spin(&l);
+	m = next_frame(&l);
+	assert_int_equal(m->type, IPC_PAIR);
+	assert_int_equal(m->count, 1);
+	assert_true(no_frame(&l));
+	assert_int_equal(d.n, 1);
+	answer(&l, m->id, -ENOENT); /* the client set is gone */
+	spin(&l);
+	assert_int_equal(d.n, 2);
+	assert_int_equal(d.status, -ENOENT);
+	lab_close(&l);
+}
+
 static void test_parent_status_and_death(void **state)
 {
 	struct lab l;
@@ -345,6 +421,7 @@ int main(void)
 	    cmocka_unit_test(test_long_batch_in_frames),
 	    cmocka_unit_test(test_del_and_shorten_frames),
 	    cmocka_unit_test(test_parent_status_and_death),
+	    cmocka_unit_test(test_client_entries_in_pair_frames),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
