@@ -56,6 +56,7 @@ static const char *const names[STAT__COUNT] = {
     [STAT_BLOCKED_PROTO] = "blocked_protocol",
     [STAT_BLOCKED_SOURCE] = "blocked_source",
     [STAT_BLOCKED_ANSWERER] = "blocked_answerer",
+    [STAT_BLOCKED_CLIENT] = "blocked_other_client",
     [STAT_NFLOG_LOST] = "nflog_lost",
     [STAT_OVER_CAP] = "over_cap",
     [STAT_FAIL_CACHED] = "fail_cached",

@@ -37,6 +37,7 @@ enum stat_id {
 	STAT_BLOCKED_SOURCE,   /* blocked flows: forged or spoofed source */
 	STAT_BLOCKED_ANSWERER, /* blocked: a local socket answered an upstream
 				*/
+	STAT_BLOCKED_CLIENT,   /* blocked: answered to another client */
 	STAT_NFLOG_LOST,       /* NFLOG messages the kernel dropped (ENOBUFS) */
 	STAT_OVER_CAP,	       /* SERVFAIL: upstream questions at the cap */
 	STAT_FAIL_CACHED,      /* SERVFAIL from the failure cache */

@@ -32,6 +32,8 @@ static void report_stdout(void *arg, const char *line);
 static int setup(const struct config *cfg, uid_t uid, gid_t gid);
 static int install_verified(const struct config *cfg, uid_t uid, gid_t gid);
 static int teardown(const struct config *cfg);
+static int destroy_client_sets(const struct config *cfg, char *err,
+			       size_t errlen);
 static int serve_fenced(const struct config *cfg, const char *path, uid_t uid,
 			gid_t gid, bool verify);
 
@@ -173,6 +175,19 @@ int fence_teardown(const struct config *cfg)
 	return r;
 }
 
+/* The client sets by their names, whatever "bind" says now: a fence set
+ * up with "client" and torn down after a change to "interfaces" leaves
+ * none behind. */
+static int destroy_client_sets(const struct config *cfg, char *err,
+			       size_t errlen)
+{
+	char c4[32], c6[32];
+
+	config_client_set_name(cfg->set4, c4, sizeof(c4));
+	config_client_set_name(cfg->set6, c6, sizeof(c6));
+	return setsadm_destroy(c4, c6, err, errlen);
+}
+
 static int teardown(const struct config *cfg)
 {
 	char err[1024];
@@ -192,6 +207,11 @@ static int teardown(const struct config *cfg)
 	}
 	if (setsadm_destroy(cfg->set4, cfg->set6, err, sizeof(err)) != 0) {
 		log_err("teardown", "sets: %s", err);
+		r = -EIO;
+	}
+	if (cfg->scope == CONFIG_SCOPE_FORWARD &&
+	    destroy_client_sets(cfg, err, sizeof(err)) != 0) {
+		log_err("teardown", "client sets: %s", err);
 		r = -EIO;
 	}
 	if (cfg->scope == CONFIG_SCOPE_OUTPUT &&

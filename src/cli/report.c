@@ -241,6 +241,7 @@ static const char *reason_text(const char *reason)
 	    {"source", "a source address not of the interface"},
 	    {"name", "the name check refused its first bytes"},
 	    {"answerer", "a local socket answered dnsfence's upstream"},
+	    {"other_client", "answered, but to another client"},
 	};
 
 	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {

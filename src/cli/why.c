@@ -319,4 +319,10 @@ static void print_flow(FILE *out, const cJSON *f)
 	else if (strcmp(reason, "not_in_set") == 0)
 		fprintf(out, "would allow: nothing to change (the set entry "
 			     "was removed: ask dnsfence again)\n");
+	else if (strcmp(reason, "other_client") == 0 && name[0] != '\0')
+		fprintf(out,
+			"would allow: that client asks dnsfence for %s itself "
+			"(an answer opens its addresses for the client that "
+			"asked)\n",
+			name);
 }

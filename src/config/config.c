@@ -32,6 +32,7 @@
 #include <cjson/cJSON.h>
 
 #include "config/config.h"
+#include "sets/sets.h"
 #include "config/configkeys.h"
 #include "base/instance.h"
 #include "config/subjects.h"
@@ -71,6 +72,7 @@ static const char *const mode_names[] = {"enforce", "audit", "off", NULL};
 static const char *const deny_names[] = {"nxdomain", "refused", NULL};
 static const char *const inbound_names[] = {"allow", "deny", NULL};
 static const char *const hairpin_names[] = {"allow", "deny", "fence", NULL};
+static const char *const bind_names[] = {"client", "interfaces", NULL};
 static const char *const audit_denied_names[] = {"forward", "local", NULL};
 static const char *const level_names[] = {"error", "warning", "info", "debug",
 					  NULL};
@@ -190,6 +192,13 @@ static const struct key_spec specs[] = {
 	 "4)"},
     {"sets.maxelem", K_INT, configkeys_int, 1, 2147483647, 65536, 1,
      OFF(maxelem), .meaning = "capacity of each set when dnsfence creates it"},
+    {"sets.client_maxelem", K_INT, configkeys_int, 1, 2147483647, 1048576, 1,
+     OFF(client_maxelem),
+     .meaning = "scope forward with `bind` \"client\": capacity of each "
+		"client set (its address set's name cut to 24 bytes, with "
+		"`-client`: one entry per client address, port and "
+		"answered address, about 60 bytes each for IPv4 and 80 for "
+		"IPv6; docs/firewall.md)"},
     {"ttl", K_GROUP, NULL, .type = "object",
      .meaning = "clamp for set timeouts"},
     {"ttl.min", K_INT, configkeys_int, 1, 2147483, 60, 1, OFF(ttl_min),
@@ -382,6 +391,16 @@ static const struct key_spec specs[] = {
 		"bridge switches itself meets the rules only with "
 		"br_netfilter loaded, as Docker does: with \"fence\" setup "
 		"and check warn when it is off. See docs/firewall.md"},
+    {"bind", K_CHOICE, configkeys_choice, .choices = bind_names, .def = 0,
+     .meaning = "scope forward only: whom an answer opens its addresses "
+		"for. client: the client address that asked, on each of "
+		"`ports`, and no other container; an answer then carries "
+		"only addresses of the family it was asked over (the fence "
+		"knows no client address of the other family: ask over "
+		"IPv6 for IPv6 destinations). interfaces: every container "
+		"behind the fenced interfaces (the default before this key "
+		"had \"client\"; for a DNS forwarder that asks for its "
+		"clients). Cannot change on reload. See docs/firewall.md"},
     {"subjects", K_GROUP, NULL, .type = "object",
      .meaning = "scope output only: fence these processes only, and leave "
 		"every other process of the namespace its own egress and "
@@ -655,6 +674,7 @@ static void set_choices(struct pctx *p)
 	p->c->inbound_deny = choice_of(p, "inbound") == 1;
 	p->c->hairpin_deny = choice_of(p, "hairpin") == 1;
 	p->c->hairpin_allow = choice_of(p, "hairpin") == 0;
+	p->c->bind_interfaces = choice_of(p, "bind") == 1;
 	p->c->audit_denied_local = choice_of(p, "audit_denied") == 1;
 	p->c->scope =
 	    choice_of(p, "scope") ? CONFIG_SCOPE_FORWARD : CONFIG_SCOPE_OUTPUT;
@@ -691,6 +711,49 @@ static int check_forward_name_check(struct pctx *p)
 		    "\"output\"",
 		    config_name_check_name(p->c->name_check));
 	p->c->name_check = CONFIG_NAME_CHECK_OFF;
+	return 0;
+}
+
+void config_client_set_name(const char *set, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "%.24s-client", set);
+}
+
+/* "bind": the forward scope's; with "client", one client set entry per
+ * port, so the ports are few, and the two sets' names differ. */
+static int check_bind(struct pctx *p)
+{
+	uint32_t n = 0;
+
+	if (p->c->scope != CONFIG_SCOPE_FORWARD) {
+		if (given_of(p, "bind"))
+			return configkeys_fail(
+			    p, "bind", "only used with \"scope\": \"forward\"");
+		return 0;
+	}
+	if (p->c->bind_interfaces)
+		return 0;
+	for (size_t i = 0; i < p->c->n_ports; i++)
+		n += (uint32_t)(p->c->ports[i].last - p->c->ports[i].first) + 1;
+	if (n > SETS_CLIENT_PORTS_MAX)
+		return configkeys_fail(
+		    p, "ports",
+		    "%u ports: with \"bind\": \"client\" the fence keeps one "
+		    "set entry per client, port and answered address, so at "
+		    "most %d ports in all; list fewer, or set \"bind\": "
+		    "\"interfaces\" (every container reaches what any one "
+		    "was answered)",
+		    n, SETS_CLIENT_PORTS_MAX);
+	config_client_set_name(p->c->set4, p->c->client4,
+			       sizeof(p->c->client4));
+	config_client_set_name(p->c->set6, p->c->client6,
+			       sizeof(p->c->client6));
+	if (strcmp(p->c->client4, p->c->client6) == 0)
+		return configkeys_fail(
+		    p, "sets.ipv6",
+		    "its first 24 bytes are sets.ipv4's, so both client sets "
+		    "would be \"%s\"; make them differ there",
+		    p->c->client4);
 	return 0;
 }
 
@@ -738,6 +801,8 @@ static int finish(struct pctx *p)
 	if ((rc = configkeys_check_scope(p)) != 0)
 		return rc;
 	if ((rc = check_forward_name_check(p)) != 0)
+		return rc;
+	if ((rc = check_bind(p)) != 0)
 		return rc;
 	return subjects_check(p, given_of(p, "subjects.loopback"));
 }

@@ -105,9 +105,14 @@ struct config {
 	size_t n_source_cidrs;
 	bool hairpin_deny;    /* forward: "hairpin": "deny" */
 	bool hairpin_allow;   /* forward: "hairpin": "allow" (else fence) */
-	char *control_socket; /* "control": {"socket": PATH} */
-	bool control_watch;   /* "control": {"watch": true} */
-	bool selftest;	      /* the readiness gate, default true */
+	bool bind_interfaces; /* forward: "bind": "interfaces" (else client) */
+	/* forward, "bind": "client": the client sets (hash:ip,port,ip of
+	 * client, port, address; config_client_set_name), "" otherwise */
+	char client4[32], client6[32];
+	uint32_t client_maxelem; /* "sets": {"client_maxelem": N} */
+	char *control_socket;	 /* "control": {"socket": PATH} */
+	bool control_watch;	 /* "control": {"watch": true} */
+	bool selftest;		 /* the readiness gate, default true */
 	/* Not a key: upstreams a reload replaced, still fenced as upstreams
 	 * (the daemon's mark required) while the daemon's questions to them
 	 * drain; reload.c fills and empties it, fwrules.c renders it. */
@@ -206,6 +211,18 @@ static inline bool config_name_check_on(const struct config *c)
 	return c->name_check != CONFIG_NAME_CHECK_OFF &&
 	       c->mode != CONFIG_MODE_OFF && c->scope == CONFIG_SCOPE_OUTPUT;
 }
+/* Does an answer open its addresses for the asking client only (scope
+ * forward, "bind": "client", a fence with rules)? The client sets exist,
+ * the forward rule matches them, and an answer carries only addresses of
+ * the family it was asked over, only then. */
+static inline bool config_client_sets(const struct config *c)
+{
+	return c->scope == CONFIG_SCOPE_FORWARD && !c->bind_interfaces &&
+	       c->mode != CONFIG_MODE_OFF;
+}
+/* The client set of the address set named set: its name cut to 24 bytes,
+ * then "-client". */
+void config_client_set_name(const char *set, char *buf, size_t cap);
 /* "tcp/443", "udp/8000-8080" into buf. */
 void config_port_format(const struct config_port *pt, char *buf, size_t cap);
 /* Does one entry of list (n) hold every port of pt (same protocol)? */

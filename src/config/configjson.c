@@ -254,6 +254,8 @@ static bool json_sets(cJSON *root, const struct config *c)
 	ok = ok && cJSON_AddStringToObject(sets, "ipv4", c->set4);
 	ok = ok && cJSON_AddStringToObject(sets, "ipv6", c->set6);
 	ok = ok && cJSON_AddNumberToObject(sets, "maxelem", c->maxelem);
+	ok = ok &&
+	     cJSON_AddNumberToObject(sets, "client_maxelem", c->client_maxelem);
 	ok = ok && (ttl = cJSON_AddObjectToObject(root, "ttl")) != NULL;
 	ok = ok && cJSON_AddNumberToObject(ttl, "min", c->ttl_min);
 	return ok && cJSON_AddNumberToObject(ttl, "max", c->ttl_max);
@@ -422,10 +424,16 @@ static bool json_scope(cJSON *root, const struct config *c)
 		       json_strings(c->host_allow, c->n_host_allow));
 	ok = ok && json_cidr_list(root, "source_cidrs", c->source_cidrs,
 				  c->n_source_cidrs);
-	return ok && cJSON_AddStringToObject(root, "hairpin",
-					     c->hairpin_deny	? "deny"
-					     : c->hairpin_allow ? "allow"
-								: "fence");
+	ok = ok && cJSON_AddStringToObject(root, "hairpin",
+					   c->hairpin_deny    ? "deny"
+					   : c->hairpin_allow ? "allow"
+							      : "fence");
+	/* the output scope refuses the key */
+	if (c->scope != CONFIG_SCOPE_FORWARD)
+		return ok;
+	return ok && cJSON_AddStringToObject(root, "bind",
+					     c->bind_interfaces ? "interfaces"
+								: "client");
 }
 
 /* "metrics" (null when off) and "state_dir". */

@@ -566,6 +566,10 @@ static bool restart_needed(const struct config *a, const struct config *b,
 		key = "mark";
 	else if (a->scope != b->scope)
 		key = "scope";
+	else if (a->bind_interfaces != b->bind_interfaces)
+		key = "bind";
+	else if (a->client_maxelem != b->client_maxelem)
+		key = "sets.client_maxelem";
 	else if (a->max_inflight != b->max_inflight)
 		key = "max_inflight";
 	else if (a->metrics_on != b->metrics_on ||

@@ -273,11 +273,26 @@ static void notify_state(const char *state)
 			 strerror(-r));
 }
 
+/* The ports of cfg one by one, ranges unrolled, into out (room for
+ * SETS_CLIENT_PORTS_MAX: config.c refuses more with client sets). */
+static size_t client_ports(const struct config *cfg, struct sets_port *out)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < cfg->n_ports; i++)
+		for (uint32_t p = cfg->ports[i].first;
+		     p <= cfg->ports[i].last && n < SETS_CLIENT_PORTS_MAX; p++)
+			out[n++] = (struct sets_port){cfg->ports[i].proto,
+						      (uint16_t)p};
+	return n;
+}
+
 /* The parent's sets over netlink (chan -1), or the DNS process's
  * through the parent (chan: its end of the set channel, taken over). */
 static struct sets *open_sets(struct event_base *base, const struct config *cfg,
 			      int chan)
 {
+	struct sets_port ports[SETS_CLIENT_PORTS_MAX];
 	struct sets_params sp = {
 	    .set4 = cfg->set4,
 	    .set6 = cfg->set6,
@@ -285,9 +300,16 @@ static struct sets *open_sets(struct event_base *base, const struct config *cfg,
 	    .ttl_max = cfg->ttl_max,
 	};
 	char err[512];
-	struct sets *sets =
-	    chan < 0 ? sets_open(base, &sp, err, sizeof(err))
-		     : sets_open_remote(base, &sp, chan, err, sizeof(err));
+	struct sets *sets;
+
+	if (config_client_sets(cfg)) {
+		sp.client4 = cfg->client4;
+		sp.client6 = cfg->client6;
+		sp.ports = ports;
+		sp.n_ports = client_ports(cfg, ports);
+	}
+	sets = chan < 0 ? sets_open(base, &sp, err, sizeof(err))
+			: sets_open_remote(base, &sp, chan, err, sizeof(err));
 
 	if (sets == NULL)
 		log_err("sets", "%s", err);

@@ -84,7 +84,8 @@ int setwriter_judge(const struct config *cfg, const uint8_t *buf, size_t len,
 		return -EINVAL;
 	}
 	if (msg->type != IPC_ADD && msg->type != IPC_DEL &&
-	    msg->type != IPC_SHORTEN && msg->type != IPC_SOCKET) {
+	    msg->type != IPC_SHORTEN && msg->type != IPC_SOCKET &&
+	    (msg->type != IPC_PAIR || !config_client_sets(cfg))) {
 		snprintf(why, whylen,
 			 "malformed frame: type %d is not a "
 			 "request",
@@ -94,11 +95,16 @@ int setwriter_judge(const struct config *cfg, const uint8_t *buf, size_t len,
 	/* A del only narrows the fence, and an address a reload evicts may
 	 * be one the new config no longer admits: not judged. A shorten is
 	 * judged per address against the entry (setwriter_shorten_ok). */
-	for (size_t i = 0; msg->type == IPC_ADD && i < msg->count; i++) {
-		enum admit_verdict v = admit_check(cfg, &msg->addrs[i].addr);
+	for (size_t i = 0;
+	     (msg->type == IPC_ADD || msg->type == IPC_PAIR) && i < msg->count;
+	     i++) {
+		const struct netaddr *a = msg->type == IPC_ADD
+					      ? &msg->addrs[i].addr
+					      : &msg->pairs[i].addr;
+		enum admit_verdict v = admit_check(cfg, a);
 
 		if (v != ADMIT_OK) {
-			netaddr_format(&msg->addrs[i].addr, astr, sizeof(astr));
+			netaddr_format(a, astr, sizeof(astr));
 			snprintf(
 			    why, whylen, "request %u asks to add %s address %s",
 			    (unsigned)msg->id, admit_verdict_name(v), astr);
@@ -287,6 +293,9 @@ static int submit(struct setwriter *w, struct request *r)
 
 	if (m->type == IPC_SHORTEN)
 		return submit_shorten(w, r);
+	if (m->type == IPC_PAIR)
+		return sets_add_clients(w->sets, m->pairs, m->count, on_done,
+					r);
 	for (size_t i = 0; i < m->count; i++) {
 		adds[i].addr = dels[i] = m->addrs[i].addr;
 		adds[i].ttl = m->addrs[i].ttl;

@@ -27,6 +27,9 @@ int drift_compare(const struct config *cfg, fw_report_fn report, void *arg,
 	if (r > 0)
 		drift |= DRIFT_RULES;
 	r = setsadm_check(cfg->set4, cfg->set6, why, sizeof(why));
+	if (r == 0 && config_client_sets(cfg))
+		r = setsadm_check_clients(cfg->client4, cfg->client6, why,
+					  sizeof(why));
 	if (r == -ENOENT || r == -EEXIST) {
 		char line[600];
 

@@ -191,8 +191,14 @@ static int render_ports(const struct config *cfg, int family, const char *ifn,
 {
 	static const uint8_t protos[] = {IPPROTO_TCP, IPPROTO_UDP};
 	const char *set = family == AF_INET ? cfg->set4 : cfg->set6;
-	char list[16 * 12], c[NETADDR_STRLEN + 8];
+	char list[16 * 12], c[NETADDR_STRLEN + 8], client[64] = "";
 	int ret = 0;
+
+	/* "bind": "client": the answered client, on this port, too */
+	if (config_client_sets(cfg))
+		snprintf(client, sizeof(client),
+			 "-m set --match-set %s src,dst,dst ",
+			 family == AF_INET ? cfg->client4 : cfg->client6);
 
 	for (size_t p = 0; !ret && p < 2; p++) {
 		const char *pn = protos[p] == IPPROTO_TCP ? "tcp" : "udp";
@@ -202,9 +208,9 @@ static int render_ports(const struct config *cfg, int family, const char *ifn,
 						  sizeof(list)) > 0) {
 			ret = fw_rules_add(
 			    r,
-			    F "-i %s -p %s -m set --match-set %s dst -m "
+			    F "-i %s -p %s -m set --match-set %s dst %s-m "
 			      "multiport --dports %s -j RETURN",
-			    ifn, pn, set, list);
+			    ifn, pn, set, client, list);
 			for (size_t k = 0; !ret && k < cfg->n_allow_cidrs;
 			     k++) {
 				if (cfg->allow_cidrs[k].addr.family != family)

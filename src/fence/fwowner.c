@@ -37,18 +37,23 @@ void fwowner_line_foreign(const struct config *cfg, const char *line,
 			  char *name, size_t namelen)
 {
 	const char *p = line;
-	char mld[MLDSET_NAME_MAX];
+	char mld[MLDSET_NAME_MAX], c4[32], c6[32];
+	const char *ours[] = {cfg->set4, cfg->set6, mld, c4, c6};
 
 	name[0] = '\0';
 	mldset_name(cfg, mld, sizeof(mld));
+	/* the client sets by name, whatever "bind" says now */
+	config_client_set_name(cfg->set4, c4, sizeof(c4));
+	config_client_set_name(cfg->set6, c6, sizeof(c6));
 	while ((p = strstr(p, MATCH_SET)) != NULL) {
-		size_t n;
+		size_t n, i = 0;
 
 		p += strlen(MATCH_SET);
 		n = strcspn(p, " ");
-		if ((strlen(cfg->set4) != n || strncmp(p, cfg->set4, n) != 0) &&
-		    (strlen(cfg->set6) != n || strncmp(p, cfg->set6, n) != 0) &&
-		    (strlen(mld) != n || strncmp(p, mld, n) != 0)) {
+		while (i < sizeof(ours) / sizeof(ours[0]) &&
+		       (strlen(ours[i]) != n || strncmp(p, ours[i], n) != 0))
+			i++;
+		if (i == sizeof(ours) / sizeof(ours[0])) {
 			snprintf(name, namelen, "%.*s", (int)n, p);
 			return;
 		}

@@ -27,6 +27,11 @@ int install_fence(const struct config *cfg, enum install_sets sets,
 		return 0;
 	r = setsadm_create(cfg->set4, cfg->set6, cfg->maxelem, why,
 			   sizeof(why));
+	/* The forward rule names the client sets too. */
+	if (r == 0 && config_client_sets(cfg))
+		r = setsadm_create_clients(cfg->client4, cfg->client6,
+					   cfg->client_maxelem, why,
+					   sizeof(why));
 	if (r == 0 && sets == INSTALL_RECONCILE)
 		r = provenance_reconcile(cfg, keep, keep_arg, why, sizeof(why));
 	if (r != 0) {

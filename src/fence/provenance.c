@@ -48,6 +48,8 @@ int provenance_reconcile(const struct config *cfg, provenance_keep_fn keep,
 		return 0;
 	}
 	ret = setsadm_flush(cfg->set4, cfg->set6, err, errlen);
+	if (ret == 0 && config_client_sets(cfg))
+		ret = setsadm_flush(cfg->client4, cfg->client6, err, errlen);
 	if (ret)
 		return ret;
 	if (have[0])

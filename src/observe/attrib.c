@@ -122,6 +122,7 @@ static const enum stat_id reason_stat[ATTRIB__COUNT] = {
     [ATTRIB_SOURCE] = STAT_BLOCKED_SOURCE,
     [ATTRIB_NAME] = STAT_FLOW_CHECKED, /* counted by the name check */
     [ATTRIB_ANSWERER] = STAT_BLOCKED_ANSWERER,
+    [ATTRIB_CLIENT] = STAT_BLOCKED_CLIENT,
 };
 
 static bool in_allow_cidrs(const struct config *cfg, const struct netaddr *a)
@@ -244,6 +245,19 @@ static enum attrib_reason explain_known(const struct config *cfg,
 			 "answered for %s at %s, entry expired at %s", k->name,
 			 at, until);
 		return ATTRIB_EXPIRED;
+	}
+	/* Live, on an allowed port: with client sets, the address was
+	 * answered, but not to this source. */
+	if (config_client_sets(cfg)) {
+		char src[NETADDR_STRLEN];
+
+		netaddr_format(&pkt->src, src, sizeof(src));
+		snprintf(text, cap,
+			 "answered for %s at %s to another client, not to %s: "
+			 "an answer opens its addresses only for the client "
+			 "that asked (\"bind\": \"client\")",
+			 k->name, at, src);
+		return ATTRIB_CLIENT;
 	}
 	snprintf(text, cap,
 		 "answered for %s at %s, entry due until %s, but not in the "
@@ -639,6 +653,11 @@ static void why_remedy(FILE *f, const struct config *cfg,
 	else if (r == ATTRIB_NOTSET)
 		fprintf(f, "would allow: nothing to change (if it is refused, "
 			   "the set entry was removed: ask dnsfence again)\n");
+	else if (r == ATTRIB_CLIENT)
+		fprintf(f,
+			"would allow: the client asks dnsfence for %s itself "
+			"(its own answer opens the address for it)\n",
+			k->name);
 	else if (k != NULL && k->expires_ms <= now_ms)
 		fprintf(f, "would allow: ask dnsfence for %s again\n", k->name);
 	else if (k != NULL || in_allow_cidrs(cfg, dst))

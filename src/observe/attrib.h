@@ -25,6 +25,7 @@ enum attrib_reason {
 	ATTRIB_SOURCE,	  /* forward scope: a source not of the interface's */
 	ATTRIB_NAME,	  /* the name check refused the flow's first bytes */
 	ATTRIB_ANSWERER,  /* a socket here answered the daemon's upstream */
+	ATTRIB_CLIENT,	  /* forward, "bind": "client": answered to another */
 	ATTRIB__COUNT
 };
 
@@ -53,6 +54,7 @@ static inline const char *attrib_reason_name(enum attrib_reason r)
 	    [ATTRIB_SOURCE] = "source",
 	    [ATTRIB_NAME] = "name",
 	    [ATTRIB_ANSWERER] = "answerer",
+	    [ATTRIB_CLIENT] = "other_client",
 	};
 
 	return (unsigned)r < ATTRIB__COUNT ? names[r] : "unknown";

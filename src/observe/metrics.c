@@ -247,6 +247,7 @@ static const struct mapping map[STAT__COUNT] = {
     [STAT_BLOCKED_PROTO] = {F_BLOCKED, "reason=\"protocol\""},
     [STAT_BLOCKED_SOURCE] = {F_BLOCKED, "reason=\"source\""},
     [STAT_BLOCKED_ANSWERER] = {F_BLOCKED, "reason=\"answerer\""},
+    [STAT_BLOCKED_CLIENT] = {F_BLOCKED, "reason=\"other_client\""},
     [STAT_NFLOG_LOST] = {F_NFLOG_LOST, NULL},
     [STAT_FLOW_CHECKED] = {F_FLOW_CHECKED, NULL},
     [STAT_FLOW_ACCEPTED] = {F_FLOW_RESULTS, "result=\"accepted\""},

@@ -9,7 +9,9 @@
  * address longer than its set entry can live. When an address of the
  * answer section was left out, a client that speaks EDNS is told so with
  * an Extended DNS Error 17 (Filtered): an empty NOERROR is otherwise a
- * puzzle. While the name check is on (strip_ech), HTTPS/SVCB records
+ * puzzle. With a family (forward scope, "bind": "client") the other
+ * family's addresses are left out too, and the Extended DNS Error says
+ * how to get them. While the name check is on (strip_ech), HTTPS/SVCB records
  * lose their "ech" param: a client that has no ECH config sends its
  * server name in clear, which the check reads, instead of an outer name
  * of the provider's choosing. Everything is written to the caller's
@@ -25,6 +27,7 @@
 struct keep_ctx {
 	const struct reply_view *v;
 	bool dropped;		   /* an answer-section address was left out */
+	bool other_family;	   /* ... one of the family v->family is not */
 	uint8_t rdata[UINT16_MAX]; /* an HTTPS/SVCB record without "ech" */
 };
 
@@ -60,17 +63,23 @@ ssize_t reply_render(const struct reply_view *v, const struct dns_query *q,
 
 	k.v = v;
 	k.dropped = false;
+	k.other_family = false;
 	n = dnsmsg_rewrite_answer(v->answer, v->len, q, max, keep_rr, &k, out,
 				  cap);
 	if (n < 0) {
 		stats_inc(STAT_BAD_ANSWER);
 		return n;
 	}
-	if (k.dropped && q->edns)
-		n = (ssize_t)add_ede(out, (size_t)n, max < cap ? max : cap,
-				     DNS_EDE_FILTERED,
-				     "dnsfence left out addresses it did not "
-				     "put in its sets (internal ranges)");
+	if ((k.dropped || k.other_family) && q->edns)
+		n = (ssize_t)add_ede(
+		    out, (size_t)n, max < cap ? max : cap, DNS_EDE_FILTERED,
+		    k.dropped ? "dnsfence left out addresses it did not put "
+				"in its sets (internal ranges)"
+		    : v->family == AF_INET
+			? "dnsfence answers a client asking over IPv4 only "
+			  "IPv4 addresses: ask over IPv6 for IPv6 ones"
+			: "dnsfence answers a client asking over IPv6 only "
+			  "IPv6 addresses: ask over IPv4 for IPv4 ones");
 	if ((out[2] & (DNS_FLAG_TC >> 8)) != 0)
 		stats_inc(STAT_TRUNCATED);
 	return n;
@@ -92,6 +101,8 @@ size_t reply_aged_addrs(const struct dns_addr *addrs, size_t n, uint32_t age,
 
 static bool handed_out(const struct reply_view *v, const struct netaddr *a)
 {
+	if (v->family != 0 && a->family != v->family)
+		return false;
 	for (size_t i = 0; i < v->n_addrs; i++) {
 		if (netaddr_equal(&v->addrs[i].addr, a))
 			return true;
@@ -186,7 +197,12 @@ static bool keep_rr(struct dns_rr *rr, void *arg)
 	default:
 		return true;
 	}
-	if (!keep && rr->section == 1)
+	if (!keep && rr->section == 1 && v->family != 0 &&
+	    (rr->type == DNS_TYPE_A	 ? AF_INET
+	     : rr->type == DNS_TYPE_AAAA ? AF_INET6
+					 : v->family) != v->family)
+		k->other_family = true;
+	else if (!keep && rr->section == 1)
 		k->dropped = true;
 	return keep;
 }

@@ -22,6 +22,10 @@ struct reply_view {
 	uint32_t ttl_max; /* no TTL above this */
 	bool strip_ech;	  /* HTTPS/SVCB without "ech" (the name check) */
 	bool cached;	  /* from the answer cache (a stale one too) */
+	/* AF_INET or AF_INET6: only addresses of this family are handed
+	 * out (forward scope, "bind": "client": the family the client
+	 * asked over, the only one the client sets know it by); 0: any */
+	int family;
 };
 
 /* The largest reply the client takes: 65535 over TCP, its EDNS size
@@ -29,8 +33,8 @@ struct reply_view {
 size_t reply_client_max(const struct dns_query *q, bool tcp);
 /* v's answer rewritten for q into out (see dnsmsg_rewrite_answer): TTLs
  * aged and capped, A/AAAA and HTTPS/SVCB hints kept only when in
- * v->addrs, HTTPS/SVCB without "ech" when v->strip_ech. Returns the length,
- * -EBADMSG or -ENOSPC. */
+ * v->addrs and of v->family, HTTPS/SVCB without "ech" when v->strip_ech.
+ * Returns the length, -EBADMSG or -ENOSPC. */
 ssize_t reply_render(const struct reply_view *v, const struct dns_query *q,
 		     bool tcp, uint8_t *out, size_t cap);
 /* Copy at most cap of addrs to out with TTLs reduced by age and capped

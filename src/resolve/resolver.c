@@ -182,6 +182,11 @@ static bool serve_stale(struct pending *p);
 static void put_in_sets(struct pending *p, const struct dns_addr *addrs,
 			size_t n);
 static bool sets_behind(struct resolver *r);
+static int add_for_waiters(struct pending *p, const struct dns_addr *addrs,
+			   size_t n);
+static int add_for_client(struct resolver *r, const struct dns_addr *addrs,
+			  size_t n, const struct client *c, struct pending *p);
+static int answer_family(const struct config *cfg, const struct client *c);
 static void on_sets_done(void *arg, int status);
 static void finish_pending(struct pending *p, int status);
 static void answer_one(struct pending *p, struct rquery *rq);
@@ -718,9 +723,40 @@ static void put_in_sets(struct pending *p, const struct dns_addr *addrs,
 	if (p->answer_ns != 0)
 		stats_hist_ns(STATS_H_TO_SET_ADD, p->add_ns - p->answer_ns);
 	if (rc == 0)
-		rc = sets_add(p->r->sets, addrs, n, on_sets_done, p);
+		rc = add_for_waiters(p, addrs, n);
 	if (rc != 0)
 		finish_pending(p, rc);
+}
+
+/* sets_add_for with the client of every waiter of p ("bind": "client":
+ * each is answered only once its own entries are in): 0 or -errno. */
+static int add_for_waiters(struct pending *p, const struct dns_addr *addrs,
+			   size_t n)
+{
+	struct netaddr *clients = NULL;
+	struct rquery *rq;
+	size_t k = 0, max = 0;
+	int rc;
+
+	if (config_client_sets(p->r->cfg)) {
+		TAILQ_FOREACH(rq, &p->waiters, link)
+		max++;
+		clients = calloc(max ? max : 1, sizeof(*clients));
+		if (clients == NULL)
+			return -ENOMEM;
+		TAILQ_FOREACH(rq, &p->waiters, link)
+		netaddr_from_sockaddr((const struct sockaddr *)&rq->c.peer,
+				      &clients[k++]);
+	}
+	rc = sets_add_for(p->r->sets, addrs, n, clients, k, on_sets_done, p);
+	free(clients);
+	return rc;
+}
+
+/* The family a client's answer is limited to (reply_view.family). */
+static int answer_family(const struct config *cfg, const struct client *c)
+{
+	return config_client_sets(cfg) ? c->peer.ss_family : 0;
 }
 
 /* Is the set channel behind its bound (SHED_SET_ADD_MS)? */
@@ -774,7 +810,8 @@ static void answer_one(struct pending *p, struct rquery *rq)
 			       .age = p->age,
 			       .ttl_max = p->ttl_max,
 			       .strip_ech = config_name_check_on(p->r->cfg),
-			       .cached = p->hit != NULL};
+			       .cached = p->hit != NULL,
+			       .family = answer_family(p->r->cfg, &rq->c)};
 
 	local_send_answer(&v, &rq->q, &rq->c, rq);
 }
@@ -791,7 +828,9 @@ static bool answer_hit_now(struct resolver *r, const struct dns_query *q,
 	size_t n = reply_aged_addrs(hit->addrs, hit->n_addrs, age, UINT32_MAX,
 				    aged, SNOOP_MAX);
 
-	if (r->sets != NULL && n > 0 && !sets_covered(r->sets, aged, n))
+	/* "bind": "client": the client's own entries go in first, always */
+	if (r->sets != NULL && n > 0 &&
+	    (config_client_sets(r->cfg) || !sets_covered(r->sets, aged, n)))
 		return false;
 	if (r->sets != NULL &&
 	    admit_note_prov(r->prov, r->cfg, q->lname, q->name_len, aged, n)) {
@@ -815,7 +854,8 @@ static void answer_hit(struct resolver *r, const struct dns_query *q,
 			       .age = age,
 			       .ttl_max = ttl_max,
 			       .strip_ech = config_name_check_on(r->cfg),
-			       .cached = true};
+			       .cached = true,
+			       .family = answer_family(r->cfg, c)};
 
 	local_send_answer(&v, q, c, NULL);
 	cache_release(r->cache, hit);
@@ -852,7 +892,7 @@ static struct rquery *wait_hit(struct resolver *r, struct rquery *rq,
 	if (p == NULL ||
 	    admit_note_prov(r->prov, r->cfg, rq->q.lname, rq->q.name_len, aged,
 			    n) != 0 ||
-	    sets_add(r->sets, aged, n, on_sets_done, p) != 0) {
+	    add_for_client(r, aged, n, &rq->c, p) != 0) {
 		if (p != NULL)
 			free_pending(p);
 		cache_release(r->cache, hit);
@@ -865,6 +905,18 @@ static struct rquery *wait_hit(struct resolver *r, struct rquery *rq,
 	rq->p = p;
 	TAILQ_INSERT_TAIL(&p->waiters, rq, link);
 	return rq;
+}
+
+/* sets_add_for with c as the one client (when "bind": "client"). */
+static int add_for_client(struct resolver *r, const struct dns_addr *addrs,
+			  size_t n, const struct client *c, struct pending *p)
+{
+	struct netaddr peer;
+
+	netaddr_from_sockaddr((const struct sockaddr *)&c->peer, &peer);
+	return sets_add_for(r->sets, addrs, n, &peer,
+			    config_client_sets(r->cfg) ? 1 : 0, on_sets_done,
+			    p);
 }
 
 static void cache_answer(struct pending *p, const uint8_t *answer, size_t len)

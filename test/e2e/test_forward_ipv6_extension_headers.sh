@@ -10,10 +10,12 @@
 # routing header naming ::10 (IPV6_RTHDR, type 4: a plain socket option),
 # so the packets' destination is a set member; a scapy SYN with a type 0
 # routing header does the same. Routing headers are rejected, whatever
-# their type. Fragments (a tiny first fragment without the TCP flags),
-# hop-by-hop and destination options pass: the fence judges the
-# reassembled packet and its real destination, so each reaches the set
-# member and nothing reaches ::20.
+# their type. Fragments whose first one holds the whole TCP header (as
+# RFC 7112 requires), hop-by-hop and destination options pass: the fence
+# judges the real destination, so each reaches the set member and
+# nothing reaches ::20. A tiny first fragment (8 bytes of the TCP header,
+# no flags) is refused even to the set member: the client set's match
+# ("bind": "client", the default) reads the whole TCP header.
 #
 # Far side: the listener logs which address each connection reached, and
 # tcpdump sees what arrives. Controls: without dnsfence's rules the
@@ -45,6 +47,8 @@ for dst in (member, other):
     send(IPv6(src=me, dst=dst) / IPv6ExtHdrDestOpt(options=[PadN(optdata=b"\0\0\0\0")]) / TCP(sport=44002 + off, dport=8080, flags="S"))
     for f in fragment6(IPv6(src=me, dst=dst) / IPv6ExtHdrFragment(id=off + 1 + len(dst)) / TCP(sport=44003 + off, dport=8080, flags="S") / Raw(b"f" * 64), 56):
         send(f)
+    for f in fragment6(IPv6(src=me, dst=dst) / IPv6ExtHdrFragment(id=off + 3 + len(dst)) / TCP(sport=44005 + off, dport=8080, flags="S") / Raw(b"f" * 64), 96):
+        send(f)
 # A type 0 routing header: through the member to ::20.
 send(IPv6(src=me, dst=member) / IPv6ExtHdrRouting(type=0, addresses=[other]) / TCP(sport=44004 + off, dport=8080, flags="S"))
 time.sleep(0.5)
@@ -59,11 +63,11 @@ lab_capture_start
 [ "$(srh)" = connected ] || fail "control (no fence): the SRH connection through $M6 to $V6 failed"
 df_wait_arrived "$V6" 1 || fail "control (no fence): the listener saw no connection on $V6"
 scapy_probes 0
-for h in "hop-by-hop 44001" "destination-options 44002" "fragments 44003"; do
+for h in "hop-by-hop 44001" "destination-options 44002" "tiny-fragments 44003" "fragments 44005"; do
 	seen "$M6" "${h#* }" || fail "control (no fence): the SYN with ${h% *} did not reach $M6"
 	seen "$V6" "${h#* }" || fail "control (no fence): the SYN with ${h% *} did not reach $V6"
 done
-ok "control (no fence): a segment routing header through $M6 reaches $V6; hop-by-hop, destination options, fragments reach both"
+ok "control (no fence): a segment routing header through $M6 reaches $V6; hop-by-hop, destination options, tiny and whole-header fragments reach both"
 
 off=0
 for be in nft legacy; do
@@ -82,11 +86,12 @@ for be in nft legacy; do
 	lab_capture_start
 	off=$((off + 10))
 	scapy_probes "$off"
-	for h in "hop-by-hop $((44001 + off))" "destination-options $((44002 + off))" "fragments $((44003 + off))"; do
+	for h in "hop-by-hop $((44001 + off))" "destination-options $((44002 + off))" "fragments $((44005 + off))"; do
 		seen "$M6" "${h#* }" || fail "$be: the SYN with ${h% *} to the set member $M6 did not pass (decision: pass)"
 		! seen "$V6" "${h#* }" || fail "$be: the SYN with ${h% *} to $V6 (not in the set) got out"
 	done
+	! seen "$M6" "$((44003 + off))" || fail "$be: the SYN in tiny fragments (no whole TCP header first) got out"
 	! seen "$M6" "$((44004 + off))" || fail "$be: the SYN with a type 0 routing header got out"
-	ok "$be: hop-by-hop, destination options and fragments pass to the set member only; a type 0 routing header is rejected"
+	ok "$be: hop-by-hop, destination options and whole-header fragments pass to the set member only; tiny fragments and a type 0 routing header are refused"
 	lab_unfence "$be"
 done

@@ -42,6 +42,10 @@ gateway_up() {
 	host ip addr add "$GW6/64" dev "$BR" nodad
 	ct ip route replace default via "$GW4"
 	ct ip -6 route replace default via "$GW6"
+	# questions and connections from one address (container_breaks_out
+	# moved the questions to another)
+	ct ip route replace 198.18.64.0/24 dev "$CT_IF"
+	ct ip -6 route replace 2001:db8:64::/64 dev "$CT_IF"
 }
 gateway_down() {
 	host ip addr del "$GW4/24" dev "$BR"
@@ -64,10 +68,14 @@ reach() {
 direct_dns() {
 	ct dig +time=1 +tries=1 "$@" www.allowed.test A +short 2>/dev/null | grep -x 198.18.1.10 >/dev/null
 }
+# gw_dig ARGS: the container asks dnsfence on the gateway, over IPv4, or
+# over IPv6 when DIG_GW is $GW6 (an answer carries only the addresses of
+# the family it was asked over: "bind": "client").
 gw_dig() {
-	DF_DIG_CMD="dig @$GW4 $*"
+	local gw=${DIG_GW:-$GW4}
+	DF_DIG_CMD="dig @$gw $*"
 	DF_DIG_RC=0
-	DF_OUT="$(ct dig +time=2 +tries=1 @"$GW4" "$@" 2>&1)" || DF_DIG_RC=$?
+	DF_OUT="$(ct dig +time=2 +tries=1 @"$gw" "$@" 2>&1)" || DF_DIG_RC=$?
 }
 
 expect_all_reachable() {
@@ -103,13 +111,13 @@ expect_allowed_works() {
 	expect_rcode NOERROR
 	expect_answer_contains 198.18.1.10
 	reach 198.18.1.10 8080 || fail "$1: the allowed address 198.18.1.10 is not reachable after resolving it"
-	gw_dig www.allowed.test AAAA
+	DIG_GW=$GW6 gw_dig www.allowed.test AAAA
 	expect_answer_contains 2001:db8:1::10
 	reach 2001:db8:1::10 8080 || fail "$1: the allowed address 2001:db8:1::10 is not reachable"
 	gw_dig x.evil.test A
 	expect_rcode NXDOMAIN
 	! df_unbound_saw x.evil.test || fail "$1: the denied name reached the upstream"
-	ok "$1: allowed name resolves through $GW4 and connects (v4, v6); denied name NXDOMAIN, never upstream"
+	ok "$1: allowed name resolves through $GW4 and $GW6 and connects (v4, v6); denied name NXDOMAIN, never upstream"
 }
 
 FWD_EXTRA=() # more KEY=JSON for df_config
@@ -148,6 +156,10 @@ container_breaks_out() {
 	ct ip route replace default via "$GW4" src 198.18.64.77
 	ct ip route replace 198.18.0.0/24 via "$GW4" src 198.18.64.77
 	ct ip -6 route replace default via "$GW6" src 2001:db8:64::77
+	# its questions to the gateway leave from the new address too: an
+	# answer opens its addresses for the address that asked
+	ct ip route replace 198.18.64.0/24 dev "$CT_IF" src 198.18.64.77
+	ct ip -6 route replace 2001:db8:64::/64 dev "$CT_IF" src 2001:db8:64::77
 	ct sysctl -qw net.ipv4.ip_forward=1
 }
 

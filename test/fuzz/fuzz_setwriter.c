@@ -7,7 +7,12 @@
  * accepted frame is exactly what ipc_encode_addrs writes for what was
  * read (one frame, one meaning); and a shorten's every address, against
  * an entry known or not, never lengthens a known entry and never puts an
- * address the config refuses, or a timeout past ttl.max, into a set. */
+ * address the config refuses, or a timeout past ttl.max, into a set.
+ * The same bytes are judged again under a forward-scope config with the
+ * client sets, where one IPC_PAIR is accepted too: its every answered
+ * address may enter a set, each client is of its address's family, no
+ * record lacks a timeout, and it is what ipc_encode_pairs writes; the
+ * output-scope config refuses every IPC_PAIR. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -26,17 +31,74 @@ static const char CONFIG[] =
     "\"[2001:db8::1]\"], \"allow\": [\"a.test\"], \"allow_cidrs\": "
     "[\"10.1.0.0/16\"]}";
 
+static const char FORWARD[] =
+    "{\"scope\": \"forward\", \"interfaces\": [\"br0\"], \"listen\": "
+    "[\"172.30.0.1:53\"], \"upstreams\": [\"198.18.0.1\", "
+    "\"[2001:db8::1]\"], \"allow\": [\"a.test\"], \"allow_cidrs\": "
+    "[\"10.1.0.0/16\"]}";
+
+static struct config *parse(const char *text)
+{
+	struct config_env env = {NULL, NULL, "/nonexistent/resolv.conf", NULL,
+				 NULL};
+	struct config *c = NULL;
+	char err[256];
+
+	if (config_parse(text, strlen(text), &env, &c, err, sizeof(err)))
+		abort();
+	return c;
+}
+
 static const struct config *config(void)
 {
 	static struct config *c;
-	struct config_env env = {NULL, NULL, "/nonexistent/resolv.conf", NULL,
-				 NULL};
-	char err[256];
 
-	if (c == NULL &&
-	    config_parse(CONFIG, strlen(CONFIG), &env, &c, err, sizeof(err)))
+	if (c == NULL)
+		c = parse(CONFIG);
+	return c;
+}
+
+static const struct config *config_forward(void)
+{
+	static struct config *c;
+
+	if (c == NULL)
+		c = parse(FORWARD);
+	if (!config_client_sets(c))
 		abort();
 	return c;
+}
+
+/* The forward config's judgement of the same bytes: a pair frame only
+ * there, and then every record as the file's note says. */
+static void check_forward(const uint8_t *data, size_t size, int out_r)
+{
+	static struct ipc_msg m;
+	static uint8_t again[IPC_FRAME_MAX];
+	char why[256];
+	int r =
+	    setwriter_judge(config_forward(), data, size, &m, why, sizeof(why));
+	int len;
+
+	if (r != 0) {
+		if ((r != -EINVAL && r != -EPERM) || why[0] == '\0')
+			abort();
+		return;
+	}
+	if (m.type != IPC_PAIR)
+		return;
+	if (out_r == 0 || m.count == 0 || m.count > IPC_PAIR_MAX)
+		abort();
+	for (size_t i = 0; i < m.count; i++) {
+		if (admit_check(config_forward(), &m.pairs[i].addr) !=
+			ADMIT_OK ||
+		    m.pairs[i].client.family != m.pairs[i].addr.family ||
+		    m.pairs[i].ttl == 0)
+			abort();
+	}
+	len = ipc_encode_pairs(again, sizeof(again), m.id, m.pairs, m.count);
+	if (len < 0 || (size_t)len != size || memcmp(again, data, size) != 0)
+		abort();
 }
 
 /* Against no entry, an expired one, and entries of 1 s and of the
@@ -70,6 +132,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int r = setwriter_judge(config(), data, size, &m, why, sizeof(why));
 	int len;
 
+	check_forward(data, size, r);
 	if (r != 0) {
 		if ((r != -EINVAL && r != -EPERM) || why[0] == '\0')
 			abort();

@@ -175,6 +175,32 @@ static void answered_live_but_rejected(void **state)
 	assert_non_null(strstr(t, "but not in the set"));
 }
 
+/* The forward scope's client sets: live, on an allowed port, and still
+ * refused is an address answered to another client ("bind": "client");
+ * with "bind": "interfaces" it is the entry removed, as in the output
+ * scope. */
+static void answered_to_another_client(void **state)
+{
+	struct config *c = cfg_of(NULL);
+	struct nflog_pkt p = tcp_to("dnsfence-block", "198.18.1.10", 443);
+	struct recent_info k = {"api.example.com", 10000, 310000};
+	char t[ATTRIB_TEXT_MAX];
+
+	(void)state;
+	c->scope = CONFIG_SCOPE_FORWARD;
+	assert_true(config_client_sets(c));
+	assert_int_equal(attrib_explain(c, &p, &k, 20000, WALL, t, sizeof(t)),
+			 ATTRIB_CLIENT);
+	assert_string_equal(t, "answered for api.example.com at 22:13:10 to "
+			       "another client, not to 198.18.0.2: an answer "
+			       "opens its addresses only for the client that "
+			       "asked (\"bind\": \"client\")");
+	assert_string_equal(attrib_reason_name(ATTRIB_CLIENT), "other_client");
+	c->bind_interfaces = true;
+	assert_int_equal(attrib_explain(c, &p, &k, 20000, WALL, t, sizeof(t)),
+			 ATTRIB_NOTSET);
+}
+
 static void dns_around_the_resolver(void **state)
 {
 	struct config *c = cfg_of(NULL);
@@ -330,6 +356,7 @@ int main(void)
 	    cmocka_unit_test(answered_wrong_port),
 	    cmocka_unit_test(answered_expired),
 	    cmocka_unit_test(answered_live_but_rejected),
+	    cmocka_unit_test(answered_to_another_client),
 	    cmocka_unit_test(dns_around_the_resolver),
 	    cmocka_unit_test(audit_port_53_is_dns),
 	    cmocka_unit_test(other_protocols),

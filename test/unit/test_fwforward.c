@@ -180,6 +180,20 @@ static void config_keys_named_in_errors(void **state)
 	    {"\"scope\": \"forward\", \"interfaces\": [\"br0\"], \"listen\": "
 	     "[\"172.30.0.1:53\"], \"name_check\": {\"mode\": \"audit\"}",
 	     "name_check.mode: \"audit\" runs in the output scope only"},
+	    {"\"bind\": \"client\"", "bind: only used with \"scope\": "},
+	    {"\"scope\": \"forward\", \"interfaces\": [\"br0\"], \"listen\": "
+	     "[\"172.30.0.1:53\"], \"bind\": \"everyone\"",
+	     "bind: unknown value \"everyone\""},
+	    {"\"scope\": \"forward\", \"interfaces\": [\"br0\"], \"listen\": "
+	     "[\"172.30.0.1:53\"], \"ports\": [\"tcp/443\", \"tcp/8000-8063\"]",
+	     "ports: 65 ports: with \"bind\": \"client\" the fence keeps one "
+	     "set entry per client"},
+	    {"\"scope\": \"forward\", \"interfaces\": [\"br0\"], \"listen\": "
+	     "[\"172.30.0.1:53\"], \"sets\": {\"ipv4\": "
+	     "\"abcdefghijklmnopqrstuvwx4\", \"ipv6\": "
+	     "\"abcdefghijklmnopqrstuvwx6\"}",
+	     "sets.ipv6: its first 24 bytes are sets.ipv4's, so both client "
+	     "sets would be \"abcdefghijklmnopqrstuvwx-client\""},
 	};
 	struct config *c;
 
@@ -232,7 +246,8 @@ static void enforce_renders_both_chains(void **state)
 	    "-j NFLOG --nflog-prefix dnsfence-dns\n" F
 	    "-p tcp -m conntrack --ctorigdstport 53 -j REJECT --reject-with "
 	    "tcp-reset\n" F
-	    "-p tcp -m set --match-set dnsfence4 dst -m multiport --dports "
+	    "-p tcp -m set --match-set dnsfence4 dst -m set --match-set "
+	    "dnsfence4-client src,dst,dst -m multiport --dports "
 	    "80,443 -j RETURN\n" F LIMIT
 	    "-j NFLOG --nflog-prefix dnsfence-block\n" F
 	    "-p tcp -j REJECT --reject-with tcp-reset\n" F
@@ -420,6 +435,43 @@ static void hairpin_fenced_by_default(void **state)
 	free(v6);
 	config_free(c);
 	config_free(in);
+}
+
+/* "bind": "client" (the default) matches the client set too, named
+ * after the address set; "interfaces" renders the address set alone,
+ * and more ports than client entries are kept for are then fine. */
+static void bind_client_matches_client_sets(void **state)
+{
+	struct config *c = fixture_config(
+	    "{" BASE ", \"sets\": {\"ipv4\": \"a4\", \"ipv6\": \"a6\"}}");
+	struct config *i = fixture_config(
+	    "{\"scope\": \"forward\", \"upstreams\": [\"198.18.0.1\"], "
+	    "\"listen\": [\"172.30.0.1:53\"], \"interfaces\": "
+	    "[\"br-fenced\"], \"bind\": \"interfaces\", \"ports\": "
+	    "[\"tcp/1-1000\"]}");
+	char *v4 = fwfwd_rules_text(c, AF_INET),
+	     *v6 = fwfwd_rules_text(c, AF_INET6);
+	char *iv4 = fwfwd_rules_text(i, AF_INET);
+
+	(void)state;
+	assert_true(config_client_sets(c));
+	assert_string_equal(c->client4, "a4-client");
+	assert_string_equal(c->client6, "a6-client");
+	assert_non_null(strstr(v4, F "-p tcp -m set --match-set a4 dst -m set "
+				     "--match-set a4-client src,dst,dst -m "
+				     "multiport --dports 80,443 -j RETURN\n"));
+	assert_non_null(strstr(v6, "--match-set a6 dst -m set --match-set "
+				   "a6-client src,dst,dst "));
+	assert_false(config_client_sets(i));
+	assert_string_equal(i->client4, "");
+	assert_null(strstr(iv4, "-client"));
+	assert_non_null(strstr(iv4, "--match-set dnsfence4 dst -m multiport "
+				    "--dports 1:1000 -j RETURN\n"));
+	free(v4);
+	free(v6);
+	free(iv4);
+	config_free(c);
+	config_free(i);
 }
 
 static void jump_goes_where_docker_sends_first(void **state)
@@ -686,6 +738,7 @@ int main(void)
 	    cmocka_unit_test(host_allow_opens_one_service),
 	    cmocka_unit_test(each_interface_its_block),
 	    cmocka_unit_test(hairpin_fenced_by_default),
+	    cmocka_unit_test(bind_client_matches_client_sets),
 	    cmocka_unit_test(jump_goes_where_docker_sends_first),
 	    cmocka_unit_test(compare_reports_each_kind_of_drift),
 	    cmocka_unit_test(forged_sources_and_headers_rules),

@@ -134,12 +134,15 @@ static struct {
 	uint64_t behind_ms; /* sets_behind_ms */
 } sets;
 
-int sets_add(struct sets *s, const struct dns_addr *addrs, size_t n,
-	     sets_done_fn done, void *arg)
+int sets_add_for(struct sets *s, const struct dns_addr *addrs, size_t n,
+		 const struct netaddr *clients, size_t n_clients,
+		 sets_done_fn done, void *arg)
 {
 	(void)s;
 	(void)addrs;
 	(void)n;
+	(void)clients;
+	(void)n_clients;
 	if (sets.add_rc != 0)
 		return sets.add_rc;
 	sets.adds++;
