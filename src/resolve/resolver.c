@@ -819,7 +819,11 @@ static void answer_one(struct pending *p, struct rquery *rq)
 /* Answer a cache hit at once when the kernel has nothing to do for it:
  * no addresses, no sets, or every entry confirmed recently and living
  * long enough (the common case); the hit is then released. Returns
- * false, with the hit still held, when it must wait for the kernel. */
+ * false, with the hit still held, when it must wait for the kernel.
+ * Such a hit changes nothing the sets hold, so provenance is not noted:
+ * the answer that filled the cache noted (name, address) until at least
+ * the cache entry's expiry (clamp(TTL) >= its TTL, never shortened, and
+ * prov drops only expired links), and this reply's TTLs end before it. */
 static bool answer_hit_now(struct resolver *r, const struct dns_query *q,
 			   const struct client *c,
 			   const struct cache_entry *hit, uint32_t age)
@@ -832,12 +836,6 @@ static bool answer_hit_now(struct resolver *r, const struct dns_query *q,
 	if (r->sets != NULL && n > 0 &&
 	    (config_client_sets(r->cfg) || !sets_covered(r->sets, aged, n)))
 		return false;
-	if (r->sets != NULL &&
-	    admit_note_prov(r->prov, r->cfg, q->lname, q->name_len, aged, n)) {
-		cache_release(r->cache, hit);
-		local_reply(q, c, NULL, DNS_RCODE_SERVFAIL, DNS_EDE_NONE, NULL);
-		return true;
-	}
 	answer_hit(r, q, c, hit, age, r->cfg->ttl_max);
 	return true;
 }
