@@ -909,12 +909,13 @@ static struct rquery *wait_hit(struct resolver *r, struct rquery *rq,
 static int add_for_client(struct resolver *r, const struct dns_addr *addrs,
 			  size_t n, const struct client *c, struct pending *p)
 {
-	struct netaddr peer;
+	bool bind = config_client_sets(r->cfg);
+	struct netaddr peer = {0};
 
-	netaddr_from_sockaddr((const struct sockaddr *)&c->peer, &peer);
-	return sets_add_for(r->sets, addrs, n, &peer,
-			    config_client_sets(r->cfg) ? 1 : 0, on_sets_done,
-			    p);
+	if (bind)
+		netaddr_from_sockaddr((const struct sockaddr *)&c->peer, &peer);
+	return sets_add_for(r->sets, addrs, n, &peer, bind ? 1 : 0,
+			    on_sets_done, p);
 }
 
 static void cache_answer(struct pending *p, const uint8_t *answer, size_t len)

@@ -657,11 +657,13 @@ int sets_add_for(struct sets *s, const struct dns_addr *addrs, size_t n,
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		const struct netaddr *a = &addrs[i].addr;
-		uint64_t exp;
+		uint64_t want = want_expiry(s, &addrs[i], now), exp;
 
-		if (covered(s, &addrs[i], now, &exp)) {
+		/* covered(), with want kept for the client entries */
+		if (expiry_covers(s->map, a, want, now, SETS_FRESH_SECONDS,
+				  &exp)) {
 			stats_inc(STAT_ADDR_SKIPPED);
-			exp = want_expiry(s, &addrs[i], now);
+			exp = want;
 		} else {
 			put_add(s, &b->items[k++], a, exp, now);
 		}
