@@ -32,6 +32,7 @@ struct keep_ctx {
 };
 
 static bool keep_rr(struct dns_rr *rr, void *arg);
+static bool other_family(const struct reply_view *v, const struct dns_rr *rr);
 static bool keep_addr(const struct keep_ctx *k, const struct dns_rr *rr);
 static bool keep_svcb(struct keep_ctx *k, struct dns_rr *rr);
 static size_t add_ede(uint8_t *out, size_t n, size_t room, uint16_t code,
@@ -171,6 +172,14 @@ static bool keep_svcb(struct keep_ctx *k, struct dns_rr *rr)
 	return true;
 }
 
+/* Is rr an address record of the family v leaves out? */
+static bool other_family(const struct reply_view *v, const struct dns_rr *rr)
+{
+	return v->family != 0 &&
+	       ((rr->type == DNS_TYPE_A && v->family != AF_INET) ||
+		(rr->type == DNS_TYPE_AAAA && v->family != AF_INET6));
+}
+
 static bool keep_rr(struct dns_rr *rr, void *arg)
 {
 	struct keep_ctx *k = arg;
@@ -197,10 +206,7 @@ static bool keep_rr(struct dns_rr *rr, void *arg)
 	default:
 		return true;
 	}
-	if (!keep && rr->section == 1 && v->family != 0 &&
-	    (rr->type == DNS_TYPE_A	 ? AF_INET
-	     : rr->type == DNS_TYPE_AAAA ? AF_INET6
-					 : v->family) != v->family)
+	if (!keep && rr->section == 1 && other_family(v, rr))
 		k->other_family = true;
 	else if (!keep && rr->section == 1)
 		k->dropped = true;
