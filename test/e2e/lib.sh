@@ -271,7 +271,8 @@ df_render() {
 }
 
 # df_poll TENTHS CMD...: run CMD every 0.1 s until it succeeds, at most TENTHS
-# times. Returns CMD's last status.
+# times. Returns CMD's last status. DF_POLL_STEP=S runs CMD every S seconds
+# instead (a CMD that costs more than a tenth's sleep: dnsfence check).
 df_poll() {
 	local n=$1
 	shift
@@ -279,8 +280,23 @@ df_poll() {
 		"$@" >/dev/null 2>&1 && return 0
 		n=$((n - 1))
 		[ "$n" -gt 0 ] || return 1
-		sleep 0.1
+		sleep "${DF_POLL_STEP:-0.1}"
 	done
+}
+
+# df_bound PID PORT: a UDP socket of PID's network namespace has the local
+# port PORT (read from /proc, no process started: cheaper than a dig
+# while a server starts; its answer is still what a test waits for).
+df_bound() {
+	local hex local_addr f
+	hex=$(printf '%04X' "$2")
+	for f in "/proc/$1/net/udp" "/proc/$1/net/udp6"; do
+		[ -r "$f" ] || continue
+		while read -r _ local_addr _; do
+			[[ "$local_addr" != *":$hex" ]] || return 0
+		done <"$f"
+	done
+	return 1
 }
 
 df_start_nsd() {
@@ -295,7 +311,8 @@ df_start_nsd() {
 	ip netns exec "$DF_UP" nsd -d -c "$DF_TMP/nsd.conf" >>"$DF_TMP/nsd.log" 2>&1 &
 	DF_NSD_PID=$!
 	DF_PIDS+=("$DF_NSD_PID")
-	df_poll 100 up dig +time=1 +tries=1 +norec -p 5300 @"$DF_UP4" allowed.test SOA ||
+	df_poll 100 df_bound "$DF_NSD_PID" 5300 || fail "nsd did not bind port 5300 within 10 s"
+	df_poll 10 up dig +time=1 +tries=1 +norec -p 5300 @"$DF_UP4" allowed.test SOA ||
 		fail "nsd did not answer on $DF_UP4 port 5300 within 10 s"
 }
 
@@ -388,6 +405,7 @@ df_start_unbound() {
 	ip netns exec "$DF_UP" unbound -d -c "$DF_TMP/unbound.conf" >>"$DF_TMP/unbound.stderr" 2>&1 &
 	DF_UNBOUND_PID=$!
 	DF_PIDS+=("$DF_UNBOUND_PID")
+	df_poll 100 df_bound "$DF_UNBOUND_PID" 53 || fail "unbound did not bind port 53 within 10 s"
 	df_poll 100 df_unbound_ready ||
 		fail "unbound did not resolve ns.allowed.test on $DF_UP4:53 within 10 s ($(cat "$DF_TMP/unbound.stderr"))"
 }
@@ -747,7 +765,15 @@ df_start_dnsfence() {
 	local n=50 rc
 	while :; do
 		rc=0
-		df_dnsfence_answers || rc=$?
+		# Asked only once something holds port 53 (a dig costs more than
+		# the read of /proc).
+		if df_bound "$DF_DNSFENCE_PID" 53; then
+			df_dnsfence_answers || rc=$?
+		elif kill -0 "$DF_DNSFENCE_PID" 2>/dev/null; then
+			rc=1
+		else
+			rc=2
+		fi
 		[ "$rc" -eq 0 ] && return 0
 		if [ "$rc" -eq 2 ]; then
 			local st=0
