@@ -41,7 +41,8 @@ for i in "${!order[@]}"; do
 	rank[${order[$i]}]=$((n - i)) # bottom layer = 1
 done
 for d in "$src"/src/*/; do
-	l="$(basename "$d")"
+	l="${d%/}"
+	l="${l##*/}"
 	[ -n "${rank[$l]:-}" ] || fail "src/$l/ is not a layer of the sketch in docs/architecture.md"
 done
 for l in "${order[@]}"; do
@@ -55,18 +56,17 @@ fi
 for l in "${order[@]}"; do
 	[ -d "$src/src/$l" ] || continue
 	used=""
-	for f in "$src"/src/"$l"/*.[ch]; do
-		[ -e "$f" ] || continue
-		while IFS= read -r inc; do
-			m="${inc%%/*}"
-			if [ -z "${rank[$m]:-}" ]; then
-				fail "src/$l/$(basename "$f") includes \"$inc\": $m is no layer"
-			elif [ "${rank[$m]}" -gt "${rank[$l]}" ]; then
-				fail "src/$l/$(basename "$f") includes \"$inc\": $m is above $l"
-			fi
-			[ "$m" = "$l" ] || used+="$m"$'\n'
-		done < <(sed -nE 's/^#include "([a-z]+\/[A-Za-z0-9_]+\.h)".*/\1/p' "$f")
-	done
+	# "FILE INCLUDE" for every layer include of the folder, one sed for all.
+	while read -r f inc; do
+		m="${inc%%/*}"
+		if [ -z "${rank[$m]:-}" ]; then
+			fail "src/$l/${f##*/} includes \"$inc\": $m is no layer"
+		elif [ "${rank[$m]}" -gt "${rank[$l]}" ]; then
+			fail "src/$l/${f##*/} includes \"$inc\": $m is above $l"
+		fi
+		[ "$m" = "$l" ] || used+="$m"$'\n'
+	done < <(grep -HE '^#include "[a-z]+/[A-Za-z0-9_]+\.h"' "$src"/src/"$l"/*.[ch] |
+		sed -nE 's/^([^:]*):#include "([a-z]+\/[A-Za-z0-9_]+\.h)".*/\1 \2/p')
 	used="$(sort -u <<<"$used" | grep -v '^$' | tr '\n' ' ' || true)"
 	[ "$used" = "${says[$l]}" ] ||
 		fail "sketch line \"$l -> ${says[$l]}\" but src/$l/ includes: ${used:-nothing}"
@@ -83,10 +83,11 @@ for l in "${order[@]}"; do
 			fail "src/$l/CMakeLists.txt links dnsfence_$m, not below $l"
 		fi
 	done
+	cmtext=$'\n'"$(<"$cm")"$'\n'
 	for f in "$src"/src/"$l"/*.c; do
-		b="$(basename "$f")"
+		b="${f##*/}"
 		[ "$b" = main.c ] && continue
-		grep -qE "^ +$b\$" "$cm" || fail "src/$l/$b is not in src/$l/CMakeLists.txt"
+		[[ "$cmtext" =~ $'\n'\ +"$b"$'\n' ]] || fail "src/$l/$b is not in src/$l/CMakeLists.txt"
 	done
 done
 
@@ -96,10 +97,10 @@ done
 rows="$(grep -E '^\| `src/[a-z]+/[A-Za-z0-9_]+\.[ch]` \|' "$doc" || true)"
 [ -n "$rows" ] || { echo "FAIL: no module rows in $doc"; exit 1; }
 declare -A listed=()
-while IFS= read -r row; do
-	c="$(sed -E 's/^\| `(src\/[a-z]+\/[A-Za-z0-9_]+\.[ch])` \|.*/\1/' <<<"$row")"
-	h="$(awk -F'|' '{print $3}' <<<"$row" | tr -d ' `')"
-	owns="$(awk -F'|' '{print $4}' <<<"$row" | tr -d ' ')"
+while IFS='|' read -r _ c h owns _; do
+	c="${c//[ \`]/}"
+	h="${h//[ \`]/}"
+	owns="${owns// /}"
 	[ -z "${listed[$c]:-}" ] || fail "$c is listed twice"
 	listed[$c]=1
 	[ -f "$src/$c" ] || fail "the map names $c, which does not exist"
