@@ -7,7 +7,7 @@
 # daemon freed it; send evil.test straight to the upstream from each
 # ("control send ... failed" when refused); keep quiet QUIET seconds (so the
 # daemon's entries can expire); wait for a late packet from the upstream;
-# then ask again for 10 s, printing "send from P failed: ..." for refusals and
+# then ask again for 5 s, printing "send from P failed: ..." for refusals and
 # "ANSWER from ..." for any answer.
 # Usage: late_answer_workload.py WATCH QUIET [PORT]  (the upstream's port, 53)
 import socket, struct, sys, time, errno
@@ -54,7 +54,7 @@ for s in r:
     m, peer = s.recvfrom(4096)
     print("late packet from", peer, "to port", s.getsockname()[1], "len", len(m), flush=True)
 t1 = time.time()
-while time.time() - t1 < 10:
+while time.time() - t1 < 5:
     for p, s in socks.items():
         try:
             s.sendto(q, ("198.18.0.1", PORT))

@@ -14,7 +14,7 @@ victim="$(grep -m1 -- '--match-set dnsfence4' <<<"$(wl iptables -S DNSFENCE-OUT)
 eval "wl iptables -D ${victim#-A }"
 ! in_place || fail "check still 0 after deleting '$victim'"
 t0=$(df_now_ms)
-df_poll 300 in_place || fail "the deleted rule was not restored"
+DF_POLL_STEP=0.5 df_poll 60 in_place || fail "the deleted rule was not restored"
 dt=$(($(df_now_ms) - t0))
 [ "$dt" -le 30000 ] || fail "the deleted rule was restored only after $dt ms (limit 30 s)"
 ok "deleted '$victim': restored after $dt ms"
@@ -25,7 +25,7 @@ ok "logged: $(grep -m1 -F 'DRIFT:' "$DF_DNSFENCE_LOG" | cut -d' ' -f3-)"
 
 wl iptables -P OUTPUT ACCEPT
 wl ip6tables -D OUTPUT -j DNSFENCE-OUT
-df_poll 300 in_place || fail "policy and jump not restored within 30 s"
+DF_POLL_STEP=0.5 df_poll 60 in_place || fail "policy and jump not restored within 30 s"
 grep -qx -- '-P OUTPUT DROP' <<<"$(wl iptables -S OUTPUT)" || fail "ipv4 policy not DROP again"
 ok "policy ACCEPT and a deleted ipv6 jump: restored by the guard"
 
@@ -56,7 +56,7 @@ expect_in_set dnsfence4 198.18.1.10
 df_poll 30 entries_are 1 || fail "expected status set_entries.ipv4 1 (198.18.1.10) before the destroy, saw $(df_status_value set_entries.ipv4)"
 df_remove_firewall
 wl ipset destroy dnsfence4
-df_poll 300 in_place || fail "the destroyed set and the rules were not restored within 30 s"
+DF_POLL_STEP=0.5 df_poll 60 in_place || fail "the destroyed set and the rules were not restored within 30 s"
 df_wait_log 20 "DRIFT: sets: set dnsfence4 does not exist" || fail "the missing set was not logged"
 df_wait_log 20 "restored the firewall rules and sets" || fail "the restore of the sets was not logged"
 df_poll 30 entries_are 0 || fail "after the guard recreated dnsfence4 status still counts $(df_status_value set_entries.ipv4) entries in it"

@@ -83,14 +83,25 @@ else:
         port += 1
 PY
 }
+# The four runs (a fresh and a reused four-tuple, to ports 80 and 443)
+# go side by side, from source ports of their own, into $DF_TMP/reuse-*.
+pids=()
 for dport in 80 443; do
-	out=$(reuse fresh $dport $((41000 + dport)))
+	reuse fresh $dport $((41000 + dport)) >"$DF_TMP/reuse-fresh-$dport" 2>&1 &
+	pids+=("$!")
+	reuse again $dport $((42000 + 10 * dport)) 4 >"$DF_TMP/reuse-again-$dport" 2>&1 &
+	pids+=("$!")
+done
+DF_PIDS+=("${pids[@]}")
+wait "${pids[@]}" || true
+for dport in 80 443; do
+	out=$(cat "$DF_TMP/reuse-fresh-$dport")
 	echo "$out" >&2
 	grep -q 'fresh evil.test: no page' <<<"$out" ||
 		fail "control: evil.test on a fresh four-tuple to port $dport was not refused: $out"
 	ok "control: evil.test on a fresh four-tuple to port $dport is refused ($out)"
 
-	out=$(reuse again $dport $((42000 + 10 * dport)) 4)
+	out=$(cat "$DF_TMP/reuse-again-$dport")
 	echo "$out" >&2
 	! grep -q 'second: evil-page' <<<"$out" ||
 		fail "a second connection on an accepted flow's four-tuple (port $dport) got evil.test's page past the name check: $(grep -m1 'second: evil-page' <<<"$out")"

@@ -15,7 +15,9 @@
 # binds it once the daemon closes it, and queries the upstream straight,
 # for a denied name, as long as it keeps the entry alive.
 #
-# The upstream's stall is simulated with SIGSTOP for 35 s.
+# The upstream's stall is simulated with SIGSTOP until the daemon's entries
+# have expired. The workload namespace's UDP timeout is 5 s, not 30: the
+# same expiry, six times sooner (the sysctl is the namespace's own).
 #
 # Now rule 2 also holds the entries the upstream's endpoint began
 # (--ctorigsrc 198.18.0.1 --ctorigsrcport 53): only the daemon's marked
@@ -30,6 +32,7 @@
 #    and the daemon logs them as DNS bypassing it.
 source "$(dirname "$0")/lib.sh"
 df_setup
+wl sysctl -qw net.netfilter.nf_conntrack_udp_timeout=5
 df_start_dnsfence allow='["*.allowed.test"]'
 
 df_dig evil.test A
@@ -38,7 +41,7 @@ ok "control: evil.test is denied through dnsfence"
 
 # The workload: watch /proc/net/udp for the daemon's sockets to the
 # upstream, take their ports when freed, ask the upstream straight.
-df_wl_as 4242 "$DF_PY" "$(df_share late_answer_workload.py)" 8 32 >"$DF_TMP/late.log" 2>&1 &
+df_wl_as 4242 "$DF_PY" "$(df_share late_answer_workload.py)" 8 8 >"$DF_TMP/late.log" 2>&1 &
 DF_PIDS+=("$!")
 df_poll 50 grep -q watching "$DF_TMP/late.log" || fail "the workload did not start: $(cat "$DF_TMP/late.log")"
 
