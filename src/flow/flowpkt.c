@@ -18,6 +18,7 @@ static int parse_ip6(struct dns_reader *r, struct flowpkt *out, size_t *end);
 static int parse_tcp(struct dns_reader *r, size_t end, struct flowpkt *out);
 static int parse_udp(struct dns_reader *r, size_t end, struct flowpkt *out);
 static bool transport(uint8_t proto);
+static bool ip6_option(uint8_t next);
 
 int flowpkt_parse(const uint8_t *p, size_t len, struct flowpkt *out)
 {
@@ -86,20 +87,30 @@ static int parse_ip6(struct dns_reader *r, struct flowpkt *out, size_t *end)
 	memcpy(out->src.bytes, a, 16);
 	memcpy(out->dst.bytes, a + 16, 16);
 	*end = 40 + (size_t)plen < r->len ? 40 + (size_t)plen : r->len;
-	/* Hop-by-hop, routing, destination options: (next, 8-byte units). */
-	for (int i = 0; i < 8 && !transport(next); i++) {
+	if (flowpkt_ip6_options(r, &next) != 0)
+		return -EBADMSG;
+	out->proto = next;
+	return transport(next) ? 0 : -EBADMSG;
+}
+
+static bool ip6_option(uint8_t next)
+{
+	return next == IPPROTO_HOPOPTS || next == IPPROTO_ROUTING ||
+	       next == IPPROTO_DSTOPTS;
+}
+
+int flowpkt_ip6_options(struct dns_reader *r, uint8_t *next)
+{
+	/* Each: (next header, length in 8-byte units past the first 8). */
+	for (int i = 0; i < 8 && ip6_option(*next); i++) {
 		uint8_t n, units;
 
-		if (next != IPPROTO_HOPOPTS && next != IPPROTO_ROUTING &&
-		    next != IPPROTO_DSTOPTS)
-			return -EBADMSG;
 		if (dns_read_u8(r, &n) || dns_read_u8(r, &units) ||
 		    dns_skip(r, (size_t)units * 8 + 6))
 			return -EBADMSG;
-		next = n;
+		*next = n;
 	}
-	out->proto = next;
-	return transport(next) ? 0 : -EBADMSG;
+	return ip6_option(*next) ? -EBADMSG : 0;
 }
 
 static int parse_tcp(struct dns_reader *r, size_t end, struct flowpkt *out)

@@ -35,4 +35,11 @@ struct flowpkt {
  */
 int flowpkt_parse(const uint8_t *p, size_t len, struct flowpkt *out);
 
+struct dns_reader;
+/* Past IPv6 hop-by-hop, routing and destination options headers, at most
+ * 8, r just past the fixed header and *next its next-header value: 0 with
+ * *next the protocol after them and r at its header; -EBADMSG when one is
+ * cut short or there are more. */
+int flowpkt_ip6_options(struct dns_reader *r, uint8_t *next);
+
 #endif

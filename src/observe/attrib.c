@@ -23,7 +23,13 @@
  * kernel answers the upstream with an ICMP port unreachable, RELATED to
  * the daemon's flow, from no socket, which rule 2 rejects and logs. That
  * is no bypass: it is counted as a late answer (late_answers), logged once
- * per upstream and window, and takes no workload's slot.
+ * per upstream and window, and takes no workload's slot. Another is the
+ * kernel's own MLDv2 report (ICMPv6 143 behind a hop-by-hop header, no
+ * socket): setup makes the kernel announce groups with MLDv1, and a v2
+ * report it had scheduled before that (an interface that came up just
+ * before setup) is dropped by rule 4 as designed. It is logged at info,
+ * once per window, and counted nowhere: no workload sent it, and a
+ * workload cannot send ICMPv6 itself without CAP_NET_RAW.
  *
  * Every other packet is counted by reason. Lines are deduplicated per
  * (destination address, reason, sender: the uid, or a forwarded packet's
@@ -55,12 +61,13 @@
 #define PREFIX_ANS   "dnsfence-answer"
 
 #define KIND_LATE  ATTRIB__COUNT       /* a slot of a late answer */
-#define KIND_EMPTY (ATTRIB__COUNT + 1) /* an unused slot */
+#define KIND_MLD   (ATTRIB__COUNT + 1) /* of the kernel's MLDv2 report */
+#define KIND_EMPTY (ATTRIB__COUNT + 2) /* an unused slot */
 #define NO_UID	   UINT64_MAX
 
 struct slot {
 	struct netaddr dst;
-	uint8_t kind; /* an attrib_reason, KIND_LATE or KIND_EMPTY */
+	uint8_t kind; /* an attrib_reason, KIND_LATE, KIND_MLD or KIND_EMPTY */
 	uint64_t uid; /* the sender's, NO_UID without a socket */
 	uint64_t logged_ms;
 };
@@ -367,6 +374,14 @@ static bool late_answer(const struct nflog_pkt *pkt)
 	return pkt->icmp_type == 1 && pkt->icmp_code == 4;
 }
 
+/* The kernel's MLDv2 report (see the top of this file). */
+static bool kernel_mld_v2(const struct nflog_pkt *pkt)
+{
+	return pkt->dst.family == AF_INET6 && !pkt->has_uid &&
+	       !pkt->has_indev && pkt->proto == IPPROTO_ICMPV6 &&
+	       pkt->has_icmp && pkt->icmp_type == 143;
+}
+
 /* May one more line go out in this window? Opens a new window (and says
  * what the last one withheld) when the old one is over. */
 static bool budget(struct attrib *a, uint64_t now)
@@ -519,6 +534,19 @@ void attrib_packet(void *arg, const struct nflog_pkt *pkt)
 				 "late answer from %s after upstream_timeout: "
 				 "the kernel's port unreachable (the daemon's "
 				 "socket was closed), not a bypass",
+				 text);
+		}
+		return;
+	}
+	if (kernel_mld_v2(pkt)) {
+		if (!dedup(a, &pkt->dst, KIND_MLD, NO_UID, now)) {
+			netaddr_format(&pkt->dst, text, sizeof(text));
+			log_info(SYS,
+				 "the kernel's MLDv2 report to %s dropped: "
+				 "setup makes it announce groups with MLDv1 "
+				 "(force_mld_version 1), and this one was "
+				 "scheduled before; not a workload's flow "
+				 "(docs/firewall.md)",
 				 text);
 		}
 		return;

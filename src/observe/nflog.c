@@ -37,6 +37,7 @@
 #include <linux/netlink.h>
 
 #include "dns/dnsmsg.h"
+#include "flow/flowpkt.h"
 #include "base/log.h"
 #include "base/pagemem.h"
 #include "observe/nflog.h"
@@ -250,6 +251,11 @@ int nflog_parse_ip(const uint8_t *p, size_t len, int family,
 		out->src.family = out->dst.family = AF_INET6;
 		memcpy(out->src.bytes, a, 16);
 		memcpy(out->dst.bytes, a + 16, 16);
+		/* Past its option headers (an MLD report's hop-by-hop
+		 * router alert): one cut short leaves no upper-layer
+		 * header to read ports or an ICMP type from. */
+		if (flowpkt_ip6_options(&r, &proto) != 0)
+			r.pos = r.len;
 	} else {
 		return -EBADMSG;
 	}

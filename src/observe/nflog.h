@@ -26,7 +26,7 @@ struct nflog_pkt {
 	uint32_t uid, gid; /* of the sending socket, when there was one */
 	bool has_addrs;	   /* the IP header was there */
 	struct netaddr src, dst;
-	uint8_t proto;	       /* IPPROTO_* (IPv6: the first next header) */
+	uint8_t proto;	       /* IPPROTO_* (IPv6: past its option headers) */
 	bool has_ports;	       /* TCP or UDP with its ports */
 	uint16_t sport, dport; /* host order */
 	bool has_icmp;	       /* ICMP or ICMPv6 with its type and code */

@@ -348,6 +348,37 @@ static void late_answer_is_no_bypass(void **state)
 	attrib_free(a);
 }
 
+/* The kernel's own MLDv2 report (ICMPv6 143, no socket), which rule 4
+ * drops once setup made the kernel use MLDv1: no blocked flow. The same
+ * from a socket, or an MLDv1 report for a group not in the MLD set (a
+ * program joined it), is one. */
+static void kernel_mld_v2_report_is_no_flow(void **state)
+{
+	struct config *c = cfg_of(NULL);
+	struct attrib *a = attrib_new(c);
+	struct nflog_pkt p = tcp_to("dnsfence-block", "ff02::16", 0);
+	uint64_t proto0 = stats_get(STAT_BLOCKED_PROTO);
+
+	(void)state;
+	assert_int_equal(netaddr_parse("fe80::1", &p.src), 0);
+	p.proto = IPPROTO_ICMPV6;
+	p.has_ports = false;
+	p.has_icmp = true;
+	p.icmp_type = 143;
+	attrib_packet(a, &p);
+	attrib_packet(a, &p);
+	assert_int_equal(stats_get(STAT_BLOCKED_PROTO), proto0);
+	p.icmp_type = 131;
+	attrib_packet(a, &p);
+	assert_int_equal(stats_get(STAT_BLOCKED_PROTO), proto0 + 1);
+	p.icmp_type = 143;
+	p.has_uid = true;
+	p.uid = 4242;
+	attrib_packet(a, &p);
+	assert_int_equal(stats_get(STAT_BLOCKED_PROTO), proto0 + 2);
+	attrib_free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -364,6 +395,7 @@ int main(void)
 	    cmocka_unit_test(answer_from_a_socket_here),
 	    cmocka_unit_test(allow_cidrs_wrong_port),
 	    cmocka_unit_test(late_answer_is_no_bypass),
+	    cmocka_unit_test(kernel_mld_v2_report_is_no_flow),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

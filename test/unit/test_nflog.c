@@ -251,10 +251,45 @@ static void icmp_errors_carry_type_and_code(void **state)
 	assert_false(p.has_icmp);
 }
 
+/* IPv6 option headers are walked to the upper-layer protocol: an MLDv2
+ * report behind its hop-by-hop router alert, TCP behind destination
+ * options; an option header cut short leaves no ICMP type or ports. */
+static void ipv6_option_headers_walked(void **state)
+{
+	/* fe80::1 -> ff02::16, hop-by-hop (next 58, 8 bytes), ICMPv6 143 */
+	uint8_t mld[52] = {
+	    0x60,	 [6] = 0,     [8] = 0xfe,  [9] = 0x80, [23] = 1,
+	    [24] = 0xff, [25] = 0x02, [39] = 0x16, [40] = 58,  [41] = 0,
+	    [42] = 5,	 [43] = 2,    [48] = 143};
+	/* destination options (next 6, 16 bytes), then TCP 40000 -> 443 */
+	uint8_t tcp[60] = {0x60,	[6] = 60,    [40] = 6,	  [41] = 1,
+			   [56] = 0x9c, [57] = 0x40, [58] = 0x01, [59] = 0xbb};
+	struct nflog_pkt p;
+
+	(void)state;
+	memset(&p, 0, sizeof(p));
+	assert_int_equal(nflog_parse_ip(mld, sizeof(mld), AF_INET6, &p), 0);
+	assert_int_equal(p.proto, IPPROTO_ICMPV6);
+	assert_true(p.has_icmp);
+	assert_int_equal(p.icmp_type, 143);
+	memset(&p, 0, sizeof(p));
+	assert_int_equal(nflog_parse_ip(tcp, sizeof(tcp), AF_INET6, &p), 0);
+	assert_int_equal(p.proto, IPPROTO_TCP);
+	assert_true(p.has_ports);
+	assert_int_equal(p.sport, 40000);
+	assert_int_equal(p.dport, 443);
+	/* the hop-by-hop header cut short: its value stays, nothing more */
+	memset(&p, 0, sizeof(p));
+	assert_int_equal(nflog_parse_ip(mld, 44, AF_INET6, &p), 0);
+	assert_int_equal(p.proto, 0);
+	assert_false(p.has_icmp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(icmp_errors_carry_type_and_code),
+	    cmocka_unit_test(ipv6_option_headers_walked),
 	    cmocka_unit_test(tcp4_with_uid),
 	    cmocka_unit_test(forwarded_with_interfaces),
 	    cmocka_unit_test(udp6_and_a_skipped_message),
