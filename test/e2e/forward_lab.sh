@@ -146,7 +146,14 @@ lab_backend_cleanup() {
 	fi
 }
 
-lab_gw_answers() { host dig +time=1 +tries=1 @"$GW4" ready.dnsfence.invalid A >/dev/null 2>&1; }
+# lab_gw_answers: dnsfence answers on the gateway; asked once the daemon
+# holds port 53 (df_bound: no dig while it starts).
+lab_gw_answers() {
+	if [ -n "${DF_DNSFENCE_PID:-}" ] && [ -d "/proc/$DF_DNSFENCE_PID" ]; then
+		df_bound "$DF_DNSFENCE_PID" 53 || return 1
+	fi
+	host dig +time=1 +tries=1 @"$GW4" ready.dnsfence.invalid A >/dev/null 2>&1
+}
 
 # lab_serve NAME [own-lock]: "dnsfence serve" in the host namespace with
 # the current config, logging to dnsfence-NAME.log (does not wait for it).
