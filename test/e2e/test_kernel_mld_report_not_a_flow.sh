@@ -11,17 +11,19 @@
 # (test_healthy_start_quiet failed so, now and then). Now it is one info
 # line naming the kernel's report, and counted as no blocked flow.
 #
-# The report is scheduled on purpose: before the daemon starts, a process
-# of the workload joins three groups on its interface, whose MLDv2
-# retransmissions come at random within 4 s
-# (mldv2_unsolicited_report_interval, the interface's own sysctl), after
-# setup. Positive control: the info line is there (the report reached
-# the rules and the daemon read it); a program's own ICMPv6 is still a
-# blocked flow (a raw socket: uid 0, protocol ipv6-icmp).
+# The report is made on purpose, at once and not by chance: once the
+# daemon serves, the test puts the namespace back in MLDv2 mode (as it is
+# for a report scheduled before setup) and a process of the workload
+# joins three groups on its interface: the kernel announces them with
+# MLDv2 reports to ff02::16 right away. Positive control: the info line
+# is there (the report reached the rules and the daemon read it); a
+# program's own ICMPv6 is still a blocked flow (a raw socket: uid 0,
+# protocol ipv6-icmp).
 source "$(dirname "$0")/lib.sh"
 df_setup
+df_start_dnsfence allow='["www.allowed.test"]'
+wl sysctl -qw net.ipv6.conf.all.force_mld_version=0
 wl sysctl -qw "net.ipv6.conf.$DF_VETH_WL.force_mld_version=0"
-wl sysctl -qw "net.ipv6.conf.$DF_VETH_WL.mldv2_unsolicited_report_interval=4000"
 wl "$DF_PY" - "$DF_VETH_WL" >"$DF_TMP/join.log" 2>&1 <<'PY' &
 import socket, struct, sys, time
 idx = socket.if_nametoindex(sys.argv[1])
@@ -34,7 +36,6 @@ time.sleep(30)
 PY
 DF_PIDS+=("$!")
 df_poll 50 grep -q joined "$DF_TMP/join.log" || fail "the workload did not join its groups: $(cat "$DF_TMP/join.log")"
-df_start_dnsfence allow='["www.allowed.test"]'
 # The report's line, either way it is written.
 df_poll 80 grep -qE "the kernel's MLDv2 report to ff02::16 dropped| warning blocked: .* -> ff02::16 " "$DF_DNSFENCE_LOG" ||
 	fail "control: no MLDv2 report of the kernel reached the rules within 8 s (the test proves nothing): $(grep -i 'mld\|ff02::16' "$DF_DNSFENCE_LOG")"
